@@ -1,0 +1,32 @@
+"""polyopt: tensor expressions to exact polyhedral programs, legal schedules and native code.
+
+>>> import polyopt as po
+>>> n = po.var("n")
+>>> A = po.placeholder((n,), name="A")
+>>> B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+>>> s = po.create_schedule(B)
+>>> print(po.lower(s, [A, B]))
+void B_kernel(float32 A[n], float32 B[n]) {
+  for (i = 0; i < n; i += 1)
+    B[i] = A[i] * 2.0;
+}
+"""
+
+from . import dtypes, errors
+from .deps.dataflow import Dependence, Dependences, compute_dependences
+from .errors import *  # noqa: F401,F403
+from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compute, exp,
+                        if_then_else, log, maximum, minimum, placeholder, reduce_axis,
+                        reduce_max as max, reduce_min as min, reduce_sum as sum, sqrt, tanh,
+                        var)
+from .transform.schedule import Schedule, Stage, create_schedule
+from .lower import lower
+#from .build import build
+
+__version__ = "0.1.0"
+
+
+def deps(schedule_or_program) -> Dependences:
+    """Exact dependences of a schedule's program: ``print(po.deps(s))``."""
+    program = getattr(schedule_or_program, "program", schedule_or_program)
+    return compute_dependences(program)

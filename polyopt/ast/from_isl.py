@@ -1,0 +1,146 @@
+"""Scan a program's scheduled domains with isl's AST builder into polyopt's loop AST.
+
+Loops take the name of the statement dimension they enumerate (``i``, ``k``) when one
+does, so the printed program reads like the source.
+
+>>> import polyopt as po
+>>> A = po.placeholder((3,), name="A")
+>>> B = po.compute((3,), lambda i: A[i] + 1, name="B")
+>>> scan(po.create_schedule(B).program)
+For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),)), kind='serial')
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from ..domain.program import Program
+from ..errors import InternalError
+from ..names import sanitize
+from .nodes import Block, For, If, Int, Name, Node, Op, Run, rename, runs
+
+_OPS = {
+    isl.ast_expr_op_type.and_: "and", isl.ast_expr_op_type.and_then: "and",
+    isl.ast_expr_op_type.or_: "or", isl.ast_expr_op_type.or_else: "or",
+    isl.ast_expr_op_type.max: "max", isl.ast_expr_op_type.min: "min",
+    isl.ast_expr_op_type.minus: "neg", isl.ast_expr_op_type.add: "add",
+    isl.ast_expr_op_type.sub: "sub", isl.ast_expr_op_type.mul: "mul",
+    isl.ast_expr_op_type.div: "div", isl.ast_expr_op_type.fdiv_q: "fdiv_q",
+    isl.ast_expr_op_type.pdiv_q: "pdiv_q", isl.ast_expr_op_type.pdiv_r: "pdiv_r",
+    isl.ast_expr_op_type.zdiv_r: "zdiv_r", isl.ast_expr_op_type.cond: "select",
+    isl.ast_expr_op_type.select: "select", isl.ast_expr_op_type.eq: "eq",
+    isl.ast_expr_op_type.le: "le", isl.ast_expr_op_type.lt: "lt",
+    isl.ast_expr_op_type.ge: "ge", isl.ast_expr_op_type.gt: "gt",
+}
+
+
+def scan(program: Program) -> Node:
+    """The loop AST that executes ``program``'s statements in its schedule's order."""
+    build = isl.AstBuild.from_context(program.context)
+    build, _callback_handle = build.set_at_each_domain(_to_call)
+    root = build.node_from_schedule(program.schedule)
+    del _callback_handle  # the callback must stay alive until the AST is built
+    node = _node(root)
+    reserved = frozenset(program.param_names + tuple(a.name for a in program.arrays))
+    return _name_loops(_mark_isl_names(node, [0]), program, reserved)
+
+
+def _to_call(node: isl.AstNode, build: isl.AstBuild) -> isl.AstNode:
+    """Replace isl's statement placeholder by a call carrying the instance's indices."""
+    schedule = isl.Map.from_union_map(build.get_schedule())
+    iterators = isl.PwMultiAff.from_map(schedule.reverse())
+    return isl.AstNode.user_from_expr(build.call_from_pw_multi_aff(iterators))
+
+
+def _node(node: isl.AstNode) -> Node:
+    kind = node.get_type()
+    if kind == isl.ast_node_type.for_:
+        step = _expr(node.for_get_inc())
+        if not isinstance(step, Int):
+            raise InternalError(f"isl produced a loop with a non-constant step: {step}")
+        return For(node.for_get_iterator().get_id().get_name(), _expr(node.for_get_init()),
+                   _expr(node.for_get_cond()), step.value, _node(node.for_get_body()))
+    if kind == isl.ast_node_type.if_:
+        otherwise = _node(node.if_get_else_node()) if node.if_has_else_node() else None
+        return If(_expr(node.if_get_cond()), _node(node.if_get_then_node()), otherwise)
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return Block(tuple(_node(children.get_at(k)) for k in range(children.n_ast_node())))
+    if kind == isl.ast_node_type.user:
+        call = _expr(node.user_get_expr())
+        return Run(call.args[0].name, call.args[1:])
+    if kind == isl.ast_node_type.mark:
+        return _node(node.mark_get_node())
+    raise InternalError(f"unexpected isl AST node type {kind}")
+
+
+def _expr(expr: isl.AstExpr):
+    kind = expr.get_type()
+    if kind == isl.ast_expr_type.int:
+        return Int(expr.int_get_val().to_python())
+    if kind == isl.ast_expr_type.id:
+        return Name(expr.id_get_id().get_name())
+    op_type = expr.op_get_type()
+    args = tuple(_expr(expr.op_get_arg(k)) for k in range(expr.op_get_n_arg()))
+    if op_type == isl.ast_expr_op_type.call:
+        return Op("call", args)
+    if op_type not in _OPS:
+        raise InternalError(f"unexpected isl AST operation {op_type}")
+    return _simplify(Op(_OPS[op_type], args))
+
+
+def _simplify(expr: Op):
+    """``x <= e - 1`` reads better as ``x < e``."""
+    if expr.op == "le":
+        lhs, rhs = expr.args
+        if isinstance(rhs, Op) and rhs.op == "sub" and rhs.args[1] == Int(1):
+            return Op("lt", (lhs, rhs.args[0]))
+        if isinstance(rhs, Int):
+            return Op("lt", (lhs, Int(rhs.value + 1)))
+    return expr
+
+
+def _name_loops(node: Node, program: Program, taken: frozenset[str]) -> Node:
+    """Rename isl's ``c0, c1, ...`` after the statement dimension each loop enumerates.
+
+    A name is unique among the enclosing loops, parameters and arrays; sibling nests
+    may reuse it.  Loops enumerating no dimension are called ``c``.
+    """
+    if isinstance(node, Block):
+        return Block(tuple(_name_loops(n, program, taken) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else _name_loops(node.otherwise, program, taken)
+        return If(node.cond, _name_loops(node.then, program, taken), other)
+    if isinstance(node, Run):
+        return node
+    wanted = sanitize(_dim_enumerated(node, program) or "c")
+    new, counter = wanted, 0
+    while new in taken or new.startswith("%"):
+        counter += 1
+        new = f"{wanted}_{counter}"
+    renamed = rename(node, node.var, new)
+    return For(new, renamed.init, renamed.cond, renamed.step,
+               _name_loops(renamed.body, program, taken | {new}), renamed.kind)
+
+
+def _mark_isl_names(node: Node, counter: list[int]) -> Node:
+    """Give every loop a placeholder name that no real name can equal."""
+    if isinstance(node, Block):
+        return Block(tuple(_mark_isl_names(n, counter) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else _mark_isl_names(node.otherwise, counter)
+        return If(node.cond, _mark_isl_names(node.then, counter), other)
+    if isinstance(node, Run):
+        return node
+    counter[0] += 1
+    renamed = rename(node, node.var, f"%{counter[0]}")
+    return For(renamed.var, renamed.init, renamed.cond, renamed.step,
+               _mark_isl_names(renamed.body, counter), renamed.kind)
+
+
+def _dim_enumerated(loop: For, program: Program) -> str | None:
+    for run in runs(loop.body):
+        for position, arg in enumerate(run.args):
+            if arg == Name(loop.var):
+                return program.statement(run.stmt).dims[position]
+    return None

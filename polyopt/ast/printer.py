@@ -1,0 +1,88 @@
+"""Print a loop AST as readable pseudo-C with the statement bodies written out.
+
+>>> print(index_text(Op("add", (Op("mul", (Int(2), Name("i"))), Int(-1)))))
+2 * i - 1
+"""
+
+from __future__ import annotations
+
+from ..domain.program import Program
+from ..te.expr import IterVar
+from ..te.printer import render
+from .nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run
+
+_INFIX = {"add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "pdiv_q": ("/", 6),
+          "div": ("/", 6), "pdiv_r": ("%", 6), "zdiv_r": ("%", 6), "eq": ("==", 4),
+          "le": ("<=", 4), "lt": ("<", 4), "ge": (">=", 4), "gt": (">", 4),
+          "and": ("&&", 2), "or": ("||", 1)}
+
+
+def index_text(expr: IndexExpr) -> str:
+    return _text(expr)[0]
+
+
+def _text(expr: IndexExpr) -> tuple[str, int]:
+    if isinstance(expr, Int):
+        return str(expr.value), (10 if expr.value >= 0 else 7)
+    if isinstance(expr, Name):
+        return expr.name, 10
+    if expr.op == "add" and isinstance(expr.args[1], Int) and expr.args[1].value < 0:
+        return _text(Op("sub", (expr.args[0], Int(-expr.args[1].value))))
+    if expr.op in _INFIX:
+        symbol, prec = _INFIX[expr.op]
+        left, right = (_text(a) for a in expr.args)
+        return f"{_paren(left, prec, False)} {symbol} {_paren(right, prec, True)}", prec
+    if expr.op == "neg":
+        return "-" + _paren(_text(expr.args[0]), 7, True), 7
+    if expr.op == "select":
+        c, a, b = (index_text(x) for x in expr.args)
+        return f"({c} ? {a} : {b})", 10
+    name = {"fdiv_q": "floord"}.get(expr.op, expr.op)
+    return f"{name}({', '.join(index_text(a) for a in expr.args)})", 10
+
+
+def _paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
+    text, own = rendered
+    return f"({text})" if own < prec or (strict and own == prec) else text
+
+
+def statement_text(run: Run, program: Program) -> str:
+    """``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` for one statement instance."""
+    stmt = program.statement(run.stmt)
+    by_axis = {id(axis): arg for axis, arg in zip(stmt.iter_vars, run.args)}
+
+    def name_of(node):
+        if isinstance(node, IterVar) and id(node) in by_axis:
+            text, prec = _text(by_axis[id(node)])
+            return text if prec >= 10 else f"({text})"
+        return None
+
+    def tensor_name(tensor):
+        return program.array_of(tensor).name
+
+    target = render(stmt.target, name_of, tensor_name)
+    return f"{target} = {render(stmt.value, name_of, tensor_name)};"
+
+
+def node_lines(node: Node, program: Program, indent: int = 1) -> list[str]:
+    pad = "  " * indent
+    if isinstance(node, Run):
+        return [pad + statement_text(node, program)]
+    if isinstance(node, Block):
+        return [line for item in node.items for line in node_lines(item, program, indent)]
+    if isinstance(node, If):
+        lines = _with_body(f"{pad}if ({index_text(node.cond)})", node.then, program, indent)
+        if node.otherwise is not None:
+            lines += _with_body(f"{pad}else", node.otherwise, program, indent)
+        return lines
+    pragma = [] if node.kind == "serial" else [f"{pad}#pragma {node.kind}"]
+    head = (f"{pad}for ({node.var} = {index_text(node.init)}; "
+            f"{index_text(node.cond)}; {node.var} += {node.step})")
+    return pragma + _with_body(head, node.body, program, indent)
+
+
+def _with_body(head: str, body: Node, program: Program, indent: int) -> list[str]:
+    inner = node_lines(body, program, indent + 1)
+    if not isinstance(body, Block):
+        return [head] + inner
+    return [head + " {"] + inner + ["  " * indent + "}"]

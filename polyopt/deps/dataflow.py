@@ -1,0 +1,137 @@
+"""Exact dependences of a program under its schedule (isl's dataflow analysis).
+
+* flow (read after write): value-based, each read's last writer;
+* anti (write after read) and output (write after write): the last access before
+  each write, with writes killing older accesses.
+
+Checking a schedule against these direct dependences suffices: every longer chain
+of conflicting accesses is a sequence of them.
+
+>>> import polyopt as po
+>>> n = po.var("n"); A = po.placeholder((n,), name="A")
+>>> k = po.reduce_axis((0, n), name="k")
+>>> S = po.compute((1,), lambda _: po.sum(A[k], axis=k), name="S")
+>>> print(po.deps(po.create_schedule(S)).flow[1])
+flow S_update[_, k] -> S_update[_, k + 1] through S[_] for n >= 2 and _ = 0 and 0 <= k <= -2 + n
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from ..domain.program import AccessKind, Program
+from .describe import describe_map, function_text
+
+
+@dataclass(frozen=True, slots=True)
+class Dependence:
+    """Instances of ``source`` that must run before the related instances of ``sink``.
+
+    ``relation`` maps source instances to sink instances; ``elements`` maps each source
+    instance to the element of ``array`` through which the dependence goes.
+    """
+
+    kind: str  # flow | anti | output
+    source: str
+    sink: str
+    array: str
+    relation: isl.Map
+    elements: isl.Map
+
+    def __str__(self) -> str:
+        text = describe_map(self.relation)
+        through = function_text(self.elements)
+        if through is not None:
+            through = through.split(" -> ", 1)[1]
+        else:
+            through = f"{self.array}[...]"
+        head, _, tail = text.partition(" for ")
+        return f"{self.kind} {head} through {through}" + (f" for {tail}" if tail else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Dependences:
+    """All dependences of a program; iterate, filter by kind, or union them."""
+
+    items: tuple[Dependence, ...]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def flow(self) -> tuple[Dependence, ...]:
+        return tuple(d for d in self.items if d.kind == "flow")
+
+    @property
+    def anti(self) -> tuple[Dependence, ...]:
+        return tuple(d for d in self.items if d.kind == "anti")
+
+    @property
+    def output(self) -> tuple[Dependence, ...]:
+        return tuple(d for d in self.items if d.kind == "output")
+
+    def between(self, source: str, sink: str, kind: str | None = None) -> isl.UnionMap:
+        """Union of the relations from statement ``source`` to statement ``sink``."""
+        result = None
+        for dep in self.items:
+            if dep.source == source and dep.sink == sink and kind in (None, dep.kind):
+                rel = isl.UnionMap.from_map(dep.relation)
+                result = rel if result is None else result.union(rel)
+        if result is None:
+            return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+        return result
+
+    def union(self, kinds=("flow", "anti", "output")) -> isl.UnionMap | None:
+        result = None
+        for dep in self.items:
+            if dep.kind in kinds:
+                rel = isl.UnionMap.from_map(dep.relation)
+                result = rel if result is None else result.union(rel)
+        return result
+
+    def __str__(self) -> str:
+        return "\n".join(str(d) for d in self.items) or "(no dependences)"
+
+
+def compute_dependences(program: Program) -> Dependences:
+    """Flow, anti and output dependences of ``program`` under its current schedule."""
+    items: list[Dependence] = []
+    for array in program.arrays:
+        reads = program.accesses(AccessKind.READ, array.name)
+        writes = program.accesses(AccessKind.WRITE, array.name)
+        if writes.is_empty():
+            continue
+        flow = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
+                .set_schedule(program.schedule).compute_flow())
+        items += _split("flow", array.name, flow.get_full_must_dependence())
+        anti = (isl.UnionAccessInfo.from_sink(writes).set_may_source(reads).set_kill(writes)
+                .set_schedule(program.schedule).compute_flow())
+        items += _split("anti", array.name, anti.get_full_may_dependence())
+        output = (isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
+                  .set_schedule(program.schedule).compute_flow())
+        items += _split("output", array.name, output.get_full_must_dependence())
+    return Dependences(tuple(items))
+
+
+def _split(kind: str, array: str, full: isl.UnionMap) -> list[Dependence]:
+    """One :class:`Dependence` per (source, sink) pair of ``Src[..] -> [Sink[..] -> A[..]]``."""
+    grouped: dict[tuple[str, str], tuple[isl.Map, isl.Map]] = {}
+    maps: list[isl.Map] = []
+    full.foreach_map(maps.append)
+    for tagged in maps:
+        relation = tagged.range_factor_domain().coalesce()
+        elements = tagged.range_factor_range().coalesce()
+        key = (relation.get_tuple_name(isl.dim_type.in_),
+               relation.get_tuple_name(isl.dim_type.out))
+        if key in grouped:
+            old_rel, old_el = grouped[key]
+            relation = old_rel.union(relation).coalesce()
+            elements = old_el.union(elements).coalesce()
+        grouped[key] = (relation, elements)
+    return [Dependence(kind, src, sink, array, rel, el)
+            for (src, sink), (rel, el) in sorted(grouped.items())]

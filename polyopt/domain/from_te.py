@@ -1,0 +1,244 @@
+"""Build a :class:`Program` from tensor expressions.
+
+Each compute becomes one statement; a reduction becomes ``<name>_init`` (the
+identity, over the output's axes) and ``<name>_update`` (over output and reduce
+axes, restricted by the affine part of ``where=``).  Domains are parametric in the
+vars; the context says every var and every extent is non-negative.
+
+>>> import polyopt as po
+>>> M, N, K = po.var("M"), po.var("N"), po.var("K")
+>>> A = po.placeholder((M, K), name="A"); B = po.placeholder((K, N), name="B")
+>>> k = po.reduce_axis((0, K), name="k")
+>>> C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
+>>> program = program_from_outputs([C])
+>>> [s.name for s in program.statements]
+['C_init', 'C_update']
+>>> print(program.statement("C_update").domain)
+[M, K, N] -> { C_update[i, j, k] : 0 <= i < M and 0 <= j < N and 0 <= k < K }
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import islpy as isl
+import numpy as np
+
+from .. import dtypes
+from ..errors import InvalidArgumentError
+from ..names import NameGenerator
+from ..te.expr import (BinOp, Call, Const, Expr, IterVar, Reduce, Select, TensorRead, Var)
+from ..te.tensor import ComputeOp, PlaceholderOp, Tensor, children, walk
+from .accesses import check_reads_in_bounds, statement_accesses
+from .affine import CTX, AffineSpace, param_space
+from .program import Array, Program, Statement
+
+
+def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
+    """The program that computes ``outputs`` from the placeholders they read."""
+    outputs = _as_tensor_list(outputs)
+    tensors = topological_order(outputs)
+    params = _collect_params(tensors)
+    param_names = tuple(p.name for p in params)
+    array_names = NameGenerator(reserved=param_names)
+    arrays = tuple(
+        Array(array_names.fresh(t.name), t.shape, t.dtype, t,
+              "placeholder" if isinstance(t.op, PlaceholderOp) else "compute")
+        for t in tensors
+    )
+    array_of = {id(a.tensor): a for a in arrays}
+    context = _context(arrays, params)
+    stmt_names = NameGenerator()
+    groups: list[list[Statement]] = []
+    for array in arrays:
+        if array.role == "compute":
+            groups.append(_statements(array, array_of, param_names, stmt_names, context))
+    statements = tuple(s for group in groups for s in group)
+    for stmt in statements:
+        check_reads_in_bounds(stmt, array_of, param_names, context)
+    schedule = default_schedule(groups, context)
+    return Program(statements, arrays, params, context, schedule)
+
+
+def _as_tensor_list(outputs) -> list[Tensor]:
+    if isinstance(outputs, Tensor):
+        outputs = [outputs]
+    outputs = list(outputs)
+    if not outputs:
+        raise InvalidArgumentError("create_schedule needs at least one output tensor")
+    for out in outputs:
+        if not isinstance(out, Tensor):
+            raise InvalidArgumentError(
+                f"create_schedule takes tensors made by po.compute, got {out!r}"
+            )
+    return outputs
+
+
+def topological_order(outputs: list[Tensor]) -> list[Tensor]:
+    """Every tensor the outputs depend on, each after the tensors it reads."""
+    order: list[Tensor] = []
+    visited: set[int] = set()
+
+    def visit(tensor: Tensor) -> None:
+        if id(tensor) in visited:
+            return
+        visited.add(id(tensor))
+        if isinstance(tensor.op, ComputeOp):
+            for source in tensor.op.inputs:
+                visit(source)
+        order.append(tensor)
+
+    for out in outputs:
+        visit(out)
+    return order
+
+
+def _collect_params(tensors: list[Tensor]) -> tuple[Var, ...]:
+    found: dict[str, Var] = {}
+    roots: list[Expr] = []
+    for tensor in tensors:
+        roots.extend(tensor.shape)
+        if isinstance(tensor.op, ComputeOp):
+            roots.append(tensor.op.body)
+            roots.extend(e for ax in tensor.op.reduce_axis for e in ax.dom)
+    for root in roots:
+        for node in walk(root):
+            if isinstance(node, Var):
+                known = found.setdefault(node.name, node)
+                if known is not node:
+                    raise InvalidArgumentError(
+                        f"two different po.var are named '{node.name}'; create each size "
+                        "once and reuse the same object"
+                    )
+    return tuple(found.values())
+
+
+def _context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
+    space = AffineSpace("", (), (), tuple(p.name for p in params))
+    zero = space.constant(0)
+    context = space.universe().params()
+    sizes = [("", p) for p in params] + [(a.name, e) for a in arrays for e in a.shape]
+    for owner, extent in sizes:
+        space.context = f"the shape of '{owner}'" if owner else ""
+        context = context.intersect(space.pw_aff(extent).ge_set(zero).params())
+    return context.coalesce()
+
+
+def _statements(array: Array, array_of: dict, params: tuple[str, ...],
+                stmt_names: NameGenerator, context: isl.Set) -> list[Statement]:
+    op: ComputeOp = array.tensor.op
+    dim_names = NameGenerator(reserved=params + tuple(a.name for a in array_of.values()))
+    axes = op.axis
+    dims = tuple(dim_names.fresh(ax.name) for ax in axes)
+    target = TensorRead(array.tensor, axes)
+    body = op.body
+    if not isinstance(body, Reduce):
+        name = stmt_names.fresh(array.name)
+        space = _space(name, axes, dims, params, f"compute '{op.name}'")
+        domain = space.box([ax.dom for ax in axes])
+        return [_statement(name, domain, axes, target, body, array_of, space, op.name)]
+    reduce_axes = body.axes
+    reduce_dims = tuple(dim_names.fresh(ax.name) for ax in reduce_axes)
+    init_name = stmt_names.fresh(f"{array.name}_init")
+    update_name = stmt_names.fresh(f"{array.name}_update")
+    init_space = _space(init_name, axes, dims, params, f"compute '{op.name}'")
+    init_domain = init_space.box([ax.dom for ax in axes])
+    init_value = Const(identity(body.combiner, array.dtype), array.dtype)
+    all_axes = axes + reduce_axes
+    space = _space(update_name, all_axes, dims + reduce_dims, params, f"compute '{op.name}'")
+    domain = space.box([ax.dom for ax in all_axes])
+    value = _combine(body.combiner, target, body.source)
+    if body.where is not None:
+        space.context = f"where= of compute '{op.name}'"
+        affine, residual = space.split_condition(body.where)
+        domain = domain.intersect(affine)
+        if residual is not None:
+            value = Select(residual, value, target, value.dtype, False)
+    return [
+        _statement(init_name, init_domain, axes, target, init_value, array_of, init_space,
+                   op.name),
+        _statement(update_name, domain.coalesce(), all_axes, target, value, array_of, space,
+                   op.name),
+    ]
+
+
+def _space(name, axes, dims, params, context: str) -> AffineSpace:
+    space = AffineSpace(name, axes, dims, params)
+    space.context = context
+    return space
+
+
+def _statement(name, domain, axes, target, value, array_of, space, op_name) -> Statement:
+    accesses = statement_accesses(name, domain, target, value, array_of, space)
+    return Statement(name, domain, axes, target, value, accesses, op_name)
+
+
+def _combine(combiner: str, target: TensorRead, source: Expr) -> Expr:
+    if combiner == "sum":
+        return BinOp.make("+", target, source)
+    return Call.make("maximum" if combiner == "max" else "minimum", target, source)
+
+
+def identity(combiner: str, dtype: str) -> int | float:
+    """The neutral element of a reduction: 0 for sum, -inf (or the least integer) for max."""
+    if combiner == "sum":
+        return 0.0 if dtypes.is_float(dtype) else 0
+    if dtypes.is_float(dtype):
+        return -math.inf if combiner == "max" else math.inf
+    info = np.iinfo(dtype)
+    return int(info.min) if combiner == "max" else int(info.max)
+
+
+def default_schedule(groups: list[list[Statement]], context: isl.Set) -> isl.Schedule:
+    """One loop nest per compute, in definition order; a reduction initialises each
+    output element right before its reduction loop (``for i, j: init; for k: update``)."""
+    domain = isl.UnionSet.empty(context.get_space())
+    for group in groups:
+        for stmt in group:
+            domain = domain.union(isl.UnionSet.from_set(stmt.domain))
+    schedule = isl.Schedule.from_domain(domain)
+    node = schedule.get_root().child(0)
+    if len(groups) > 1:
+        node = node.insert_sequence(_filters([g for g in groups], context))
+    for position, group in enumerate(groups):
+        if len(groups) > 1:
+            node = node.child(position).child(0)
+        spatial = group[0]
+        node = _insert_band(node, group, spatial.dims, context)
+        if len(group) == 2:
+            init, update = group
+            if node.get_type() == isl.schedule_node_type.band:
+                node = node.child(0)
+            node = node.insert_sequence(_filters([[init], [update]], context))
+            node = node.child(1).child(0)
+            node = _insert_band(node, [update], update.dims[len(init.dims):], context)
+        node = _to_depth(node, 1 if len(groups) > 1 else 0)
+    return node.get_schedule()
+
+
+def _to_depth(node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
+    while node.get_tree_depth() > depth:
+        node = node.parent()
+    return node
+
+
+def _filters(groups: list[list[Statement]], context: isl.Set) -> isl.UnionSetList:
+    result = isl.UnionSetList.alloc(CTX, len(groups))
+    for group in groups:
+        filt = isl.UnionSet.empty(context.get_space())
+        for stmt in group:
+            filt = filt.union(isl.UnionSet.from_set(stmt.domain))
+        result = result.add(filt)
+    return result
+
+
+def _insert_band(node, stmts: list[Statement], dims: tuple[str, ...], context: isl.Set):
+    """A band scheduling each statement by its dimensions named ``dims``, in order."""
+    if not dims:
+        return node
+    params = ", ".join(context.get_var_names(isl.dim_type.param))
+    pieces = [f"{s.name}[{', '.join(s.dims)}] -> [{', '.join(dims)}]" for s in stmts]
+    umap = isl.UnionMap(f"[{params}] -> {{ {'; '.join(pieces)} }}")
+    band = isl.MultiUnionPwAff.from_union_map(umap)
+    return node.insert_partial_schedule(band)

@@ -1,0 +1,139 @@
+"""The polyhedral program: statements with exact domains and accesses, and a schedule.
+
+Every layer below works on a :class:`Program`.  It is a value: transforms return a
+new one (``program.replace(schedule=...)``) and never change it in place.
+
+>>> import polyopt as po
+>>> n = po.var("n"); A = po.placeholder((n,), name="A")
+>>> B = po.compute((n,), lambda i: A[i] + 1, name="B")
+>>> program = po.create_schedule(B).program
+>>> print(program.statement("B").domain)
+[n] -> { B[i] : 0 <= i < n }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import Enum
+
+import islpy as isl
+
+from ..errors import InvalidArgumentError
+from ..te.expr import Expr, IterVar, TensorRead, Var
+from ..te.tensor import Tensor
+
+
+class AccessKind(str, Enum):
+    READ = "read"
+    WRITE = "write"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """``relation`` maps each instance of ``stmt`` to the element of ``array`` it touches."""
+
+    stmt: str
+    array: str
+    kind: AccessKind
+    relation: isl.Map
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    """A tensor as the program stores it; ``role`` is "input", "output" or "temp"."""
+
+    name: str
+    shape: tuple[Expr, ...]
+    dtype: str
+    tensor: Tensor
+    role: str
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """``target = value`` for every point of ``domain``.
+
+    ``iter_vars`` are the axes that ``target`` and ``value`` use, one per dimension of
+    ``domain`` and in the same order.  ``op`` names the compute it came from.
+    """
+
+    name: str
+    domain: isl.Set
+    iter_vars: tuple[IterVar, ...]
+    target: TensorRead
+    value: Expr
+    accesses: tuple[Access, ...]
+    op: str
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return tuple(self.domain.get_var_names(isl.dim_type.set))
+
+    @property
+    def reads(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.kind is AccessKind.READ)
+
+    @property
+    def writes(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.kind is AccessKind.WRITE)
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    statements: tuple[Statement, ...]
+    arrays: tuple[Array, ...]
+    params: tuple[Var, ...]
+    context: isl.Set
+    schedule: isl.Schedule
+
+    def replace(self, **changes) -> Program:
+        return dataclasses.replace(self, **changes)
+
+    def statement(self, name: str) -> Statement:
+        for stmt in self.statements:
+            if stmt.name == name:
+                return stmt
+        known = ", ".join(s.name for s in self.statements)
+        raise InvalidArgumentError(f"no statement named '{name}'; the program has: {known}")
+
+    def array(self, name: str) -> Array:
+        for array in self.arrays:
+            if array.name == name:
+                return array
+        known = ", ".join(a.name for a in self.arrays)
+        raise InvalidArgumentError(f"no array named '{name}'; the program has: {known}")
+
+    def array_of(self, tensor: Tensor) -> Array:
+        for array in self.arrays:
+            if array.tensor is tensor:
+                return array
+        raise InvalidArgumentError(
+            f"tensor '{tensor.name}' is not part of this program; pass tensors that the "
+            "scheduled outputs are computed from"
+        )
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def domains(self) -> isl.UnionSet:
+        result = isl.UnionSet.empty(self.context.get_space())
+        for stmt in self.statements:
+            result = result.union(isl.UnionSet.from_set(stmt.domain))
+        return result
+
+    def accesses(self, kind: AccessKind | None = None,
+                 array: str | None = None) -> isl.UnionMap:
+        """Union of the access relations, optionally of one kind and one array."""
+        result = isl.UnionMap.empty(self.context.get_space())
+        for stmt in self.statements:
+            for access in stmt.accesses:
+                if (kind is None or access.kind is kind) and array in (None, access.array):
+                    result = result.union(isl.UnionMap.from_map(access.relation))
+        return result

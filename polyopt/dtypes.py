@@ -1,0 +1,96 @@
+"""Data types and the promotion rules of polyopt expressions.
+
+Supported tensor dtypes: float32, float64, int8, uint8, int32, int64.  Comparisons
+produce the internal dtype ``bool``, which only conditions use.
+
+Promotion of a binary operation between two typed operands (tensors, casts, math
+results) picks the smallest supported dtype that holds every value of both:
+
+* the same dtype gives that dtype;
+* two integers give the wider one; ``uint8`` with ``int8`` gives ``int32``
+  (polyopt has no ``int16``);
+* an integer and a float give the float when it holds the integer exactly
+  (``int8``/``uint8`` with ``float32`` give ``float32``), else ``float64``;
+* ``float32`` with ``float64`` gives ``float64``.
+
+Python numbers are *weak*: ``A * 2`` and ``A * 0.5`` keep a float ``A``'s dtype, an
+``int`` keeps an integer operand's dtype, and a ``float`` with an integer operand
+gives ``float64`` (as NumPy 2 does).  True division ``/`` of two integers gives
+``float64``; ``//`` and ``%`` are floor division and floor modulo as in Python.
+Index arithmetic (axes, vars, integer constants) is exact 64-bit integer arithmetic.
+
+>>> promote("int8", "float32"), promote("int32", "float32"), promote("uint8", "int8")
+('float32', 'float64', 'int32')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import DTypeError
+
+FLOATS = ("float32", "float64")
+INTS = ("int8", "uint8", "int32", "int64")
+SUPPORTED = FLOATS + INTS
+BOOL = "bool"
+INDEX = "int64"  # dtype of axes, vars and integer index arithmetic
+
+_BITS = {"int8": 8, "uint8": 8, "int32": 32, "int64": 64, "float32": 32, "float64": 64}
+
+
+def normalize(dtype) -> str:
+    """Return the canonical name of ``dtype`` or raise :class:`DTypeError`.
+
+    >>> normalize(np.float32), normalize("f8")
+    ('float32', 'float64')
+    """
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name not in SUPPORTED:
+        raise DTypeError(
+            f"unsupported dtype {dtype!r}; use one of {', '.join(SUPPORTED)}"
+        )
+    return name
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOATS
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in INTS
+
+
+def is_signed(dtype: str) -> bool:
+    return dtype != "uint8"
+
+
+def bits(dtype: str) -> int:
+    return _BITS[dtype]
+
+
+def promote(a: str, b: str) -> str:
+    """The dtype of a binary operation between operands of dtypes ``a`` and ``b``."""
+    if a == b:
+        return a
+    if BOOL in (a, b):
+        raise DTypeError(
+            f"cannot combine a condition (bool) with a {b if a == BOOL else a} value; "
+            "use po.if_then_else(cond, x, y) to turn a condition into a value"
+        )
+    if is_float(a) and is_float(b):
+        return "float64"
+    if is_int(a) and is_int(b):
+        if {a, b} == {"int8", "uint8"}:
+            return "int32"
+        return a if bits(a) >= bits(b) else b
+    int_t, float_t = (a, b) if is_int(a) else (b, a)
+    if float_t == "float32" and bits(int_t) <= 8:
+        return "float32"
+    return "float64"
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    return np.dtype(dtype)

@@ -1,0 +1,151 @@
+"""Lowering: from a schedule and its argument list to a loop function a target can build.
+
+The passes run in the order of :data:`PASSES`.  Set ``POLYOPT_PRINT_PASSES=1`` (or
+pass ``print_passes=True``) to print the function after each pass and its time.
+
+>>> import polyopt as po
+>>> A = po.placeholder((2, 3), name="A")
+>>> T = po.compute((3, 2), lambda i, j: A[j, i], name="T")
+>>> print(po.lower(po.create_schedule(T), [A, T]))
+void T_kernel(float32 A[2][3], float32 T[3][2]) {
+  for (i = 0; i < 3; i += 1)
+    for (j = 0; j < 2; j += 1)
+      T[i, j] = A[j, i];
+}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from .ast.from_isl import scan
+from .ast.nodes import Block, Node
+from .ast.printer import node_lines
+from .domain.program import Array, Program
+from .errors import InvalidArgumentError, UndefinedTensorError
+from .te.expr import Var
+from .te.tensor import ComputeOp, Tensor
+
+
+@dataclass(frozen=True, slots=True)
+class LoweredFunc:
+    """A loop function: the caller passes ``args`` (arrays, then any vars listed), then
+    every program parameter; ``temps`` are the computed arrays it allocates itself."""
+
+    name: str
+    program: Program
+    args: tuple[Array | Var, ...]
+    temps: tuple[Array, ...] = ()
+    body: Node = Block(())
+
+    @property
+    def arrays(self) -> tuple[Array, ...]:
+        return tuple(a for a in self.args if isinstance(a, Array))
+
+    @property
+    def outputs(self) -> tuple[Array, ...]:
+        return tuple(a for a in self.arrays if a.role == "compute")
+
+    def __str__(self) -> str:
+        params = []
+        for arg in self.args:
+            if isinstance(arg, Array):
+                dims = "".join(f"[{e}]" for e in arg.shape)
+                params.append(f"{arg.dtype} {arg.name}{dims}")
+            else:
+                params.append(f"int64 {arg.name}")
+        lines = [f"void {self.name}({', '.join(params)}) {{"]
+        for temp in self.temps:
+            dims = "".join(f"[{e}]" for e in temp.shape)
+            lines.append(f"  {temp.dtype} {temp.name}{dims};  // allocated by the kernel")
+        lines += node_lines(self.body, self.program)
+        lines.append("}")
+        return "\n".join(lines)
+
+
+def resolve_arguments(program: Program, args) -> tuple[Array | Var, ...]:
+    """Map the user's argument list (tensors and vars) onto the program's arrays."""
+    if isinstance(args, (Tensor, Var)) or args is None:
+        raise InvalidArgumentError(
+            "the argument list must be a list of tensors (inputs and outputs), e.g. [A, B, C]"
+        )
+    resolved: list[Array | Var] = []
+    for arg in args:
+        if isinstance(arg, Var):
+            if not any(arg is p for p in program.params):
+                raise InvalidArgumentError(f"var '{arg.name}' is not used by this computation")
+            resolved.append(arg)
+        elif isinstance(arg, Tensor):
+            resolved.append(program.array_of(arg))
+        else:
+            raise InvalidArgumentError(
+                f"arguments must be tensors or po.var, got {type(arg).__name__} {arg!r}"
+            )
+    if len({id(a) for a in resolved}) != len(resolved):
+        raise InvalidArgumentError("a tensor or var appears twice in the argument list")
+    _check_placeholders_passed(program, resolved)
+    if not any(isinstance(a, Array) and a.role == "compute" for a in resolved):
+        raise InvalidArgumentError(
+            "no computed tensor is in the argument list, so nothing would be returned; "
+            "add the outputs, e.g. [A, B, C] for C = f(A, B)"
+        )
+    return tuple(resolved)
+
+
+def _check_placeholders_passed(program: Program, resolved: list) -> None:
+    passed = {id(a) for a in resolved}
+    for stmt in program.statements:
+        for access in stmt.reads:
+            array = program.array(access.array)
+            if array.role == "placeholder" and id(array) not in passed:
+                raise UndefinedTensorError(
+                    f"compute '{stmt.op}' reads placeholder '{array.name}', which is not in "
+                    f"the argument list; add {array.name} to the list passed to build/lower"
+                )
+
+
+def _check_arguments(func: LoweredFunc) -> LoweredFunc:
+    return dataclasses.replace(func, args=resolve_arguments(func.program, func.args))
+
+
+def _plan_buffers(func: LoweredFunc) -> LoweredFunc:
+    passed = {id(a) for a in func.arrays}
+    temps = tuple(a for a in func.program.arrays if a.role == "compute" and id(a) not in passed)
+    return dataclasses.replace(func, temps=temps)
+
+
+def _scan(func: LoweredFunc) -> LoweredFunc:
+    return dataclasses.replace(func, body=scan(func.program))
+
+
+# Ordering: arguments are resolved first (later passes use Array objects); buffers are
+# planned before scanning so that scanning may later restrict temporaries' footprints.
+PASSES = (
+    ("check_arguments", _check_arguments),
+    ("plan_buffers", _plan_buffers),
+    ("scan_schedule", _scan),
+)
+
+
+def lower(schedule, args, *, name: str | None = None,
+          print_passes: bool | None = None) -> LoweredFunc:
+    """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it."""
+    program = getattr(schedule, "program", schedule)
+    if not isinstance(program, Program):
+        raise InvalidArgumentError(f"lower takes a schedule from po.create_schedule, got {schedule!r}")
+    if name is None:
+        outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
+        name = f"{(outputs[-1] if outputs else program.arrays[-1]).name}_kernel"
+    func = LoweredFunc(name, program, tuple(args))
+    verbose = print_passes if print_passes is not None else bool(os.environ.get("POLYOPT_PRINT_PASSES"))
+    for pass_name, run in PASSES:
+        start = time.perf_counter()
+        func = run(func)
+        if verbose:
+            elapsed = (time.perf_counter() - start) * 1e3
+            print(f"// after {pass_name} ({elapsed:.1f} ms)\n{func}\n", file=sys.stderr)
+    return func

@@ -1,0 +1,292 @@
+"""Expression nodes of the tensor-expression language.
+
+Expressions are immutable trees.  Arithmetic and comparison operators build new
+nodes, so ``A[i, k] * B[k, j]`` is a :class:`BinOp` of two :class:`TensorRead`.
+Equality (``==``) also builds a node; nodes hash by identity.
+
+>>> n = Var("n")
+>>> str(n * 2 + 1)
+'n * 2 + 1'
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import DTypeError, InvalidArgumentError
+
+
+class Expr:
+    """Base class of every expression node; supplies the operators."""
+
+    __slots__ = ()
+    dtype: str
+    weak: bool  # a Python number or index arithmetic: adopts the other operand's dtype
+
+    def __add__(self, other): return BinOp.make("+", self, other)
+    def __radd__(self, other): return BinOp.make("+", other, self)
+    def __sub__(self, other): return BinOp.make("-", self, other)
+    def __rsub__(self, other): return BinOp.make("-", other, self)
+    def __mul__(self, other): return BinOp.make("*", self, other)
+    def __rmul__(self, other): return BinOp.make("*", other, self)
+    def __truediv__(self, other): return BinOp.make("/", self, other)
+    def __rtruediv__(self, other): return BinOp.make("/", other, self)
+    def __floordiv__(self, other): return BinOp.make("//", self, other)
+    def __rfloordiv__(self, other): return BinOp.make("//", other, self)
+    def __mod__(self, other): return BinOp.make("%", self, other)
+    def __rmod__(self, other): return BinOp.make("%", other, self)
+    def __neg__(self): return Call.make("neg", self)
+    def __abs__(self): return Call.make("abs", self)
+    def __lt__(self, other): return Compare.make("<", self, other)
+    def __le__(self, other): return Compare.make("<=", self, other)
+    def __gt__(self, other): return Compare.make(">", self, other)
+    def __ge__(self, other): return Compare.make(">=", self, other)
+    def __eq__(self, other): return Compare.make("==", self, other)  # type: ignore[override]
+    def __ne__(self, other): return Compare.make("!=", self, other)  # type: ignore[override]
+    def __and__(self, other): return Logical.make("and", self, other)
+    def __rand__(self, other): return Logical.make("and", other, self)
+    def __or__(self, other): return Logical.make("or", self, other)
+    def __ror__(self, other): return Logical.make("or", other, self)
+    def __invert__(self): return Logical.make("not", self)
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise InvalidArgumentError(
+            f"the expression '{self}' has no truth value while the computation is being "
+            "described; use po.if_then_else(cond, a, b) instead of 'if', and & | ~ or "
+            "po.all/po.any instead of 'and', 'or', 'not'"
+        )
+
+    def astype(self, dtype) -> Expr:
+        """Convert to ``dtype``: ``A[i].astype("int32")``."""
+        return Cast(self, dtypes.normalize(dtype))
+
+    def __str__(self) -> str:
+        from .printer import render
+
+        return render(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self}>"
+
+
+def as_expr(value) -> Expr:
+    """Wrap a Python or NumPy number as a constant; pass expressions through.
+
+    >>> as_expr(2).dtype, as_expr(2).weak, as_expr(np.float32(1)).dtype
+    ('int64', True, 'float32')
+    """
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise DTypeError(
+            f"a Python bool ({value}) cannot be used as a value; use 1 or 0, or a comparison"
+        )
+    if isinstance(value, np.generic):
+        return Const(value.item(), dtypes.normalize(value.dtype), weak=False)
+    if isinstance(value, numbers.Integral):
+        return Const(int(value), "int64", weak=True)
+    if isinstance(value, numbers.Real):
+        return Const(float(value), "float64", weak=True)
+    from .tensor import Tensor
+
+    if isinstance(value, Tensor):
+        raise InvalidArgumentError(
+            f"tensor '{value.name}' is used as a value; index it, e.g. {value.name}[i]"
+        )
+    raise DTypeError(
+        f"cannot use a {type(value).__name__} ({value!r}) in a polyopt expression; "
+        "only polyopt expressions, tensors indexed with [] and numbers are allowed"
+    )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Const(Expr):
+    value: int | float
+    dtype: str
+    weak: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Var(Expr):
+    """A symbolic non-negative integer size, bound from array shapes at call time."""
+
+    name: str
+    dtype: str = dtypes.INDEX
+    weak: bool = True
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IterVar(Expr):
+    """A loop axis ranging over ``lo <= axis < hi``; ``kind`` is "data_par" or "reduce"."""
+
+    name: str
+    lo: Expr
+    hi: Expr
+    kind: str = "data_par"
+    dtype: str = dtypes.INDEX
+    weak: bool = True
+
+    @property
+    def dom(self) -> tuple[Expr, Expr]:
+        return (self.lo, self.hi)
+
+
+def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
+    if dtypes.BOOL in (a.dtype, b.dtype):
+        dtypes.promote(a.dtype, b.dtype)  # raises the explanatory error
+    if a.weak and b.weak:
+        dtype, weak = ("float64" if "float64" in (a.dtype, b.dtype) or dtypes.is_float(a.dtype)
+                       or dtypes.is_float(b.dtype) else "int64"), True
+    elif a.weak or b.weak:
+        strong, other = (b, a) if a.weak else (a, b)
+        if dtypes.is_float(other.dtype) and dtypes.is_int(strong.dtype):
+            dtype, weak = "float64", False
+        else:
+            dtype, weak = strong.dtype, False
+    else:
+        dtype, weak = dtypes.promote(a.dtype, b.dtype), False
+    if op == "/" and dtypes.is_int(dtype):
+        dtype = "float64"
+    if op in ("//", "%") and dtypes.is_float(dtype):
+        raise DTypeError(f"'{op}' needs integer operands, got {a.dtype} and {b.dtype}")
+    return dtype, weak
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BinOp(Expr):
+    op: str  # + - * / // %
+    a: Expr
+    b: Expr
+    dtype: str
+    weak: bool
+
+    @staticmethod
+    def make(op: str, a, b) -> BinOp:
+        a, b = as_expr(a), as_expr(b)
+        dtype, weak = _binary_dtype(op, a, b)
+        return BinOp(op, a, b, dtype, weak)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Compare(Expr):
+    op: str  # < <= > >= == !=
+    a: Expr
+    b: Expr
+    dtype: str = dtypes.BOOL
+    weak: bool = False
+
+    @staticmethod
+    def make(op: str, a, b) -> Compare:
+        a, b = as_expr(a), as_expr(b)
+        _binary_dtype("+", a, b)
+        return Compare(op, a, b)
+
+    @property
+    def operand_dtype(self) -> str:
+        return _binary_dtype("+", self.a, self.b)[0]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Logical(Expr):
+    op: str  # and or not
+    args: tuple[Expr, ...]
+    dtype: str = dtypes.BOOL
+    weak: bool = False
+
+    @staticmethod
+    def make(op: str, *args) -> Logical:
+        args = tuple(as_expr(a) for a in args)
+        for arg in args:
+            if arg.dtype != dtypes.BOOL:
+                raise DTypeError(
+                    f"'{op}' combines conditions, but '{arg}' is a {arg.dtype} value; "
+                    "compare it first, e.g. x > 0"
+                )
+        return Logical(op, args)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Select(Expr):
+    """``if_then_else``: only the chosen branch is evaluated (so it may guard reads)."""
+
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    dtype: str
+    weak: bool
+
+
+MATH_FUNCS = {"exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "neg": 1,
+              "maximum": 2, "minimum": 2}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Call(Expr):
+    func: str
+    args: tuple[Expr, ...]
+    dtype: str
+    weak: bool
+
+    @staticmethod
+    def make(func: str, *args) -> Call:
+        args = tuple(as_expr(a) for a in args)
+        if len(args) == 2:
+            dtype, weak = _binary_dtype("+", *args)
+        else:
+            (arg,) = args
+            if arg.dtype == dtypes.BOOL:
+                raise DTypeError(f"{func}() needs a number, got the condition '{arg}'")
+            dtype, weak = arg.dtype, arg.weak
+            if func in ("exp", "log", "sqrt", "tanh") and dtypes.is_int(dtype):
+                dtype, weak = "float64", False
+        return Call(func, args, dtype, weak)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Cast(Expr):
+    value: Expr
+    dtype: str
+    weak: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TensorRead(Expr):
+    tensor: "Tensor"  # noqa: F821
+    indices: tuple[Expr, ...]
+    weak: bool = False
+
+    @property
+    def dtype(self) -> str:  # type: ignore[override]
+        return self.tensor.dtype
+
+
+REDUCERS = ("sum", "max", "min")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Reduce(Expr):
+    """A reduction over ``axes`` of ``source`` where ``where`` (if given) holds."""
+
+    combiner: str  # sum | max | min
+    source: Expr
+    axes: tuple[IterVar, ...]
+    where: Expr | None
+    dtype: str
+    weak: bool = False
+
+
+def is_one_of(node: Expr, nodes) -> bool:
+    """Identity membership (``in`` would build ``==`` expressions)."""
+    return any(node is other for other in nodes)
+
+
+def concrete_dtype(expr: Expr) -> str:
+    """The dtype a value gets when it is stored: weak floats are float32, weak ints int64."""
+    if expr.weak and dtypes.is_float(expr.dtype):
+        return "float32"
+    return expr.dtype

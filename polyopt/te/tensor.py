@@ -1,0 +1,300 @@
+"""Tensors and the operations that define them: placeholders and computes.
+
+>>> n = var("n")
+>>> A = placeholder((n,), name="A")
+>>> B = compute((n,), lambda i: A[i] * 2, name="B")
+>>> B.shape, B.dtype, B.op.axis[0].name
+((<Var n>,), 'float32', 'i')
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from .. import dtypes
+from ..errors import InvalidArgumentError, PolyoptError
+from .expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Reduce,
+                   Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PlaceholderOp:
+    name: str
+    shape: tuple[Expr, ...]
+    dtype: str
+    axis: tuple[IterVar, ...] = ()
+    reduce_axis: tuple[IterVar, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ComputeOp:
+    name: str
+    shape: tuple[Expr, ...]
+    dtype: str
+    axis: tuple[IterVar, ...]
+    reduce_axis: tuple[IterVar, ...]
+    body: Expr
+
+    @property
+    def inputs(self) -> tuple["Tensor", ...]:
+        """Tensors the body reads, in order of first appearance."""
+        seen: dict[int, Tensor] = {}
+        for node in walk(self.body):
+            if isinstance(node, TensorRead):
+                seen.setdefault(id(node.tensor), node.tensor)
+        return tuple(seen.values())
+
+
+class Tensor:
+    """A multi-dimensional array defined by an operation; index it to read it."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: PlaceholderOp | ComputeOp):
+        self.op = op
+
+    name = property(lambda self: self.op.name)
+    shape = property(lambda self: self.op.shape)
+    dtype = property(lambda self: self.op.dtype)
+    ndim = property(lambda self: len(self.op.shape))
+
+    def __getitem__(self, indices) -> TensorRead:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != self.ndim:
+            raise InvalidArgumentError(
+                f"tensor '{self.name}' has {self.ndim} dimension(s) but is indexed with "
+                f"{len(indices)} index(es)"
+            )
+        checked = []
+        for position, index in enumerate(indices):
+            if isinstance(index, slice) or index is Ellipsis:
+                raise InvalidArgumentError(
+                    f"tensor '{self.name}' is indexed with a slice in dimension {position}; "
+                    "index every dimension with an axis expression such as A[i, j + 1]"
+                )
+            index = as_expr(index)
+            if not dtypes.is_int(index.dtype):
+                raise InvalidArgumentError(
+                    f"index {position} of tensor '{self.name}' is '{index}' of dtype "
+                    f"{index.dtype}; indices must be integers"
+                )
+            checked.append(index)
+        return TensorRead(self, tuple(checked))
+
+    def __repr__(self) -> str:
+        shape = ", ".join(str(d) for d in self.shape)
+        return f"Tensor({self.name}, shape=({shape}), dtype={self.dtype})"
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """Every node of ``expr``, parents before children."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def children(node: Expr) -> tuple[Expr, ...]:
+    if isinstance(node, (BinOp, Compare)):
+        return (node.a, node.b)
+    if isinstance(node, (Logical, Call)):
+        return node.args
+    if isinstance(node, Cast):
+        return (node.value,)
+    if isinstance(node, Select):
+        return (node.cond, node.then, node.otherwise)
+    if isinstance(node, TensorRead):
+        return node.indices
+    if isinstance(node, Reduce):
+        return (node.source,) if node.where is None else (node.source, node.where)
+    if isinstance(node, IterVar):
+        return (node.lo, node.hi)
+    return ()
+
+
+def var(name: str = "n") -> Var:
+    """A symbolic non-negative integer size: ``n = po.var("n")``."""
+    _check_name(name, "var")
+    return Var(name)
+
+
+def _check_name(name, what: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError(f"the name of a {what} must be a non-empty string, got {name!r}")
+
+
+def _shape(shape, what: str) -> tuple[Expr, ...]:
+    if isinstance(shape, (int, Expr)):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise InvalidArgumentError(f"the shape of {what} must be a tuple, got {shape!r}")
+    dims = []
+    for position, extent in enumerate(shape):
+        extent = as_expr(extent)
+        if not (dtypes.is_int(extent.dtype) and extent.weak):
+            raise InvalidArgumentError(
+                f"dimension {position} of {what} is '{extent}'; a shape entry must be an "
+                "integer, a po.var or integer arithmetic on them"
+            )
+        if isinstance(extent, Const) and extent.value < 0:
+            raise InvalidArgumentError(f"dimension {position} of {what} is negative ({extent})")
+        dims.append(extent)
+    return tuple(dims)
+
+
+def placeholder(shape, name: str = "placeholder", dtype="float32") -> Tensor:
+    """An input tensor: ``A = po.placeholder((n, m), name="A", dtype="float32")``."""
+    _check_name(name, "placeholder")
+    return Tensor(PlaceholderOp(name, _shape(shape, f"placeholder '{name}'"),
+                                dtypes.normalize(dtype)))
+
+
+def reduce_axis(dom, name: str = "rv") -> IterVar:
+    """A reduction axis over ``lo <= k < hi``: ``k = po.reduce_axis((0, n), name="k")``."""
+    _check_name(name, "reduce_axis")
+    if not (isinstance(dom, (tuple, list)) and len(dom) == 2):
+        raise InvalidArgumentError(f"reduce_axis '{name}' needs a (lo, hi) pair, got {dom!r}")
+    lo, hi = _shape(tuple(dom), f"reduce_axis '{name}'")
+    return IterVar(name, lo, hi, "reduce")
+
+
+def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tensor:
+    """A tensor whose element at ``(i, j, ...)`` is ``fcompute(i, j, ...)``.
+
+    >>> A = placeholder((3, 4), name="A")
+    >>> str(compute((4, 3), lambda i, j: A[j, i], name="T").op.body)
+    'A[j, i]'
+    """
+    _check_name(name, "compute")
+    shape = _shape(shape, f"compute '{name}'")
+    axes = tuple(IterVar(arg, Const(0, "int64", True), extent)
+                 for arg, extent in zip(_axis_names(fcompute, len(shape), name), shape))
+    try:
+        body = as_expr(fcompute(*axes))
+    except PolyoptError:
+        raise
+    except Exception as err:
+        raise InvalidArgumentError(
+            f"the function of compute '{name}' raised {type(err).__name__}: {err}; inside a "
+            "compute, index only polyopt tensors and use polyopt functions (po.exp, ...)"
+        ) from err
+    if body.dtype == dtypes.BOOL:
+        body = Select(body, Const(1, "int8"), Const(0, "int8"), "int8", False)
+    reduce_axes = _check_reductions(body, axes, name)
+    dtype = dtypes.normalize(concrete_dtype(body))
+    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body))
+
+
+def _axis_names(fcompute, count: int, name: str) -> list[str]:
+    if not callable(fcompute):
+        raise InvalidArgumentError(f"compute '{name}' needs a function, got {fcompute!r}")
+    try:
+        params = list(inspect.signature(fcompute).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return [f"i{k}" for k in range(count)]
+    if len(params) != count:
+        raise InvalidArgumentError(
+            f"compute '{name}' has {count} dimension(s) but its function takes "
+            f"{len(params)} argument(s)"
+        )
+    return [p.name for p in params]
+
+
+def _check_reductions(body: Expr, axes: tuple[IterVar, ...], name: str) -> tuple[IterVar, ...]:
+    reduce_axes: tuple[IterVar, ...] = body.axes if isinstance(body, Reduce) else ()
+    for node in walk(body):
+        if isinstance(node, Reduce) and node is not body:
+            raise InvalidArgumentError(
+                f"compute '{name}' uses a reduction inside a larger expression; a reduction "
+                "must be the whole body of a compute: compute it in its own compute, then "
+                "combine it in another"
+            )
+        if isinstance(node, IterVar):
+            if node.kind == "reduce" and not is_one_of(node, reduce_axes):
+                raise InvalidArgumentError(
+                    f"compute '{name}' uses reduce_axis '{node.name}' outside a reduction "
+                    "over it; pass it in axis= of po.sum/po.max/po.min"
+                )
+            if node.kind == "data_par" and not is_one_of(node, axes):
+                raise InvalidArgumentError(
+                    f"compute '{name}' uses axis '{node.name}' of another compute; use the "
+                    "arguments of this compute's function"
+                )
+    return reduce_axes
+
+
+def _reduction(combiner: str):
+    def reduce(expr, axis, where=None) -> Reduce:
+        source = as_expr(expr)
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        if not axes:
+            raise InvalidArgumentError(f"po.{combiner} needs at least one reduce axis")
+        for ax in axes:
+            if not (isinstance(ax, IterVar) and ax.kind == "reduce"):
+                raise InvalidArgumentError(
+                    f"po.{combiner} axis {ax!r} is not a reduce axis; create it with "
+                    "po.reduce_axis((lo, hi), name=...)"
+                )
+        if len(set(map(id, axes))) != len(axes):
+            raise InvalidArgumentError(f"po.{combiner} lists a reduce axis twice")
+        cond = None if where is None else as_expr(where)
+        if cond is not None and cond.dtype != dtypes.BOOL:
+            raise InvalidArgumentError(
+                f"where= of po.{combiner} must be a condition such as k <= i, got '{cond}'"
+            )
+        if source.dtype == dtypes.BOOL:
+            raise InvalidArgumentError(f"po.{combiner} of a condition: use po.if_then_else")
+        return Reduce(combiner, source, axes, cond, concrete_dtype(source))
+
+    reduce.__name__ = combiner
+    reduce.__doc__ = (f"Reduction by {combiner} over reduce axes: "
+                      f"``po.{combiner}(A[i, k], axis=k, where=k <= i)``.")
+    return reduce
+
+
+reduce_sum = _reduction("sum")
+reduce_max = _reduction("max")
+reduce_min = _reduction("min")
+
+
+def if_then_else(cond, then, otherwise) -> Select:
+    """``then`` where ``cond`` holds, else ``otherwise``; only the chosen side is read.
+
+    >>> A = placeholder((4,), name="A")
+    >>> str(compute((6,), lambda i: if_then_else((i >= 1) & (i < 5), A[i - 1], 0.0)).op.body)
+    '(i >= 1 && i < 5 ? A[i - 1] : 0.0)'
+    """
+    cond, then, otherwise = as_expr(cond), as_expr(then), as_expr(otherwise)
+    if cond.dtype != dtypes.BOOL:
+        raise InvalidArgumentError(f"if_then_else needs a condition first, got '{cond}'")
+    probe = BinOp.make("+", then, otherwise)
+    return Select(cond, then, otherwise, probe.dtype, probe.weak)
+
+
+def all_of(*conds) -> Expr:
+    """All conditions hold: ``po.all(i >= 1, i < n)``."""
+    return Logical.make("and", *conds) if len(conds) != 1 else as_expr(conds[0])
+
+
+def any_of(*conds) -> Expr:
+    """Some condition holds: ``po.any(i < 1, i >= n)``."""
+    return Logical.make("or", *conds) if len(conds) != 1 else as_expr(conds[0])
+
+
+def _math(func: str):
+    def apply(*args):
+        return Call.make(func, *args)
+
+    apply.__name__ = func
+    apply.__doc__ = f"Elementwise {func}: ``po.{func}(A[i])``."
+    return apply
+
+
+exp, log, sqrt, tanh, abs_ = (_math(f) for f in ("exp", "log", "sqrt", "tanh", "abs"))
+maximum, minimum = _math("maximum"), _math("minimum")
