@@ -21,7 +21,7 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
                         var)
 from .transform.schedule import Schedule, Stage, create_schedule
 from .lower import lower
-#from .build import build
+from .build import build
 
 __version__ = "0.1.0"
 

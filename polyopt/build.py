@@ -1,0 +1,27 @@
+"""``po.build``: lower a schedule and compile it for a target, with a per-process cache.
+
+>>> import numpy as np, polyopt as po
+>>> n = po.var("n"); A = po.placeholder((n,), name="A")
+>>> B = po.compute((n,), lambda i: A[i] + 1.0, name="B")
+>>> s = po.create_schedule(B)
+>>> po.build(s, [A, B]) is po.build(s, [A, B])
+True
+"""
+
+from __future__ import annotations
+
+from .lower import lower
+from .target.base import get_target
+
+_CACHE: dict[tuple, object] = {}
+
+
+def build(schedule, args, *, target: str = "llvm", name: str | None = None, **options):
+    """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``."""
+    func = lower(schedule, args, name=name)
+    key = (target, str(func), str(func.program.schedule), tuple(sorted(options.items())))
+    kernel = _CACHE.get(key)
+    if kernel is None:
+        kernel = get_target(target).build(func, **options)
+        _CACHE[key] = kernel
+    return kernel

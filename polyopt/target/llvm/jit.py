@@ -1,0 +1,68 @@
+"""Optimize LLVM modules with the O3 pipeline and JIT-compile them for the host CPU.
+
+>>> tm = host_target_machine()
+>>> tm.triple.startswith("x86_64") or tm.triple.startswith("aarch64")
+True
+"""
+
+from __future__ import annotations
+
+import functools
+
+import llvmlite.binding as llvm
+
+from ...errors import BackendError
+
+
+@functools.cache
+def _initialize() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+def host_target_machine() -> llvm.TargetMachine:
+    """A new target machine for this CPU with all its features (an engine owns its own)."""
+    _initialize()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault")
+
+
+@functools.cache
+def _optimizer_machine() -> llvm.TargetMachine:
+    return host_target_machine()
+
+
+def optimize(ir_text: str) -> llvm.ModuleRef:
+    """Parse, verify and optimize (O3, loop and SLP vectorization) an IR module."""
+    tm = _optimizer_machine()
+    try:
+        module = llvm.parse_assembly(ir_text)
+        module.verify()
+    except RuntimeError as err:
+        raise BackendError(f"polyopt generated invalid LLVM IR (a bug, please report): {err}") from err
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    options.loop_vectorization = True
+    options.slp_vectorization = True
+    options.loop_unrolling = True
+    builder = llvm.create_pass_builder(tm, options)
+    builder.getModulePassManager().run(module, builder)
+    return module
+
+
+def jit(module: llvm.ModuleRef, symbol: str) -> tuple[llvm.ExecutionEngine, int]:
+    """An execution engine owning ``module`` and the address of its function ``symbol``."""
+    engine = llvm.create_mcjit_compiler(module, host_target_machine())
+    engine.finalize_object()
+    engine.run_static_constructors()
+    address = engine.get_function_address(symbol)
+    if not address:
+        raise BackendError(f"the JIT did not produce the function '{symbol}'")
+    return engine, address
+
+
+def assembly(module: llvm.ModuleRef) -> str:
+    return _optimizer_machine().emit_assembly(module)

@@ -1,0 +1,71 @@
+"""The ``llvm`` target: build a lowered function into a callable native kernel.
+
+>>> import numpy as np, polyopt as po
+>>> A = po.placeholder((3,), name="A")
+>>> B = po.compute((3,), lambda i: A[i] * 2.0, name="B")
+>>> f = po.build(po.create_schedule(B), [A, B], target="llvm")
+>>> b = np.zeros(3, "float32"); f(np.arange(3, dtype="float32"), b); b
+array([0., 2., 4.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from ...errors import BackendError
+from ..args import bind_arguments
+from .codegen import module_for
+from .jit import assembly, jit, optimize
+
+
+class LLVMTarget:
+    name = "llvm"
+    supports_parallel = False
+    supports_vector = True
+
+    def build(self, func, **options) -> "LLVMKernel":
+        ir_text = str(module_for(func))
+        module = optimize(ir_text)
+        optimized = str(module)
+        engine, address = jit(module, func.name)
+        return LLVMKernel(func, engine, address, ir_text, optimized)
+
+
+class LLVMKernel:
+    """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
+
+    ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after O3 and
+    ``f.assembly`` the machine code; ``f.source`` is the loop program.
+    """
+
+    def __init__(self, func, engine, address: int, ir_text: str, optimized: str):
+        self.func = func
+        self._engine = engine  # keeps the machine code alive
+        n_arrays, n_params = len(func.arrays), len(func.program.params)
+        prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n_arrays
+                                                      + [ctypes.c_int64] * n_params))
+        self._cfunc = prototype(address)
+        self.llvm_ir = ir_text
+        self.optimized_ir = optimized
+        self._params = tuple(p.name for p in func.program.params)
+
+    @property
+    def source(self) -> str:
+        return str(self.func)
+
+    @property
+    def assembly(self) -> str:
+        return assembly(optimize(self.llvm_ir))
+
+    def __call__(self, *args, **kwargs) -> None:
+        arrays, values = bind_arguments(self.func, args, kwargs)
+        status = self._cfunc(*(a.ctypes.data for a in arrays),
+                             *(values[p] for p in self._params))
+        if status != 0:
+            raise BackendError(
+                f"{self.func.name} could not allocate its intermediate buffers "
+                f"({', '.join(t.name for t in self.func.temps)}): out of memory"
+            )
+
+    def __repr__(self) -> str:
+        return f"<LLVMKernel {self.func.name}>"

@@ -1,0 +1,210 @@
+"""Emit LLVM IR for the values of statements (tensor-expression nodes).
+
+Each node is computed in its own dtype and converted where its parent needs another
+(so ``A[i] * (i + 1)`` computes ``i + 1`` in int64, then converts it to A's dtype);
+Python constants are emitted directly in the dtype their parent needs.  Floating-point
+arithmetic may be reassociated (``reassoc contract nsz``) so that reductions vectorize;
+NaN and infinity keep their IEEE meaning.
+
+>>> from llvmlite import ir
+>>> llvm_type("float32"), llvm_type("uint8")
+(FloatType(), IntType(bits=8))
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir
+
+from ... import dtypes
+from ...errors import InternalError
+from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Select,
+                        TensorRead, Var)
+
+FAST = ("reassoc", "contract", "nsz")
+I64 = ir.IntType(64)
+I1 = ir.IntType(1)
+
+
+def llvm_type(dtype: str) -> ir.Type:
+    if dtype == "float32":
+        return ir.FloatType()
+    if dtype == "float64":
+        return ir.DoubleType()
+    if dtype == dtypes.BOOL:
+        return I1
+    return ir.IntType(dtypes.bits(dtype))
+
+
+def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+    """Declare (once) and return the function ``name`` of type ``ret(args)``."""
+    if name in module.globals:
+        return module.globals[name]
+    return ir.Function(module, ir.FunctionType(ret, args), name=name)
+
+
+class ValueEmitter:
+    """Emits one statement's value; ``address(read)`` gives the pointer of a tensor read."""
+
+    def __init__(self, builder: ir.IRBuilder, module: ir.Module,
+                 index: Callable[[Expr], ir.Value], address: Callable[[TensorRead], ir.Value]):
+        self.b = builder
+        self.module = module
+        self.index = index      # integer index expressions -> i64
+        self.address = address  # tensor reads -> element pointer
+
+    def emit(self, expr: Expr, dtype: str) -> ir.Value:
+        """The value of ``expr`` converted to ``dtype``."""
+        if isinstance(expr, Const):
+            return _constant(expr.value, dtype)
+        value = self._native(expr)
+        return self.convert(value, expr.dtype, dtype)
+
+    def _native(self, expr: Expr) -> ir.Value:
+        if isinstance(expr, (IterVar, Var)):
+            return self.index(expr)
+        if isinstance(expr, TensorRead):
+            return self.b.load(self.address(expr), typ=llvm_type(expr.dtype))
+        if isinstance(expr, BinOp):
+            return self._binop(expr)
+        if isinstance(expr, Compare):
+            return self._compare(expr)
+        if isinstance(expr, Logical):
+            args = [self.emit(a, dtypes.BOOL) for a in expr.args]
+            if expr.op == "not":
+                return self.b.xor(args[0], ir.Constant(I1, 1))
+            result = args[0]
+            for arg in args[1:]:
+                result = (self.b.and_ if expr.op == "and" else self.b.or_)(result, arg)
+            return result
+        if isinstance(expr, Select):
+            return self._select(expr)
+        if isinstance(expr, Call):
+            return self._call(expr)
+        if isinstance(expr, Cast):
+            return self.emit(expr.value, expr.dtype)
+        raise InternalError(f"cannot emit {type(expr).__name__} '{expr}'")
+
+    def _binop(self, expr: BinOp) -> ir.Value:
+        dtype = expr.dtype
+        a, b = self.emit(expr.a, dtype), self.emit(expr.b, dtype)
+        if dtypes.is_float(dtype):
+            method = {"+": self.b.fadd, "-": self.b.fsub, "*": self.b.fmul,
+                      "/": self.b.fdiv}[expr.op]
+            return method(a, b, flags=FAST)
+        if expr.op in ("+", "-", "*"):
+            return {"+": self.b.add, "-": self.b.sub, "*": self.b.mul}[expr.op](a, b)
+        return self.floor_divmod(expr.op, a, b, dtypes.is_signed(dtype))
+
+    def floor_divmod(self, op: str, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
+        """Python's floor ``//`` and ``%``; division by zero gives 0 (as NumPy does)."""
+        zero = ir.Constant(a.type, 0)
+        is_zero = self.b.icmp_unsigned("==", b, zero)
+        safe = self.b.select(is_zero, ir.Constant(a.type, 1), b)
+        if not signed:
+            result = (self.b.udiv if op == "//" else self.b.urem)(a, safe)
+        else:
+            q, r = self.b.sdiv(a, safe), self.b.srem(a, safe)
+            needs_fix = self.b.and_(self.b.icmp_signed("!=", r, zero),
+                                    self.b.icmp_signed("!=", self.b.icmp_signed("<", r, zero),
+                                                       self.b.icmp_signed("<", safe, zero)))
+            if op == "//":
+                result = self.b.sub(q, self.b.zext(needs_fix, a.type))
+            else:
+                result = self.b.select(needs_fix, self.b.add(r, safe), r)
+        return self.b.select(is_zero, zero, result)
+
+    def _compare(self, expr: Compare) -> ir.Value:
+        dtype = expr.operand_dtype
+        a, b = self.emit(expr.a, dtype), self.emit(expr.b, dtype)
+        if dtypes.is_float(dtype):
+            if expr.op == "!=":
+                return self.b.fcmp_unordered("!=", a, b)
+            return self.b.fcmp_ordered(expr.op, a, b)
+        compare = self.b.icmp_signed if dtypes.is_signed(dtype) else self.b.icmp_unsigned
+        return compare(expr.op, a, b)
+
+    def _select(self, expr: Select) -> ir.Value:
+        """Branches, so that a read guarded by the condition never happens outside it."""
+        cond = self.emit(expr.cond, dtypes.BOOL)
+        then_block = self.b.append_basic_block("then")
+        else_block = self.b.append_basic_block("else")
+        join = self.b.append_basic_block("join")
+        self.b.cbranch(cond, then_block, else_block)
+        results = []
+        for block, branch in ((then_block, expr.then), (else_block, expr.otherwise)):
+            self.b.position_at_end(block)
+            results.append((self.emit(branch, expr.dtype), self.b.block))
+            self.b.branch(join)
+        self.b.position_at_end(join)
+        phi = self.b.phi(llvm_type(expr.dtype))
+        for value, block in results:
+            phi.add_incoming(value, block)
+        return phi
+
+    def _call(self, expr: Call) -> ir.Value:
+        dtype = expr.dtype
+        args = [self.emit(a, dtype) for a in expr.args]
+        ty = llvm_type(dtype)
+        if dtypes.is_float(dtype):
+            if expr.func == "neg":
+                return self.b.fneg(args[0])
+            name = {"abs": "fabs", "maximum": "maximum", "minimum": "minimum"}.get(
+                expr.func, expr.func)
+            suffix = "f32" if dtype == "float32" else "f64"
+            fn = intrinsic(self.module, f"llvm.{name}.{suffix}", ty, [ty] * len(args))
+            return self.b.call(fn, args, fastmath=FAST)
+        signed = dtypes.is_signed(dtype)
+        if expr.func == "neg":
+            return self.b.neg(args[0])
+        if expr.func == "abs":
+            if not signed:
+                return args[0]
+            negative = self.b.icmp_signed("<", args[0], ir.Constant(ty, 0))
+            return self.b.select(negative, self.b.neg(args[0]), args[0])
+        if expr.func in ("maximum", "minimum"):
+            compare = self.b.icmp_signed if signed else self.b.icmp_unsigned
+            first = compare(">" if expr.func == "maximum" else "<", args[0], args[1])
+            return self.b.select(first, args[0], args[1])
+        raise InternalError(f"{expr.func} of integers reached code generation")
+
+    def convert(self, value: ir.Value, src: str, dst: str) -> ir.Value:
+        if src == dst:
+            return value
+        ty = llvm_type(dst)
+        if src == dtypes.BOOL:
+            return self.b.uitofp(value, ty) if dtypes.is_float(dst) else self.b.zext(value, ty)
+        if dst == dtypes.BOOL:
+            raise InternalError(f"cannot convert {src} to a condition")
+        if dtypes.is_float(src) and dtypes.is_float(dst):
+            return self.b.fpext(value, ty) if dst == "float64" else self.b.fptrunc(value, ty)
+        if dtypes.is_int(src) and dtypes.is_float(dst):
+            return (self.b.sitofp if dtypes.is_signed(src) else self.b.uitofp)(value, ty)
+        if dtypes.is_float(src):
+            kind = "fptosi" if dtypes.is_signed(dst) else "fptoui"
+            fn = intrinsic(self.module, f"llvm.{kind}.sat.i{dtypes.bits(dst)}.{_fsuffix(src)}",
+                           ty, [value.type])
+            return self.b.call(fn, [value])
+        if dtypes.bits(dst) > dtypes.bits(src):
+            return (self.b.sext if dtypes.is_signed(src) else self.b.zext)(value, ty)
+        if dtypes.bits(dst) < dtypes.bits(src):
+            return self.b.trunc(value, ty)
+        return value
+
+
+def _fsuffix(dtype: str) -> str:
+    return "f32" if dtype == "float32" else "f64"
+
+
+def _constant(value: int | float, dtype: str) -> ir.Constant:
+    ty = llvm_type(dtype)
+    if dtypes.is_float(dtype):
+        return ir.Constant(ty, float(value))
+    if dtype == dtypes.BOOL:
+        return ir.Constant(ty, int(bool(value)))
+    if isinstance(value, float):
+        value = int(value)  # a Python float constant stored into an integer tensor
+    bits = dtypes.bits(dtype)
+    wrapped = value & ((1 << bits) - 1)
+    return ir.Constant(ty, wrapped - (1 << bits) if wrapped >= 1 << (bits - 1) else wrapped)
