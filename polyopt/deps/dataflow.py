@@ -8,11 +8,11 @@ Checking a schedule against these direct dependences suffices: every longer chai
 of conflicting accesses is a sequence of them.
 
 >>> import polyopt as po
->>> n = po.var("n"); A = po.placeholder((n,), name="A")
+>>> m, n = po.var("m"), po.var("n"); A = po.placeholder((m, n), name="A")
 >>> k = po.reduce_axis((0, n), name="k")
->>> S = po.compute((1,), lambda _: po.sum(A[k], axis=k), name="S")
+>>> S = po.compute((m,), lambda i: po.sum(A[i, k], axis=k), name="S")
 >>> print(po.deps(po.create_schedule(S)).flow[1])
-flow S_update[_, k] -> S_update[_, k + 1] through S[_] for n >= 2 and _ = 0 and 0 <= k <= -2 + n
+flow S_update[i, k] -> S_update[i, k + 1] through S[i] for 0 <= i < m and 0 <= k <= -2 + n
 """
 
 from __future__ import annotations

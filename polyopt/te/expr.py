@@ -104,14 +104,14 @@ def as_expr(value) -> Expr:
     )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Const(Expr):
     value: int | float
     dtype: str
     weak: bool = False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(Expr):
     """A symbolic non-negative integer size, bound from array shapes at call time."""
 
@@ -120,7 +120,7 @@ class Var(Expr):
     weak: bool = True
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class IterVar(Expr):
     """A loop axis ranging over ``lo <= axis < hi``; ``kind`` is "data_par" or "reduce"."""
 
@@ -157,7 +157,7 @@ def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
     return dtype, weak
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class BinOp(Expr):
     op: str  # + - * / // %
     a: Expr
@@ -172,7 +172,7 @@ class BinOp(Expr):
         return BinOp(op, a, b, dtype, weak)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Compare(Expr):
     op: str  # < <= > >= == !=
     a: Expr
@@ -191,7 +191,7 @@ class Compare(Expr):
         return _binary_dtype("+", self.a, self.b)[0]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Logical(Expr):
     op: str  # and or not
     args: tuple[Expr, ...]
@@ -210,7 +210,7 @@ class Logical(Expr):
         return Logical(op, args)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Select(Expr):
     """``if_then_else``: only the chosen branch is evaluated (so it may guard reads)."""
 
@@ -225,7 +225,7 @@ MATH_FUNCS = {"exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "neg": 1,
               "maximum": 2, "minimum": 2}
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Call(Expr):
     func: str
     args: tuple[Expr, ...]
@@ -247,14 +247,14 @@ class Call(Expr):
         return Call(func, args, dtype, weak)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Cast(Expr):
     value: Expr
     dtype: str
     weak: bool = False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TensorRead(Expr):
     tensor: "Tensor"  # noqa: F821
     indices: tuple[Expr, ...]
@@ -268,7 +268,7 @@ class TensorRead(Expr):
 REDUCERS = ("sum", "max", "min")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Reduce(Expr):
     """A reduction over ``axes`` of ``source`` where ``where`` (if given) holds."""
 

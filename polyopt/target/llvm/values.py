@@ -6,9 +6,8 @@ Python constants are emitted directly in the dtype their parent needs.  Floating
 arithmetic may be reassociated (``reassoc contract nsz``) so that reductions vectorize;
 NaN and infinity keep their IEEE meaning.
 
->>> from llvmlite import ir
->>> llvm_type("float32"), llvm_type("uint8")
-(FloatType(), IntType(bits=8))
+>>> str(llvm_type("float32")), str(llvm_type("uint8"))
+('float', 'i8')
 """
 
 from __future__ import annotations
@@ -98,21 +97,27 @@ class ValueEmitter:
         return self.floor_divmod(expr.op, a, b, dtypes.is_signed(dtype))
 
     def floor_divmod(self, op: str, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
-        """Python's floor ``//`` and ``%``; division by zero gives 0 (as NumPy does)."""
-        zero = ir.Constant(a.type, 0)
+        """Python's floor ``//`` and ``%``; division by zero gives 0 and the least integer
+        ``// -1`` wraps to itself (as NumPy does) instead of trapping."""
+        zero, one = ir.Constant(a.type, 0), ir.Constant(a.type, 1)
         is_zero = self.b.icmp_unsigned("==", b, zero)
-        safe = self.b.select(is_zero, ir.Constant(a.type, 1), b)
         if not signed:
+            safe = self.b.select(is_zero, one, b)
             result = (self.b.udiv if op == "//" else self.b.urem)(a, safe)
+            return self.b.select(is_zero, zero, result)
+        # x // -1 is -x and x % -1 is 0: divide by 1 instead, since the CPU traps on
+        # least_int / -1 (sdiv/srem overflow)
+        is_minus_one = self.b.icmp_signed("==", b, ir.Constant(a.type, -1))
+        safe = self.b.select(self.b.or_(is_zero, is_minus_one), one, b)
+        q, r = self.b.sdiv(a, safe), self.b.srem(a, safe)
+        needs_fix = self.b.and_(self.b.icmp_signed("!=", r, zero),
+                                self.b.icmp_signed("!=", self.b.icmp_signed("<", r, zero),
+                                                   self.b.icmp_signed("<", safe, zero)))
+        if op == "//":
+            result = self.b.sub(q, self.b.zext(needs_fix, a.type))
+            result = self.b.select(is_minus_one, self.b.neg(a), result)
         else:
-            q, r = self.b.sdiv(a, safe), self.b.srem(a, safe)
-            needs_fix = self.b.and_(self.b.icmp_signed("!=", r, zero),
-                                    self.b.icmp_signed("!=", self.b.icmp_signed("<", r, zero),
-                                                       self.b.icmp_signed("<", safe, zero)))
-            if op == "//":
-                result = self.b.sub(q, self.b.zext(needs_fix, a.type))
-            else:
-                result = self.b.select(needs_fix, self.b.add(r, safe), r)
+            result = self.b.select(needs_fix, self.b.add(r, safe), r)
         return self.b.select(is_zero, zero, result)
 
     def _compare(self, expr: Compare) -> ir.Value:

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Install everything the tests need (system packages included) and run the whole suite.
+# Usage: sh scripts/test.sh [pytest arguments]    (slow tests: sh scripts/test.sh -m slow)
+set -eu
+cd "$(dirname "$0")/.."
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    # PoCL: a real OpenCL runtime for the CPU, used by the OpenCL backend's tests.
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        pocl-opencl-icd >/dev/null
+fi
+python3 -m pip install -q -e ".[test]"
+exec python3 -m pytest -q "$@"

@@ -1,0 +1,223 @@
+"""Bad input gets the right PolyoptError subclass and a message that says what to fix."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+
+
+def _matmul_kernel():
+    M, N, K = po.var("M"), po.var("N"), po.var("K")
+    A = po.placeholder((M, K), name="A")
+    B = po.placeholder((K, N), name="B")
+    k = po.reduce_axis((0, K), name="k")
+    C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return po.build(po.create_schedule(C), [A, B, C])
+
+
+def _arrays(m=4, k=3, n=5, dtype="float32"):
+    return (np.ones((m, k), dtype), np.ones((k, n), dtype), np.zeros((m, n), dtype))
+
+
+# -- calling a kernel -------------------------------------------------------------------
+
+def test_wrong_dtype():
+    a, b, c = _arrays()
+    with pytest.raises(po.InvalidArgumentError, match=r"'A' must have dtype float32, got float64.*astype"):
+        _matmul_kernel()(a.astype("float64"), b, c)
+
+
+def test_wrong_rank():
+    a, b, c = _arrays()
+    with pytest.raises(po.InvalidArgumentError, match=r"'B' must have 2 dimension\(s\), got an array of shape \(15,\)"):
+        _matmul_kernel()(a, b.reshape(-1), c)
+
+
+def test_mismatched_shapes_name_tensor_and_dimension():
+    a, _, c = _arrays()
+    b = np.ones((4, 5), "float32")  # K is 3 from A
+    with pytest.raises(po.InvalidArgumentError, match=r"dimension 0 of 'B' has size 4, but its shape says K = 3"):
+        _matmul_kernel()(a, b, c)
+
+
+def test_non_contiguous_array():
+    a, b, c = _arrays(m=3, k=3)
+    with pytest.raises(po.InvalidArgumentError, match=r"'A' is not C-contiguous.*ascontiguousarray"):
+        _matmul_kernel()(a.T, b, c)
+
+
+def test_not_an_array():
+    _, b, c = _arrays()
+    with pytest.raises(po.InvalidArgumentError, match=r"'A' must be a numpy.ndarray, got list"):
+        _matmul_kernel()([[1.0] * 3] * 4, b, c)
+
+
+def test_wrong_argument_count():
+    a, b, _ = _arrays()
+    with pytest.raises(po.InvalidArgumentError, match=r"takes 3 argument\(s\) \(A, B, C\), got 2"):
+        _matmul_kernel()(a, b)
+
+
+def test_output_aliasing_an_input_is_refused():
+    a = np.ones((3, 3), "float32")
+    with pytest.raises(po.InvalidArgumentError, match=r"output 'C' shares memory with argument 'A'"):
+        _matmul_kernel()(a, np.ones((3, 3), "float32"), a)
+
+
+def test_read_only_output():
+    a, b, c = _arrays()
+    c.flags.writeable = False
+    with pytest.raises(po.InvalidArgumentError, match=r"output 'C' is read-only"):
+        _matmul_kernel()(a, b, c)
+
+
+def test_undetermined_var_must_be_passed_by_keyword():
+    n, m = po.var("n"), po.var("m")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] * m, name="B")
+    f = po.build(po.create_schedule(B), [A, B])
+    a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    with pytest.raises(po.InvalidArgumentError, match=r"var\(s\) m .* pass them by keyword, e.g. f\(..., m=10\)"):
+        f(a, b)
+    f(a, b, m=3)
+    np.testing.assert_array_equal(b, a * 3)
+    with pytest.raises(po.InvalidArgumentError, match=r"keyword 'q', which is not one of its vars"):
+        f(a, b, m=3, q=1)
+    with pytest.raises(po.InvalidArgumentError, match=r"var 'm' is a size and must be >= 0"):
+        f(a, b, m=-1)
+
+
+# -- describing a computation -----------------------------------------------------------
+
+def test_non_affine_index_product():
+    n = po.var("n")
+    A = po.placeholder((n * 0 + 100,), name="A")
+    B = po.compute((n, n), lambda i, j: A[i * j], name="B")
+    with pytest.raises(po.NonAffineError, match=r"'i \* j' in compute 'B' is not affine: 'i' times 'j'"):
+        po.create_schedule(B)
+
+
+def test_data_dependent_index_is_not_affine():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    idx = po.placeholder((n,), name="idx", dtype="int32")
+    B = po.compute((n,), lambda i: A[idx[i]], name="B")
+    with pytest.raises(po.NonAffineError, match=r"'idx\[i\]' in compute 'B' is not affine: it reads tensor 'idx'"):
+        po.create_schedule(B)
+
+
+def test_non_affine_shape():
+    n, m = po.var("n"), po.var("m")
+    A = po.placeholder((n * m,), name="A")
+    B = po.compute((n,), lambda i: A[i], name="B")
+    with pytest.raises(po.NonAffineError, match=r"'n \* m' in the shape of 'A' is not affine"):
+        po.create_schedule(B)
+
+
+def test_index_out_of_bounds_is_found_at_construction():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i + 1], name="B")
+    with pytest.raises(po.OutOfBoundsError,
+                       match=r"compute 'B' reads A\[(\d+)\] at B\[i=\d+\] when n=\1, outside the shape \(n\)"):
+        po.create_schedule(B)
+
+
+def test_out_of_bounds_between_different_vars():
+    n, m = po.var("n"), po.var("m")
+    A = po.placeholder((m,), name="A")
+    B = po.compute((n,), lambda i: A[i], name="B")
+    with pytest.raises(po.OutOfBoundsError, match="use the same po.var for sizes that must agree"):
+        po.create_schedule(B)
+
+
+def test_guarded_read_is_in_bounds():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: po.if_then_else(i + 1 < n, A[i + 1], 0.0), name="B")
+    po.create_schedule(B)  # no error: the read only happens where i + 1 < n
+
+
+def test_reading_a_placeholder_not_in_the_arguments():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    X = po.placeholder((n,), name="X")
+    B = po.compute((n,), lambda i: A[i] + X[i], name="B")
+    with pytest.raises(po.UndefinedTensorError, match=r"compute 'B' reads placeholder 'X', which is not in the argument list"):
+        po.build(po.create_schedule(B), [A, B])
+
+
+def test_compute_function_using_a_non_tensor():
+    table = np.arange(10.0)
+    with pytest.raises(po.InvalidArgumentError, match=r"function of compute 'B' raised .*index only polyopt tensors"):
+        po.compute((10,), lambda i: table[i], name="B")
+
+
+def test_python_if_on_expression_is_refused():
+    A = po.placeholder((4,), name="A")
+    with pytest.raises(po.InvalidArgumentError, match=r"no truth value.*po.if_then_else"):
+        po.compute((4,), lambda i: A[i] if A[i] > 0 else 0.0, name="B")
+
+
+def test_reduce_axis_outside_reduction():
+    A = po.placeholder((4, 4), name="A")
+    k = po.reduce_axis((0, 4), name="k")
+    with pytest.raises(po.InvalidArgumentError, match=r"uses reduce_axis 'k' outside a reduction"):
+        po.compute((4,), lambda i: A[i, k], name="B")
+
+
+def test_reduction_inside_expression():
+    A = po.placeholder((4, 4), name="A")
+    k = po.reduce_axis((0, 4), name="k")
+    with pytest.raises(po.InvalidArgumentError, match=r"a reduction must be the whole body"):
+        po.compute((4,), lambda i: po.sum(A[i, k], axis=k) / 4, name="B")
+
+
+def test_wrong_index_count_and_slices():
+    A = po.placeholder((4, 4), name="A")
+    with pytest.raises(po.InvalidArgumentError, match=r"'A' has 2 dimension\(s\) but is indexed with 1"):
+        po.compute((4,), lambda i: A[i], name="B")
+    with pytest.raises(po.InvalidArgumentError, match=r"indexed with a slice"):
+        po.compute((4,), lambda i: A[i, :], name="B")
+
+
+def test_float_index_and_unsupported_dtype():
+    A = po.placeholder((4,), name="A")
+    with pytest.raises(po.InvalidArgumentError, match=r"indices must be integers"):
+        po.compute((4,), lambda i: A[A[i]], name="B")
+    with pytest.raises(po.DTypeError, match=r"unsupported dtype 'float16'"):
+        po.placeholder((4,), dtype="float16")
+
+
+def test_bad_shapes():
+    with pytest.raises(po.InvalidArgumentError, match=r"dimension 0 of placeholder 'A' is '2.5'"):
+        po.placeholder((2.5,), name="A")
+    with pytest.raises(po.InvalidArgumentError, match=r"dimension 0 of placeholder 'A' is negative"):
+        po.placeholder((-1,), name="A")
+
+
+def test_two_vars_with_the_same_name():
+    A = po.placeholder((po.var("n"),), name="A")
+    B = po.compute((po.var("n"),), lambda i: 1.0, name="B")
+    D = po.compute(A.shape, lambda i: A[i], name="D")
+    with pytest.raises(po.InvalidArgumentError, match=r"two different po.var are named 'n'"):
+        po.create_schedule([B, D])
+
+
+def test_unknown_target_and_missing_outputs():
+    A = po.placeholder((4,), name="A")
+    B = po.compute((4,), lambda i: A[i], name="B")
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match=r"unknown target 'cuda'; available targets: llvm"):
+        po.build(s, [A, B], target="cuda")
+    with pytest.raises(po.InvalidArgumentError, match=r"no computed tensor is in the argument list"):
+        po.build(s, [A])
+    with pytest.raises(po.InvalidArgumentError, match=r"appears twice"):
+        po.build(s, [A, B, B])
+
+
+def test_every_error_is_a_polyopt_error():
+    for name in ("InvalidArgumentError", "DTypeError", "NonAffineError", "OutOfBoundsError",
+                 "UndefinedTensorError", "ScheduleError", "IllegalScheduleError",
+                 "TensorizeError", "BackendError", "MissingBackendError", "InternalError"):
+        assert issubclass(getattr(po, name), po.PolyoptError)

@@ -1,0 +1,69 @@
+"""Each layer imports only from the layers above it in the data flow (see DESIGN.md)."""
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "polyopt"
+# Layers in data-flow order; a module may import its own layer and earlier ones.
+LAYERS = ["te", "domain", "deps", "transform", "tensorize", "ast", "target", "graph"]
+BASE = {"errors", "dtypes", "names"}  # importable from everywhere
+DRIVERS = {"lower", "build", "cli", "__init__", "__main__"}  # top-level entry points
+
+
+def _imported_layers(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 0 and module.startswith("polyopt."):
+                found.add(module.split(".")[1])
+            elif node.level > 0:
+                depth = len(path.relative_to(PACKAGE).parts) - 1  # 0 for top-level modules
+                if node.level - 1 < depth:
+                    parts = path.relative_to(PACKAGE).parts[: depth - (node.level - 1)]
+                    found.add(parts[0])
+                elif module:
+                    found.add(module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("polyopt."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        if len(parts) > 1 and parts[0] in LAYERS:
+            yield pytest.param(path, parts[0], id=str(path.relative_to(PACKAGE)))
+
+
+@pytest.mark.parametrize("path, layer", list(_modules()))
+def test_layer_imports_only_earlier_layers(path, layer):
+    allowed = set(LAYERS[: LAYERS.index(layer) + 1]) | BASE
+    imported = _imported_layers(path) - {layer}
+    assert imported <= allowed, f"{path.name} ({layer}) imports {sorted(imported - allowed)}"
+
+
+def test_nothing_below_imports_graph_or_drivers():
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).parts
+        if parts[0] in ("graph",) or path.stem in DRIVERS and len(parts) == 1:
+            continue
+        imported = _imported_layers(path)
+        assert "graph" not in imported, path
+        assert not (imported & (DRIVERS - {"__init__"})), path
+
+
+def test_core_imports_without_backends():
+    """llvmlite and pyopencl are imported lazily, inside their target modules."""
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).parts
+        if parts[:2] in (("target", "llvm"), ("target", "opencl")):
+            continue
+        text = path.read_text()
+        assert "import llvmlite" not in text and "from llvmlite" not in text, path
+        assert "import pyopencl" not in text, path
