@@ -24,6 +24,9 @@ from ...te.expr import Expr, IterVar, TensorRead, Var
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
+HUGE_PAGE = 2 << 20
+HUGE_THRESHOLD = 4 << 20
+MADV_HUGEPAGE = 14  # Linux
 
 
 def module_for(func) -> ir.Module:
@@ -86,6 +89,24 @@ class FunctionEmitter:
                                                                        flags=("nsw",))
         return strides
 
+    def _allocate(self, array: Array) -> ir.Value:
+        """``aligned_alloc`` a temporary; large ones are 2 MiB aligned and advised to use
+        transparent huge pages (as NumPy does), which saves most first-touch page faults."""
+        b = self.builder
+        alloc = intrinsic(self.module, "aligned_alloc", ir.PointerType(), [I64, I64])
+        madvise = intrinsic(self.module, "madvise", ir.IntType(32),
+                            [ir.PointerType(), I64, ir.IntType(32)])
+        size = self._size_in_bytes(array)
+        big = b.icmp_unsigned(">=", size, ir.Constant(I64, HUGE_THRESHOLD))
+        huge_size = b.and_(b.add(size, ir.Constant(I64, HUGE_PAGE - 1)),
+                           ir.Constant(I64, -HUGE_PAGE))
+        size = b.select(big, huge_size, size)
+        alignment = b.select(big, ir.Constant(I64, HUGE_PAGE), ir.Constant(I64, ALIGNMENT))
+        pointer = b.call(alloc, [alignment, size])
+        advised = b.select(big, size, ir.Constant(I64, 0))  # madvise of 0 bytes is a no-op
+        b.call(madvise, [pointer, advised, ir.Constant(ir.IntType(32), MADV_HUGEPAGE)])
+        return pointer
+
     def _size_in_bytes(self, array: Array) -> ir.Value:
         size = ir.Constant(I64, _itemsize(array.dtype))
         for extent in array.shape:
@@ -96,11 +117,10 @@ class FunctionEmitter:
     # -- function body ---------------------------------------------------------------
     def _emit_body(self) -> None:
         b = self.builder
-        alloc = intrinsic(self.module, "aligned_alloc", ir.PointerType(), [I64, I64])
         free = intrinsic(self.module, "free", ir.VoidType(), [ir.PointerType()])
         failed = ir.Constant(I1, 0)
         for temp in self.func.temps:
-            pointer = b.call(alloc, [ir.Constant(I64, ALIGNMENT), self._size_in_bytes(temp)])
+            pointer = self._allocate(temp)
             self.pointers[temp.name] = pointer
             failed = b.or_(failed, b.icmp_unsigned("==", pointer, ir.Constant(ir.PointerType(),
                                                                               None)))
