@@ -113,14 +113,16 @@ def _name_loops(node: Node, program: Program, taken: frozenset[str]) -> Node:
         return If(node.cond, _name_loops(node.then, program, taken), other)
     if isinstance(node, Run):
         return node
-    wanted = sanitize(_dim_enumerated(node, program) or "c")
+    axis = _axis_of(node, program)
+    wanted = sanitize(axis.name if axis else _dim_enumerated(node, program) or "c")
     new, counter = wanted, 0
-    while new in taken or new.startswith("%"):
+    while new in taken:
         counter += 1
         new = f"{wanted}_{counter}"
     renamed = rename(node, node.var, new)
     return For(new, renamed.init, renamed.cond, renamed.step,
-               _name_loops(renamed.body, program, taken | {new}), renamed.kind)
+               _name_loops(renamed.body, program, taken | {new}),
+               axis.kind if axis else renamed.kind)
 
 
 def _mark_isl_names(node: Node, counter: list[int]) -> Node:
@@ -132,10 +134,20 @@ def _mark_isl_names(node: Node, counter: list[int]) -> Node:
         return If(node.cond, _mark_isl_names(node.then, counter), other)
     if isinstance(node, Run):
         return node
-    counter[0] += 1
-    renamed = rename(node, node.var, f"%{counter[0]}")
+    counter[0] += 1  # keep isl's schedule dimension: c3 becomes %3.<n>
+    renamed = rename(node, node.var, f"%{node.var[1:]}.{counter[0]}")
     return For(renamed.var, renamed.init, renamed.cond, renamed.step,
                _mark_isl_names(renamed.body, counter), renamed.kind)
+
+
+def _axis_of(loop: For, program: Program):
+    """The stage loop behind an isl loop ``%<schedule dimension>.<n>``."""
+    dim = int(loop.var[1:].split(".")[0])
+    for run in runs(loop.body):
+        axis = program.axis_at(run.stmt, dim)
+        if axis is not None:
+            return axis
+    return None
 
 
 def _dim_enumerated(loop: For, program: Program) -> str | None:

@@ -31,8 +31,9 @@ from ..names import NameGenerator
 from ..te.expr import (BinOp, Call, Const, Expr, IterVar, Reduce, Select, TensorRead, Var)
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor, children, walk
 from .accesses import check_reads_in_bounds, statement_accesses
-from .affine import CTX, AffineSpace, param_space
+from .affine import AffineSpace
 from .program import Array, Program, Statement
+from .schedule import Stage, identity_axes
 
 
 def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
@@ -50,15 +51,13 @@ def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
     array_of = {id(a.tensor): a for a in arrays}
     context = _context(arrays, params)
     stmt_names = NameGenerator()
-    groups: list[list[Statement]] = []
-    for array in arrays:
-        if array.role == "compute":
-            groups.append(_statements(array, array_of, param_names, stmt_names, context))
+    computed = [a for a in arrays if a.role == "compute"]
+    groups = [_statements(a, array_of, param_names, stmt_names, context) for a in computed]
     statements = tuple(s for group in groups for s in group)
     for stmt in statements:
         check_reads_in_bounds(stmt, array_of, param_names, context)
-    schedule = default_schedule(groups, context)
-    return Program(statements, arrays, params, context, schedule)
+    program = Program(statements, arrays, params, context, schedule=None)
+    return program.with_stages(default_stages(groups, [a.name for a in computed]))
 
 
 def _as_tensor_list(outputs) -> list[Tensor]:
@@ -190,55 +189,13 @@ def identity(combiner: str, dtype: str) -> int | float:
     return int(info.min) if combiner == "max" else int(info.max)
 
 
-def default_schedule(groups: list[list[Statement]], context: isl.Set) -> isl.Schedule:
-    """One loop nest per compute, in definition order; a reduction initialises each
-    output element right before its reduction loop (``for i, j: init; for k: update``)."""
-    domain = isl.UnionSet.empty(context.get_space())
-    for group in groups:
-        for stmt in group:
-            domain = domain.union(isl.UnionSet.from_set(stmt.domain))
-    schedule = isl.Schedule.from_domain(domain)
-    node = schedule.get_root().child(0)
-    if len(groups) > 1:
-        node = node.insert_sequence(_filters([g for g in groups], context))
-    for position, group in enumerate(groups):
-        if len(groups) > 1:
-            node = node.child(position).child(0)
-        spatial = group[0]
-        node = _insert_band(node, group, spatial.dims, context)
-        if len(group) == 2:
-            init, update = group
-            if node.get_type() == isl.schedule_node_type.band:
-                node = node.child(0)
-            node = node.insert_sequence(_filters([[init], [update]], context))
-            node = node.child(1).child(0)
-            node = _insert_band(node, [update], update.dims[len(init.dims):], context)
-        node = _to_depth(node, 1 if len(groups) > 1 else 0)
-    return node.get_schedule()
-
-
-def _to_depth(node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
-    while node.get_tree_depth() > depth:
-        node = node.parent()
-    return node
-
-
-def _filters(groups: list[list[Statement]], context: isl.Set) -> isl.UnionSetList:
-    result = isl.UnionSetList.alloc(CTX, len(groups))
-    for group in groups:
-        filt = isl.UnionSet.empty(context.get_space())
-        for stmt in group:
-            filt = filt.union(isl.UnionSet.from_set(stmt.domain))
-        result = result.add(filt)
-    return result
-
-
-def _insert_band(node, stmts: list[Statement], dims: tuple[str, ...], context: isl.Set):
-    """A band scheduling each statement by its dimensions named ``dims``, in order."""
-    if not dims:
-        return node
-    params = ", ".join(context.get_var_names(isl.dim_type.param))
-    pieces = [f"{s.name}[{', '.join(s.dims)}] -> [{', '.join(dims)}]" for s in stmts]
-    umap = isl.UnionMap(f"[{params}] -> {{ {'; '.join(pieces)} }}")
-    band = isl.MultiUnionPwAff.from_union_map(umap)
-    return node.insert_partial_schedule(band)
+def default_stages(groups: list[list[Statement]], names: list[str]) -> tuple[Stage, ...]:
+    """One root stage per compute, in definition order, looping over its dimensions."""
+    stages = []
+    for group, name in zip(groups, names):
+        main = group[-1]
+        init = group[0].name if len(group) == 2 else None
+        reduce_dims = frozenset(main.dims[len(group[0].dims):]) if init else frozenset()
+        stages.append(Stage(name, main.name, identity_axes(main.domain),
+                            reduce_dims, init))
+    return tuple(stages)

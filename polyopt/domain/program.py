@@ -22,6 +22,7 @@ import islpy as isl
 from ..errors import InvalidArgumentError
 from ..te.expr import Expr, IterVar, TensorRead, Var
 from ..te.tensor import Tensor
+from .schedule import Axis, Stage, build_schedule
 
 
 class AccessKind(str, Enum):
@@ -85,14 +86,61 @@ class Statement:
 
 @dataclass(frozen=True, slots=True)
 class Program:
+    """Statements, arrays and parameters, and a schedule.
+
+    ``stages`` describe the schedule loop by loop (what primitives edit); ``schedule``
+    and ``loop_axes`` (the :class:`Axis` behind each schedule dimension of each
+    statement) are derived from them.  A schedule given directly as an isl object
+    has no stages.
+    """
+
     statements: tuple[Statement, ...]
     arrays: tuple[Array, ...]
     params: tuple[Var, ...]
     context: isl.Set
     schedule: isl.Schedule
+    stages: tuple[Stage, ...] = ()
+    loop_axes: tuple[tuple[str, tuple[Axis | None, ...]], ...] = ()
 
     def replace(self, **changes) -> Program:
         return dataclasses.replace(self, **changes)
+
+    def with_stages(self, stages: tuple[Stage, ...], **changes) -> Program:
+        """This program scheduled by ``stages`` (with other fields changed too)."""
+        program = self.replace(**changes) if changes else self
+        schedule, loop_axes = build_schedule(program.statements, stages, program.context)
+        return program.replace(stages=tuple(stages), schedule=schedule, loop_axes=loop_axes)
+
+    def stage(self, name: str) -> Stage:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        known = ", ".join(s.name for s in self.stages)
+        raise InvalidArgumentError(f"no stage named '{name}'; the stages are: {known}")
+
+    def schedule_map(self) -> isl.UnionMap:
+        """The flat schedule, restricted to the statements' domains."""
+        return self.schedule.get_map().intersect_domain(self.domains)
+
+    def schedule_of(self, stmt: str) -> isl.Map:
+        """The schedule row of one statement, on its domain."""
+        domain = self.statement(stmt).domain
+        return self.schedule.get_map().extract_map(
+            isl.Space.map_from_domain_and_range(domain.get_space(), self._time_space())
+        ).intersect_domain(domain)
+
+    def _time_space(self) -> isl.Space:
+        umap = self.schedule.get_map()
+        maps: list[isl.Map] = []
+        umap.foreach_map(maps.append)
+        return maps[0].get_space().range()
+
+    def axis_at(self, stmt: str, dim: int) -> Axis | None:
+        """The loop that schedule dimension ``dim`` of statement ``stmt`` enumerates."""
+        for name, axes in self.loop_axes:
+            if name == stmt:
+                return axes[dim] if dim < len(axes) else None
+        return None
 
     def statement(self, name: str) -> Statement:
         for stmt in self.statements:

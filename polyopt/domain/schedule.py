@@ -1,0 +1,242 @@
+"""Stages and their loops, and the isl schedule they define.
+
+A :class:`Stage` is what a user schedules: the statements of one compute (its
+``main`` statement and, for a reduction, its ``init``) and an ordered list of loop
+:class:`Axis` (outermost first), each a quasi-affine function of the main
+statement's dimensions.  A stage is either at the root (in definition order) or
+shares its first ``depth`` loops with another stage (``Attach("with", other, depth)``).
+
+The schedule is flat, in the classic "2d+1" form: every statement gets a row
+``[s0, l1, s1, l2, s2, ...]`` where the ``l`` are loop values and the ``s`` order
+what shares a loop.  Inside a loop, stages sharing it run in definition order; a
+reduction's init runs right before its first reduce loop.
+
+>>> import polyopt as po
+>>> M, N = po.var("M"), po.var("N"); A = po.placeholder((M, N), name="A")
+>>> k = po.reduce_axis((0, N), name="k")
+>>> S = po.compute((M,), lambda i: po.sum(A[i, k], axis=k), name="S")
+>>> program = po.create_schedule(S).program
+>>> print(program.schedule_of("S_init")); print(program.schedule_of("S_update"))
+[M, N] -> { S_init[i] -> [0, 0, i, 0, 0, 0] : 0 <= i < M }
+[M, N] -> { S_update[i, k] -> [0, 0, i, 1, k, 0] : 0 <= i < M and 0 <= k < N }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from ..errors import ScheduleError
+
+KINDS = ("serial", "parallel", "vectorized", "unrolled")
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """One loop of a stage: ``value`` maps the main statement's instance to the loop's value."""
+
+    name: str
+    value: isl.PwAff
+    kind: str = "serial"
+
+
+@dataclass(frozen=True, slots=True)
+class Attach:
+    kind: str = "root"          # root | with
+    stage: str | None = None    # the stage whose loops are shared
+    depth: int = 0              # how many of its outer loops are shared
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    name: str
+    main: str
+    axes: tuple[Axis, ...]
+    reduce_dims: frozenset[str] = field(default_factory=frozenset)
+    init: str | None = None
+    attach: Attach = Attach()
+
+    def axis(self, name: str) -> int:
+        """Position of the loop called ``name`` (raises :class:`ScheduleError`)."""
+        for position, axis in enumerate(self.axes):
+            if axis.name == name:
+                return position
+        names = ", ".join(a.name for a in self.axes)
+        raise ScheduleError(f"stage '{self.name}' has no loop '{name}'; its loops are: {names}")
+
+    def involves_reduce(self, axis: Axis) -> bool:
+        dims = axis.value.get_space().get_var_names(isl.dim_type.in_)
+        for pos, name in enumerate(dims):
+            if name in self.reduce_dims and axis.value.involves_dims(isl.dim_type.in_, pos, 1):
+                return True
+        return False
+
+    @property
+    def init_level(self) -> int:
+        """How many loops enclose the init: those before the first reduce loop."""
+        for position, axis in enumerate(self.axes):
+            if self.involves_reduce(axis):
+                return position
+        return len(self.axes)
+
+
+def identity_axes(domain: isl.Set, names: tuple[str, ...] | None = None) -> tuple[Axis, ...]:
+    """One loop per dimension of ``domain``, named after the dimensions."""
+    space = domain.get_space()
+    local = isl.LocalSpace.from_space(space)
+    dims = space.get_var_names(isl.dim_type.set)
+    names = names or dims
+    return tuple(Axis(name, isl.PwAff.var_on_domain(local, isl.dim_type.set, pos))
+                 for pos, name in enumerate(names))
+
+
+class _Layout:
+    """Computes the rows of every statement from the stages."""
+
+    def __init__(self, stages: tuple[Stage, ...], statements: dict):
+        self.stages = {s.name: s for s in stages}
+        self.index = {s.name: i for i, s in enumerate(stages)}
+        self.statements = statements
+        self.roots = [s.name for s in stages if s.attach.kind == "root"]
+        self.children: dict[tuple[str, int], list[tuple[float, str]]] = {}
+        for stage in stages:
+            if stage.attach.kind == "with":
+                key = (stage.attach.stage, stage.attach.depth)
+                self.children.setdefault(key, []).append((self.index[stage.name], stage.name))
+
+    def position(self, parent: str, level: int, member: str) -> int:
+        """Rank of ``member`` ("stage", or "stage.init") among what shares loop ``level``."""
+        stage = self.stages[parent]
+        members = list(self.children.get((parent, level), []))
+        members.append((self.index[parent], parent))
+        if stage.init is not None and stage.init_level == level:
+            members.append((self.index[parent] - 0.5, parent + ".init"))
+        members.sort()
+        return [name for _, name in members].index(member)
+
+    def head(self, stage: Stage, shared: list) -> list:
+        """Row entries before the stage's own first static entry."""
+        if stage.attach.kind == "root":
+            return [self.roots.index(stage.name)]
+        parent = self.stages[stage.attach.stage]
+        depth = stage.attach.depth
+        k = parent.attach.depth if parent.attach.kind == "with" else 0
+        entries = self.head(parent, shared[:k]) + [self.position(parent.name, k, parent.name)]
+        for level in range(k + 1, depth + 1):
+            entries.append(shared[level - 1])
+            if level < depth:
+                entries.append(self.position(parent.name, level, parent.name))
+        return entries + [self.position(parent.name, depth, stage.name)]
+
+    def row(self, stage: Stage, statement, values: list, *, init: bool) -> list:
+        k = stage.attach.depth if stage.attach.kind == "with" else 0
+        entries = self.head(stage, values[:k])
+        last = stage.init_level if init else len(stage.axes)
+        member = stage.name + ".init" if init else stage.name
+        entries.append(self.position(stage.name, k, member if last == k else stage.name))
+        for level in range(k + 1, last + 1):
+            entries.append(values[level - 1])
+            entries.append(self.position(stage.name, level, member if level == last
+                                         else stage.name))
+        if init:
+            for value in values[last:]:
+                if value is not None:
+                    entries += [value, 0]
+        return entries
+
+
+def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
+    """The isl schedule of ``stages`` and, per statement, the :class:`Axis` of each row entry.
+
+    Returns ``(schedule, loop_axes)`` where ``loop_axes`` is a tuple of
+    ``(statement name, tuple of Axis or None per schedule dimension)``.
+    """
+    by_name = {s.name: s for s in statements}
+    layout = _Layout(stages, by_name)
+    rows: dict[str, tuple[list, list]] = {}
+    for stage in stages:
+        main = by_name[stage.main]
+        for stmt_name, is_init in ((stage.main, False), (stage.init, True)):
+            if stmt_name is None:
+                continue
+            stmt = by_name[stmt_name]
+            values, axes = _values_for(stage, main, stmt, is_init)
+            entries = layout.row(stage, stmt, values, init=is_init)
+            rows[stmt_name] = (entries, _entry_axes(entries, values, axes))
+    width = max((len(e) for e, _ in rows.values()), default=1)
+    umap = isl.UnionMap.empty(context.get_space())
+    domain = isl.UnionSet.empty(context.get_space())
+    loop_axes = []
+    for stmt in statements:
+        entries, axes = rows[stmt.name]
+        padded = entries + [0] * (width - len(entries))
+        umap = umap.union(isl.UnionMap.from_map(_row_map(stmt.domain, padded)))
+        domain = domain.union(isl.UnionSet.from_set(stmt.domain))
+        loop_axes.append((stmt.name, tuple(axes) + (None,) * (width - len(axes))))
+    band = isl.MultiUnionPwAff.from_union_map(umap)
+    schedule = isl.Schedule.from_domain(domain).insert_partial_schedule(band)
+    return schedule, tuple(loop_axes)
+
+
+def _values_for(stage: Stage, main, stmt, is_init: bool):
+    """Each axis as a function of ``stmt``'s instance (None where it cannot be: an init
+    does not enumerate reduce loops)."""
+    if not is_init:
+        return [a.value for a in stage.axes], list(stage.axes)
+    space = main.domain.get_space()
+    init_space = stmt.domain.get_space()
+    local = isl.LocalSpace.from_space(init_space)
+    init_dims = init_space.get_var_names(isl.dim_type.set)
+    pieces = []
+    for name in space.get_var_names(isl.dim_type.set):
+        if name in init_dims:
+            pieces.append(isl.Aff.var_on_domain(local, isl.dim_type.set, init_dims.index(name)))
+        else:
+            pieces.append(isl.Aff.zero_on_domain(local))
+    target = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, in_=init_dims,
+                                         out=space.get_var_names(isl.dim_type.set),
+                                         params=space.get_var_names(isl.dim_type.param))
+    target = target.set_tuple_name(isl.dim_type.in_, stmt.name).set_tuple_name(
+        isl.dim_type.out, main.name)
+    aff_list = isl.AffList.alloc(isl.DEFAULT_CONTEXT, len(pieces))
+    for aff in pieces:
+        aff_list = aff_list.add(aff)
+    embed = isl.MultiAff.from_aff_list(target, aff_list)
+    values, axes = [], []
+    for axis in stage.axes:
+        if stage.involves_reduce(axis):
+            values.append(None)
+        else:
+            values.append(axis.value.pullback_multi_aff(embed))
+        axes.append(axis)
+    return values, axes
+
+
+def _entry_axes(entries: list, values: list, axes: list) -> list:
+    """The Axis each row entry enumerates (None for static entries)."""
+    result = []
+    for entry in entries:
+        if isinstance(entry, int):
+            result.append(None)
+        else:
+            result.append(next(a for v, a in zip(values, axes) if v is entry))
+    return result
+
+
+def _row_map(domain: isl.Set, entries: list) -> isl.Map:
+    """The row as a map on the whole statement space (so empty domains keep their space)."""
+    local = isl.LocalSpace.from_space(domain.get_space())
+    relation = isl.Map.from_domain(isl.Set.universe(domain.get_space()))
+    for entry in entries:
+        if isinstance(entry, int):
+            entry = isl.PwAff.from_aff(isl.Aff.zero_on_domain(local).set_constant_val(
+                isl.Val(entry)))
+        relation = relation.flat_range_product(isl.Map.from_pw_aff(entry))
+    return relation.coalesce()
+
+
+def check_axis_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ScheduleError(f"unknown loop kind {kind!r}; use one of {', '.join(KINDS)}")
+    return kind
