@@ -137,6 +137,7 @@ class IterVar(Expr):
 
 
 def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
+    """The dtype (and weakness) of ``a op b`` by the rules of :mod:`polyopt.dtypes`."""
     if dtypes.BOOL in (a.dtype, b.dtype):
         dtypes.promote(a.dtype, b.dtype)  # raises the explanatory error
     if a.weak and b.weak:
@@ -154,7 +155,33 @@ def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
         dtype = "float64"
     if op in ("//", "%") and dtypes.is_float(dtype):
         raise DTypeError(f"'{op}' needs integer operands, got {a.dtype} and {b.dtype}")
+    if dtypes.is_int(dtype) and not weak:
+        _check_int_fits(a, dtype, b)
+        _check_int_fits(b, dtype, a)
     return dtype, weak
+
+
+def _check_int_fits(value: Expr, dtype: str, other: Expr) -> None:
+    """A Python int adopts an integer operand's dtype; one that this dtype cannot hold
+    would silently wrap around (``A_uint8 * -1``), so it is refused, as NumPy 2 does."""
+    if not (isinstance(value, Const) and value.weak and isinstance(value.value, int)):
+        return
+    info = np.iinfo(dtype)
+    if not info.min <= value.value <= info.max:
+        raise DTypeError(
+            f"the Python int {value.value} does not fit {dtype} ({info.min} to {info.max}), "
+            f"the dtype of '{other}'; convert that operand first, e.g. "
+            f"({other}).astype(\"int64\")"
+        )
+
+
+def _compare_dtype(a: Expr, b: Expr) -> str:
+    """The dtype in which ``a`` and ``b`` are compared.  Integer data against a Python int
+    or index arithmetic compares exactly, in int64 (``A_uint8[i] > -1`` always holds);
+    otherwise the operands are promoted as in arithmetic."""
+    if a.weak != b.weak and dtypes.is_int(a.dtype) and dtypes.is_int(b.dtype):
+        return dtypes.INDEX
+    return _binary_dtype("+", a, b)[0]
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -183,12 +210,12 @@ class Compare(Expr):
     @staticmethod
     def make(op: str, a, b) -> Compare:
         a, b = as_expr(a), as_expr(b)
-        _binary_dtype("+", a, b)
+        _compare_dtype(a, b)
         return Compare(op, a, b)
 
     @property
     def operand_dtype(self) -> str:
-        return _binary_dtype("+", self.a, self.b)[0]
+        return _compare_dtype(self.a, self.b)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
