@@ -39,7 +39,14 @@ class ScheduleError(PolyoptError):
 
 
 class IllegalScheduleError(ScheduleError):
-    """A schedule would run some dependence sink before its source."""
+    """A schedule would run some dependence sink before its source.
+
+    ``violation`` (when known) holds the dependence and a concrete pair of instances.
+    """
+
+    def __init__(self, message: str, violation=None):
+        super().__init__(message)
+        self.violation = violation
 
 
 class TensorizeError(PolyoptError):

@@ -1,60 +1,353 @@
-"""The user-facing schedule: a program plus the tensors it computes.
+"""The user-facing schedule: primitives on stages, each checked against exact dependences.
 
-``s = po.create_schedule(C)`` builds the program with its default schedule (one loop
-nest per compute, in definition order); ``s[C]`` is the stage of compute ``C``.
+``s = po.create_schedule(C)`` builds the program with its default schedule; ``s[C]``
+is the stage of compute ``C``.  Every primitive replaces ``s.program`` by a new
+program and, unless called with ``check=False``, refuses (``IllegalScheduleError``)
+a schedule that would run a dependence in the wrong order.  ``can_<primitive>``
+answers without raising.  The calls are recorded: ``s.script()`` prints them as
+Python and ``replay`` runs them on a fresh schedule.
 
 >>> import polyopt as po
->>> A = po.placeholder((4,), name="A")
->>> B = po.compute((4,), lambda i: A[i] * 2, name="B")
+>>> A = po.placeholder((16, 16), name="A")
+>>> B = po.compute((16, 16), lambda i, j: A[i, j] * 2, name="B")
 >>> s = po.create_schedule(B)
->>> s[B].op.name, [st.name for st in s.program.statements]
-('B', ['B'])
+>>> io, ii = s[B].split(B.op.axis[0], factor=4)
+>>> s[B].parallel(io).name
+'i.outer'
+>>> print(s.script())
+s["B"].split("i", factor=4)
+s["B"].parallel("i.outer")
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+from dataclasses import dataclass
+
+from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
-from ..errors import InvalidArgumentError
+from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
+from ..te.expr import IterVar
 from ..te.tensor import ComputeOp, Tensor
+from . import loops
+from .check import check_loop_carries_nothing, check_schedule
 
 
-class Stage:
-    """The part of a schedule that computes one tensor."""
+@dataclass(frozen=True, slots=True)
+class LoopAxis:
+    """A loop of a stage, as returned by primitives and accepted by them."""
 
-    def __init__(self, schedule: "Schedule", tensor: Tensor):
-        self.schedule = schedule
-        self.tensor = tensor
-
-    @property
-    def op(self):
-        return self.tensor.op
-
-    @property
-    def statements(self) -> tuple[str, ...]:
-        array = self.schedule.program.array_of(self.tensor)
-        return tuple(s.name for s in self.schedule.program.statements
-                     if s.target.tensor is array.tensor)
+    stage: str
+    name: str
+    kind: str = "serial"
 
     def __repr__(self) -> str:
-        return f"Stage({self.tensor.name})"
+        return f"LoopAxis({self.stage}.{self.name})"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One recorded primitive call."""
+
+    stage: str | None
+    primitive: str
+    args: tuple
+    kwargs: tuple
+
+    def __str__(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+        target = "s" if self.stage is None else f"s[{self.stage!r}]".replace("'", '"')
+        return f"{target}.{self.primitive}({', '.join(parts)})".replace("'", '"')
 
 
 class Schedule:
     """A program with a schedule; primitives on its stages return and record new programs."""
 
-    def __init__(self, program: Program, outputs: tuple[Tensor, ...]):
+    def __init__(self, program: Program, outputs: tuple = (), default_args=None):
         self.program = program
         self.outputs = outputs
+        self.default_args = default_args
+        self.steps: list[Step] = []
+        self._deps: Dependences | None = None
 
-    def __getitem__(self, tensor: Tensor) -> Stage:
-        if not isinstance(tensor, Tensor) or not isinstance(tensor.op, ComputeOp):
-            raise InvalidArgumentError(f"s[...] takes a computed tensor, got {tensor!r}")
-        self.program.array_of(tensor)
-        return Stage(self, tensor)
+    @property
+    def deps(self) -> Dependences:
+        """The dependences every schedule of this program must respect."""
+        if self._deps is None:
+            self._deps = compute_dependences(self.program)
+        return self._deps
+
+    def __getitem__(self, key) -> "Stage":
+        return Stage(self, self._stage_name(key))
+
+    def _stage_name(self, key) -> str:
+        if isinstance(key, Stage):
+            return key.name
+        if isinstance(key, Tensor):
+            if not isinstance(key.op, ComputeOp):
+                raise InvalidArgumentError(f"s[...] takes a computed tensor, got placeholder "
+                                           f"'{key.name}'")
+            return self.program.array_of(key).name
+        if isinstance(key, str):
+            self.program.stage(key)
+            return key
+        raise InvalidArgumentError(f"s[...] takes a tensor or a stage name, got {key!r}")
+
+    @property
+    def stages(self) -> tuple["Stage", ...]:
+        return tuple(Stage(self, s.name) for s in self.program.stages)
+
+    # -- applying and recording ----------------------------------------------------
+    def apply(self, step: Step, run, *, check: bool = True, loop_check=None):
+        """Run ``run(program) -> (program, result)``, check the new schedule, record."""
+        new_program, result = run(self.program)
+        if check:
+            check_schedule(new_program, self.deps, str(step))
+            if loop_check is not None:
+                loop_check(new_program)
+        self.program = new_program
+        self.steps.append(step)
+        return result
+
+    def check(self) -> None:
+        """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
+        primitives applied with ``check=False``)."""
+        check_schedule(self.program, self.deps, "the schedule")
+        for stage in self.program.stages:
+            for level, axis in enumerate(stage.axes, start=1):
+                if axis.kind in ("parallel", "vectorized"):
+                    check_loop_carries_nothing(self.program, self.deps, stage.name, level,
+                                               f"{axis.kind} loop '{axis.name}'")
+
+    def is_legal(self) -> bool:
+        try:
+            self.check()
+        except IllegalScheduleError:
+            return False
+        return True
+
+    def script(self) -> str:
+        """The recorded primitive calls, as Python that :meth:`replay` runs again."""
+        return "\n".join(str(step) for step in self.steps)
+
+    def replay(self, script) -> "Schedule":
+        """Apply recorded steps (a list of :class:`Step` or the text of :meth:`script`)."""
+        steps = parse_script(script) if isinstance(script, str) else list(script)
+        for step in steps:
+            target = self if step.stage is None else self[step.stage]
+            method = getattr(target, step.primitive, None)
+            if method is None or step.primitive.startswith("_"):
+                raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
+            method(*step.args, **dict(step.kwargs))
+        return self
 
     def __repr__(self) -> str:
-        return f"Schedule({', '.join(t.name for t in self.outputs)})"
+        return f"Schedule({', '.join(s.name for s in self.program.stages)})"
+
+
+def parse_script(text: str) -> list[Step]:
+    """Steps from lines like ``s["C"].split("i", factor=4)`` (literals only)."""
+    steps = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            call = ast.parse(line, mode="eval").body
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+                raise ValueError("not a primitive call")
+            owner = call.func.value
+            if isinstance(owner, ast.Name) and owner.id == "s":
+                stage = None
+            elif (isinstance(owner, ast.Subscript) and isinstance(owner.value, ast.Name)
+                  and owner.value.id == "s"):
+                stage = ast.literal_eval(owner.slice)
+            else:
+                raise ValueError("calls must be on s or s[...]")
+            args = tuple(ast.literal_eval(a) for a in call.args)
+            kwargs = tuple((k.arg, ast.literal_eval(k.value)) for k in call.keywords)
+        except (SyntaxError, ValueError) as err:
+            raise InvalidArgumentError(f"line {number} of the schedule script: {err}: {line}") \
+                from None
+        steps.append(Step(stage, call.func.attr, args, kwargs))
+    return steps
+
+
+def _plain(value):
+    """A recordable form of an argument: names instead of objects."""
+    if isinstance(value, LoopAxis):
+        return value.name
+    if isinstance(value, Stage):
+        return value.name
+    if isinstance(value, IterVar):
+        return value.name
+    if isinstance(value, Tensor):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Stage:
+    """The part of a schedule that computes one tensor (or one statement of a kernel)."""
+
+    def __init__(self, schedule: Schedule, name: str):
+        self.schedule = schedule
+        self.name = name
+
+    @property
+    def _stage(self):
+        return self.schedule.program.stage(self.name)
+
+    @property
+    def op(self):
+        main = self.schedule.program.statement(self._stage.main)
+        return main.target.tensor.op
+
+    @property
+    def axes(self) -> tuple[LoopAxis, ...]:
+        """The stage's loops, outermost first."""
+        return tuple(LoopAxis(self.name, a.name, a.kind) for a in self._stage.axes)
+
+    def _axis(self, axis) -> str:
+        stage = self._stage
+        if isinstance(axis, LoopAxis):
+            name = axis.name
+        elif isinstance(axis, IterVar):
+            main = self.schedule.program.statement(stage.main)
+            positions = [k for k, v in enumerate(main.iter_vars) if v is axis]
+            if not positions:
+                raise InvalidArgumentError(
+                    f"axis '{axis.name}' does not belong to stage '{self.name}'")
+            name = main.dims[positions[0]]
+        elif isinstance(axis, str):
+            name = axis
+        else:
+            raise InvalidArgumentError(f"expected a loop of stage '{self.name}', got {axis!r}")
+        stage.axis(name)  # raises ScheduleError naming the loops when unknown
+        return name
+
+    def _loop(self, name: str) -> LoopAxis:
+        stage = self._stage
+        axis = stage.axes[stage.axis(name)]
+        return LoopAxis(self.name, axis.name, axis.kind)
+
+    def _run(self, primitive: str, args: tuple, kwargs: dict, run, *, check=True,
+             loop_check=None):
+        step = Step(self.name, primitive, tuple(_plain(a) for a in args),
+                    tuple((k, _plain(v)) for k, v in kwargs.items()))
+        return self.schedule.apply(step, run, check=check, loop_check=loop_check)
+
+    # -- loop primitives ---------------------------------------------------------------
+    def split(self, axis, factor: int | None = None, nparts: int | None = None, *,
+              check: bool = True) -> tuple[LoopAxis, LoopAxis]:
+        """``outer, inner = s[C].split(C.op.axis[0], factor=8)``."""
+        name = self._axis(axis)
+        kwargs = {"factor": factor} if factor is not None else {"nparts": nparts}
+        outer, inner = self._run("split", (name,), kwargs, lambda p: loops.split(
+            p, self.name, name, factor=factor, nparts=nparts), check=check)
+        return self._loop(outer), self._loop(inner)
+
+    def tile(self, x, y, x_factor: int, y_factor: int, *, check: bool = True):
+        """``xo, yo, xi, yi = s[C].tile(i, j, 8, 8)``."""
+        xn, yn = self._axis(x), self._axis(y)
+        names = self._run("tile", (xn, yn, x_factor, y_factor), {}, lambda p: loops.tile(
+            p, self.name, xn, yn, x_factor, y_factor), check=check)
+        return tuple(self._loop(n) for n in names)
+
+    def reorder(self, *axes, check: bool = True) -> None:
+        """``s[C].reorder(k, i, j)``: these loops, in this order."""
+        names = [self._axis(a) for a in axes]
+        self._run("reorder", tuple(names), {}, lambda p: (loops.reorder(p, self.name, names),
+                                                         None), check=check)
+
+    def fuse(self, outer, inner, *, check: bool = True) -> LoopAxis:
+        """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one."""
+        a, b = self._axis(outer), self._axis(inner)
+        name = self._run("fuse", (a, b), {}, lambda p: loops.fuse(p, self.name, a, b),
+                         check=check)
+        return self._loop(name)
+
+    def skew(self, outer, inner, factor: int = 1, *, check: bool = True) -> None:
+        """``s[S].skew(t, i, 1)``: loop ``i`` becomes ``i + 1 * t``."""
+        a, b = self._axis(outer), self._axis(inner)
+        self._run("skew", (a, b, factor), {}, lambda p: (loops.skew(p, self.name, a, b, factor),
+                                                         None), check=check)
+
+    def shift(self, axis, offset: int, *, check: bool = True) -> None:
+        """``s[C].shift(i, 1)``: iteration ``v`` runs at ``v + 1``."""
+        name = self._axis(axis)
+        self._run("shift", (name, offset), {}, lambda p: (loops.shift(p, self.name, name,
+                                                                      offset), None), check=check)
+
+    def reverse(self, axis, *, check: bool = True) -> None:
+        """``s[C].reverse(i)``: run the loop backwards."""
+        name = self._axis(axis)
+        self._run("reverse", (name,), {}, lambda p: (loops.reverse(p, self.name, name), None),
+                  check=check)
+
+    def transform(self, relation: str, *, check: bool = True) -> tuple[LoopAxis, ...]:
+        """``s[S].transform("{ [t, i] -> [t, t + i] }")``: any affine map of the loops."""
+        self._run("transform", (relation,), {}, lambda p: (loops.transform_loops(
+            p, self.name, relation), None), check=check)
+        return self.axes
+
+    # -- loop kinds ----------------------------------------------------------------------
+    def _mark(self, primitive: str, kind: str, axis, check: bool) -> LoopAxis:
+        name = self._axis(axis)
+        level = self._stage.axis(name) + 1
+
+        def run(program):
+            def change(member, old):
+                return [dataclasses.replace(old[0], kind=kind)]
+            from .group import edit_band
+
+            return edit_band(program, self.name, level, level, change), None
+
+        loop_check = None
+        if kind in ("parallel", "vectorized"):
+            def loop_check(program):
+                check_loop_carries_nothing(program, self.schedule.deps, self.name, level,
+                                           f's["{self.name}"].{primitive}("{name}")')
+        self._run(primitive, (name,), {}, run, check=check, loop_check=loop_check)
+        return self._loop(name)
+
+    def parallel(self, axis, *, check: bool = True) -> LoopAxis:
+        """Run the loop's iterations in parallel; it must carry no dependence."""
+        return self._mark("parallel", "parallel", axis, check)
+
+    def vectorize(self, axis, *, check: bool = True) -> LoopAxis:
+        """Run the loop with SIMD instructions; it must carry no dependence."""
+        return self._mark("vectorize", "vectorized", axis, check)
+
+    def unroll(self, axis, *, check: bool = True) -> LoopAxis:
+        """Unroll the loop (always legal: the order does not change)."""
+        return self._mark("unroll", "unrolled", axis, check)
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name})"
+
+
+def _can(primitive: str):
+    def can(self, *args, **kwargs) -> bool:
+        trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args)
+        trial._deps = self.schedule.deps
+        try:
+            getattr(Stage(trial, self.name), primitive)(*args, **kwargs)
+        except (IllegalScheduleError, ScheduleError):
+            return False
+        return True
+
+    can.__name__ = f"can_{primitive}"
+    can.__doc__ = f"Whether ``{primitive}`` with these arguments would be accepted."
+    return can
+
+
+for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
+                   "parallel", "vectorize", "unroll"):
+    setattr(Stage, f"can_{_primitive}", _can(_primitive))
 
 
 def create_schedule(outputs) -> Schedule:
@@ -62,3 +355,7 @@ def create_schedule(outputs) -> Schedule:
     program = program_from_outputs(outputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     return Schedule(program, outputs)
+
+
+__all__ = ["Schedule", "Stage", "LoopAxis", "Step", "create_schedule", "parse_script",
+           "PolyoptError"]

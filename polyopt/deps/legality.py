@@ -1,0 +1,200 @@
+"""Is a schedule legal? Exact answers from isl, with a concrete counterexample.
+
+A schedule is legal when, for every dependence ``s -> t``, it runs ``s`` strictly
+before ``t`` (for every parameter value the context allows).  A loop may run in
+parallel when no dependence between two of its iterations goes from one iteration
+to another (it "carries" none).
+
+>>> import polyopt as po
+>>> n = po.var("n"); A = po.placeholder((n, n), name="A")
+>>> k = po.reduce_axis((0, n), name="k")
+>>> S = po.compute((n,), lambda i: po.sum(A[i, k], axis=k), name="S")
+>>> s = po.create_schedule(S)
+>>> deps = po.deps(s)
+>>> find_violations(s.program, deps) == []
+True
+>>> [v.dependence.kind for v in carried_dependences(s.program, deps, "S_update", 4)]
+['flow', 'anti', 'output']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from ..domain.program import Program
+from ..errors import IllegalScheduleError
+from .dataflow import Dependence, Dependences
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A dependence the schedule breaks, with one concrete pair of instances."""
+
+    dependence: Dependence
+    pairs: isl.Map           # every violating (source, sink) pair
+    source: str              # "S[t=1, i=2]"
+    sink: str
+    element: str             # "A[2]"
+    params: dict[str, int]
+    distance: tuple[int, ...] | None
+
+    def explain(self, consequence: str | None = None) -> str:
+        """What the dependence is and why the schedule breaks it.
+
+        ``consequence`` replaces the default "but the new schedule runs ... first"."""
+        dep = self.dependence
+        when = ""
+        if self.params:
+            when = " (when " + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+        defaults = {
+            "flow": (f"{self.source} writes {self.element} that {self.sink} reads",
+                     "but the new schedule runs the reader first"),
+            "anti": (f"{self.source} reads {self.element} before {self.sink} overwrites it",
+                     "but the new schedule runs the write first"),
+            "output": (f"{self.source} and then {self.sink} write {self.element}",
+                       "but the new schedule runs them in the other order"),
+        }
+        fact, default = defaults[dep.kind]
+        distance = ""
+        if self.distance is not None:
+            distance = f"; dependence distance ({', '.join(map(str, self.distance))})"
+        return (f"{fact}, {consequence or default}{when} [{dep.kind} dependence "
+                f"{dep.source} -> {dep.sink} through {dep.array}{distance}]")
+
+
+def _schedule_of(program: Program, stmt: str) -> isl.Map:
+    return program.schedule_of(stmt)
+
+
+def find_violations(program: Program, deps: Dependences, *, limit: int | None = None
+                    ) -> list[Violation]:
+    """Every dependence of ``deps`` that ``program``'s schedule runs in the wrong order."""
+    found = []
+    for dep in deps:
+        source, sink = _schedule_of(program, dep.source), _schedule_of(program, dep.sink)
+        not_after = isl.Map.lex_ge(source.get_space().range())
+        wrong = source.apply_range(not_after).apply_range(sink.reverse())
+        pairs = dep.relation.intersect(wrong).intersect_params(program.context)
+        if not pairs.is_empty():
+            found.append(_violation(dep, pairs, program))
+            if limit is not None and len(found) >= limit:
+                break
+    return found
+
+
+def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
+                        ) -> list[Violation]:
+    """Dependences carried by the loop at schedule dimension ``dim`` of ``stmt``:
+    both instances are in the same iteration of every enclosing loop, but in different
+    iterations of this one."""
+    found = []
+    time = program.schedule_of(stmt)
+    width = time.dim(isl.dim_type.out)
+    loop_prefix = _equal_prefix_then_differ(time.get_space().range(), dim, width)
+    inside = {s.name for s in program.statements if _shares_loop(program, s.name, stmt, dim)}
+    for dep in deps:
+        if dep.source not in inside or dep.sink not in inside:
+            continue
+        source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
+        same_loop = source.apply_range(loop_prefix).apply_range(sink.reverse())
+        pairs = dep.relation.intersect(same_loop).intersect_params(program.context)
+        if not pairs.is_empty():
+            found.append(_violation(dep, pairs, program))
+    return found
+
+
+def _shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
+    """Whether ``other`` runs inside the loop at dimension ``dim`` of ``stmt``."""
+    a, b = program.schedule_of(stmt), program.schedule_of(other)
+    if a.is_empty() or b.is_empty():
+        return other == stmt
+    for d in range(dim):
+        va, vb = _constant_at(a, d), _constant_at(b, d)
+        if va is not None and vb is not None and va != vb:
+            return False
+    return True
+
+
+def _constant_at(row: isl.Map, dim: int) -> int | None:
+    fixed = row.range().plain_get_val_if_fixed(isl.dim_type.set, dim)
+    return None if fixed.is_nan() else fixed.to_python()
+
+
+def _equal_prefix_then_differ(space: isl.Space, dim: int, width: int) -> isl.Map:
+    xs = [f"x{k}" for k in range(width)]
+    ys = [f"y{k}" for k in range(width)]
+    same = " and ".join(f"{x} = {y}" for x, y in zip(xs[:dim], ys[:dim]))
+    cond = (same + " and " if same else "") + f"{xs[dim]} != {ys[dim]}"
+    params = ", ".join(space.get_var_names(isl.dim_type.param))
+    text = f"[{params}] -> {{ [{', '.join(xs)}] -> [{', '.join(ys)}] : {cond} }}"
+    return isl.Map(text)
+
+
+def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
+    point = pairs.wrap().sample_point()
+    n_in = pairs.dim(isl.dim_type.in_)
+    n_out = pairs.dim(isl.dim_type.out)
+    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+              for k in range(n_in + n_out)]
+    params = {name: point.get_coordinate_val(isl.dim_type.param, k).to_python()
+              for k, name in enumerate(pairs.get_space().get_var_names(isl.dim_type.param))}
+    src = _instance(program, dep.source, coords[:n_in])
+    snk = _instance(program, dep.sink, coords[n_in:])
+    element = _element(dep, coords[:n_in], params)
+    return Violation(dep, pairs, src, snk, element, params, _uniform_distance(dep))
+
+
+def _instance(program: Program, stmt: str, values: list[int]) -> str:
+    dims = program.statement(stmt).dims
+    return f"{stmt}[{', '.join(f'{d}={v}' for d, v in zip(dims, values))}]"
+
+
+def _element(dep: Dependence, source: list[int], params: dict[str, int]) -> str:
+    instance = isl.Set.universe(dep.elements.get_space().domain())
+    for pos, value in enumerate(source):
+        instance = instance.fix_val(isl.dim_type.set, pos, isl.Val(value))
+    for pos, value in enumerate(params.values()):
+        instance = instance.fix_val(isl.dim_type.param, pos, isl.Val(value))
+    touched = dep.elements.intersect_domain(instance).range()
+    if touched.is_empty():
+        return f"an element of {dep.array}"
+    point = touched.sample_point()
+    index = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+             for k in range(touched.dim(isl.dim_type.set))]
+    return f"{dep.array}[{', '.join(map(str, index))}]"
+
+
+def _uniform_distance(dep: Dependence) -> tuple[int, ...] | None:
+    """The constant distance ``sink - source`` of a dependence within one statement."""
+    if dep.source != dep.sink:
+        return None
+    deltas = dep.relation.deltas()
+    if deltas.is_empty():
+        return None
+    point = deltas.sample_point()
+    values = tuple(point.get_coordinate_val(isl.dim_type.set, k).to_python()
+                   for k in range(deltas.dim(isl.dim_type.set)))
+    single = isl.Set.universe(deltas.get_space())
+    for pos, value in enumerate(values):
+        single = single.fix_val(isl.dim_type.set, pos, isl.Val(value))
+    return values if deltas.is_subset(single) else None
+
+
+def ensure_legal(program: Program, deps: Dependences, *, transform: str,
+                 repair=None) -> None:
+    """Raise :class:`IllegalScheduleError` if ``program``'s schedule breaks a dependence.
+
+    ``repair(violation)`` may return a suggestion, appended to the message.
+    """
+    violations = find_violations(program, deps, limit=1)
+    if not violations:
+        return
+    violation = violations[0]
+    hint = repair(violation) if repair is not None else None
+    message = f"{transform} is illegal: {violation.explain()}"
+    if hint:
+        message += f". Repair: {hint}"
+    raise IllegalScheduleError(message, violation)
+

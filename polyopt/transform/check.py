@@ -1,0 +1,88 @@
+"""Legality of a transformed program, with repairs to suggest when it is refused.
+
+>>> import polyopt as po
+>>> N = po.var("N"); A = po.placeholder((N, N), name="A")
+>>> B = po.compute((N, N), lambda i, j: A[i, j] + 1, name="B")
+>>> s = po.create_schedule(B)
+>>> s[B].parallel(B.op.axis[0]).kind
+'parallel'
+"""
+
+from __future__ import annotations
+
+from ..deps.dataflow import Dependences
+from ..deps.legality import Violation, carried_dependences, ensure_legal
+from ..domain.program import Program
+from ..errors import IllegalScheduleError
+
+
+def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
+    """Raise :class:`IllegalScheduleError` (with a repair when one is known)."""
+    ensure_legal(result, deps, transform=transform,
+                 repair=lambda v: suggest_repair(transform, v, result))
+
+
+def suggest_repair(transform: str, violation: Violation, program: Program) -> str | None:
+    distance = violation.distance
+    dep = violation.dependence
+    if distance is not None and transform.split("(")[0].rsplit(".", 1)[-1] in (
+            "reorder", "tile", "transform", "interchange"):
+        stmt = program.statement(dep.source)
+        for inner, d_inner in enumerate(distance):
+            if d_inner >= 0:
+                continue
+            for outer in range(inner):
+                if distance[outer] > 0 and all(d == 0 for d in distance[:outer]):
+                    factor = -(-(-d_inner) // distance[outer])
+                    return (f"skew {stmt.dims[inner]} by {stmt.dims[outer]} with factor "
+                            f"{factor} first (s[...].skew('{stmt.dims[outer]}', "
+                            f"'{stmt.dims[inner]}', {factor})), so that the distance "
+                            "becomes non-negative")
+    return None
+
+
+def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, level: int,
+                               transform: str) -> None:
+    """``parallel``/``vectorize`` need a loop that carries no dependence."""
+    stage_obj = program.stage(stage)
+    axis = stage_obj.axes[level - 1]
+    dim = loop_dimension(program, stage_obj.main, axis)
+    carried = carried_dependences(program, deps, stage_obj.main, dim)
+    if not carried:
+        return
+    violation = carried[0]
+    dep = violation.dependence
+    if stage_obj.involves_reduce(axis) and dep.source == dep.sink == stage_obj.main:
+        hint = (f"'{axis.name}' is a reduction loop: split the reduction with "
+                f"s.rfactor({stage}, '{axis.name}') to get independent partial results")
+    else:
+        free = [a.name for k, a in enumerate(stage_obj.axes)
+                if not carried_dependences(program, deps, stage_obj.main,
+                                           loop_dimension(program, stage_obj.main, a))]
+        hint = ("use a loop that carries no dependence"
+                + (f": {', '.join(free)}" if free else " (none of this stage's loops is free)"))
+    raise IllegalScheduleError(
+        f"{transform} is illegal: loop '{axis.name}' carries a dependence between its "
+        f"iterations: {violation.explain('in another iteration of that loop')}. "
+        f"Repair: {hint}", violation)
+
+
+def loop_dimension(program: Program, stmt: str, axis) -> int:
+    """The schedule dimension at which ``stmt`` enumerates ``axis``."""
+    for name, axes in program.loop_axes:
+        if name == stmt:
+            for dim, candidate in enumerate(axes):
+                if candidate is axis:
+                    return dim
+    raise IllegalScheduleError(f"loop '{axis.name}' does not enclose statement {stmt}")
+
+
+def parallel_loops(program: Program, deps: Dependences) -> dict[str, list[str]]:
+    """For each stage, the loops that carry no dependence (may run in parallel)."""
+    result = {}
+    for stage in program.stages:
+        result[stage.name] = [
+            axis.name for axis in stage.axes
+            if not carried_dependences(program, deps, stage.main,
+                                       loop_dimension(program, stage.main, axis))]
+    return result

@@ -1,0 +1,243 @@
+"""Loop primitives: split, tile, reorder, fuse, skew, shift, reverse and any affine map.
+
+Each is a function ``(program, stage, ...) -> Program`` that rewrites the stage's
+loops (and those of stages sharing them); none checks legality (the schedule wrapper
+does, see :mod:`polyopt.transform.check`).
+
+>>> import polyopt as po
+>>> A = po.placeholder((10,), name="A")
+>>> B = po.compute((10,), lambda i: A[i] + 1, name="B")
+>>> program, (outer, inner) = split(po.create_schedule(B).program, "B", "i", factor=4)
+>>> outer, inner, [a.name for a in program.stage("B").axes]
+('i.outer', 'i.inner', ['i.outer', 'i.inner'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from ..domain.program import Program
+from ..domain.schedule import Axis
+from ..errors import InvalidArgumentError, ScheduleError
+from .group import edit_band, fresh_axis_name
+
+
+def _level(program: Program, stage: str, axis: str) -> int:
+    return program.stage(stage).axis(axis) + 1
+
+
+def _positive_int(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidArgumentError(f"{what} must be a positive integer, got {value!r}")
+    return value
+
+
+def axis_range(program: Program, stage: str, axis: Axis) -> tuple[isl.PwAff, isl.PwAff]:
+    """The smallest and largest value of loop ``axis`` over the stage's domain."""
+    domain = program.statement(program.stage(stage).main).domain
+    values = isl.Map.from_pw_aff(axis.value).intersect_domain(domain).range()
+    values = values.intersect_params(program.context)
+    if values.is_empty():
+        zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(values.get_space().params()))
+        return zero, zero
+    return values.dim_min(0), values.dim_max(0)
+
+
+def constant_extent(program: Program, stage: str, axis: Axis) -> int | None:
+    """The largest number of iterations of loop ``axis`` for any size, if that is bounded."""
+    lo, hi = axis_range(program, stage, axis)
+    largest = hi.sub(lo).coalesce().max_val()
+    if largest.is_infty() or largest.is_nan():
+        return None
+    return largest.to_python() + 1
+
+
+def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
+          nparts: int | None = None) -> tuple[Program, tuple[str, str]]:
+    """Split loop ``axis`` into ``axis.outer`` and ``axis.inner`` (``factor`` iterations).
+
+    ``nparts`` instead asks for that many outer iterations (the extent must be constant).
+    Extents the factor does not divide are handled exactly: no access leaves its tensor.
+    """
+    if (factor is None) == (nparts is None):
+        raise InvalidArgumentError("split needs exactly one of factor= or nparts=")
+    level = _level(program, stage, axis)
+    if nparts is not None:
+        _positive_int(nparts, "nparts")
+        extent = constant_extent(program, stage, program.stage(stage).axes[level - 1])
+        if extent is None:
+            raise ScheduleError(
+                f"split(nparts=) of loop '{axis}' needs a constant extent; use factor= instead"
+            )
+        factor = max(1, -(-extent // nparts))
+    factor = _positive_int(factor, "factor")
+    names: dict[str, tuple[str, str]] = {}
+
+    def change(member, loops):
+        (old,) = loops
+        outer = fresh_axis_name(member, f"{old.name}.outer", {old.name})
+        inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
+        names[member.name] = (outer, inner)
+        val = isl.Val(factor)
+        return [Axis(outer, old.value.scale_down_val(val).floor(), old.kind),
+                Axis(inner, old.value.mod_val(val), "serial")]
+
+    result = edit_band(program, stage, level, level, change)
+    return result, names[stage]
+
+
+def reorder(program: Program, stage: str, axes: list[str]) -> Program:
+    """Put the listed loops in this order, in the positions they occupy together."""
+    positions = [program.stage(stage).axis(a) for a in axes]
+    if len(set(positions)) != len(positions):
+        raise InvalidArgumentError("reorder lists a loop twice")
+    lo, hi = min(positions) + 1, max(positions) + 1
+    slots = sorted(positions)
+
+    def change(member, loops):
+        result = list(loops)
+        for slot, source in zip(slots, positions):
+            result[slot - lo + 1] = loops[source - lo + 1]
+        return result
+
+    return edit_band(program, stage, lo, hi, change)
+
+
+def tile(program: Program, stage: str, x: str, y: str, x_factor: int, y_factor: int
+         ) -> tuple[Program, tuple[str, str, str, str]]:
+    """Split ``x`` and ``y`` and order the loops ``x.outer, y.outer, x.inner, y.inner``."""
+    if program.stage(stage).axis(y) != program.stage(stage).axis(x) + 1:
+        raise ScheduleError(f"tile needs two adjacent loops, outer first: '{x}' then '{y}'")
+    program, (xo, xi) = split(program, stage, x, factor=x_factor)
+    program, (yo, yi) = split(program, stage, y, factor=y_factor)
+    return reorder(program, stage, [xo, yo, xi, yi]), (xo, yo, xi, yi)
+
+
+def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program, str]:
+    """Fuse two adjacent loops into one, ``outer * extent(inner) + inner`` (the inner
+    extent must be a constant, as after a split)."""
+    level = _level(program, stage, outer)
+    if _level(program, stage, inner) != level + 1:
+        raise ScheduleError(f"fuse needs two adjacent loops, outer first: '{outer}' then '{inner}'")
+    names = {}
+
+    def change(member, loops):
+        a, b = loops
+        extent = constant_extent(program, member.name, b)
+        if extent is None:
+            raise ScheduleError(
+                f"cannot fuse '{a.name}' and '{b.name}': the extent of '{b.name}' is not a "
+                "constant (split it first, or fuse loops of constant extent)"
+            )
+        a_min, _ = axis_range(program, member.name, a)
+        b_min, _ = axis_range(program, member.name, b)
+        space = a.value.get_domain_space()
+        a_min = _on_domain(a_min, space)
+        b_min = _on_domain(b_min, space)
+        value = a.value.sub(a_min).scale_val(isl.Val(extent)).add(b.value.sub(b_min))
+        name = fresh_axis_name(member, f"{a.name}.{b.name}.fused", {a.name, b.name})
+        names[member.name] = name
+        return [Axis(name, value.coalesce(), a.kind)]
+
+    result = edit_band(program, stage, level, level + 1, change)
+    return result, names[stage]
+
+
+def _on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
+    """A parameter-only expression as a function on the statement space."""
+    if params_aff.is_cst():
+        value = params_aff.max_val()
+        local = isl.LocalSpace.from_space(space)
+        return isl.PwAff.from_aff(isl.Aff.zero_on_domain(local).set_constant_val(value))
+    to_params = isl.Space.map_from_domain_and_range(space, params_aff.get_domain_space())
+    lifted = params_aff.pullback_multi_aff(isl.MultiAff.zero(to_params))
+    # defined everywhere, so that the loop exists for every instance (0 where no
+    # instance of this stage exists anyway)
+    zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+    return lifted.union_max(zero.intersect_domain(lifted.domain().complement()))
+
+
+def skew(program: Program, stage: str, outer: str, inner: str, factor: int = 1) -> Program:
+    """Make ``inner`` run ``inner + factor * outer`` (a wavefront-friendly change of basis)."""
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor == 0:
+        raise InvalidArgumentError(f"skew factor must be a non-zero integer, got {factor!r}")
+    lo, hi = _level(program, stage, outer), _level(program, stage, inner)
+    if lo >= hi:
+        raise ScheduleError(f"skew needs '{outer}' outside '{inner}'")
+
+    def change(member, loops):
+        result = list(loops)
+        a, b = loops[0], loops[-1]
+        result[-1] = dataclasses.replace(b, value=b.value.add(a.value.scale_val(isl.Val(factor))))
+        return result
+
+    return edit_band(program, stage, lo, hi, change)
+
+
+def shift(program: Program, stage: str, axis: str, offset: int) -> Program:
+    """Run iteration ``v`` of loop ``axis`` at ``v + offset``."""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise InvalidArgumentError(f"shift offset must be an integer, got {offset!r}")
+    level = _level(program, stage, axis)
+
+    def change(member, loops):
+        (old,) = loops
+        return [dataclasses.replace(old, value=old.value.add_constant_val(isl.Val(offset)))]
+
+    return edit_band(program, stage, level, level, change)
+
+
+def reverse(program: Program, stage: str, axis: str) -> Program:
+    """Run loop ``axis`` backwards."""
+    level = _level(program, stage, axis)
+
+    def change(member, loops):
+        (old,) = loops
+        return [dataclasses.replace(old, value=old.value.neg())]
+
+    return edit_band(program, stage, level, level, change)
+
+
+def transform_loops(program: Program, stage: str, relation: str) -> Program:
+    """Apply an affine map to all loops of a stage: ``"{ [t, i] -> [t, t + i] }"``.
+
+    Input dimensions are the current loops in order; output dimension names (when
+    given) name the new loops.
+    """
+    current = program.stage(stage)
+    try:
+        mapping = isl.Map(relation) if isinstance(relation, str) else relation
+    except isl.Error as err:
+        raise InvalidArgumentError(f"cannot parse the map {relation!r}: {err}") from None
+    n_in = mapping.dim(isl.dim_type.in_)
+    if n_in != len(current.axes):
+        raise InvalidArgumentError(
+            f"the map has {n_in} input dimension(s) but stage '{stage}' has "
+            f"{len(current.axes)} loops ({', '.join(a.name for a in current.axes)})"
+        )
+    if not mapping.is_single_valued():
+        raise InvalidArgumentError(f"the map {relation!r} is not a function")
+    pma = mapping.as_pw_multi_aff()
+    out_names = mapping.get_space().get_var_names(isl.dim_type.out)
+
+    def change(member, loops):
+        values = isl.PwMultiAff.from_pw_aff(loops[0].value)
+        for loop in loops[1:]:
+            values = values.flat_range_product(isl.PwMultiAff.from_pw_aff(loop.value))
+        composed = _align_params(pma, values).pullback_pw_multi_aff(values)
+        result = []
+        for pos in range(composed.dim(isl.dim_type.out)):
+            name = out_names[pos] or f"c{pos}"
+            name = fresh_axis_name(member, name, {r.name for r in result}) \
+                if name not in {a.name for a in loops} else name
+            result.append(Axis(name, composed.get_pw_aff(pos).coalesce()))
+        return result
+
+    return edit_band(program, stage, 1, len(current.axes), change)
+
+
+def _align_params(pma: isl.PwMultiAff, values: isl.PwMultiAff) -> isl.PwMultiAff:
+    pma = pma.align_params(values.get_space())
+    return pma.reset_tuple_id(isl.dim_type.in_) if hasattr(pma, "reset_tuple_id") else pma
