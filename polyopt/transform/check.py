@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import islpy as isl
+
 from ..deps.dataflow import Dependences
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
@@ -23,6 +25,8 @@ def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
 
 
 def suggest_repair(transform: str, violation: Violation, program: Program) -> str | None:
+    if ".compute_with(" in transform:
+        return _suggest_shift(violation, program)
     distance = violation.distance
     dep = violation.dependence
     if distance is not None and transform.split("(")[0].rsplit(".", 1)[-1] in (
@@ -38,6 +42,27 @@ def suggest_repair(transform: str, violation: Violation, program: Program) -> st
                             f"{factor} first (s[...].skew('{stmt.dims[outer]}', "
                             f"'{stmt.dims[inner]}', {factor})), so that the distance "
                             "becomes non-negative")
+    return None
+
+
+def _suggest_shift(violation: Violation, program: Program) -> str | None:
+    """How far to shift the reader's shared loop so that it runs after what it reads."""
+    dep = violation.dependence
+    source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
+    times = violation.pairs.apply_domain(source).apply_range(sink)
+    deltas = times.deltas()
+    for dim in range(deltas.dim(isl.dim_type.set)):
+        lowest = deltas.dim_min(dim)
+        if lowest.is_cst() and lowest.min_val().is_zero():
+            continue
+        axis = program.axis_at(dep.sink, dim)
+        amount = lowest.min_val()
+        if axis is None or not lowest.is_cst() or amount.is_infty():
+            return None
+        stage = next(s.name for s in program.stages if dep.sink in (s.main, s.init))
+        offset = -amount.to_python()
+        return (f"shift the reader first: s[{stage!r}].shift({axis.name!r}, {offset}) makes "
+                f"each iteration of '{axis.name}' read what earlier iterations produced")
     return None
 
 

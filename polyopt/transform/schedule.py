@@ -31,7 +31,7 @@ from ..domain.program import Program
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import ComputeOp, Tensor
-from . import loops
+from . import attach, loops
 from .check import check_loop_carries_nothing, check_schedule
 
 
@@ -67,6 +67,7 @@ class Schedule:
 
     def __init__(self, program: Program, outputs: tuple = (), default_args=None):
         self.program = program
+        self.original = program
         self.outputs = outputs
         self.default_args = default_args
         self.steps: list[Step] = []
@@ -96,18 +97,28 @@ class Schedule:
         raise InvalidArgumentError(f"s[...] takes a tensor or a stage name, got {key!r}")
 
     @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(self.program.array_of(t).name for t in self.outputs
+                     if any(a.tensor is t for a in self.program.arrays))
+
+    @property
     def stages(self) -> tuple["Stage", ...]:
         return tuple(Stage(self, s.name) for s in self.program.stages)
 
     # -- applying and recording ----------------------------------------------------
     def apply(self, step: Step, run, *, check: bool = True, loop_check=None):
-        """Run ``run(program) -> (program, result)``, check the new schedule, record."""
-        new_program, result = run(self.program)
+        """Run ``run(program) -> (program, result[, dependences])``, check the new
+        schedule against the dependences (new ones when the program was rewritten), and
+        record the step."""
+        outcome = run(self.program)
+        new_program, result = outcome[0], outcome[1]
+        deps = outcome[2] if len(outcome) > 2 else self.deps
         if check:
-            check_schedule(new_program, self.deps, str(step))
+            check_schedule(new_program, deps, str(step))
             if loop_check is not None:
                 loop_check(new_program)
         self.program = new_program
+        self._deps = deps
         self.steps.append(step)
         return result
 
@@ -326,6 +337,45 @@ class Stage:
         """Unroll the loop (always legal: the order does not change)."""
         return self._mark("unroll", "unrolled", axis, check)
 
+    # -- where the stage is computed ------------------------------------------------
+    def compute_with(self, other, axis, *, check: bool = True) -> None:
+        """Share ``other``'s loops down to ``axis``, without recomputation."""
+        target = self.schedule[other]
+        name = target._axis(axis)
+        self._run("compute_with", (target.name, name), {}, lambda p: (attach.compute_with(
+            p, self.name, target.name, name), None), check=check)
+
+    def compute_at(self, other, axis, *, check: bool = True) -> None:
+        """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
+        stage that ``other`` reads there (overlapping tiles recompute their halo)."""
+        target = self.schedule[other]
+        name = target._axis(axis)
+
+        def run(program):
+            result, deps = attach.compute_at(program, self.schedule.deps, self.name,
+                                             target.name, name, self.schedule.output_names)
+            return result, None, deps
+
+        self._run("compute_at", (target.name, name), {}, run, check=check)
+
+    def compute_inline(self, *, check: bool = True) -> None:
+        """Substitute this stage's expression into its readers (it gets no loops)."""
+        def run(program):
+            result = attach.compute_inline(program, self.name, self.schedule.output_names)
+            return result, None, compute_dependences(result)
+
+        self._run("compute_inline", (), {}, run, check=check)
+
+    def compute_root(self, *, check: bool = True) -> None:
+        """Compute this stage on its own again, before its readers."""
+        def run(program):
+            result, rewritten = attach.compute_root(program, self.name, self.schedule.original)
+            if rewritten:
+                return result, None, compute_dependences(result)
+            return result, None
+
+        self._run("compute_root", (), {}, run, check=check)
+
     def __repr__(self) -> str:
         return f"Stage({self.name})"
 
@@ -333,6 +383,7 @@ class Stage:
 def _can(primitive: str):
     def can(self, *args, **kwargs) -> bool:
         trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args)
+        trial.original = self.schedule.original
         trial._deps = self.schedule.deps
         try:
             getattr(Stage(trial, self.name), primitive)(*args, **kwargs)
@@ -346,7 +397,8 @@ def _can(primitive: str):
 
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
-                   "parallel", "vectorize", "unroll"):
+                   "parallel", "vectorize", "unroll", "compute_with", "compute_at",
+                   "compute_inline", "compute_root"):
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
 
 

@@ -1,0 +1,325 @@
+"""Where a stage is computed: compute_with, compute_at, compute_inline, compute_root.
+
+* ``compute_with(P, C, axis)`` (Halide's name) makes stage ``P`` share the loops of
+  ``C`` down to ``axis``, without recomputation; inside a shared loop, stages run in
+  definition order.  Refused when an instance would read an element produced later.
+* ``compute_at(P, C, axis)`` (TVM's) computes, inside each iteration of ``axis``,
+  exactly the part of ``P`` that ``C`` reads there (its footprint, from the access
+  relations); overlapping tiles recompute their halo.
+* ``compute_inline(P)`` substitutes ``P``'s expression into its readers.
+* ``compute_root(P)`` computes ``P`` on its own again, before its readers.
+
+>>> import polyopt as po
+>>> A = po.placeholder((8,), name="A")
+>>> B = po.compute((8,), lambda i: A[i] * 2, name="B")
+>>> C = po.compute((7,), lambda i: B[i] + B[i + 1], name="C")
+>>> s = po.create_schedule(C)
+>>> s[B].can_compute_with(s[C], C.op.axis[0])
+False
+>>> s[C].shift(C.op.axis[0], 1)
+>>> s[B].compute_with(s[C], C.op.axis[0])
+>>> print(po.lower(s, [A, C]).body.var)
+i
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from ..deps.dataflow import Dependence, Dependences, compute_dependences
+from ..domain.accesses import check_reads_in_bounds, statement_accesses
+from ..domain.affine import AffineSpace
+from ..domain.program import Access, Program, Statement
+from ..domain.schedule import Attach, Axis, Stage, identity_axes
+from ..errors import InvalidArgumentError, ScheduleError
+from ..names import NameGenerator
+from ..te.expr import Const, IterVar, TensorRead
+from ..te.substitute import substitute, transform
+from .group import band_group
+
+
+def _stage_statements(stage: Stage) -> tuple[str, ...]:
+    return tuple(n for n in (stage.init, stage.main) if n is not None)
+
+
+def _check_not_nested(program: Program, producer: str, consumer: str) -> None:
+    stage = program.stage(consumer)
+    while True:
+        if stage.name == producer:
+            raise ScheduleError(f"stage '{consumer}' is (inside) '{producer}': attaching "
+                                f"'{producer}' to it would make a cycle")
+        if stage.attach.kind != "with":
+            return
+        stage = program.stage(stage.attach.stage)
+
+
+def _owner_at(program: Program, consumer: str, depth: int) -> str:
+    """The stage that owns loop ``depth`` of ``consumer`` (it may share it from a parent)."""
+    return band_group(program, consumer, depth, depth)[0].name
+
+
+def compute_with(program: Program, producer: str, consumer: str, axis: str) -> Program:
+    """``producer`` shares the loops of ``consumer`` down to ``axis``."""
+    _check_not_nested(program, producer, consumer)
+    depth = program.stage(consumer).axis(axis) + 1
+    stage = program.stage(producer)
+    if len(stage.axes) < depth:
+        raise ScheduleError(
+            f"stage '{producer}' has {len(stage.axes)} loops; it cannot share {depth} loops "
+            f"of '{consumer}' (down to '{axis}')")
+    if stage.init is not None and stage.init_level < depth:
+        raise ScheduleError(
+            f"stage '{producer}' would share its reduction loop "
+            f"'{stage.axes[stage.init_level].name}'; share fewer loops or reorder them first")
+    owner = _owner_at(program, consumer, depth)
+    stages = tuple(dataclasses.replace(s, attach=Attach("with", owner, depth))
+                   if s.name == producer else s for s in program.stages)
+    return program.with_stages(stages)
+
+
+def compute_root(program: Program, stage_name: str, original: Program) -> tuple[Program, bool]:
+    """``stage_name`` back at the root; returns (program, whether statements changed)."""
+    stage = program.stage(stage_name)
+    if stage.attach.kind == "root":
+        return program, False
+    recomputed = any(program.statement(n).dims != original.statement(n).dims
+                     for n in _stage_statements(stage) if _has(original, n))
+    if not recomputed:
+        stages = tuple(dataclasses.replace(s, attach=Attach()) if s.name == stage_name else s
+                       for s in program.stages)
+        return program.with_stages(stages), False
+    restored = {n: original.statement(n) for n in _stage_statements(stage)}
+    statements = tuple(restored.get(s.name, s) for s in program.statements)
+    depth = stage.attach.depth
+    axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth))
+                 for a in stage.axes[depth:])
+    stages = tuple(dataclasses.replace(s, axes=axes, attach=Attach())
+                   if s.name == stage_name else s for s in program.stages)
+    return program.with_stages(stages, statements=statements), True
+
+
+def _has(program: Program, name: str) -> bool:
+    return any(s.name == name for s in program.statements)
+
+
+def _drop_outer(value: isl.PwAff, count: int) -> isl.PwAff:
+    """A loop of a recomputed stage as a function of the original dimensions."""
+    if value.involves_dims(isl.dim_type.in_, 0, count):
+        raise ScheduleError("a loop of this stage depends on the loops it was computed at")
+    return value.drop_dims(isl.dim_type.in_, 0, count)
+
+
+def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) -> Program:
+    """Substitute the expression of ``stage_name`` (an elementwise compute) into its readers."""
+    stage = program.stage(stage_name)
+    if stage.init is not None:
+        raise ScheduleError(f"cannot inline '{stage_name}': it is a reduction; compute it "
+                            "at its reader with compute_at instead")
+    if stage_name in outputs:
+        raise ScheduleError(f"cannot inline '{stage_name}': it is an output of the schedule")
+    for other in program.stages:
+        if other.attach.kind == "with" and other.attach.stage == stage_name:
+            raise ScheduleError(f"cannot inline '{stage_name}': stage '{other.name}' shares "
+                                "its loops; move that stage first")
+    producer = program.statement(stage.main)
+    array = program.array(stage_name)
+    writers = [s for s in program.statements if any(w.array == stage_name for w in s.writes)]
+    if len(writers) != 1:
+        raise ScheduleError(f"cannot inline '{stage_name}': its array is written by several "
+                            "statements")
+
+    def inline(node):
+        if isinstance(node, TensorRead) and node.tensor is array.tensor:
+            return substitute(producer.value, dict(zip(producer.iter_vars, node.indices)))
+        return None
+
+    arrays = tuple(a for a in program.arrays if a.name != stage_name)
+    array_of = {id(a.tensor): a for a in arrays}
+    statements = []
+    for stmt in program.statements:
+        if stmt.name == producer.name:
+            continue
+        if any(r.array == stage_name for r in stmt.reads):
+            stmt = _rebuild(stmt, transform(stmt.value, inline), array_of, program)
+        statements.append(stmt)
+    stages = tuple(s for s in program.stages if s.name != stage_name)
+    return program.with_stages(stages, statements=tuple(statements), arrays=arrays)
+
+
+def _rebuild(stmt: Statement, value, array_of: dict, program: Program) -> Statement:
+    space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
+    space.context = f"statement {stmt.name}"
+    accesses = statement_accesses(stmt.name, stmt.domain, stmt.target, value, array_of, space)
+    rebuilt = dataclasses.replace(stmt, value=value, accesses=accesses)
+    check_reads_in_bounds(rebuilt, array_of, program.param_names, program.context)
+    return rebuilt
+
+
+def compute_at(program: Program, deps: Dependences, producer: str, consumer: str, axis: str,
+               outputs: tuple[str, ...]) -> tuple[Program, Dependences]:
+    """Recompute, in each iteration of ``consumer``'s loop ``axis``, what it reads of
+    ``producer``.  Returns the new program and its dependences (the old ones, mapped
+    to the copies)."""
+    _check_not_nested(program, producer, consumer)
+    stage = program.stage(producer)
+    cons = program.stage(consumer)
+    depth = cons.axis(axis) + 1
+    if stage.attach.kind != "root":
+        raise ScheduleError(f"stage '{producer}' is already attached to '{stage.attach.stage}';"
+                            f" call s[{producer!r}].compute_root() first")
+    for other in program.stages:
+        if other.attach.kind == "with" and other.attach.stage == producer:
+            raise ScheduleError(f"stage '{other.name}' shares the loops of '{producer}'; "
+                                "attach it after moving the producer")
+    consumer_stmts = _stage_statements(cons)
+    for stmt in program.statements:
+        if stmt.name not in consumer_stmts and stmt.name not in _stage_statements(stage) \
+                and any(r.array == producer for r in stmt.reads):
+            raise ScheduleError(
+                f"cannot compute '{producer}' at '{consumer}': statement {stmt.name} reads it "
+                "too and would see only what that tile computed; use compute_with, or "
+                "cache_read per reader")
+    loops = _loop_map(program, cons, depth)
+    names = NameGenerator(reserved=program.param_names)
+    outer_names = [names.fresh(a.name) for a in cons.axes[:depth]]
+    needed: dict[str, isl.Map] = {}
+    for name in _stage_statements(stage):
+        stmt = program.statement(name)
+        footprint = _footprint(program, stmt, consumer_stmts, producer, loops)
+        needed[name] = footprint
+        if producer in outputs and not footprint.range().is_equal(stmt.domain):
+            raise ScheduleError(
+                f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
+                f"of '{consumer}' do not read all of it")
+    copies, projections = {}, {}
+    for name, footprint in needed.items():
+        stmt = program.statement(name)
+        copy, projection = _copy(stmt, footprint, outer_names, program)
+        copies[name], projections[name] = copy, projection
+    statements = tuple(copies.get(s.name, s) for s in program.statements)
+    axes = identity_axes(copies[stage.main].domain)[:depth]
+    lifted = tuple(dataclasses.replace(a, value=a.value.pullback_multi_aff(
+        _projection_aff(copies[stage.main], depth))) for a in stage.axes)
+    owner = _owner_at(program, consumer, depth)
+    new_stage = dataclasses.replace(stage, axes=tuple(
+        dataclasses.replace(a, name=n) for a, n in zip(axes, [x.name for x in cons.axes[:depth]])
+    ) + lifted, attach=Attach("with", owner, depth))
+    stages = tuple(new_stage if s.name == producer else s for s in program.stages)
+    result = program.with_stages(stages, statements=statements)
+    return result, _map_dependences(deps, projections, loops, consumer_stmts, depth)
+
+
+def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:
+    """For each consumer statement, the map from its instances to its outer loop values."""
+    result = {}
+    for name, axes in program.loop_axes:
+        if name not in _stage_statements(cons):
+            continue
+        wanted = [a for a in cons.axes[:depth]]
+        row = program.schedule_of(name)
+        dims = [d for d, a in enumerate(axes) if a is not None and any(a is w for w in wanted)]
+        if len(dims) != depth:
+            continue  # e.g. an init outside these loops: it reads nothing of the producer
+        relation = row
+        for d in reversed(range(row.dim(isl.dim_type.out))):
+            if d not in dims:
+                relation = relation.project_out(isl.dim_type.out, d, 1)
+        result[name] = relation
+    return result
+
+
+def _footprint(program: Program, stmt: Statement, consumer_stmts, producer: str,
+               loops: dict[str, isl.Map]) -> isl.Map:
+    """{ loop values -> instances of ``stmt`` whose writes the consumer reads there }."""
+    writes = None
+    for access in stmt.writes:
+        rel = access.relation
+        writes = rel if writes is None else writes.union(rel)
+    result = None
+    for name in consumer_stmts:
+        if name not in loops:
+            continue
+        for access in program.statement(name).reads:
+            if access.array != producer:
+                continue
+            part = loops[name].reverse().apply_range(access.relation).apply_range(
+                writes.reverse())
+            result = part if result is None else result.union(part)
+    if result is None:
+        raise ScheduleError(f"'{stmt.name}' is not read inside those loops of the consumer")
+    return result.intersect_params(program.context).coalesce()
+
+
+def _copy(stmt: Statement, footprint: isl.Map, outer_names: list[str], program: Program):
+    """The statement over ``[outer loops, own dims]`` and its projection to the original."""
+    domain = footprint.wrap().flatten().set_tuple_name(stmt.name)
+    depth = len(outer_names)
+    taken = set(stmt.dims) | set(program.param_names)
+    dims = []
+    for name in outer_names:
+        candidate, counter = name, 0
+        while candidate in taken:
+            counter += 1
+            candidate = f"{name}_{counter}"
+        taken.add(candidate)
+        dims.append(candidate)
+    for pos, name in enumerate(dims + list(stmt.dims)):
+        domain = domain.set_dim_name(isl.dim_type.set, pos, name)
+    projection = isl.Map.from_domain_and_range(domain, stmt.domain)
+    for pos in range(len(stmt.dims)):
+        projection = projection.equate(isl.dim_type.in_, depth + pos, isl.dim_type.out, pos)
+    outer_vars = tuple(IterVar(d, Const(0, "int64", True), Const(0, "int64", True))
+                       for d in dims)
+    accesses = tuple(dataclasses.replace(a, relation=projection.apply_range(a.relation)
+                                         .set_tuple_name(isl.dim_type.in_, stmt.name))
+                     for a in stmt.accesses)
+    copy = dataclasses.replace(stmt, domain=domain.coalesce(),
+                               iter_vars=outer_vars + stmt.iter_vars, accesses=accesses)
+    return copy, projection
+
+
+def _projection_aff(copy: Statement, depth: int) -> isl.MultiAff:
+    space = copy.domain.get_space()
+    n = space.dim(isl.dim_type.set)
+    local = isl.LocalSpace.from_space(space)
+    target = isl.Space.create_from_names(
+        isl.DEFAULT_CONTEXT, in_=copy.dims, out=copy.dims[depth:],
+        params=space.get_var_names(isl.dim_type.param))
+    target = target.set_tuple_name(isl.dim_type.in_, copy.name).set_tuple_name(
+        isl.dim_type.out, copy.name)
+    affs = isl.AffList.alloc(isl.DEFAULT_CONTEXT, n - depth)
+    for pos in range(depth, n):
+        affs = affs.add(isl.Aff.var_on_domain(local, isl.dim_type.set, pos))
+    return isl.MultiAff.from_aff_list(target, affs)
+
+
+def _map_dependences(deps: Dependences, projections: dict[str, isl.Map],
+                     loops: dict[str, isl.Map], consumer_stmts, depth: int) -> Dependences:
+    """The program's dependences, restated for the copies of the producer's statements.
+
+    A copy depends on its inputs and its own earlier updates in the same tile; the
+    consumer reads the copy of its own tile; any other reader needs every copy first.
+    """
+    items = []
+    for dep in deps:
+        relation, elements = dep.relation, dep.elements
+        src_copy, snk_copy = dep.source in projections, dep.sink in projections
+        if src_copy:
+            relation = projections[dep.source].apply_range(relation)
+            elements = projections[dep.source].apply_range(elements)
+        if snk_copy:
+            relation = relation.apply_range(projections[dep.sink].reverse())
+        if src_copy and snk_copy:
+            for k in range(depth):
+                relation = relation.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+        elif src_copy and dep.sink in loops:
+            outer = projections[dep.source].domain()
+            tile = isl.Map.from_domain_and_range(outer, loops[dep.sink].range())
+            for k in range(depth):
+                tile = tile.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+            relation = relation.intersect(tile.apply_range(loops[dep.sink].reverse()))
+        items.append(dataclasses.replace(dep, relation=relation.coalesce(),
+                                         elements=elements.coalesce()))
+    return Dependences(tuple(items))
