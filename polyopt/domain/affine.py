@@ -42,11 +42,15 @@ class AffineSpace:
     def universe(self) -> isl.Set:
         return isl.Set.universe(self.space)
 
+    def dim(self, position: int) -> isl.PwAff:
+        """Dimension ``position`` as a function."""
+        return isl.PwAff.var_on_domain(self._local, isl.dim_type.set, position)
+
     def box(self, bounds: list[tuple[Expr, Expr]]) -> isl.Set:
         """The set ``lo_d <= dim_d < hi_d`` for every dimension d."""
         result = self.universe()
         for pos, (lo, hi) in enumerate(bounds):
-            dim = isl.PwAff.var_on_domain(self._local, isl.dim_type.set, pos)
+            dim = self.dim(pos)
             result = result.intersect(dim.ge_set(self.pw_aff(lo)))
             result = result.intersect(dim.lt_set(self.pw_aff(hi)))
         return result

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
+from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import ComputeOp, Tensor
-from . import attach, loops
+from . import attach, cache, loops, rfactor
 from .check import check_loop_carries_nothing, check_schedule
 
 
@@ -121,6 +122,46 @@ class Schedule:
         self._deps = deps
         self.steps.append(step)
         return result
+
+    # -- primitives that add stages -------------------------------------------------
+    def _tensor(self, value) -> Tensor:
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, str):
+            return self.program.array(value).tensor
+        raise InvalidArgumentError(f"expected a tensor or its name, got {value!r}")
+
+    def _rewrite(self, primitive: str, args: tuple, run, check: bool):
+        step = Step(None, primitive, tuple(_plain(a) for a in args), ())
+
+        def rewrite(program):
+            result, tensor = run(program)
+            return result, tensor, compute_dependences(result)
+
+        return self.apply(step, rewrite, check=check)
+
+    def cache_read(self, tensor, scope: str, readers, *, check: bool = True) -> Tensor:
+        """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage."""
+        source = self._tensor(tensor)
+        names = [self._stage_name(r) for r in (readers if isinstance(readers, (list, tuple))
+                                               else [readers])]
+        return self._rewrite("cache_read", (source, scope, names),
+                             lambda p: cache.cache_read(p, source, scope, names), check)
+
+    def cache_write(self, tensor, scope: str, *, check: bool = True) -> Tensor:
+        """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
+        to C (``s[C]`` is the copy)."""
+        target = self._tensor(tensor)
+        name = self._stage_name(target)
+        return self._rewrite("cache_write", (target, scope),
+                             lambda p: cache.cache_write(p, target, scope, name), check)
+
+    def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
+        """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
+        name = self._stage_name(self._tensor(tensor))
+        axis_name = self[name]._axis(axis)
+        return self._rewrite("rfactor", (name, axis_name),
+                             lambda p: rfactor.rfactor(p, name, axis_name), check)
 
     def check(self) -> None:
         """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
@@ -403,7 +444,10 @@ for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse
 
 
 def create_schedule(outputs) -> Schedule:
-    """The default schedule of the computation of ``outputs`` (a tensor or a list)."""
+    """The default schedule of the computation of ``outputs`` (a tensor or a list), or of
+    a ``po.kernel`` (whose parameters become the default argument list)."""
+    if isinstance(outputs, Kernel):
+        return Schedule(outputs.program, outputs.outputs, default_args=outputs.args)
     program = program_from_outputs(outputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     return Schedule(program, outputs)

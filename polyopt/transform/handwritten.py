@@ -1,0 +1,406 @@
+"""Checking a hand-written schedule against a program's exact dependences.
+
+``po.check(s, schedule=...)`` replaces the schedule of ``s`` (a :class:`Schedule`, a
+``Program`` or anything with a ``.program``) by the one given and reports whether it
+runs every dependence source before its sink, with a counterexample for every broken
+dependence, and which of its dimensions are parallel loops.  The dependences are
+those of the program as built (``s.deps``; for a bare ``Program``, the dependences
+under its own schedule).  With ``schedule=None`` the current schedule is checked.
+
+The schedule is one affine map per statement, from the statement's instances to
+time; instances run in the lexicographic order of their times.  It may be given as
+
+* an isl union map, as text or an ``isl.UnionMap``:
+  ``"[N] -> { S0[t, i, j] -> [t, t + i, t + i + j] }"`` (input dimensions are taken by
+  position; parameters must be the program's, any subset of them);
+* an isl schedule tree (``isl.Schedule`` or its text, ``{ domain: "...", child: ... }``),
+  flattened with ``get_map()``;
+* a dict, or JSON (text or a ``.json`` file), in the spirit of Polly's JSCoP::
+
+    {"statements": [
+        {"name": "C_init",   "schedule": "[M, N] -> { C_init[i, j] -> [j, i, 0, 0] }"},
+        {"name": "C_update", "schedule": "{ C_update[i, j, k] -> [j, i, 1, k] }"}]}
+
+  each entry maps the statement ``name`` and nothing else (other keys, such as
+  JSCoP's ``domain`` and ``accesses``, are ignored);
+* a path (``str`` without ``{`` or ``os.PathLike``) to a file holding one of these.
+
+Every statement needs a map, defined and single-valued on its whole domain, and all
+maps must have the same number of output dimensions (no implicit zero padding: write
+trailing zeros, as in the ``[j, i, 0, 0]`` above) and the same range tuple name (none,
+usually).  Anything else raises :class:`ScheduleFormatError` saying what to fix.
+
+>>> import polyopt as po
+>>> M, N, K = po.var("M"), po.var("N"), po.var("K")
+>>> A = po.placeholder((M, K), name="A"); B = po.placeholder((K, N), name="B")
+>>> k = po.reduce_axis((0, K), name="k")
+>>> C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
+>>> report = po.check(po.create_schedule(C), schedule=
+...     "[K] -> { C_init[i, j] -> [j, i, 0, 0]; C_update[i, j, k] -> [j, i, 1, K - 1 - k] }")
+>>> report.legal
+False
+>>> print(report.violations[0].sink)
+C_update[i=0, j=0, k=1]
+>>> print(po.check(po.create_schedule(C), schedule=
+...     "{ C_init[i, j] -> [j, i, 0, 0]; C_update[i, j, k] -> [j, i, 1, k] }"))
+legal
+loops:
+  C_init: dimension 0 (j): parallel; dimension 1 (i): parallel; dimension 2: static 0; dimension 3: static 0
+  C_update: dimension 0 (j): parallel; dimension 1 (i): parallel; dimension 2: static 1; dimension 3 (k): sequential (carries flow, anti, output C_update -> C_update)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import islpy as isl
+
+from ..deps.dataflow import Dependence, Dependences, compute_dependences
+from ..deps.describe import aff_text
+from ..deps.legality import Violation, find_violations
+from ..domain.program import Program
+from ..errors import ScheduleFormatError
+
+
+@dataclass(frozen=True, slots=True)
+class LoopStatus:
+    """Schedule dimension ``dim`` of ``statement``: its value, and whether it is a
+    ``"parallel"`` loop (carries no dependence), a ``"sequential"`` one or ``"static"``
+    (the same value for every instance: it orders statements, it is no loop)."""
+
+    statement: str
+    dim: int
+    expression: str
+    kind: str
+    carried: tuple[Dependence, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def parallel(self) -> bool:
+        return self.kind == "parallel"
+
+    def __str__(self) -> str:
+        if self.kind == "static":
+            return f"dimension {self.dim}: static {self.expression}"
+        text = f"dimension {self.dim} ({self.expression}): {self.kind}"
+        if self.carried:
+            kinds = list(dict.fromkeys(d.kind for d in self.carried))
+            pairs = list(dict.fromkeys(f"{d.source} -> {d.sink}" for d in self.carried))
+            text += f" (carries {', '.join(kinds)} {', '.join(pairs)})"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """The outcome of :func:`check`; ``str(report)`` is the readable report."""
+
+    legal: bool
+    violations: tuple[Violation, ...]
+    parallel_loops: tuple[LoopStatus, ...]
+    program: Program = field(compare=False, repr=False)
+
+    def loops_of(self, statement: str) -> tuple[LoopStatus, ...]:
+        return tuple(loop for loop in self.parallel_loops if loop.statement == statement)
+
+    def __str__(self) -> str:
+        if self.legal:
+            lines = ["legal"]
+        else:
+            count = len(self.violations)
+            lines = [f"illegal: {count} dependence{'s' if count > 1 else ''} violated"]
+            lines += [f"  - {v.explain()}" for v in self.violations]
+        lines.append("loops:")
+        for stmt in self.program.statements:
+            loops = self.loops_of(stmt.name)
+            lines.append(f"  {stmt.name}: " + ("; ".join(map(str, loops)) if loops
+                                               else "no instances"))
+        return "\n".join(lines)
+
+
+def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
+          ) -> CheckReport:
+    """Check ``schedule`` (see the module docstring for the forms it takes) against the
+    exact dependences of ``program_or_schedule``; ``deps`` reuses ones already computed.
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((8,), name="A")
+    >>> B = po.compute((8,), lambda i: A[i] * 2, name="B")
+    >>> po.check(po.create_schedule(B), schedule="{ B[i] -> [7 - i] }").legal
+    True
+    """
+    program = getattr(program_or_schedule, "program", program_or_schedule)
+    if not isinstance(program, Program):
+        raise ScheduleFormatError(f"po.check takes a po.Schedule, a Program or a kernel, "
+                                  f"got {program_or_schedule!r}")
+    if deps is None:
+        deps = getattr(program_or_schedule, "deps", None)
+        if not isinstance(deps, Dependences):
+            deps = compute_dependences(program)
+    if schedule is not None:
+        program = program.replace(schedule=schedule_from(program, schedule), stages=(),
+                                  loop_axes=())
+    violations = tuple(find_violations(program, deps))
+    return CheckReport(not violations, violations, _loops(program, deps), program)
+
+
+def schedule_from(program: Program, spec) -> isl.Schedule:
+    """The isl schedule that ``spec`` describes for ``program``, after every check."""
+    umap = _checked(program, *_read(spec))
+    try:
+        band = isl.MultiUnionPwAff.from_union_map(umap)
+    except isl.Error as err:
+        raise ScheduleFormatError(f"the schedule is not affine enough for isl ({err}); "
+                                  "write each dimension as a quasi-affine expression") from None
+    return isl.Schedule.from_domain(program.domains).insert_partial_schedule(band)
+
+
+# -- reading ---------------------------------------------------------------------------
+
+def _read(spec) -> tuple[list[tuple[str | None, isl.UnionMap]], str]:
+    """``([(statement named by the input or None, map)], where it comes from)``."""
+    if isinstance(spec, isl.Schedule):
+        return [(None, spec.get_map())], "schedule tree"
+    if isinstance(spec, (isl.UnionMap, isl.Map)):
+        return [(None, isl.UnionMap(spec) if isinstance(spec, isl.Map) else spec)], "map"
+    if isinstance(spec, dict):
+        return _from_json(spec, "schedule JSON")
+    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and "{" not in spec):
+        path = Path(spec)
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as err:
+            raise ScheduleFormatError(f"cannot read schedule file '{path}': "
+                                      f"{getattr(err, 'strerror', None) or err}") from None
+        return _from_text(text, f"'{path}'", json_file=path.suffix.lower() == ".json")
+    if isinstance(spec, str):
+        return _from_text(spec, "schedule text", json_file=False)
+    raise ScheduleFormatError(f"a schedule is an isl map or schedule text, a dict or a file "
+                              f"path, got {type(spec).__name__}")
+
+
+def _from_text(text: str, where: str, *, json_file: bool):
+    if json_file or re.match(r'\s*\{\s*"', text):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ScheduleFormatError(f"malformed JSON in {where}: {err.msg} at line "
+                                      f"{err.lineno}, column {err.colno}") from None
+        return _from_json(data, where)
+    if re.match(r"\s*\{?\s*domain\s*:", text):
+        try:
+            return [(None, isl.Schedule(text).get_map())], "schedule tree"
+        except isl.Error as err:
+            raise ScheduleFormatError(f"malformed isl schedule tree in {where} "
+                                      f"({_isl_reason(err)}): {_short(text)}") from None
+    return [(None, _parse_map(text, where))], "map"
+
+
+def _from_json(data, where: str):
+    if not isinstance(data, dict) or not isinstance(data.get("statements"), list):
+        raise ScheduleFormatError(f'{where}: expected an object {{"statements": [{{"name": '
+                                  f'..., "schedule": ...}}, ...]}}')
+    entries = []
+    for position, entry in enumerate(data["statements"]):
+        if (not isinstance(entry, dict) or not isinstance(entry.get("name"), str)
+                or not isinstance(entry.get("schedule"), str)):
+            raise ScheduleFormatError(f'{where}: statement entry {position} needs a "name" '
+                                      f'and a "schedule" string, got {json.dumps(entry)}')
+        if any(name == entry["name"] for name, _ in entries):
+            raise ScheduleFormatError(f"{where}: statement {entry['name']} is listed twice")
+        entries.append((entry["name"], _parse_map(entry["schedule"], where, entry["name"])))
+    return entries, "JSON schedule"
+
+
+def _parse_map(text: str, where: str, statement: str | None = None) -> isl.UnionMap:
+    try:
+        return isl.UnionMap(text)
+    except isl.Error as err:
+        reason = _isl_reason(err)
+    if statement is None:  # find the piece of the union that isl refuses
+        head, _, body = text.partition("{")
+        for piece in body.rsplit("}", 1)[0].split(";"):
+            try:
+                isl.UnionMap(f"{head}{{ {piece} }}")
+            except isl.Error:
+                named = re.match(r"\s*([A-Za-z_][\w.]*)\s*\[", piece)
+                statement = named.group(1) if named else None
+                text = piece.strip()
+                break
+    which = f"the map of statement {statement}" if statement else "a map"
+    return _fail(f"malformed isl text in {where}, {which} ({reason}): {_short(text)}; "
+                 "write e.g. [N] -> { S0[i, j] -> [i, j] }")
+
+
+def _isl_reason(err: isl.Error) -> str:
+    return str(err).split("failed: ", 1)[-1].split(" in /", 1)[0]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _fail(message: str):
+    raise ScheduleFormatError(message)
+
+
+# -- checking --------------------------------------------------------------------------
+
+def _checked(program: Program, entries, origin: str) -> isl.UnionMap:
+    """One map per statement (named like its dimensions), checked, in a union."""
+    known = {s.name: s for s in program.statements}
+    rows: dict[str, isl.Map] = {}
+    for named, umap in entries:
+        maps: list[isl.Map] = []
+        umap.foreach_map(maps.append)
+        for relation in maps:
+            name = relation.get_tuple_name(isl.dim_type.in_) if relation.has_tuple_name(
+                isl.dim_type.in_) else None
+            if named is not None and name != named:
+                _fail(f"the JSON entry of statement {named} maps {name or 'an unnamed tuple'}"
+                      f"; write {named}[...] -> [...]")
+            if name not in known:
+                _fail(f"the {origin} schedules unknown statement {name or '(unnamed)'}; "
+                      f"the program's statements are: {', '.join(known)}")
+            rows[name] = rows[name].union(relation) if name in rows else relation
+    missing = [name for name in known if name not in rows]
+    if missing:
+        _fail(f"the {origin} has no map for statement{'s' if len(missing) > 1 else ''} "
+              f"{', '.join(missing)}; every statement needs one")
+    extra = set().union(*(r.get_var_names(isl.dim_type.param) for r in rows.values()))
+    extra -= set(program.param_names)
+    if extra:
+        _fail(f"the {origin} uses parameter{'s' if len(extra) > 1 else ''} "
+              f"{', '.join(sorted(extra))} that the program does not have; its parameters "
+              f"are: {', '.join(program.param_names) or '(none)'}")
+    _check_ranges(rows, origin)
+    result = isl.UnionMap.empty(program.context.get_space())
+    for name, relation in rows.items():
+        result = result.union(isl.UnionMap.from_map(_checked_row(program, name, relation)))
+    return result
+
+
+def _check_ranges(rows: dict[str, isl.Map], origin: str) -> None:
+    widths = {name: r.dim(isl.dim_type.out) for name, r in rows.items()}
+    if len(set(widths.values())) > 1:
+        listed = ", ".join(f"{name} has {w}" for name, w in widths.items())
+        _fail(f"the {origin}'s maps have different numbers of output dimensions ({listed}); "
+              "give every statement the same number, padding with trailing zeros")
+    if 0 in widths.values():
+        _fail(f"the {origin} maps statements to zero-dimensional times; give at least one "
+              "output dimension")
+    tuples = {name: r.get_tuple_name(isl.dim_type.out) or "(none)" for name, r in rows.items()}
+    if len(set(tuples.values())) > 1:
+        listed = ", ".join(f"{name} -> {t}" for name, t in tuples.items())
+        _fail(f"the {origin}'s maps have different range tuple names ({listed}); use the "
+              "same name everywhere, or none: S0[i] -> [i]")
+
+
+def _checked_row(program: Program, name: str, relation: isl.Map) -> isl.Map:
+    stmt = program.statement(name)
+    dims = stmt.dims
+    if relation.dim(isl.dim_type.in_) != len(dims):
+        _fail(f"the map of statement {name} has {relation.dim(isl.dim_type.in_)} input "
+              f"dimensions but {name} has {len(dims)}: write {name}[{', '.join(dims)}] -> [...]")
+    for pos, dim in enumerate(dims):
+        relation = relation.set_dim_name(isl.dim_type.in_, pos, dim)
+    relation = relation.reset_tuple_id(isl.dim_type.out).intersect_domain(stmt.domain)
+    within = relation.intersect_params(program.context)
+    domain = stmt.domain.intersect_params(program.context)
+    uncovered = domain.subtract(within.domain())
+    if not uncovered.is_empty():
+        _fail(f"the map of statement {name} gives no time to {_point(uncovered)}; it must "
+              f"be defined on the statement's whole domain {domain}")
+    if not within.is_single_valued():
+        same = isl.Map.identity(within.get_space().domain().map_from_set())
+        twice = within.lex_lt_map(within).intersect(same).domain()
+        _fail(f"the map of statement {name} gives several times to {_point(twice)}; a "
+              "schedule must be a function of the instance")
+    return relation
+
+
+def _point(instances: isl.Set) -> str:
+    """``S0[i=5] (when N=6)``: one element of ``instances``."""
+    point = instances.sample_point()
+    names = instances.get_var_names(isl.dim_type.set)
+    values = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+              for k in range(len(names))]
+    text = f"{instances.get_tuple_name()}[{', '.join(f'{n}={v}' for n, v in zip(names, values))}]"
+    params = instances.get_var_names(isl.dim_type.param)
+    if params:
+        text += " (when " + ", ".join(
+            f"{p}={point.get_coordinate_val(isl.dim_type.param, k).to_python()}"
+            for k, p in enumerate(params)) + ")"
+    return text
+
+
+# -- loops ---------------------------------------------------------------------------
+
+def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
+    """Each dimension of each statement's row: static, or a loop that is parallel unless
+    some dependence pair runs inside one of its instances (same time prefix before the
+    dimension, as one instance of the statement has) in two of its iterations."""
+    times = program.schedule_map()
+    rows = {s.name: times.extract_map(isl.Space.map_from_domain_and_range(
+        s.domain.get_space(), program._time_space())) for s in program.statements}
+    carried = _Carried(rows, deps)
+    result = []
+    for stmt in program.statements:
+        row = rows[stmt.name]
+        if row.is_empty() or not row.is_single_valued():
+            continue
+        pieces = row.as_pw_multi_aff()
+        for dim in range(row.dim(isl.dim_type.out)):
+            value = pieces.get_at(dim)
+            affs: list[isl.Aff] = []
+            value.foreach_piece(lambda _set, aff: affs.append(aff))
+            text = _expression(affs, value, stmt.dims)
+            if not any(a.involves_dims(isl.dim_type.in_, 0, len(stmt.dims)) for a in affs):
+                result.append(LoopStatus(stmt.name, dim, text, "static"))
+                continue
+            axis = program.axis_at(stmt.name, dim)
+            if axis is not None:
+                text = f"loop {axis.name}: {text}"
+            found = carried.inside(row, dim)
+            result.append(LoopStatus(stmt.name, dim, text,
+                                     "sequential" if found else "parallel", found))
+    return tuple(result)
+
+
+class _Carried:
+    """Dependence pairs as pairs of times, and the loop prefixes where they are carried."""
+
+    def __init__(self, rows: dict[str, isl.Map], deps: Dependences):
+        self.pairs = [(dep, dep.relation.apply_domain(rows[dep.source])
+                       .apply_range(rows[dep.sink])) for dep in deps]
+        self.prefixes: dict[int, list[tuple[Dependence, isl.Set]]] = {}
+
+    def inside(self, row: isl.Map, dim: int) -> tuple[Dependence, ...]:
+        """The dependences carried by the loop at ``dim`` around the instances of ``row``."""
+        if dim not in self.prefixes:
+            self.prefixes[dim] = [(dep, _carried_prefixes(times, dim))
+                                  for dep, times in self.pairs]
+        width = row.dim(isl.dim_type.out)
+        own = row.range().project_out(isl.dim_type.set, dim, width - dim)
+        return tuple(dep for dep, prefixes in self.prefixes[dim]
+                     if not prefixes.is_empty() and not prefixes.intersect(own).is_empty())
+
+
+def _carried_prefixes(times: isl.Map, dim: int) -> isl.Set:
+    """The first ``dim`` time coordinates of the pairs of ``times`` that agree on them and
+    differ at ``dim``."""
+    width = times.dim(isl.dim_type.in_)
+    for pos in range(dim):
+        times = times.equate(isl.dim_type.in_, pos, isl.dim_type.out, pos)
+    differ = times.order_lt(isl.dim_type.in_, dim, isl.dim_type.out, dim).union(
+        times.order_gt(isl.dim_type.in_, dim, isl.dim_type.out, dim))
+    return differ.domain().project_out(isl.dim_type.set, dim, width - dim)
+
+
+def _expression(affs: list[isl.Aff], value: isl.PwAff, dims: tuple[str, ...]) -> str:
+    if len(affs) == 1:
+        return aff_text(affs[0], list(dims))
+    return re.sub(r"^\[[^\]]*\] -> ", "", str(value.coalesce())).strip("{} ")

@@ -1,0 +1,229 @@
+"""rfactor: split a reduction into independent partial reductions.
+
+``CF = s.rfactor(C, ki)`` for ``C[i] = sum_k A[i, k]`` with ``k`` split into
+``(ko, ki)`` adds ``CF[ki, i] = sum_ko A[i, ko*f + ki]`` and makes ``C[i]`` the sum
+of ``CF[:, i]``.  The loop ``ki`` of CF carries no dependence, so it may be made
+parallel or vectorized.  (Floating-point sums are reassociated, as rfactor means.)
+
+>>> import polyopt as po
+>>> n = po.var("n"); A = po.placeholder((4, n), name="A")
+>>> k = po.reduce_axis((0, n), name="k")
+>>> C = po.compute((4,), lambda i: po.sum(A[i, k], axis=k), name="C")
+>>> s = po.create_schedule(C)
+>>> ko, ki = s[C].split(k, factor=8)
+>>> CF = s.rfactor(C, ki)
+>>> CF.shape[0].value, [st.name for st in s.program.stages]
+(8, ['C_rf', 'C'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from ..domain.program import Program
+from ..domain.schedule import Axis, Stage, identity_axes
+from ..errors import ScheduleError
+from ..te.expr import BinOp, Call, Const, Expr, IterVar, TensorRead
+from ..te.tensor import Reduce
+from .loops import axis_range
+from .rewrite import (ZERO, axis_vars, fresh_statement_name, make_statement, new_array,
+                      new_tensor)
+
+
+def aff_to_expr(aff: isl.Aff, dims: list[Expr], params: list[Expr]) -> Expr:
+    """A quasi-affine isl expression as a tensor-expression index."""
+    den = aff.get_denominator_val().to_python()
+    if den != 1:
+        return BinOp.make("//", aff_to_expr(aff.scale_val(isl.Val(den)), dims, params), den)
+    result: Expr = Const(aff.get_constant_val().to_python(), "int64", True)
+    for kind, values in ((isl.dim_type.in_, dims), (isl.dim_type.param, params)):
+        for pos, value in enumerate(values):
+            coef = aff.get_coefficient_val(kind, pos).to_python()
+            if coef:
+                result = result + value * coef
+    for pos in range(aff.dim(isl.dim_type.div)):
+        coef = aff.get_coefficient_val(isl.dim_type.div, pos).to_python()
+        if coef:
+            result = result + aff_to_expr(aff.get_div(pos), dims, params) * coef
+    return result
+
+
+def _single_aff(value: isl.PwAff) -> isl.Aff:
+    pieces = []
+    value.foreach_piece(lambda _set, aff: pieces.append(aff))
+    if len(pieces) != 1:
+        raise ScheduleError("rfactor needs a loop that is one affine expression of the dims")
+    return pieces[0]
+
+
+def _bound(value: isl.PwAff, program: Program, lowest: bool) -> Expr:
+    """The loop's bound over all sizes as an index expression (a constant when bounded)."""
+    extreme = value.min_val() if lowest else value.max_val()
+    if not (extreme.is_infty() or extreme.is_neginfty() or extreme.is_nan()):
+        return Const(extreme.to_python(), "int64", True)
+    return aff_to_expr(_single_aff(value), [], list(program.params))
+
+
+def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program, object]:
+    stage = program.stage(stage_name)
+    if stage.init is None:
+        raise ScheduleError(f"rfactor needs a reduction; stage '{stage_name}' is not one")
+    if stage.attach.kind != "root":
+        raise ScheduleError(f"apply rfactor to '{stage_name}' before attaching it")
+    axis = stage.axes[stage.axis(axis_name)]
+    if not stage.involves_reduce(axis):
+        raise ScheduleError(f"rfactor needs a reduction loop; '{axis_name}' is not one")
+    init, update = program.statement(stage.init), program.statement(stage.main)
+    array = program.array(stage_name)
+    combiner = _combiner(update, array.tensor)
+    lo, hi = axis_range(program, stage_name, axis)
+    lo_expr, hi_expr = _bound(lo, program, True), _bound(hi, program, False)
+    extent = _minus(hi_expr + 1, lo_expr)
+    if isinstance(extent, BinOp) and isinstance(extent.a, Const) and isinstance(extent.b, Const):
+        extent = Const(extent.a.value + extent.b.value, "int64", True)
+    partial = new_tensor(f"{array.name}.rf", (extent,) + array.shape, array.dtype)
+    partial_array = new_array(program, partial)
+    arrays = program.arrays + (partial_array,)
+    spatial = update.iter_vars[:len(init.iter_vars)]
+    v_name = _fresh_dim(axis_name, update.dims, program)
+    v_var = IterVar(v_name, ZERO, extent)
+    value_of_axis = aff_to_expr(_single_aff(axis.value), list(update.iter_vars),
+                                list(program.params))
+    # partial update: same instances as the update, one more dimension equal to the loop
+    rf_update_name = fresh_statement_name(program, f"{partial_array.name}_update")
+    rf_dims = (v_name,) + update.dims
+    rf_domain = _with_leading_dim(update.domain, axis.value, rf_update_name, rf_dims)
+    target = TensorRead(partial, (_minus(v_var, lo_expr),) + tuple(spatial))
+    source = _reduce_source(update, array.tensor)
+    rf_update = make_statement(program, arrays, rf_update_name, (v_var,) + update.iter_vars,
+                               rf_dims, rf_domain, target, _combine(combiner, target, source),
+                               partial_array.name)
+    # partial init over (v, spatial)
+    rf_init_name = fresh_statement_name(program, f"{partial_array.name}_init")
+    init_dims = (v_name,) + init.dims
+    init_domain = _prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
+    init_target = TensorRead(partial, (_minus(v_var, lo_expr),) + tuple(init.iter_vars))
+    rf_init = make_statement(program, arrays, rf_init_name, (v_var,) + init.iter_vars,
+                             init_dims, init_domain, init_target, init.value, partial_array.name)
+    # the original reduction now combines the partial results
+    w_var = IterVar(v_name, ZERO, extent)
+    new_update_dims = init.dims + (v_name,)
+    new_update_domain = _append_range(init.domain, update.name, new_update_dims, lo_expr,
+                                      extent, program)
+    read = TensorRead(partial, (_minus(w_var, lo_expr),) + tuple(init.iter_vars))
+    out = TensorRead(array.tensor, tuple(init.iter_vars))
+    new_update = make_statement(program, arrays, update.name, init.iter_vars + (w_var,),
+                                new_update_dims, new_update_domain, out,
+                                _combine(combiner, out, read), update.op)
+    statements = []
+    for stmt in program.statements:
+        if stmt.name == update.name:
+            statements += [rf_init, rf_update, new_update]
+        else:
+            statements.append(stmt)
+    rf_axes = identity_axes(rf_domain)[:1 + len(init.dims)] + tuple(
+        dataclasses.replace(a, value=_lift(a.value, rf_domain)) for a in stage.axes
+        if stage.involves_reduce(a) and a is not axis)
+    rf_stage = Stage(partial_array.name, rf_update_name, rf_axes,
+                     frozenset(update.dims[len(init.dims):]), rf_init_name)
+    new_stage = dataclasses.replace(stage, axes=identity_axes(new_update_domain),
+                                    reduce_dims=frozenset({v_name}))
+    stages = []
+    for existing in program.stages:
+        if existing.name == stage_name:
+            stages += [rf_stage, new_stage]
+        else:
+            stages.append(existing)
+    return program.with_stages(tuple(stages), statements=tuple(statements), arrays=arrays), partial
+
+
+def _minus(value: Expr, lo: Expr) -> Expr:
+    """``value - lo``, folded when both are constants or ``lo`` is 0."""
+    if isinstance(lo, Const) and lo.value == 0:
+        return value
+    if isinstance(value, BinOp) and value.op == "+" and isinstance(value.a, Const) \
+            and isinstance(value.b, Const) and isinstance(lo, Const):
+        return Const(value.a.value + value.b.value - lo.value, "int64", True)
+    return value - lo
+
+
+def _combiner(update, tensor) -> str:
+    value = update.value
+    if isinstance(value, BinOp) and value.op == "+":
+        return "sum"
+    if isinstance(value, Call) and value.func in ("maximum", "minimum"):
+        return "max" if value.func == "maximum" else "min"
+    raise ScheduleError(f"rfactor: the update of '{tensor.name}' is not a sum, max or min "
+                        "(a reduction with a data-dependent where= cannot be rfactored)")
+
+
+def _reduce_source(update, tensor) -> Expr:
+    value = update.value
+    a, b = (value.a, value.b) if isinstance(value, BinOp) else value.args
+    if isinstance(a, TensorRead) and a.tensor is tensor:
+        return b
+    raise ScheduleError(f"rfactor: cannot find the reduced expression of '{tensor.name}'")
+
+
+def _combine(combiner: str, target: Expr, source: Expr) -> Expr:
+    if combiner == "sum":
+        return BinOp.make("+", target, source)
+    return Call.make("maximum" if combiner == "max" else "minimum", target, source)
+
+
+def _fresh_dim(base: str, taken, program: Program) -> str:
+    from ..names import NameGenerator
+
+    return NameGenerator(reserved=set(taken) | set(program.param_names)).fresh(base)
+
+
+def _with_leading_dim(domain: isl.Set, value: isl.PwAff, name: str, dims) -> isl.Set:
+    """``{ name[v, x] : x in domain and v = value(x) }``."""
+    graph = isl.Map.from_pw_aff(value).intersect_domain(domain)
+    result = graph.reverse().wrap().flatten().set_tuple_name(name)
+    for pos, dim in enumerate(dims):
+        result = result.set_dim_name(isl.dim_type.set, pos, dim)
+    return result.coalesce()
+
+
+def _range_set(name, dims, lo, extent, program, position: int, base: isl.Set) -> isl.Set:
+    """``base`` with ``lo <= dims[position] < lo + extent``."""
+    from ..domain.affine import AffineSpace
+
+    space = AffineSpace(name, (), tuple(dims), program.param_names)
+    dim = space.dim(position)
+    bounded = dim.ge_set(space.pw_aff(lo)).intersect(dim.lt_set(space.pw_aff(lo + extent)))
+    return base.intersect(bounded)
+
+
+def _prepend_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
+    base = domain.insert_dims(isl.dim_type.set, 0, 1).set_tuple_name(name)
+    for pos, dim in enumerate(dims):
+        base = base.set_dim_name(isl.dim_type.set, pos, dim)
+    return _range_set(name, dims, lo, extent, program, 0, base).coalesce()
+
+
+def _append_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
+    n = domain.dim(isl.dim_type.set)
+    base = domain.insert_dims(isl.dim_type.set, n, 1).set_tuple_name(name)
+    for pos, dim in enumerate(dims):
+        base = base.set_dim_name(isl.dim_type.set, pos, dim)
+    return _range_set(name, dims, lo, extent, program, n, base).coalesce()
+
+
+def _lift(value: isl.PwAff, rf_domain: isl.Set) -> isl.PwAff:
+    """A loop of the update as a function of the partial update (one more leading dim)."""
+    space = rf_domain.get_space()
+    n = space.dim(isl.dim_type.set)
+    local = isl.LocalSpace.from_space(space)
+    target = value.get_domain_space()
+    affs = isl.AffList.alloc(isl.DEFAULT_CONTEXT, n - 1)
+    for pos in range(1, n):
+        affs = affs.add(isl.Aff.var_on_domain(local, isl.dim_type.set, pos))
+    embed = isl.MultiAff.from_aff_list(isl.Space.map_from_domain_and_range(space, target), affs)
+    return value.pullback_multi_aff(embed)
+
+
+__all__ = ["rfactor", "aff_to_expr", "Axis", "Reduce"]
