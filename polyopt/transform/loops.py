@@ -241,3 +241,27 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
 def _align_params(pma: isl.PwMultiAff, values: isl.PwMultiAff) -> isl.PwMultiAff:
     pma = pma.align_params(values.get_space())
     return pma.reset_tuple_id(isl.dim_type.in_) if hasattr(pma, "reset_tuple_id") else pma
+
+
+def wavefront(program: Program, stage: str, axes: list[str]) -> tuple[Program, str]:
+    """Replace the band ``axes`` (adjacent loops, outermost first) by a wavefront loop
+    ``w = a1 + ... + an`` followed by ``a1 .. a(n-1)``: iterations on one wavefront
+    are independent when every dependence distance in the band is non-negative, so the
+    inner loops may then run in parallel."""
+    positions = [program.stage(stage).axis(a) for a in axes]
+    if len(positions) < 2 or positions != list(range(positions[0], positions[0] + len(axes))):
+        raise ScheduleError("wavefront needs at least two adjacent loops, outermost first")
+    lo, hi = positions[0] + 1, positions[-1] + 1
+    names = {}
+
+    def change(member, loops):
+        total = loops[0].value
+        for loop in loops[1:]:
+            total = total.add(loop.value)
+        name = fresh_axis_name(member, "wave", {a.name for a in loops})
+        names[member.name] = name
+        return [Axis(name, total.coalesce())] + [dataclasses.replace(a, kind="serial")
+                                                  for a in loops[:-1]]
+
+    result = edit_band(program, stage, lo, hi, change)
+    return result, names[stage]

@@ -21,22 +21,27 @@ from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import Expr, IterVar, TensorRead, Var
+from .parallel import emit_parallel_for
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
+LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
 HUGE_PAGE = 2 << 20
 HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
 
 
-def module_for(func) -> ir.Module:
-    """The LLVM module holding ``func`` compiled to one function of the same name."""
-    return FunctionEmitter(func).module
+def module_for(func, *, num_threads: int = 0) -> ir.Module:
+    """The LLVM module holding ``func`` compiled to one function of the same name
+    (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores)."""
+    return FunctionEmitter(func, num_threads).module
 
 
 class FunctionEmitter:
-    def __init__(self, func):
+    def __init__(self, func, num_threads: int = 0):
         self.func = func
+        self.num_threads = num_threads
+        self.in_parallel = False
         self.program = func.program
         self.module = ir.Module(name=func.name)
         arrays, params = func.arrays, self.program.params
@@ -151,8 +156,14 @@ class FunctionEmitter:
             raise InternalError(f"unknown AST node {node!r}")
 
     def _for(self, loop: For) -> None:
+        if loop.kind == "parallel" and not self.in_parallel:
+            if emit_parallel_for(self, loop, self.num_threads):
+                return
+        self._serial_loop(loop, self._index(loop.init))
+
+    def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None) -> None:
+        """The loop from ``start`` while its condition holds (or up to ``last``)."""
         b = self.builder
-        start = self._index(loop.init)
         preheader = b.block
         header = b.append_basic_block(f"{loop.var}.header")
         body = b.append_basic_block(f"{loop.var}.body")
@@ -162,14 +173,28 @@ class FunctionEmitter:
         iv = b.phi(I64, name=loop.var)
         iv.add_incoming(start, preheader)
         self.scalars[loop.var] = iv
-        b.cbranch(self._index(loop.cond), body, exit_block)
+        cond = self._index(loop.cond) if last is None else b.icmp_signed("<=", iv, last)
+        b.cbranch(cond, body, exit_block)
         b.position_at_end(body)
         self._node(loop.body)
         step = b.add(iv, ir.Constant(I64, loop.step), flags=("nsw",))
         iv.add_incoming(step, b.block)
-        b.branch(header)
+        latch = b.branch(header)
+        if loop.kind in LOOP_HINTS:
+            latch.set_metadata("llvm.loop", self._loop_metadata(loop.kind))
         b.position_at_end(exit_block)
         del self.scalars[loop.var]
+
+    def _loop_metadata(self, kind: str):
+        """A distinct ``!llvm.loop`` node asking LLVM to vectorize or fully unroll."""
+        m = self.module
+        self._loop_ids = getattr(self, "_loop_ids", 0) + 1
+        hint = m.add_metadata([ir.MetaDataString(m, LOOP_HINTS[kind]), ir.Constant(I1, 1)])
+        unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
+                                 ir.Constant(ir.IntType(32), self._loop_ids)])
+        node = m.add_metadata([hint, unique])
+        node.operands = (node,) + tuple(node.operands)  # loop IDs refer to themselves
+        return node
 
     def _if(self, node: If) -> None:
         b = self.builder

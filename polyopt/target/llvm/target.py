@@ -12,19 +12,27 @@ from __future__ import annotations
 
 import ctypes
 
-from ...errors import BackendError
+from ...errors import BackendError, InvalidArgumentError
 from ..args import bind_arguments
 from .codegen import module_for
 from .jit import assembly, jit, optimize
+from .parallel import load_openmp
 
 
 class LLVMTarget:
     name = "llvm"
-    supports_parallel = False
+    supports_parallel = True
     supports_vector = True
 
-    def build(self, func, **options) -> "LLVMKernel":
-        ir_text = str(module_for(func))
+    def build(self, func, *, num_threads: int = 0, **options) -> "LLVMKernel":
+        if options:
+            raise InvalidArgumentError(
+                f"unknown option(s) for target llvm: {', '.join(options)}; known: num_threads")
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+            raise InvalidArgumentError(f"num_threads must be an integer >= 0, got {num_threads!r}")
+        ir_text = str(module_for(func, num_threads=num_threads))
+        if "GOMP_parallel" in ir_text:
+            load_openmp()
         module = optimize(ir_text)
         optimized = str(module)
         engine, address = jit(module, func.name)

@@ -1,0 +1,129 @@
+"""Parallel loops through OpenMP: the loop is outlined and run by ``GOMP_parallel``.
+
+The outlined function receives every value the loop body may use (parameters,
+enclosing loop variables, array pointers and strides) in a struct, and each thread
+runs one contiguous block of the iterations (static schedule).  The thread count
+comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  A parallel loop
+inside another one runs serially in each thread.
+
+>>> from ...ast.nodes import For, Int, Name, Op, Block
+>>> upper_bound(For("i", Int(0), Op("lt", (Name("i"), Name("n"))), 1, Block(())))
+(Name(name='n'), True)
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import functools
+
+from llvmlite import ir
+
+from ...ast.nodes import For, IndexExpr, Name, Op, map_exprs
+from ...errors import MissingBackendError
+from .values import I64, ValueEmitter
+
+I32 = ir.IntType(32)
+
+
+def upper_bound(loop: For) -> tuple[IndexExpr, bool] | None:
+    """``(bound, exclusive)`` when the loop condition is ``var < bound`` or ``var <= bound``
+    with a bound that does not use the loop variable; else None."""
+    cond = loop.cond
+    if not (isinstance(cond, Op) and cond.op in ("lt", "le") and cond.args[0] == Name(loop.var)):
+        return None
+    bound = cond.args[1]
+    uses = []
+    map_exprs(bound, lambda e: uses.append(e) if e == Name(loop.var) else None)
+    return None if uses else (bound, cond.op == "lt")
+
+
+@functools.cache
+def load_openmp() -> None:
+    """Make libgomp's symbols available to JIT-compiled code."""
+    import llvmlite.binding as llvm
+
+    path = ctypes.util.find_library("gomp")
+    if path is None:
+        raise MissingBackendError(
+            "parallel loops need the OpenMP runtime libgomp, which was not found; install "
+            "it (Debian: apt-get install libgomp1)")
+    llvm.load_library_permanently(path)
+
+
+def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
+    """Emit ``loop`` as an OpenMP parallel loop; False when its bounds do not allow it."""
+    bound = upper_bound(loop)
+    if bound is None or loop.step <= 0:
+        return False
+    b = emitter.builder
+    lo = emitter._index(loop.init)
+    hi = emitter._index(bound[0])
+    if bound[1]:
+        hi = b.sub(hi, ir.Constant(I64, 1))
+    captured = _captures(emitter)
+    struct = ir.LiteralStructType([I64, I64] + [v.type for _, v in captured])
+    with b.goto_entry_block():
+        slot = b.alloca(struct, name="omp.data")
+    slot.type = ir.PointerType()  # an opaque pointer, as everywhere else in the module
+    for index, value in enumerate([lo, hi] + [v for _, v in captured]):
+        b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, index)],
+                             source_etype=struct))
+    outlined = _outline(emitter, loop, struct, captured)
+    gomp = _declare(emitter.module, "GOMP_parallel", ir.VoidType(),
+                    [ir.PointerType(), ir.PointerType(), I32, I32])
+    b.call(gomp, [outlined, slot, ir.Constant(I32, num_threads), ir.Constant(I32, 0)])
+    return True
+
+
+def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
+    found = [(("scalar", k), v) for k, v in emitter.scalars.items()]
+    found += [(("pointer", k), v) for k, v in emitter.pointers.items()]
+    for name, strides in emitter.strides.items():
+        found += [(("stride", name, d), v) for d, v in enumerate(strides) if v is not None]
+    return found
+
+
+def _declare(module: ir.Module, name: str, ret, args) -> ir.Function:
+    if name in module.globals:
+        return module.globals[name]
+    return ir.Function(module, ir.FunctionType(ret, args), name=name)
+
+
+def _outline(emitter, loop: For, struct, captured) -> ir.Function:
+    module = emitter.module
+    count = sum(1 for g in module.globals if g.startswith(f"{emitter.fn.name}.omp"))
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType()]),
+                     name=f"{emitter.fn.name}.omp{count}")
+    fn.linkage = "internal"
+    saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
+             emitter.strides, emitter.in_parallel)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    fields = [b.load(b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                           source_etype=struct), typ=struct.elements[k])
+              for k in range(len(struct.elements))]
+    lo, hi = fields[0], fields[1]
+    emitter.fn, emitter.builder = fn, b
+    emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
+    emitter.scalars, emitter.pointers = {}, {}
+    emitter.strides = {name: list(strides) for name, strides in saved[5].items()}
+    for ((kind, *key), _), value in zip(captured, fields[2:]):
+        if kind == "scalar":
+            emitter.scalars[key[0]] = value
+        elif kind == "pointer":
+            emitter.pointers[key[0]] = value
+        else:
+            emitter.strides[key[0]][key[1]] = value
+    emitter.in_parallel = True
+    thread = b.sext(b.call(_declare(module, "omp_get_thread_num", I32, []), []), I64)
+    threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
+    step = ir.Constant(I64, loop.step)
+    trips = b.add(b.sdiv(b.sub(hi, lo), step), ir.Constant(I64, 1))
+    chunk = b.sdiv(b.add(trips, b.sub(threads, ir.Constant(I64, 1))), threads)
+    first = b.add(lo, b.mul(b.mul(thread, chunk), step))
+    last = b.add(first, b.mul(b.sub(chunk, ir.Constant(I64, 1)), step))
+    last = b.select(b.icmp_signed("<", last, hi), last, hi)
+    emitter._serial_loop(loop, first, last)
+    b.ret_void()
+    (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
+     emitter.strides, emitter.in_parallel) = saved
+    return fn
