@@ -346,6 +346,19 @@ class Stage:
             p, self.name, relation), None), check=check)
         return self.axes
 
+    def wavefront(self, *axes, parallel: bool = True, check: bool = True) -> LoopAxis:
+        """``w = s[S].wavefront(t, i, j)``: an outer loop over ``t + i + j`` and the
+        loops ``t, i`` inside it, made parallel when they carry no dependence (as after
+        skewing, when every distance in the band is non-negative)."""
+        names = [self._axis(a) for a in axes]
+        name = self._run("wavefront", tuple(names), {"parallel": parallel}, lambda p:
+                         loops.wavefront(p, self.name, names), check=check)
+        if parallel:
+            for inner in names[:-1]:
+                if self.can_parallel(inner):
+                    self.parallel(inner, check=check)
+        return self._loop(name)
+
     # -- loop kinds ----------------------------------------------------------------------
     def _mark(self, primitive: str, kind: str, axis, check: bool) -> LoopAxis:
         name = self._axis(axis)
@@ -438,6 +451,7 @@ def _can(primitive: str):
 
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
+                   "wavefront",
                    "parallel", "vectorize", "unroll", "compute_with", "compute_at",
                    "compute_inline", "compute_root"):
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
