@@ -15,7 +15,10 @@ results) picks the smallest supported dtype that holds every value of both:
 
 Python numbers are *weak*: ``A * 2`` and ``A * 0.5`` keep a float ``A``'s dtype, an
 ``int`` keeps an integer operand's dtype, and a ``float`` with an integer operand
-gives ``float64`` (as NumPy 2 does).  True division ``/`` of two integers gives
+gives ``float64`` (as NumPy 2 does).  A Python ``int`` that the integer operand's dtype
+cannot hold (``A_int8[i] + 200``) is refused with :class:`DTypeError`, as in NumPy 2;
+comparisons of integer data with Python ints or index arithmetic are done exactly, in
+int64 (``A_uint8[i] > -1`` is true).  True division ``/`` of two integers gives
 ``float64``; ``//`` and ``%`` are floor division and floor modulo as in Python.
 Index arithmetic (axes, vars, integer constants) is exact 64-bit integer arithmetic.
 
