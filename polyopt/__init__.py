@@ -20,6 +20,7 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
                         reduce_max as max, reduce_min as min, reduce_sum as sum, sqrt, tanh,
                         var)
 from .transform.schedule import Schedule, Stage, create_schedule
+from .transform.handwritten import CheckReport, check
 from .lower import lower
 from .build import build
 

@@ -1,7 +1,8 @@
 """The ``polyopt`` command line.
 
 ``polyopt demo`` builds matmul and conv2d, prints their loop nests and dependences,
-runs them against NumPy and prints timings.
+runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
+schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import numpy as np
 
 import polyopt as po
+from polyopt import cli_check
 
 
 def _matmul(n: int):
@@ -95,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser = commands.add_parser("demo", help="build, show and run matmul and conv2d")
     demo_parser.add_argument("--size", type=int, default=256, help="matmul size (default 256)")
     demo_parser.set_defaults(run=demo)
+    cli_check.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

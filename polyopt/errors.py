@@ -22,6 +22,11 @@ class DTypeError(InvalidArgumentError, TypeError):
     """An expression mixes or uses data types in an unsupported way."""
 
 
+class ScheduleFormatError(InvalidArgumentError):
+    """A hand-written schedule (isl text, JSON or file) is malformed or does not fit
+    the program: the message says which statement and what to fix."""
+
+
 class NonAffineError(PolyoptError):
     """An index, bound or condition that must be affine is not."""
 

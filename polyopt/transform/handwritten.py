@@ -30,6 +30,12 @@ maps must have the same number of output dimensions (no implicit zero padding: w
 trailing zeros, as in the ``[j, i, 0, 0]`` above) and the same range tuple name (none,
 usually).  Anything else raises :class:`ScheduleFormatError` saying what to fix.
 
+``report.parallel_loops`` describes every dimension of every statement's schedule:
+"static" when its value does not depend on the instance (it orders statements), else
+a loop, "sequential" when some dependence pair runs in one iteration of the loops
+around it (the same time prefix as an instance of the statement) but in two different
+iterations of it, and "parallel" otherwise.
+
 >>> import polyopt as po
 >>> M, N, K = po.var("M"), po.var("N"), po.var("K")
 >>> A = po.placeholder((M, K), name="A"); B = po.placeholder((K, N), name="B")
@@ -51,6 +57,7 @@ loops:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -62,8 +69,8 @@ import islpy as isl
 from ..deps.dataflow import Dependence, Dependences, compute_dependences
 from ..deps.describe import aff_text
 from ..deps.legality import Violation, find_violations
-from ..domain.program import Program
-from ..errors import ScheduleFormatError
+from ..domain.program import AccessKind, Program
+from ..errors import InvalidArgumentError, ScheduleFormatError
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +140,7 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
     """
     program = getattr(program_or_schedule, "program", program_or_schedule)
     if not isinstance(program, Program):
-        raise ScheduleFormatError(f"po.check takes a po.Schedule, a Program or a kernel, "
+        raise InvalidArgumentError(f"po.check takes a po.Schedule, a Program or a kernel, "
                                   f"got {program_or_schedule!r}")
     if deps is None:
         deps = getattr(program_or_schedule, "deps", None)
@@ -142,7 +149,7 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
     if schedule is not None:
         program = program.replace(schedule=schedule_from(program, schedule), stages=(),
                                   loop_axes=())
-    violations = tuple(find_violations(program, deps))
+    violations = tuple(_shared_element(program, v) for v in find_violations(program, deps))
     return CheckReport(not violations, violations, _loops(program, deps), program)
 
 
@@ -152,7 +159,8 @@ def schedule_from(program: Program, spec) -> isl.Schedule:
     try:
         band = isl.MultiUnionPwAff.from_union_map(umap)
     except isl.Error as err:
-        raise ScheduleFormatError(f"the schedule is not affine enough for isl ({err}); "
+        raise ScheduleFormatError(f"isl cannot make an affine schedule of it "
+                                  f"({_isl_reason(err)}); "
                                   "write each dimension as a quasi-affine expression") from None
     return isl.Schedule.from_domain(program.domains).insert_partial_schedule(band)
 
@@ -164,19 +172,21 @@ def _read(spec) -> tuple[list[tuple[str | None, isl.UnionMap]], str]:
     if isinstance(spec, isl.Schedule):
         return [(None, spec.get_map())], "schedule tree"
     if isinstance(spec, (isl.UnionMap, isl.Map)):
-        return [(None, isl.UnionMap(spec) if isinstance(spec, isl.Map) else spec)], "map"
+        return [(None, isl.UnionMap(spec) if isinstance(spec, isl.Map) else spec)], "schedule"
     if isinstance(spec, dict):
-        return _from_json(spec, "schedule JSON")
+        return _from_json(spec, "the schedule JSON")
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and "{" not in spec):
         path = Path(spec)
+        if not path.is_file():
+            raise ScheduleFormatError(f"schedule file '{path}' does not exist (schedule text "
+                                      "needs isl braces: { S0[i] -> [i] })")
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as err:
-            raise ScheduleFormatError(f"cannot read schedule file '{path}': "
-                                      f"{getattr(err, 'strerror', None) or err}") from None
+            raise ScheduleFormatError(f"cannot read schedule file '{path}': {err}") from None
         return _from_text(text, f"'{path}'", json_file=path.suffix.lower() == ".json")
     if isinstance(spec, str):
-        return _from_text(spec, "schedule text", json_file=False)
+        return _from_text(spec, "the schedule text", json_file=False)
     raise ScheduleFormatError(f"a schedule is an isl map or schedule text, a dict or a file "
                               f"path, got {type(spec).__name__}")
 
@@ -195,7 +205,7 @@ def _from_text(text: str, where: str, *, json_file: bool):
         except isl.Error as err:
             raise ScheduleFormatError(f"malformed isl schedule tree in {where} "
                                       f"({_isl_reason(err)}): {_short(text)}") from None
-    return [(None, _parse_map(text, where))], "map"
+    return [(None, _parse_map(text, where))], "schedule"
 
 
 def _from_json(data, where: str):
@@ -229,8 +239,8 @@ def _parse_map(text: str, where: str, statement: str | None = None) -> isl.Union
                 statement = named.group(1) if named else None
                 text = piece.strip()
                 break
-    which = f"the map of statement {statement}" if statement else "a map"
-    return _fail(f"malformed isl text in {where}, {which} ({reason}): {_short(text)}; "
+    which = f", in the map of statement {statement}" if statement else ""
+    return _fail(f"malformed isl text in {where}{which} ({reason}): {_short(text)}; "
                  "write e.g. [N] -> { S0[i, j] -> [i, j] }")
 
 
@@ -263,7 +273,7 @@ def _checked(program: Program, entries, origin: str) -> isl.UnionMap:
                 _fail(f"the JSON entry of statement {named} maps {name or 'an unnamed tuple'}"
                       f"; write {named}[...] -> [...]")
             if name not in known:
-                _fail(f"the {origin} schedules unknown statement {name or '(unnamed)'}; "
+                _fail(f"the {origin} maps unknown statement {name or '(unnamed)'}; "
                       f"the program's statements are: {', '.join(known)}")
             rows[name] = rows[name].union(relation) if name in rows else relation
     missing = [name for name in known if name not in rows]
@@ -319,22 +329,47 @@ def _checked_row(program: Program, name: str, relation: isl.Map) -> isl.Map:
         twice = within.lex_lt_map(within).intersect(same).domain()
         _fail(f"the map of statement {name} gives several times to {_point(twice)}; a "
               "schedule must be a function of the instance")
-    return relation
+    simpler = relation.gist_domain(stmt.domain)  # isl flattens it faster, e.g. in schedule_of
+    return simpler if simpler.is_single_valued() else relation
 
 
-def _point(instances: isl.Set) -> str:
-    """``S0[i=5] (when N=6)``: one element of ``instances``."""
+def _point(instances: isl.Set, *, when: bool = True, named: bool = True) -> str:
+    """``S0[i=5] (when N=6)``: one element of ``instances`` (``A[5]`` unnamed)."""
     point = instances.sample_point()
     names = instances.get_var_names(isl.dim_type.set)
     values = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
               for k in range(len(names))]
-    text = f"{instances.get_tuple_name()}[{', '.join(f'{n}={v}' for n, v in zip(names, values))}]"
+    coords = (f"{n}={v}" if named else str(v) for n, v in zip(names, values))
+    text = f"{instances.get_tuple_name()}[{', '.join(coords)}]"
     params = instances.get_var_names(isl.dim_type.param)
-    if params:
+    if params and when:
         text += " (when " + ", ".join(
             f"{p}={point.get_coordinate_val(isl.dim_type.param, k).to_python()}"
             for k, p in enumerate(params)) + ")"
     return text
+
+
+def _shared_element(program: Program, violation: Violation) -> Violation:
+    """``violation`` naming the element that its two instances both access.
+
+    Works around ``deps.legality``, which names any element the source accesses
+    through the dependence (for a read of a stencil, often not the one the sink writes).
+    """
+    dep = violation.dependence
+    pair = isl.Set.from_point(violation.pairs.wrap().sample_point()).unwrap()
+    source, sink = pair.domain(), pair.range()
+    if (_point(source, when=False), _point(sink, when=False)) != (violation.source,
+                                                                   violation.sink):
+        return violation  # not the pair legality described: leave it as it is
+    kind = AccessKind.READ if dep.kind == "flow" else AccessKind.WRITE
+    touched = program.accesses(kind, dep.array).intersect_domain(
+        isl.UnionSet.from_set(sink)).range()
+    common = isl.UnionSet.from_set(dep.elements.intersect_domain(source).range()).intersect(
+        touched)
+    if common.is_empty():
+        return violation
+    common = common.extract_set(dep.elements.get_space().range())
+    return dataclasses.replace(violation, element=_point(common, when=False, named=False))
 
 
 # -- loops ---------------------------------------------------------------------------
@@ -344,8 +379,12 @@ def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
     some dependence pair runs inside one of its instances (same time prefix before the
     dimension, as one instance of the statement has) in two of its iterations."""
     times = program.schedule_map()
+    maps: list[isl.Map] = []
+    times.foreach_map(maps.append)
+    if not maps:
+        return ()
     rows = {s.name: times.extract_map(isl.Space.map_from_domain_and_range(
-        s.domain.get_space(), program._time_space())) for s in program.statements}
+        s.domain.get_space(), maps[0].get_space().range())) for s in program.statements}
     carried = _Carried(rows, deps)
     result = []
     for stmt in program.statements:
@@ -374,29 +413,37 @@ class _Carried:
     """Dependence pairs as pairs of times, and the loop prefixes where they are carried."""
 
     def __init__(self, rows: dict[str, isl.Map], deps: Dependences):
-        self.pairs = [(dep, dep.relation.apply_domain(rows[dep.source])
-                       .apply_range(rows[dep.sink])) for dep in deps]
-        self.prefixes: dict[int, list[tuple[Dependence, isl.Set]]] = {}
+        # same[d]: for each dependence, the pairs of times that agree on dimensions < d
+        self.deps = tuple(deps)
+        self.same = {0: [dep.relation.apply_domain(rows[dep.source])
+                         .apply_range(rows[dep.sink]) for dep in self.deps]}
+        self.prefixes: dict[int, list[isl.Set]] = {}
+
+    def _same(self, dim: int) -> list[isl.Map]:
+        if dim not in self.same:
+            self.same[dim] = [times if times.is_empty() else
+                              times.equate(isl.dim_type.in_, dim - 1, isl.dim_type.out, dim - 1)
+                              for times in self._same(dim - 1)]
+        return self.same[dim]
 
     def inside(self, row: isl.Map, dim: int) -> tuple[Dependence, ...]:
         """The dependences carried by the loop at ``dim`` around the instances of ``row``."""
         if dim not in self.prefixes:
-            self.prefixes[dim] = [(dep, _carried_prefixes(times, dim))
-                                  for dep, times in self.pairs]
+            self.prefixes[dim] = [_carried_prefixes(times, dim) for times in self._same(dim)]
         width = row.dim(isl.dim_type.out)
         own = row.range().project_out(isl.dim_type.set, dim, width - dim)
-        return tuple(dep for dep, prefixes in self.prefixes[dim]
+        return tuple(dep for dep, prefixes in zip(self.deps, self.prefixes[dim])
                      if not prefixes.is_empty() and not prefixes.intersect(own).is_empty())
 
 
 def _carried_prefixes(times: isl.Map, dim: int) -> isl.Set:
-    """The first ``dim`` time coordinates of the pairs of ``times`` that agree on them and
-    differ at ``dim``."""
-    width = times.dim(isl.dim_type.in_)
-    for pos in range(dim):
-        times = times.equate(isl.dim_type.in_, pos, isl.dim_type.out, pos)
+    """The first ``dim`` time coordinates of the pairs of ``times`` (which agree on them)
+    that differ at ``dim``."""
+    if times.is_empty():
+        return times.domain()
     differ = times.order_lt(isl.dim_type.in_, dim, isl.dim_type.out, dim).union(
         times.order_gt(isl.dim_type.in_, dim, isl.dim_type.out, dim))
+    width = times.dim(isl.dim_type.in_)
     return differ.domain().project_out(isl.dim_type.set, dim, width - dim)
 
 
