@@ -16,8 +16,9 @@ from .target.base import get_target
 _CACHE: dict[tuple, object] = {}
 
 
-def build(schedule, args, *, target: str = "llvm", name: str | None = None, **options):
-    """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``."""
+def build(schedule, args=None, *, target: str = "llvm", name: str | None = None, **options):
+    """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``
+    (by default, for a ``po.kernel`` schedule, the kernel's parameters in order)."""
     func = lower(schedule, args, name=name)
     key = (target, str(func), str(func.program.schedule), tuple(sorted(options.items())))
     kernel = _CACHE.get(key)

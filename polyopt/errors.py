@@ -39,6 +39,11 @@ class UndefinedTensorError(PolyoptError):
     """A compute reads a tensor that nothing defines or that was not passed in."""
 
 
+class FrontendError(PolyoptError):
+    """A ``po.kernel`` function uses Python outside the supported subset (the message
+    names the file and line)."""
+
+
 class ScheduleError(PolyoptError):
     """A scheduling request cannot be carried out."""
 

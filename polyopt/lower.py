@@ -27,6 +27,7 @@ from .ast.nodes import Block, Node
 from .ast.printer import node_lines
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError
+from .names import sanitize
 from .te.expr import Var
 from .te.tensor import ComputeOp, Tensor
 
@@ -48,7 +49,7 @@ class LoweredFunc:
 
     @property
     def outputs(self) -> tuple[Array, ...]:
-        return tuple(a for a in self.arrays if a.role == "compute")
+        return tuple(a for a in self.arrays if a.written)
 
     def __str__(self) -> str:
         params = []
@@ -88,7 +89,7 @@ def resolve_arguments(program: Program, args) -> tuple[Array | Var, ...]:
     if len({id(a) for a in resolved}) != len(resolved):
         raise InvalidArgumentError("a tensor or var appears twice in the argument list")
     _check_placeholders_passed(program, resolved)
-    if not any(isinstance(a, Array) and a.role == "compute" for a in resolved):
+    if not any(isinstance(a, Array) and a.written for a in resolved):
         raise InvalidArgumentError(
             "no computed tensor is in the argument list, so nothing would be returned; "
             "add the outputs, e.g. [A, B, C] for C = f(A, B)"
@@ -98,6 +99,12 @@ def resolve_arguments(program: Program, args) -> tuple[Array | Var, ...]:
 
 def _check_placeholders_passed(program: Program, resolved: list) -> None:
     passed = {id(a) for a in resolved}
+    for array in program.arrays:
+        if array.role == "inout" and id(array) not in passed:
+            raise UndefinedTensorError(
+                f"'{array.name}' is read and written in place, but it is not in the argument "
+                f"list; add {array.name} to the list passed to build/lower"
+            )
     for stmt in program.statements:
         for access in stmt.reads:
             array = program.array(access.array)
@@ -122,6 +129,16 @@ def _scan(func: LoweredFunc) -> LoweredFunc:
     return dataclasses.replace(func, body=scan(func.program))
 
 
+def _default_name(program: Program, args) -> str:
+    """``<last output>_kernel`` for tensor expressions; a kernel's own name otherwise."""
+    outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
+    if outputs:
+        return f"{outputs[-1].name}_kernel"
+    if any(a.role == "inout" for a in program.arrays):  # a po.kernel: statements carry its name
+        return sanitize(program.statements[-1].op)
+    return f"{program.arrays[-1].name}_kernel"
+
+
 # Ordering: arguments are resolved first (later passes use Array objects); buffers are
 # planned before scanning so that scanning may later restrict temporaries' footprints.
 PASSES = (
@@ -131,15 +148,25 @@ PASSES = (
 )
 
 
-def lower(schedule, args, *, name: str | None = None,
+def lower(schedule, args=None, *, name: str | None = None,
           print_passes: bool | None = None) -> LoweredFunc:
-    """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it."""
+    """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
+
+    ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
+    """
     program = getattr(schedule, "program", schedule)
     if not isinstance(program, Program):
         raise InvalidArgumentError(f"lower takes a schedule from po.create_schedule, got {schedule!r}")
+    if args is None:
+        args = getattr(schedule, "default_args", None)
+        if args is None:
+            raise InvalidArgumentError(
+                "the argument list is required for tensor expressions: pass the input and "
+                "output tensors in order, e.g. po.build(s, [A, B, C]) (only po.kernel "
+                "schedules default to the kernel's parameters)"
+            )
     if name is None:
-        outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
-        name = f"{(outputs[-1] if outputs else program.arrays[-1]).name}_kernel"
+        name = _default_name(program, args)
     func = LoweredFunc(name, program, tuple(args))
     verbose = print_passes if print_passes is not None else bool(os.environ.get("POLYOPT_PRINT_PASSES"))
     for pass_name, run in PASSES:

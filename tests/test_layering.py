@@ -7,7 +7,7 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "polyopt"
 # Layers in data-flow order; a module may import its own layer and earlier ones.
-LAYERS = ["te", "domain", "deps", "transform", "tensorize", "ast", "target", "graph"]
+LAYERS = ["te", "domain", "frontend", "deps", "transform", "tensorize", "ast", "target", "graph"]
 BASE = {"errors", "dtypes", "names"}  # importable from everywhere
 DRIVERS = {"lower", "build", "cli", "__init__", "__main__"}  # top-level entry points
 

@@ -1,4 +1,4 @@
-"""Exact access relations of a statement, and the check that reads stay in bounds.
+"""Exact access relations of a statement, and the check that accesses stay in bounds.
 
 A read inside ``if_then_else(cond, a, b)`` happens only where ``cond`` holds (for
 ``a``) or fails (for ``b``); when ``cond`` is affine the access relation is
@@ -73,17 +73,37 @@ def array_bounds(array, params: tuple[str, ...]) -> isl.Set:
 def check_reads_in_bounds(stmt, array_of: dict, params: tuple[str, ...],
                           context: isl.Set) -> None:
     """Raise :class:`OutOfBoundsError` with an example if any read leaves its array."""
+    check_in_bounds(stmt, array_of, params, context)
+
+
+def check_in_bounds(stmt, array_of: dict, params: tuple[str, ...], context: isl.Set, *,
+                    writes: bool = False, origin: str | None = None,
+                    hint: str | None = None) -> None:
+    """Raise :class:`OutOfBoundsError` if a read (and, with ``writes``, a write) of ``stmt``
+    leaves its array for some parameter values of ``context``.
+
+    The message names one offending instance; ``origin`` says where the statement comes
+    from (default ``compute '<op>'``) and ``hint`` how to fix it.
+    """
     arrays = {a.name: a for a in array_of.values()}
-    for access in stmt.reads:
+    for access in (stmt.accesses if writes else stmt.reads):
         array = arrays[access.array]
         outside = access.relation.intersect_params(context).subtract_range(
             array_bounds(array, params))
         if outside.is_empty():
             continue
-        raise OutOfBoundsError(_out_of_bounds_message(stmt, array, outside, params))
+        verb = "reads" if access.kind is AccessKind.READ else "writes"
+        raise OutOfBoundsError(_out_of_bounds_message(
+            stmt, array, outside, params, verb, origin or f"compute '{stmt.op}'",
+            hint or _TE_HINT))
 
 
-def _out_of_bounds_message(stmt, array, outside: isl.Map, params: tuple[str, ...]) -> str:
+_TE_HINT = ("Shrink the compute's range, use the same po.var for sizes that must agree, or "
+            "guard the read with po.if_then_else")
+
+
+def _out_of_bounds_message(stmt, array, outside: isl.Map, params: tuple[str, ...], verb: str,
+                           origin: str, hint: str) -> str:
     point = outside.wrap().sample_point()
     n_in = outside.dim(isl.dim_type.in_)
     coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
@@ -97,7 +117,6 @@ def _out_of_bounds_message(stmt, array, outside: isl.Map, params: tuple[str, ...
     if values:
         when = " when " + ", ".join(f"{p}={v}" for p, v in values.items())
     return (
-        f"compute '{stmt.op}' reads {array.name}[{element}] at {stmt.name}[{instance}]{when}, "
-        f"outside the shape ({shape}) of '{array.name}'. Shrink the compute's range, use the "
-        "same po.var for sizes that must agree, or guard the read with po.if_then_else"
+        f"{origin} {verb} {array.name}[{element}] at {stmt.name}[{instance}]{when}, "
+        f"outside the shape ({shape}) of '{array.name}'. {hint}"
     )

@@ -49,7 +49,7 @@ def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
         for t in tensors
     )
     array_of = {id(a.tensor): a for a in arrays}
-    context = _context(arrays, params)
+    context = size_context(arrays, params)
     stmt_names = NameGenerator()
     computed = [a for a in arrays if a.role == "compute"]
     groups = [_statements(a, array_of, param_names, stmt_names, context) for a in computed]
@@ -113,7 +113,8 @@ def _collect_params(tensors: list[Tensor]) -> tuple[Var, ...]:
     return tuple(found.values())
 
 
-def _context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
+def size_context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
+    """The parameter values allowed: every var and every array extent is non-negative."""
     space = AffineSpace("", (), (), tuple(p.name for p in params))
     zero = space.constant(0)
     context = space.universe().params()

@@ -42,7 +42,12 @@ class Access:
 
 @dataclass(frozen=True, slots=True)
 class Array:
-    """A tensor as the program stores it; ``role`` is "input", "output" or "temp"."""
+    """A tensor as the program stores it.
+
+    ``role`` is "placeholder" (an input, only read), "compute" (defined by the
+    program: an output or a temporary) or "inout" (a kernel parameter that the
+    program reads and writes in place).
+    """
 
     name: str
     shape: tuple[Expr, ...]
@@ -53,6 +58,11 @@ class Array:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def written(self) -> bool:
+        """Whether the program writes this array ("compute" and "inout")."""
+        return self.role in ("compute", "inout")
 
 
 @dataclass(frozen=True, slots=True)

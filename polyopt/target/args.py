@@ -89,7 +89,7 @@ def _check_array(spec: Array, value) -> np.ndarray:
             f"argument '{spec.name}' is not C-contiguous (a transposed or sliced view?); "
             "pass numpy.ascontiguousarray(x)"
         )
-    if spec.role == "compute" and not value.flags.writeable:
+    if spec.written and not value.flags.writeable:
         raise InvalidArgumentError(f"output '{spec.name}' is read-only; pass a writable array")
     return value
 
@@ -160,7 +160,7 @@ def _check_shapes(func, arrays, values: dict[str, int]) -> None:
 def _check_no_overlap(func, arrays) -> None:
     specs = func.arrays
     for i, (spec, array) in enumerate(zip(specs, arrays)):
-        if spec.role != "compute":
+        if not spec.written:  # outputs and arrays updated in place
             continue
         for j, other in enumerate(arrays):
             if j != i and array.size and other.size and np.may_share_memory(array, other):
