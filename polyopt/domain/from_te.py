@@ -29,10 +29,12 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..names import NameGenerator
 from ..te.expr import (BinOp, Call, Const, Expr, IterVar, Reduce, Select, TensorRead, Var)
+from ..te.scan import ScanOp
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor, children, walk
 from .accesses import check_reads_in_bounds, statement_accesses
 from .affine import AffineSpace
 from .program import Array, Program, Statement
+from .from_scan import scan_stages, scan_statements
 from .schedule import Stage, identity_axes
 
 
@@ -52,12 +54,32 @@ def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
     context = size_context(arrays, params)
     stmt_names = NameGenerator()
     computed = [a for a in arrays if a.role == "compute"]
-    groups = [_statements(a, array_of, param_names, stmt_names, context) for a in computed]
-    statements = tuple(s for group in groups for s in group)
+    statements, stages = _statements_and_stages(computed, array_of, param_names, stmt_names)
     for stmt in statements:
         check_reads_in_bounds(stmt, array_of, param_names, context)
     program = Program(statements, arrays, params, context, schedule=None)
-    return program.with_stages(default_stages(groups, [a.name for a in computed]))
+    return program.with_stages(tuple(stages))
+
+
+def _statements_and_stages(computed, array_of, params, stmt_names):
+    """Statements of every compute (and scan), and their default stages, in order."""
+    statements, stages, scanned = [], [], set()
+    for array in computed:
+        op = array.tensor.op
+        if isinstance(op, ScanOp):
+            if id(op.group) in scanned:
+                continue
+            scanned.add(id(op.group))
+            members = [(array_of[id(t)], scan_statements(array_of[id(t)], array_of, params,
+                                                         stmt_names))
+                       for t in op.group.outputs]
+            statements += [s for _, pair in members for s in pair]
+            stages += scan_stages(members)
+            continue
+        group = _statements(array, array_of, params, stmt_names)
+        statements += group
+        stages += default_stages([group], [array.name])
+    return tuple(statements), stages
 
 
 def _as_tensor_list(outputs) -> list[Tensor]:
@@ -83,6 +105,14 @@ def topological_order(outputs: list[Tensor]) -> list[Tensor]:
         if id(tensor) in visited:
             return
         visited.add(id(tensor))
+        if isinstance(tensor.op, ScanOp):  # states scanned together come as one block
+            group = tensor.op.group.outputs
+            visited.update(id(t) for t in group)
+            for member in group:
+                for source in member.op.inputs:
+                    visit(source)
+            order.extend(group)
+            return
         if isinstance(tensor.op, ComputeOp):
             for source in tensor.op.inputs:
                 visit(source)
@@ -101,6 +131,8 @@ def _collect_params(tensors: list[Tensor]) -> tuple[Var, ...]:
         if isinstance(tensor.op, ComputeOp):
             roots.append(tensor.op.body)
             roots.extend(e for ax in tensor.op.reduce_axis for e in ax.dom)
+        if isinstance(tensor.op, ScanOp):
+            roots += [tensor.op.init_body, tensor.op.update_body, tensor.op.init_steps]
     for root in roots:
         for node in walk(root):
             if isinstance(node, Var):
@@ -126,7 +158,7 @@ def size_context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
 
 
 def _statements(array: Array, array_of: dict, params: tuple[str, ...],
-                stmt_names: NameGenerator, context: isl.Set) -> list[Statement]:
+                stmt_names: NameGenerator) -> list[Statement]:
     op: ComputeOp = array.tensor.op
     dim_names = NameGenerator(reserved=params + tuple(a.name for a in array_of.values()))
     axes = op.axis

@@ -122,7 +122,10 @@ class _Layout:
         parent = self.stages[stage.attach.stage]
         depth = stage.attach.depth
         k = parent.attach.depth if parent.attach.kind == "with" else 0
-        entries = self.head(parent, shared[:k]) + [self.position(parent.name, k, parent.name)]
+        entries = self.head(parent, shared[:k])
+        if depth == k:  # ordered among the parent's own members at that level
+            return entries + [self.position(parent.name, k, stage.name)]
+        entries.append(self.position(parent.name, k, parent.name))
         for level in range(k + 1, depth + 1):
             entries.append(shared[level - 1])
             if level < depth:

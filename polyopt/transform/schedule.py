@@ -31,7 +31,7 @@ from ..domain.program import Program
 from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
-from ..te.tensor import ComputeOp, Tensor
+from ..te.tensor import PlaceholderOp, Tensor
 from . import attach, cache, loops, rfactor
 from .check import check_loop_carries_nothing, check_schedule
 
@@ -88,7 +88,7 @@ class Schedule:
         if isinstance(key, Stage):
             return key.name
         if isinstance(key, Tensor):
-            if not isinstance(key.op, ComputeOp):
+            if isinstance(key.op, PlaceholderOp):
                 raise InvalidArgumentError(f"s[...] takes a computed tensor, got placeholder "
                                            f"'{key.name}'")
             return self.program.array_of(key).name
