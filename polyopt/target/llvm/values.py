@@ -2,9 +2,11 @@
 
 Each node is computed in its own dtype and converted where its parent needs another
 (so ``A[i] * (i + 1)`` computes ``i + 1`` in int64, then converts it to A's dtype);
-Python constants are emitted directly in the dtype their parent needs.  Floating-point
-arithmetic may be reassociated (``reassoc contract nsz``) so that reductions vectorize;
-NaN and infinity keep their IEEE meaning.
+Python constants are emitted directly in the dtype their parent needs.  The arithmetic
+that combines an accumulation (``C[i] = C[i] + x``, ``maximum(C[i], x)``: a reduction's
+update) may be reassociated (``reassoc contract nsz``) so that reductions vectorize;
+everything else is computed exactly as written, so legal schedules of statements that
+are not reductions give bit-identical results.  NaN and infinity keep their IEEE meaning.
 
 >>> str(llvm_type("float32")), str(llvm_type("uint8"))
 ('float', 'i8')
@@ -21,7 +23,8 @@ from ...errors import InternalError
 from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Select,
                         TensorRead, Var)
 
-FAST = ("reassoc", "contract", "nsz")
+FAST = ("reassoc", "contract", "nsz")  # accumulations: lets LLVM vectorize reductions
+EXACT = ()  # everything else: the same rounding under every schedule
 I64 = ir.IntType(64)
 I1 = ir.IntType(1)
 
@@ -52,6 +55,7 @@ class ValueEmitter:
         self.module = module
         self.index = index      # integer index expressions -> i64
         self.address = address  # tensor reads -> element pointer
+        self.reduction = None   # the node combining an accumulation (may be reassociated)
 
     def emit(self, expr: Expr, dtype: str) -> ir.Value:
         """The value of ``expr`` converted to ``dtype``."""
@@ -85,13 +89,24 @@ class ValueEmitter:
             return self.emit(expr.value, expr.dtype)
         raise InternalError(f"cannot emit {type(expr).__name__} '{expr}'")
 
+    def _flags(self, expr: Expr) -> tuple[str, ...]:
+        """Reductions combine with FAST flags; their direct operands may be contracted
+        into it (a multiply-add becomes an FMA); nothing else is changed."""
+        if self.reduction is None:
+            return EXACT
+        if expr is self.reduction:
+            return FAST
+        if any(expr is child for child in _operands(self.reduction)):
+            return ("contract",)
+        return EXACT
+
     def _binop(self, expr: BinOp) -> ir.Value:
         dtype = expr.dtype
         a, b = self.emit(expr.a, dtype), self.emit(expr.b, dtype)
         if dtypes.is_float(dtype):
             method = {"+": self.b.fadd, "-": self.b.fsub, "*": self.b.fmul,
                       "/": self.b.fdiv}[expr.op]
-            return method(a, b, flags=FAST)
+            return method(a, b, flags=self._flags(expr))
         if expr.op in ("+", "-", "*"):
             return {"+": self.b.add, "-": self.b.sub, "*": self.b.mul}[expr.op](a, b)
         return self.floor_divmod(expr.op, a, b, dtypes.is_signed(dtype))
@@ -159,7 +174,7 @@ class ValueEmitter:
                 expr.func, expr.func)
             suffix = "f32" if dtype == "float32" else "f64"
             fn = intrinsic(self.module, f"llvm.{name}.{suffix}", ty, [ty] * len(args))
-            return self.b.call(fn, args, fastmath=FAST)
+            return self.b.call(fn, args, fastmath=self._flags(expr))
         signed = dtypes.is_signed(dtype)
         if expr.func == "neg":
             return self.b.neg(args[0])
@@ -196,6 +211,10 @@ class ValueEmitter:
         if dtypes.bits(dst) < dtypes.bits(src):
             return self.b.trunc(value, ty)
         return value
+
+
+def _operands(expr: Expr) -> tuple[Expr, ...]:
+    return (expr.a, expr.b) if isinstance(expr, BinOp) else getattr(expr, "args", ())
 
 
 def _fsuffix(dtype: str) -> str:
