@@ -348,13 +348,13 @@ class Stage:
 
     def wavefront(self, *axes, parallel: bool = True, check: bool = True) -> LoopAxis:
         """``w = s[S].wavefront(t, i, j)``: an outer loop over ``t + i + j`` and the
-        loops ``t, i`` inside it, made parallel when they carry no dependence (as after
+        loops ``i, j`` inside it, made parallel when they carry no dependence (as after
         skewing, when every distance in the band is non-negative)."""
         names = [self._axis(a) for a in axes]
         name = self._run("wavefront", tuple(names), {"parallel": parallel}, lambda p:
                          loops.wavefront(p, self.name, names), check=check)
         if parallel:
-            for inner in names[:-1]:
+            for inner in names[1:]:
                 if self.can_parallel(inner):
                     self.parallel(inner, check=check)
         return self._loop(name)
