@@ -134,16 +134,17 @@ class Program:
 
     def schedule_of(self, stmt: str) -> isl.Map:
         """The schedule row of one statement, on its domain."""
+        row = _rows(self.schedule).get(stmt)
         domain = self.statement(stmt).domain
-        return self.schedule.get_map().extract_map(
-            isl.Space.map_from_domain_and_range(domain.get_space(), self._time_space())
-        ).intersect_domain(domain)
-
-    def _time_space(self) -> isl.Space:
-        umap = self.schedule.get_map()
-        maps: list[isl.Map] = []
-        umap.foreach_map(maps.append)
-        return maps[0].get_space().range()
+        if row is None:  # no instance: an empty map of the right spaces
+            width = max((m.dim(isl.dim_type.out) for m in _rows(self.schedule).values()),
+                        default=0)
+            space = isl.Space.create_from_names(
+                isl.DEFAULT_CONTEXT, in_=list(self.statement(stmt).dims),
+                out=[f"c{k}" for k in range(width)],
+                params=list(domain.get_var_names(isl.dim_type.param)))
+            row = isl.Map.empty(space.set_tuple_name(isl.dim_type.in_, stmt))
+        return row.intersect_domain(domain)
 
     def axis_at(self, stmt: str, dim: int) -> Axis | None:
         """The loop that schedule dimension ``dim`` of statement ``stmt`` enumerates."""
@@ -195,3 +196,20 @@ class Program:
                 if (kind is None or access.kind is kind) and array in (None, access.array):
                     result = result.union(isl.UnionMap.from_map(access.relation))
         return result
+
+
+_ROW_CACHE: dict[int, tuple[isl.Schedule, dict[str, isl.Map]]] = {}
+
+
+def _rows(schedule: isl.Schedule) -> dict[str, isl.Map]:
+    """Each statement's row of ``schedule`` (flattened once per schedule object)."""
+    cached = _ROW_CACHE.get(id(schedule))
+    if cached is not None and cached[0] is schedule:
+        return cached[1]
+    rows: dict[str, isl.Map] = {}
+    schedule.get_map().foreach_map(
+        lambda m: rows.__setitem__(m.get_tuple_name(isl.dim_type.in_), m))
+    if len(_ROW_CACHE) >= 64:
+        _ROW_CACHE.pop(next(iter(_ROW_CACHE)))
+    _ROW_CACHE[id(schedule)] = (schedule, rows)  # holding the schedule keeps its id unique
+    return rows
