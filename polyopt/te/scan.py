@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError
-from .expr import Expr, IterVar, Reduce, TensorRead
+from .expr import BinOp, Const, Expr, IterVar, Reduce, TensorRead, Var
 from .substitute import transform
 from .tensor import ComputeOp, PlaceholderOp, Tensor, walk
 
@@ -68,13 +68,40 @@ def _as_list(value, what: str) -> list[Tensor]:
 
 
 def _same_extents(a, b) -> bool:
-    from .expr import Const, Var
+    """Whether two extents are the same size: the same affine combination of the same
+    vars (``m + 1`` written twice, ``2 * n`` and ``n + n``), else the same expression."""
+    if a is b:
+        return True
+    la, lb = _linear(a), _linear(b)
+    return la is not None and la == lb
 
-    if isinstance(a, Const) and isinstance(b, Const):
-        return a.value == b.value
-    if isinstance(a, Var) and isinstance(b, Var):
-        return a is b
-    return a is b
+
+def _linear(e) -> dict | None:
+    """``{id(var): coefficient, None: constant}`` of an affine integer extent (zero
+    coefficients dropped), or None when it is not one."""
+    if isinstance(e, Const):
+        if isinstance(e.value, bool) or not isinstance(e.value, int):
+            return None
+        return {None: e.value} if e.value else {}
+    if isinstance(e, Var):
+        return {id(e): 1}
+    if not isinstance(e, BinOp) or e.op not in ("+", "-", "*"):
+        return None
+    a, b = _linear(e.a), _linear(e.b)
+    if a is None or b is None:
+        return None
+    if e.op == "*":
+        if set(a) <= {None}:
+            a, b = b, a
+        if not set(b) <= {None}:
+            return None  # a product of two vars is not affine
+        factor = b.get(None, 0)
+        return {k: v * factor for k, v in a.items() if v * factor}
+    sign = 1 if e.op == "+" else -1
+    total = dict(a)
+    for k, v in b.items():
+        total[k] = total.get(k, 0) + sign * v
+    return {k: v for k, v in total.items() if v}
 
 
 def scan(init, update, state, inputs=None, name: str = "scan"):
@@ -87,7 +114,9 @@ def scan(init, update, state, inputs=None, name: str = "scan"):
     inits, updates = _as_list(init, "init"), _as_list(update, "update")
     states = _as_list(state, "state")
     if not (len(inits) == len(updates) == len(states)):
-        raise InvalidArgumentError("po.scan needs as many inits and updates as states")
+        raise InvalidArgumentError(
+            f"po.scan needs one init and one update per state, got {len(inits)} init(s), "
+            f"{len(updates)} update(s) and {len(states)} state(s)")
     for k, (i_t, u_t, s_t) in enumerate(zip(inits, updates, states)):
         _check_parts(i_t, u_t, s_t, k)
     names = [name] if len(states) == 1 else [f"{name}_{k}" for k in range(len(states))]
