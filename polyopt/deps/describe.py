@@ -16,7 +16,7 @@ def aff_text(aff: isl.Aff, names: list[str]) -> str:
     """``aff`` as ``2*i + k - 1`` in terms of the input dimension ``names``."""
     if aff.dim(isl.dim_type.div) > 0 or not aff.get_denominator_val().is_one():
         body = str(aff).split("-> [", 1)[-1].rsplit("]", 1)[0]
-        return body.strip("()")
+        return _unwrap(body)
     params = aff.get_space().get_var_names(isl.dim_type.param)
     terms: list[tuple[int, str]] = []
     for kind, labels in ((isl.dim_type.in_, names), (isl.dim_type.param, params)):
@@ -34,6 +34,18 @@ def aff_text(aff: isl.Aff, names: list[str]) -> str:
             text += (" - " if coef < 0 else " + ") + magnitude + label
     if constant or not text:
         text = str(constant) if not text else text + (" - " if constant < 0 else " + ") + str(abs(constant))
+    return text
+
+
+def _unwrap(text: str) -> str:
+    """``(e)`` without its outer parentheses when they enclose all of it."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for pos, char in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0 and pos < len(text) - 1:
+                return text
+        text = text[1:-1]
     return text
 
 
