@@ -561,10 +561,6 @@ def test_trisolv_handwritten_illegal_tiling_refused():
                for v in report.violations)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "polyopt/deps/describe.py aff_text strips both ends of '(floor((t)/2))' with "
-    "strip('()'), so po.check's loop report prints 'dimension 0 (floor((t)/2): ...' with "
-    "an unbalanced parenthesis"))
 def test_report_of_a_time_tiled_schedule_names_its_tile_loops():
     report = po.check(seidel_2d, schedule="{ S0[t, i, j] -> [floor(t/2), floor((t + i)/4), "
                       "floor((2t + i + j)/3), t, t + i, 2t + i + j] }")
