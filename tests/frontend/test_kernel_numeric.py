@@ -5,26 +5,11 @@ import pytest
 
 import polyopt as po
 
-N, M, T = po.var("N"), po.var("M"), po.var("T")
+from testlib.kernels import (N, forward_substitution, jacobi_1d, jacobi_1d_ref, lu, seidel_2d,
+                             seidel_2d_ref)
+
+M = po.var("M")
 rng = np.random.default_rng(0)
-
-
-@po.kernel
-def seidel_2d(A: po.f64[N, N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
-                           + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
-
-
-def seidel_2d_ref(A, steps):
-    n = A.shape[0]
-    for _ in range(steps):
-        for i in range(1, n - 1):
-            for j in range(1, n - 1):
-                A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
-                           + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
 
 
 @pytest.mark.parametrize("n, steps", [(0, 2), (1, 3), (2, 1), (3, 2), (5, 0), (7, 3), (10, 4)])
@@ -36,36 +21,14 @@ def test_seidel_2d(n, steps):
     np.testing.assert_allclose(a, expected, rtol=1e-13)
 
 
-@po.kernel
-def jacobi_1d(A: po.f64[N], B: po.f64[N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
-        for i in range(1, N - 1):
-            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
-
-
 @pytest.mark.parametrize("n, steps", [(0, 1), (1, 2), (2, 2), (3, 1), (6, 5), (13, 3)])
 def test_jacobi_1d_with_time_loop(n, steps):
     a, b = rng.random(n), rng.random(n)
     ea, eb = a.copy(), b.copy()
-    for _ in range(steps):
-        for i in range(1, n - 1):
-            eb[i] = 0.33333 * (ea[i - 1] + ea[i] + ea[i + 1])
-        for i in range(1, n - 1):
-            ea[i] = 0.33333 * (eb[i - 1] + eb[i] + eb[i + 1])
+    jacobi_1d_ref(ea, eb, steps)
     po.build(po.create_schedule(jacobi_1d))(a, b, T=steps)
     np.testing.assert_allclose(a, ea, rtol=1e-13)
     np.testing.assert_allclose(b, eb, rtol=1e-13)
-
-
-@po.kernel
-def lu(A: po.f64[N, N]):
-    for k in range(N):
-        for i in range(k + 1, N):
-            A[i, k] = A[i, k] / A[k, k]
-            for j in range(k + 1, N):
-                A[i, j] -= A[i, k] * A[k, j]
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 9])
@@ -75,15 +38,6 @@ def test_lu_without_pivoting(n):
     po.build(po.create_schedule(lu))(a)
     lower, upper = np.tril(a, -1) + np.eye(n), np.triu(a)
     np.testing.assert_allclose(lower @ upper, original, rtol=1e-12, atol=1e-12)
-
-
-@po.kernel
-def forward_substitution(L: po.f64[N, N], b: po.f64[N], x: po.f64[N]):
-    for i in range(N):
-        x[i] = b[i]
-        for j in range(i):
-            x[i] -= L[i, j] * x[j]
-        x[i] = x[i] / L[i, i]
 
 
 @pytest.mark.parametrize("n", [0, 1, 4, 7])

@@ -9,48 +9,14 @@ import pytest
 
 import polyopt as po
 
-N, M, T = po.var("N"), po.var("M"), po.var("T")
+from testlib.kernels import N, forward_substitution, jacobi_1d, lu, seidel_2d
+
+M = po.var("M")
 
 
 def _equal(actual, text):
     expected = type(actual)(text)
     assert actual.is_equal(expected), f"got {actual}\nexpected {expected}"
-
-
-@po.kernel
-def jacobi_1d(A: po.f64[N], B: po.f64[N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
-        for i in range(1, N - 1):
-            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
-
-
-@po.kernel
-def lu(A: po.f64[N, N]):
-    for k in range(N):
-        for i in range(k + 1, N):
-            A[i, k] = A[i, k] / A[k, k]
-            for j in range(k + 1, N):
-                A[i, j] -= A[i, k] * A[k, j]
-
-
-@po.kernel
-def seidel_2d(A: po.f64[N, N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
-                           + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
-
-
-@po.kernel
-def forward_substitution(L: po.f64[N, N], b: po.f64[N], x: po.f64[N]):
-    for i in range(N):
-        x[i] = b[i]
-        for j in range(i):
-            x[i] -= L[i, j] * x[j]
-        x[i] = x[i] / L[i, i]
 
 
 def test_statements_arrays_and_roles():

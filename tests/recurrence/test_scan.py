@@ -38,6 +38,14 @@ def _close(got, expected):
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
 
 
+def _same_numbers(s, default, args, x, out_shape, expected):
+    """The kernel of ``s`` on the one input ``x`` gives ``expected`` (the plain Python
+    loops) and, bit for bit, the numbers of the ``default`` schedule."""
+    got = _run(s, args, [x], out_shape)
+    _close(got, expected)
+    np.testing.assert_array_equal(got, _run(default, args, [x], out_shape))
+
+
 def _deps_equal(s, source, sink, expected, kind=None):
     """The dependences from ``source`` to ``sink`` are exactly the isl map ``expected``."""
     got = po.deps(s).between(source, sink, kind)
@@ -316,9 +324,7 @@ def _check_neighbours(s, X, Y, sizes=SIZES):
     default = po.create_schedule(Y)
     for m, n in sizes:
         x = RNG.random((m, n))
-        got = _run(s, [X, Y], [x], (m, n))
-        _close(got, _neighbours_ref(x))
-        np.testing.assert_array_equal(got, _run(default, [X, Y], [x], (m, n)))
+        _same_numbers(s, default, [X, Y], x, (m, n), _neighbours_ref(x))
 
 
 def test_neighbours_of_the_previous_step_numbers():
@@ -548,9 +554,7 @@ def _check_heat1d(s, X, H, fixed=None):
     default = po.create_schedule(H)
     for m, n in ([fixed] if fixed else HEAT_SIZES):
         x = RNG.random((1, n))
-        got = _run(s, [X, H], [x], (m, n))
-        _close(got, _heat1d_ref(x, m))
-        np.testing.assert_array_equal(got, _run(default, [X, H], [x], (m, n)))
+        _same_numbers(s, default, [X, H], x, (m, n), _heat1d_ref(x, m))
 
 
 def test_heat_1d_numbers_and_exact_dependences():
@@ -626,9 +630,7 @@ def _check_heat2d(s, X, H, sizes=((1, 1), (2, 3), (4, 1), (5, 6))):
     default = po.create_schedule(H)
     for m, n in sizes:
         x = RNG.random((n, n))
-        got = _run(s, [X, H], [x], (m, n, n))
-        _close(got, _heat2d_ref(x, m))
-        np.testing.assert_array_equal(got, _run(default, [X, H], [x], (m, n, n)))
+        _same_numbers(s, default, [X, H], x, (m, n, n), _heat2d_ref(x, m))
 
 
 def test_heat_2d_numbers_and_exact_dependences():

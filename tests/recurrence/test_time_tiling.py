@@ -1,12 +1,13 @@
 """Legal skewed, time-tiled and wavefront schedules of in-place kernels (po.kernel).
 
 seidel-2d, jacobi-1d with a time loop (two statements), LU without pivoting and a
-triangular solve, each under skewed, tiled (after the skew: parallelogram tiles) and
-wavefront schedules, built with the schedule primitives or written by hand and checked
-with ``po.check``.  A schedule polyopt accepts must give the numbers of the default
-schedule bit for bit (the same operations run in the same dependence order) and those
-of a plain Python reference; the illegal ones are refused with a concrete counterexample
-(and a skew or shift to apply, where the library suggests one).
+triangular solve (the kernels and their references from ``testlib.kernels``), each under
+skewed, tiled (after the skew: parallelogram tiles) and wavefront schedules, built with
+the schedule primitives or written by hand and checked with ``po.check``.  A schedule
+polyopt accepts must give the numbers of the default schedule bit for bit (the same
+operations run in the same dependence order) and those of a plain Python reference; the
+illegal ones are refused with a concrete counterexample (and a skew or shift to apply,
+where the library suggests one).
 
 The legal schedules come from the dependence distances.  seidel-2d in (t, i, j):
 (0, 0, 1), (0, 1, -1), (0, 1, 0), (0, 1, 1), (1, -1, -1), (1, -1, 0), (1, -1, 1),
@@ -26,17 +27,11 @@ import pytest
 import polyopt as po
 from polyopt.errors import IllegalScheduleError
 
-N, T = po.var("N"), po.var("T")
+from testlib.kernels import forward_substitution as trisolv
+from testlib.kernels import forward_substitution_ref as trisolv_ref
+from testlib.kernels import jacobi_1d, jacobi_1d_ref, lu, lu_ref, seidel_2d, seidel_2d_ref
+
 RNG = np.random.default_rng(7)
-
-
-@po.kernel
-def seidel_2d(A: po.f64[N, N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
-                           + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
 
 
 @po.kernel
@@ -46,68 +41,6 @@ def seidel_2d_fixed(A: po.f64[9, 9]):
             for j in range(1, 8):
                 A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
                            + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
-
-
-def seidel_ref(a, steps):
-    n = a.shape[0]
-    for _ in range(steps):
-        for i in range(1, n - 1):
-            for j in range(1, n - 1):
-                a[i, j] = (a[i-1, j-1] + a[i-1, j] + a[i-1, j+1] + a[i, j-1] + a[i, j]
-                           + a[i, j+1] + a[i+1, j-1] + a[i+1, j] + a[i+1, j+1]) / 9.0
-
-
-@po.kernel
-def jacobi_1d(A: po.f64[N], B: po.f64[N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
-        for i in range(1, N - 1):
-            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
-
-
-def jacobi_ref(a, b, steps):
-    n = a.shape[0]
-    for _ in range(steps):
-        for i in range(1, n - 1):
-            b[i] = 0.33333 * (a[i - 1] + a[i] + a[i + 1])
-        for i in range(1, n - 1):
-            a[i] = 0.33333 * (b[i - 1] + b[i] + b[i + 1])
-
-
-@po.kernel
-def lu(A: po.f64[N, N]):
-    for k in range(N):
-        for i in range(k + 1, N):
-            A[i, k] = A[i, k] / A[k, k]
-            for j in range(k + 1, N):
-                A[i, j] -= A[i, k] * A[k, j]
-
-
-def lu_ref(a):
-    n = a.shape[0]
-    for k in range(n):
-        for i in range(k + 1, n):
-            a[i, k] = a[i, k] / a[k, k]
-            for j in range(k + 1, n):
-                a[i, j] -= a[i, k] * a[k, j]
-
-
-@po.kernel
-def trisolv(L: po.f64[N, N], b: po.f64[N], x: po.f64[N]):
-    for i in range(N):
-        x[i] = b[i]
-        for j in range(i):
-            x[i] -= L[i, j] * x[j]
-        x[i] = x[i] / L[i, i]
-
-
-def trisolv_ref(L, b, x):
-    for i in range(b.shape[0]):
-        x[i] = b[i]
-        for j in range(i):
-            x[i] -= L[i, j] * x[j]
-        x[i] = x[i] / L[i, i]
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -137,7 +70,7 @@ def check_seidel(s, sizes=SEIDEL_SIZES):
         got, same, ref = a.copy(), a.copy(), a.copy()
         f(got, T=steps)
         default(same, T=steps)
-        seidel_ref(ref, steps)
+        seidel_2d_ref(ref, steps)
         np.testing.assert_array_equal(got, same)
         _close(got, ref)
 
@@ -149,7 +82,7 @@ def check_jacobi(s, sizes=((1, 2), (2, 1), (3, 3), (8, 5), (13, 4), (5, 0))):
         got, same, ref = (a.copy(), b.copy()), (a.copy(), b.copy()), (a.copy(), b.copy())
         f(*got, T=steps)
         default(*same, T=steps)
-        jacobi_ref(*ref, steps)
+        jacobi_1d_ref(*ref, steps)
         for g, d, r in zip(got, same, ref):
             np.testing.assert_array_equal(g, d)
             _close(g, r)
@@ -206,6 +139,17 @@ def _pragma_lines(text):
 INSTANCE = r"S\d\[(?:[tkij]=\d+(?:, )?)+\]"
 
 
+def _parallel_inside_wavefront(s, wave, kinds):
+    """The wavefront loop ``wave`` is the outermost loop of S0 and serial, the loops inside
+    it have ``kinds`` and carry ``#pragma parallel``; returns the lowered text."""
+    axes = s["S0"].axes
+    assert axes[0].name == wave.name and axes[0].kind == "serial"
+    assert [a.kind for a in axes[1:]] == kinds
+    text = str(po.lower(s))
+    assert _pragma_lines(text) == [a.name for a in axes[1:]]
+    return text
+
+
 # -- seidel-2d -----------------------------------------------------------------------------
 
 def test_seidel_dependence_distances_are_exact():
@@ -253,7 +197,7 @@ def test_seidel_fixed_sizes_time_tiled():
     got, same, ref = a.copy(), a.copy(), a.copy()
     po.build(s)(got)
     po.build(po.create_schedule(seidel_2d_fixed))(same)
-    seidel_ref(ref, 4)
+    seidel_2d_ref(ref, 4)
     np.testing.assert_array_equal(got, same)
     _close(got, ref)
 
@@ -261,13 +205,9 @@ def test_seidel_fixed_sizes_time_tiled():
 def test_seidel_wavefront_of_the_skewed_band_has_parallel_inner_loops():
     s = _skewed_seidel()
     wave = s["S0"].wavefront("t", "i", "j")
-    axes = s["S0"].axes
-    assert axes[0].name == wave.name and axes[0].kind == "serial"
-    assert [a.kind for a in axes[1:]] == ["parallel", "parallel"]
+    text = _parallel_inside_wavefront(s, wave, ["parallel", "parallel"])
     # the wavefront loop is t + i' + j' = 5t + 2i + j
     assert _loop_values(s, "S0")[0].is_equal(isl.Map("[N, T] -> { S0[t, i, j] -> [5t + 2i + j] }"))
-    text = str(po.lower(s))
-    assert _pragma_lines(text) == [a.name for a in axes[1:]]
     assert f"for ({wave.name} = " in text
     check_seidel(s)
 
@@ -442,10 +382,7 @@ def test_jacobi_wavefront_after_the_skew():
         once["S0"].wavefront("t", "i")
     s = _fused_jacobi(skews=2)
     wave = s["S0"].wavefront("t", "i")
-    axes = s["S0"].axes
-    assert axes[0].name == wave.name and axes[0].kind == "serial"
-    assert [a.kind for a in axes[1:]] == ["parallel"]
-    assert _pragma_lines(str(po.lower(s))) == [axes[1].name]
+    _parallel_inside_wavefront(s, wave, ["parallel"])
     check_jacobi(s)
 
 
@@ -490,10 +427,7 @@ def test_lu_tiled(skew):
 def test_lu_wavefront():
     s = po.create_schedule(lu)
     wave = s["S0"].wavefront("k", "i")
-    axes = s["S0"].axes
-    assert axes[0].name == wave.name and axes[0].kind == "serial"
-    assert [a.kind for a in axes[1:]] == ["parallel"]
-    assert _pragma_lines(str(po.lower(s))) == [axes[1].name]
+    _parallel_inside_wavefront(s, wave, ["parallel"])
     check_lu(s)
 
 

@@ -11,30 +11,13 @@ import pytest
 
 import polyopt as po
 from polyopt import dtypes
-from polyopt.te.evaluate import evaluate
-from polyopt.te.tensor import ComputeOp
+
+from testlib.numeric import SYMBOLIC, extents, run
 
 RNG = np.random.default_rng(3)
 ALL = ("float32", "float64", "int8", "uint8", "int32", "int64")
 INTS = ("int8", "uint8", "int32", "int64")
 SIGNED = ("int8", "int32", "int64")
-
-
-def extents(symbolic: bool, **sizes):
-    """The sizes as po.var (bound from the arrays at call time) or as fixed integers."""
-    return [po.var(name) if symbolic else value for name, value in sizes.items()]
-
-
-def run(args, inputs, **sizes):
-    """Build ``args`` (inputs first, then outputs), call the kernel on ``inputs`` and
-    return the outputs, which start filled with a sentinel so unwritten elements show."""
-    outputs = [t for t in args if isinstance(t.op, ComputeOp)]
-    kernel = po.build(po.create_schedule(outputs), args, target="llvm")
-    results = [np.full(tuple(evaluate(e, sizes) for e in t.shape),
-                       np.nan if t.dtype.startswith("float") else 99, dtype=t.dtype)
-               for t in outputs]
-    kernel(*inputs, *results)
-    return results[0] if len(results) == 1 else results
 
 
 def values(dtype, size):
@@ -62,9 +45,6 @@ def elementwise(fn, n, *in_dtypes):
 
 def _one_axis(body):
     return lambda i: body(i)  # po.compute names the axes after the parameters
-
-
-SYMBOLIC = pytest.mark.parametrize("symbolic", [False, True], ids=["fixed", "symbolic"])
 
 
 # -- promotion of two typed operands ------------------------------------------------------

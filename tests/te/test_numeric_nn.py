@@ -6,39 +6,16 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.te.evaluate import evaluate
-from polyopt.te.tensor import ComputeOp
+
+from testlib.numeric import SYMBOLIC, extents, random_arrays, run
 
 RNG = np.random.default_rng(2)
-
-
-def extents(symbolic: bool, **sizes):
-    """The sizes as po.var (bound from the arrays at call time) or as fixed integers."""
-    return [po.var(name) if symbolic else value for name, value in sizes.items()]
-
-
-def run(args, inputs, **sizes):
-    """Build ``args`` (inputs first, then outputs), call the kernel on ``inputs`` and
-    return the outputs, which start filled with a sentinel so unwritten elements show."""
-    outputs = [t for t in args if isinstance(t.op, ComputeOp)]
-    kernel = po.build(po.create_schedule(outputs), args, target="llvm")
-    results = [np.full(tuple(evaluate(e, sizes) for e in t.shape),
-                       np.nan if t.dtype.startswith("float") else 99, dtype=t.dtype)
-               for t in outputs]
-    kernel(*inputs, *results)
-    return results[0] if len(results) == 1 else results
-
-
-def rand(*shape, dtype="float32"):
-    return RNG.standard_normal(shape).astype(dtype)
+rand = random_arrays(RNG)
 
 
 def assert_close(actual, expected, tol=1e-5):
     assert actual.dtype == np.float32
     np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol)
-
-
-SYMBOLIC = pytest.mark.parametrize("symbolic", [False, True], ids=["fixed", "symbolic"])
 
 
 # -- convolutions -------------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""In-place ``po.kernel`` loop nests shared by tests/frontend and tests/recurrence, each
+with a plain Python reference that runs the same loops on NumPy arrays in place.
+
+The kernels use the vars ``N`` (the array extent) and ``T`` (the number of time steps),
+defined here once; a kernel with a time loop is called with ``T=...``.  The references
+take the sizes from the arrays and the number of steps as an argument.
+"""
+
+import polyopt as po
+
+N, T = po.var("N"), po.var("T")
+
+
+@po.kernel
+def seidel_2d(A: po.f64[N, N]):
+    for t in range(T):
+        for i in range(1, N - 1):
+            for j in range(1, N - 1):
+                A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
+                           + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
+
+
+def seidel_2d_ref(A, steps):
+    n = A.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                A[i, j] = (A[i-1, j-1] + A[i-1, j] + A[i-1, j+1] + A[i, j-1] + A[i, j]
+                           + A[i, j+1] + A[i+1, j-1] + A[i+1, j] + A[i+1, j+1]) / 9.0
+
+
+@po.kernel
+def jacobi_1d(A: po.f64[N], B: po.f64[N]):
+    for t in range(T):
+        for i in range(1, N - 1):
+            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
+        for i in range(1, N - 1):
+            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
+
+
+def jacobi_1d_ref(A, B, steps):
+    n = A.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
+        for i in range(1, n - 1):
+            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
+
+
+# LU decomposition without pivoting, in place: L below the diagonal (its unit diagonal
+# implied), U on and above it.
+@po.kernel
+def lu(A: po.f64[N, N]):
+    for k in range(N):
+        for i in range(k + 1, N):
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, N):
+                A[i, j] -= A[i, k] * A[k, j]
+
+
+def lu_ref(A):
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] -= A[i, k] * A[k, j]
+
+
+# The triangular solve L x = b (PolyBench's trisolv): x written in place, L and b only read.
+@po.kernel
+def forward_substitution(L: po.f64[N, N], b: po.f64[N], x: po.f64[N]):
+    for i in range(N):
+        x[i] = b[i]
+        for j in range(i):
+            x[i] -= L[i, j] * x[j]
+        x[i] = x[i] / L[i, i]
+
+
+def forward_substitution_ref(L, b, x):
+    for i in range(b.shape[0]):
+        x[i] = b[i]
+        for j in range(i):
+            x[i] -= L[i, j] * x[j]
+        x[i] = x[i] / L[i, i]
