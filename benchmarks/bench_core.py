@@ -24,7 +24,7 @@ Environment: this machine sets ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``, w
 OpenBLAS down.  The script re-executes itself without them (and with
 ``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=1``) before importing NumPy, and reports the
 OpenBLAS kernel that ``threadpoolctl.threadpool_info()`` says it used.  The polyopt LLVM
-target is single-threaded, so both sides use one thread.
+default schedules have no parallel loop, so both sides use one thread.
 """
 
 from __future__ import annotations
@@ -377,7 +377,7 @@ def markdown(rows: list[dict], checks: list[dict], raws: list[dict], env: dict,
     lines += [f"- Date: {env['date']}",
               f"- CPU: {env['cpu']}, LLVM host CPU `{env['llvm_host_cpu']}`",
               f"- Threads: {env['threads']} (OPENBLAS_NUM_THREADS=OMP_NUM_THREADS="
-              f"{env['threads']}; polyopt's LLVM target is single-threaded)",
+              f"{env['threads']}; the default schedules have no parallel loop)",
               f"- OpenBLAS (threadpoolctl): {'; '.join(env['openblas'])}",
               f"- OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in the benchmark process: "
               f"{env['env']['OPENBLAS_CORETYPE']} / {env['env']['OPENBLAS_L2_SIZE']}",
