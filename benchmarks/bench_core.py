@@ -23,7 +23,7 @@ against NumPy with ``allclose`` before anything is timed.
 Environment: this machine sets ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``, which slow
 OpenBLAS down.  The script re-executes itself without them (and with
 ``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=1``) before importing NumPy, and reports the
-OpenBLAS kernel that ``threadpoolctl.threadpool_info()`` says it used.  The polyopt LLVM
+OpenBLAS kernel that ``threadpoolctl.threadpool_info()`` says it used.  The polyopt
 default schedules have no parallel loop, so both sides use one thread.
 """
 
