@@ -132,18 +132,33 @@ def _equal_prefix_then_differ(space: isl.Space, dim: int, width: int) -> isl.Map
     return isl.Map(text)
 
 
+def _first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
+    """Parameter values and coordinates of one pair: the smallest parameters, then the
+    lexicographically first pair (a readable, stable counterexample), or any pair when
+    that minimum does not exist."""
+    wrapped = pairs.wrap()
+    n_par = wrapped.dim(isl.dim_type.param)
+    n_set = wrapped.dim(isl.dim_type.set)
+    flat = wrapped.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n_par)
+    first = flat.lexmin()
+    if not first.is_empty() and first.is_bounded():
+        point = first.sample_point()
+        values = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+                  for k in range(n_par + n_set)]
+        return values[:n_par], values[n_par:]
+    point = wrapped.sample_point()
+    return ([point.get_coordinate_val(isl.dim_type.param, k).to_python() for k in range(n_par)],
+            [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n_set)])
+
+
 def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
-    point = pairs.wrap().sample_point()
     n_in = pairs.dim(isl.dim_type.in_)
-    n_out = pairs.dim(isl.dim_type.out)
-    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-              for k in range(n_in + n_out)]
-    params = {name: point.get_coordinate_val(isl.dim_type.param, k).to_python()
-              for k, name in enumerate(pairs.get_space().get_var_names(isl.dim_type.param))}
+    param_values, coords = _first_point(pairs)
+    params = dict(zip(pairs.get_space().get_var_names(isl.dim_type.param), param_values))
     src = _instance(program, dep.source, coords[:n_in])
     snk = _instance(program, dep.sink, coords[n_in:])
     element = _element(dep, coords[:n_in], params)
-    return Violation(dep, pairs, src, snk, element, params, _uniform_distance(dep))
+    return Violation(dep, pairs, src, snk, element, params, _uniform_distance(dep, pairs))
 
 
 def _instance(program: Program, stmt: str, values: list[int]) -> str:
@@ -166,11 +181,14 @@ def _element(dep: Dependence, source: list[int], params: dict[str, int]) -> str:
     return f"{dep.array}[{', '.join(map(str, index))}]"
 
 
-def _uniform_distance(dep: Dependence) -> tuple[int, ...] | None:
-    """The constant distance ``sink - source`` of a dependence within one statement."""
+def _uniform_distance(dep: Dependence, pairs: isl.Map) -> tuple[int, ...] | None:
+    """The constant distance ``sink - source`` of the violating ``pairs`` of a dependence
+    within one statement (a dependence may have several distances, e.g. (0, 1) and
+    (1, -1) for ``A[i] = A[i - 1] + A[i + 1]`` in a time loop: the pairs that a
+    schedule breaks are what a repair must fix)."""
     if dep.source != dep.sink:
         return None
-    deltas = dep.relation.deltas()
+    deltas = pairs.deltas()
     if deltas.is_empty():
         return None
     point = deltas.sample_point()

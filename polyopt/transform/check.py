@@ -19,9 +19,21 @@ from ..errors import IllegalScheduleError
 
 
 def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
-    """Raise :class:`IllegalScheduleError` (with a repair when one is known)."""
+    """Raise :class:`IllegalScheduleError` (with a repair when one is known) if the
+    schedule runs a dependence in the wrong order, or if a loop marked parallel or
+    vectorized carries a dependence (a primitive may change a loop marked earlier,
+    e.g. fuse it with an inner loop)."""
     ensure_legal(result, deps, transform=transform,
                  repair=lambda v: suggest_repair(transform, v, result))
+    check_marked_loops(result, deps, transform)
+
+
+def check_marked_loops(program: Program, deps: Dependences, transform: str) -> None:
+    """Every loop marked parallel or vectorized carries no dependence."""
+    for stage in program.stages:
+        for level, axis in enumerate(stage.axes, start=1):
+            if axis.kind in ("parallel", "vectorized"):
+                check_loop_carries_nothing(program, deps, stage.name, level, transform)
 
 
 def suggest_repair(transform: str, violation: Violation, program: Program) -> str | None:
@@ -32,6 +44,7 @@ def suggest_repair(transform: str, violation: Violation, program: Program) -> st
     if distance is not None and transform.split("(")[0].rsplit(".", 1)[-1] in (
             "reorder", "tile", "transform", "interchange"):
         stmt = program.statement(dep.source)
+        stage = next((s.name for s in program.stages if dep.source in (s.main, s.init)), "...")
         for inner, d_inner in enumerate(distance):
             if d_inner >= 0:
                 continue
@@ -39,7 +52,7 @@ def suggest_repair(transform: str, violation: Violation, program: Program) -> st
                 if distance[outer] > 0 and all(d == 0 for d in distance[:outer]):
                     factor = -(-(-d_inner) // distance[outer])
                     return (f"skew {stmt.dims[inner]} by {stmt.dims[outer]} with factor "
-                            f"{factor} first (s[...].skew('{stmt.dims[outer]}', "
+                            f"{factor} first (s[{stage!r}].skew('{stmt.dims[outer]}', "
                             f"'{stmt.dims[inner]}', {factor})), so that the distance "
                             "becomes non-negative")
     return None
@@ -86,8 +99,14 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
                                            loop_dimension(program, stage_obj.main, a))]
         hint = ("use a loop that carries no dependence"
                 + (f": {', '.join(free)}" if free else " (none of this stage's loops is free)"))
+    marking = transform.endswith(f'("{axis.name}")') and any(
+        f".{verb}(" in transform for verb in ("parallel", "vectorize"))
+    if axis.kind in ("parallel", "vectorized") and not marking and transform != "the schedule":
+        hint = (f"'{axis.name}' is marked {axis.kind}: transform the loops first and mark "
+                f"them afterwards, or {hint}")
+    what = f"{axis.kind} loop" if axis.kind in ("parallel", "vectorized") else "loop"
     raise IllegalScheduleError(
-        f"{transform} is illegal: loop '{axis.name}' carries a dependence between its "
+        f"{transform} is illegal: {what} '{axis.name}' carries a dependence between its "
         f"iterations: {violation.explain('in another iteration of that loop')}. "
         f"Repair: {hint}", violation)
 

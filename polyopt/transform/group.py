@@ -25,7 +25,9 @@ from ..errors import ScheduleError
 
 
 def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
-    """The stages that share loops ``lo..hi`` of stage ``name`` (in definition order)."""
+    """The stages that share loops ``lo..hi`` of stage ``name``: first the one that owns
+    them (it is at the root or shares only outer loops), then the others in definition
+    order."""
     stages = {s.name: s for s in program.stages}
     owner = stages[name]
     while owner.attach.kind == "with" and owner.attach.depth >= lo:
@@ -51,7 +53,8 @@ def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
                     group.append(stage)
                     queue.append(stage)
     order = {s.name: k for k, s in enumerate(program.stages)}
-    return sorted(group, key=lambda s: order[s.name])
+    # the owner first (callers attach to it), then the stages sharing its loops
+    return [owner] + sorted(group[1:], key=lambda s: order[s.name])
 
 
 def edit_band(program: Program, name: str, lo: int, hi: int,

@@ -227,15 +227,36 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
         for loop in loops[1:]:
             values = values.flat_range_product(isl.PwMultiAff.from_pw_aff(loop.value))
         composed = _align_params(pma, values).pullback_pw_multi_aff(values)
+        # every instance needs a time: a map defined on only some loop values would
+        # drop instances from the schedule (and from the legality check)
+        domain = program.statement(member.main).domain.intersect_params(program.context)
+        missing = domain.subtract(composed.domain())
+        if not missing.is_empty():
+            raise InvalidArgumentError(
+                f"the map {relation!r} is not defined for every iteration of stage "
+                f"'{member.name}' (not for {_point_text(missing)}); use a map defined on "
+                "all loop values")
         result = []
         for pos in range(composed.dim(isl.dim_type.out)):
             name = out_names[pos] or f"c{pos}"
             name = fresh_axis_name(member, name, {r.name for r in result}) \
                 if name not in {a.name for a in loops} else name
-            result.append(Axis(name, composed.get_pw_aff(pos).coalesce()))
+            result.append(Axis(name, composed.get_pw_aff(pos).gist(domain).coalesce()))
         return result
 
     return edit_band(program, stage, 1, len(current.axes), change)
+
+
+def _point_text(points: isl.Set) -> str:
+    """``B[i=0, j=3] when n=4`` for one point of ``points``."""
+    point = points.sample_point()
+    space = points.get_space()
+    dims = ", ".join(f"{name}={point.get_coordinate_val(isl.dim_type.set, k).to_python()}"
+                     for k, name in enumerate(space.get_var_names(isl.dim_type.set)))
+    params = ", ".join(f"{name}={point.get_coordinate_val(isl.dim_type.param, k).to_python()}"
+                       for k, name in enumerate(space.get_var_names(isl.dim_type.param)))
+    text = f"{points.get_tuple_name()}[{dims}]"
+    return f"{text} when {params}" if params else text
 
 
 def _align_params(pma: isl.PwMultiAff, values: isl.PwMultiAff) -> isl.PwMultiAff:

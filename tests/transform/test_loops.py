@@ -1,0 +1,541 @@
+"""Loop primitives: split, tile, reorder, fuse, skew, shift, reverse, transform and the
+loop kinds (parallel, vectorize, unroll).
+
+For each: the loops (isl maps of the schedule, stage axes, lowered text), the numbers
+(against NumPy and bit for bit against the default schedule, on fixed sizes the factors
+do not divide and on symbolic sizes including 0 and 1) and the refusals.
+"""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from testlib.schedules import assert_loops, axis_names, lowered, rand, run
+
+
+def elementwise(n, m, dtype="float32"):
+    A = po.placeholder((n, m), name="A", dtype=dtype)
+    B = po.compute((n, m), lambda i, j: A[i, j] * 2 + 1, name="B")
+    return A, B
+
+
+def matmul(M, N, K):
+    A = po.placeholder((M, K), name="A")
+    B = po.placeholder((K, N), name="B")
+    k = po.reduce_axis((0, K), name="k")
+    C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return A, B, C
+
+
+def symbolic():
+    return po.var("n"), po.var("m")
+
+
+SIZES = [(0, 3), (1, 1), (5, 7), (10, 9), (13, 4)]
+
+
+def check_elementwise(s, A, B, sizes=SIZES):
+    """Numbers of ``s`` for ``B = 2A + 1`` on every size: NumPy and the default schedule."""
+    default = po.create_schedule(B)
+    for n, m in sizes:
+        a = rand(n, m)
+        got = run(s, [A, B], [a], n=n, m=m)
+        np.testing.assert_array_equal(got, a * 2 + 1)
+        np.testing.assert_array_equal(got, run(default, [A, B], [a], n=n, m=m))
+
+
+def check_matmul(s, A, B, C, m, n, k):
+    """Small integers in float32: every sum is exact whatever the order (or contraction
+    into fused multiply-adds), so the results must equal NumPy's and the default's."""
+    a, b = rand(m, k, dtype="int32").astype("float32"), rand(k, n, dtype="int32").astype("float32")
+    got = run(s, [A, B, C], [a, b], M=m, N=n, K=k)
+    np.testing.assert_array_equal(got, a @ b)
+    np.testing.assert_array_equal(got, run(po.create_schedule(C), [A, B, C], [a, b],
+                                           M=m, N=n, K=k))
+
+
+# -- split ---------------------------------------------------------------------------------
+
+def test_split_factor_loops():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    outer, inner = s[B].split(B.op.axis[0], factor=4)
+    assert (outer.name, inner.name) == ("i.outer", "i.inner")
+    assert axis_names(s[B]) == ["i.outer", "i.inner", "j"]
+    assert_loops(s, "B", "{ B[i, j] -> [floor(i/4), i mod 4, j] }")
+    text = lowered(s, [A, B])
+    assert "for (i_outer = 0; i_outer <= floord(n - 1, 4); i_outer += 1)" in text
+    assert "for (i_inner = 0; i_inner <= min(3, n - 4 * i_outer - 1); i_inner += 1)" in text
+    assert text.index("for (i_outer") < text.index("for (i_inner") < text.index("for (j")
+
+
+@pytest.mark.parametrize("factor", [1, 3, 4, 16])
+def test_split_numbers_with_factors_that_do_not_divide(factor):
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[1], factor=factor)
+    check_elementwise(s, A, B)
+
+
+def test_split_fixed_size_not_divided():
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=4)
+    s[B].split(B.op.axis[1], factor=3)
+    text = lowered(s, [A, B])
+    assert "i_outer < 3" in text and "j_outer < 3" in text
+    a = rand(10, 7)
+    np.testing.assert_array_equal(run(s, [A, B], [a]), a * 2 + 1)
+
+
+def test_split_nparts():
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    outer, inner = s[B].split(B.op.axis[0], nparts=3)
+    assert_loops(s, "B", "{ B[i, j] -> [floor(i/4), i mod 4, j] }")  # ceil(10 / 3) = 4
+    assert "for (i_outer = 0; i_outer < 3; i_outer += 1)" in lowered(s, [A, B])
+    a = rand(10, 7)
+    np.testing.assert_array_equal(run(s, [A, B], [a]), a * 2 + 1)
+
+
+@pytest.mark.parametrize("nparts", [1, 2, 7, 10, 25])
+def test_split_nparts_numbers(nparts):
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], nparts=nparts)
+    a = rand(10, 7)
+    np.testing.assert_array_equal(run(s, [A, B], [a]), a * 2 + 1)
+
+
+def test_split_nparts_of_a_parametric_extent_is_refused():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    with pytest.raises(po.ScheduleError, match=r"split\(nparts=\) of loop 'i' needs a "
+                                               r"constant extent; use factor= instead"):
+        s[B].split(B.op.axis[0], nparts=2)
+    assert s.steps == []
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"factor": 0}, "factor must be a positive integer, got 0"),
+    ({"factor": -2}, "factor must be a positive integer, got -2"),
+    ({"factor": 2.0}, "factor must be a positive integer, got 2.0"),
+    ({"factor": True}, "factor must be a positive integer, got True"),
+    ({"nparts": 0}, "nparts must be a positive integer, got 0"),
+    ({}, "split needs exactly one of factor= or nparts="),
+    ({"factor": 2, "nparts": 2}, "split needs exactly one of factor= or nparts="),
+])
+def test_split_invalid_arguments(kwargs, message):
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match=message):
+        s[B].split(B.op.axis[0], **kwargs)
+
+
+def test_unknown_loop_names_the_loops():
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    with pytest.raises(po.ScheduleError, match="stage 'B' has no loop 'x'; its loops are: i, j"):
+        s[B].split("x", factor=2)
+    other = po.compute((3,), lambda i: i * 1.0, name="other")
+    with pytest.raises(po.InvalidArgumentError, match="axis 'i' does not belong to stage 'B'"):
+        s[B].split(other.op.axis[0], factor=2)
+
+
+def test_split_names_stay_unique():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=8)
+    io2, ii2 = s[B].split(ii, factor=2)
+    assert axis_names(s[B]) == ["i.outer", "i.inner.outer", "i.inner.inner", "j"]
+    assert_loops(s, "B", "{ B[i, j] -> [floor(i/8), floor((i mod 8)/2), i mod 2, j] }")
+    check_elementwise(s, A, B)
+
+
+# -- tile ----------------------------------------------------------------------------------
+
+def test_tile_loops():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    xo, yo, xi, yi = s[B].tile(B.op.axis[0], B.op.axis[1], 4, 3)
+    assert [a.name for a in (xo, yo, xi, yi)] == ["i.outer", "j.outer", "i.inner", "j.inner"]
+    assert axis_names(s[B]) == ["i.outer", "j.outer", "i.inner", "j.inner"]
+    assert_loops(s, "B", "{ B[i, j] -> [floor(i/4), floor(j/3), i mod 4, j mod 3] }")
+    text = lowered(s, [A, B])
+    order = [text.index(f"for ({v}") for v in ("i_outer", "j_outer", "i_inner", "j_inner")]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize("factors", [(1, 1), (2, 5), (4, 4), (8, 3)])
+def test_tile_numbers(factors):
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].tile(B.op.axis[0], B.op.axis[1], *factors)
+    check_elementwise(s, A, B)
+
+
+@pytest.mark.parametrize("sizes", [(7, 5, 3), (8, 8, 8), (1, 9, 2), (0, 4, 4), (5, 3, 0)])
+def test_tiled_matmul_numbers(sizes):
+    A, B, C = matmul(po.var("M"), po.var("N"), po.var("K"))
+    s = po.create_schedule(C)
+    s[C].tile(C.op.axis[0], C.op.axis[1], 4, 4)
+    ko, ki = s[C].split(C.op.reduce_axis[0], factor=3)
+    assert axis_names(s[C]) == ["i.outer", "j.outer", "i.inner", "j.inner", "k.outer",
+                                "k.inner"]
+    check_matmul(s, A, B, C, *sizes)
+
+
+def test_tile_needs_adjacent_loops():
+    A, B, C = matmul(6, 6, 6)
+    s = po.create_schedule(C)
+    with pytest.raises(po.ScheduleError, match="tile needs two adjacent loops, outer first: "
+                                               "'i' then 'k'"):
+        s[C].tile(C.op.axis[0], C.op.reduce_axis[0], 2, 2)
+    with pytest.raises(po.ScheduleError, match="'j' then 'i'"):
+        s[C].tile(C.op.axis[1], C.op.axis[0], 2, 2)
+
+
+# -- reorder -------------------------------------------------------------------------------
+
+def test_reorder_loops_and_numbers():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].reorder(B.op.axis[1], B.op.axis[0])
+    assert axis_names(s[B]) == ["j", "i"]
+    assert_loops(s, "B", "{ B[i, j] -> [j, i] }")
+    text = lowered(s, [A, B])
+    assert text.index("for (j = 0; j < m") < text.index("for (i = 0; i < n")
+    check_elementwise(s, A, B)
+
+
+def test_reorder_reduction_outermost():
+    """k outermost: the init of each element runs before all updates (legal)."""
+    A, B, C = matmul(po.var("M"), po.var("N"), po.var("K"))
+    s = po.create_schedule(C)
+    s[C].reorder(C.op.reduce_axis[0], C.op.axis[0], C.op.axis[1])
+    assert_loops(s, "C_update", "{ C_update[i, j, k] -> [k, i, j] }")
+    for sizes in [(3, 4, 5), (1, 1, 1), (4, 2, 0)]:
+        check_matmul(s, A, B, C, *sizes)
+
+
+def test_reorder_subset_keeps_other_positions():
+    A, B, C = matmul(4, 5, 6)
+    s = po.create_schedule(C)
+    s[C].tile(C.op.axis[0], C.op.axis[1], 2, 2)
+    s[C].reorder("j.inner", "k", "i.inner")
+    assert axis_names(s[C]) == ["i.outer", "j.outer", "j.inner", "k", "i.inner"]
+    check_matmul(s, A, B, C, 4, 5, 6)
+
+
+def test_reorder_listing_a_loop_twice():
+    A, B = elementwise(4, 4)
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match="reorder lists a loop twice"):
+        s[B].reorder(B.op.axis[0], B.op.axis[0])
+
+
+# -- fuse ----------------------------------------------------------------------------------
+
+def test_fuse_constant_extents():
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    fused = s[B].fuse(B.op.axis[0], B.op.axis[1])
+    assert fused.name == "i.j.fused" and axis_names(s[B]) == ["i.j.fused"]
+    assert_loops(s, "B", "{ B[i, j] -> [7i + j] }")
+    assert "for (i_j_fused = 0; i_j_fused < 70; i_j_fused += 1)" in lowered(s, [A, B])
+    a = rand(10, 7)
+    np.testing.assert_array_equal(run(s, [A, B], [a]), a * 2 + 1)
+
+
+def test_fuse_after_split_of_a_parametric_loop():
+    """The inner loop of a split has a constant extent, so fusing works for any size."""
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=3)
+    s[B].reorder(B.op.axis[1], io, ii)
+    fused = s[B].fuse(io, ii)
+    assert fused.name == "i.outer.i.inner.fused"
+    assert axis_names(s[B]) == ["j", "i.outer.i.inner.fused"]
+    assert_loops(s, "B", "{ B[i, j] -> [j, i] }")
+    check_elementwise(s, A, B)
+    s2 = po.create_schedule(B)
+    jo, ji = s2[B].split(B.op.axis[1], factor=4)
+    with pytest.raises(po.ScheduleError, match="the extent of 'j.outer' is not a constant"):
+        s2[B].fuse(B.op.axis[0], jo)
+
+
+def test_fuse_of_a_parametric_extent_is_refused():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    with pytest.raises(po.ScheduleError, match=r"cannot fuse 'i' and 'j': the extent of 'j' is "
+                                               r"not a constant \(split it first"):
+        s[B].fuse(B.op.axis[0], B.op.axis[1])
+    assert axis_names(s[B]) == ["i", "j"] and s.steps == []
+
+
+def test_fuse_needs_adjacent_loops():
+    A, B, C = matmul(4, 4, 4)
+    s = po.create_schedule(C)
+    with pytest.raises(po.ScheduleError, match="fuse needs two adjacent loops, outer first"):
+        s[C].fuse(C.op.axis[0], C.op.reduce_axis[0])
+
+
+def test_fuse_split_roundtrip_on_a_reduction():
+    A, B, C = matmul(6, 5, 7)
+    s = po.create_schedule(C)
+    ko, ki = s[C].split(C.op.reduce_axis[0], factor=3)
+    s[C].fuse(ko, ki)  # the same order of k as the default
+    check_matmul(s, A, B, C, 6, 5, 7)
+
+
+# -- skew, shift ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("factor", [1, 2, -1, -3])
+def test_skew_loops_and_numbers(factor):
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].skew(B.op.axis[0], B.op.axis[1], factor)
+    assert_loops(s, "B", f"{{ B[i, j] -> [i, j + {factor} * i] }}")
+    check_elementwise(s, A, B)
+
+
+def test_skew_lowered_bounds():
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    s[B].skew(B.op.axis[0], B.op.axis[1], 2)
+    text = lowered(s, [A, B])
+    assert "for (j = 2 * i; j <= 2 * i + 6; j += 1)" in text
+    assert "B[i, (-2 * i + j)]" in text
+
+
+def test_skew_invalid():
+    A, B = elementwise(4, 4)
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match="skew factor must be a non-zero integer"):
+        s[B].skew(B.op.axis[0], B.op.axis[1], 0)
+    with pytest.raises(po.ScheduleError, match="skew needs 'j' outside 'i'"):
+        s[B].skew(B.op.axis[1], B.op.axis[0])
+
+
+@pytest.mark.parametrize("offset", [3, -2, 0])
+def test_shift_loops_and_numbers(offset):
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].shift(B.op.axis[0], offset)
+    assert_loops(s, "B", f"{{ B[i, j] -> [i + {offset}, j] }}")
+    check_elementwise(s, A, B)
+
+
+def test_shift_invalid():
+    A, B = elementwise(4, 4)
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match="shift offset must be an integer"):
+        s[B].shift(B.op.axis[0], 1.5)
+
+
+# -- reverse -------------------------------------------------------------------------------
+
+def test_reverse_independent_loop():
+    A, B = elementwise(10, 7)
+    s = po.create_schedule(B)
+    s[B].reverse(B.op.axis[0])
+    assert_loops(s, "B", "{ B[i, j] -> [-i, j] }")
+    text = lowered(s, [A, B])
+    assert "for (i = -9; i < 1; i += 1)" in text and "B[(-i), j]" in text
+    a = rand(10, 7)
+    np.testing.assert_array_equal(run(s, [A, B], [a]), a * 2 + 1)
+
+
+def test_reverse_numbers_symbolic():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].reverse(B.op.axis[1])
+    s[B].reverse(B.op.axis[0])
+    check_elementwise(s, A, B)
+
+
+def test_reverse_reduction_loop_is_refused():
+    """The updates of a sum depend on each other (exact dependences, no reassociation)."""
+    A, B, C = matmul(po.var("M"), po.var("N"), po.var("K"))
+    s = po.create_schedule(C)
+    with pytest.raises(po.IllegalScheduleError) as info:
+        s[C].reverse(C.op.reduce_axis[0])
+    message = str(info.value)
+    assert message.startswith('s["C"].reverse("k") is illegal: ')
+    assert ("C_update[i=0, j=0, k=0] writes C[0, 0] that C_update[i=0, j=0, k=1] reads, "
+            "but the new schedule runs the reader first") in message
+    assert "[flow dependence C_update -> C_update through C; dependence distance (0, 0, 1)]" \
+        in message
+    assert "when M=1" in message and "K=2" in message
+    assert info.value.violation.dependence.kind == "flow"
+    assert s.steps == [] and axis_names(s[C]) == ["i", "j", "k"]
+    # the spatial loops of the same reduction are independent
+    s[C].reverse(C.op.axis[1])
+    check_matmul(s, A, B, C, 3, 4, 5)
+
+
+def test_reverse_of_a_recurrence_is_refused():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    k = po.reduce_axis((0, n), name="k")
+    P = po.compute((n,), lambda i: po.sum(po.if_then_else(k <= i, A[k], 0.0), axis=k),
+                   name="P")
+    s = po.create_schedule(P)
+    s[P].reverse(P.op.axis[0])  # each prefix is independent
+    a = rand(9)
+    np.testing.assert_allclose(run(s, [A, P], [a], n=9), np.cumsum(a), rtol=1e-5)
+    with pytest.raises(po.IllegalScheduleError, match=r'reverse\("k"\) is illegal: '
+                                                      r"P_update\[i=\d+, k=0\] writes P\[\d+\]"):
+        s[P].reverse(P.op.reduce_axis[0])
+
+
+# -- transform -----------------------------------------------------------------------------
+
+def test_transform_interchange_map():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    axes = s[B].transform("{ [i, j] -> [j, i] }")
+    assert len(axes) == 2
+    assert_loops(s, "B", "{ B[i, j] -> [j, i] }")
+    check_elementwise(s, A, B)
+
+
+def test_transform_names_the_new_loops():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].transform("{ [a, b] -> [x = b, y = a + b] }")
+    assert axis_names(s[B]) == ["x", "y"]
+    assert_loops(s, "B", "{ B[i, j] -> [j, i + j] }")
+    assert "for (x = 0; x < m; x += 1)" in lowered(s, [A, B])
+    check_elementwise(s, A, B)
+
+
+def test_transform_after_split_and_projection():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=4)
+    s[B].transform("{ [a, b, c] -> [c, a, -b] }")
+    assert_loops(s, "B", "{ B[i, j] -> [j, floor(i/4), -(i mod 4)] }")
+    check_elementwise(s, A, B)
+
+
+def test_transform_illegal_map_is_refused_with_repair():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    k = po.reduce_axis((0, n), name="k")
+    S = po.compute((n,), lambda i: po.sum(A[k], axis=k), name="S")
+    s = po.create_schedule(S)
+    with pytest.raises(po.IllegalScheduleError, match=r"S_update\[i=0, k=0\] writes S\[0\] "
+                                                      r"that S_update\[i=0, k=1\] reads"):
+        s[S].transform("{ [i, k] -> [i, -k] }")
+
+
+@pytest.mark.parametrize("relation, message", [
+    ("{ [a] -> [a] }", r"the map has 1 input dimension\(s\) but stage 'B' has 2 loops \(i, j\)"),
+    ("{ [a, b] -> [a, c] }", "is not a function"),
+    ("{ [a, b] -> [a, b", "cannot parse the map"),
+    ("{ [a, b] -> [a + b, a] : a > 0 }",
+     r"is not defined for every iteration of stage 'B' \(not for B\[i=0, j=0\]"),
+])
+def test_transform_invalid_maps(relation, message):
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match=message):
+        s[B].transform(relation)
+    assert s.steps == []
+
+
+def test_transform_restricted_map_covering_every_iteration():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].transform("{ [a, b] -> [b, a] : a >= 0 and b >= 0 }")
+    check_elementwise(s, A, B)
+
+
+# -- loop kinds ----------------------------------------------------------------------------
+
+def test_loop_kinds_in_the_lowered_text():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    assert s[B].parallel(io).kind == "parallel"
+    assert s[B].unroll(ii).kind == "unrolled"
+    assert s[B].vectorize(B.op.axis[1]).kind == "vectorized"
+    assert [a.kind for a in s[B].axes] == ["parallel", "unrolled", "vectorized"]
+    lines = lowered(s, [A, B]).splitlines()
+    for pragma, loop in [("#pragma parallel", "for (i_outer"), ("#pragma unrolled", "for (i_inner"),
+                         ("#pragma vectorized", "for (j ")]:
+        k = next(n for n, line in enumerate(lines) if line.strip().startswith(loop))
+        assert lines[k - 1].strip() == pragma, lines
+    check_elementwise(s, A, B)
+
+
+def test_parallel_matmul_outer_loops():
+    A, B, C = matmul(po.var("M"), po.var("N"), po.var("K"))
+    s = po.create_schedule(C)
+    s[C].parallel(C.op.axis[0])
+    s[C].vectorize(C.op.axis[1])
+    s[C].unroll(C.op.reduce_axis[0])  # unrolling keeps the order: always legal
+    text = lowered(s, [A, B, C])
+    assert text.count("#pragma") == 3
+    for sizes in [(9, 7, 5), (1, 1, 1), (0, 2, 3), (16, 3, 2)]:
+        check_matmul(s, A, B, C, *sizes)
+
+
+def test_split_outer_part_of_a_parallel_loop_stays_parallel():
+    A, B = elementwise(*symbolic())
+    s = po.create_schedule(B)
+    s[B].parallel(B.op.axis[0])
+    io, ii = s[B].split(B.op.axis[0], factor=3)
+    assert (io.kind, ii.kind) == ("parallel", "serial")
+    check_elementwise(s, A, B)
+
+
+def test_parallel_on_a_carried_loop_names_the_free_loops():
+    N = po.var("N")
+
+    @po.kernel
+    def rows_prefix(X: po.f64[N, N]):
+        for i in range(N):
+            for j in range(1, N):
+                X[i, j] += X[i, j - 1]
+
+    s = po.create_schedule(rows_prefix)
+    with pytest.raises(po.IllegalScheduleError) as info:
+        s["S0"].parallel("j")
+    message = str(info.value)
+    assert message.startswith('s["S0"].parallel("j") is illegal: parallel loop \'j\' carries '
+                              "a dependence between its iterations: ")
+    assert "S0[i=0, j=1] writes X[0, 1] that S0[i=0, j=2] reads" in message
+    assert "dependence distance (0, 1)" in message
+    assert message.endswith("Repair: use a loop that carries no dependence: i")
+    assert not s[s.stages[0]].can_vectorize("j")
+    s["S0"].parallel("i")
+    x = np.random.default_rng(0).random((6, 6))
+    expected = np.cumsum(x, axis=1)
+    po.build(s)(x)
+    np.testing.assert_allclose(x, expected)
+
+
+def test_loop_marked_parallel_is_rechecked_when_fused():
+    """A loop marked parallel must still carry nothing after later primitives."""
+    N = po.var("N")
+
+    @po.kernel
+    def rows_prefix(X: po.f64[N, N]):
+        for i in range(N):
+            for j in range(1, N):
+                X[i, j] += X[i, j - 1]
+
+    s = po.create_schedule(rows_prefix)
+    io, ii = s["S0"].split("i", factor=2)
+    jo, ji = s["S0"].split("j", factor=2)
+    s["S0"].reorder(io, jo, ii, ji)
+    s["S0"].vectorize(ii)
+    with pytest.raises(po.IllegalScheduleError) as info:
+        s["S0"].fuse(ii, ji)
+    message = str(info.value)
+    assert message.startswith('s["S0"].fuse("i.inner", "j.inner") is illegal: vectorized loop '
+                              "'i.inner.j.inner.fused' carries a dependence")
+    assert "'i.inner.j.inner.fused' is marked vectorized: transform the loops first" in message
+    assert [a.name for a in s["S0"].axes][-2:] == ["i.inner", "j.inner"]
