@@ -266,7 +266,7 @@ def _align_params(pma: isl.PwMultiAff, values: isl.PwMultiAff) -> isl.PwMultiAff
 
 def wavefront(program: Program, stage: str, axes: list[str]) -> tuple[Program, str]:
     """Replace the band ``axes`` (adjacent loops, outermost first) by a wavefront loop
-    ``w = a1 + ... + an`` followed by ``a1 .. a(n-1)``: iterations on one wavefront
+    ``w = a1 + ... + an`` followed by ``a2 .. an``: iterations on one wavefront
     are independent when every dependence distance in the band is non-negative, so the
     inner loops may then run in parallel."""
     positions = [program.stage(stage).axis(a) for a in axes]
@@ -282,7 +282,7 @@ def wavefront(program: Program, stage: str, axes: list[str]) -> tuple[Program, s
         name = fresh_axis_name(member, "wave", {a.name for a in loops})
         names[member.name] = name
         return [Axis(name, total.coalesce())] + [dataclasses.replace(a, kind="serial")
-                                                  for a in loops[:-1]]
+                                                  for a in loops[1:]]
 
     result = edit_band(program, stage, lo, hi, change)
     return result, names[stage]
