@@ -13,6 +13,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..deps.dataflow import Dependences
+from ..deps.races import racing_access
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
@@ -87,6 +88,13 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
     dim = loop_dimension(program, stage_obj.main, axis)
     carried = carried_dependences(program, deps, stage_obj.main, dim)
     if not carried:
+        race = racing_access(program, stage_obj.main, dim)
+        if race is not None:
+            raise IllegalScheduleError(
+                f"{transform} is illegal: iterations of loop '{axis.name}' would race on a "
+                f"shared buffer: {race}. Repair: compute that stage at a loop inside "
+                f"'{axis.name}' whose tiles do not overlap, or make a loop inside the "
+                "tiles parallel instead")
         return
     violation = carried[0]
     dep = violation.dependence

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
+from ..domain.schedule import Attach, identity_axes
 from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
@@ -127,7 +128,10 @@ class Schedule:
     def _tensor(self, value) -> Tensor:
         if isinstance(value, Tensor):
             return value
-        if isinstance(value, str):
+        if isinstance(value, str):  # an array name, or the tensor's own (a recorded step)
+            for array in self.program.arrays:
+                if value in (array.name, array.tensor.name):
+                    return array.tensor
             return self.program.array(value).tensor
         raise InvalidArgumentError(f"expected a tensor or its name, got {value!r}")
 
@@ -136,7 +140,7 @@ class Schedule:
 
         def rewrite(program):
             result, tensor = run(program)
-            return result, tensor, compute_dependences(result)
+            return result, tensor, reference_dependences(result, primitive)
 
         return self.apply(step, rewrite, check=check)
 
@@ -197,6 +201,22 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
+
+
+def reference_dependences(program: Program, primitive: str) -> Dependences:
+    """The dependences of a rewritten program, computed under its reference order:
+    every stage at the root, in definition order, over its own dimensions (the order
+    that defines what a tensor-expression program computes).  The current schedule is
+    then checked against them like any other.  In-place kernels have no such order
+    once rewritten, so these primitives are refused on them."""
+    if any(a.role == "inout" for a in program.arrays):
+        raise ScheduleError(
+            f"{primitive} is not supported on in-place kernels (po.kernel): their arrays "
+            "are read and written in place, so a copy or a re-association would change "
+            "what is read")
+    stages = tuple(dataclasses.replace(s, axes=identity_axes(program.statement(s.main).domain),
+                                       attach=Attach()) for s in program.stages)
+    return compute_dependences(program.with_stages(stages))
 
 
 def parse_script(text: str) -> list[Step]:
@@ -416,7 +436,7 @@ class Stage:
         """Substitute this stage's expression into its readers (it gets no loops)."""
         def run(program):
             result = attach.compute_inline(program, self.name, self.schedule.output_names)
-            return result, None, compute_dependences(result)
+            return result, None, reference_dependences(result, "compute_inline")
 
         self._run("compute_inline", (), {}, run, check=check)
 
@@ -425,7 +445,7 @@ class Stage:
         def run(program):
             result, rewritten = attach.compute_root(program, self.name, self.schedule.original)
             if rewritten:
-                return result, None, compute_dependences(result)
+                return result, None, reference_dependences(result, "compute_inline")
             return result, None
 
         self._run("compute_root", (), {}, run, check=check)

@@ -294,12 +294,6 @@ def test_cache_read_of_an_array_its_reader_writes_is_refused():
         s.cache_read(prefix.args[0], "shared", ["S0"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug in polyopt/transform/cache.py: cache_read of an array that another statement "
-    "writes inside the same time loop copies it once, at the root, so the reader sees stale "
-    "values (wrong answer); the check is vacuous because the dependences are recomputed "
-    "from the rewritten program instead of checking that every read still gets the value "
-    "it read before"))
 def test_cache_read_of_an_array_written_in_the_time_loop():
     s = po.create_schedule(two_sweeps)
     try:
@@ -317,14 +311,6 @@ def test_cache_read_of_an_array_written_in_the_time_loop():
 
 # -- rewrites after attaching --------------------------------------------------------------------
 
-REWRITE_AFTER_ATTACH = (
-    "bug in polyopt/transform/schedule.py (Schedule._rewrite): cache_read/rfactor insert a "
-    "stage at the root, before a stage whose loops compute what the new stage reads "
-    "(attached with compute_with); the dependences of the rewritten program are computed "
-    "from its already transformed schedule, where the read has no earlier writer, so the "
-    "check finds nothing and the kernel reads uninitialized memory (wrong answer)")
-
-
 def attached_producer():
     n = po.var("n")
     A = po.placeholder((n, 4), name="A", dtype="int32")
@@ -341,7 +327,6 @@ def check_attached_producer(s, A, C):
     np.testing.assert_array_equal(run(s, [A, C], [a], n=3), ((a[:, 0] + 1)[:, None] * a).sum(1))
 
 
-@pytest.mark.xfail(strict=True, reason=REWRITE_AFTER_ATTACH)
 def test_rfactor_after_compute_with_of_its_input():
     s, A, P, C = attached_producer()
     try:
@@ -351,7 +336,6 @@ def test_rfactor_after_compute_with_of_its_input():
     check_attached_producer(s, A, C)
 
 
-@pytest.mark.xfail(strict=True, reason=REWRITE_AFTER_ATTACH)
 def test_cache_read_of_a_tensor_computed_inside_its_reader():
     s, A, P, C = attached_producer()
     try:
