@@ -93,7 +93,8 @@ def compute_root(program: Program, stage_name: str, original: Program) -> tuple[
     restored = {n: original.statement(n) for n in _stage_statements(stage)}
     statements = tuple(restored.get(s.name, s) for s in program.statements)
     depth = stage.attach.depth
-    axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth))
+    tuple_id = restored[stage.main].domain.get_tuple_id()
+    axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id))
                  for a in stage.axes[depth:])
     stages = tuple(dataclasses.replace(s, axes=axes, attach=Attach())
                    if s.name == stage_name else s for s in program.stages)
@@ -104,11 +105,12 @@ def _has(program: Program, name: str) -> bool:
     return any(s.name == name for s in program.statements)
 
 
-def _drop_outer(value: isl.PwAff, count: int) -> isl.PwAff:
+def _drop_outer(value: isl.PwAff, count: int, tuple_id: isl.Id) -> isl.PwAff:
     """A loop of a recomputed stage as a function of the original dimensions."""
     if value.involves_dims(isl.dim_type.in_, 0, count):
         raise ScheduleError("a loop of this stage depends on the loops it was computed at")
-    return value.drop_dims(isl.dim_type.in_, 0, count)
+    return value.drop_dims(isl.dim_type.in_, 0, count).set_tuple_id(
+        isl.dim_type.in_, tuple_id)
 
 
 def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) -> Program:

@@ -419,10 +419,6 @@ def test_compute_root_after_compute_with():
     assert lowered(s, [A, C]) == default
 
 
-@pytest.mark.xfail(strict=True, raises=Exception, reason=(
-    "bug in polyopt/transform/attach.py: compute_root of a stage moved with compute_at "
-    "fails with an isl error ('domains need to match') when rebuilding the schedule "
-    "instead of restoring the stage"))
 def test_compute_root_after_compute_at():
     X, Y, Z = stencil_1d(po.var("n"))
     s = po.create_schedule(Z)
