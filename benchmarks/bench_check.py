@@ -41,29 +41,13 @@ LIMIT_S = 0.050
 
 
 def matmul(n=1024):
-    A = po.placeholder((n, n), name="A")
-    B = po.placeholder((n, n), name="B")
-    k = po.reduce_axis((0, n), name="k")
-    return po.compute((n, n), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return po.ops.matmul(po.placeholder((n, n), name="A"), po.placeholder((n, n), name="B"))
 
 
 def conv2d(channels=64, size=56):
-    N, C, H, W, F = 1, channels, size, size, channels
-    data = po.placeholder((N, C, H, W), name="data")
-    weight = po.placeholder((F, C, 3, 3), name="weight")
-    padded = po.compute(
-        (N, C, H + 2, W + 2),
-        lambda n, c, h, w: po.if_then_else(
-            po.all(h >= 1, h <= H, w >= 1, w <= W), data[n, c, h - 1, w - 1], 0.0),
-        name="padded")
-    rc = po.reduce_axis((0, C), name="rc")
-    ry = po.reduce_axis((0, 3), name="ry")
-    rx = po.reduce_axis((0, 3), name="rx")
-    return po.compute(
-        (N, F, H, W),
-        lambda n, f, y, x: po.sum(padded[n, rc, y + ry, x + rx] * weight[f, rc, ry, rx],
-                                  axis=[rc, ry, rx]),
-        name="conv")
+    data = po.placeholder((1, channels, size, size), name="data")
+    weight = po.placeholder((channels, channels, 3, 3), name="weight")
+    return po.ops.conv2d_nchw(data, weight, padding=1)
 
 
 def matmul_relu(n=512):

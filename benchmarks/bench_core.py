@@ -120,9 +120,7 @@ def matmul_kernel(n: int, run_reps: int) -> Kernel:
     def make():
         A = po.placeholder((n, n), name="A")
         B = po.placeholder((n, n), name="B")
-        k = po.reduce_axis((0, n), name="k")
-        C = po.compute((n, n), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
-        return [A, B, C]
+        return [A, B, po.ops.matmul(A, B)]
 
     def numpy_matmul(a, b):
         return a @ b
@@ -141,15 +139,7 @@ def conv2d_kernel(channels: int, size: int, run_reps: int) -> Kernel:
     def make():
         X = po.placeholder((1, C, H, W), name="X")
         Wt = po.placeholder((K, C, R, R), name="W")
-        P = po.compute((1, C, H + 2, W + 2), lambda n, c, h, w: po.if_then_else(
-            po.all(h >= 1, h < H + 1, w >= 1, w < W + 1), X[n, c, h - 1, w - 1], 0.0),
-            name="P")
-        rc = po.reduce_axis((0, C), name="rc")
-        ry = po.reduce_axis((0, R), name="ry")
-        rx = po.reduce_axis((0, R), name="rx")
-        Y = po.compute((1, K, H, W), lambda n, k, h, w: po.sum(
-            P[n, rc, h + ry, w + rx] * Wt[k, rc, ry, rx], axis=[rc, ry, rx]), name="Y")
-        return [X, Wt, Y]
+        return [X, Wt, po.ops.conv2d_nchw(X, Wt, padding=1, name="Y")]
 
     return Kernel(f"conv2d 1x{C}x{H}x{W} -> {K}, 3x3 pad 1", make,
                   lambda rng: [_rand(rng, (1, C, H, W)), _rand(rng, (K, C, R, R))],

@@ -19,6 +19,7 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
                         if_then_else, log, maximum, minimum, placeholder, reduce_axis,
                         reduce_max as max, reduce_min as min, reduce_sum as sum, sqrt, tanh,
                         var)
+from .te import ops
 from .te.scan import scan
 from .frontend.kernel import Kernel, kernel
 from .frontend.types import f32, f64, i8, i32, i64, u8

@@ -21,8 +21,7 @@ def _matmul(n: int):
     M, N, K = po.var("M"), po.var("N"), po.var("K")
     A = po.placeholder((M, K), name="A")
     B = po.placeholder((K, N), name="B")
-    k = po.reduce_axis((0, K), name="k")
-    C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = po.ops.matmul(A, B)
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
     return C, [A, B, C], [a, b, np.empty((n, n), np.float32)], lambda: a @ b
@@ -30,32 +29,20 @@ def _matmul(n: int):
 
 def _conv2d(channels: int, size: int):
     """NCHW conv2d, 3x3, stride 1, zero padding 1 (as an if_then_else compute)."""
-    N, C, H, W, F = 1, channels, size, size, channels
-    data = po.placeholder((N, C, H, W), name="data")
-    weight = po.placeholder((F, C, 3, 3), name="weight")
-    padded = po.compute(
-        (N, C, H + 2, W + 2),
-        lambda n, c, h, w: po.if_then_else(
-            po.all(h >= 1, h <= H, w >= 1, w <= W), data[n, c, h - 1, w - 1], 0.0),
-        name="padded")
-    rc = po.reduce_axis((0, C), name="rc")
-    ry = po.reduce_axis((0, 3), name="ry")
-    rx = po.reduce_axis((0, 3), name="rx")
-    out = po.compute(
-        (N, F, H, W),
-        lambda n, f, y, x: po.sum(padded[n, rc, y + ry, x + rx] * weight[f, rc, ry, rx],
-                                  axis=[rc, ry, rx]),
-        name="conv")
+    data = po.placeholder((1, channels, size, size), name="data")
+    weight = po.placeholder((channels, channels, 3, 3), name="weight")
+    out = po.ops.conv2d_nchw(data, weight, padding=1)
     rng = np.random.default_rng(2)
-    d = rng.standard_normal((N, C, H, W), dtype=np.float32)
-    w = rng.standard_normal((F, C, 3, 3), dtype=np.float32)
+    d = rng.standard_normal((1, channels, size, size), dtype=np.float32)
+    w = rng.standard_normal((channels, channels, 3, 3), dtype=np.float32)
 
     def reference():
         p = np.pad(d, ((0, 0), (0, 0), (1, 1), (1, 1)))
         windows = np.lib.stride_tricks.sliding_window_view(p, (3, 3), axis=(2, 3))
         return np.einsum("nchwyx,fcyx->nfhw", windows, w, optimize=True)
 
-    return out, [data, weight, out], [d, w, np.empty((N, F, H, W), np.float32)], reference
+    return out, [data, weight, out], [d, w, np.empty((1, channels, size, size), np.float32)], \
+        reference
 
 
 def _median_time(fn, repeat: int = 5) -> float:

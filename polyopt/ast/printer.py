@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..domain.program import Program
 from ..te.expr import IterVar
 from ..te.printer import render
-from .nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run
+from .nodes import Block, If, IndexExpr, Int, Name, Node, Op, Run
 
 _INFIX = {"add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "pdiv_q": ("/", 6),
           "div": ("/", 6), "pdiv_r": ("%", 6), "zdiv_r": ("%", 6), "eq": ("==", 4),

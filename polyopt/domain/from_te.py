@@ -28,9 +28,9 @@ import numpy as np
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..names import NameGenerator
-from ..te.expr import (BinOp, Call, Const, Expr, IterVar, Reduce, Select, TensorRead, Var)
+from ..te.expr import BinOp, Call, Const, Expr, Reduce, Select, TensorRead, Var
 from ..te.scan import ScanOp
-from ..te.tensor import ComputeOp, PlaceholderOp, Tensor, children, walk
+from ..te.tensor import ComputeOp, PlaceholderOp, Tensor, walk
 from .accesses import check_reads_in_bounds, statement_accesses
 from .affine import AffineSpace
 from .program import Array, Program, Statement

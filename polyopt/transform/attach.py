@@ -28,12 +28,12 @@ import dataclasses
 
 import islpy as isl
 
-from ..deps.dataflow import Dependence, Dependences, compute_dependences
+from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace
-from ..domain.program import Access, Program, Statement
-from ..domain.schedule import Attach, Axis, Stage, identity_axes
-from ..errors import InvalidArgumentError, ScheduleError
+from ..domain.program import Program, Statement
+from ..domain.schedule import Attach, Stage, identity_axes
+from ..errors import ScheduleError
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
 from ..te.substitute import substitute, transform

@@ -24,8 +24,9 @@ from ..domain.schedule import Stage, identity_axes
 from ..errors import InvalidArgumentError, ScheduleError
 from ..te.expr import TensorRead
 from ..te.tensor import Tensor
-from .rewrite import (ZERO, axis_vars, box, fresh_statement_name, insert_stage, make_statement,
-                      new_array, new_tensor, require_default_schedule, retarget)
+from .rewrite import (ZERO, axis_vars, box, expand_stage, fresh_statement_name, insert_stage,
+                      make_statement, new_array, new_tensor, require_default_schedule,
+                      retarget)
 
 SCOPES = ("global", "shared", "local")
 
@@ -117,12 +118,6 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
         axes=identity_axes(program.statement(stage.main).domain.set_tuple_name(
             renamed[stage.main])))
     copy_stage = Stage(stage_name, copy_name, identity_axes(copy.domain))
-    stages = []
-    for existing in program.stages:
-        if existing.name == stage_name:
-            stages += [compute_stage, copy_stage]
-        else:
-            stages.append(existing)
-    return program.with_stages(tuple(stages), statements=tuple(statements),
-                               arrays=arrays), cached
+    stages = expand_stage(program.stages, stage_name, [compute_stage, copy_stage])
+    return program.with_stages(stages, statements=tuple(statements), arrays=arrays), cached
 

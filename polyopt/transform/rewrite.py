@@ -102,6 +102,14 @@ def insert_stage(stages: tuple, new_stage, before: str) -> tuple:
     return tuple(result)
 
 
+def expand_stage(stages: tuple, name: str, replacements: list) -> tuple:
+    """``stages`` with the stage named ``name`` replaced by ``replacements`` (in order)."""
+    result = []
+    for stage in stages:
+        result += replacements if stage.name == name else [stage]
+    return tuple(result)
+
+
 def replace_stage(stages: tuple, name: str, **changes) -> tuple:
     return tuple(dataclasses.replace(s, **changes) if s.name == name else s for s in stages)
 

@@ -28,7 +28,7 @@ from ..errors import ScheduleError
 from ..te.expr import BinOp, Call, Const, Expr, IterVar, TensorRead
 from ..te.tensor import Reduce
 from .loops import axis_range
-from .rewrite import (ZERO, axis_vars, fresh_statement_name, make_statement, new_array,
+from .rewrite import (ZERO, expand_stage, fresh_statement_name, make_statement, new_array,
                       new_tensor)
 
 
@@ -89,8 +89,6 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     spatial = update.iter_vars[:len(init.iter_vars)]
     v_name = _fresh_dim(axis_name, update.dims, program)
     v_var = IterVar(v_name, ZERO, extent)
-    value_of_axis = aff_to_expr(_single_aff(axis.value), list(update.iter_vars),
-                                list(program.params))
     # partial update: same instances as the update, one more dimension equal to the loop
     rf_update_name = fresh_statement_name(program, f"{partial_array.name}_update")
     rf_dims = (v_name,) + update.dims
@@ -130,13 +128,8 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
                      frozenset(update.dims[len(init.dims):]), rf_init_name)
     new_stage = dataclasses.replace(stage, axes=identity_axes(new_update_domain),
                                     reduce_dims=frozenset({v_name}))
-    stages = []
-    for existing in program.stages:
-        if existing.name == stage_name:
-            stages += [rf_stage, new_stage]
-        else:
-            stages.append(existing)
-    return program.with_stages(tuple(stages), statements=tuple(statements), arrays=arrays), partial
+    stages = expand_stage(program.stages, stage_name, [rf_stage, new_stage])
+    return program.with_stages(stages, statements=tuple(statements), arrays=arrays), partial
 
 
 def _minus(value: Expr, lo: Expr) -> Expr:

@@ -108,7 +108,7 @@ class Schedule:
         return tuple(Stage(self, s.name) for s in self.program.stages)
 
     # -- applying and recording ----------------------------------------------------
-    def apply(self, step: Step, run, *, check: bool = True, loop_check=None):
+    def apply(self, step: Step, run, *, check: bool = True):
         """Run ``run(program) -> (program, result[, dependences])``, check the new
         schedule against the dependences (new ones when the program was rewritten), and
         record the step."""
@@ -117,8 +117,6 @@ class Schedule:
         deps = outcome[2] if len(outcome) > 2 else self.deps
         if check:
             check_schedule(new_program, deps, str(step))
-            if loop_check is not None:
-                loop_check(new_program)
         self.program = new_program
         self._deps = deps
         self.steps.append(step)
@@ -306,11 +304,10 @@ class Stage:
         axis = stage.axes[stage.axis(name)]
         return LoopAxis(self.name, axis.name, axis.kind)
 
-    def _run(self, primitive: str, args: tuple, kwargs: dict, run, *, check=True,
-             loop_check=None):
+    def _run(self, primitive: str, args: tuple, kwargs: dict, run, *, check=True):
         step = Step(self.name, primitive, tuple(_plain(a) for a in args),
                     tuple((k, _plain(v)) for k, v in kwargs.items()))
-        return self.schedule.apply(step, run, check=check, loop_check=loop_check)
+        return self.schedule.apply(step, run, check=check)
 
     # -- loop primitives ---------------------------------------------------------------
     def split(self, axis, factor: int | None = None, nparts: int | None = None, *,
@@ -391,12 +388,9 @@ class Stage:
 
             return edit_band(program, self.name, level, level, change), None
 
-        loop_check = None
-        if kind in ("parallel", "vectorized"):
-            def loop_check(program):
-                check_loop_carries_nothing(program, self.schedule.deps, self.name, level,
-                                           f's["{self.name}"].{primitive}("{name}")')
-        self._run(primitive, (name,), {}, run, check=check, loop_check=loop_check)
+        # the check of every step also checks that loops marked parallel or vectorized
+        # carry no dependence (transform.check.check_marked_loops)
+        self._run(primitive, (name,), {}, run, check=check)
         return self._loop(name)
 
     def parallel(self, axis, *, check: bool = True) -> LoopAxis:

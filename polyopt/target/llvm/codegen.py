@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run
+from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Run
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import BinOp, Call, Expr, TensorRead, Var
