@@ -413,9 +413,17 @@ class Stage:
         self._run("compute_with", (target.name, name), {}, lambda p: (attach.compute_with(
             p, self.name, target.name, name), None), check=check)
 
+    def _refuse_in_place(self, primitive: str) -> None:
+        if any(a.role == "inout" for a in self.schedule.program.arrays):
+            raise ScheduleError(
+                f"{primitive} is not supported on in-place kernels (po.kernel) yet: it "
+                "recomputes or substitutes values, which needs single-assignment arrays; "
+                "use compute_with to share loops between statements instead")
+
     def compute_at(self, other, axis, *, check: bool = True) -> None:
         """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
         stage that ``other`` reads there (overlapping tiles recompute their halo)."""
+        self._refuse_in_place("compute_at")
         target = self.schedule[other]
         name = target._axis(axis)
 
@@ -428,6 +436,7 @@ class Stage:
 
     def compute_inline(self, *, check: bool = True) -> None:
         """Substitute this stage's expression into its readers (it gets no loops)."""
+        self._refuse_in_place("compute_inline")
         def run(program):
             result = attach.compute_inline(program, self.name, self.schedule.output_names)
             return result, None, reference_dependences(result, "compute_inline")
