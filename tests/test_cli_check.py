@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-import polyopt as po
 
 MATMUL = """
 import polyopt as po
@@ -101,7 +100,6 @@ def test_without_schedule_the_computation_s_own_is_checked(tmp_path):
         in result.stdout
 
 
-@pytest.mark.skipif(not hasattr(po, "kernel"), reason="po.kernel is not available")
 def test_seidel_kernel_interchange_refused_and_wavefront_accepted(tmp_path):
     program = _write(tmp_path, "seidel.py", SEIDEL)
     result = _run(program, "--schedule", _write(tmp_path, "swap.isl",
