@@ -38,36 +38,14 @@ import sys
 # Environment: must run before NumPy (and so OpenBLAS) is loaded.
 
 THREADS = 1
-_SLOW_OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-_PINNED_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_MARKER = "POLYOPT_BENCH_CLEAN_ENV"
-
-
-def _require_threadpoolctl() -> None:
-    if importlib.util.find_spec("threadpoolctl") is None:
-        sys.exit("bench_core.py needs the package 'threadpoolctl' to report the OpenBLAS "
-                 "kernel NumPy uses; install it with `pip install threadpoolctl` "
-                 "(or `pip install -e '.[bench]'`).")
-
-
-def _reexec_with_clean_environment() -> None:
-    """Restart this script without the OpenBLAS slow-down variables and with pinned threads."""
-    env = dict(os.environ)
-    dirty = any(v in env for v in _SLOW_OPENBLAS_VARS)
-    unpinned = any(env.get(v) != str(THREADS) for v in _PINNED_VARS)
-    if not (dirty or unpinned) or env.get(_MARKER):
-        return
-    for name in _SLOW_OPENBLAS_VARS:
-        env.pop(name, None)
-    for name in _PINNED_VARS:
-        env[name] = str(THREADS)
-    env[_MARKER] = "1"
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _env import (PINNED_VARS as _PINNED_VARS, SLOW_OPENBLAS_VARS as _SLOW_OPENBLAS_VARS,  # noqa: E402
+                  require_threadpoolctl, restart_with_clean_environment)
 
 
 if __name__ == "__main__":
-    _require_threadpoolctl()
-    _reexec_with_clean_environment()
+    require_threadpoolctl("bench_core.py")
+    restart_with_clean_environment(THREADS)
 
 # ----------------------------------------------------------------------------------------
 

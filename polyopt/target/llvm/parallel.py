@@ -90,30 +90,22 @@ def _declare(module: ir.Module, name: str, ret, args) -> ir.Function:
 
 
 def _outline(emitter, loop: For, struct, captured) -> ir.Function:
+    """``void name.ompN(ptr data)``: unpacks the struct, picks this thread's block of
+    iterations and calls ``name.ompN.body`` on it.  The body receives the array pointers
+    as ``noalias`` arguments (they are distinct arrays), so that LLVM vectorizes it as
+    well as the serial code; it is inlined into the wrapper."""
     module = emitter.module
-    count = sum(1 for g in module.globals if g.startswith(f"{emitter.fn.name}.omp"))
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType()]),
-                     name=f"{emitter.fn.name}.omp{count}")
+    count = sum(1 for g in module.globals if g.startswith(f"{emitter.fn.name}.omp")
+                and not g.endswith(".body"))
+    name = f"{emitter.fn.name}.omp{count}"
+    body = _body_function(emitter, loop, name, captured)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType()]), name=name)
     fn.linkage = "internal"
-    saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-             emitter.strides, emitter.in_parallel)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     fields = [b.load(b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
                            source_etype=struct), typ=struct.elements[k])
               for k in range(len(struct.elements))]
     lo, hi = fields[0], fields[1]
-    emitter.fn, emitter.builder = fn, b
-    emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
-    emitter.scalars, emitter.pointers = {}, {}
-    emitter.strides = {name: list(strides) for name, strides in saved[5].items()}
-    for ((kind, *key), _), value in zip(captured, fields[2:]):
-        if kind == "scalar":
-            emitter.scalars[key[0]] = value
-        elif kind == "pointer":
-            emitter.pointers[key[0]] = value
-        else:
-            emitter.strides[key[0]][key[1]] = value
-    emitter.in_parallel = True
     thread = b.sext(b.call(_declare(module, "omp_get_thread_num", I32, []), []), I64)
     threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
     step = ir.Constant(I64, loop.step)
@@ -122,7 +114,33 @@ def _outline(emitter, loop: For, struct, captured) -> ir.Function:
     first = b.add(lo, b.mul(b.mul(thread, chunk), step))
     last = b.add(first, b.mul(b.sub(chunk, ir.Constant(I64, 1)), step))
     last = b.select(b.icmp_signed("<", last, hi), last, hi)
-    emitter._serial_loop(loop, first, last)
+    b.call(body, fields[2:] + [first, last])
+    b.ret_void()
+    return fn
+
+
+def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
+    module = emitter.module
+    types = [v.type for _, v in captured] + [I64, I64]
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name=f"{name}.body")
+    fn.linkage = "internal"
+    saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
+             emitter.strides, emitter.in_parallel)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    emitter.fn, emitter.builder = fn, b
+    emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
+    emitter.scalars, emitter.pointers = {}, {}
+    emitter.strides = {array: list(strides) for array, strides in saved[5].items()}
+    for ((kind, *key), _), arg in zip(captured, fn.args):
+        if kind == "scalar":
+            emitter.scalars[key[0]] = arg
+        elif kind == "pointer":
+            arg.add_attribute("noalias")
+            emitter.pointers[key[0]] = arg
+        else:
+            emitter.strides[key[0]][key[1]] = arg
+    emitter.in_parallel = True
+    emitter._serial_loop(loop, fn.args[-2], fn.args[-1])
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
      emitter.strides, emitter.in_parallel) = saved

@@ -1,0 +1,38 @@
+"""Benchmark process environment: OpenBLAS's own kernel, pinned thread counts.
+
+This machine's environment sets ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``, which
+slow OpenBLAS a lot; a benchmark restarts itself without them (before NumPy is
+imported) and with the thread counts pinned.  Tests and CI keep the environment as is.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+SLOW_OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+PINNED_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_MARKER = "POLYOPT_BENCH_CLEAN_ENV"
+
+
+def require_threadpoolctl(script: str) -> None:
+    if importlib.util.find_spec("threadpoolctl") is None:
+        sys.exit(f"{script} needs the package 'threadpoolctl' to report the OpenBLAS "
+                 "kernel NumPy uses; install it with `pip install threadpoolctl` "
+                 "(or `pip install -e '.[bench]'`).")
+
+
+def restart_with_clean_environment(threads: int) -> None:
+    """Restart this script without the OpenBLAS slow-down variables, ``threads`` pinned."""
+    env = dict(os.environ)
+    dirty = any(v in env for v in SLOW_OPENBLAS_VARS)
+    unpinned = any(env.get(v) != str(threads) for v in PINNED_VARS)
+    if not (dirty or unpinned) or env.get(_MARKER):
+        return
+    for name in SLOW_OPENBLAS_VARS:
+        env.pop(name, None)
+    for name in PINNED_VARS:
+        env[name] = str(threads)
+    env[_MARKER] = "1"
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
