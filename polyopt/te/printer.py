@@ -57,10 +57,15 @@ def _render(expr: Expr, name_of: NameOf) -> tuple[str, int]:
         inner = ", ".join(_render(i, name_of)[0] for i in expr.indices)
         return f"{expr.tensor.name}[{inner}]", _ATOM
     if isinstance(expr, (BinOp, Compare)):
-        prec = _PRECEDENCE[expr.op]
+        op, right_expr = expr.op, expr.b
+        if op in "+-" and isinstance(right_expr, Const) and right_expr.value < 0 \
+                and name_of(right_expr) is None:  # i + -1 reads better as i - 1
+            op = "-" if op == "+" else "+"
+            right_expr = Const(-right_expr.value, right_expr.dtype, right_expr.weak)
+        prec = _PRECEDENCE[op]
         left = _wrap(_render(expr.a, name_of), prec, strict=False)
-        right = _wrap(_render(expr.b, name_of), prec, strict=True)
-        return f"{left} {expr.op} {right}", prec
+        right = _wrap(_render(right_expr, name_of), prec, strict=True)
+        return f"{left} {op} {right}", prec
     if isinstance(expr, Logical):
         prec = _PRECEDENCE[expr.op]
         if expr.op == "not":
