@@ -56,31 +56,28 @@ def seidel_2d(A: po.f64[N, N]):
                            + A[i + 1, j + 1]) / 9.0
 
 
-def heat_tiled(wavefront: bool):
-    s = po.create_schedule(heat_2d)
+def time_tiled(kernel, skews, tiles, wavefront: bool):
+    """Skew the space loops by time (``skews``: (outer, inner, factor)), tile time and rows
+    (``tiles``: t, i, j sizes), and optionally run the row tiles of a wavefront in parallel."""
+    s = po.create_schedule(kernel)
     stage = s["S0"]
-    stage.skew("t", "i", 1)
-    stage.skew("t", "j", 1)
-    to, io, ti, ii = stage.tile("t", "i", 32, 128)
-    jo, ji = stage.split("j", factor=2048)
+    for outer, inner, factor in skews:
+        stage.skew(outer, inner, factor)
+    to, io, ti, ii = stage.tile("t", "i", tiles[0], tiles[1])
+    jo, ji = stage.split("j", factor=tiles[2])
     stage.reorder(to, io, jo, ti, ii, ji)
     if wavefront:
         stage.wavefront(to, io)
     return s
+
+
+def heat_tiled(wavefront: bool):
+    return time_tiled(heat_2d, [("t", "i", 1), ("t", "j", 1)], (32, 128, 2048), wavefront)
 
 
 def seidel_tiled(wavefront: bool):
-    s = po.create_schedule(seidel_2d)
-    stage = s["S0"]
-    stage.skew("t", "i", 1)
-    stage.skew("t", "j", 2)
-    stage.skew("i", "j", 1)
-    to, io, ti, ii = stage.tile("t", "i", 16, 64)
-    jo, ji = stage.split("j", factor=256)
-    stage.reorder(to, io, jo, ti, ii, ji)
-    if wavefront:
-        stage.wavefront(to, io)
-    return s
+    return time_tiled(seidel_2d, [("t", "i", 1), ("t", "j", 2), ("i", "j", 1)], (16, 64, 256),
+                      wavefront)
 
 
 def heat_numpy(a: np.ndarray, steps: int) -> None:

@@ -91,9 +91,8 @@ def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
     iterations of this one."""
     found = []
     time = program.schedule_of(stmt)
-    width = time.dim(isl.dim_type.out)
-    loop_prefix = _equal_prefix_then_differ(time.get_space().range(), dim, width)
-    inside = {s.name for s in program.statements if _shares_loop(program, s.name, stmt, dim)}
+    loop_prefix = other_iteration(time.get_space().range(), dim)
+    inside = {s.name for s in program.statements if shares_loop(program, s.name, stmt, dim)}
     for dep in deps:
         if dep.source not in inside or dep.sink not in inside:
             continue
@@ -105,7 +104,7 @@ def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
     return found
 
 
-def _shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
+def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
     """Whether ``other`` runs inside the loop at dimension ``dim`` of ``stmt``."""
     a, b = program.schedule_of(stmt), program.schedule_of(other)
     if a.is_empty() or b.is_empty():
@@ -122,14 +121,13 @@ def _constant_at(row: isl.Map, dim: int) -> int | None:
     return None if fixed.is_nan() else fixed.to_python()
 
 
-def _equal_prefix_then_differ(space: isl.Space, dim: int, width: int) -> isl.Map:
-    xs = [f"x{k}" for k in range(width)]
-    ys = [f"y{k}" for k in range(width)]
-    same = " and ".join(f"{x} = {y}" for x, y in zip(xs[:dim], ys[:dim]))
-    cond = (same + " and " if same else "") + f"{xs[dim]} != {ys[dim]}"
-    params = ", ".join(space.get_var_names(isl.dim_type.param))
-    text = f"[{params}] -> {{ [{', '.join(xs)}] -> [{', '.join(ys)}] : {cond} }}"
-    return isl.Map(text)
+def other_iteration(space: isl.Space, dim: int) -> isl.Map:
+    """Pairs of times equal before ``dim`` and different at ``dim`` (two iterations of
+    the loop at that schedule dimension)."""
+    result = isl.Map.universe(isl.Space.map_from_set(space))
+    for d in range(dim):
+        result = result.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
+    return result.subtract(result.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim))
 
 
 def _first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
@@ -155,13 +153,13 @@ def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
     n_in = pairs.dim(isl.dim_type.in_)
     param_values, coords = _first_point(pairs)
     params = dict(zip(pairs.get_space().get_var_names(isl.dim_type.param), param_values))
-    src = _instance(program, dep.source, coords[:n_in])
-    snk = _instance(program, dep.sink, coords[n_in:])
+    src = instance_text(program, dep.source, coords[:n_in])
+    snk = instance_text(program, dep.sink, coords[n_in:])
     element = _element(dep, coords[:n_in], params)
     return Violation(dep, pairs, src, snk, element, params, _uniform_distance(dep, pairs))
 
 
-def _instance(program: Program, stmt: str, values: list[int]) -> str:
+def instance_text(program: Program, stmt: str, values: list[int]) -> str:
     dims = program.statement(stmt).dims
     return f"{stmt}[{', '.join(f'{d}={v}' for d, v in zip(dims, values))}]"
 

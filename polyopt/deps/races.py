@@ -22,19 +22,19 @@ from __future__ import annotations
 import islpy as isl
 
 from ..domain.program import AccessKind, Program
+from .legality import instance_text, other_iteration, shares_loop
 
 
 def racing_access(program: Program, stmt: str, dim: int) -> str | None:
     """A description of two iterations of the loop at schedule dimension ``dim`` of
     ``stmt`` that touch one element, one of them writing it; None when there are none."""
     time = program.schedule_of(stmt)
-    inside = [s.name for s in program.statements if _inside(program, s.name, time, dim)]
+    inside = [s.name for s in program.statements if shares_loop(program, s.name, stmt, dim)]
     rows = isl.UnionMap.empty(time.get_space().params())
     for name in inside:
         rows = rows.union(isl.UnionMap.from_map(program.schedule_of(name)))
-    other_iteration = _same_prefix_other_value(time.get_space().range(), dim,
-                                               time.dim(isl.dim_type.out))
-    apart = rows.apply_range(isl.UnionMap.from_map(other_iteration)).apply_range(rows.reverse())
+    apart = rows.apply_range(isl.UnionMap.from_map(
+        other_iteration(time.get_space().range(), dim))).apply_range(rows.reverse())
     for array in program.arrays:
         writes = _accesses(program, inside, array.name, AccessKind.WRITE)
         if writes.is_empty():
@@ -47,18 +47,6 @@ def racing_access(program: Program, stmt: str, dim: int) -> str | None:
     return None
 
 
-def _inside(program: Program, name: str, time: isl.Map, dim: int) -> bool:
-    other = program.schedule_of(name)
-    if other.is_empty():
-        return False
-    for d in range(dim):
-        a = time.range().plain_get_val_if_fixed(isl.dim_type.set, d)
-        b = other.range().plain_get_val_if_fixed(isl.dim_type.set, d)
-        if not a.is_nan() and not b.is_nan() and a.to_python() != b.to_python():
-            return False
-    return True
-
-
 def _accesses(program: Program, stmts, array: str, kind) -> isl.UnionMap:
     result = isl.UnionMap.empty(program.context.get_space())
     for name in stmts:
@@ -66,13 +54,6 @@ def _accesses(program: Program, stmts, array: str, kind) -> isl.UnionMap:
             if access.array == array and kind in (None, access.kind):
                 result = result.union(isl.UnionMap.from_map(access.relation))
     return result
-
-
-def _same_prefix_other_value(space: isl.Space, dim: int, width: int) -> isl.Map:
-    result = isl.Map.universe(isl.Space.map_from_set(space))
-    for d in range(dim):
-        result = result.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
-    return result.subtract(result.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim))
 
 
 def _describe(program: Program, conflicts: isl.UnionMap, writes: isl.UnionMap) -> str:
@@ -83,9 +64,9 @@ def _describe(program: Program, conflicts: isl.UnionMap, writes: isl.UnionMap) -
     n_in = pair.dim(isl.dim_type.in_)
     coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
               for k in range(n_in + pair.dim(isl.dim_type.out))]
-    first = _instance(program, pair.get_tuple_name(isl.dim_type.in_), coords[:n_in])
+    first = instance_text(program, pair.get_tuple_name(isl.dim_type.in_), coords[:n_in])
     second_name = pair.get_tuple_name(isl.dim_type.out)
-    second = _instance(program, second_name, coords[n_in:])
+    second = instance_text(program, second_name, coords[n_in:])
     instance = isl.Set.universe(pair.get_space().domain())
     for pos, value in enumerate(coords[:n_in]):
         instance = instance.fix_val(isl.dim_type.set, pos, isl.Val(value))
@@ -105,7 +86,3 @@ def _describe(program: Program, conflicts: isl.UnionMap, writes: isl.UnionMap) -
     return (f"{first} writes {elements[0].get_tuple_name()}[{', '.join(map(str, index))}], "
             f"which {second} also {verb} in another iteration")
 
-
-def _instance(program: Program, stmt: str, values: list[int]) -> str:
-    dims = program.statement(stmt).dims
-    return f"{stmt}[{', '.join(f'{d}={v}' for d, v in zip(dims, values))}]"
