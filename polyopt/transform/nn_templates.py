@@ -79,7 +79,7 @@ def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True) 
     stage.vectorize(inner)
     first = axes[0] if len(axes) == 2 else outer
     if parallel:
-        stage.parallel(first)
+        first = stage.parallel(first)
     return {"outer": first, "vector": inner}
 
 
@@ -139,7 +139,7 @@ def row_reduction_template(s, out: Tensor, *, vector: int = 16, parallel: bool =
     _, inner = s[out].split(s[out].axes[-1], factor=vector)
     s[out].vectorize(inner)
     if parallel:
-        s[out].parallel(rows)
+        rows = s[out].parallel(rows)
     return {"rows": rows, "vector": inner}
 
 

@@ -1,0 +1,203 @@
+"""Templates for conv2d, elementwise chains and row reductions: the numbers of NumPy on
+dividing and non-dividing sizes, on 1 and 2 threads, with packed SIMD in the assembly."""
+
+import re
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.transform.nn_templates import producers
+
+THREADS = [1, 2]
+PACKED = re.compile(r"\bv(?:fmadd\w*|add|mul|sub|div|max|min)ps\b[^\n]*%[xyz]mm")
+
+
+def _rand(rng, shape):
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def _assert_packed_simd(f):
+    assert PACKED.search(f.assembly), "no packed float32 vector instruction in the assembly"
+
+
+def numpy_conv2d(x, w, padding, stride):
+    """Reference NCHW convolution (im2col + matmul)."""
+    n, c, h, wd = x.shape
+    k, _, r, s = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh, ow = (h + 2 * padding - r) // stride + 1, (wd + 2 * padding - s) // stride + 1
+    cols = np.empty((n, c, r, s, oh, ow), x.dtype)
+    for dy in range(r):
+        for dx in range(s):
+            cols[:, :, dy, dx] = xp[:, :, dy:dy + stride * oh:stride, dx:dx + stride * ow:stride]
+    out = np.einsum("kq,nqp->nkp", w.reshape(k, -1), cols.reshape(n, c * r * s, oh * ow))
+    return out.reshape(n, k, oh, ow)
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("batch, c, f, size, kernel, padding, stride, tile_f", [
+    (1, 8, 8, 16, 3, 1, 1, 4),      # dividing
+    (1, 5, 7, 13, 3, 1, 1, 4),      # channels and width not multiples of anything
+    (2, 6, 10, 9, 3, 1, 2, 3),      # batch 2, stride 2
+    (1, 8, 12, 14, 1, 0, 2, 8),     # strided 1x1 (a ResNet downsample), no padding stage
+])
+def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f):
+    X = po.placeholder((batch, c, size, size), name="X")
+    W = po.placeholder((f, c, kernel, kernel), name="W")
+    Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
+    s = po.create_schedule(Y)
+    loops = po.templates.conv2d_template(s, Y, tile_f=tile_f)
+    assert loops["f.outer"].kind == "parallel" and loops["x"].kind == "vectorized"
+    f_ = po.build(s, [X, W, Y], num_threads=threads)
+    rng = np.random.default_rng(0)
+    x, w = _rand(rng, (batch, c, size, size)), _rand(rng, (f, c, kernel, kernel))
+    expected = numpy_conv2d(x, w, padding, stride)
+    y = np.full(expected.shape, np.nan, np.float32)
+    f_(x, w, y)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+    assert "GOMP_parallel" in f_.llvm_ir
+    _assert_packed_simd(f_)
+
+
+def test_conv2d_template_refuses_other_computes():
+    A = po.placeholder((4, 4), name="A")
+    B = po.compute((4, 4), lambda i, j: A[i, j] + 1, name="B")
+    with pytest.raises(po.InvalidArgumentError, match="conv2d_nchw"):
+        po.templates.conv2d_template(po.create_schedule(B), B)
+
+
+def _chain(n):
+    a, b, c = (po.placeholder((n,), name=x) for x in "abc")
+    t1 = po.compute((n,), lambda i: a[i] * 2.0, name="t1")
+    t2 = po.compute((n,), lambda i: t1[i] + b[i], name="t2")
+    t3 = po.compute((n,), lambda i: t2[i] * c[i], name="t3")
+    t4 = po.compute((n,), lambda i: t3[i] - 1.0, name="t4")
+    return [a, b, c, po.compute((n,), lambda i: po.maximum(t4[i], 0.0), name="out")]
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("n", [1, 15, 64, 1001])
+def test_injective_chain_template(threads, n):
+    N = po.var("N")
+    args = _chain(N)
+    out = args[-1]
+    s = po.create_schedule(out)
+    po.templates.injective_chain_template(s, out, vector=16)
+    assert [st.name for st in s.stages] == ["out"]          # no temporaries left
+    f = po.build(s, args, num_threads=threads)
+    rng = np.random.default_rng(1)
+    a, b, c = (_rand(rng, n) for _ in range(3))
+    result = np.full(n, np.nan, np.float32)
+    f(a, b, c, result)
+    two, one = np.float32(2), np.float32(1)
+    np.testing.assert_allclose(result, np.maximum((a * two + b) * c - one, 0), rtol=1e-6)
+    _assert_packed_simd(f)
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 5, 7), (2, 4, 16, 16)])
+def test_injective_chain_template_many_dims(shape):
+    A = po.placeholder(shape, name="A")
+    T = po.compute(shape, lambda n, c, h, w: A[n, c, h, w] * 3.0, name="T")
+    out = po.compute(shape, lambda n, c, h, w: po.tanh(T[n, c, h, w]), name="out")
+    s = po.create_schedule(out)
+    loops = po.templates.injective_chain_template(s, out, vector=8)
+    assert loops["outer"].name == "n.c.fused.h.fused" and loops["outer"].kind == "parallel"
+    f = po.build(s, [A, out])
+    a = _rand(np.random.default_rng(2), shape)
+    result = np.zeros(shape, np.float32)
+    f(a, result)
+    np.testing.assert_allclose(result, np.tanh(a * np.float32(3)), rtol=1e-5, atol=1e-6)
+
+
+def test_injective_chain_template_refuses_reductions():
+    X = po.placeholder((4, 8), name="X")
+    Y = po.ops.softmax(X)
+    with pytest.raises(po.InvalidArgumentError, match="row_reduction_template"):
+        po.templates.injective_chain_template(po.create_schedule(Y), Y)
+
+
+def numpy_softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def numpy_layer_norm(x, g, b, eps):
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * g + b
+
+
+SIZES = [(4, 32), (7, 33), (1, 1), (5, 1000)]
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("rows, cols", SIZES)
+def test_softmax_template(threads, rows, cols):
+    R, C = po.var("R"), po.var("C")
+    X = po.placeholder((R, C), name="X")
+    Y = po.ops.softmax(X)
+    s = po.create_schedule(Y)
+    po.templates.softmax_template(s, Y, vector=16)
+    text = str(po.lower(s, [X, Y]))
+    assert text.count("#pragma parallel") == 1 and "#pragma vectorized" in text
+    f = po.build(s, [X, Y], num_threads=threads)
+    x = _rand(np.random.default_rng(3), (rows, cols)) * 4
+    y = np.full((rows, cols), np.nan, np.float32)
+    f(x, y)
+    np.testing.assert_allclose(y, numpy_softmax(x), rtol=1e-5, atol=1e-7)
+    _assert_packed_simd(f)
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("rows, cols", SIZES)
+def test_layer_norm_template(threads, rows, cols):
+    R, C = po.var("R"), po.var("C")
+    X = po.placeholder((R, C), name="X")
+    g, b = po.placeholder((C,), name="g"), po.placeholder((C,), name="b")
+    Y = po.ops.layer_norm(X, g, b, eps=1e-5)
+    s = po.create_schedule(Y)
+    po.templates.layer_norm_template(s, Y, vector=16)
+    f = po.build(s, [X, g, b, Y], num_threads=threads)
+    rng = np.random.default_rng(4)
+    x, gv, bv = _rand(rng, (rows, cols)) + 3, _rand(rng, cols), _rand(rng, cols)
+    y = np.full((rows, cols), np.nan, np.float32)
+    f(x, gv, bv, y)
+    np.testing.assert_allclose(y, numpy_layer_norm(x, gv, bv, np.float32(1e-5)),
+                               rtol=1e-4, atol=1e-4)
+    _assert_packed_simd(f)
+
+
+def test_row_reduction_template_row_max():
+    X = po.placeholder((9, 21), name="X")
+    k = po.reduce_axis((0, 21), name="k")
+    M = po.compute((9,), lambda i: po.max(X[i, k], axis=k), name="M")
+    Y = po.compute((9, 21), lambda i, j: X[i, j] - M[i], name="Y")
+    s = po.create_schedule(Y)
+    loops = po.templates.row_reduction_template(s, Y, vector=8)
+    assert loops["rows"].kind == "parallel"
+    f = po.build(s, [X, Y])
+    x = _rand(np.random.default_rng(5), (9, 21))
+    y = np.zeros((9, 21), np.float32)
+    f(x, y)
+    np.testing.assert_array_equal(y, x - x.max(axis=1, keepdims=True))
+
+
+def test_row_reduction_template_needs_rows():
+    A = po.placeholder((8,), name="A")
+    B = po.compute((8,), lambda i: A[i] * 2, name="B")
+    with pytest.raises(po.InvalidArgumentError, match="2-D output"):
+        po.templates.row_reduction_template(po.create_schedule(B), B)
+
+
+def test_template_parameters_are_checked():
+    X = po.placeholder((4, 8), name="X")
+    Y = po.ops.softmax(X)
+    with pytest.raises(po.InvalidArgumentError, match="vector must be a positive integer"):
+        po.templates.softmax_template(po.create_schedule(Y), Y, vector=0)
+
+
+def test_producers_in_definition_order():
+    X = po.placeholder((4, 8), name="X")
+    Y = po.ops.softmax(X)
+    assert [t.name for t in producers(Y)] == ["softmax_max", "softmax_exp", "softmax_sum"]
