@@ -95,6 +95,16 @@ def test_injective_chain_template(threads, n):
     _assert_packed_simd(f)
 
 
+def test_injective_chain_template_vectorizes_the_inner_loop():
+    """A constant 16-iteration vectorized loop is vectorized itself: LLVM used to unroll
+    it fully first and then widen the parallel loop around it, with gathers."""
+    args = _chain(4096)
+    s = po.create_schedule(args[-1])
+    po.templates.injective_chain_template(s, args[-1], vector=16)
+    f = po.build(s, args)
+    assert "<16 x float>" in f.optimized_ir and "gather" not in f.optimized_ir
+
+
 @pytest.mark.parametrize("shape", [(1, 3, 5, 7), (2, 4, 16, 16)])
 def test_injective_chain_template_many_dims(shape):
     A = po.placeholder(shape, name="A")

@@ -189,10 +189,18 @@ class FunctionEmitter:
         """A distinct ``!llvm.loop`` node asking LLVM to vectorize or fully unroll."""
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
-        hint = m.add_metadata([ir.MetaDataString(m, LOOP_HINTS[kind]), ir.Constant(I1, 1)])
+        hints = [m.add_metadata([ir.MetaDataString(m, LOOP_HINTS[kind]), ir.Constant(I1, 1)])]
+        if kind == "vectorized":
+            # a short vectorized loop must not be fully unrolled before the loop
+            # vectorizer runs: the vectorizer would then widen the enclosing loop instead,
+            # with gathers and scatters
+            hints.append(m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.disable")]))
+            # ... but the vectorized loop that comes out may be unrolled
+            hints.append(m.add_metadata([ir.MetaDataString(
+                m, "llvm.loop.vectorize.followup_vectorized")]))
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
                                  ir.Constant(ir.IntType(32), self._loop_ids)])
-        node = m.add_metadata([hint, unique])
+        node = m.add_metadata([*hints, unique])
         node.operands = (node,) + tuple(node.operands)  # loop IDs refer to themselves
         return node
 
