@@ -17,6 +17,7 @@ from ..args import bind_arguments
 from .codegen import module_for
 from .jit import assembly, jit, optimize
 from .parallel import load_openmp
+from .vecmath import with_vector_math
 
 
 class LLVMTarget:
@@ -33,7 +34,7 @@ class LLVMTarget:
         ir_text = str(module_for(func, num_threads=num_threads))
         if "GOMP_parallel" in ir_text:
             load_openmp()
-        module = optimize(ir_text)
+        module = optimize(with_vector_math(ir_text))
         optimized = str(module)
         engine, address = jit(module, func.name)
         return LLVMKernel(func, engine, address, ir_text, optimized)
