@@ -53,7 +53,7 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 import polyopt as po  # noqa: E402
-from bench_core import numpy_chain  # noqa: E402
+from bench_core import _git_commit, elementwise_kernel  # noqa: E402
 
 build_module = importlib.import_module("polyopt.build")  # holds the kernel cache
 HERE = pathlib.Path(__file__).resolve().parent
@@ -150,18 +150,10 @@ def layer_norm_case(rows: int, cols: int) -> Case:
 
 
 def chain_case(n: int) -> Case:
-    def make():
-        a, b, c = (po.placeholder((n,), name=x) for x in "abc")
-        t1 = po.compute((n,), lambda i: a[i] * 2.0, name="t1")
-        t2 = po.compute((n,), lambda i: t1[i] + b[i], name="t2")
-        t3 = po.compute((n,), lambda i: t2[i] * c[i], name="t3")
-        t4 = po.compute((n,), lambda i: t3[i] - 1.0, name="t4")
-        return [a, b, c, po.compute((n,), lambda i: po.maximum(t4[i], 0.0), name="out")]
-
-    count = f"10^{len(str(n)) - 1}" if str(n).strip("0") == "1" else str(n)
-    return Case(f"elementwise chain of 5 computes, {count} float32", "chain", make,
-                po.templates.injective_chain_template,
-                lambda rng: [_rand(rng, n) for _ in range(3)], numpy_chain,
+    """bench_core's chain of 5 elementwise computes (and its NumPy expression)."""
+    chain = elementwise_kernel(n, fused=False, run_reps=0)
+    return Case(chain.name, "chain", chain.make, po.templates.injective_chain_template,
+                lambda rng: [_rand(rng, n) for _ in range(3)], chain.numpy,
                 notes="default schedule: 5 loops writing 4 temporaries")
 
 
@@ -261,15 +253,7 @@ def expectations(rows: list[dict]) -> list[dict]:
     return checks
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, check=True,
-                              capture_output=True, text=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def markdown(rows, checks, blas, matmul: str, quick: bool) -> str:
+def markdown(rows, checks, blas, matmul: str, quick: bool, load: tuple) -> str:
     def num(x, spec):
         return "—" if x is None else format(x, spec)
 
@@ -278,8 +262,10 @@ def markdown(rows, checks, blas, matmul: str, quick: bool) -> str:
     if quick:
         lines += ["**Quick smoke run: small sizes, not the sizes of the issue.**", ""]
     lines += [f"{datetime.date.today()} · {os.cpu_count()} CPUs · float32 · polyopt "
-              f"{_commit()} · OpenBLAS: {', '.join(blas) or 'not reported'} · "
-              f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}", "",
+              f"{_git_commit()} · OpenBLAS: {', '.join(blas) or 'not reported'} · "
+              f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')} · load average "
+              f"{load[0]:.2f} before, {load[1]:.2f} after (other processes share the CPUs; "
+              "2-thread figures suffer most when one is busy)", "",
               "Command: `python benchmarks/bench_suite.py`. Medians of the repetitions in the "
               "last column, NumPy / template / default timed in turn. Ratios are NumPy time "
               "/ template time and default-schedule time / template time (above 1: the "
@@ -309,6 +295,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-matmul", action="store_true", help="skip bench_matmul.py")
     opts = parser.parse_args(argv)
     rng = np.random.default_rng(0)
+    load_before = os.getloadavg()[0]
     reps, compile_reps = (3, 1) if opts.quick else (9, 3)
     rows = [measure(case, threads, reps, compile_reps, rng)
             for case in cases(opts.quick) for threads in THREADS]
@@ -316,13 +303,14 @@ def main(argv=None) -> int:
             for i in threadpool_info() if i.get("user_api") == "blas"]
     matmul = "skipped (--no-matmul)" if opts.no_matmul else run_matmul(opts.quick)
     checks = expectations(rows)
-    text = markdown(rows, checks, blas, matmul, opts.quick)
+    text = markdown(rows, checks, blas, matmul, opts.quick, (load_before, os.getloadavg()[0]))
     print("\n" + text)
     if not opts.quick:
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / "suite.md").write_text(text)
         (RESULTS / "suite.json").write_text(json.dumps(
-            {"openblas": blas, "rows": rows, "expectations": checks}, indent=2) + "\n")
+            {"openblas": blas, "load_average": [load_before, os.getloadavg()[0]],
+             "rows": rows, "expectations": checks}, indent=2) + "\n")
         print(f"wrote {RESULTS / 'suite.md'} and {RESULTS / 'suite.json'}")
     return 0
 

@@ -68,12 +68,17 @@ def test_conv2d_template_refuses_other_computes():
 
 
 def _chain(n):
+    """``minimum(log(|a - b| * c + 1), 2)`` as 5 computes; ``numpy_chain`` is NumPy's."""
     a, b, c = (po.placeholder((n,), name=x) for x in "abc")
-    t1 = po.compute((n,), lambda i: a[i] * 2.0, name="t1")
-    t2 = po.compute((n,), lambda i: t1[i] + b[i], name="t2")
-    t3 = po.compute((n,), lambda i: t2[i] * c[i], name="t3")
-    t4 = po.compute((n,), lambda i: t3[i] - 1.0, name="t4")
-    return [a, b, c, po.compute((n,), lambda i: po.maximum(t4[i], 0.0), name="out")]
+    t1 = po.compute((n,), lambda i: a[i] - b[i], name="t1")
+    t2 = po.compute((n,), lambda i: po.abs(t1[i]) * c[i], name="t2")
+    t3 = po.compute((n,), lambda i: t2[i] + 1.0, name="t3")
+    t4 = po.compute((n,), lambda i: po.log(t3[i]), name="t4")
+    return [a, b, c, po.compute((n,), lambda i: po.minimum(t4[i], 2.0), name="out")]
+
+
+def numpy_chain(a, b, c):
+    return np.minimum(np.log(np.abs(a - b) * c + np.float32(1)), np.float32(2))
 
 
 @pytest.mark.parametrize("threads", THREADS)
@@ -87,11 +92,10 @@ def test_injective_chain_template(threads, n):
     assert [st.name for st in s.stages] == ["out"]          # no temporaries left
     f = po.build(s, args, num_threads=threads)
     rng = np.random.default_rng(1)
-    a, b, c = (_rand(rng, n) for _ in range(3))
+    a, b, c = (np.abs(_rand(rng, n)) for _ in range(3))
     result = np.full(n, np.nan, np.float32)
     f(a, b, c, result)
-    two, one = np.float32(2), np.float32(1)
-    np.testing.assert_allclose(result, np.maximum((a * two + b) * c - one, 0), rtol=1e-6)
+    np.testing.assert_allclose(result, numpy_chain(a, b, c), rtol=1e-5, atol=1e-6)
     _assert_packed_simd(f)
 
 
