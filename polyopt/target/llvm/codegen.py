@@ -90,8 +90,12 @@ class FunctionEmitter:
         for dim in range(array.ndim - 1, -1, -1):
             strides[dim] = running
             extent = self.values.emit(array.shape[dim], "int64")
-            running = extent if running is None else self.builder.mul(running, extent,
-                                                                       flags=("nsw",))
+            if running is None:
+                running = extent
+            elif isinstance(running, ir.Constant) and isinstance(extent, ir.Constant):
+                running = ir.Constant(I64, running.constant * extent.constant)
+            else:
+                running = self.builder.mul(running, extent, flags=("nsw",))
         return strides
 
     def _allocate(self, array: Array) -> ir.Value:

@@ -79,7 +79,10 @@ def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
     found = [(("scalar", k), v) for k, v in emitter.scalars.items()]
     found += [(("pointer", k), v) for k, v in emitter.pointers.items()]
     for name, strides in emitter.strides.items():
-        found += [(("stride", name, d), v) for d, v in enumerate(strides) if v is not None]
+        # constant strides stay constants in the body: with them LLVM can tell the
+        # elements of an array apart (and keep accumulators in registers)
+        found += [(("stride", name, d), v) for d, v in enumerate(strides)
+                  if v is not None and not isinstance(v, ir.Constant)]
     return found
 
 
@@ -124,6 +127,7 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     types = [v.type for _, v in captured] + [I64, I64]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name=f"{name}.body")
     fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
     saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
              emitter.strides, emitter.in_parallel)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
