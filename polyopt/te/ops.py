@@ -13,9 +13,14 @@ from .tensor import (Tensor, all_of, compute, exp, if_then_else, reduce_axis, re
                      reduce_sum, sqrt)
 
 
-def _plus(extent: Expr, amount: int):
-    """``extent + amount``, folded to a number when the extent is one."""
-    return extent.value + amount if isinstance(extent, Const) else extent + amount
+def _number(extent):
+    """A constant extent as a Python int (so that arithmetic on it folds), else itself."""
+    return extent.value if isinstance(extent, Const) else extent
+
+
+def _plus(extent, amount):
+    """``extent + amount``, folded to a number when both are numbers (or constants)."""
+    return _number(extent) + _number(amount)
 
 
 def _scaled(axis, stride: int):
@@ -45,7 +50,7 @@ def conv2d_nchw(data: Tensor, weight: Tensor, *, padding: int = 1, stride: int =
                 name: str = "conv") -> Tensor:
     """NCHW convolution with a square kernel, zero padding and a stride."""
     N, C, H, W = data.shape
-    F, _, R, S = weight.shape
+    F, _, R, S = (_number(d) for d in weight.shape)
     padded = pad_nchw(data, padding) if padding else data
     rc = reduce_axis((0, C), name="rc")
     ry = reduce_axis((0, R), name="ry")

@@ -36,19 +36,26 @@ def numpy_conv2d(x, w, padding, stride):
 
 
 @pytest.mark.parametrize("threads", THREADS)
-@pytest.mark.parametrize("batch, c, f, size, kernel, padding, stride, tile_f", [
-    (1, 8, 8, 16, 3, 1, 1, 4),      # dividing
-    (1, 5, 7, 13, 3, 1, 1, 4),      # channels and width not multiples of anything
-    (2, 6, 10, 9, 3, 1, 2, 3),      # batch 2, stride 2
-    (1, 8, 12, 14, 1, 0, 2, 8),     # strided 1x1 (a ResNet downsample), no padding stage
+@pytest.mark.parametrize("batch, c, f, size, kernel, padding, stride, tile_f, tiled", [
+    (1, 8, 8, 16, 3, 1, 1, 4, True),      # register tile 4 x 16
+    (2, 4, 16, 8, 3, 1, 1, 8, True),      # batch 2, register tile 8 x 8
+    (1, 8, 16, 31, 1, 0, 2, 8, True),     # strided 1x1 (a ResNet downsample), 8 x 16
+    (1, 5, 7, 13, 3, 1, 1, 4, False),     # nothing divides: vectorized rows
+    (2, 6, 10, 9, 3, 1, 2, 3, False),     # stride 2, width 5
+    (1, 8, 12, 14, 1, 0, 2, 8, False),    # strided 1x1, width 7
 ])
-def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f):
+def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, tiled,
+                         capfd):
     X = po.placeholder((batch, c, size, size), name="X")
     W = po.placeholder((f, c, kernel, kernel), name="W")
     Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
     s = po.create_schedule(Y)
     loops = po.templates.conv2d_template(s, Y, tile_f=tile_f)
-    assert loops["f.outer"].kind == "parallel" and loops["x"].kind == "vectorized"
+    assert loops["f.outer"].kind == "parallel"
+    if tiled:
+        assert loops["x.inner"].kind == loops["f.inner"].kind == "unrolled"
+    else:
+        assert loops["x"].kind == "vectorized"
     f_ = po.build(s, [X, W, Y], num_threads=threads)
     rng = np.random.default_rng(0)
     x, w = _rand(rng, (batch, c, size, size)), _rand(rng, (f, c, kernel, kernel))
@@ -58,6 +65,7 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
     assert "GOMP_parallel" in f_.llvm_ir
     _assert_packed_simd(f_)
+    assert "loop not unrolled" not in capfd.readouterr().err
 
 
 def test_conv2d_template_refuses_other_computes():
