@@ -2,8 +2,9 @@
 elementwise computes, and row reductions (softmax, layer norm).
 
 Like :mod:`polyopt.transform.templates`, each template is plain schedule code: it calls
-ordinary primitives (so every step is checked against the exact dependences), takes a
-few tunable parameters and returns the loops it made.  Read them, copy them, change them.
+ordinary primitives (so the schedule it makes is checked against the exact dependences),
+takes a few tunable parameters and returns the loops it made.  Read them, copy them,
+change them.
 
 >>> import polyopt as po
 >>> X = po.placeholder((6, 10), name="X")
