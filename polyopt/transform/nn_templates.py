@@ -196,7 +196,7 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 8, tile_x: tuple[int, ...] 
     >>> _ = conv2d_template(s, Y)
     >>> [(a.name, a.kind) for a in s[Y].axes]  # doctest: +NORMALIZE_WHITESPACE
     [('n', 'serial'), ('f.outer', 'parallel'), ('y', 'serial'), ('x.outer', 'serial'),
-     ('rc', 'serial'), ('ry', 'serial'), ('rx', 'unrolled'), ('f.inner', 'unrolled'),
+     ('rc', 'serial'), ('ry', 'unrolled'), ('rx', 'unrolled'), ('f.inner', 'unrolled'),
      ('x.inner', 'unrolled')]
     """
     _positive(tile_f, "tile_f")
@@ -218,7 +218,7 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 8, tile_x: tuple[int, ...] 
     if kernel_known and tx is not None and _divides(tile_f, out.shape[1]):
         xo, xi = stage.split(x, factor=tx)
         stage.reorder(n, fo, y, xo, rc, ry, rx, fi, xi)
-        for loop in (rx, fi, xi):
+        for loop in (ry, rx, fi, xi):
             stage.unroll(loop, check=False)  # never changes the order; parallel() checks
     else:
         stage.reorder(n, fo, y, rc, ry, rx, fi, x)
