@@ -175,7 +175,8 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 8, tile_x: tuple[int, ...] 
                     parallel: bool = True) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
     rc, ry, rx``, with a register tile of ``tile_f`` output channels by ``tx`` output
-    columns, ``tx`` the first of ``tile_x`` that divides the output width:
+    columns, ``tx`` the first of ``tile_x`` that divides the output width (or the whole
+    width when it is at most ``max(tile_x)``):
 
     ``n, f.outer, y, x.outer, rc, ry, rx, f.inner, x.inner``, the last four unrolled, so
     that the ``tile_f * tx`` sums stay in vector registers across the whole reduction
@@ -213,7 +214,11 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 8, tile_x: tuple[int, ...] 
     n, f, y, x = out.op.axis
     rc, ry, rx = out.op.reduce_axis
     kernel_known = all(_constant(axis.hi) is not None for axis in (ry, rx))
-    tx = next((tile for tile in tile_x if _divides(tile, out.shape[3])), None)
+    width = _constant(out.shape[3])
+    tx = next((tile for tile in tile_x if _divides(tile, width)), None)
+    if tx is None and width is not None and width <= max(tile_x):
+        tx = width  # a narrow row (7, 14) is one tile
+
     fo, fi = stage.split(f, factor=tile_f)
     if kernel_known and tx is not None and _divides(tile_f, out.shape[1]):
         xo, xi = stage.split(x, factor=tx)

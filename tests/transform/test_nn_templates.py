@@ -40,6 +40,8 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 8, 8, 16, 3, 1, 1, 4, True),      # register tile 4 x 16
     (2, 4, 16, 8, 3, 1, 1, 8, True),      # batch 2, register tile 8 x 8
     (1, 8, 16, 31, 1, 0, 2, 8, True),     # strided 1x1 (a ResNet downsample), 8 x 16
+    (1, 4, 16, 7, 3, 1, 1, 8, True),      # a narrow row is one tile: 8 x 7
+    (1, 4, 8, 14, 3, 1, 1, 8, True),      # 8 x 14
     (1, 5, 7, 13, 3, 1, 1, 4, False),     # nothing divides: vectorized rows
     (2, 6, 10, 9, 3, 1, 2, 3, False),     # stride 2, width 5
     (1, 8, 12, 14, 1, 0, 2, 8, False),    # strided 1x1, width 7
