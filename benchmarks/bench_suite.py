@@ -296,7 +296,7 @@ def main(argv=None) -> int:
     opts = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
-    reps, compile_reps = (3, 1) if opts.quick else (9, 3)
+    reps, compile_reps = (3, 1) if opts.quick else (15, 3)
     rows = [measure(case, threads, reps, compile_reps, rng)
             for case in cases(opts.quick) for threads in THREADS]
     blas = [f"{i.get('internal_api')} {i.get('version')} kernel={i.get('architecture')}"
