@@ -59,6 +59,7 @@ build_module = importlib.import_module("polyopt.build")  # holds the kernel cach
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 THREADS = (1, 2)
+SETTLE_S = 0.1
 
 
 @dataclass
@@ -206,6 +207,11 @@ def measure(case: Case, threads: int, reps: int, compile_reps: int, rng) -> dict
         for _ in range(reps):
             for key, call in runs.items():
                 gc.collect()
+                if threads > 1:
+                    # let the other side's idle worker threads stop spinning first
+                    # (OpenBLAS spins for ~2^28 cycles after a call, libgomp a while too):
+                    # on 2 cores, a spinning worker halves the next run
+                    time.sleep(SETTLE_S)
                 start = time.perf_counter()
                 call()
                 samples[key].append(time.perf_counter() - start)
