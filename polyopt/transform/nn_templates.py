@@ -58,7 +58,8 @@ def _positive(value, what: str) -> int:
     return value
 
 
-def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True) -> dict:
+def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True,
+                              check: bool = True) -> dict:
     """The loops of an injective stage: all but the innermost fused into one loop run in
     parallel, the innermost split by ``vector`` and vectorized (a batch-1 ``N, C, H, W``
     stage is parallel over ``N * C`` and ``H``, not over ``N`` alone).
@@ -76,12 +77,12 @@ def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True) 
     stage = s[T]
     axes = list(stage.axes)
     while len(axes) > 2:
-        axes[:2] = [stage.fuse(axes[0], axes[1])]
-    outer, inner = stage.split(axes[-1], factor=vector)
-    stage.vectorize(inner)
+        axes[:2] = [stage.fuse(axes[0], axes[1], check=check)]
+    outer, inner = stage.split(axes[-1], factor=vector, check=check)
+    stage.vectorize(inner, check=check)
     first = axes[0] if len(axes) == 2 else outer
     if parallel:
-        first = stage.parallel(first)
+        first = stage.parallel(first, check=check)
     return {"outer": first, "vector": inner}
 
 
@@ -166,27 +167,30 @@ def _constant(extent) -> int | None:
     return extent.value if isinstance(extent, Const) else None
 
 
-def _divides(tile: int, extent) -> bool:
-    value = _constant(extent)
-    return value is not None and value % tile == 0
+def _largest_divisor(extent: int | None, at_most: int) -> int:
+    """The largest divisor of ``extent`` that is at most ``at_most`` (1 if unknown)."""
+    if extent is None:
+        return 1
+    return max(d for d in range(1, min(extent, at_most) + 1) if extent % d == 0)
 
 
-def conv2d_template(s, out: Tensor, *, tile_f: int = 8, tile_x: tuple[int, ...] = (16, 8, 4),
+def conv2d_template(s, out: Tensor, *, tile_f: int = 2, max_tile: int = 64,
                     parallel: bool = True) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
-    rc, ry, rx``, with a register tile of ``tile_f`` output channels by ``tx`` output
-    columns, ``tx`` the first of ``tile_x`` that divides the output width (or the whole
-    width when it is at most ``max(tile_x)``):
+    rc, ry, rx``, with a register tile of ``tile_f`` output channels by ``ty`` output rows
+    by ``tx`` output columns (``tx``: the whole row when it is at most ``max_tile``
+    columns, else its largest divisor that is; ``ty``: as many rows of a whole-row tile
+    as fit in ``max_tile`` columns, e.g. 1 x 56, 2 x 28, 2 x 14, 7 x 7):
 
-    ``n, f.outer, y, x.outer, rc, ry, rx, f.inner, x.inner``, the last four unrolled, so
-    that the ``tile_f * tx`` sums stay in vector registers across the whole reduction
-    (``tx`` consecutive columns are one vector, each weight is broadcast once per tile)
-    and are stored once.  The output-channel tiles run in parallel.
+    ``n, f.outer, y.outer, x.outer, rc, ry, rx, f.inner, y.inner, x.inner``, the last
+    four unrolled, so that the tile's sums stay in vector registers through the whole
+    reduction (each weight is broadcast once per tile, a row of the input is a few
+    vector loads) and are stored once.  The output-channel tiles run in parallel.
 
-    Where no register tile fits (a tile that does not divide the output channels or
-    width, or a kernel of unknown size), the loops are
-    ``n, f.outer, y, rc, ry, rx, f.inner, x`` with ``x`` vectorized: the sums then live
-    in memory (about a third of the speed).  A zero-padding stage is computed first, on
+    Where no tile fits (``tile_f`` does not divide the output channels, a width of
+    unknown size or without a divisor of at least 8), the loops are
+    ``n, f.outer, y, rc, ry, rx, f.inner, x`` with ``x`` vectorized and the sums in
+    memory (a third of the speed or less).  A zero-padding stage is computed first, on
     its own, vectorized and in parallel (:func:`vectorize_and_parallelize`).
 
     >>> import polyopt as po
@@ -194,40 +198,43 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 8, tile_x: tuple[int, ...] 
     >>> W = po.placeholder((16, 8, 3, 3), name="W")
     >>> Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
     >>> s = po.create_schedule(Y)
-    >>> _ = conv2d_template(s, Y)
+    >>> _ = conv2d_template(s, Y, max_tile=32)
     >>> [(a.name, a.kind) for a in s[Y].axes]  # doctest: +NORMALIZE_WHITESPACE
-    [('n', 'serial'), ('f.outer', 'parallel'), ('y', 'serial'), ('x.outer', 'serial'),
-     ('rc', 'serial'), ('ry', 'unrolled'), ('rx', 'unrolled'), ('f.inner', 'unrolled'),
-     ('x.inner', 'unrolled')]
+    [('n', 'serial'), ('f.outer', 'parallel'), ('y.outer', 'serial'), ('rc', 'serial'),
+     ('ry', 'serial'), ('rx', 'unrolled'), ('f.inner', 'unrolled'), ('y.inner', 'unrolled'),
+     ('x', 'unrolled')]
     """
     _positive(tile_f, "tile_f")
-    for tile in tile_x:
-        _positive(tile, "every tile_x")
+    _positive(max_tile, "max_tile")
     if len(out.op.axis) != 4 or len(out.op.reduce_axis) != 3:
         raise InvalidArgumentError(
             f"conv2d_template needs a convolution out[n, f, y, x] = sum over (rc, ry, rx), "
             f"as built by po.ops.conv2d_nchw; '{out.name}' has {len(out.op.axis)} axes and "
             f"{len(out.op.reduce_axis)} reduce axes")
+    # each checked step re-checks every marked loop so far: check the result once
     for tensor in producers(out):  # the padding
-        vectorize_and_parallelize(s, tensor, parallel=parallel)
+        vectorize_and_parallelize(s, tensor, parallel=parallel, check=False)
     stage = s[out]
     n, f, y, x = out.op.axis
     rc, ry, rx = out.op.reduce_axis
-    kernel_known = all(_constant(axis.hi) is not None for axis in (ry, rx))
-    width = _constant(out.shape[3])
-    tx = next((tile for tile in tile_x if _divides(tile, width)), None)
-    if tx is None and width is not None and width <= max(tile_x):
-        tx = width  # a narrow row (7, 14) is one tile
-
-    fo, fi = stage.split(f, factor=tile_f)
-    if kernel_known and tx is not None and _divides(tile_f, out.shape[1]):
-        xo, xi = stage.split(x, factor=tx)
-        stage.reorder(n, fo, y, xo, rc, ry, rx, fi, xi)
-        for loop in (ry, rx, fi, xi):
-            stage.unroll(loop, check=False)  # never changes the order; parallel() checks
+    channels, height, width = (_constant(d) for d in out.shape[1:])
+    tx = _largest_divisor(width, max_tile)
+    ty = _largest_divisor(height, max_tile // tx) if tx == width else 1
+    fo, fi = stage.split(f, factor=tile_f, check=False)
+    tiled = (channels is not None and channels % tile_f == 0 and tx >= min(8, width or 8)
+             and _constant(rx.hi) is not None)
+    if tiled:
+        yo, yi = stage.split(y, factor=ty, check=False) if ty > 1 else (y, None)
+        xo, xi = stage.split(x, factor=tx, check=False) if tx < width else (None, x)
+        outer = [loop for loop in (n, fo, yo, xo) if loop is not None]
+        inner = [loop for loop in (fi, yi, xi) if loop is not None]
+        stage.reorder(*outer, rc, ry, rx, *inner, check=False)
+        for loop in (rx, *inner):
+            stage.unroll(loop, check=False)
     else:
-        stage.reorder(n, fo, y, rc, ry, rx, fi, x)
-        stage.vectorize(x)
+        stage.reorder(n, fo, y, rc, ry, rx, fi, x, check=False)
+        stage.vectorize(x, check=False)
     if parallel:
-        stage.parallel(fo)
+        stage.parallel(fo, check=False)
+    s.check()
     return {axis.name: axis for axis in stage.axes}

@@ -37,11 +37,13 @@ def numpy_conv2d(x, w, padding, stride):
 
 @pytest.mark.parametrize("threads", THREADS)
 @pytest.mark.parametrize("batch, c, f, size, kernel, padding, stride, tile_f, tiled", [
-    (1, 8, 8, 16, 3, 1, 1, 4, True),      # register tile 4 x 16
-    (2, 4, 16, 8, 3, 1, 1, 8, True),      # batch 2, register tile 8 x 8
-    (1, 8, 16, 31, 1, 0, 2, 8, True),     # strided 1x1 (a ResNet downsample), 8 x 16
-    (1, 4, 16, 7, 3, 1, 1, 8, True),      # a narrow row is one tile: 8 x 7
+    (1, 8, 8, 16, 3, 1, 1, 4, True),      # register tile 4 x 4 rows x 16
+    (2, 4, 16, 8, 3, 1, 1, 8, True),      # batch 2, 8 x 8 x 8
+    (1, 8, 16, 31, 1, 0, 2, 8, True),     # strided 1x1 (a ResNet downsample)
+    (1, 4, 16, 7, 3, 1, 1, 8, True),      # 8 x 7 x 7
     (1, 4, 8, 14, 3, 1, 1, 8, True),      # 8 x 14
+    (1, 2, 4, 100, 3, 1, 1, 2, True),     # a wide row: tiles of 50 columns
+    (1, 2, 4, 67, 3, 1, 1, 2, False),     # a prime width over 64: vectorized rows
     (1, 5, 7, 13, 3, 1, 1, 4, False),     # nothing divides: vectorized rows
     (2, 6, 10, 9, 3, 1, 2, 3, False),     # stride 2, width 5
     (1, 8, 12, 14, 1, 0, 2, 8, False),    # strided 1x1, width 7
@@ -55,7 +57,8 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
     loops = po.templates.conv2d_template(s, Y, tile_f=tile_f)
     assert loops["f.outer"].kind == "parallel"
     if tiled:
-        assert loops["x.inner"].kind == loops["f.inner"].kind == "unrolled"
+        x_inner = loops.get("x.inner", loops.get("x"))
+        assert x_inner.kind == loops["f.inner"].kind == "unrolled"
     else:
         assert loops["x"].kind == "vectorized"
     f_ = po.build(s, [X, W, Y], num_threads=threads)
