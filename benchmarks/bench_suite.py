@@ -21,7 +21,8 @@ Run: ``python benchmarks/bench_suite.py`` (``--quick``: small sizes, printed onl
 The process restarts without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (OpenBLAS picks its own
 kernel, recorded from threadpoolctl).  For each thread count, NumPy is limited with
 threadpoolctl and polyopt's kernels are built with ``num_threads``; NumPy, the template
-and the default schedule are timed in turn, repetition after repetition.  Medians.
+and the default schedule are timed one after the other in the same run (each warmed
+up first).  Medians.
 Every result is checked against NumPy before anything is timed.
 """
 
@@ -59,7 +60,6 @@ build_module = importlib.import_module("polyopt.build")  # holds the kernel cach
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 THREADS = (1, 2)
-SETTLE_S = 0.1
 
 
 @dataclass
@@ -201,17 +201,15 @@ def measure(case: Case, threads: int, reps: int, compile_reps: int, rng) -> dict
     if default is not None:
         runs["default"] = lambda: default(*inputs, out)
     samples: dict[str, list[float]] = {k: [] for k in runs}
+    # one side after the other, each warmed up: alternating call by call made each side
+    # run while the other's idle worker threads still spun (OpenBLAS spins ~2^28 cycles
+    # after a call), and pausing instead left the second core asleep (milliseconds to wake
+    # up on this virtual machine)
     with threadpool_limits(threads):
-        for call in runs.values():
-            call()  # warm-up
-        for _ in range(reps):
-            for key, call in runs.items():
+        for key, call in runs.items():
+            call()
+            for _ in range(reps):
                 gc.collect()
-                if threads > 1:
-                    # let the other side's idle worker threads stop spinning first
-                    # (OpenBLAS spins for ~2^28 cycles after a call, libgomp a while too):
-                    # on 2 cores, a spinning worker halves the next run
-                    time.sleep(SETTLE_S)
                 start = time.perf_counter()
                 call()
                 samples[key].append(time.perf_counter() - start)
@@ -273,9 +271,9 @@ def markdown(rows, checks, blas, matmul: str, quick: bool, load: tuple) -> str:
               f"{load[0]:.2f} before, {load[1]:.2f} after (other processes share the CPUs; "
               "2-thread figures suffer most when one is busy)", "",
               "Command: `python benchmarks/bench_suite.py`. Medians of the repetitions in the "
-              "last column, NumPy / template / default timed in turn. Ratios are NumPy time "
-              "/ template time and default-schedule time / template time (above 1: the "
-              "template is faster). Compile = create_schedule + template + build, kernel "
+              "last column; NumPy, template and default timed one after the other, each "
+              "warmed up. Ratios are NumPy time / template time and default-schedule time / "
+              "template time (above 1: the template is faster). Compile = create_schedule + template + build, kernel "
               "cache cleared. NumPy allocates its results; polyopt writes into a given "
               "array (and allocates its own temporaries on every call).", "",
               "| kernel | threads | compile s | template s | NumPy s | default s | "
