@@ -126,6 +126,14 @@ def row_reduction_template(s, out: Tensor, *, vector: int = 16, parallel: bool =
     with reassociation allowed).
 
     Returns ``{"rows": ..., "vector": ...}`` (``out``'s loops).
+
+    >>> import polyopt as po
+    >>> X = po.placeholder((4, 8), name="X"); k = po.reduce_axis((0, 8), name="k")
+    >>> M = po.compute((4,), lambda i: po.max(X[i, k], axis=k), name="M")
+    >>> Y = po.compute((4, 8), lambda i, j: X[i, j] - M[i], name="Y")
+    >>> s = po.create_schedule(Y)
+    >>> row_reduction_template(s, Y, vector=4)["rows"].kind
+    'parallel'
     """
     _positive(vector, "vector")
     if len(out.shape) != 2:
