@@ -182,21 +182,28 @@ def _largest_divisor(extent: int | None, at_most: int) -> int:
     return max(d for d in range(1, min(extent, at_most) + 1) if extent % d == 0)
 
 
-def conv2d_template(s, out: Tensor, *, tile_f: int = 2, max_tile: int = 64,
-                    parallel: bool = True) -> dict:
+def _vector_pieces(columns: int, lanes: int = 16) -> int:
+    """Vector registers holding ``columns`` floats: 28 -> 16 + 8 + 4, three."""
+    return columns // lanes + bin(columns % lanes).count("1")
+
+
+def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
+                    registers: int = 32, parallel: bool = True) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
-    rc, ry, rx``, with a register tile of ``tile_f`` output channels by ``ty`` output rows
-    by ``tx`` output columns (``tx``: the whole row when it is at most ``max_tile``
-    columns, else its largest divisor that is; ``ty``: as many rows of a whole-row tile
-    as fit in ``max_tile`` columns, e.g. 1 x 56, 2 x 28, 2 x 14, 7 x 7):
+    rc, ry, rx``, with a register tile of ``tf`` output channels by ``ty`` output rows
+    by ``tx`` output columns held in vector registers through the whole reduction:
 
-    ``n, f.outer, y.outer, x.outer, rc, ry, rx, f.inner, y.inner, x.inner``, the last
-    four unrolled, so that the tile's sums stay in vector registers through the whole
-    reduction (each weight is broadcast once per tile, a row of the input is a few
-    vector loads) and are stored once.  The output-channel tiles run in parallel.
+    * ``tx``: the whole row when it has at most ``max_tile`` columns, else its largest
+      divisor that does; ``ty``: as many whole rows as fit in ``max_tile`` columns
+      (1 x 56, 2 x 28, 4 x 14 -> 2 x 14, 7 x 7);
+    * ``tf``: ``tile_f``, halved while the tile needs more than ``registers`` vector
+      registers (a 7-column row takes three: 4 + 2 + 1 lanes).
 
-    Where no tile fits (``tile_f`` does not divide the output channels, a width of
-    unknown size or without a divisor of at least 8), the loops are
+    Loops ``n, f.outer, y.outer, x.outer, rc, ry, rx, f.inner, y.inner, x.inner``, the
+    last four unrolled: each weight is broadcast once per tile, a row of the input is a
+    few vector loads, and the sums are stored once.  The output-channel tiles run in
+    parallel.  Where no tile fits (``tile_f`` does not divide the output channels, a
+    width of unknown size or without a divisor of at least 8), the loops are
     ``n, f.outer, y, rc, ry, rx, f.inner, x`` with ``x`` vectorized and the sums in
     memory (a third of the speed or less).  A zero-padding stage is computed first, on
     its own, vectorized and in parallel (:func:`vectorize_and_parallelize`).
@@ -212,8 +219,8 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 2, max_tile: int = 64,
      ('ry', 'serial'), ('rx', 'unrolled'), ('f.inner', 'unrolled'), ('y.inner', 'unrolled'),
      ('x', 'unrolled')]
     """
-    _positive(tile_f, "tile_f")
-    _positive(max_tile, "max_tile")
+    for value, what in ((tile_f, "tile_f"), (max_tile, "max_tile"), (registers, "registers")):
+        _positive(value, what)
     if len(out.op.axis) != 4 or len(out.op.reduce_axis) != 3:
         raise InvalidArgumentError(
             f"conv2d_template needs a convolution out[n, f, y, x] = sum over (rc, ry, rx), "
@@ -228,10 +235,13 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 2, max_tile: int = 64,
     channels, height, width = (_constant(d) for d in out.shape[1:])
     tx = _largest_divisor(width, max_tile)
     ty = _largest_divisor(height, max_tile // tx) if tx == width else 1
-    fo, fi = stage.split(f, factor=tile_f, check=False)
-    tiled = (channels is not None and channels % tile_f == 0 and tx >= min(8, width or 8)
+    tf = tile_f
+    while tf % 2 == 0 and tf * ty * _vector_pieces(tx) > registers:
+        tf //= 2
+    tiled = (channels is not None and channels % tf == 0 and tx >= min(8, width or 8)
              and _constant(rx.hi) is not None)
     if tiled:
+        fo, fi = stage.split(f, factor=tf, check=False)
         yo, yi = stage.split(y, factor=ty, check=False) if ty > 1 else (y, None)
         xo, xi = stage.split(x, factor=tx, check=False) if tx < width else (None, x)
         outer = [loop for loop in (n, fo, yo, xo) if loop is not None]
@@ -240,6 +250,7 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 2, max_tile: int = 64,
         for loop in (rx, *inner):
             stage.unroll(loop, check=False)
     else:
+        fo, fi = stage.split(f, factor=tile_f, check=False)
         stage.reorder(n, fo, y, rc, ry, rx, fi, x, check=False)
         stage.vectorize(x, check=False)
     if parallel:

@@ -46,7 +46,7 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 2, 4, 67, 3, 1, 1, 2, False),     # a prime width over 64: vectorized rows
     (1, 5, 7, 13, 3, 1, 1, 4, False),     # nothing divides: vectorized rows
     (2, 6, 10, 9, 3, 1, 2, 3, False),     # stride 2, width 5
-    (1, 8, 12, 14, 1, 0, 2, 8, False),    # strided 1x1, width 7
+    (1, 8, 12, 14, 1, 0, 2, 8, True),     # strided 1x1, 7 x 7: tile_f halved to 1
 ])
 def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, tiled,
                          capfd):
