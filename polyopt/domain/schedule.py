@@ -46,6 +46,8 @@ class Attach:
     kind: str = "root"          # root | with
     stage: str | None = None    # the stage whose loops are shared
     depth: int = 0              # how many of its outer loops are shared
+    outer_dims: int = 0         # compute_at: how many outer loop values the statements
+                                # got as their first dimensions (they recompute per tile)
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,21 +84,37 @@ def compute_root(program: Program, stage_name: str, original: Program) -> tuple[
     stage = program.stage(stage_name)
     if stage.attach.kind == "root":
         return program, False
-    recomputed = any(program.statement(n).dims != original.statement(n).dims
-                     for n in _stage_statements(stage) if _has(original, n))
-    if not recomputed:
+    if not stage.attach.outer_dims:
         stages = tuple(dataclasses.replace(s, attach=Attach()) if s.name == stage_name else s
                        for s in program.stages)
         return program.with_stages(stages), False
-    restored = {n: original.statement(n) for n in _stage_statements(stage)}
-    statements = tuple(restored.get(s.name, s) for s in program.statements)
-    depth = stage.attach.depth
-    tuple_id = restored[stage.main].domain.get_tuple_id()
+    return detach(program, stage_name, original), True
+
+
+def detach(program: Program, stage_name: str, original: Program) -> Program:
+    """The stage computed at the root again, over its own dimensions: the original
+    domain when it had one (everything it computed before being attached), else the
+    union of what it computed at each iteration."""
+    stage = program.stage(stage_name)
+    depth = stage.attach.outer_dims
+    array_of = {id(a.tensor): a for a in program.arrays}
+    statements = []
+    for stmt in program.statements:
+        if stmt.name in _stage_statements(stage):
+            domain = stmt.domain.project_out(isl.dim_type.set, 0, depth).set_tuple_name(
+                stmt.name)
+            if _has(original, stmt.name):
+                domain = original.statement(stmt.name).domain
+            stmt = _rebuild(dataclasses.replace(stmt, domain=domain.coalesce(),
+                                                iter_vars=stmt.iter_vars[depth:]),
+                            stmt.value, array_of, program)
+        statements.append(stmt)
+    tuple_id = program.statement(stage.main).domain.get_tuple_id()
     axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id))
                  for a in stage.axes[depth:])
     stages = tuple(dataclasses.replace(s, axes=axes, attach=Attach())
                    if s.name == stage_name else s for s in program.stages)
-    return program.with_stages(stages, statements=statements), True
+    return program.with_stages(stages, statements=tuple(statements))
 
 
 def _has(program: Program, name: str) -> bool:
@@ -207,7 +223,7 @@ def compute_at(program: Program, deps: Dependences, producer: str, consumer: str
     owner = _owner_at(program, consumer, depth)
     new_stage = dataclasses.replace(stage, axes=tuple(
         dataclasses.replace(a, name=n) for a, n in zip(axes, [x.name for x in cons.axes[:depth]])
-    ) + lifted, attach=Attach("with", owner, depth))
+    ) + lifted, attach=Attach("with", owner, depth, outer_dims=depth))
     stages = tuple(new_stage if s.name == producer else s for s in program.stages)
     result = program.with_stages(stages, statements=statements)
     return result, _map_dependences(deps, projections, loops, consumer_stmts, depth)
