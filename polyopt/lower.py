@@ -135,7 +135,7 @@ def _default_name(program: Program, args) -> str:
     if outputs:
         return f"{outputs[-1].name}_kernel"
     if any(a.role == "inout" for a in program.arrays):  # a po.kernel: statements carry its name
-        return sanitize(program.statements[-1].op)
+        return sanitize(program.statements[0].op)  # rewrites append their statements
     return f"{program.arrays[-1].name}_kernel"
 
 

@@ -32,7 +32,7 @@ import islpy as isl
 
 from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
-from .legality import instance_text
+from .legality import first_point, instance_text
 
 _INIT = "__initial_"
 _UNSET = "__unset_"
@@ -228,14 +228,8 @@ def _point(relation: isl.UnionMap) -> tuple[isl.Map, dict[str, int], list[int]]:
     maps: list[isl.Map] = []
     relation.foreach_map(maps.append)
     m = maps[0]
-    point = m.wrap().sample_point()
-    n_par = m.dim(isl.dim_type.param)
-    params = {m.get_space().get_dim_name(isl.dim_type.param, k):
-              point.get_coordinate_val(isl.dim_type.param, k).to_python()
-              for k in range(n_par)}
-    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-              for k in range(m.wrap().dim(isl.dim_type.set))]
-    return m, params, coords
+    values, coords = first_point(m)
+    return m, dict(zip(m.get_space().get_var_names(isl.dim_type.param), values)), coords
 
 
 def _when(params: dict[str, int]) -> str:
@@ -273,7 +267,7 @@ def _read_example(wrong, before, original, rewritten, tags) -> str:
         expected = (", but in the original order it reads "
                     + _source_text(original, r.get_space().range(), rc[n_reader + n_elem:]))
     return (f"{instance} would read {element} from {got}{expected}{_when(params)}. "
-            "Compute it at a deeper loop, or apply the primitive before the loops change")
+            "Compute it at a deeper loop")
 
 
 def _element_example(differ, last_before, last_after, original) -> str:
@@ -281,7 +275,18 @@ def _element_example(differ, last_before, last_after, original) -> str:
     array = m.get_space().get_tuple_name(isl.dim_type.in_)
     n = m.dim(isl.dim_type.in_)
     element = f"{array}[{', '.join(map(str, coords[:n]))}]"
-    return (f"{element}: its final value would come from "
-            f"{_source_text(original, m.get_space().range(), coords[n:])} or be missing, not "
-            f"from its last writer in the original order{_when(params)}; every element the "
-            "kernel writes must end with the same value")
+    source = _source_text(original, m.get_space().range(), coords[n:])
+    fixed = isl.Set.universe(m.get_space().domain())
+    for k, value in enumerate(coords[:n]):
+        fixed = fixed.fix_val(isl.dim_type.set, k, isl.Val(value))
+    for k, name in enumerate(m.get_space().get_var_names(isl.dim_type.param)):
+        fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val(params[name]))
+    instead = last_after.intersect_domain(isl.UnionSet.from_set(fixed))
+    if instead.is_empty():
+        what = f"nothing would write it, where the original order leaves {source}"
+    elif last_before.intersect_domain(isl.UnionSet.from_set(fixed)).is_empty():
+        what = f"it would end with {source}, where the original order does not write it"
+    else:
+        what = f"it would not end with {source}, as in the original order"
+    return (f"{element}: {what}{_when(params)}; every element the kernel writes must end "
+            "with the same value")

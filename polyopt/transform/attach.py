@@ -175,11 +175,15 @@ def _rebuild(stmt: Statement, value, array_of: dict, program: Program) -> Statem
     return rebuilt
 
 
-def compute_at(program: Program, deps: Dependences, producer: str, consumer: str, axis: str,
-               outputs: tuple[str, ...]) -> tuple[Program, Dependences]:
+def compute_at(program: Program, deps: Dependences | None, producer: str, consumer: str, axis: str,
+               outputs: tuple[str, ...], *, footprint=None
+               ) -> tuple[Program, Dependences, dict[str, isl.Map]]:
     """Recompute, in each iteration of ``consumer``'s loop ``axis``, what it reads of
-    ``producer``.  Returns the new program and its dependences (the old ones, mapped
-    to the copies)."""
+    ``producer``.  Returns the new program, its dependences (the old ones, mapped to
+    the copies; None when ``deps`` is) and, per producer statement, the map from new to old instances.
+
+    ``footprint(program, stmt, consumer_stmts, producer, loops)`` may replace the
+    access-based footprint (in-place kernels use value-based dataflow)."""
     _check_not_nested(program, producer, consumer)
     stage = program.stage(producer)
     cons = program.stage(consumer)
@@ -205,9 +209,8 @@ def compute_at(program: Program, deps: Dependences, producer: str, consumer: str
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
         stmt = program.statement(name)
-        footprint = _footprint(program, stmt, consumer_stmts, producer, loops)
-        needed[name] = footprint
-        if producer in outputs and not footprint.range().is_equal(stmt.domain):
+        needed[name] = (footprint or _footprint)(program, stmt, consumer_stmts, producer, loops)
+        if producer in outputs and not needed[name].range().is_equal(stmt.domain):
             raise ScheduleError(
                 f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
                 f"of '{consumer}' do not read all of it")
@@ -226,7 +229,9 @@ def compute_at(program: Program, deps: Dependences, producer: str, consumer: str
     ) + lifted, attach=Attach("with", owner, depth, outer_dims=depth))
     stages = tuple(new_stage if s.name == producer else s for s in program.stages)
     result = program.with_stages(stages, statements=statements)
-    return result, _map_dependences(deps, projections, loops, consumer_stmts, depth)
+    mapped = None if deps is None else _map_dependences(deps, projections, loops,
+                                                         consumer_stmts, depth)
+    return result, mapped, projections
 
 
 def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:

@@ -78,10 +78,11 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
 
 
 def retarget_reads(stmt, old: Tensor, new: Tensor, program: Program, arrays):
-    """``stmt`` reading ``new`` where it read ``old`` (its write is unchanged)."""
-    if stmt.target.tensor is old:
+    """``stmt`` reading ``new`` where it read ``old`` (its write is unchanged).  Only an
+    in-place kernel may read a copy of what it writes (its copies are validated)."""
+    if stmt.target.tensor is old and program.array_of(old).role != "inout":
         raise ScheduleError(f"statement {stmt.name} writes '{old.name}'; it cannot read a copy")
-    return retarget(stmt, old, new, program, arrays)
+    return retarget(stmt, old, new, program, arrays, reads_only=True)
 
 
 def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str

@@ -20,7 +20,7 @@ import dataclasses
 from typing import Callable
 
 from ..domain.program import Program
-from ..domain.schedule import Attach, Axis, Stage
+from ..domain.schedule import Axis, Stage
 from ..errors import ScheduleError
 
 

@@ -60,8 +60,9 @@ def box(name: str, iter_vars, dims, bounds, params) -> isl.Set:
 
 
 def retarget(stmt: Statement, old: Tensor, new: Tensor, program: Program,
-             arrays: tuple[Array, ...]) -> Statement:
-    """``stmt`` with every access to tensor ``old`` going to ``new`` (same indices)."""
+             arrays: tuple[Array, ...], *, reads_only: bool = False) -> Statement:
+    """``stmt`` with every access (or every read) to tensor ``old`` going to ``new``
+    (same indices)."""
     from ..te.substitute import transform
 
     def swap(node):
@@ -69,7 +70,7 @@ def retarget(stmt: Statement, old: Tensor, new: Tensor, program: Program,
             return TensorRead(new, node.indices)
         return None
 
-    swapped = swap(stmt.target)
+    swapped = None if reads_only else swap(stmt.target)
     target = stmt.target if swapped is None else swapped
     value = transform(stmt.value, swap)
     rebuilt = make_statement(program, arrays, stmt.name, stmt.iter_vars, stmt.dims, stmt.domain,

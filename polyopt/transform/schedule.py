@@ -33,7 +33,7 @@ from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
-from . import attach, cache, loops, rfactor
+from . import attach, cache, inplace, loops, rfactor
 from .check import check_loop_carries_nothing, check_schedule
 
 
@@ -74,6 +74,9 @@ class Schedule:
         self.default_args = default_args
         self.steps: list[Step] = []
         self._deps: Dependences | None = None
+        # in-place kernels: how rewrites relate the program to the original kernel
+        self.kernel = (inplace.KernelRewrites.start(program)
+                       if any(a.role == "inout" for a in program.arrays) else None)
 
     @property
     def deps(self) -> Dependences:
@@ -115,7 +118,7 @@ class Schedule:
         outcome = run(self.program)
         new_program, result = outcome[0], outcome[1]
         deps = outcome[2] if len(outcome) > 2 else self.deps
-        if check:
+        if check and deps is not None:
             check_schedule(new_program, deps, str(step))
         self.program = new_program
         self._deps = deps
@@ -138,21 +141,28 @@ class Schedule:
 
         def rewrite(program):
             result, tensor = run(program)
-            return result, tensor, reference_dependences(result, primitive)
+            return result, tensor, reference_dependences(result)
 
         return self.apply(step, rewrite, check=check)
 
     def cache_read(self, tensor, scope: str, readers, *, check: bool = True) -> Tensor:
-        """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage."""
+        """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage.
+
+        On an in-place kernel the copy is made right before each instance of the (one)
+        reader; ``s[AS].compute_at(s[B], axis)`` then makes it once per iteration."""
         source = self._tensor(tensor)
         names = [self._stage_name(r) for r in (readers if isinstance(readers, (list, tuple))
                                                else [readers])]
+        if self.kernel is not None:
+            return self._kernel_cache_read(source, scope, names, check)
         return self._rewrite("cache_read", (source, scope, names),
                              lambda p: cache.cache_read(p, source, scope, names), check)
 
     def cache_write(self, tensor, scope: str, *, check: bool = True) -> Tensor:
         """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
         to C (``s[C]`` is the copy)."""
+        self._refuse_on_kernel("cache_write", "use cache_read on the statements that read "
+                               "the array, or compute_at")
         target = self._tensor(tensor)
         name = self._stage_name(target)
         return self._rewrite("cache_write", (target, scope),
@@ -160,14 +170,60 @@ class Schedule:
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
+        self._refuse_on_kernel("rfactor", "write the partial sums as statements of the kernel")
         name = self._stage_name(self._tensor(tensor))
         axis_name = self[name]._axis(axis)
         return self._rewrite("rfactor", (name, axis_name),
                              lambda p: rfactor.rfactor(p, name, axis_name), check)
 
+    def _refuse_on_kernel(self, primitive: str, instead: str) -> None:
+        if self.kernel is not None:
+            raise ScheduleError(
+                f"{primitive} is not supported on in-place kernels (po.kernel) yet: it "
+                f"re-associates or redirects the writes of arrays the caller sees; {instead}")
+
+    def _kernel_cache_read(self, source: Tensor, scope: str, names: list[str], check: bool):
+        if len(names) != 1:
+            raise ScheduleError("cache_read on an in-place kernel takes one reader stage at a "
+                                "time (each reader gets its own buffer)")
+        step = Step(None, "cache_read", (source.name, scope, names), ())
+
+        def run(program):
+            result, buffer, state = inplace.cache_read(program, self.kernel, source, scope,
+                                                       names[0])
+            return self._kernel_rewrite(result, state, str(step), check), buffer
+
+        return self._apply_kernel(step, run, check)
+
+    def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool):
+        if check:
+            state.check(self.original, result, primitive)
+        self._pending_kernel = state
+        return result
+
+    def _apply_kernel(self, step: Step, run, check: bool):
+        """Apply a rewrite of an in-place kernel.  It is validated against the original
+        kernel (``KernelRewrites.check``: every read and every final element the same),
+        which covers the order of everything; loops marked parallel or vectorized are
+        then re-checked against the dependences of the rewritten program.  Those
+        dependences are computed lazily (the next primitive that needs them)."""
+        def outcome(program):
+            result, value = run(program)
+            marked = any(a.kind in ("parallel", "vectorized")
+                         for stage in result.stages for a in stage.axes)
+            if check and marked:
+                return result, value, compute_dependences(result)
+            return result, value, None
+
+        value = self.apply(step, outcome, check=check)
+        self.kernel = self._pending_kernel
+        return value
+
     def check(self) -> None:
         """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
         primitives applied with ``check=False``)."""
+        if self.kernel is not None and self.kernel.rewritten:
+            self.kernel.check(self.original, self.program, "the schedule")
         check_schedule(self.program, self.deps, "the schedule")
         for stage in self.program.stages:
             for level, axis in enumerate(stage.axes, start=1):
@@ -201,17 +257,12 @@ class Schedule:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
 
 
-def reference_dependences(program: Program, primitive: str) -> Dependences:
+def reference_dependences(program: Program) -> Dependences:
     """The dependences of a rewritten program, computed under its reference order:
     every stage at the root, in definition order, over its own dimensions (the order
     that defines what a tensor-expression program computes).  The current schedule is
-    then checked against them like any other.  In-place kernels have no such order
-    once rewritten, so these primitives are refused on them."""
-    if any(a.role == "inout" for a in program.arrays):
-        raise ScheduleError(
-            f"{primitive} is not supported on in-place kernels (po.kernel): their arrays "
-            "are read and written in place, so a copy or a re-association would change "
-            "what is read")
+    then checked against them like any other.  In-place kernels have no such order;
+    their rewrites are validated against the original kernel instead (inplace.py)."""
     stages = tuple(dataclasses.replace(s, axes=identity_axes(program.statement(s.main).domain),
                                        attach=Attach()) for s in program.stages)
     return compute_dependences(program.with_stages(stages))
@@ -413,45 +464,59 @@ class Stage:
         self._run("compute_with", (target.name, name), {}, lambda p: (attach.compute_with(
             p, self.name, target.name, name), None), check=check)
 
-    def _refuse_in_place(self, primitive: str) -> None:
-        if any(a.role == "inout" for a in self.schedule.program.arrays):
-            raise ScheduleError(
-                f"{primitive} is not supported on in-place kernels (po.kernel) yet: it "
-                "recomputes or substitutes values, which needs single-assignment arrays; "
-                "use compute_with to share loops between statements instead")
-
     def compute_at(self, other, axis, *, check: bool = True) -> None:
         """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
         stage that ``other`` reads there (overlapping tiles recompute their halo)."""
-        self._refuse_in_place("compute_at")
         target = self.schedule[other]
         name = target._axis(axis)
+        schedule = self.schedule
+        if schedule.kernel is not None:
+            step = Step(self.name, "compute_at", (target.name, name), ())
+
+            def rewrite(program):
+                result, state = inplace.compute_at(program, lambda: schedule.deps, schedule.kernel,
+                                                   schedule.original, self.name, target.name,
+                                                   name)
+                return schedule._kernel_rewrite(result, state, str(step), check), None
+
+            schedule._apply_kernel(step, rewrite, check)
+            return
 
         def run(program):
-            result, deps = attach.compute_at(program, self.schedule.deps, self.name,
-                                             target.name, name, self.schedule.output_names)
+            result, deps, _ = attach.compute_at(program, self.schedule.deps, self.name,
+                                                target.name, name, self.schedule.output_names)
             return result, None, deps
 
         self._run("compute_at", (target.name, name), {}, run, check=check)
 
     def compute_inline(self, *, check: bool = True) -> None:
         """Substitute this stage's expression into its readers (it gets no loops)."""
-        self._refuse_in_place("compute_inline")
+        self.schedule._refuse_on_kernel("compute_inline", "use compute_with to share loops "
+                                        "between statements instead")
         def run(program):
             result = attach.compute_inline(program, self.name, self.schedule.output_names)
-            return result, None, reference_dependences(result, "compute_inline")
+            return result, None, reference_dependences(result)
 
         self._run("compute_inline", (), {}, run, check=check)
 
     def compute_root(self, *, check: bool = True) -> None:
         """Compute this stage on its own again, before its readers."""
-        def run(program):
-            result, rewritten = attach.compute_root(program, self.name, self.schedule.original)
-            if rewritten:
-                return result, None, reference_dependences(result, "compute_inline")
-            return result, None
+        schedule = self.schedule
+        step = Step(self.name, "compute_root", (), ())
 
-        self._run("compute_root", (), {}, run, check=check)
+        def run(program):
+            result, rewritten = attach.compute_root(program, self.name, schedule.original)
+            if not rewritten:
+                return result, None
+            if schedule.kernel is None:
+                return result, None, reference_dependences(result)
+            state = schedule.kernel.restored(result, self._stage)
+            return schedule._kernel_rewrite(result, state, str(step), check), None
+
+        if schedule.kernel is not None and self._stage.attach.outer_dims:
+            schedule._apply_kernel(step, run, check)
+        else:
+            self._run("compute_root", (), {}, run, check=check)
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
@@ -461,7 +526,8 @@ def _can(primitive: str):
     def can(self, *args, **kwargs) -> bool:
         trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args)
         trial.original = self.schedule.original
-        trial._deps = self.schedule.deps
+        trial._deps = self.schedule._deps
+        trial.kernel = self.schedule.kernel
         try:
             getattr(Stage(trial, self.name), primitive)(*args, **kwargs)
         except (IllegalScheduleError, ScheduleError):

@@ -1,0 +1,144 @@
+"""compute_at and cache_read on in-place kernels (``po.kernel``), validated exactly.
+
+A kernel's arrays are read and written in place, so the single-assignment reasoning
+behind these primitives on tensor expressions does not hold: a statement recomputed
+in a tile may read a value that an earlier tile already overwrote.  Here the
+rewritten kernel is checked against the original one by comparing dataflow
+(:mod:`polyopt.deps.equivalence`): it is accepted only when every read gets the same
+value and every element ends with the same value, for all sizes.
+
+* ``compute_at(P, C, axis)`` recomputes, in each iteration of ``axis``, the instances
+  of ``P`` whose values ``C`` reads there (value-based: the last writers, and the
+  earlier instances of ``P`` that those depend on);
+* ``cache_read(A, scope, [R])`` makes ``R`` read a buffer, filled right before each
+  instance of ``R`` with what it reads; ``s[AS].compute_at(s[R], axis)`` then fills
+  it once per iteration of ``axis``, which is refused if ``A`` changes in between.
+
+>>> import polyopt as po
+>>> N = po.var("N")
+>>> @po.kernel
+... def blur(A: po.f64[N], B: po.f64[N], C: po.f64[N]):
+...     for i in range(N):
+...         B[i] = A[i] * 2
+...     for i in range(1, N - 1):
+...         C[i] = B[i - 1] + B[i + 1]
+>>> s = po.create_schedule(blur)
+>>> io, ii = s["S1"].split("i", factor=4)
+>>> s["S0"].compute_at(s["S1"], io)
+Traceback (most recent call last):
+polyopt.errors.IllegalScheduleError: s["S0"].compute_at("S1", "i.outer") would change what the program leaves in B[0]: nothing would write it, where the original order leaves the value written by S0[i=0] (when N=1); every element the kernel writes must end with the same value
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from ..deps.dataflow import Dependences
+from ..deps.equivalence import identity_origin, same_values
+from ..domain.program import Program
+from ..errors import ScheduleError
+from . import attach, cache
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRewrites:
+    """How the current program of a kernel's schedule relates to the original kernel:
+    ``origins`` (statement -> map to original instances), the copy statements and the
+    buffers (buffer -> the array it mirrors)."""
+
+    origins: dict[str, isl.Map]
+    copies: frozenset[str] = frozenset()
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, program: Program) -> "KernelRewrites":
+        return cls({s.name: identity_origin(program, s.name) for s in program.statements})
+
+    @property
+    def rewritten(self) -> bool:
+        return bool(self.copies) or any(not o.is_identity() for o in self.origins.values())
+
+    def check(self, original: Program, program: Program, primitive: str) -> None:
+        """Raise IllegalScheduleError unless ``program`` computes what ``original`` does."""
+        same_values(original, program, origins=self.origins, copies=self.copies,
+                    aliases=self.aliases, primitive=primitive)
+
+    def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
+        origins = dict(self.origins)
+        for name, projection in projections.items():
+            if name in origins:
+                origins[name] = projection.apply_range(origins[name])
+        return dataclasses.replace(self, origins=origins)
+
+
+    def restored(self, program: Program, stage) -> "KernelRewrites":
+        """After ``compute_root``: the stage's statements are their original selves."""
+        origins = dict(self.origins)
+        for name in (stage.init, stage.main):
+            if name in origins:
+                origins[name] = identity_origin(program, name)
+        return dataclasses.replace(self, origins=origins)
+
+
+def compute_at(program: Program, deps, state: KernelRewrites, original: Program,
+               producer: str, consumer: str, axis: str) -> tuple[Program, KernelRewrites]:
+    """Recompute ``producer`` inside ``consumer``'s loop ``axis`` (see the module doc);
+    ``deps()`` gives the program's dependences (only needed for a statement of the
+    kernel, not for a buffer's copy)."""
+    stage = program.stage(producer)
+    if stage.attach.kind != "root" and stage.main in state.copies:
+        program = attach.detach(program, producer, original)
+    copies_only = stage.main in state.copies
+    result, _, projections = attach.compute_at(
+        program, None, producer, consumer, axis, outputs=(),
+        footprint=None if copies_only else _value_footprint(deps()))
+    if copies_only:  # a buffer has no original: its instances are new every time
+        return result, state
+    return result, state.recomputed(projections)
+
+
+def _value_footprint(deps: Dependences):
+    """The producer instances whose values the consumer reads in a tile, with the
+    earlier instances of the producer that they depend on (an update chain)."""
+    def footprint(program, stmt, consumer_stmts, producer, loops):
+        result = None
+        for name in consumer_stmts:
+            if name not in loops:
+                continue
+            flow = _as_map(deps.between(stmt.name, name, "flow"))
+            if flow is None:
+                continue
+            part = loops[name].reverse().apply_range(flow.reverse())
+            result = part if result is None else result.union(part)
+        if result is None:
+            raise ScheduleError(f"{consumer_stmts[0]} reads no value of {stmt.name} inside "
+                                "those loops; there is nothing to compute there")
+        chain = _as_map(deps.between(stmt.name, stmt.name, "flow"))
+        if chain is not None:
+            closure, _ = chain.reverse().transitive_closure()
+            result = result.union(result.apply_range(closure))
+        return result.intersect_params(program.context).coalesce()
+
+    return footprint
+
+
+def _as_map(relation: isl.UnionMap) -> isl.Map | None:
+    maps: list[isl.Map] = []
+    relation.foreach_map(maps.append)
+    return maps[0] if maps else None
+
+
+def cache_read(program: Program, state: KernelRewrites, tensor, scope: str, reader: str):
+    """A buffer that ``reader`` reads instead of ``tensor``, filled right before each of
+    its instances (the innermost loop); returns (program, buffer tensor, state)."""
+    result, buffer = cache.cache_read(program, tensor, scope, [reader])
+    copy_stage = next(s for s in result.stages if s.name not in
+                      {t.name for t in program.stages})
+    innermost = result.stage(reader).axes[-1].name
+    result, _, _ = attach.compute_at(result, None, copy_stage.name, reader, innermost, ())
+    aliases = {**state.aliases, result.array_of(buffer).name: program.array_of(tensor).name}
+    return result, buffer, dataclasses.replace(
+        state, copies=state.copies | {copy_stage.main}, aliases=aliases)

@@ -1,0 +1,213 @@
+"""compute_at, cache_read and compute_root on in-place kernels: accepted exactly when the
+rewritten kernel computes the same values (checked by comparing dataflow), with numbers
+against plain Python references and refusals that name the read or element that would
+change."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from testlib.kernels import jacobi_1d, jacobi_1d_ref, seidel_2d
+
+N, M, K = po.var("N"), po.var("M"), po.var("K")
+SIZES = (0, 1, 2, 5, 8, 11)
+
+
+@po.kernel
+def pointwise(A: po.f64[N], B: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        B[i] = A[i] * 2
+    for i in range(N):
+        C[i] = B[i] * 3
+
+
+@po.kernel
+def mirrored(A: po.f64[N], B: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        B[i] = A[i] * 2
+    for i in range(N):
+        C[i] = B[i] + B[N - 1 - i]
+
+
+@po.kernel
+def blur(A: po.f64[N], B: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        B[i] = A[i] * 2
+    for i in range(1, N - 1):
+        C[i] = B[i - 1] + B[i + 1]
+
+
+@po.kernel
+def doubled_in_place(A: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        A[i] = A[i] * 2
+    for i in range(N):
+        C[i] = A[i] + A[N - 1 - i]
+
+
+@po.kernel
+def matmul_then_scale(A: po.f64[M, K], B: po.f64[K, N], C: po.f64[M, N], D: po.f64[M, N]):
+    for i in range(M):
+        for j in range(N):
+            C[i, j] = 0.0
+    for i in range(M):
+        for j in range(N):
+            for k in range(K):
+                C[i, j] += A[i, k] * B[k, j]
+    for i in range(M):
+        for j in range(N):
+            D[i, j] = C[i, j] * 2
+
+
+def _run(s, arrays, **sizes):
+    copies = [a.copy() for a in arrays]
+    po.build(s)(*copies, **sizes)
+    return copies
+
+
+def _vectors(n, count):
+    rng = np.random.default_rng(n)
+    return [rng.random(n) for _ in range(count)]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_compute_at_fuses_a_producer_into_the_consumer_tiles(n):
+    s = po.create_schedule(pointwise)
+    io, _ = s["S1"].split("i", factor=4)
+    s["S0"].compute_at(s["S1"], io)
+    a, b, c = _run(s, _vectors(n, 3))
+    np.testing.assert_array_equal(b, _vectors(n, 3)[0] * 2)
+    np.testing.assert_array_equal(c, _vectors(n, 3)[0] * 6)
+    text = str(po.lower(s))
+    assert text.index("i_outer") < text.index("B[i] = A[i] * 2")
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_compute_at_recomputes_what_two_tiles_both_read(n):
+    s = po.create_schedule(mirrored)
+    io, _ = s["S1"].split("i", factor=3)
+    s["S0"].compute_at(s["S1"], io)
+    assert s.program.statement("S0").dims == ("i_outer", "i")
+    a, b, c = _run(s, _vectors(n, 3))
+    np.testing.assert_array_equal(b, a * 2)
+    np.testing.assert_array_equal(c, 2 * a + 2 * a[::-1])
+
+
+def test_compute_at_refused_when_an_element_would_no_longer_be_written():
+    s = po.create_schedule(blur)
+    io, _ = s["S1"].split("i", factor=4)
+    with pytest.raises(po.IllegalScheduleError, match=r"leaves in B\[0\]: nothing would write "
+                       r"it, where the original order leaves the value written by S0\[i=0\] "
+                       r"\(when N=1\)"):
+        s["S0"].compute_at(s["S1"], io)
+    assert [str(step) for step in s.steps] == ['s["S1"].split("i", factor=4)']
+
+
+def test_compute_at_refused_when_a_recomputation_reads_its_own_update():
+    s = po.create_schedule(doubled_in_place)
+    io, _ = s["S1"].split("i", factor=2)
+    with pytest.raises(po.IllegalScheduleError,
+                       match=r"S0\[i=\d\] would read A\[\d\] from the value written by "
+                             r"S0\[i=\d\], but in the original order it reads the value "
+                             r"A\[\d\] had on entry"):
+        s["S0"].compute_at(s["S1"], io)
+    assert not s["S0"].can_compute_at(s["S1"], io)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 4), (6, 7, 1), (1, 1, 1), (5, 8, 3)])
+def test_compute_at_of_an_update_chain_takes_its_earlier_updates(shape):
+    m, n, k = shape
+    s = po.create_schedule(matmul_then_scale)
+    io, jo, _, _ = s["S2"].tile("i", "j", 2, 4)
+    s["S1"].compute_at(s["S2"], jo)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((m, k)), rng.random((k, n))
+    _, _, c, d = _run(s, [a, b, np.zeros((m, n)), np.zeros((m, n))])
+    np.testing.assert_allclose(c, a @ b)
+    np.testing.assert_allclose(d, 2 * (a @ b))
+
+
+@pytest.mark.parametrize("n, steps", [(3, 1), (7, 3), (12, 4), (2, 2)])
+def test_cache_read_in_a_time_loop_filled_once_per_tile(n, steps):
+    s = po.create_schedule(jacobi_1d)
+    io, _ = s["S0"].split("i", factor=4)
+    AL = s.cache_read("A", "local", ["S0"])
+    s[AL].compute_at(s["S0"], io)
+    text = str(po.lower(s))
+    assert "A_local[ax0] = A[ax0]" in text and text.index("for (t") < text.index("A_local[ax0]")
+    rng = np.random.default_rng(n)
+    a, b = rng.random(n), rng.random(n)
+    ours = _run(s, [a, b], T=steps)
+    ref_a, ref_b = a.copy(), b.copy()
+    jacobi_1d_ref(ref_a, ref_b, steps)
+    np.testing.assert_array_equal(ours[0], ref_a)
+    np.testing.assert_array_equal(ours[1], ref_b)
+    assert 's.cache_read("A", "local", ["S0"])' in s.script()
+
+
+def test_cache_read_alone_copies_right_before_each_read():
+    s = po.create_schedule(seidel_2d)
+    s.cache_read("A", "local", ["S0"])
+    a = np.random.default_rng(1).random((6, 6))
+    ours, = _run(s, [a], T=2)
+    ref, = _run(po.create_schedule(seidel_2d), [a], T=2)
+    np.testing.assert_array_equal(ours, ref)
+
+
+def test_cache_read_refused_when_the_array_changes_inside_the_tile():
+    s = po.create_schedule(seidel_2d)
+    io, _ = s["S0"].split("i", factor=4)
+    AL = s.cache_read("A", "local", ["S0"])
+    with pytest.raises(po.IllegalScheduleError,
+                       match=r"compute_at\(\"S0\", \"i.outer\"\) would change the values the "
+                             r"program reads: S0\[t=0, i=1, j=2\] would read A\[1, 1\] from the "
+                             r"value A\[1, 1\] had on entry, but in the original order it reads "
+                             r"the value written by S0\[t=0, i=1, j=1\] \(when N=4, T=1\)"):
+        s[AL].compute_at(s["S0"], io)
+    s[AL].compute_at(s["S0"], "j")  # the innermost loop stays legal
+
+
+def test_compute_root_after_compute_at_restores_the_producer():
+    s = po.create_schedule(mirrored)
+    io, _ = s["S1"].split("i", factor=3)
+    s["S0"].compute_at(s["S1"], io)
+    s["S0"].compute_root()
+    assert s.program.statement("S0").dims == ("i",)
+    a, b, c = _run(s, _vectors(7, 3))
+    np.testing.assert_array_equal(c, 2 * a + 2 * a[::-1])
+
+
+def test_unchecked_rewrite_is_caught_by_check():
+    s = po.create_schedule(doubled_in_place)
+    io, _ = s["S1"].split("i", factor=2)
+    s["S0"].compute_at(s["S1"], io, check=False)
+    assert not s.is_legal()
+    with pytest.raises(po.IllegalScheduleError, match="would change the values"):
+        s.check()
+
+
+def test_rewrites_replay_on_a_fresh_schedule():
+    s = po.create_schedule(jacobi_1d)
+    io, _ = s["S0"].split("i", factor=4)
+    s[s.cache_read("A", "local", ["S0"])].compute_at(s["S0"], io)
+    fresh = po.create_schedule(jacobi_1d).replay(s.script())
+    assert str(po.lower(fresh)) == str(po.lower(s))
+
+
+def test_kernel_cache_read_takes_one_reader_and_inline_is_refused():
+    s = po.create_schedule(jacobi_1d)
+    with pytest.raises(po.ScheduleError, match="one reader stage at a time"):
+        s.cache_read("A", "local", ["S0", "S1"])
+    with pytest.raises(po.ScheduleError, match="compute_inline is not supported on in-place"):
+        s["S0"].compute_inline()
+    assert s.steps == []
+
+
+def test_a_buffer_shared_by_parallel_tiles_is_refused():
+    s = po.create_schedule(jacobi_1d)
+    io, _ = s["S0"].split("i", factor=4)
+    s["S0"].parallel(io)
+    with pytest.raises(po.IllegalScheduleError, match="parallel loop 'i.outer' carries a "
+                       "dependence .* through A_local"):
+        s.cache_read("A", "local", ["S0"])
+    assert len(s.steps) == 2
