@@ -265,7 +265,7 @@ def _footprint(program: Program, stmt: Statement, consumer_stmts, producer: str,
         if name not in loops:
             continue
         for access in program.statement(name).reads:
-            if access.array != producer:
+            if access.array not in {w.array for w in stmt.writes}:
                 continue
             part = loops[name].reverse().apply_range(access.relation).apply_range(
                 writes.reverse())

@@ -37,8 +37,9 @@ def _scope(scope: str) -> str:
     return scope
 
 
-def _copy_statement(program: Program, arrays, name: str, source: Tensor, dest: Tensor,
-                    iter_vars, dims):
+def copy_statement(program: Program, arrays, name: str, source: Tensor, dest: Tensor,
+                   iter_vars, dims):
+    """``dest[x] = source[x]`` for every element ``x`` of ``source``."""
     domain = box(name, iter_vars, dims, [(ZERO, e) for e in source.shape], program.param_names)
     return make_statement(program, arrays, name, iter_vars, dims, domain,
                           TensorRead(dest, iter_vars), TensorRead(source, iter_vars), dest.name)
@@ -64,7 +65,7 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
     array = new_array(program, cached)
     arrays = program.arrays + (array,)
     name = fresh_statement_name(program, array.name)
-    copy = _copy_statement(program, arrays, name, source.tensor, cached, iter_vars, dims)
+    copy = copy_statement(program, arrays, name, source.tensor, cached, iter_vars, dims)
     statements = []
     for stmt in program.statements:
         if stmt.name in reader_stmts:
@@ -110,7 +111,7 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
         statements.append(stmt)
     copy_name = fresh_statement_name(program, array.name + "_copy")
     spatial = program.statement(stage.init or stage.main)
-    copy = _copy_statement(program, arrays, copy_name, cached, array.tensor,
+    copy = copy_statement(program, arrays, copy_name, cached, array.tensor,
                            spatial.iter_vars[:array.ndim], spatial.dims[:array.ndim])
     statements.append(copy)
     compute_stage = dataclasses.replace(

@@ -39,8 +39,11 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..deps.equivalence import identity_origin, same_values
 from ..domain.program import Program
+from ..domain.schedule import Stage, identity_axes
 from ..errors import ScheduleError
 from . import attach, cache
+from .rewrite import (axis_vars, fresh_statement_name, insert_stage, new_array, new_tensor,
+                      retarget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +95,14 @@ def compute_at(program: Program, deps, state: KernelRewrites, original: Program,
     if stage.attach.kind != "root" and stage.main in state.copies:
         program = attach.detach(program, producer, original)
     copies_only = stage.main in state.copies
-    result, _, projections = attach.compute_at(
-        program, None, producer, consumer, axis, outputs=(),
-        footprint=None if copies_only else _value_footprint(deps()))
+    if not copies_only:
+        footprint = _value_footprint(deps())
+    elif _is_copy_out(program, stage.main, state):
+        footprint = _written_footprint
+    else:
+        footprint = None  # a copy into a buffer: what the consumer reads of it
+    result, _, projections = attach.compute_at(program, None, producer, consumer, axis,
+                                               outputs=(), footprint=footprint)
     if copies_only:  # a buffer has no original: its instances are new every time
         return result, state
     return result, state.recomputed(projections)
@@ -125,6 +133,27 @@ def _value_footprint(deps: Dependences):
     return footprint
 
 
+def _is_copy_out(program: Program, stmt: str, state: KernelRewrites) -> bool:
+    (read,) = program.statement(stmt).reads
+    return read.array in state.aliases
+
+
+def _written_footprint(program, stmt, consumer_stmts, producer, loops):
+    """The instances of a copy-out ``stmt`` that copy back what the consumer writes in
+    a tile: ``{ loop values -> instances of stmt }``."""
+    (read,) = stmt.reads
+    result = None
+    for name in consumer_stmts:
+        for access in program.statement(name).writes:
+            if name in loops and access.array == read.array:
+                part = loops[name].reverse().apply_range(access.relation).apply_range(
+                    read.relation.reverse())
+                result = part if result is None else result.union(part)
+    if result is None:
+        raise ScheduleError(f"{consumer_stmts[0]} writes nothing that {stmt.name} copies back")
+    return result.intersect_params(program.context).coalesce()
+
+
 def _as_map(relation: isl.UnionMap) -> isl.Map | None:
     maps: list[isl.Map] = []
     relation.foreach_map(maps.append)
@@ -142,3 +171,54 @@ def cache_read(program: Program, state: KernelRewrites, tensor, scope: str, read
     aliases = {**state.aliases, result.array_of(buffer).name: program.array_of(tensor).name}
     return result, buffer, dataclasses.replace(
         state, copies=state.copies | {copy_stage.main}, aliases=aliases)
+
+
+def cache_write(program: Program, state: KernelRewrites, stage_name: str, scope: str):
+    """``stage_name`` computes into a buffer: its reads and writes of the array go to the
+    buffer, filled right before each instance (when it reads the array) and copied back
+    right after; returns (program, buffer tensor, state).  The copies are the stages
+    ``<buffer>_in`` and ``<buffer>_out``, which compute_at moves to an outer loop."""
+    cache._scope(scope)
+    stage = program.stage(stage_name)
+    stmt = program.statement(stage.main)
+    array = program.array(stmt.writes[0].array)
+    dims = tuple(f"ax{d}" for d in range(array.ndim))
+    iter_vars = axis_vars(dims, array.shape)
+    buffer = new_tensor(f"{array.name}.{scope}", array.shape, array.dtype, iter_vars)
+    buffer_array = new_array(program, buffer)
+    arrays = program.arrays + (buffer_array,)
+    reads_it = any(r.array == array.name for r in stmt.reads)
+    copy_in_name = fresh_statement_name(program, buffer_array.name + "_in")
+    copy_out_name = fresh_statement_name(program, buffer_array.name + "_out")
+    copy_in = cache.copy_statement(program, arrays, copy_in_name, array.tensor, buffer,
+                                   iter_vars, dims)
+    copy_out = cache.copy_statement(program, arrays, copy_out_name, buffer, array.tensor,
+                                    iter_vars, dims)
+    computed = retarget(stmt, array.tensor, buffer, program, arrays)
+    statements = tuple(computed if s.name == stmt.name else s for s in program.statements)
+    statements += ((copy_in,) if reads_it else ()) + (copy_out,)
+    stages = program.stages
+    if reads_it:
+        stages = insert_stage(stages, Stage(copy_in_name, copy_in_name,
+                                            identity_axes(copy_in.domain)), before=stage_name)
+    stages = _insert_after(stages, Stage(copy_out_name, copy_out_name,
+                                         identity_axes(copy_out.domain)), stage_name)
+    result = program.with_stages(stages, statements=statements, arrays=arrays)
+    innermost = stage.axes[-1].name
+    if reads_it:
+        result, _, _ = attach.compute_at(result, None, copy_in_name, stage_name, innermost, ())
+    result, _, _ = attach.compute_at(result, None, copy_out_name, stage_name, innermost, (),
+                                     footprint=_written_footprint)
+    copies = {copy_out_name} | ({copy_in_name} if reads_it else set())
+    aliases = {**state.aliases, buffer_array.name: array.name}
+    return result, buffer, dataclasses.replace(state, copies=state.copies | copies,
+                                               aliases=aliases)
+
+
+def _insert_after(stages: tuple, new_stage, after: str) -> tuple:
+    result = []
+    for stage in stages:
+        result.append(stage)
+        if stage.name == after:
+            result.append(new_stage)
+    return tuple(result)

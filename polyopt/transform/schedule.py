@@ -161,8 +161,8 @@ class Schedule:
     def cache_write(self, tensor, scope: str, *, check: bool = True) -> Tensor:
         """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
         to C (``s[C]`` is the copy)."""
-        self._refuse_on_kernel("cache_write", "use cache_read on the statements that read "
-                               "the array, or compute_at")
+        if self.kernel is not None:
+            return self._kernel_cache_write(tensor, scope, check)
         target = self._tensor(tensor)
         name = self._stage_name(target)
         return self._rewrite("cache_write", (target, scope),
@@ -194,6 +194,29 @@ class Schedule:
             return self._kernel_rewrite(result, state, str(step), check), buffer
 
         return self._apply_kernel(step, run, check)
+
+    def _kernel_cache_write(self, target, scope: str, check: bool) -> Tensor:
+        """On a kernel: ``target`` is a stage (or an array one statement writes)."""
+        stage = self._writer_stage(target)
+        step = Step(None, "cache_write", (stage, scope), ())
+
+        def run(program):
+            result, buffer, state = inplace.cache_write(program, self.kernel, stage, scope)
+            return self._kernel_rewrite(result, state, str(step), check), buffer
+
+        return self._apply_kernel(step, run, check)
+
+    def _writer_stage(self, target) -> str:
+        if isinstance(target, Stage) or (isinstance(target, str) and any(
+                st.name == target for st in self.program.stages)):
+            return self._stage_name(target)
+        array = self.program.array_of(self._tensor(target))
+        writers = [st.name for st in self.program.stages
+                   if any(w.array == array.name for w in self.program.statement(st.main).writes)]
+        if len(writers) != 1:
+            raise ScheduleError(f"'{array.name}' is written by {', '.join(writers) or 'no stage'}"
+                                f"; pass the stage to cache: s.cache_write(s[\"S1\"], ...)")
+        return writers[0]
 
     def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool):
         if check:

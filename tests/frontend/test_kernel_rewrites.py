@@ -3,6 +3,8 @@ rewritten kernel computes the same values (checked by comparing dataflow), with 
 against plain Python references and refusals that name the read or element that would
 change."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -211,3 +213,71 @@ def test_a_buffer_shared_by_parallel_tiles_is_refused():
                        "dependence .* through A_local"):
         s.cache_read("A", "local", ["S0"])
     assert len(s.steps) == 2
+
+
+@po.kernel
+def matmul(A: po.f64[M, K], B: po.f64[K, N], C: po.f64[M, N]):
+    for i in range(M):
+        for j in range(N):
+            C[i, j] = 0.0
+    for i in range(M):
+        for j in range(N):
+            for k in range(K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@functools.cache
+def _register_tiled_matmul():
+    s = po.create_schedule(matmul)
+    io, jo, ii, ji = s["S1"].tile("i", "j", 4, 8)
+    s["S1"].reorder(io, jo, "k", ii, ji)
+    s.cache_write("S1", "local")
+    s["C_local_in"].compute_at(s["S1"], jo)
+    s["C_local_out"].compute_at(s["S1"], jo)
+    return s
+
+
+@pytest.mark.parametrize("shape", [(9, 11, 5), (8, 16, 3), (1, 1, 1), (3, 2, 0), (0, 4, 2)])
+def test_cache_write_accumulates_a_tile_in_a_buffer(shape):
+    m, n, k = shape
+    s = _register_tiled_matmul()
+    rng = np.random.default_rng(k)
+    a, b, c = rng.random((m, k)), rng.random((k, n)), rng.random((m, n))
+    _, _, ours = _run(s, [a, b, c])
+    np.testing.assert_allclose(ours, a @ b)
+    text = str(po.lower(s))
+    tile = text[text.index("for (j_outer"):]
+    assert tile.index("C_local[ax0, ax1] = C[ax0, ax1]") < tile.index("for (k") \
+        < tile.index("C[ax0, ax1] = C_local[ax0, ax1]")
+
+
+def test_cache_write_copies_around_each_instance_until_moved():
+    s = po.create_schedule(matmul)
+    s.cache_write("S1", "local")
+    assert [st.name for st in s.program.stages] == ["S0", "C_local_in", "S1", "C_local_out"]
+    a, b = np.ones((3, 2)), np.ones((2, 4))
+    np.testing.assert_array_equal(_run(s, [a, b, np.zeros((3, 4))])[2], np.full((3, 4), 2.0))
+
+
+def test_cache_write_needs_the_stage_when_several_write_the_array():
+    from testlib.kernels import lu
+
+    s = po.create_schedule(lu)
+    with pytest.raises(po.ScheduleError, match="'A' is written by S0, S1; pass the stage"):
+        s.cache_write("A", "local")
+
+
+def test_cache_write_copy_in_refused_above_another_writer():
+    from testlib.kernels import lu, lu_ref
+
+    s = po.create_schedule(lu)
+    s.cache_write("S1", "local")
+    with pytest.raises(po.IllegalScheduleError, match=r"S1\[k=0, i=1, j=1\] would read "
+                       r"A\[0, 1\] from an element of buffer A_local that nothing wrote"):
+        s["A_local_in"].compute_at(s["S1"], "k")  # the copy would run after the i loop
+    s["A_local_in"].compute_at(s["S1"], "i")
+    s["A_local_out"].compute_at(s["S1"], "i")
+    a = np.random.default_rng(3).random((7, 7)) + 7 * np.eye(7)
+    ref = a.copy()
+    lu_ref(ref)
+    np.testing.assert_allclose(_run(s, [a])[0], ref)
