@@ -60,11 +60,22 @@ def identity_origin(program: Program, stmt: str) -> isl.Map:
 
 
 def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl.Map],
-                copies=frozenset(), aliases=None, primitive: str = "the rewrite") -> None:
+                copies=frozenset(), aliases=None, inlined: isl.UnionMap | None = None,
+                primitive: str = "the rewrite") -> None:
     """Raise :class:`IllegalScheduleError` unless ``rewritten`` (under its schedule)
-    computes what ``original`` (under its schedule) computes; see the module doc."""
+    computes what ``original`` (under its schedule) computes; see the module doc.
+
+    ``inlined`` gives the reads that inlining added to statements, each with the source
+    it must have (the source of the inlined statement's read in the original)."""
     rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}))
-    before = _sources(original, rewrite=None)
+    before = value_sources(original)
+    if inlined is not None:
+        clash = inlined.intersect_domain(before.domain()).subtract(before)
+        if not clash.is_empty():
+            raise IllegalScheduleError(
+                f"{primitive} would change the values the program reads: "
+                + _read_example(clash, before, original, rewritten, None))
+        before = before.union(inlined)
     after = _effective_sources(rewritten, rewrite, set(rewrite.origins))
     last_after = _chase_last(_last_writers(rewritten, rewrite), rewritten, rewrite)
     tags = _tag_map(rewritten, rewrite)
@@ -85,7 +96,7 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
 
 
 # -- where each read gets its value --------------------------------------------------
-def _sources(program: Program, rewrite: Rewrite | None) -> isl.UnionMap:
+def value_sources(program: Program, buffers=frozenset()) -> isl.UnionMap:
     """``{ [Reader[r] -> X[e]] -> source }`` for every read, the source being the last
     writer instance, ``__initial_X[e]`` (the caller's value) or ``__unset_X[e]`` (a
     buffer element nothing wrote)."""
@@ -100,8 +111,7 @@ def _sources(program: Program, rewrite: Rewrite | None) -> isl.UnionMap:
         found = info.get_full_must_dependence()  # W -> [R -> X[e]]
         result = result.union(found.reverse())
         missing = info.get_must_no_source()      # R -> X[e]
-        buffer = rewrite is not None and array.name in rewrite.aliases
-        prefix = _UNSET if buffer else _INIT
+        prefix = _UNSET if array.name in buffers else _INIT
         result = result.union(_initial(missing.range_map(), array.name, prefix))
     return result.coalesce()
 
@@ -129,7 +139,7 @@ def _copy_reads(program: Program, rewrite: Rewrite) -> isl.UnionMap:
 def _effective_sources(program: Program, rewrite: Rewrite, readers: set[str]) -> isl.UnionMap:
     """The sources of the reads of ``readers``, following copies back to what they
     copied."""
-    sources = _sources(program, rewrite)
+    sources = value_sources(program, frozenset(rewrite.aliases))
     through = _copy_reads(program, rewrite)
     copies = _statement_set(program, rewrite.copies)
     for _ in range(len(rewrite.copies) + 1):
@@ -266,8 +276,7 @@ def _read_example(wrong, before, original, rewritten, tags) -> str:
         r, _, rc = _point(right)
         expected = (", but in the original order it reads "
                     + _source_text(original, r.get_space().range(), rc[n_reader + n_elem:]))
-    return (f"{instance} would read {element} from {got}{expected}{_when(params)}. "
-            "Compute it at a deeper loop")
+    return f"{instance} would read {element} from {got}{expected}{_when(params)}"
 
 
 def _element_example(differ, last_before, last_after, original) -> str:

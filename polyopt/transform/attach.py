@@ -105,7 +105,7 @@ def detach(program: Program, stage_name: str, original: Program) -> Program:
                 stmt.name)
             if _has(original, stmt.name):
                 domain = original.statement(stmt.name).domain
-            stmt = _rebuild(dataclasses.replace(stmt, domain=domain.coalesce(),
+            stmt = rebuild_statement(dataclasses.replace(stmt, domain=domain.coalesce(),
                                                 iter_vars=stmt.iter_vars[depth:]),
                             stmt.value, array_of, program)
         statements.append(stmt)
@@ -160,13 +160,14 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
         if stmt.name == producer.name:
             continue
         if any(r.array == stage_name for r in stmt.reads):
-            stmt = _rebuild(stmt, transform(stmt.value, inline), array_of, program)
+            stmt = rebuild_statement(stmt, transform(stmt.value, inline), array_of, program)
         statements.append(stmt)
     stages = tuple(s for s in program.stages if s.name != stage_name)
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays)
 
 
-def _rebuild(stmt: Statement, value, array_of: dict, program: Program) -> Statement:
+def rebuild_statement(stmt: Statement, value, array_of: dict, program: Program) -> Statement:
+    """``stmt`` computing ``value``, with its accesses derived again."""
     space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
     space.context = f"statement {stmt.name}"
     accesses = statement_accesses(stmt.name, stmt.domain, stmt.target, value, array_of, space)

@@ -37,11 +37,15 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ..deps.dataflow import Dependences
-from ..deps.equivalence import identity_origin, same_values
+from ..deps.equivalence import identity_origin, same_values, value_sources
+from ..domain.accesses import read_accesses
+from ..domain.affine import AffineSpace
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
-from ..errors import ScheduleError
+from ..errors import IllegalScheduleError, InternalError, ScheduleError
+from ..te.substitute import substitute, transform
 from . import attach, cache
+from .rfactor import aff_to_expr
 from .rewrite import (axis_vars, fresh_statement_name, insert_stage, new_array, new_tensor,
                       retarget)
 
@@ -55,6 +59,7 @@ class KernelRewrites:
     origins: dict[str, isl.Map]
     copies: frozenset[str] = frozenset()
     aliases: dict[str, str] = field(default_factory=dict)
+    inlined: isl.UnionMap | None = None  # reads added by compute_inline, with their sources
 
     @classmethod
     def start(cls, program: Program) -> "KernelRewrites":
@@ -62,12 +67,20 @@ class KernelRewrites:
 
     @property
     def rewritten(self) -> bool:
-        return bool(self.copies) or any(not o.is_identity() for o in self.origins.values())
+        return (bool(self.copies) or self.inlined is not None
+                or any(not o.is_identity() for o in self.origins.values()))
 
-    def check(self, original: Program, program: Program, primitive: str) -> None:
-        """Raise IllegalScheduleError unless ``program`` computes what ``original`` does."""
-        same_values(original, program, origins=self.origins, copies=self.copies,
-                    aliases=self.aliases, primitive=primitive)
+    def check(self, original: Program, program: Program, primitive: str,
+              hint: str | None = None) -> None:
+        """Raise IllegalScheduleError unless ``program`` computes what ``original`` does;
+        ``hint`` (a repair) is appended to the message."""
+        try:
+            same_values(original, program, origins=self.origins, copies=self.copies,
+                        aliases=self.aliases, inlined=self.inlined, primitive=primitive)
+        except IllegalScheduleError as err:
+            if hint is None:
+                raise
+            raise IllegalScheduleError(f"{err}. Repair: {hint}", err.violation) from None
 
     def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
         origins = dict(self.origins)
@@ -221,4 +234,118 @@ def _insert_after(stages: tuple, new_stage, after: str) -> tuple:
         result.append(stage)
         if stage.name == after:
             result.append(new_stage)
+    return tuple(result)
+
+
+def compute_inline(program: Program, state: KernelRewrites, stage_name: str
+                   ) -> tuple[Program, KernelRewrites]:
+    """Substitute the statement of ``stage_name`` into the reads that get their value
+    from it, and drop it.  Each inlined read of an input must see what the statement
+    saw (checked with the rest by :meth:`KernelRewrites.check`)."""
+    if state.copies or any(not o.is_identity() for o in state.origins.values()):
+        raise ScheduleError("on an in-place kernel, apply compute_inline before compute_at "
+                            "and caches")
+    stage = program.stage(stage_name)
+    producer = program.statement(stage.main)
+    (write,) = producer.writes
+    sources = value_sources(program)
+    fed = sources.intersect_range(isl.UnionSet.from_set(producer.domain))
+    if _readers(fed) <= {producer.name}:
+        raise ScheduleError(f"cannot inline {producer.name}: no other statement reads the "
+                            "values it writes")
+    inlined = isl.UnionMap.empty(program.context.get_space())
+    statements = []
+    for stmt in program.statements:
+        if stmt.name == producer.name:
+            continue
+        space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
+        values = {}
+        for node, access in read_accesses(stmt, space):
+            if access.array != write.array:
+                continue
+            instance = _producer_instance(stmt, access, sources, fed, producer)
+            if instance is None:
+                continue
+            values[id(node)] = _substituted(producer, instance, stmt, program)
+            inlined = inlined.union(_inlined_sources(instance, producer, sources))
+        if values:
+            value = transform(stmt.value, lambda n: values.get(id(n)))
+            array_of = {id(a.tensor): a for a in program.arrays}
+            stmt = attach.rebuild_statement(stmt, value, array_of, program)
+        statements.append(stmt)
+    result = program.with_stages(_without_stage(program.stages, stage_name),
+                                 statements=tuple(statements))
+    origins = {n: o for n, o in state.origins.items() if n != producer.name}
+    if state.inlined is not None:
+        inlined = inlined.union(state.inlined)
+    return result, dataclasses.replace(state, origins=origins, inlined=inlined)
+
+
+def _producer_instance(stmt, access, sources, fed, producer) -> isl.Map | None:
+    """``{ stmt[s] -> producer[p] }``: the instance whose value this read gets, or None
+    when none does; refused when only some of its instances get it."""
+    tags = isl.UnionSet.from_set(access.relation.wrap())
+    from_producer = fed.intersect_domain(tags)
+    if from_producer.is_empty():
+        return None
+    others = sources.intersect_domain(tags).subtract(from_producer)
+    if not others.is_empty():
+        raise ScheduleError(
+            f"cannot inline {producer.name}: {stmt.name} reads {access.array} from it only at "
+            "some of its instances (at others the value comes from elsewhere)")
+    (relation,) = _maps(from_producer)
+    instance = relation.curry().range_factor_range()
+    if not instance.is_single_valued():
+        raise InternalError(f"{stmt.name} gets one value from several writers")
+    return instance
+
+
+def _substituted(producer, instance: isl.Map, stmt, program: Program):
+    """The producer's expression at ``instance(s)``, in the reader's axes."""
+    pieces = []
+    isl.PwMultiAff.from_map(instance).foreach_piece(lambda _set, ma: pieces.append(ma))
+    if len(pieces) != 1:
+        raise ScheduleError(f"cannot inline {producer.name} into {stmt.name}: the instance "
+                            "read is not one affine function of the reader's loops")
+    exprs = [aff_to_expr(pieces[0].get_aff(k), list(stmt.iter_vars), list(program.params))
+             for k in range(pieces[0].dim(isl.dim_type.out))]
+    return substitute(producer.value, dict(zip(producer.iter_vars, exprs)))
+
+
+def _inlined_sources(instance: isl.Map, producer, sources: isl.UnionMap) -> isl.UnionMap:
+    """``{ [reader[s] -> Y[y]] -> source }``: each read the inlining adds to the reader
+    must get what the producer's read got."""
+    result = isl.UnionMap.empty(sources.get_space())
+    for access in producer.reads:
+        element = isl.Map.identity(isl.Space.map_from_set(access.relation.range().get_space()))
+        tags = instance.product(element).intersect_range(access.relation.wrap())
+        result = result.union(isl.UnionMap.from_map(tags).apply_range(sources))
+    return result
+
+
+def _readers(tagged: isl.UnionMap) -> set[str]:
+    """The statements of the tagged reads ``[S[s] -> X[e]] -> ...``."""
+    return {m.domain().unwrap().get_tuple_name(isl.dim_type.in_) for m in _maps(tagged)}
+
+
+def _maps(relation: isl.UnionMap) -> list[isl.Map]:
+    maps: list[isl.Map] = []
+    relation.foreach_map(maps.append)
+    return maps
+
+
+def _without_stage(stages: tuple, name: str) -> tuple:
+    """``stages`` without ``name``; the first stage sharing its loops takes them over."""
+    gone = next(s for s in stages if s.name == name)
+    heirs = [s for s in stages if s.attach.kind == "with" and s.attach.stage == name]
+    result = []
+    for stage in stages:
+        if stage.name == name:
+            continue
+        if heirs and stage.name == heirs[0].name:
+            stage = dataclasses.replace(stage, attach=gone.attach)
+        elif heirs and stage.attach.kind == "with" and stage.attach.stage == name:
+            stage = dataclasses.replace(stage, attach=dataclasses.replace(
+                stage.attach, stage=heirs[0].name))
+        result.append(stage)
     return tuple(result)

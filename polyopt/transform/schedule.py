@@ -218,9 +218,10 @@ class Schedule:
                                 f"; pass the stage to cache: s.cache_write(s[\"S1\"], ...)")
         return writers[0]
 
-    def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool):
+    def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool,
+                        hint: str | None = None):
         if check:
-            state.check(self.original, result, primitive)
+            state.check(self.original, result, primitive, hint)
         self._pending_kernel = state
         return result
 
@@ -500,7 +501,8 @@ class Stage:
                 result, state = inplace.compute_at(program, lambda: schedule.deps, schedule.kernel,
                                                    schedule.original, self.name, target.name,
                                                    name)
-                return schedule._kernel_rewrite(result, state, str(step), check), None
+                return schedule._kernel_rewrite(result, state, str(step), check,
+                                                "compute it at a deeper loop"), None
 
             schedule._apply_kernel(step, rewrite, check)
             return
@@ -513,9 +515,20 @@ class Stage:
         self._run("compute_at", (target.name, name), {}, run, check=check)
 
     def compute_inline(self, *, check: bool = True) -> None:
-        """Substitute this stage's expression into its readers (it gets no loops)."""
-        self.schedule._refuse_on_kernel("compute_inline", "use compute_with to share loops "
-                                        "between statements instead")
+        """Substitute this stage's expression into its readers (it gets no loops).  On an
+        in-place kernel: into the reads that get their value from it, when every such
+        read would see the same inputs and nothing else needs what it wrote."""
+        schedule = self.schedule
+        if schedule.kernel is not None:
+            step = Step(self.name, "compute_inline", (), ())
+
+            def rewrite(program):
+                result, state = inplace.compute_inline(program, schedule.kernel, self.name)
+                return schedule._kernel_rewrite(result, state, str(step), check), None
+
+            schedule._apply_kernel(step, rewrite, check)
+            return
+
         def run(program):
             result = attach.compute_inline(program, self.name, self.schedule.output_names)
             return result, None, reference_dependences(result)

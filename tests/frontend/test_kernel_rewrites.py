@@ -196,13 +196,73 @@ def test_rewrites_replay_on_a_fresh_schedule():
     assert str(po.lower(fresh)) == str(po.lower(s))
 
 
-def test_kernel_cache_read_takes_one_reader_and_inline_is_refused():
+def test_kernel_cache_read_takes_one_reader():
     s = po.create_schedule(jacobi_1d)
     with pytest.raises(po.ScheduleError, match="one reader stage at a time"):
         s.cache_read("A", "local", ["S0", "S1"])
-    with pytest.raises(po.ScheduleError, match="compute_inline is not supported on in-place"):
-        s["S0"].compute_inline()
     assert s.steps == []
+
+
+@po.kernel
+def scratch(A: po.f64[N], T: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        T[i] = A[i] * 2
+    for i in range(1, N):
+        C[i] = T[i] + T[i - 1]
+    for i in range(N):
+        T[i] = 0.0
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_compute_inline_substitutes_a_scratch_value(n):
+    s = po.create_schedule(scratch)
+    s["S0"].compute_inline()
+    assert [st.name for st in s.program.stages] == ["S1", "S2"]
+    assert "C[i] = A[i] * 2 + A[i - 1] * 2;" in str(po.lower(s))
+    a, t, c = _vectors(n, 3)
+    _, t2, c2 = _run(s, [a, t, c])
+    expected = c.copy()
+    expected[1:] = 2 * a[1:] + 2 * a[:-1]
+    np.testing.assert_array_equal(c2, expected)
+    np.testing.assert_array_equal(t2, np.zeros(n))
+
+
+@po.kernel
+def scratch_kept(A: po.f64[N], T: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        T[i] = A[i] * 2
+    for i in range(N):
+        C[i] = T[i] + 1
+
+
+@po.kernel
+def input_overwritten(A: po.f64[N], T: po.f64[N], C: po.f64[N]):
+    for i in range(N):
+        T[i] = A[i] * 2
+    for i in range(N):
+        A[i] = 0.0
+    for i in range(N):
+        C[i] = T[i] + 1
+    for i in range(N):
+        T[i] = 0.0
+
+
+def test_compute_inline_refusals_on_kernels():
+    with pytest.raises(po.IllegalScheduleError, match=r"leaves in T\[0\]: nothing would write it"):
+        po.create_schedule(scratch_kept)["S0"].compute_inline()
+    with pytest.raises(po.IllegalScheduleError, match=r"S2\[i=0\] would read A\[0\] from the "
+                       r"value written by S1\[i=0\], but in the original order it reads the "
+                       r"value A\[0\] had on entry"):
+        po.create_schedule(input_overwritten)["S0"].compute_inline()
+    s = po.create_schedule(jacobi_1d)
+    with pytest.raises(po.ScheduleError, match="S1 reads B from it only at some of its "
+                       "instances"):
+        s["S0"].compute_inline()
+    s = po.create_schedule(pointwise)
+    io, _ = s["S1"].split("i", factor=4)
+    s["S0"].compute_at(s["S1"], io)
+    with pytest.raises(po.ScheduleError, match="apply compute_inline before compute_at"):
+        s["S0"].compute_inline()
 
 
 def test_a_buffer_shared_by_parallel_tiles_is_refused():
