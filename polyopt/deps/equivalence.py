@@ -61,12 +61,14 @@ def identity_origin(program: Program, stmt: str) -> isl.Map:
 
 def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl.Map],
                 copies=frozenset(), aliases=None, inlined: isl.UnionMap | None = None,
-                primitive: str = "the rewrite") -> None:
+                primitive: str = "the rewrite", hint: str | None = None) -> None:
     """Raise :class:`IllegalScheduleError` unless ``rewritten`` (under its schedule)
     computes what ``original`` (under its schedule) computes; see the module doc.
 
     ``inlined`` gives the reads that inlining added to statements, each with the source
-    it must have (the source of the inlined statement's read in the original)."""
+    it must have (the source of the inlined statement's read in the original).  ``hint``
+    (a repair) ends the message when a read would change."""
+    repair = f". Repair: {hint}" if hint else ""
     rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}))
     before = value_sources(original)
     if inlined is not None:
@@ -84,7 +86,8 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
     wrong = mapped.subtract(before).intersect_params(original.context)
     if not wrong.is_empty():
         raise IllegalScheduleError(f"{primitive} would change the values the program reads: "
-                                   + _read_example(wrong, before, original, rewritten, tags))
+                                   + _read_example(wrong, before, original, rewritten, tags)
+                                   + repair)
     last_before = _last_writers(original, rewrite=None)
     last_after = last_after.apply_range(instances)
     differ = last_after.subtract(last_before).union(last_before.subtract(last_after))

@@ -42,7 +42,7 @@ from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
-from ..errors import IllegalScheduleError, InternalError, ScheduleError
+from ..errors import InternalError, ScheduleError
 from ..te.substitute import substitute, transform
 from . import attach, cache
 from .rfactor import aff_to_expr
@@ -52,10 +52,11 @@ from .rewrite import (axis_vars, fresh_statement_name, insert_stage, new_array, 
 
 @dataclass(frozen=True, slots=True)
 class KernelRewrites:
-    """How the current program of a kernel's schedule relates to the original kernel:
-    ``origins`` (statement -> map to original instances), the copy statements and the
-    buffers (buffer -> the array it mirrors)."""
+    """How the current program of a kernel's schedule relates to ``base`` (the kernel as
+    written, or as it was after an rfactor): ``origins`` (statement -> map to base
+    instances), the copy statements and the buffers (buffer -> the array it mirrors)."""
 
+    base: Program
     origins: dict[str, isl.Map]
     copies: frozenset[str] = frozenset()
     aliases: dict[str, str] = field(default_factory=dict)
@@ -63,24 +64,24 @@ class KernelRewrites:
 
     @classmethod
     def start(cls, program: Program) -> "KernelRewrites":
-        return cls({s.name: identity_origin(program, s.name) for s in program.statements})
+        return cls(program, {s.name: identity_origin(program, s.name)
+                             for s in program.statements})
 
     @property
     def rewritten(self) -> bool:
         return (bool(self.copies) or self.inlined is not None
                 or any(not o.is_identity() for o in self.origins.values()))
 
-    def check(self, original: Program, program: Program, primitive: str,
-              hint: str | None = None) -> None:
-        """Raise IllegalScheduleError unless ``program`` computes what ``original`` does;
+    def check(self, program: Program, primitive: str, hint: str | None = None) -> None:
+        """Raise IllegalScheduleError unless ``program`` computes what ``base`` does;
         ``hint`` (a repair) is appended to the message."""
-        try:
-            same_values(original, program, origins=self.origins, copies=self.copies,
-                        aliases=self.aliases, inlined=self.inlined, primitive=primitive)
-        except IllegalScheduleError as err:
-            if hint is None:
-                raise
-            raise IllegalScheduleError(f"{err}. Repair: {hint}", err.violation) from None
+        same_values(self.base, program, origins=self.origins, copies=self.copies,
+                    aliases=self.aliases, inlined=self.inlined, primitive=primitive, hint=hint)
+
+    @property
+    def only_inlined(self) -> bool:
+        """Whether the statements are still those of ``base`` (save for inlining)."""
+        return not self.copies and all(o.is_identity() for o in self.origins.values())
 
     def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
         origins = dict(self.origins)
@@ -203,10 +204,10 @@ def cache_write(program: Program, state: KernelRewrites, stage_name: str, scope:
     reads_it = any(r.array == array.name for r in stmt.reads)
     copy_in_name = fresh_statement_name(program, buffer_array.name + "_in")
     copy_out_name = fresh_statement_name(program, buffer_array.name + "_out")
-    copy_in = cache.copy_statement(program, arrays, copy_in_name, array.tensor, buffer,
-                                   iter_vars, dims)
-    copy_out = cache.copy_statement(program, arrays, copy_out_name, buffer, array.tensor,
-                                    iter_vars, dims)
+    copy_in = dataclasses.replace(cache.copy_statement(
+        program, arrays, copy_in_name, array.tensor, buffer, iter_vars, dims), op=stmt.op)
+    copy_out = dataclasses.replace(cache.copy_statement(
+        program, arrays, copy_out_name, buffer, array.tensor, iter_vars, dims), op=stmt.op)
     computed = retarget(stmt, array.tensor, buffer, program, arrays)
     statements = tuple(computed if s.name == stmt.name else s for s in program.statements)
     statements += ((copy_in,) if reads_it else ()) + (copy_out,)
@@ -242,7 +243,7 @@ def compute_inline(program: Program, state: KernelRewrites, stage_name: str
     """Substitute the statement of ``stage_name`` into the reads that get their value
     from it, and drop it.  Each inlined read of an input must see what the statement
     saw (checked with the rest by :meth:`KernelRewrites.check`)."""
-    if state.copies or any(not o.is_identity() for o in state.origins.values()):
+    if not state.only_inlined:
         raise ScheduleError("on an in-place kernel, apply compute_inline before compute_at "
                             "and caches")
     stage = program.stage(stage_name)

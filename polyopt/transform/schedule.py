@@ -33,7 +33,7 @@ from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
-from . import attach, cache, inplace, loops, rfactor
+from . import attach, cache, inplace, kernel_rfactor, loops, rfactor
 from .check import check_loop_carries_nothing, check_schedule
 
 
@@ -170,17 +170,12 @@ class Schedule:
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
-        self._refuse_on_kernel("rfactor", "write the partial sums as statements of the kernel")
+        if self.kernel is not None:
+            return self._kernel_rfactor(tensor, axis, check)
         name = self._stage_name(self._tensor(tensor))
         axis_name = self[name]._axis(axis)
         return self._rewrite("rfactor", (name, axis_name),
                              lambda p: rfactor.rfactor(p, name, axis_name), check)
-
-    def _refuse_on_kernel(self, primitive: str, instead: str) -> None:
-        if self.kernel is not None:
-            raise ScheduleError(
-                f"{primitive} is not supported on in-place kernels (po.kernel) yet: it "
-                f"re-associates or redirects the writes of arrays the caller sees; {instead}")
 
     def _kernel_cache_read(self, source: Tensor, scope: str, names: list[str], check: bool):
         if len(names) != 1:
@@ -192,6 +187,23 @@ class Schedule:
             result, buffer, state = inplace.cache_read(program, self.kernel, source, scope,
                                                        names[0])
             return self._kernel_rewrite(result, state, str(step), check), buffer
+
+        return self._apply_kernel(step, run, check)
+
+    def _kernel_rfactor(self, target, axis, check: bool) -> Tensor:
+        """On a kernel: split a ``+=`` statement alone in its nest into partial sums; the
+        result becomes the reference later rewrites are validated against."""
+        if not self.kernel.only_inlined or self.kernel.inlined is not None:
+            raise ScheduleError("on an in-place kernel, apply rfactor before the other "
+                                "rewrites (compute_inline, compute_at, caches)")
+        stage = self._writer_stage(target)
+        axis_name = self[stage]._axis(axis)
+        step = Step(None, "rfactor", (stage, axis_name), ())
+
+        def run(program):
+            result, partial = kernel_rfactor.rfactor(program, stage, axis_name)
+            self._pending_kernel = inplace.KernelRewrites.start(result)
+            return result, partial
 
         return self._apply_kernel(step, run, check)
 
@@ -221,7 +233,7 @@ class Schedule:
     def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool,
                         hint: str | None = None):
         if check:
-            state.check(self.original, result, primitive, hint)
+            state.check(result, primitive, hint)
         self._pending_kernel = state
         return result
 
@@ -247,7 +259,7 @@ class Schedule:
         """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
         primitives applied with ``check=False``)."""
         if self.kernel is not None and self.kernel.rewritten:
-            self.kernel.check(self.original, self.program, "the schedule")
+            self.kernel.check(self.program, "the schedule")
         check_schedule(self.program, self.deps, "the schedule")
         for stage in self.program.stages:
             for level, axis in enumerate(stage.axes, start=1):

@@ -341,3 +341,75 @@ def test_cache_write_copy_in_refused_above_another_writer():
     ref = a.copy()
     lu_ref(ref)
     np.testing.assert_allclose(_run(s, [a])[0], ref)
+
+
+@po.kernel
+def accumulate(A: po.f64[M, K], B: po.f64[K, N], C: po.f64[M, N]):
+    for i in range(M):
+        for j in range(N):
+            for k in range(K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@po.kernel
+def column_sums(A: po.f64[N, M], x: po.f64[N], y: po.f64[M]):
+    for i in range(N):
+        for j in range(M):
+            y[j] += A[i, j] * x[i]
+
+
+@pytest.mark.parametrize("shape", [(5, 3, 10), (2, 7, 4), (1, 1, 1), (3, 2, 0)])
+def test_rfactor_splits_a_kernel_sum_into_parallel_partial_sums(shape):
+    m, n, k = shape
+    s = po.create_schedule(accumulate)
+    _, ki = s["S0"].split("k", factor=4)
+    CF = s.rfactor("S0", ki)
+    assert CF.name == "C.rf"
+    assert [st.name for st in s.program.stages] == ["C_rf_init", "C_rf", "S0"]
+    s["C_rf"].parallel(s["C_rf"].axes[0])
+    rng = np.random.default_rng(k)
+    a, b, c = rng.random((m, k)), rng.random((k, n)), rng.random((m, n))
+    np.testing.assert_allclose(_run(s, [a, b, c])[2], c + a @ b)
+    assert "#pragma parallel\n  for (k_inner = 0;" in str(po.lower(s))
+
+
+@pytest.mark.parametrize("n", [1, 7, 12])
+def test_rfactor_over_an_outer_loop(n):
+    s = po.create_schedule(column_sums)
+    io, _ = s["S0"].split("i", factor=3)
+    s.rfactor("S0", io)
+    s["y_rf"].parallel(s["y_rf"].axes[0])
+    assert "float64 y_rf[(N + 2) // 3][M];" in str(po.lower(s))
+    rng = np.random.default_rng(n)
+    a, x, y = rng.random((n, 4)), rng.random(n), rng.random(4)
+    np.testing.assert_allclose(_run(s, [a, x, y])[2], y + a.T @ x)
+
+
+def test_rfactor_refusals_on_kernels():
+    from testlib.kernels import lu
+
+    with pytest.raises(po.ScheduleError, match="needs 'S1' alone in its loop nest"):
+        po.create_schedule(lu).rfactor("S1", "j")
+    with pytest.raises(po.ScheduleError, match=r"rfactor needs a sum 'A\[i\] \+= \.\.\.' whose "
+                       r"addend does not read A; S0 is not one"):
+        po.create_schedule(doubled_in_place).rfactor("S0", "i")
+    s = po.create_schedule(matmul)
+    s.cache_write("S1", "local")
+    with pytest.raises(po.ScheduleError, match="apply rfactor before the other rewrites"):
+        s.rfactor("S1", "k")
+
+
+def test_rewrites_after_rfactor_are_validated_against_the_factored_kernel():
+    s = po.create_schedule(accumulate)
+    ko, ki = s["S0"].split("k", factor=2)
+    s.rfactor("S0", ki)
+    s.cache_write("C_rf", "local")
+    s["C_rf_local_in"].compute_at(s["C_rf"], "i")
+    s["C_rf_local_out"].compute_at(s["C_rf"], "i")
+    rng = np.random.default_rng(5)
+    a, b, c = rng.random((3, 5)), rng.random((5, 4)), rng.random((3, 4))
+    np.testing.assert_allclose(_run(s, [a, b, c])[2], c + a @ b)
+    with pytest.raises(po.IllegalScheduleError, match=r"C_rf_update\[.*\] would read "
+                       r"C_rf\[.*\] from the value written by C_rf_init"):
+        # copied in at every step but out once per row: the running sum would be lost
+        s["C_rf_local_in"].compute_at(s["C_rf"], s["C_rf"].axes[-1])
