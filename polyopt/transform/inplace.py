@@ -90,7 +90,6 @@ class KernelRewrites:
                 origins[name] = projection.apply_range(origins[name])
         return dataclasses.replace(self, origins=origins)
 
-
     def restored(self, program: Program, stage) -> "KernelRewrites":
         """After ``compute_root``: the stage's statements are their original selves."""
         origins = dict(self.origins)
