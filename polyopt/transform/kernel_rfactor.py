@@ -37,7 +37,7 @@ from ..domain.affine import AffineSpace
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
 from ..errors import ScheduleError
-from ..te.expr import BinOp, Const, IterVar, TensorRead
+from ..te.expr import BinOp, Call, Const, IterVar, TensorRead
 from ..te.tensor import walk
 from .loops import axis_range
 from .rewrite import (ZERO, expand_stage, fresh_statement_name, make_statement, new_array,
@@ -57,6 +57,8 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     lo, hi = axis_range(program, stage_name, axis)
     lo_expr = bound(lo, program, True)
     extent = bound(hi.sub(lo).add_constant_val(isl.Val(1)), program, False)
+    if not isinstance(extent, Const):  # negative when the nest is empty
+        extent = Call.make("maximum", extent, Const(0, "int64", True))
     partial = new_tensor(f"{array.name}.rf", (extent,) + array.shape, array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)

@@ -373,13 +373,13 @@ def test_rfactor_splits_a_kernel_sum_into_parallel_partial_sums(shape):
     assert "#pragma parallel\n  for (k_inner = 0;" in str(po.lower(s))
 
 
-@pytest.mark.parametrize("n", [1, 7, 12])
+@pytest.mark.parametrize("n", [0, 1, 7, 12])
 def test_rfactor_over_an_outer_loop(n):
     s = po.create_schedule(column_sums)
     io, _ = s["S0"].split("i", factor=3)
     s.rfactor("S0", io)
     s["y_rf"].parallel(s["y_rf"].axes[0])
-    assert "float64 y_rf[(N + 2) // 3][M];" in str(po.lower(s))
+    assert "float64 y_rf[maximum((N + 2) // 3, 0)][M];" in str(po.lower(s))
     rng = np.random.default_rng(n)
     a, x, y = rng.random((n, 4)), rng.random(n), rng.random(4)
     np.testing.assert_allclose(_run(s, [a, x, y])[2], y + a.T @ x)
