@@ -51,7 +51,8 @@ class For:
     cond: IndexExpr
     step: int
     body: "Node"
-    kind: str = "serial"  # serial | parallel | vectorized | unrolled
+    kind: str = "serial"  # serial | parallel | vectorized | unrolled | blockIdx.x ...
+    dim: int | None = None  # the schedule dimension the loop enumerates (when known)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,8 @@ from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, S
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
 from . import attach, cache, loops, rfactor
-from .check import check_loop_carries_nothing, check_schedule
+from .bind import bind_tag
+from .check import check_schedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,11 +170,6 @@ class Schedule:
         """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
         primitives applied with ``check=False``)."""
         check_schedule(self.program, self.deps, "the schedule")
-        for stage in self.program.stages:
-            for level, axis in enumerate(stage.axes, start=1):
-                if axis.kind in ("parallel", "vectorized"):
-                    check_loop_carries_nothing(self.program, self.deps, stage.name, level,
-                                               f"{axis.kind} loop '{axis.name}'")
 
     def is_legal(self) -> bool:
         try:
@@ -377,7 +373,8 @@ class Stage:
         return self._loop(name)
 
     # -- loop kinds ----------------------------------------------------------------------
-    def _mark(self, primitive: str, kind: str, axis, check: bool) -> LoopAxis:
+    def _mark(self, primitive: str, kind: str, axis, check: bool, extra: tuple = ()
+              ) -> LoopAxis:
         name = self._axis(axis)
         level = self._stage.axis(name) + 1
 
@@ -390,7 +387,7 @@ class Stage:
 
         # the check of every step also checks that loops marked parallel or vectorized
         # carry no dependence (transform.check.check_marked_loops)
-        self._run(primitive, (name,), {}, run, check=check)
+        self._run(primitive, (name,) + extra, {}, run, check=check)
         return self._loop(name)
 
     def parallel(self, axis, *, check: bool = True) -> LoopAxis:
@@ -404,6 +401,12 @@ class Stage:
     def unroll(self, axis, *, check: bool = True) -> LoopAxis:
         """Unroll the loop (always legal: the order does not change)."""
         return self._mark("unroll", "unrolled", axis, check)
+
+    def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
+        """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
+        (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
+        dependence (see :mod:`polyopt.transform.bind`)."""
+        return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
 
     # -- where the stage is computed ------------------------------------------------
     def compute_with(self, other, axis, *, check: bool = True) -> None:
@@ -475,7 +478,7 @@ def _can(primitive: str):
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
                    "wavefront",
-                   "parallel", "vectorize", "unroll", "compute_with", "compute_at",
+                   "parallel", "vectorize", "unroll", "bind", "compute_with", "compute_at",
                    "compute_inline", "compute_root"):
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
 
