@@ -1,0 +1,491 @@
+"""Plan the OpenCL kernels of a lowered function: NDRange, buffers, barriers, refusals.
+
+Each top-level loop nest of the function becomes one kernel (launched in order).  In a
+kernel, the loops bound to ``blockIdx`` must be its outermost loops; each work-item
+runs the rest, entering a loop bound to ``threadIdx`` only for its own iteration.  The
+code outside every ``threadIdx`` loop is *uniform* (all work-items of a group run it
+alike), so barriers go there and nowhere else.
+
+Everything is derived exactly with isl from the schedule and the access relations:
+
+* which work-item runs each statement instance (:attr:`Kernel.work_items`): a bound
+  loop's value minus the smallest value it takes gives the group or local id;
+* the NDRange: the number of groups from the block loops' extents (parametric,
+  evaluated from the sizes at call time), the group shape from the thread loops'
+  extents (constants);
+* ``"shared"`` buffers (``__local``) and ``"local"`` ones (private) sized by the box of
+  their footprint per group or per work-item;
+* conflicts (two accesses to one element, one a write): between groups of one
+  kernel they are refused, between work-items of one group they need a barrier, which
+  must fall in uniform code between the two accesses (else refused);
+* values read from a ``"shared"``/``"local"`` buffer that another group/work-item
+  wrote are refused (each has its own copy).
+
+>>> import polyopt as po
+>>> n = po.var("n"); A = po.placeholder((n,), name="A")
+>>> B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+>>> s = po.create_schedule(B)
+>>> bo, bi = s[B].split(B.op.axis[0], factor=16)
+>>> _ = s[B].bind(bo, "blockIdx.x"); _ = s[B].bind(bi, "threadIdx.x")
+>>> kernel, = plan_kernels(po.lower(s, [A, B]))
+>>> kernel.local_size, kernel.groups({"n": 40})
+((16, 1, 1), (3, 1, 1))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from ...ast.from_isl import index_expr
+from ...ast.nodes import Block, For, If, IndexExpr, Node, Run, runs
+from ...deps.dataflow import compute_dependences
+from ...deps.legality import instance_text
+from ...domain.program import Array, Program
+from ...domain.schedule import BIND_TAGS
+from ...errors import ScheduleError
+from ..accumulate import combination
+
+DIMS = "xyz"
+# the names of group and local ids in generated code and in isl maps
+GROUP_IDS = tuple(f"po_g{k}" for k in range(3))
+LOCAL_IDS = tuple(f"po_l{k}" for k in range(3))
+MAX_GROUP_SIZE = 1024
+
+
+def tag_dim(tag: str) -> int:
+    return DIMS.index(tag[-1])
+
+
+def is_block(kind: str) -> bool:
+    return kind.startswith("blockIdx")
+
+
+def is_thread(kind: str) -> bool:
+    return kind.startswith("threadIdx")
+
+
+@dataclass
+class Buffer:
+    """A ``"shared"`` or ``"local"`` array as stored in one kernel: element ``e`` is at
+    ``e - lower`` of a dense box of ``sizes`` (``lower`` in group/local ids)."""
+
+    array: Array
+    lower: tuple[IndexExpr, ...]
+    sizes: tuple[int, ...]
+
+
+@dataclass
+class Kernel:
+    name: str
+    body: Node
+    stmts: frozenset[str]
+    offsets: dict[str, int]                  # tag -> smallest value of its loops
+    extents: dict[str, isl.PwAff]            # blockIdx tag -> number of groups (params)
+    local_size: tuple[int, int, int]
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    trees: dict[str, str] = field(default_factory=dict)       # stmt -> threadIdx tag
+    barrier_pairs: set = field(default_factory=set)           # (source stmt, sink stmt)
+    barrier_dims: set = field(default_factory=set)            # uniform loops: at body end
+    work_items: dict = field(default_factory=dict)            # stmt -> isl.Map
+    rows: dict = field(default_factory=dict)                  # stmt -> schedule row
+    udepth: dict = field(default_factory=dict)                # stmt -> first thread dim
+
+    def groups(self, params: dict[str, int]) -> tuple[int, int, int]:
+        """The number of work-groups along x, y, z for these sizes."""
+        counts = [1, 1, 1]
+        for tag, extent in self.extents.items():
+            counts[tag_dim(tag)] = max(0, _evaluate(extent, params))
+        return tuple(counts)
+
+
+def _evaluate(pa: isl.PwAff, params: dict[str, int]) -> int:
+    space = pa.get_domain_space()
+    point = isl.Point.zero(space)
+    for pos, name in enumerate(space.get_var_names(isl.dim_type.param)):
+        point = point.set_coordinate_val(isl.dim_type.param, pos, isl.Val(params[name]))
+    value = pa.eval(point)
+    return 0 if value.is_nan() else value.to_python()
+
+
+def split_kernels(node: Node) -> list[Node]:
+    """The top-level nests of a function body, in order."""
+    if isinstance(node, Block):
+        return [k for item in node.items for k in split_kernels(item)]
+    return [node]
+
+
+def plan_kernels(func) -> list[Kernel]:
+    """One :class:`Kernel` per top-level nest of ``func.body`` (raises ScheduleError for
+    a schedule that cannot run race-free)."""
+    program = func.program
+    kernels = []
+    owner: dict[str, str] = {}
+    for number, body in enumerate(split_kernels(func.body)):
+        name = f"{func.name}_k{number}" if number else func.name
+        kernel = _plan(program, name, body)
+        for array in program.arrays:
+            if array.scope != "global" and _touches(program, kernel.stmts, array.name):
+                if array.name in owner:
+                    raise ScheduleError(
+                        f"the {array.scope} buffer '{array.name}' is used by two kernels "
+                        f"({owner[array.name]} and {name}); a {array.scope} buffer lives in "
+                        "one kernel: compute it at a loop of its reader (compute_at)")
+                owner[array.name] = name
+        kernels.append(kernel)
+    if kernels:
+        _check_scoped_flows(program, kernels)
+    return kernels
+
+
+def _touches(program: Program, stmts, array: str) -> bool:
+    return any(a.array == array for s in stmts for a in program.statement(s).accesses)
+
+
+def _plan(program: Program, name: str, body: Node) -> Kernel:
+    stmts = frozenset(r.stmt for r in runs(body))
+    _check_structure(body)
+    rows = {s: program.schedule_of(s).intersect_params(program.context) for s in stmts}
+    rows = {s: r for s, r in rows.items() if not r.is_empty()}
+    axes = dict(program.loop_axes)
+    bound = {s: _bound_dims(program, s, axes[s]) for s in rows}
+    offsets, maxima = {}, {}
+    for stmt, dims in bound.items():
+        values = rows[stmt].range()
+        for dim, tag in dims.items():
+            low = values.dim_min_val(dim)
+            if not low.is_int():
+                raise ScheduleError(
+                    f"the loop of {stmt} bound to {tag} has no constant lower bound; bind "
+                    "loops that start at a constant (tile or split them first)")
+            offsets[tag] = min(offsets.get(tag, low.to_python()), low.to_python())
+            high = values.dim_max(dim)
+            maxima[tag] = high if tag not in maxima else maxima[tag].max(high)
+    extents, local = {}, [1, 1, 1]
+    for tag, high in maxima.items():
+        if is_block(tag):
+            extents[tag] = high.add_constant_val(isl.Val(1 - offsets[tag])).coalesce()
+            continue
+        top = max(rows[s].range().dim_max_val(d).to_python() if
+                  rows[s].range().dim_max_val(d).is_int() else float("inf")
+                  for s, dims in bound.items() for d, t in dims.items() if t == tag)
+        if top == float("inf"):
+            raise ScheduleError(
+                f"a loop bound to {tag} has no constant extent; split it with a constant "
+                f"factor and bind the inner loop (e.g. s[C].split(i, factor=64))")
+        local[tag_dim(tag)] = max(local[tag_dim(tag)], top - offsets[tag] + 1)
+    if local[0] * local[1] * local[2] > MAX_GROUP_SIZE:
+        raise ScheduleError(
+            f"kernel {name} would have work-groups of {local[0]}x{local[1]}x{local[2]} "
+            f"work-items, more than {MAX_GROUP_SIZE}; use smaller factors for the loops "
+            "bound to threadIdx")
+    kernel = Kernel(name, body, stmts, offsets, extents, tuple(local))
+    kernel.trees = _tree_reductions(program, body)
+    for stmt, row in rows.items():
+        kernel.work_items[stmt] = row.apply_range(_id_map(row, bound[stmt], offsets))
+    kernel.rows = rows
+    kernel.udepth = {s: min([d for d, t in bound[s].items() if is_thread(t)],
+                            default=rows[s].dim(isl.dim_type.out)) for s in rows}
+    for array in program.arrays:
+        if array.scope != "global" and _touches(program, stmts, array.name):
+            kernel.buffers[array.name] = _buffer(program, kernel, array)
+    _plan_barriers(program, kernel)
+    return kernel
+
+
+def _bound_dims(program: Program, stmt: str, axes) -> dict[int, str]:
+    dims: dict[int, str] = {}
+    for dim, axis in enumerate(axes):
+        if axis is not None and axis.kind in BIND_TAGS:
+            if axis.kind in dims.values():
+                raise ScheduleError(
+                    f"two nested loops of {stmt} are bound to {axis.kind}; bind each of "
+                    "blockIdx.x/y/z and threadIdx.x/y/z at most once per loop nest")
+            dims[dim] = axis.kind
+    return dims
+
+
+def _check_structure(body: Node) -> None:
+    """Block-bound loops outermost (under guards only); threadIdx loops inside them."""
+    node = body
+    while isinstance(node, (For, If)) and (not isinstance(node, For) or is_block(node.kind)):
+        if isinstance(node, If):
+            if node.otherwise is not None:
+                break
+            node = node.then
+        else:
+            node = node.body
+    _no_block_loops(node, set())
+
+
+def _no_block_loops(node: Node, threads: set) -> None:
+    if isinstance(node, Block):
+        for item in node.items:
+            _no_block_loops(item, threads)
+    elif isinstance(node, If):
+        _no_block_loops(node.then, threads)
+        if node.otherwise is not None:
+            _no_block_loops(node.otherwise, threads)
+    elif isinstance(node, For):
+        if is_block(node.kind):
+            raise ScheduleError(
+                f"loop '{node.var}' is bound to {node.kind} but is not one of the outermost "
+                "loops of its kernel; bind only the outermost loops of a nest to blockIdx "
+                "(reorder them outward first), or compute the stage on its own "
+                "(compute_root) so that it becomes a kernel of its own")
+        _no_block_loops(node.body, threads | ({node.kind} if is_thread(node.kind) else set()))
+
+
+def _id_map(row: isl.Map, dims: dict[int, str], offsets: dict[str, int]) -> isl.Map:
+    """{ [schedule] -> [g0, g1, g2, l0, l1, l2] } for one statement's bound dims."""
+    width = row.dim(isl.dim_type.out)
+    params = row.get_space().get_var_names(isl.dim_type.param)
+    ids = {f"{'g' if is_block(t) else 'l'}{tag_dim(t)}": f"c{d} - ({offsets[t]})"
+           for d, t in dims.items()}
+    names = [f"g{k}" for k in range(3)] + [f"l{k}" for k in range(3)]
+    cons = " and ".join(f"{n} = {ids.get(n, '0')}" for n in names)
+    text = (f"[{', '.join(params)}] -> {{ [{', '.join(f'c{d}' for d in range(width))}] -> "
+            f"[{', '.join(names)}] : {cons} }}")
+    return isl.Map(text)
+
+
+def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
+    """Statements whose reduction loop is bound to threadIdx: reduced across work-items."""
+    trees: dict[str, str] = {}
+
+    def visit(node: Node, inside_threads: bool) -> None:
+        if isinstance(node, Block):
+            for item in node.items:
+                visit(item, inside_threads)
+        elif isinstance(node, If):
+            visit(node.then, inside_threads)
+            if node.otherwise is not None:
+                visit(node.otherwise, inside_threads)
+        elif isinstance(node, For):
+            if is_thread(node.kind):
+                stmts = {r.stmt for r in runs(node.body)}
+                reduce = [s for s in stmts if _reduces_at(program, s, node.dim)]
+                if reduce:
+                    if inside_threads or len(stmts) != 1 or _has_thread_loop(node.body):
+                        raise ScheduleError(
+                            f"the reduction loop '{node.var}' of {reduce[0]} is bound to "
+                            f"{node.kind}; it is reduced across work-items only when it is "
+                            "the outermost threadIdx loop of its nest and holds only that "
+                            "reduction (bind the other loops to blockIdx, or rfactor first)")
+                    if combination(program.statement(reduce[0])) is None:
+                        raise ScheduleError(
+                            f"{reduce[0]} is not an accumulation; its loop '{node.var}' "
+                            "cannot be bound to threadIdx")
+                    trees[reduce[0]] = node.kind
+                visit(node.body, True)
+            else:
+                visit(node.body, inside_threads)
+
+    visit(body, False)
+    return trees
+
+
+def _reduces_at(program: Program, stmt: str, dim: int | None) -> bool:
+    axis = program.axis_at(stmt, dim) if dim is not None else None
+    stage = next((s for s in program.stages if s.main == stmt), None)
+    return axis is not None and stage is not None and stage.involves_reduce(axis)
+
+
+def _has_thread_loop(node: Node) -> bool:
+    if isinstance(node, For):
+        return is_thread(node.kind) or _has_thread_loop(node.body)
+    if isinstance(node, Block):
+        return any(_has_thread_loop(n) for n in node.items)
+    if isinstance(node, If):
+        return _has_thread_loop(node.then) or (node.otherwise is not None
+                                               and _has_thread_loop(node.otherwise))
+    return False
+
+
+# -- who runs an access ----------------------------------------------------------------
+def _access_items(program: Program, kernel: Kernel, stmt: str, array: str) -> isl.Map:
+    """{ instance -> [g, l] }: the work-item that performs ``stmt``'s access to ``array``.
+    A tree reduction's accumulator is read and written by the group's first work-item."""
+    items = kernel.work_items[stmt]
+    tag = kernel.trees.get(stmt)
+    if tag is not None and program.array_of(program.statement(stmt).target.tensor).name \
+            == array:
+        items = items.apply_range(_zero_local(tag_dim(tag)))
+    return items
+
+
+def _zero_local(dim: int) -> isl.Map:
+    names = "g0, g1, g2, l0, l1, l2"
+    out = names.replace(f"l{dim}", "0")
+    return isl.Map(f"{{ [{names}] -> [{out}] }}")
+
+
+def _relation(kind: str) -> isl.Map:
+    """Pairs of work-items: "group" in different groups, "local" in one group but
+    different work-items, "item" different work-items."""
+    names = ["g0", "g1", "g2", "l0", "l1", "l2"]
+    other = [n + "'" for n in names]
+    same_g = " and ".join(f"{a} = {b}" for a, b in zip(names[:3], other[:3]))
+    diff_g = " or ".join(f"{a} != {b}" for a, b in zip(names[:3], other[:3]))
+    diff_l = " or ".join(f"{a} != {b}" for a, b in zip(names[3:], other[3:]))
+    cons = {"group": diff_g, "local": f"{same_g} and ({diff_l})",
+            "item": f"{diff_g} or {diff_l}"}[kind]
+    return isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(other)}] : {cons} }}")
+
+
+def _pairs_between(items_a: isl.Map, items_b: isl.Map, kind: str) -> isl.Map:
+    return items_a.apply_range(_relation(kind)).apply_range(items_b.reverse())
+
+
+# -- buffers -----------------------------------------------------------------------------
+def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
+    keys = 3 if array.scope == "shared" else 6
+    footprint = None
+    for stmt in kernel.stmts:
+        if stmt not in kernel.work_items:
+            continue
+        for access in program.statement(stmt).accesses:
+            if access.array != array.name:
+                continue
+            items = _access_items(program, kernel, stmt, array.name)
+            items = items.project_out(isl.dim_type.out, keys, 6 - keys)
+            part = items.reverse().apply_range(access.relation)
+            footprint = part if footprint is None else footprint.union(part)
+    if footprint is None:
+        return Buffer(array, (), ())
+    footprint = footprint.intersect_params(program.context).coalesce()
+    lower, sizes = [], []
+    for dim in range(array.ndim):
+        along = footprint.project_out(isl.dim_type.out, dim + 1, array.ndim - dim - 1)
+        along = along.project_out(isl.dim_type.out, 0, dim)
+        low = along.lexmin_pw_multi_aff().get_pw_aff(0)
+        spread = isl.Map.from_pw_aff(low).range_product(along).range().unwrap().deltas()
+        top = spread.dim_max_val(0)
+        if not top.is_int():
+            unit = "work-group" if array.scope == "shared" else "work-item"
+            raise ScheduleError(
+                f"the {array.scope} buffer '{array.name}' needs a part of {array.name} per "
+                f"{unit} that grows with the sizes (dimension {dim}); compute it at a loop "
+                f"whose tiles have a constant size (s[{array.name!r}].compute_at(...) inside "
+                "the bound loops)")
+        lower.append(_key_expr(low, keys))
+        sizes.append(top.to_python() + 1)
+    return Buffer(array, tuple(lower), tuple(sizes))
+
+
+def _key_expr(low: isl.PwAff, keys: int) -> IndexExpr:
+    """An affine function of the group (and local) ids as an index expression."""
+    relation = isl.Map.from_pw_aff(low)
+    n_param = relation.dim(isl.dim_type.param)
+    relation = relation.move_dims(isl.dim_type.param, n_param, isl.dim_type.in_, 0, keys)
+    names = (GROUP_IDS + LOCAL_IDS)[:keys]
+    for k, name in enumerate(names):
+        relation = relation.set_dim_name(isl.dim_type.param, n_param + k, name)
+    value = relation.range().dim_max(0)
+    build = isl.AstBuild.from_context(value.domain())
+    return index_expr(build.expr_from_pw_aff(value))
+
+
+# -- conflicts and barriers ----------------------------------------------------------------
+def _plan_barriers(program: Program, kernel: Kernel) -> None:
+    """Refuse conflicts between groups, and find where barriers must separate conflicts
+    between the work-items of a group."""
+    stmts = [s for s in kernel.stmts if s in kernel.work_items]
+    for array in program.arrays:
+        if array.scope == "local":
+            continue  # private: no other work-item sees it (flows are checked elsewhere)
+        accesses = [(s, a) for s in stmts for a in program.statement(s).accesses
+                    if a.array == array.name]
+        for s, a in accesses:
+            for t, b in accesses:
+                if a.kind.value == "read" and b.kind.value == "read":
+                    continue
+                _conflict(program, kernel, array, s, a, t, b)
+
+
+def _conflict(program, kernel, array, s, a, t, b) -> None:
+    rows = kernel.rows
+    before = rows[s].apply_range(isl.Map.lex_lt(rows[s].get_space().range())).apply_range(
+        rows[t].reverse())
+    pairs = a.relation.apply_range(b.relation.reverse()).intersect(before)
+    pairs = pairs.intersect_params(program.context)
+    if pairs.is_empty():
+        return
+    items_a = _access_items(program, kernel, s, array.name)
+    items_b = _access_items(program, kernel, t, array.name)
+    if array.scope == "global":
+        across = pairs.intersect(_pairs_between(items_a, items_b, "group"))
+        if not across.is_empty():
+            raise ScheduleError(
+                f"{_example(program, across)} touch {array.name} in different work-groups of "
+                f"kernel {kernel.name}, and one of them writes it: no barrier orders "
+                "work-groups. Split the computation into separate kernels (compute the "
+                "producer on its own with compute_root), stage the data per group with "
+                "cache_read(..., \"shared\"), or bind that loop to threadIdx instead")
+    within = pairs.intersect(_pairs_between(items_a, items_b, "local"))
+    if within.is_empty():
+        return
+    deltas = within.apply_domain(rows[s]).apply_range(rows[t]).deltas()
+    width = deltas.dim(isl.dim_type.set)
+    limit = min(kernel.udepth[s], kernel.udepth[t])
+    for dim in range(width):
+        first = deltas
+        for k in range(dim):
+            first = first.fix_val(isl.dim_type.set, k, isl.Val(0))
+        first = first.lower_bound_val(isl.dim_type.set, dim, isl.Val(1))
+        if first.is_empty():
+            continue
+        if dim >= limit:
+            raise ScheduleError(
+                f"{_example(program, within)} touch {array.name} in different work-items of "
+                f"one group, inside the same threadIdx loops, and one of them writes it: "
+                "a barrier would have to go inside code that only some work-items run. "
+                "Bind a loop that carries no dependence, or move the producer out of the "
+                "threadIdx loops (compute it at an outer loop)")
+        kernel.barrier_pairs.add((s, t))
+        if program.axis_at(s, dim) is not None:
+            kernel.barrier_dims.add(dim)
+
+
+def _example(program: Program, pairs: isl.Map) -> str:
+    point = pairs.wrap().sample_point()
+    n_in = pairs.dim(isl.dim_type.in_)
+    n_out = pairs.dim(isl.dim_type.out)
+    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+              for k in range(n_in + n_out)]
+    params = pairs.get_space().get_var_names(isl.dim_type.param)
+    values = [point.get_coordinate_val(isl.dim_type.param, k).to_python()
+              for k in range(len(params))]
+    when = f" (when {', '.join(f'{p}={v}' for p, v in zip(params, values))})" if params else ""
+    first = instance_text(program, pairs.get_tuple_name(isl.dim_type.in_), coords[:n_in])
+    second = instance_text(program, pairs.get_tuple_name(isl.dim_type.out), coords[n_in:])
+    return f"{first} and {second}{when}"
+
+
+def _check_scoped_flows(program: Program, kernels: list[Kernel]) -> None:
+    """A value in a shared (local) buffer must be read by the group (work-item) that
+    wrote it: each has its own copy."""
+    scoped = {a.name: a.scope for a in program.arrays if a.scope != "global"}
+    if not scoped:
+        return
+    where = {s: k for k in kernels for s in k.work_items}
+    for dep in compute_dependences(program):
+        if dep.kind != "flow" or dep.array not in scoped:
+            continue
+        kernel = where.get(dep.source)
+        if kernel is None or where.get(dep.sink) is not kernel:
+            continue
+        items_a = _access_items(program, kernel, dep.source, dep.array)
+        items_b = _access_items(program, kernel, dep.sink, dep.array)
+        kind = "group" if scoped[dep.array] == "shared" else "item"
+        wrong = dep.relation.intersect(_pairs_between(items_a, items_b, kind))
+        wrong = wrong.intersect_params(program.context)
+        if not wrong.is_empty():
+            unit = "work-group" if kind == "group" else "work-item"
+            raise ScheduleError(
+                f"{_example(program, wrong)}: the second reads {dep.array} written by the "
+                f"first in another {unit}, but a {scoped[dep.array]} buffer has one copy per "
+                f"{unit}. Compute '{dep.array}' inside the loops bound to "
+                f"{'blockIdx' if kind == 'group' else 'blockIdx and threadIdx'} of its "
+                "reader (compute_at), or use the \"global\" scope")
