@@ -69,11 +69,14 @@ def is_thread(kind: str) -> bool:
 @dataclass
 class Buffer:
     """A ``"shared"`` or ``"local"`` array as stored in one kernel: element ``e`` is at
-    ``e - lower`` of a dense box of ``sizes`` (``lower`` in group/local ids)."""
+    ``e - lower`` of a dense box of ``sizes``; ``lower`` depends on the key of the copy
+    (the loops enclosing every access, and the local ids for a "local" buffer)."""
 
     array: Array
     lower: tuple[IndexExpr, ...]
     sizes: tuple[int, ...]
+    keys: dict = field(default_factory=dict)      # stmt -> { instance -> key }
+    starts: tuple = ()                            # lower bounds as isl.PwAff of the key
 
 
 @dataclass
@@ -81,7 +84,6 @@ class Kernel:
     name: str
     body: Node
     stmts: frozenset[str]
-    offsets: dict[str, int]                  # tag -> smallest value of its loops
     extents: dict[str, isl.PwAff]            # blockIdx tag -> number of groups (params)
     local_size: tuple[int, int, int]
     buffers: dict[str, Buffer] = field(default_factory=dict)
@@ -122,11 +124,12 @@ def plan_kernels(func) -> list[Kernel]:
     program = func.program
     kernels = []
     owner: dict[str, str] = {}
+    scoped = scoped_arrays(func)
     for number, body in enumerate(split_kernels(func.body)):
         name = f"{func.name}_k{number}" if number else func.name
-        kernel = _plan(program, name, body)
-        for array in program.arrays:
-            if array.scope != "global" and _touches(program, kernel.stmts, array.name):
+        kernel = _plan(program, name, body, scoped)
+        for array in scoped:
+            if _touches(program, kernel.stmts, array.name):
                 if array.name in owner:
                     raise ScheduleError(
                         f"the {array.scope} buffer '{array.name}' is used by two kernels "
@@ -135,60 +138,62 @@ def plan_kernels(func) -> list[Kernel]:
                 owner[array.name] = name
         kernels.append(kernel)
     if kernels:
-        _check_scoped_flows(program, kernels)
+        _check_scoped_flows(program, kernels, scoped)
     return kernels
+
+
+def scoped_arrays(func) -> tuple[Array, ...]:
+    """The temporaries that live in ``__local`` or private memory (an array passed by
+    the caller stays in global memory whatever its scope)."""
+    return tuple(a for a in func.temps if a.scope != "global")
 
 
 def _touches(program: Program, stmts, array: str) -> bool:
     return any(a.array == array for s in stmts for a in program.statement(s).accesses)
 
 
-def _plan(program: Program, name: str, body: Node) -> Kernel:
+def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
     stmts = frozenset(r.stmt for r in runs(body))
     _check_structure(body)
     rows = {s: program.schedule_of(s).intersect_params(program.context) for s in stmts}
     rows = {s: r for s, r in rows.items() if not r.is_empty()}
     axes = dict(program.loop_axes)
     bound = {s: _bound_dims(program, s, axes[s]) for s in rows}
-    offsets, maxima = {}, {}
-    for stmt, dims in bound.items():
-        values = rows[stmt].range()
-        for dim, tag in dims.items():
-            low = values.dim_min_val(dim)
-            if not low.is_int():
-                raise ScheduleError(
-                    f"the loop of {stmt} bound to {tag} has no constant lower bound; bind "
-                    "loops that start at a constant (tile or split them first)")
-            offsets[tag] = min(offsets.get(tag, low.to_python()), low.to_python())
-            high = values.dim_max(dim)
-            maxima[tag] = high if tag not in maxima else maxima[tag].max(high)
+    starts: dict[tuple[str, int], isl.PwAff] = {}
     extents, local = {}, [1, 1, 1]
-    for tag, high in maxima.items():
-        if is_block(tag):
-            extents[tag] = high.add_constant_val(isl.Val(1 - offsets[tag])).coalesce()
+    for loop, inside in _bound_loops(body):
+        inside = [s for s in inside if s in rows]
+        if not inside:
             continue
-        top = max(rows[s].range().dim_max_val(d).to_python() if
-                  rows[s].range().dim_max_val(d).is_int() else float("inf")
-                  for s, dims in bound.items() for d, t in dims.items() if t == tag)
-        if top == float("inf"):
+        low, spread = _loop_range(rows, inside, loop.dim)
+        for stmt in inside:
+            starts.setdefault((stmt, loop.dim), low)
+        if is_block(loop.kind):
+            count = spread.dim_max(0).add_constant_val(isl.Val(1)).coalesce()
+            previous = extents.get(loop.kind)
+            extents[loop.kind] = count if previous is None else previous.max(count)
+            continue
+        top = spread.dim_max_val(0)
+        if not top.is_int():
             raise ScheduleError(
-                f"a loop bound to {tag} has no constant extent; split it with a constant "
-                f"factor and bind the inner loop (e.g. s[C].split(i, factor=64))")
-        local[tag_dim(tag)] = max(local[tag_dim(tag)], top - offsets[tag] + 1)
+                f"loop '{loop.var}' is bound to {loop.kind} but has no constant extent; "
+                f"split it with a constant factor and bind the inner loop (e.g. "
+                f"s[C].split(i, factor=64))")
+        local[tag_dim(loop.kind)] = max(local[tag_dim(loop.kind)], top.to_python() + 1)
     if local[0] * local[1] * local[2] > MAX_GROUP_SIZE:
         raise ScheduleError(
             f"kernel {name} would have work-groups of {local[0]}x{local[1]}x{local[2]} "
             f"work-items, more than {MAX_GROUP_SIZE}; use smaller factors for the loops "
             "bound to threadIdx")
-    kernel = Kernel(name, body, stmts, offsets, extents, tuple(local))
+    kernel = Kernel(name, body, stmts, extents, tuple(local))
     kernel.trees = _tree_reductions(program, body)
     for stmt, row in rows.items():
-        kernel.work_items[stmt] = row.apply_range(_id_map(row, bound[stmt], offsets))
+        kernel.work_items[stmt] = row.apply_range(_id_map(row, stmt, bound[stmt], starts))
     kernel.rows = rows
     kernel.udepth = {s: min([d for d, t in bound[s].items() if is_thread(t)],
                             default=rows[s].dim(isl.dim_type.out)) for s in rows}
-    for array in program.arrays:
-        if array.scope != "global" and _touches(program, stmts, array.name):
+    for array in scoped:
+        if _touches(program, stmts, array.name):
             kernel.buffers[array.name] = _buffer(program, kernel, array)
     _plan_barriers(program, kernel)
     return kernel
@@ -237,17 +242,64 @@ def _no_block_loops(node: Node, threads: set) -> None:
         _no_block_loops(node.body, threads | ({node.kind} if is_thread(node.kind) else set()))
 
 
-def _id_map(row: isl.Map, dims: dict[int, str], offsets: dict[str, int]) -> isl.Map:
-    """{ [schedule] -> [g0, g1, g2, l0, l1, l2] } for one statement's bound dims."""
-    width = row.dim(isl.dim_type.out)
-    params = row.get_space().get_var_names(isl.dim_type.param)
-    ids = {f"{'g' if is_block(t) else 'l'}{tag_dim(t)}": f"c{d} - ({offsets[t]})"
-           for d, t in dims.items()}
-    names = [f"g{k}" for k in range(3)] + [f"l{k}" for k in range(3)]
-    cons = " and ".join(f"{n} = {ids.get(n, '0')}" for n in names)
-    text = (f"[{', '.join(params)}] -> {{ [{', '.join(f'c{d}' for d in range(width))}] -> "
-            f"[{', '.join(names)}] : {cons} }}")
-    return isl.Map(text)
+def _bound_loops(body: Node):
+    """Each loop bound to blockIdx or threadIdx, with the statements it encloses."""
+    found = []
+
+    def visit(node: Node) -> None:
+        if isinstance(node, Block):
+            for item in node.items:
+                visit(item)
+        elif isinstance(node, If):
+            visit(node.then)
+            if node.otherwise is not None:
+                visit(node.otherwise)
+        elif isinstance(node, For):
+            if node.kind in BIND_TAGS:
+                found.append((node, sorted({r.stmt for r in runs(node.body)})))
+            visit(node.body)
+
+    visit(body)
+    return found
+
+
+def _loop_range(rows: dict, stmts, dim: int) -> tuple[isl.PwAff, isl.Set]:
+    """The first value of the loop at schedule dimension ``dim`` as a function of the
+    outer dimensions (the loop's ``init`` in the AST), and the set of ``value - first``."""
+    values = None
+    for stmt in stmts:
+        row = rows[stmt].range()
+        part = row.project_out(isl.dim_type.set, dim + 1, row.dim(isl.dim_type.set) - dim - 1)
+        values = part if values is None else values.union(part)
+    loop = isl.Map.from_range(values.coalesce()).move_dims(isl.dim_type.in_, 0,
+                                                           isl.dim_type.out, 0, dim)
+    low = loop.lexmin_pw_multi_aff().get_pw_aff(0)
+    spread = isl.Map.from_pw_aff(low).range_product(loop).range().unwrap().deltas()
+    return low, spread
+
+
+def _id_map(row: isl.Map, stmt: str, dims: dict[int, str], starts: dict) -> isl.Map:
+    """{ [schedule] -> [g0, g1, g2, l0, l1, l2] }: a bound loop's value minus its first
+    value gives the group or local id; other ids are 0."""
+    space = row.get_space().range()
+    width = space.dim(isl.dim_type.set)
+    local = isl.LocalSpace.from_space(space)
+    ids = {}
+    for dim, tag in dims.items():
+        value = isl.PwAff.var_on_domain(local, isl.dim_type.set, dim)
+        prefix = isl.Map(f"{{ [{', '.join(f'c{d}' for d in range(width))}] -> "
+                         f"[{', '.join(f'c{d}' for d in range(dim))}] }}")
+        prefix = isl.PwMultiAff.from_map(prefix.align_params(space.params()))
+        start = starts[(stmt, dim)]
+        start = start.align_params(space.params()).pullback_pw_multi_aff(prefix)
+        ids[("g" if is_block(tag) else "l", tag_dim(tag))] = value.sub(start)
+    result = None
+    for unit in "gl":
+        for k in range(3):
+            value = ids.get((unit, k), isl.PwAff.zero_on_domain(local))
+            part = isl.Map.from_pw_aff(value)
+            result = part if result is None else result.flat_range_product(part)
+    return result
 
 
 def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
@@ -340,22 +392,29 @@ def _pairs_between(items_a: isl.Map, items_b: isl.Map, kind: str) -> isl.Map:
 
 # -- buffers -----------------------------------------------------------------------------
 def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
-    keys = 3 if array.scope == "shared" else 6
+    """The box that one copy of a shared (local) buffer holds: the footprint of the
+    accesses per work-group (work-item) and per iteration of the loops that enclose all
+    of them.  Each copy is filled and used within one iteration of those loops."""
+    stmts = sorted(s for s in kernel.stmts if s in kernel.work_items
+                   and any(a.array == array.name for a in program.statement(s).accesses))
+    dims, names = _common_loops(program, kernel, stmts)
+    keys: dict[str, isl.Map] = {}
     footprint = None
-    for stmt in kernel.stmts:
-        if stmt not in kernel.work_items:
-            continue
-        for access in program.statement(stmt).accesses:
-            if access.array != array.name:
-                continue
+    for stmt in stmts:
+        row = kernel.rows[stmt]
+        width = row.dim(isl.dim_type.out)
+        key = row.apply_range(_select_dims(width, dims))
+        if array.scope == "local":
             items = _access_items(program, kernel, stmt, array.name)
-            items = items.project_out(isl.dim_type.out, keys, 6 - keys)
-            part = items.reverse().apply_range(access.relation)
-            footprint = part if footprint is None else footprint.union(part)
-    if footprint is None:
-        return Buffer(array, (), ())
+            key = key.flat_range_product(items.project_out(isl.dim_type.out, 0, 3))
+        keys[stmt] = key
+        for access in program.statement(stmt).accesses:
+            if access.array == array.name:
+                part = key.reverse().apply_range(access.relation)
+                footprint = part if footprint is None else footprint.union(part)
+    names = names + (list(LOCAL_IDS) if array.scope == "local" else [])
     footprint = footprint.intersect_params(program.context).coalesce()
-    lower, sizes = [], []
+    lower, sizes, starts = [], [], []
     for dim in range(array.ndim):
         along = footprint.project_out(isl.dim_type.out, dim + 1, array.ndim - dim - 1)
         along = along.project_out(isl.dim_type.out, 0, dim)
@@ -369,22 +428,79 @@ def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
                 f"{unit} that grows with the sizes (dimension {dim}); compute it at a loop "
                 f"whose tiles have a constant size (s[{array.name!r}].compute_at(...) inside "
                 "the bound loops)")
-        lower.append(_key_expr(low, keys))
+        lower.append(_key_expr(low, names))
         sizes.append(top.to_python() + 1)
-    return Buffer(array, tuple(lower), tuple(sizes))
+        starts.append(low)
+    return Buffer(array, tuple(lower), tuple(sizes), keys, tuple(starts))
 
 
-def _key_expr(low: isl.PwAff, keys: int) -> IndexExpr:
-    """An affine function of the group (and local) ids as an index expression."""
+def _common_loops(program: Program, kernel: Kernel, stmts) -> tuple[list[int], list[str]]:
+    """The schedule dimensions of the loops (outside every threadIdx loop) that enclose
+    all of ``stmts``, and the names of those loops in the AST."""
+    limit = min(kernel.udepth[s] for s in stmts)
+    loops = {}
+    for loop in _all_loops(kernel.body):
+        inside = {r.stmt for r in runs(loop.body)}
+        if loop.dim is not None and loop.dim < limit and set(stmts) <= inside:
+            loops[loop.dim] = loop.var
+    dims = sorted(loops)
+    return dims, [loops[d] for d in dims]
+
+
+def _all_loops(node: Node):
+    if isinstance(node, For):
+        yield node
+        yield from _all_loops(node.body)
+    elif isinstance(node, Block):
+        for item in node.items:
+            yield from _all_loops(item)
+    elif isinstance(node, If):
+        yield from _all_loops(node.then)
+        if node.otherwise is not None:
+            yield from _all_loops(node.otherwise)
+
+
+def _select_dims(width: int, dims: list[int]) -> isl.Map:
+    inputs = ", ".join(f"c{d}" for d in range(width))
+    return isl.Map(f"{{ [{inputs}] -> [{', '.join(f'c{d}' for d in dims)}] }}")
+
+
+def _key_expr(low: isl.PwAff, names: list[str]) -> IndexExpr:
+    """A function of a buffer's key (loop variables, local ids) as an index expression."""
     relation = isl.Map.from_pw_aff(low)
     n_param = relation.dim(isl.dim_type.param)
+    keys = relation.dim(isl.dim_type.in_)
     relation = relation.move_dims(isl.dim_type.param, n_param, isl.dim_type.in_, 0, keys)
-    names = (GROUP_IDS + LOCAL_IDS)[:keys]
     for k, name in enumerate(names):
         relation = relation.set_dim_name(isl.dim_type.param, n_param + k, name)
     value = relation.range().dim_max(0)
     build = isl.AstBuild.from_context(value.domain())
     return index_expr(build.expr_from_pw_aff(value))
+
+
+def _storage(program: Program, kernel: Kernel, stmt: str, relation: isl.Map,
+             buffer: "Buffer") -> isl.Map:
+    """{ instance -> [g0, g1, g2, position] }: where in which group's copy of a shared
+    buffer an access goes."""
+    key = buffer.keys[stmt]
+    both = key.range_product(relation)  # s -> [key -> element]
+    space = both.get_space().range()
+    n_key = key.dim(isl.dim_type.out)
+    local = isl.LocalSpace.from_space(space.wrap() if not space.is_wrapping() else space)
+    flat = both.flatten_range()
+    flat_space = flat.get_space().range()
+    local = isl.LocalSpace.from_space(flat_space)
+    width = flat_space.dim(isl.dim_type.set)
+    keep = isl.PwMultiAff.from_map(_select_dims(width, list(range(n_key))).align_params(
+        flat_space.params()))
+    result = None
+    for dim, start in enumerate(buffer.starts):
+        value = isl.PwAff.var_on_domain(local, isl.dim_type.set, n_key + dim)
+        value = value.sub(start.align_params(flat_space.params()).pullback_pw_multi_aff(keep))
+        part = isl.Map.from_pw_aff(value)
+        result = part if result is None else result.flat_range_product(part)
+    groups = kernel.work_items[stmt].project_out(isl.dim_type.out, 3, 3)
+    return groups.flat_range_product(flat.apply_range(result))
 
 
 # -- conflicts and barriers ----------------------------------------------------------------
@@ -393,7 +509,7 @@ def _plan_barriers(program: Program, kernel: Kernel) -> None:
     between the work-items of a group."""
     stmts = [s for s in kernel.stmts if s in kernel.work_items]
     for array in program.arrays:
-        if array.scope == "local":
+        if array.name in kernel.buffers and array.scope == "local":
             continue  # private: no other work-item sees it (flows are checked elsewhere)
         accesses = [(s, a) for s in stmts for a in program.statement(s).accesses
                     if a.array == array.name]
@@ -408,13 +524,20 @@ def _conflict(program, kernel, array, s, a, t, b) -> None:
     rows = kernel.rows
     before = rows[s].apply_range(isl.Map.lex_lt(rows[s].get_space().range())).apply_range(
         rows[t].reverse())
-    pairs = a.relation.apply_range(b.relation.reverse()).intersect(before)
+    buffer = kernel.buffers.get(array.name)
+    if buffer is not None:  # one copy per group, reused by iterations of outer loops
+        where_a = _storage(program, kernel, s, a.relation, buffer)
+        where_b = where_a if (s, a) == (t, b) else _storage(program, kernel, t, b.relation,
+                                                           buffer)
+    else:
+        where_a, where_b = a.relation, b.relation
+    pairs = where_a.apply_range(where_b.reverse()).intersect(before)
     pairs = pairs.intersect_params(program.context)
     if pairs.is_empty():
         return
     items_a = _access_items(program, kernel, s, array.name)
     items_b = _access_items(program, kernel, t, array.name)
-    if array.scope == "global":
+    if buffer is None:
         across = pairs.intersect(_pairs_between(items_a, items_b, "group"))
         if not across.is_empty():
             raise ScheduleError(
@@ -463,10 +586,11 @@ def _example(program: Program, pairs: isl.Map) -> str:
     return f"{first} and {second}{when}"
 
 
-def _check_scoped_flows(program: Program, kernels: list[Kernel]) -> None:
+def _check_scoped_flows(program: Program, kernels: list[Kernel], arrays) -> None:
     """A value in a shared (local) buffer must be read by the group (work-item) that
-    wrote it: each has its own copy."""
-    scoped = {a.name: a.scope for a in program.arrays if a.scope != "global"}
+    wrote it, in the same iteration of the loops enclosing the buffer's accesses: each
+    group (work-item) has its own copy, refilled in each such iteration."""
+    scoped = {a.name: a.scope for a in arrays}
     if not scoped:
         return
     where = {s: k for k in kernels for s in k.work_items}
@@ -476,16 +600,18 @@ def _check_scoped_flows(program: Program, kernels: list[Kernel]) -> None:
         kernel = where.get(dep.source)
         if kernel is None or where.get(dep.sink) is not kernel:
             continue
-        items_a = _access_items(program, kernel, dep.source, dep.array)
-        items_b = _access_items(program, kernel, dep.sink, dep.array)
-        kind = "group" if scoped[dep.array] == "shared" else "item"
-        wrong = dep.relation.intersect(_pairs_between(items_a, items_b, kind))
+        keys = kernel.buffers[dep.array].keys
+        source, sink = keys[dep.source], keys[dep.sink]
+        differ = isl.Map.universe(isl.Space.map_from_set(source.get_space().range())).subtract(
+            isl.Map.identity(isl.Space.map_from_set(source.get_space().range())))
+        wrong = dep.relation.intersect(source.apply_range(differ).apply_range(sink.reverse()))
         wrong = wrong.intersect_params(program.context)
         if not wrong.is_empty():
-            unit = "work-group" if kind == "group" else "work-item"
+            unit = "work-group" if scoped[dep.array] == "shared" else "work-item"
             raise ScheduleError(
                 f"{_example(program, wrong)}: the second reads {dep.array} written by the "
-                f"first in another {unit}, but a {scoped[dep.array]} buffer has one copy per "
-                f"{unit}. Compute '{dep.array}' inside the loops bound to "
-                f"{'blockIdx' if kind == 'group' else 'blockIdx and threadIdx'} of its "
-                "reader (compute_at), or use the \"global\" scope")
+                f"first in another {unit} or another iteration of the loops around the "
+                f"buffer, but a {scoped[dep.array]} buffer has one copy per {unit}, refilled "
+                f"in each iteration. Compute '{dep.array}' at a loop of its reader inside "
+                f"the loops bound to {'blockIdx' if unit == 'work-group' else 'threadIdx'} "
+                "(compute_at), or use the \"global\" scope")

@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
-from .codegen import opencl_source
+from .codegen import global_arrays, opencl_source
 from .plan import plan_kernels
 from .runtime import cl, compile_program, describe, queue_for
 
@@ -61,7 +61,8 @@ class OpenCLKernel:
         self._cl = cl()
         self._array_type = _device_array_type()
         self._launch = []
-        n_buffers = len(func.arrays) + len(func.temps)
+        self._temps = global_arrays(func)[len(func.arrays):]
+        n_buffers = len(func.arrays) + len(self._temps)
         for kernel in kernels:
             handle = getattr(program, kernel.name)
             handle.set_scalar_arg_dtypes([None] * n_buffers
@@ -95,7 +96,7 @@ class OpenCLKernel:
                 self._check_device_array(spec, array)
                 buffer = array.base_data
             buffers.append(buffer)
-        for temp in self.func.temps:
+        for temp in self._temps:
             size = int(np.prod([evaluate(e, values) for e in temp.shape], dtype=np.int64))
             nbytes = max(size * np.dtype(temp.dtype).itemsize, 1)
             buffers.append(pyopencl.Buffer(context, flags.READ_WRITE, nbytes))
