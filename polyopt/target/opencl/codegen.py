@@ -232,7 +232,7 @@ class KernelPrinter:
                 lines.append("  " * depth + BARRIER)
                 since = []
             lines += self._node(item, depth, threads, uniform)
-            since.append(item)
+            since = [] if lines and lines[-1].strip() == BARRIER else since + [item]
         return lines
 
     def _guard(self, loop: For) -> str:
@@ -291,7 +291,7 @@ class KernelPrinter:
             return [f"{p}{acc} = {has} ? {combine(op, acc, x, vtype)} : {x};",
                     f"{p}{has} = 1;"]
 
-        body = self._private(loop.body, depth + 2, contribute)
+        body = self._private(loop.body, depth + 3, contribute)
         lid = LOCAL_IDS[dim]
         others = self._others_zero(threads | {dim})
         region_vars = {f.var for f in _loops(loop)}
@@ -307,7 +307,7 @@ class KernelPrinter:
         final = ValuePrinter.convert(
             combine(op, ValuePrinter.convert(target, stmt.target.dtype, vtype), f"{red}[0]",
                     vtype), vtype, stmt.target.dtype)
-        only = " && ".join(others) or "1"
+        only = "".join(f"{c} && " for c in others)
         step = 1 << max(size - 1, 0).bit_length()
         lines = [f"{pad}{{  // {stmt_name}: reduction across work-items ({loop.kind})",
                  f"{pad}  {cl_type(vtype)} {acc} = 0;",
@@ -315,17 +315,18 @@ class KernelPrinter:
                  f"{pad}  {{",
                  f"{pad}    const long {loop.var} = {start}{lid};",
                  f"{pad}    if ({guard}) {{", *body, f"{pad}    }}", f"{pad}  }}",
-                 f"{pad}  if ({only}) {{ {red}[{lid}] = {acc}; {ok}[{lid}] = {has}; }}",
+                 f"{pad}  {'if (' + only[:-4] + ') ' if only else ''}{{ {red}[{lid}] = {acc}; "
+                 f"{ok}[{lid}] = {has}; }}",
                  f"{pad}  {BARRIER}",
                  f"{pad}  for (int po_s = {step // 2}; po_s > 0; po_s >>= 1) {{",
-                 f"{pad}    if ({only} && {lid} < po_s && {lid} + po_s < {size} && "
+                 f"{pad}    if ({only}{lid} < po_s && {lid} + po_s < {size} && "
                  f"{ok}[{lid} + po_s]) {{",
                  f"{pad}      {red}[{lid}] = {ok}[{lid}] ? {combined} : {red}[{lid} + po_s];",
                  f"{pad}      {ok}[{lid}] = 1;",
                  f"{pad}    }}",
                  f"{pad}    {BARRIER}",
                  f"{pad}  }}",
-                 f"{pad}  if ({lid} == 0 && {only} && {ok}[0])",
+                 f"{pad}  if ({only}{lid} == 0 && {ok}[0])",
                  f"{pad}    {target} = {final};",
                  f"{pad}  {BARRIER}",
                  f"{pad}}}"]
