@@ -1,0 +1,178 @@
+"""What the OpenCL backend refuses, and how it says so: binds that would race (with the
+dependence and a pair of instances), schedules that would need a barrier nowhere to be
+placed, buffers that cannot live in one group, a missing runtime."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.target.opencl.codegen import BARRIER
+
+N = po.var("N")
+
+
+def _neighbours():
+    """C[i, j] = B[i, j] + B[i, j - 1], B = 2A: rows are independent, columns are not."""
+    A = po.placeholder((N, 8), name="A")
+    B = po.compute((N, 8), lambda i, j: A[i, j] * 2.0, name="B")
+    C = po.compute((N, 8), lambda i, j: B[i, j] + po.if_then_else(j > 0, B[i, j - 1], 0.0),
+                   name="C")
+    return A, B, C
+
+
+def test_binding_a_loop_that_carries_a_dependence_is_refused_with_it():
+    A, B, C = _neighbours()
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    s[B].compute_with(s[C], j)
+    s[C].bind(i, "blockIdx.x")
+    assert not s[C].can_bind(j, "threadIdx.x")
+    with pytest.raises(po.IllegalScheduleError,
+                       match=r"threadIdx.x loop 'j' carries a dependence .*B\[i=0, j=0\] "
+                             r"writes B\[0, 0\] that C\[i=0, j=1\] reads.*Repair: use a loop "
+                             r"that carries no dependence: i"):
+        s[C].bind(j, "threadIdx.x")
+
+
+def test_a_barrier_inside_threadidx_loops_is_refused():
+    A, B, C = _neighbours()
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    s[B].compute_with(s[C], j)
+    s[C].bind(i, "blockIdx.x")
+    s[C].bind(j, "threadIdx.x", check=False)
+    with pytest.raises(po.ScheduleError,
+                       match=r"B\[i=0, j=6\] and C\[i=0, j=7\].*different work-items of one "
+                             r"group, inside the same threadIdx loops.*barrier"):
+        po.build(s, [A, C], target="opencl")
+
+
+def test_the_same_producer_outside_the_threadidx_loops_gets_a_barrier():
+    A, B, C = _neighbours()
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    s[B].compute_with(s[C], i)
+    s[C].bind(i, "blockIdx.x")
+    s[C].bind(j, "threadIdx.x")
+    s[B].bind(s[B].axes[1], "threadIdx.x")
+    f = po.build(s, [A, C], target="opencl")
+    assert f.source.count(BARRIER) == 1
+    a = np.arange(24, dtype="float32").reshape(3, 8)
+    c = np.full_like(a, np.nan)
+    f(a, c)
+    b = 2 * a
+    np.testing.assert_array_equal(c[:, 1:], b[:, 1:] + b[:, :-1])
+
+
+def test_a_dependence_between_work_groups_is_refused():
+    A = po.placeholder((N,), name="A")
+    B = po.compute((N,), lambda i: A[i] * 2.0, name="B")
+    C = po.compute((N,), lambda i: B[i] + po.if_then_else(i > 0, B[i - 1], 0.0), name="C")
+    s = po.create_schedule(C)
+    s[B].compute_with(s[C], C.op.axis[0])
+    io, ii = s[C].split(C.op.axis[0], factor=8)
+    with pytest.raises(po.IllegalScheduleError, match=r"blockIdx.x loop 'i.outer' carries a "
+                       r"dependence.*B\[i=7\] writes B\[7\] that C\[i=8\] reads"):
+        s[C].bind(io, "blockIdx.x")
+    s[C].bind(io, "blockIdx.x", check=False)  # the backend still refuses it
+    with pytest.raises(po.ScheduleError, match=r"B\[i=7\] and C\[i=8\] \(when N=9\) touch B "
+                       r"in different work-groups.*separate kernels.*compute_root"):
+        po.build(s, [A, C], target="opencl")
+
+
+def test_a_reduction_loop_goes_to_work_items_not_to_work_groups():
+    A = po.placeholder((4, 64), name="A")
+    k = po.reduce_axis((0, 64), name="k")
+    S = po.compute((4,), lambda i: po.sum(A[i, k], axis=k), name="S")
+    s = po.create_schedule(S)
+    with pytest.raises(po.IllegalScheduleError, match=r"reduction loop: split the reduction "
+                       r"with s.rfactor"):
+        s[S].bind(k, "blockIdx.x")
+    s[S].bind(S.op.axis[0], "blockIdx.x")
+    ko, _ = s[S].split(k, nparts=16)
+    s[S].bind(ko, "threadIdx.x")  # a tree reduction across the group's work-items
+    f = po.build(s, [A, S], target="opencl")
+    a = np.arange(256, dtype="float32").reshape(4, 64)
+    out = np.zeros(4, "float32")
+    f(a, out)
+    np.testing.assert_array_equal(out, a.sum(axis=1))
+
+
+def test_unknown_tags_and_misplaced_bound_loops():
+    A = po.placeholder((N,), name="A")
+    B = po.compute((N,), lambda i: A[i] + 1.0, name="B")
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match="use one of blockIdx.x"):
+        s[B].bind(B.op.axis[0], "threadIdx.w")
+    io, ii = s[B].split(B.op.axis[0], factor=8)
+    s[B].bind(ii, "blockIdx.x")
+    with pytest.raises(po.ScheduleError, match="not one of the outermost loops"):
+        po.build(s, [A, B], target="opencl")
+    s = po.create_schedule(B)
+    s[B].bind(B.op.axis[0], "threadIdx.x")
+    with pytest.raises(po.ScheduleError, match="no constant extent; split it"):
+        po.build(s, [A, B], target="opencl")
+
+
+def test_a_shared_buffer_must_fit_a_group():
+    K = po.var("K")
+    X = po.placeholder((K,), name="X")
+    k = po.reduce_axis((0, K), name="k")
+    Y = po.compute((N,), lambda i: po.sum(X[k] * (i + 1), axis=k), name="Y")
+    s = po.create_schedule(Y)
+    XS = s.cache_read(X, "shared", [Y])
+    io, ii = s[Y].split(Y.op.axis[0], factor=8)
+    s[Y].bind(io, "blockIdx.x")
+    s[XS].compute_at(s[Y], io)
+    with pytest.raises(po.ScheduleError, match="needs a part of X_shared per work-group that "
+                       "grows with the sizes"):
+        po.build(s, [X, Y], target="opencl")
+
+
+def test_missing_pyopencl_names_the_package(monkeypatch):
+    from polyopt.target.opencl import runtime
+
+    monkeypatch.setitem(sys.modules, "pyopencl", None)
+    with pytest.raises(po.MissingBackendError, match="pip install pyopencl"):
+        runtime.queue_for()
+
+
+@pytest.mark.no_runtime
+def test_missing_opencl_runtime_names_the_system_package(tmp_path):
+    code = """
+import polyopt as po
+A = po.placeholder((4,), name="A"); B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
+try:
+    po.build(po.create_schedule(B), [A, B], target="opencl")
+except po.MissingBackendError as err:
+    print(err)
+"""
+    env = dict(os.environ, OCL_ICD_VENDORS=str(tmp_path))  # an empty list of vendors
+    env.pop("PYOPENCL_CTX", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "apt-get install pocl-opencl-icd" in done.stdout, done.stdout + done.stderr
+
+
+def test_unknown_device_lists_the_devices():
+    A = po.placeholder((4,), name="A")
+    B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
+    with pytest.raises(po.InvalidArgumentError, match="no OpenCL device matches 'no-such-gpu'"
+                       ".*Portable Computing Language"):
+        po.build(po.create_schedule(B), [A, B], target="opencl", device="no-such-gpu")
+
+
+def test_wrong_arguments_are_refused_before_running():
+    A = po.placeholder((N,), name="A")
+    B = po.compute((N,), lambda i: A[i] + 1.0, name="B")
+    s = po.create_schedule(B)
+    po.templates.opencl_injective_template(s, B, threads=8)
+    f = po.build(s, [A, B], target="opencl")
+    with pytest.raises(po.InvalidArgumentError, match="must be a numpy.ndarray"):
+        f([1.0, 2.0], np.zeros(2, "float32"))
+    with pytest.raises(po.InvalidArgumentError, match="dimension 0 of 'B' has size 3"):
+        f(np.zeros(2, "float32"), np.zeros(3, "float32"))
