@@ -22,7 +22,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _env import require_threadpoolctl, restart_with_clean_environment  # noqa: E402
+from _env import (median_seconds, require_threadpoolctl,  # noqa: E402
+                  restart_with_clean_environment)
 
 
 def _intel_library() -> pathlib.Path | None:
@@ -55,7 +56,6 @@ if __name__ == "__main__":
 
 import datetime  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -65,16 +65,6 @@ import polyopt as po  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 TILE = 16
-
-
-def median_seconds(call, repeat: int) -> float:
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def cpu_devices() -> list:

@@ -108,3 +108,17 @@ def runs(node: Node):
             yield from runs(node.otherwise)
     else:
         yield from runs(node.body)
+
+
+def loops(node: Node):
+    """Every :class:`For` at or below ``node``, outermost first."""
+    if isinstance(node, For):
+        yield node
+        yield from loops(node.body)
+    elif isinstance(node, Block):
+        for item in node.items:
+            yield from loops(item)
+    elif isinstance(node, If):
+        yield from loops(node.then)
+        if node.otherwise is not None:
+            yield from loops(node.otherwise)

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import re
 
-from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run, runs
+from ...ast import printer
+from ...ast.nodes import Block, For, If, IndexExpr, Int, Node, Run, loops, runs
 from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combiner
@@ -47,10 +48,6 @@ from .values import HELPERS, ValuePrinter, cl_type, combine
 __all__ = ["opencl_source", "plan_kernels"]
 
 BARRIER = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
-_INFIX = {"add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "pdiv_q": ("/", 6),
-          "div": ("/", 6), "pdiv_r": ("%", 6), "zdiv_r": ("%", 6), "eq": ("==", 4),
-          "le": ("<=", 4), "lt": ("<", 4), "ge": (">=", 4), "gt": (">", 4),
-          "and": ("&&", 2), "or": ("||", 1)}
 
 
 def opencl_source(func, kernels: list[Kernel]) -> str:
@@ -76,43 +73,7 @@ def global_arrays(func) -> tuple:
 
 def index_text(expr: IndexExpr) -> str:
     """An index expression as OpenCL C (``long`` arithmetic)."""
-    return _text(expr)[0]
-
-
-def _text(expr: IndexExpr) -> tuple[str, int]:
-    if isinstance(expr, Int):
-        suffix = "L" if abs(expr.value) >= 1 << 31 else ""
-        return f"{expr.value}{suffix}", (10 if expr.value >= 0 else 7)
-    if isinstance(expr, Name):
-        return expr.name, 10
-    if expr.op == "add" and isinstance(expr.args[1], Int) and expr.args[1].value < 0:
-        return _text(Op("sub", (expr.args[0], Int(-expr.args[1].value))))
-    if expr.op in _INFIX:
-        symbol, prec = _INFIX[expr.op]
-        left, right = (_text(a) for a in expr.args)
-        return f"{_paren(left, prec, False)} {symbol} {_paren(right, prec, True)}", prec
-    if expr.op == "neg":
-        return "-" + _paren(_text(expr.args[0]), 7, True), 7
-    if expr.op == "select":
-        c, a, b = (index_text(x) for x in expr.args)
-        return f"({c} ? {a} : {b})", 10
-    if expr.op in ("min", "max"):  # OpenCL's min/max need operands of one type: long
-        result = _long(expr.args[0])
-        for arg in expr.args[1:]:
-            result = f"{expr.op}({result}, {_long(arg)})"
-        return result, 10
-    if expr.op == "fdiv_q":
-        return f"floord({index_text(expr.args[0])}, {index_text(expr.args[1])})", 10
-    raise ScheduleError(f"unsupported index operation '{expr.op}' in OpenCL code")
-
-
-def _long(expr: IndexExpr) -> str:
-    return f"{expr.value}L" if isinstance(expr, Int) else index_text(expr)
-
-
-def _paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
-    text, own = rendered
-    return f"({text})" if own < prec or (strict and own == prec) else text
+    return printer.index_text(expr, c=True)
 
 
 class KernelPrinter:
@@ -180,7 +141,7 @@ class KernelPrinter:
     def _bind_run(self, run: Run):
         stmt = self.program.statement(run.stmt)
         for axis, arg in zip(stmt.iter_vars, run.args):
-            self.scalars[id(axis)] = _paren(_text(arg), 10, False)
+            self.scalars[id(axis)] = printer.paren(printer.rendered(arg, c=True), 10, False)
         return stmt
 
     # -- statements -------------------------------------------------------------------
@@ -294,7 +255,7 @@ class KernelPrinter:
         body = self._private(loop.body, depth + 3, contribute)
         lid = LOCAL_IDS[dim]
         others = self._others_zero(threads | {dim})
-        region_vars = {f.var for f in _loops(loop)}
+        region_vars = {f.var for f in loops(loop)}
         target = state.get("target", "")
         if any(re.search(rf"\b{re.escape(v)}\b", target) for v in region_vars):
             raise ScheduleError(
@@ -363,17 +324,3 @@ def _strip(text: str) -> str:
         if depth == 0 and pos < len(text) - 1:
             return text
     return text[1:-1]
-
-
-def _loops(node: Node):
-    if isinstance(node, For):
-        yield node
-        yield from _loops(node.body)
-    elif isinstance(node, Block):
-        for item in node.items:
-            yield from _loops(item)
-    elif isinstance(node, If):
-        yield from _loops(node.then)
-        if node.otherwise is not None:
-            yield from _loops(node.otherwise)
-

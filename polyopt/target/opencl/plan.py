@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ...ast.from_isl import index_expr
-from ...ast.nodes import Block, For, If, IndexExpr, Node, Run, runs
+from ...ast.nodes import Block, For, If, IndexExpr, Node, loops, runs
 from ...deps.dataflow import compute_dependences
 from ...deps.legality import instance_text
 from ...domain.program import Array, Program
@@ -244,23 +244,8 @@ def _no_block_loops(node: Node, threads: set) -> None:
 
 def _bound_loops(body: Node):
     """Each loop bound to blockIdx or threadIdx, with the statements it encloses."""
-    found = []
-
-    def visit(node: Node) -> None:
-        if isinstance(node, Block):
-            for item in node.items:
-                visit(item)
-        elif isinstance(node, If):
-            visit(node.then)
-            if node.otherwise is not None:
-                visit(node.otherwise)
-        elif isinstance(node, For):
-            if node.kind in BIND_TAGS:
-                found.append((node, sorted({r.stmt for r in runs(node.body)})))
-            visit(node.body)
-
-    visit(body)
-    return found
+    return [(loop, sorted({r.stmt for r in runs(loop.body)})) for loop in loops(body)
+            if loop.kind in BIND_TAGS]
 
 
 def _loop_range(rows: dict, stmts, dim: int) -> tuple[isl.PwAff, isl.Set]:
@@ -304,37 +289,24 @@ def _id_map(row: isl.Map, stmt: str, dims: dict[int, str], starts: dict) -> isl.
 
 def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
     """Statements whose reduction loop is bound to threadIdx: reduced across work-items."""
+    threads = [loop for loop in loops(body) if is_thread(loop.kind)]
+    nested = {id(inner) for outer in threads for inner in loops(outer.body)}
     trees: dict[str, str] = {}
-
-    def visit(node: Node, inside_threads: bool) -> None:
-        if isinstance(node, Block):
-            for item in node.items:
-                visit(item, inside_threads)
-        elif isinstance(node, If):
-            visit(node.then, inside_threads)
-            if node.otherwise is not None:
-                visit(node.otherwise, inside_threads)
-        elif isinstance(node, For):
-            if is_thread(node.kind):
-                stmts = {r.stmt for r in runs(node.body)}
-                reduce = [s for s in stmts if _reduces_at(program, s, node.dim)]
-                if reduce:
-                    if inside_threads or len(stmts) != 1 or _has_thread_loop(node.body):
-                        raise ScheduleError(
-                            f"the reduction loop '{node.var}' of {reduce[0]} is bound to "
-                            f"{node.kind}; it is reduced across work-items only when it is "
-                            "the outermost threadIdx loop of its nest and holds only that "
-                            "reduction (bind the other loops to blockIdx, or rfactor first)")
-                    if combination(program.statement(reduce[0])) is None:
-                        raise ScheduleError(
-                            f"{reduce[0]} is not an accumulation; its loop '{node.var}' "
-                            "cannot be bound to threadIdx")
-                    trees[reduce[0]] = node.kind
-                visit(node.body, True)
-            else:
-                visit(node.body, inside_threads)
-
-    visit(body, False)
+    for loop in threads:
+        stmts = {r.stmt for r in runs(loop.body)}
+        reduce = [s for s in stmts if _reduces_at(program, s, loop.dim)]
+        if not reduce:
+            continue
+        if id(loop) in nested or len(stmts) != 1 or _has_thread_loop(loop.body):
+            raise ScheduleError(
+                f"the reduction loop '{loop.var}' of {reduce[0]} is bound to {loop.kind}; "
+                "it is reduced across work-items only when it is the outermost threadIdx "
+                "loop of its nest and holds only that reduction (bind the other loops to "
+                "blockIdx, or rfactor first)")
+        if combination(program.statement(reduce[0])) is None:
+            raise ScheduleError(f"{reduce[0]} is not an accumulation; its loop "
+                                f"'{loop.var}' cannot be bound to threadIdx")
+        trees[reduce[0]] = loop.kind
     return trees
 
 
@@ -345,14 +317,7 @@ def _reduces_at(program: Program, stmt: str, dim: int | None) -> bool:
 
 
 def _has_thread_loop(node: Node) -> bool:
-    if isinstance(node, For):
-        return is_thread(node.kind) or _has_thread_loop(node.body)
-    if isinstance(node, Block):
-        return any(_has_thread_loop(n) for n in node.items)
-    if isinstance(node, If):
-        return _has_thread_loop(node.then) or (node.otherwise is not None
-                                               and _has_thread_loop(node.otherwise))
-    return False
+    return any(is_thread(loop.kind) for loop in loops(node))
 
 
 # -- who runs an access ----------------------------------------------------------------
@@ -438,26 +403,13 @@ def _common_loops(program: Program, kernel: Kernel, stmts) -> tuple[list[int], l
     """The schedule dimensions of the loops (outside every threadIdx loop) that enclose
     all of ``stmts``, and the names of those loops in the AST."""
     limit = min(kernel.udepth[s] for s in stmts)
-    loops = {}
-    for loop in _all_loops(kernel.body):
+    names = {}
+    for loop in loops(kernel.body):
         inside = {r.stmt for r in runs(loop.body)}
         if loop.dim is not None and loop.dim < limit and set(stmts) <= inside:
-            loops[loop.dim] = loop.var
-    dims = sorted(loops)
-    return dims, [loops[d] for d in dims]
-
-
-def _all_loops(node: Node):
-    if isinstance(node, For):
-        yield node
-        yield from _all_loops(node.body)
-    elif isinstance(node, Block):
-        for item in node.items:
-            yield from _all_loops(item)
-    elif isinstance(node, If):
-        yield from _all_loops(node.then)
-        if node.otherwise is not None:
-            yield from _all_loops(node.otherwise)
+            names[loop.dim] = loop.var
+    dims = sorted(names)
+    return dims, [names[d] for d in dims]
 
 
 def _select_dims(width: int, dims: list[int]) -> isl.Map:
@@ -483,11 +435,8 @@ def _storage(program: Program, kernel: Kernel, stmt: str, relation: isl.Map,
     """{ instance -> [g0, g1, g2, position] }: where in which group's copy of a shared
     buffer an access goes."""
     key = buffer.keys[stmt]
-    both = key.range_product(relation)  # s -> [key -> element]
-    space = both.get_space().range()
     n_key = key.dim(isl.dim_type.out)
-    local = isl.LocalSpace.from_space(space.wrap() if not space.is_wrapping() else space)
-    flat = both.flatten_range()
+    flat = key.range_product(relation).flatten_range()  # s -> [key..., element...]
     flat_space = flat.get_space().range()
     local = isl.LocalSpace.from_space(flat_space)
     width = flat_space.dim(isl.dim_type.set)
