@@ -22,11 +22,9 @@ void B_kernel(__global const float* restrict A, __global float* restrict B, cons
   {
     const long i_outer = po_g0;
     if (i_outer <= floord(n - 1, 16)) {
-      {
-        const long i_inner = po_l0;
-        if (i_inner <= min(15L, n - 16 * i_outer - 1))
-          B[16 * i_outer + i_inner] = A[16 * i_outer + i_inner] * 2.0f;
-      }
+      const long i_inner = po_l0;
+      if (i_inner <= min(15L, n - 16 * i_outer - 1))
+        B[16 * i_outer + i_inner] = A[16 * i_outer + i_inner] * 2.0f;
     }
   }
 }
@@ -38,6 +36,7 @@ import re
 
 from ...ast import printer
 from ...ast.nodes import Block, For, If, IndexExpr, Int, Node, Run, loops, runs
+from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combiner
@@ -125,18 +124,22 @@ class KernelPrinter:
         return self.scalars[id(expr)]
 
     def _address(self, read: TensorRead) -> str:
+        """``A[(i) * N + j]``: row-major in global memory; in a shared or local buffer,
+        relative to the box its copy holds."""
         array = self.program.array_of(read.tensor)
-        indices = [self.values.emit(i, "int64") for i in read.indices]
+        indices = [_strip(self.values.emit(i, "int64")) for i in read.indices]
         buffer = self.kernel.buffers.get(array.name)
         if buffer is not None:
             extents = [str(e) for e in buffer.sizes]
-            indices = [f"({i} - ({index_text(low)}))" for i, low in zip(indices, buffer.lower)]
+            indices = [i if low == Int(0) else
+                       f"{i} - {printer.paren(printer.rendered(low, c=True), 5, True)}"
+                       for i, low in zip(indices, buffer.lower)]
         else:
-            extents = [self.values.emit(e, "int64") for e in array.shape]
+            extents = [_atom(self.values.emit(e, "int64")) for e in array.shape]
         flat = None
         for dim, index in enumerate(indices):
-            flat = index if flat is None else f"({flat}) * ({extents[dim]}) + {index}"
-        return f"{array.name}[{_strip(flat) if flat else '0'}]"
+            flat = index if flat is None else f"{_atom(flat)} * {extents[dim]} + {index}"
+        return f"{array.name}[{flat or '0'}]"
 
     def _bind_run(self, run: Run):
         stmt = self.program.statement(run.stmt)
@@ -174,6 +177,9 @@ class KernelPrinter:
         return [head + " {"] + body + [pad + "}"]
 
     def _braced(self, head: str, node: Node, depth: int, threads, uniform) -> list[str]:
+        if isinstance(node, For) and node.kind in BIND_TAGS:  # its own block: no second one
+            inner = self._node(node, depth, threads, uniform)
+            return [head + " {"] + inner[1:-1] + ["  " * depth + "}"]
         inner = self._node(node, depth + 1, threads, uniform)
         if len(inner) == 1:
             return [head] + inner
@@ -312,6 +318,13 @@ class KernelPrinter:
         head = (f"{pad}for (long {node.var} = {index_text(node.init)}; "
                 f"{index_text(node.cond)}; {node.var} += {node.step}) {{")
         return [head] + self._private(node.body, depth + 1, run_lines) + [pad + "}"]
+
+
+def _atom(text: str) -> str:
+    """``text`` in parentheses unless it is a name, a number or already enclosed."""
+    if re.fullmatch(r"[A-Za-z_0-9.]+", text) or _strip(text) != text:
+        return text
+    return f"({text})"
 
 
 def _strip(text: str) -> str:
