@@ -177,6 +177,54 @@ def local_accumulator_case() -> Case:
                 [dict(m=8, k=5), dict(m=13, k=7)])
 
 
+def rfactor_rows_case(m: int = 6, n: int = 100, threads: int = 16) -> Case:
+    """Row sums after ``rfactor``: each work-item sums a chunk of its group's row into
+    the partial results, then the group reduces the partials (a tree in __local)."""
+    A = po.placeholder((m, n), name="A")
+    k = po.reduce_axis((0, n), name="k")
+    S = po.compute((m,), lambda i: po.sum(A[i, k], axis=k), name="S")
+    s = po.create_schedule(S)
+    chunks, _ = s[S].split(k, nparts=threads)
+    SF = s.rfactor(S, chunks)
+    part, row, inner = s[SF].axes
+    s[SF].reorder(row, part, inner)
+    s[SF].compute_with(s[S], S.op.axis[0])
+    s[S].bind(S.op.axis[0], "blockIdx.x")
+    s[SF].bind(part, "threadIdx.x")
+    s[S].bind(s[S].axes[1], "threadIdx.x")
+    return Case(s, [A, S], lambda: [rand(m, n)], lambda a: [a.sum(axis=1)], [{}], tol=1e-4)
+
+
+def neighbours(columns: int = 16):
+    """``C[i, j] = B[i, j] + B[i, j - 1]``, ``B = 2A``: rows are independent, columns not."""
+    N = po.var("N")
+    A = po.placeholder((N, columns), name="A")
+    B = po.compute((N, columns), lambda i, j: A[i, j] * 2.0, name="B")
+    C = po.compute((N, columns), lambda i, j: B[i, j] + po.if_then_else(j > 0, B[i, j - 1],
+                                                                         0.0), name="C")
+    return A, B, C
+
+
+def neighbours_case() -> Case:
+    """:func:`neighbours` with B computed by the same group just before C: the
+    work-items exchange B through global memory, a barrier in between."""
+    A, B, C = neighbours()
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    s[B].compute_with(s[C], i)
+    s[C].bind(i, "blockIdx.x")
+    s[C].bind(j, "threadIdx.x")
+    s[B].bind(s[B].axes[1], "threadIdx.x")
+
+    def reference(a):
+        b = 2 * a
+        c = b.copy()
+        c[:, 1:] += b[:, :-1]
+        return [c]
+
+    return Case(s, [A, C], lambda n: [rand(n, 16)], reference, [dict(n=3)])
+
+
 CASES = {
     "matmul_shared": lambda: matmul_case(shared=True),
     "matmul_naive": lambda: matmul_case(shared=False),
@@ -185,4 +233,6 @@ CASES = {
     "elementwise_chain": elementwise_chain_case,
     "scan": scan_case,
     "local_accumulator": local_accumulator_case,
+    "rfactor_rows": rfactor_rows_case,
+    "neighbours": neighbours_case,
 }

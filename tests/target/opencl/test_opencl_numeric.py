@@ -85,6 +85,13 @@ def test_naive_matmul_and_elementwise_sources_have_no_barrier(built):
     assert chain.source.count("__kernel") == 3  # one kernel per stage, launched in order
 
 
+def test_a_barrier_between_producer_and_consumer_work_items(built):
+    _, f = built("neighbours")
+    assert f.source.count(BARRIER) == 1
+    body = f.source[f.source.index("__kernel"):]
+    assert body.index("B[") < body.index(BARRIER) < body.index("C[")
+
+
 def test_softmax_reduces_across_work_items(built):
     _, f = built("softmax")
     assert "reduction across work-items (threadIdx.x)" in f.source

@@ -10,22 +10,13 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.target.opencl.codegen import BARRIER
+from testlib.opencl import neighbours
 
 N = po.var("N")
 
 
-def _neighbours():
-    """C[i, j] = B[i, j] + B[i, j - 1], B = 2A: rows are independent, columns are not."""
-    A = po.placeholder((N, 8), name="A")
-    B = po.compute((N, 8), lambda i, j: A[i, j] * 2.0, name="B")
-    C = po.compute((N, 8), lambda i, j: B[i, j] + po.if_then_else(j > 0, B[i, j - 1], 0.0),
-                   name="C")
-    return A, B, C
-
-
 def test_binding_a_loop_that_carries_a_dependence_is_refused_with_it():
-    A, B, C = _neighbours()
+    A, B, C = neighbours(columns=8)
     s = po.create_schedule(C)
     i, j = C.op.axis
     s[B].compute_with(s[C], j)
@@ -39,7 +30,7 @@ def test_binding_a_loop_that_carries_a_dependence_is_refused_with_it():
 
 
 def test_a_barrier_inside_threadidx_loops_is_refused():
-    A, B, C = _neighbours()
+    A, B, C = neighbours(columns=8)
     s = po.create_schedule(C)
     i, j = C.op.axis
     s[B].compute_with(s[C], j)
@@ -49,23 +40,6 @@ def test_a_barrier_inside_threadidx_loops_is_refused():
                        match=r"B\[i=0, j=6\] and C\[i=0, j=7\].*different work-items of one "
                              r"group, inside the same threadIdx loops.*barrier"):
         po.build(s, [A, C], target="opencl")
-
-
-def test_the_same_producer_outside_the_threadidx_loops_gets_a_barrier():
-    A, B, C = _neighbours()
-    s = po.create_schedule(C)
-    i, j = C.op.axis
-    s[B].compute_with(s[C], i)
-    s[C].bind(i, "blockIdx.x")
-    s[C].bind(j, "threadIdx.x")
-    s[B].bind(s[B].axes[1], "threadIdx.x")
-    f = po.build(s, [A, C], target="opencl")
-    assert f.source.count(BARRIER) == 1
-    a = np.arange(24, dtype="float32").reshape(3, 8)
-    c = np.full_like(a, np.nan)
-    f(a, c)
-    b = 2 * a
-    np.testing.assert_array_equal(c[:, 1:], b[:, 1:] + b[:, :-1])
 
 
 def test_a_dependence_between_work_groups_is_refused():
