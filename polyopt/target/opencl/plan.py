@@ -22,14 +22,13 @@ Everything is derived exactly with isl from the schedule and the access relation
   wrote are refused (each has its own copy).
 
 >>> import polyopt as po
->>> n = po.var("n"); A = po.placeholder((n,), name="A")
->>> B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+>>> m, n = po.var("m"), po.var("n"); A = po.placeholder((m, n), name="A")
+>>> B = po.compute((m, n), lambda i, j: A[i, j] * 2.0, name="B")
 >>> s = po.create_schedule(B)
->>> bo, bi = s[B].split(B.op.axis[0], factor=16)
->>> _ = s[B].bind(bo, "blockIdx.x"); _ = s[B].bind(bi, "threadIdx.x")
+>>> _ = po.templates.opencl_injective_template(s, B, threads=16)
 >>> kernel, = plan_kernels(po.lower(s, [A, B]))
->>> kernel.local_size, kernel.groups({"n": 40})
-((16, 1, 1), (3, 1, 1))
+>>> kernel.local_size, kernel.groups({"m": 5, "n": 40})
+((16, 1, 1), (3, 5, 1))
 """
 
 from __future__ import annotations
