@@ -187,6 +187,9 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
     kernel = Kernel(name, body, stmts, extents, tuple(local))
     kernel.trees = _tree_reductions(program, body)
     for stmt, row in rows.items():
+        for dim in bound[stmt]:  # a loop of one iteration has no For: its id is 0
+            if (stmt, dim) not in starts:
+                starts[(stmt, dim)] = _loop_range(rows, [stmt], dim)[0]
         kernel.work_items[stmt] = row.apply_range(_id_map(row, stmt, bound[stmt], starts))
     kernel.rows = rows
     kernel.udepth = {s: min([d for d, t in bound[s].items() if is_thread(t)],
