@@ -45,7 +45,9 @@ def run(case: Case, f, sizes: dict) -> float:
 
 
 def check(case: Case, device=None, sizes=None) -> None:
-    f = po.build(case.schedule, case.args, target="opencl", device=device)
+    """Build ``case`` for ``device`` (or take a built kernel) and compare with NumPy."""
+    f = device if callable(device) else po.build(case.schedule, case.args,
+                                                 target="opencl", device=device)
     for size in sizes or case.sizes:
         error = run(case, f, size)
         assert error <= case.tol, f"error {error} for sizes {size}"
@@ -223,6 +225,41 @@ def neighbours_case() -> Case:
         return [c]
 
     return Case(s, [A, C], lambda n: [rand(n, 16)], reference, [dict(n=3)])
+
+
+def matmul_variant(ti: int, tj: int, tk: int, shared: bool, k_outside: bool,
+                   threads: tuple, copy_at_k: bool, bind_copy: bool) -> Case:
+    """``D = 2 (A @ B) + 1`` (two kernels) with a schedule chosen by the arguments:
+    tile sizes, A staged in __local memory or not (computed at k.outer or j.outer),
+    k.outer outside or inside the work-item loops, which of i.inner/j.inner go to
+    work-items.  Many combinations are refused (a clean PolyoptError); the others must
+    compute NumPy's numbers, race-free."""
+    M, N, K = po.var("M"), po.var("N"), po.var("K")
+    A, B = po.placeholder((M, K), name="A"), po.placeholder((K, N), name="B")
+    C = po.ops.matmul(A, B)
+    D = po.compute((M, N), lambda i, j: C[i, j] * 2.0 + 1.0, name="D")
+    s = po.create_schedule(D)
+    AS = s.cache_read(A, "shared", [C]) if shared else None
+    for stage in (C, D):
+        io, jo, ii, ji = s[stage].tile(*stage.op.axis, ti, tj)
+        if stage is C:
+            ko, ki = s[C].split(C.op.reduce_axis[0], factor=tk)
+            s[C].reorder(*((io, jo, ko, ii, ji, ki) if k_outside else (io, jo, ii, ji, ko, ki)))
+        s[stage].bind(io, "blockIdx.y")
+        s[stage].bind(jo, "blockIdx.x")
+        for loop, tag, wanted in ((ii, "threadIdx.y", threads[0]), (ji, "threadIdx.x",
+                                                                   threads[1])):
+            if wanted:
+                s[stage].bind(loop, tag)
+    if AS is not None:
+        s[AS].compute_at(s[C], ko if copy_at_k else jo)
+        if bind_copy:
+            rows, cols = s[AS].axes[-2:]
+            s[AS].bind(rows, "threadIdx.y")
+            s[AS].bind(cols, "threadIdx.x")
+    return Case(s, [A, B, D], lambda m, n, k: [rand(m, k), rand(k, n)],
+                lambda a, b: [2 * (a @ b) + 1],
+                [dict(m=7, n=9, k=5), dict(m=1, n=4, k=11)])
 
 
 CASES = {
