@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidArgumentError
+from ...errors import BackendError, InvalidArgumentError, ScheduleError
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
 from .codegen import global_arrays, opencl_source
@@ -42,6 +42,8 @@ class OpenCLTarget:
                 f"unknown option(s) for target opencl: {', '.join(options)}; known: device")
         queue = queue_for(device)
         kernels = plan_kernels(func)
+        for kernel in kernels:
+            _check_fits(kernel, queue.device)
         source = opencl_source(func, kernels)
         program = compile_program(queue.context, source)
         return OpenCLKernel(func, kernels, source, program, queue)
@@ -101,16 +103,20 @@ class OpenCLKernel:
             nbytes = max(size * np.dtype(temp.dtype).itemsize, 1)
             buffers.append(pyopencl.Buffer(context, flags.READ_WRITE, nbytes))
         scalars = [values[p] for p in self._params]
-        for kernel, handle in self._launch:
-            groups = kernel.groups(values)
-            if 0 in groups:
-                continue
-            local = kernel.local_size
-            global_size = tuple(g * l for g, l in zip(groups, local))
-            handle(self.queue, global_size, local, *buffers, *scalars)
-        for array, buffer in copies:
-            pyopencl.enqueue_copy(self.queue, array, buffer)
-        self.queue.finish()
+        try:
+            for kernel, handle in self._launch:
+                groups = kernel.groups(values)
+                if 0 in groups:
+                    continue
+                local = kernel.local_size
+                global_size = tuple(g * l for g, l in zip(groups, local))
+                handle(self.queue, global_size, local, *buffers, *scalars)
+            for array, buffer in copies:
+                pyopencl.enqueue_copy(self.queue, array, buffer)
+            self.queue.finish()
+        except pyopencl.Error as err:
+            raise BackendError(f"running {self.func.name} on {self.device} failed: {err}"
+                               ) from None
 
     def _check_device_array(self, spec, array) -> None:
         if array.queue is not None and array.queue.context != self.queue.context:
@@ -124,6 +130,21 @@ class OpenCLKernel:
 
     def __repr__(self) -> str:
         return f"<OpenCLKernel {self.func.name} on {self.device}>"
+
+
+def _check_fits(kernel, device) -> None:
+    """The group shape and the __local buffers must fit the device."""
+    size = kernel.local_size[0] * kernel.local_size[1] * kernel.local_size[2]
+    if size > device.max_work_group_size:
+        raise ScheduleError(
+            f"kernel {kernel.name} needs work-groups of {size} work-items; {device.name} "
+            f"allows {device.max_work_group_size}: use smaller factors for the threadIdx loops")
+    local = sum(int(np.prod(b.sizes, dtype=np.int64)) * np.dtype(b.array.dtype).itemsize
+                for b in kernel.buffers.values() if b.array.scope == "shared")
+    if local > device.local_mem_size:
+        raise ScheduleError(
+            f"kernel {kernel.name} needs {local} bytes of __local memory; {device.name} has "
+            f"{device.local_mem_size}: use smaller tiles for the shared buffers")
 
 
 def _device_array_type():

@@ -152,3 +152,15 @@ def test_wrong_arguments_are_refused_before_running():
         f([1.0, 2.0], np.zeros(2, "float32"))
     with pytest.raises(po.InvalidArgumentError, match="dimension 0 of 'B' has size 3"):
         f(np.zeros(2, "float32"), np.zeros(3, "float32"))
+
+
+def test_work_groups_larger_than_devices_allow_are_refused():
+    A = po.placeholder((64, 64), name="A")
+    B = po.compute((64, 64), lambda i, j: A[i, j] + 1.0, name="B")
+    s = po.create_schedule(B)
+    i, j = B.op.axis
+    s[B].bind(i, "threadIdx.y")
+    s[B].bind(j, "threadIdx.x")
+    with pytest.raises(po.ScheduleError, match="work-groups of 64x64x1 work-items, more than "
+                       "1024; use smaller factors"):
+        po.build(s, [A, B], target="opencl")
