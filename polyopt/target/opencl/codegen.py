@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 
 from ...ast import printer
-from ...ast.nodes import Block, For, If, IndexExpr, Int, Node, Run, loops, runs
+from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run, loops, runs
 from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
@@ -87,6 +87,7 @@ class KernelPrinter:
         self.values = ValuePrinter(self._scalar, self._address)
         self.declarations: list[str] = []
         self.trees = 0
+        self.scope: dict[int, str] = {}  # schedule dimension -> enclosing loop variable
         written = {w.array for s in self.program.statements for w in s.writes}
         self.written = written
 
@@ -149,6 +150,20 @@ class KernelPrinter:
 
     # -- statements -------------------------------------------------------------------
     def _node(self, node: Node, depth: int, threads: frozenset, uniform: bool) -> list[str]:
+        if isinstance(node, For) and node.dim is not None:
+            outer = self.scope.get(node.dim)
+            self.scope[node.dim] = node.var
+            try:
+                return self._statement(node, depth, threads, uniform)
+            finally:
+                if outer is None:
+                    del self.scope[node.dim]
+                else:
+                    self.scope[node.dim] = outer
+        return self._statement(node, depth, threads, uniform)
+
+    def _statement(self, node: Node, depth: int, threads: frozenset, uniform: bool
+                   ) -> list[str]:
         pad = "  " * depth
         if isinstance(node, Block):
             return self._block(node, depth, threads, uniform)
@@ -210,11 +225,22 @@ class KernelPrinter:
 
     def _bound(self, loop: For, ident: str, depth: int, threads, uniform) -> list[str]:
         pad = "  " * depth
-        value = ident if loop.init == Int(0) else f"{index_text(loop.init)} + {ident}"
+        start = self._first(loop)
+        value = ident if start == Int(0) else f"{index_text(start)} + {ident}"
         lines = [pad + "{", f"{pad}  const long {loop.var} = {value};"]
         lines += self._braced(f"{pad}  if ({self._guard(loop)})", loop.body, depth + 1,
                               threads, uniform)
         return lines + [pad + "}"]
+
+    def _first(self, loop: For) -> IndexExpr:
+        """Where the ids of a bound loop start: the plan's first value (so the code runs
+        each iteration on the work-item the plan checked), else the loop's own start."""
+        first = self.kernel.first_value(loop, {d: v for d, v in self.scope.items()
+                                               if d < loop.dim})
+        if first is None or any(isinstance(n, Name) and n.name.startswith("po_c")
+                                for n in _names(first)):
+            return loop.init
+        return first
 
     def _others_zero(self, threads) -> list[str]:
         return [f"{LOCAL_IDS[d]} == 0" for d in range(3)
@@ -268,7 +294,8 @@ class KernelPrinter:
                 f"{stmt_name} accumulates into different elements inside its loop "
                 f"'{loop.var}' bound to {loop.kind}; only a loop over one accumulator can be "
                 "reduced across work-items")
-        start = "" if loop.init == Int(0) else f"{index_text(loop.init)} + "
+        first = self._first(loop)
+        start = "" if first == Int(0) else f"{index_text(first)} + "
         guard = " && ".join([self._guard(loop)] + others)
         combined = combine(op, f"{red}[{lid}]", f"{red}[{lid} + po_s]", vtype)
         final = ValuePrinter.convert(
@@ -318,6 +345,14 @@ class KernelPrinter:
         head = (f"{pad}for (long {node.var} = {index_text(node.init)}; "
                 f"{index_text(node.cond)}; {node.var} += {node.step}) {{")
         return [head] + self._private(node.body, depth + 1, run_lines) + [pad + "}"]
+
+
+def _names(expr: IndexExpr):
+    if isinstance(expr, Name):
+        yield expr
+    elif isinstance(expr, Op):
+        for arg in expr.args:
+            yield from _names(arg)
 
 
 def _atom(text: str) -> str:

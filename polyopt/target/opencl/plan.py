@@ -92,6 +92,17 @@ class Kernel:
     work_items: dict = field(default_factory=dict)            # stmt -> isl.Map
     rows: dict = field(default_factory=dict)                  # stmt -> schedule row
     udepth: dict = field(default_factory=dict)                # stmt -> first thread dim
+    first: dict = field(default_factory=dict)   # id(bound For) -> its first value (isl)
+
+    def first_value(self, loop: For, names: dict[int, str]) -> IndexExpr | None:
+        """The first value of a bound loop, as the plan counts ids from it, in terms of
+        the enclosing loops (``names``: schedule dimension -> loop variable); None when
+        the plan has none (a loop of one iteration)."""
+        low = self.first.get(id(loop))
+        if low is None:
+            return None
+        dims = low.dim(isl.dim_type.in_)
+        return key_expr(low, [names.get(d, f"po_c{d}") for d in range(dims)])
 
     def groups(self, params: dict[str, int]) -> tuple[int, int, int]:
         """The number of work-groups along x, y, z for these sizes."""
@@ -159,12 +170,14 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
     axes = dict(program.loop_axes)
     bound = {s: _bound_dims(program, s, axes[s]) for s in rows}
     starts: dict[tuple[str, int], isl.PwAff] = {}
+    first: dict[int, isl.PwAff] = {}
     extents, local = {}, [1, 1, 1]
     for loop, inside in _bound_loops(body):
         inside = [s for s in inside if s in rows]
         if not inside:
             continue
         low, spread = _loop_range(rows, inside, loop.dim)
+        first[id(loop)] = low
         for stmt in inside:
             starts.setdefault((stmt, loop.dim), low)
         if is_block(loop.kind):
@@ -185,6 +198,7 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
             f"work-items, more than {MAX_GROUP_SIZE}; use smaller factors for the loops "
             "bound to threadIdx")
     kernel = Kernel(name, body, stmts, extents, tuple(local))
+    kernel.first = first
     kernel.trees = _tree_reductions(program, body)
     for stmt, row in rows.items():
         for dim in bound[stmt]:  # a loop of one iteration has no For: its id is 0
@@ -395,7 +409,7 @@ def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
                 f"{unit} that grows with the sizes (dimension {dim}); compute it at a loop "
                 f"whose tiles have a constant size (s[{array.name!r}].compute_at(...) inside "
                 "the bound loops)")
-        lower.append(_key_expr(low, names))
+        lower.append(key_expr(low, names))
         sizes.append(top.to_python() + 1)
         starts.append(low)
     return Buffer(array, tuple(lower), tuple(sizes), keys, tuple(starts))
@@ -419,8 +433,9 @@ def _select_dims(width: int, dims: list[int]) -> isl.Map:
     return isl.Map(f"{{ [{inputs}] -> [{', '.join(f'c{d}' for d in dims)}] }}")
 
 
-def _key_expr(low: isl.PwAff, names: list[str]) -> IndexExpr:
-    """A function of a buffer's key (loop variables, local ids) as an index expression."""
+def key_expr(low: isl.PwAff, names: list[str]) -> IndexExpr:
+    """A function of loop variables or ids (``names``, one per input dimension) as an
+    index expression."""
     relation = isl.Map.from_pw_aff(low)
     n_param = relation.dim(isl.dim_type.param)
     keys = relation.dim(isl.dim_type.in_)
