@@ -29,6 +29,7 @@ class Case:
     reference: Callable[..., list]     # inputs -> the expected outputs
     sizes: list                        # the sizes tests run by default
     tol: float = 1e-4
+    in_place: bool = False             # a po.kernel: the inputs are the outputs
 
     @property
     def outputs(self):
@@ -38,9 +39,13 @@ class Case:
 def run(case: Case, f, sizes: dict) -> float:
     """Largest error of ``f`` against NumPy for ``sizes``."""
     inputs = case.inputs(**sizes)
-    expected = case.reference(*inputs)
-    results = [np.full(e.shape, np.nan, e.dtype) for e in expected]
-    f(*inputs, *results)
+    expected = case.reference(*[a.copy() for a in inputs])
+    if case.in_place:
+        f(*inputs)
+        results = inputs
+    else:
+        results = [np.full(e.shape, np.nan, e.dtype) for e in expected]
+        f(*inputs, *results)
     return max(float(np.max(np.abs(r - e), initial=0.0)) for r, e in zip(results, expected))
 
 
@@ -162,6 +167,30 @@ def scan_case() -> Case:
                 [dict(t=6, n=8), dict(t=5, n=21)])
 
 
+M_ROWS, N_COLS = po.var("M"), po.var("N")
+
+
+@po.kernel
+def cumsum_rows(X: po.f32[M_ROWS, N_COLS]):
+    for i in range(M_ROWS):
+        for j in range(1, N_COLS):
+            X[i, j] = X[i, j] + X[i, j - 1]
+
+
+def row_scan_case() -> Case:
+    """An in-place prefix sum along the second axis (``po.kernel``): the rows go to
+    work-groups and work-items, each work-item scans its row (binding ``j`` is refused:
+    it carries the scan's dependence)."""
+    s = po.create_schedule(cumsum_rows)
+    stage = s.stages[0]
+    rows, lanes = stage.split("i", factor=TILE)
+    stage.bind(rows, "blockIdx.x")
+    stage.bind(lanes, "threadIdx.x")
+    return Case(s, list(cumsum_rows.args), lambda m, n: [rand(m, n)],
+                lambda x: [np.cumsum(x, axis=1)], [dict(m=13, n=9), dict(m=8, n=1)],
+                tol=1e-5, in_place=True)
+
+
 def local_accumulator_case() -> Case:
     """Matrix-vector product with the accumulator in private memory
     (``cache_write(..., "local")``), one work-item per row."""
@@ -269,6 +298,7 @@ CASES = {
     "softmax": lambda: softmax_case(5, 37),
     "elementwise_chain": elementwise_chain_case,
     "scan": scan_case,
+    "row_scan": row_scan_case,
     "local_accumulator": local_accumulator_case,
     "rfactor_rows": rfactor_rows_case,
     "neighbours": neighbours_case,

@@ -164,3 +164,13 @@ def test_work_groups_larger_than_devices_allow_are_refused():
     with pytest.raises(po.ScheduleError, match="work-groups of 64x64x1 work-items, more than "
                        "1024; use smaller factors"):
         po.build(s, [A, B], target="opencl")
+
+
+def test_the_scan_axis_cannot_go_to_work_items():
+    from testlib.opencl import cumsum_rows
+
+    stage = po.create_schedule(cumsum_rows).stages[0]
+    with pytest.raises(po.IllegalScheduleError, match=r"threadIdx.x loop 'j' carries a "
+                       r"dependence.*S0\[i=0, j=1\] writes X\[0, 1\] that S0\[i=0, j=2\] reads"
+                       r".*Repair: use a loop that carries no dependence: i"):
+        stage.bind("j", "threadIdx.x")
