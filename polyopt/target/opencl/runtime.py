@@ -2,11 +2,12 @@
 
 The device is ``device=`` of ``po.build(..., target="opencl")``: a ``pyopencl``
 ``Device``, ``Context`` or ``CommandQueue``, or a string matched (case-insensitively)
-against "<platform name> <device name>" (``"pocl"``, ``"oclgrind"``, ``"intel"``).
+against the platform's name and vendor and the device's name (``"pocl"``,
+``"oclgrind"``, ``"intel"``).
 Without it, ``PYOPENCL_CTX`` chooses as in pyopencl (``PYOPENCL_CTX=0``), else the
 first device of the first platform.  Contexts are created once per device.
 
->>> describe(queue_for("portable")).startswith("Portable Computing Language")
+>>> describe(queue_for("pocl")).startswith("Portable Computing Language")
 True
 """
 
@@ -72,7 +73,8 @@ def queue_for(device=None):
     if isinstance(device, str):
         choices = devices()
         for candidate in choices:
-            text = f"{candidate.platform.name} {candidate.name}"
+            text = " ".join((candidate.platform.name, candidate.platform.vendor,
+                             candidate.name))
             if device.lower() in text.lower():
                 return _queue(_context(candidate))
         names = "; ".join(f"{d.platform.name} {d.name}" for d in choices)
