@@ -197,15 +197,13 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
             f"kernel {name} would have work-groups of {local[0]}x{local[1]}x{local[2]} "
             f"work-items, more than {MAX_GROUP_SIZE}; use smaller factors for the loops "
             "bound to threadIdx")
-    kernel = Kernel(name, body, stmts, extents, tuple(local))
-    kernel.first = first
-    kernel.trees = _tree_reductions(program, body)
+    kernel = Kernel(name, body, stmts, extents, tuple(local), first=first,
+                    trees=_tree_reductions(program, body), rows=rows)
     for stmt, row in rows.items():
         for dim in bound[stmt]:  # a loop of one iteration has no For: its id is 0
             if (stmt, dim) not in starts:
                 starts[(stmt, dim)] = _loop_range(rows, [stmt], dim)[0]
         kernel.work_items[stmt] = row.apply_range(_id_map(row, stmt, bound[stmt], starts))
-    kernel.rows = rows
     kernel.udepth = {s: min([d for d, t in bound[s].items() if is_thread(t)],
                             default=rows[s].dim(isl.dim_type.out)) for s in rows}
     for array in scoped:
