@@ -24,9 +24,13 @@ from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logica
 CL_TYPES = {"float32": "float", "float64": "double", "int8": "char", "uint8": "uchar",
             "int32": "int", "int64": "long", dtypes.BOOL: "int"}
 
-# Python's floor division and modulo on 64-bit integers (0 when dividing by 0; x // -1
-# is -x without the trap of LONG_MIN / -1), used by integer // and % and by isl's floord
+# Helpers of every OpenCL program: float maximum/minimum that propagate NaN (as NumPy's
+# and the LLVM backend's do); Python's floor division and modulo on 64-bit integers (0
+# when dividing by 0; x // -1 is -x without the trap of LONG_MIN / -1), used by integer
+# // and % and by isl's floord
 HELPERS = """\
+#define po_fmax(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : fmax((a), (b)))
+#define po_fmin(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : fmin((a), (b)))
 inline long po_floordiv(long a, long b) {
   if (b == 0) return 0;
   if (b == -1) return -a;
@@ -124,8 +128,8 @@ class ValuePrinter:
             return text if dtypes.is_float(dtype) or dtype == "int64" else \
                 f"(({cl_type(dtype)}){text})"
         if dtypes.is_float(dtype):
-            name = {"abs": "fabs", "maximum": "fmax", "minimum": "fmin"}.get(expr.func,
-                                                                          expr.func)
+            name = {"abs": "fabs", "maximum": "po_fmax", "minimum": "po_fmin"}.get(
+                expr.func, expr.func)
             return f"{name}({', '.join(args)})"
         if expr.func == "abs":
             if not dtypes.is_signed(dtype):
@@ -153,5 +157,5 @@ def combine(op: str, a: str, b: str, dtype: str) -> str:
         return text if dtypes.is_float(dtype) or dtype == "int64" else \
             f"(({cl_type(dtype)}){text})"
     if dtypes.is_float(dtype):
-        return f"{'fmax' if op == 'maximum' else 'fmin'}({a}, {b})"
+        return f"{'po_fmax' if op == 'maximum' else 'po_fmin'}({a}, {b})"
     return f"{'max' if op == 'maximum' else 'min'}({a}, {b})"
