@@ -39,7 +39,7 @@ from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run, lo
 from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
-from ..accumulate import accumulated_value, combiner
+from ..accumulate import accumulated_value, combination, combiner
 from .plan import (GROUP_IDS, LOCAL_IDS, Kernel, is_block, is_thread, plan_kernels,
                    scoped_arrays, tag_dim)
 from .values import HELPERS, ValuePrinter, cl_type, combine
@@ -57,6 +57,7 @@ def opencl_source(func, kernels: list[Kernel]) -> str:
              *("// " + line for line in str(func).splitlines()), ""]
     if fp64:
         parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    parts.append("#pragma OPENCL FP_CONTRACT OFF  // values round as written (fma: explicit)")
     parts.append(HELPERS)
     parts.append("inline long floord(long a, long b) { return po_floordiv(a, b); }\n")
     for kernel in kernels:
@@ -250,6 +251,7 @@ class KernelPrinter:
         pad = "  " * depth
         stmt = self._bind_run(run)
         target = self._address(stmt.target)
+        self.values.reduction = combination(stmt)
         value = _strip(self.values.emit(stmt.value, stmt.target.dtype))
         line = f"{target} = {value};"
         guard = self._others_zero(threads)

@@ -144,7 +144,8 @@ def plan_kernels(func) -> list[Kernel]:
                     raise ScheduleError(
                         f"the {array.scope} buffer '{array.name}' is used by two kernels "
                         f"({owner[array.name]} and {name}); a {array.scope} buffer lives in "
-                        "one kernel: compute it at a loop of its reader (compute_at)")
+                        "one kernel: compute it at a loop of its reader inside the loops bound "
+                        "to blockIdx (compute_at), or use the \"global\" scope")
                 owner[array.name] = name
         kernels.append(kernel)
     if kernels:

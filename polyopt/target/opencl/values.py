@@ -75,6 +75,8 @@ class ValuePrinter:
     def __init__(self, index: Callable[[Expr], str], address: Callable[[TensorRead], str]):
         self.index = index
         self.address = address
+        self.reduction = None  # the node combining an accumulation: a multiply-add is fused
+
 
     def emit(self, expr: Expr, dtype: str) -> str:
         """The text of ``expr`` converted to ``dtype``."""
@@ -108,6 +110,9 @@ class ValuePrinter:
 
     def _binop(self, expr: BinOp) -> str:
         dtype = expr.dtype
+        fused = self._fused(expr)
+        if fused is not None:
+            return fused
         a, b = self.emit(expr.a, dtype), self.emit(expr.b, dtype)
         if dtypes.is_float(dtype):
             if expr.op not in "+-*/":
@@ -119,6 +124,18 @@ class ValuePrinter:
         else:
             text = f"({a} {expr.op} {b})"
         return text if dtype == "int64" else f"(({cl_type(dtype)}){text})"
+
+    def _fused(self, expr: BinOp) -> str | None:
+        """``fma(x, y, acc)`` for the accumulation ``acc + x * y``: programs are built
+        with FP_CONTRACT OFF (every other value rounds exactly as written, as on the LLVM
+        backend, which lets only accumulations contract)."""
+        if expr is not self.reduction or expr.op != "+" or not dtypes.is_float(expr.dtype):
+            return None
+        for acc, other in ((expr.a, expr.b), (expr.b, expr.a)):
+            if isinstance(other, BinOp) and other.op == "*" and other.dtype == expr.dtype:
+                return (f"fma({self.emit(other.a, expr.dtype)}, {self.emit(other.b, expr.dtype)}"
+                        f", {self.emit(acc, expr.dtype)})")
+        return None
 
     def _call(self, expr: Call) -> str:
         dtype = expr.dtype
