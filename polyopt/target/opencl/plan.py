@@ -169,7 +169,7 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
     rows = {s: program.schedule_of(s).intersect_params(program.context) for s in stmts}
     rows = {s: r for s, r in rows.items() if not r.is_empty()}
     axes = dict(program.loop_axes)
-    bound = {s: _bound_dims(program, s, axes[s]) for s in rows}
+    bound = {s: _bound_dims(program, s, axes.get(s, ())) for s in rows}  # none: hand-written
     starts: dict[tuple[str, int], isl.PwAff] = {}
     first: dict[int, isl.PwAff] = {}
     extents, local = {}, [1, 1, 1]

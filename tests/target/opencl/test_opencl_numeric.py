@@ -117,3 +117,18 @@ def test_device_chosen_by_name_or_environment(monkeypatch):
     monkeypatch.setenv("PYOPENCL_CTX", "0")
     g = po.build(case.schedule, case.args, target="opencl")
     assert run(case, g, dict(t=3, n=9)) < 1e-5
+
+
+def test_hand_written_schedules_run_in_one_work_item():
+    """A schedule given as an isl map (po.check) has no bound loops: one work-item."""
+    from testlib.kernels import lu, lu_ref
+
+    report = po.check(lu, schedule="{ S0[k, i] -> [i, k, 0, 0]; S1[k, i, j] -> [i, k, 1, j] }")
+    s = po.Schedule(report.program, lu.outputs, default_args=lu.args)
+    f = po.build(s, target="opencl")
+    rng = np.random.default_rng(0)
+    a = rng.random((6, 6)) + 6 * np.eye(6)
+    expected = a.copy()
+    lu_ref(expected)
+    f(a)
+    np.testing.assert_allclose(a, expected, rtol=1e-12)
