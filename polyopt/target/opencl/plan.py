@@ -180,7 +180,12 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
         low, spread = _loop_range(rows, inside, loop.dim)
         first[id(loop)] = low
         for stmt in inside:
-            starts.setdefault((stmt, loop.dim), low)
+            known = starts.setdefault((stmt, loop.dim), low)
+            if not known.is_equal(low):  # each instance must have one work-item
+                raise ScheduleError(
+                    f"the loop '{loop.var}' bound to {loop.kind} was generated as several "
+                    f"loops that start differently for {stmt}; bind a loop whose bounds "
+                    "are the same for every statement inside it (split the stages apart)")
         if is_block(loop.kind):
             count = spread.dim_max(0).add_constant_val(isl.Val(1)).coalesce()
             previous = extents.get(loop.kind)
