@@ -16,7 +16,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _env import require_threadpoolctl, restart_with_clean_environment  # noqa: E402
+from _env import (median_seconds, require_threadpoolctl,  # noqa: E402
+                  restart_with_clean_environment)
 
 if __name__ == "__main__":
     require_threadpoolctl("bench_matmul.py")
@@ -25,7 +26,6 @@ if __name__ == "__main__":
 import datetime  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -34,16 +34,6 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 import polyopt as po  # noqa: E402
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
-
-
-def median_seconds(call, repeat: int) -> float:
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def measure(m: int, n: int, k: int, threads: int, repeat: int) -> dict:

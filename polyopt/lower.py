@@ -62,7 +62,9 @@ class LoweredFunc:
         lines = [f"void {self.name}({', '.join(params)}) {{"]
         for temp in self.temps:
             dims = "".join(f"[{e}]" for e in temp.shape)
-            lines.append(f"  {temp.dtype} {temp.name}{dims};  // allocated by the kernel")
+            where = {"shared": " (scope shared: per work-group on OpenCL)",
+                     "local": " (scope local: per work-item on OpenCL)"}.get(temp.scope, "")
+            lines.append(f"  {temp.dtype} {temp.name}{dims};  // allocated by the kernel{where}")
         lines += node_lines(self.body, self.program)
         lines.append("}")
         return "\n".join(lines)

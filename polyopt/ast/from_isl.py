@@ -7,7 +7,7 @@ does, so the printed program reads like the source.
 >>> A = po.placeholder((3,), name="A")
 >>> B = po.compute((3,), lambda i: A[i] + 1, name="B")
 >>> scan(po.create_schedule(B).program)
-For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),)), kind='serial')
+For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),)), kind='serial', dim=2)
 """
 
 from __future__ import annotations
@@ -74,6 +74,12 @@ def _node(node: isl.AstNode) -> Node:
     raise InternalError(f"unexpected isl AST node type {kind}")
 
 
+def index_expr(expr: isl.AstExpr):
+    """An isl AST expression as polyopt's index expression (:class:`Int`, :class:`Name`,
+    :class:`Op`)."""
+    return _expr(expr)
+
+
 def _expr(expr: isl.AstExpr):
     kind = expr.get_type()
     if kind == isl.ast_expr_type.int:
@@ -122,7 +128,7 @@ def _name_loops(node: Node, program: Program, taken: frozenset[str]) -> Node:
     renamed = rename(node, node.var, new)
     return For(new, renamed.init, renamed.cond, renamed.step,
                _name_loops(renamed.body, program, taken | {new}),
-               axis.kind if axis else renamed.kind)
+               axis.kind if axis else renamed.kind, int(node.var[1:].split(".")[0]))
 
 
 def _mark_isl_names(node: Node, counter: list[int]) -> Node:

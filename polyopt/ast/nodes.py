@@ -51,7 +51,8 @@ class For:
     cond: IndexExpr
     step: int
     body: "Node"
-    kind: str = "serial"  # serial | parallel | vectorized | unrolled
+    kind: str = "serial"  # serial | parallel | vectorized | unrolled | blockIdx.x ...
+    dim: int | None = None  # the schedule dimension the loop enumerates (when known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +95,25 @@ def rename(node: Node, old: str, new: str) -> Node:
                    body=rename(node.body, old, new))
 
 
+def walk(node: Node):
+    """``node`` and every node below it, in program order (parents first)."""
+    yield node
+    if isinstance(node, Block):
+        for item in node.items:
+            yield from walk(item)
+    elif isinstance(node, If):
+        yield from walk(node.then)
+        if node.otherwise is not None:
+            yield from walk(node.otherwise)
+    elif isinstance(node, For):
+        yield from walk(node.body)
+
+
 def runs(node: Node):
     """Every :class:`Run` below ``node``, in program order."""
-    if isinstance(node, Run):
-        yield node
-    elif isinstance(node, Block):
-        for item in node.items:
-            yield from runs(item)
-    elif isinstance(node, If):
-        yield from runs(node.then)
-        if node.otherwise is not None:
-            yield from runs(node.otherwise)
-    else:
-        yield from runs(node.body)
+    return (n for n in walk(node) if isinstance(n, Run))
+
+
+def loops(node: Node):
+    """Every :class:`For` at or below ``node``, outermost first."""
+    return (n for n in walk(node) if isinstance(n, For))

@@ -46,7 +46,10 @@ class Array:
 
     ``role`` is "placeholder" (an input, only read), "compute" (defined by the
     program: an output or a temporary) or "inout" (a kernel parameter that the
-    program reads and writes in place).
+    program reads and writes in place).  ``scope`` is where a backend keeps it:
+    "global" (device or host memory), "shared" (one copy per work-group, OpenCL's
+    ``__local``) or "local" (one copy per work-item, private memory); the scopes come
+    from ``cache_read``/``cache_write``.
     """
 
     name: str
@@ -54,6 +57,7 @@ class Array:
     dtype: str
     tensor: Tensor
     role: str
+    scope: str = "global"
 
     @property
     def ndim(self) -> int:

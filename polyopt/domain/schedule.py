@@ -29,7 +29,10 @@ import islpy as isl
 
 from ..errors import ScheduleError
 
-KINDS = ("serial", "parallel", "vectorized", "unrolled")
+BIND_TAGS = tuple(f"{unit}.{d}" for unit in ("blockIdx", "threadIdx") for d in "xyz")
+KINDS = ("serial", "parallel", "vectorized", "unrolled") + BIND_TAGS
+# loops whose iterations run at the same time: they must carry no dependence
+CONCURRENT_KINDS = ("parallel", "vectorized") + BIND_TAGS
 
 
 @dataclass(frozen=True, slots=True)

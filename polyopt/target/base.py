@@ -25,6 +25,7 @@ class Target(Protocol):
 _REGISTRY: dict[str, str | type] = {
     # name -> "module:Class" (imported on first use, so the core needs no backend package)
     "llvm": "polyopt.target.llvm.target:LLVMTarget",
+    "opencl": "polyopt.target.opencl.target:OpenCLTarget",
 }
 
 

@@ -225,8 +225,9 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     lifted = tuple(dataclasses.replace(a, value=a.value.pullback_multi_aff(
         _projection_aff(copies[stage.main], depth))) for a in stage.axes)
     owner = _owner_at(program, consumer, depth)
+    # the shared loops keep the consumer's names and kinds (parallel, bound to work-groups)
     new_stage = dataclasses.replace(stage, axes=tuple(
-        dataclasses.replace(a, name=n) for a, n in zip(axes, [x.name for x in cons.axes[:depth]])
+        dataclasses.replace(a, name=x.name, kind=x.kind) for a, x in zip(axes, cons.axes[:depth])
     ) + lifted, attach=Attach("with", owner, depth, outer_dims=depth))
     stages = tuple(new_stage if s.name == producer else s for s in program.stages)
     result = program.with_stages(stages, statements=statements)

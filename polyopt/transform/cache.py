@@ -62,7 +62,7 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
     dims = tuple(f"ax{d}" for d in range(source.ndim))
     iter_vars = axis_vars(dims, source.shape)
     cached = new_tensor(f"{source.name}.{scope}", source.shape, source.dtype, iter_vars)
-    array = new_array(program, cached)
+    array = new_array(program, cached, scope)
     arrays = program.arrays + (array,)
     name = fresh_statement_name(program, array.name)
     copy = copy_statement(program, arrays, name, source.tensor, cached, iter_vars, dims)
@@ -96,7 +96,7 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
     op = array.tensor.op
     cached = new_tensor(f"{array.name}.{scope}", array.shape, array.dtype, op.axis,
                         op.reduce_axis)
-    cache_array = new_array(program, cached)
+    cache_array = new_array(program, cached, scope)
     arrays = program.arrays + (cache_array,)
     renamed = {}
     statements = []

@@ -31,10 +31,11 @@ def new_tensor(name: str, shape: tuple[Expr, ...], dtype: str, axis=(), reduce_a
                             Const(0, dtype)))
 
 
-def new_array(program: Program, tensor: Tensor) -> Array:
+def new_array(program: Program, tensor: Tensor, scope: str = "global") -> Array:
     names = NameGenerator(reserved={a.name for a in program.arrays}
                           | set(program.param_names))
-    return Array(names.fresh(tensor.name), tensor.shape, tensor.dtype, tensor, "compute")
+    return Array(names.fresh(tensor.name), tensor.shape, tensor.dtype, tensor, "compute",
+                 scope)
 
 
 def fresh_statement_name(program: Program, base: str) -> str:

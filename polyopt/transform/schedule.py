@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
-from ..domain.schedule import Attach, identity_axes
+from ..domain.schedule import CONCURRENT_KINDS, Attach, identity_axes
 from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
 from . import attach, cache, inplace, kernel_rfactor, loops, rfactor
-from .check import check_loop_carries_nothing, check_schedule
+from .bind import bind_tag
+from .check import check_schedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +246,7 @@ class Schedule:
         dependences are computed lazily (the next primitive that needs them)."""
         def outcome(program):
             result, value = run(program)
-            marked = any(a.kind in ("parallel", "vectorized")
+            marked = any(a.kind in CONCURRENT_KINDS
                          for stage in result.stages for a in stage.axes)
             if check and marked:
                 return result, value, compute_dependences(result)
@@ -261,11 +262,6 @@ class Schedule:
         if self.kernel is not None and self.kernel.rewritten:
             self.kernel.check(self.program, "the schedule")
         check_schedule(self.program, self.deps, "the schedule")
-        for stage in self.program.stages:
-            for level, axis in enumerate(stage.axes, start=1):
-                if axis.kind in ("parallel", "vectorized"):
-                    check_loop_carries_nothing(self.program, self.deps, stage.name, level,
-                                               f"{axis.kind} loop '{axis.name}'")
 
     def is_legal(self) -> bool:
         try:
@@ -464,7 +460,8 @@ class Stage:
         return self._loop(name)
 
     # -- loop kinds ----------------------------------------------------------------------
-    def _mark(self, primitive: str, kind: str, axis, check: bool) -> LoopAxis:
+    def _mark(self, primitive: str, kind: str, axis, check: bool, extra: tuple = ()
+              ) -> LoopAxis:
         name = self._axis(axis)
         level = self._stage.axis(name) + 1
 
@@ -477,7 +474,7 @@ class Stage:
 
         # the check of every step also checks that loops marked parallel or vectorized
         # carry no dependence (transform.check.check_marked_loops)
-        self._run(primitive, (name,), {}, run, check=check)
+        self._run(primitive, (name,) + extra, {}, run, check=check)
         return self._loop(name)
 
     def parallel(self, axis, *, check: bool = True) -> LoopAxis:
@@ -491,6 +488,12 @@ class Stage:
     def unroll(self, axis, *, check: bool = True) -> LoopAxis:
         """Unroll the loop (always legal: the order does not change)."""
         return self._mark("unroll", "unrolled", axis, check)
+
+    def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
+        """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
+        (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
+        dependence (see :mod:`polyopt.transform.bind`)."""
+        return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
 
     # -- where the stage is computed ------------------------------------------------
     def compute_with(self, other, axis, *, check: bool = True) -> None:
@@ -589,7 +592,7 @@ def _can(primitive: str):
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
                    "wavefront",
-                   "parallel", "vectorize", "unroll", "compute_with", "compute_at",
+                   "parallel", "vectorize", "unroll", "bind", "compute_with", "compute_at",
                    "compute_inline", "compute_root"):
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
 

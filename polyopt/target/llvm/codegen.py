@@ -20,7 +20,8 @@ from llvmlite import ir
 from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Run
 from ...domain.program import Array
 from ...errors import InternalError
-from ...te.expr import BinOp, Call, Expr, TensorRead, Var
+from ...te.expr import Expr, TensorRead, Var
+from ..accumulate import combination
 from .parallel import emit_parallel_for
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
@@ -217,7 +218,7 @@ class FunctionEmitter:
         for axis, arg in zip(stmt.iter_vars, run.args):
             self.scalars[id(axis)] = self._index(arg)
             bound.append(axis)
-        self.values.reduction = _combination(stmt)
+        self.values.reduction = combination(stmt)
         value = self.values.emit(stmt.value, stmt.target.dtype)
         self.builder.store(value, self._address(stmt.target))
         for axis in bound:
@@ -256,19 +257,6 @@ class FunctionEmitter:
         if op == "select":
             return b.select(args[0], args[1], args[2])
         raise InternalError(f"unsupported AST operation '{op}'")
-
-
-def _combination(stmt):
-    """The node of ``C[i] = C[i] + x`` (or maximum/minimum) that combines the
-    accumulator with a new value, or None when the statement is not an accumulation."""
-    value = stmt.value
-    operands = (value.a, value.b) if isinstance(value, BinOp) and value.op in "+*" else \
-        value.args if isinstance(value, Call) and value.func in ("maximum", "minimum") else ()
-    for operand in operands:
-        if isinstance(operand, TensorRead) and operand.tensor is stmt.target.tensor and all(
-                a is b for a, b in zip(operand.indices, stmt.target.indices)):
-            return value
-    return None
 
 
 def _itemsize(dtype: str) -> int:
