@@ -26,6 +26,7 @@ from .ast.from_isl import scan
 from .ast.nodes import Block, Node
 from .ast.printer import node_lines
 from .ast.storage import Footprint, contract_storage
+from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError
 from .names import sanitize
@@ -148,6 +149,10 @@ def _scan(func: LoweredFunc) -> LoweredFunc:
     return dataclasses.replace(func, body=scan(func.program))
 
 
+def _separate_full_tiles(func: LoweredFunc) -> LoweredFunc:
+    return dataclasses.replace(func, body=separate_full_tiles(func.body))
+
+
 def _default_name(program: Program, args) -> str:
     """``<last output>_kernel`` for tensor expressions; a kernel's own name otherwise."""
     outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
@@ -167,6 +172,7 @@ PASSES = (
     ("plan_buffers", _plan_buffers),
     ("contract_storage", _contract_storage),
     ("scan_schedule", _scan),
+    ("separate_full_tiles", _separate_full_tiles),  # works on the loops scanning made
 )
 
 

@@ -107,3 +107,47 @@ def runs(node: Node):
             yield from runs(node.otherwise)
     else:
         yield from runs(node.body)
+
+
+def linear_form(expr: IndexExpr) -> dict[str, int] | None:
+    """``expr`` as ``{name: coefficient, "": constant}`` when it is a sum of names times
+    integers; None otherwise (min, max, divisions...).
+
+    >>> linear_form(Op("add", (Op("mul", (Int(8), Name("io"))), Int(7))))
+    {'io': 8, '': 7}
+    """
+    if isinstance(expr, Int):
+        return {"": expr.value}
+    if isinstance(expr, Name):
+        return {expr.name: 1}
+    if expr.op == "neg":
+        inner = linear_form(expr.args[0])
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if expr.op in ("add", "sub") and len(expr.args) == 2:
+        a, b = linear_form(expr.args[0]), linear_form(expr.args[1])
+        if a is None or b is None:
+            return None
+        sign = 1 if expr.op == "add" else -1
+        result = dict(a)
+        for key, value in b.items():
+            result[key] = result.get(key, 0) + sign * value
+        return {k: v for k, v in result.items() if v or k == ""}
+    if expr.op == "mul" and len(expr.args) == 2:
+        a, b = linear_form(expr.args[0]), linear_form(expr.args[1])
+        if a is None or b is None:
+            return None
+        for x, y in ((a, b), (b, a)):
+            if set(x) <= {""}:
+                return {k: v * x.get("", 0) for k, v in y.items()}
+    return None
+
+
+def constant_difference(a: IndexExpr, b: IndexExpr) -> int | None:
+    """``a - b`` when it is the same integer for all values of the names, else None."""
+    fa, fb = linear_form(a), linear_form(b)
+    if fa is None or fb is None:
+        return None
+    keys = set(fa) | set(fb)
+    if any(fa.get(k, 0) != fb.get(k, 0) for k in keys - {""}):
+        return None
+    return fa.get("", 0) - fb.get("", 0)

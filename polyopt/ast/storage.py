@@ -289,11 +289,19 @@ def _shifted(index: Expr, lower: Expr | None, extent: Expr) -> Expr:
 
 def _reindex(stmt: Statement, temp: Array, offsets: list, arrays, program: Program
              ) -> Statement:
-    """``stmt`` accessing ``temp[x - lo]`` where it accessed ``temp[x]``."""
+    """``stmt`` accessing ``temp[x - lo]`` where it accessed ``temp[x]`` (an index shared
+    by several accesses stays shared: code generation recognizes accumulations by it)."""
+    memo: dict[int, Expr] = {}
+
+    def moved(index, lo, extent):
+        if id(index) not in memo:
+            memo[id(index)] = _shifted(index, lo, extent)
+        return memo[id(index)]
+
     def shift(node):
         if isinstance(node, TensorRead) and node.tensor is temp.tensor:
             return TensorRead(node.tensor, tuple(
-                _shifted(index, lo, extent)
+                moved(index, lo, extent)
                 for index, lo, extent in zip(node.indices, offsets, temp.shape)))
         return None
 

@@ -5,6 +5,12 @@ array argument (in argument order), then every program parameter; it returns 0, 
 1 when a temporary buffer cannot be allocated.  Arrays are dense row-major; the
 strides are computed once on entry.
 
+Temporaries (already contracted to their footprint, see :mod:`polyopt.ast.storage`)
+are allocated once per call: small ones of constant size on the stack (``alloca``, so
+LLVM may keep a register tile in registers), others with ``aligned_alloc``, freed on
+every path.  A temporary private to the iterations of a parallel loop gets one buffer
+per thread, allocated in the outlined loop body.
+
 >>> import polyopt as po
 >>> A = po.placeholder((4,), name="A")
 >>> B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
@@ -17,15 +23,18 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Run
+from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run,
+                          constant_difference, runs)
 from ...domain.program import Array
 from ...errors import InternalError
-from ...te.expr import BinOp, Call, Expr, TensorRead, Var
-from .parallel import emit_parallel_for
+from ...te.expr import BinOp, Call, Const, Expr, TensorRead, Var
+from .parallel import emit_parallel_for, upper_bound
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
 LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
+UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
+STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
 HUGE_PAGE = 2 << 20
 HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
@@ -112,6 +121,46 @@ class FunctionEmitter:
         b.call(madvise, [pointer, advised, ir.Constant(ir.IntType(32), MADV_HUGEPAGE)])
         return pointer
 
+    def allocate_temps(self, temps) -> tuple[list[ir.Value], ir.Value]:
+        """Point ``self.pointers`` at new buffers for ``temps``; returns the heap ones (to
+        free) and an i1 that is true when one could not be allocated."""
+        b = self.builder
+        heap, failed = [], ir.Constant(I1, 0)
+        for temp in temps:
+            size = _constant_size(temp)
+            if size is not None and size <= STACK_LIMIT:
+                with b.goto_entry_block():
+                    slot = b.alloca(ir.ArrayType(ir.IntType(8), max(size, 1)),
+                                    name=f"{temp.name}.stack")
+                slot.align = ALIGNMENT
+                slot.type = ir.PointerType()
+                self.pointers[temp.name] = slot
+                continue
+            pointer = self._allocate(temp)
+            self.pointers[temp.name] = pointer
+            heap.append(pointer)
+            failed = b.or_(failed, b.icmp_unsigned("==", pointer,
+                                                   ir.Constant(ir.PointerType(), None)))
+        return heap, failed
+
+    def free(self, pointers: list[ir.Value]) -> None:
+        free = intrinsic(self.module, "free", ir.VoidType(), [ir.PointerType()])
+        for pointer in pointers:
+            self.builder.call(free, [pointer])
+
+    def private_temps(self, loop: For) -> list[Array]:
+        """The temporaries with one buffer per thread that ``loop``'s body uses."""
+        storage = self.func.storage
+        used = {run.stmt for run in runs(loop.body)}
+        result = []
+        for temp in self.func.temps:
+            footprint = storage.get(temp.name)
+            if footprint is not None and footprint.private and any(
+                    a.array == temp.name for s in self.program.statements if s.name in used
+                    for a in s.accesses):
+                result.append(temp)
+        return result
+
     def _size_in_bytes(self, array: Array) -> ir.Value:
         size = ir.Constant(I64, _itemsize(array.dtype))
         for extent in array.shape:
@@ -122,25 +171,21 @@ class FunctionEmitter:
     # -- function body ---------------------------------------------------------------
     def _emit_body(self) -> None:
         b = self.builder
-        free = intrinsic(self.module, "free", ir.VoidType(), [ir.PointerType()])
-        failed = ir.Constant(I1, 0)
-        for temp in self.func.temps:
-            pointer = self._allocate(temp)
-            self.pointers[temp.name] = pointer
-            failed = b.or_(failed, b.icmp_unsigned("==", pointer, ir.Constant(ir.PointerType(),
-                                                                              None)))
+        with b.goto_entry_block():
+            self.status = b.alloca(ir.IntType(32), name="status")
+        self.status.type = ir.PointerType()
+        b.store(ir.Constant(ir.IntType(32), 0), self.status)
+        heap, failed = self.allocate_temps(self.func.temps)
         run_block = b.append_basic_block("run")
         fail_block = b.append_basic_block("out_of_memory")
         b.cbranch(failed, fail_block, run_block)
         b.position_at_end(fail_block)
-        for temp in self.func.temps:
-            b.call(free, [self.pointers[temp.name]])
+        self.free(heap)
         b.ret(ir.Constant(ir.IntType(32), 1))
         b.position_at_end(run_block)
         self._node(self.func.body)
-        for temp in self.func.temps:
-            b.call(free, [self.pointers[temp.name]])
-        b.ret(ir.Constant(ir.IntType(32), 0))
+        self.free(heap)
+        b.ret(b.load(self.status, typ=ir.IntType(32)))
 
     def _node(self, node: Node) -> None:
         if isinstance(node, Block):
@@ -159,7 +204,39 @@ class FunctionEmitter:
         if loop.kind == "parallel" and not self.in_parallel:
             if emit_parallel_for(self, loop, self.num_threads):
                 return
+        if loop.kind == "unrolled" and self._unrolled(loop):
+            return
         self._serial_loop(loop, self._index(loop.init))
+
+    def _unrolled(self, loop: For) -> bool:
+        """Emit ``loop`` as copies of its body, one per iteration, when at most
+        :data:`UNROLL_LIMIT` iterations; a bound ``min(init + c, e)`` (a partial tile)
+        guards each copy.  False (nothing emitted) when the count is not a constant."""
+        bound = upper_bound(loop)
+        if bound is None or loop.step <= 0:
+            return False
+        limit, exclusive = bound
+        candidates = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
+        counts = [constant_difference(c, loop.init) for c in candidates]
+        known = [c for c in counts if c is not None]
+        if not known:
+            return False
+        last = min(known) - (1 if exclusive else 0)  # largest offset from init
+        trips = last // loop.step + 1 if last >= 0 else 0
+        if trips > UNROLL_LIMIT:
+            return False
+        guarded = len(known) < len(counts)
+        start = self._index(loop.init)
+        b = self.builder
+        for copy in range(trips):
+            iv = b.add(start, ir.Constant(I64, copy * loop.step), flags=("nsw",))
+            self.scalars[loop.var] = iv
+            if guarded:
+                self._if(If(loop.cond, loop.body))
+            else:
+                self._node(loop.body)
+        self.scalars.pop(loop.var, None)
+        return True
 
     def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None) -> None:
         """The loop from ``start`` while its condition holds (or up to ``last``)."""
@@ -181,15 +258,20 @@ class FunctionEmitter:
         iv.add_incoming(step, b.block)
         latch = b.branch(header)
         if loop.kind in LOOP_HINTS:
-            latch.set_metadata("llvm.loop", self._loop_metadata(loop.kind))
+            latch.set_metadata("llvm.loop", self._loop_metadata(LOOP_HINTS[loop.kind], 1))
+        elif loop.kind == "serial" and _has_vectorized_loop(loop.body):
+            # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
+            # loop instead (e.g. a reduction loop around a register tile)
+            latch.set_metadata("llvm.loop", self._loop_metadata("llvm.loop.vectorize.enable", 0))
         b.position_at_end(exit_block)
         del self.scalars[loop.var]
 
-    def _loop_metadata(self, kind: str):
-        """A distinct ``!llvm.loop`` node asking LLVM to vectorize or fully unroll."""
+    def _loop_metadata(self, hint_name: str, value: int):
+        """A distinct ``!llvm.loop`` node with one hint (vectorize, fully unroll, or do
+        not vectorize)."""
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
-        hint = m.add_metadata([ir.MetaDataString(m, LOOP_HINTS[kind]), ir.Constant(I1, 1)])
+        hint = m.add_metadata([ir.MetaDataString(m, hint_name), ir.Constant(I1, value)])
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
                                  ir.Constant(ir.IntType(32), self._loop_ids)])
         node = m.add_metadata([hint, unique])
@@ -258,6 +340,17 @@ class FunctionEmitter:
         raise InternalError(f"unsupported AST operation '{op}'")
 
 
+def _has_vectorized_loop(node: Node) -> bool:
+    if isinstance(node, For):
+        return node.kind == "vectorized" or _has_vectorized_loop(node.body)
+    if isinstance(node, Block):
+        return any(_has_vectorized_loop(item) for item in node.items)
+    if isinstance(node, If):
+        return _has_vectorized_loop(node.then) or (
+            node.otherwise is not None and _has_vectorized_loop(node.otherwise))
+    return False
+
+
 def _combination(stmt):
     """The node of ``C[i] = C[i] + x`` (or maximum/minimum) that combines the
     accumulator with a new value, or None when the statement is not an accumulation."""
@@ -269,6 +362,16 @@ def _combination(stmt):
                 a is b for a, b in zip(operand.indices, stmt.target.indices)):
             return value
     return None
+
+
+def _constant_size(array: Array) -> int | None:
+    """The size in bytes of an array of constant shape (None if a dimension is symbolic)."""
+    size = _itemsize(array.dtype)
+    for extent in array.shape:
+        if not (isinstance(extent, Const) and isinstance(extent.value, int)):
+            return None
+        size *= extent.value
+    return size
 
 
 def _itemsize(dtype: str) -> int:

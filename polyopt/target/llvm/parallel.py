@@ -76,7 +76,8 @@ def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
 
 
 def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
-    found = [(("scalar", k), v) for k, v in emitter.scalars.items()]
+    found = [(("status",), emitter.status)]
+    found += [(("scalar", k), v) for k, v in emitter.scalars.items()]
     found += [(("pointer", k), v) for k, v in emitter.pointers.items()]
     for name, strides in emitter.strides.items():
         found += [(("stride", name, d), v) for d, v in enumerate(strides) if v is not None]
@@ -125,14 +126,16 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name=f"{name}.body")
     fn.linkage = "internal"
     saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-             emitter.strides, emitter.in_parallel)
+             emitter.strides, emitter.in_parallel, emitter.status)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     emitter.fn, emitter.builder = fn, b
     emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
     emitter.scalars, emitter.pointers = {}, {}
     emitter.strides = {array: list(strides) for array, strides in saved[5].items()}
     for ((kind, *key), _), arg in zip(captured, fn.args):
-        if kind == "scalar":
+        if kind == "status":
+            emitter.status = arg
+        elif kind == "scalar":
             emitter.scalars[key[0]] = arg
         elif kind == "pointer":
             arg.add_attribute("noalias")
@@ -140,8 +143,21 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
         else:
             emitter.strides[key[0]][key[1]] = arg
     emitter.in_parallel = True
+    # one buffer per thread for temporaries private to the iterations; when one cannot
+    # be allocated, the thread does nothing and the kernel reports the failure
+    heap, failed = emitter.allocate_temps(emitter.private_temps(loop))
+    work, failure = fn.append_basic_block("work"), fn.append_basic_block("failure")
+    done = fn.append_basic_block("done")
+    b.cbranch(failed, failure, work)
+    b.position_at_end(failure)
+    b.store(ir.Constant(I32, 1), emitter.status)  # threads only ever store 1 there
+    b.branch(done)
+    b.position_at_end(work)
     emitter._serial_loop(loop, fn.args[-2], fn.args[-1])
+    b.branch(done)
+    b.position_at_end(done)
+    emitter.free(heap)
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-     emitter.strides, emitter.in_parallel) = saved
+     emitter.strides, emitter.in_parallel, emitter.status) = saved
     return fn

@@ -1,0 +1,106 @@
+"""Full tiles without guards: version a loop on whether its tile is full.
+
+A loop marked unrolled or vectorized whose bound is ``min(init + c, e)`` (the last,
+partial tile of a size that the tile does not divide) has a constant trip count in
+every full tile.  Right inside the loop that defines the variables of the test, the
+body is versioned: ``if (init + c <= e) <body with the bound init + c> else <body>``,
+so that full tiles (almost all of them) unroll and vectorize with constant counts and
+no guard, and the partial tile keeps the exact bounds.
+
+>>> from .nodes import For, Int, Name, Op, Run
+>>> inner = For("i", Op("mul", (Int(4), Name("io"))), Op("le", (Name("i"), Op("min", (
+...     Op("add", (Op("mul", (Int(4), Name("io"))), Int(3))), Name("n"))))), 1,
+...     Run("S", (Name("i"),)), "unrolled")
+>>> outer = For("io", Int(0), Op("lt", (Name("io"), Name("m"))), 1, inner)
+>>> versioned = separate_full_tiles(outer)
+>>> versioned.body.cond.op, versioned.body.then.cond.args[1].op
+('le', 'add')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .nodes import Block, For, If, IndexExpr, Name, Node, Op, constant_difference, map_exprs
+
+SPECIALIZED = ("unrolled", "vectorized")
+
+
+def separate_full_tiles(node: Node, defined: frozenset[str] = frozenset()) -> Node:
+    """``node`` with loops versioned on full tiles (see the module docstring)."""
+    if isinstance(node, Block):
+        return Block(tuple(separate_full_tiles(n, defined) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else separate_full_tiles(node.otherwise, defined)
+        return If(node.cond, separate_full_tiles(node.then, defined), other)
+    if not isinstance(node, For):
+        return node
+    inside = defined | {node.var}
+    tests: list[IndexExpr] = []
+    _collect(node.body, node.var, inside, tests)
+    body = node.body
+    if tests:
+        full = _specialize(body, node.var, inside)
+        condition = tests[0]
+        for test in tests[1:]:
+            condition = Op("and", (condition, test))
+        body = If(condition, full, body)
+    return dataclasses.replace(node, body=separate_full_tiles(body, inside))
+
+
+def _full_bound(loop: For, var: str, defined: frozenset[str]):
+    """``(full bound, test)`` when ``loop`` is specialized, its bound is a ``min`` with
+    one argument at a constant distance from its start, and the test uses ``var`` and
+    only variables in ``defined``."""
+    cond = loop.cond
+    if loop.kind not in SPECIALIZED or not (isinstance(cond, Op) and cond.op in ("le", "lt")
+                                            and cond.args[0] == Name(loop.var)):
+        return None
+    limit = cond.args[1]
+    if not (isinstance(limit, Op) and limit.op == "min"):
+        return None
+    full = [a for a in limit.args if constant_difference(a, loop.init) is not None]
+    if not full:
+        return None
+    others = [a for a in limit.args if a is not full[0]]
+    test = Op("le", (full[0], others[0]))
+    for other in others[1:]:
+        test = Op("and", (test, Op("le", (full[0], other))))
+    used = _names(test)
+    if var not in used or not used <= defined:
+        return None
+    return full[0], test
+
+
+def _collect(node: Node, var: str, defined: frozenset[str], tests: list) -> None:
+    if isinstance(node, Block):
+        for item in node.items:
+            _collect(item, var, defined, tests)
+    elif isinstance(node, If):
+        _collect(node.then, var, defined, tests)
+        if node.otherwise is not None:
+            _collect(node.otherwise, var, defined, tests)
+    elif isinstance(node, For):
+        found = _full_bound(node, var, defined)
+        if found is not None and found[1] not in tests:
+            tests.append(found[1])
+        _collect(node.body, var, defined, tests)
+
+
+def _specialize(node: Node, var: str, defined: frozenset[str]) -> Node:
+    if isinstance(node, Block):
+        return Block(tuple(_specialize(n, var, defined) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else _specialize(node.otherwise, var, defined)
+        return If(node.cond, _specialize(node.then, var, defined), other)
+    if not isinstance(node, For):
+        return node
+    found = _full_bound(node, var, defined)
+    cond = node.cond if found is None else Op(node.cond.op, (Name(node.var), found[0]))
+    return dataclasses.replace(node, cond=cond, body=_specialize(node.body, var, defined))
+
+
+def _names(expr: IndexExpr) -> set[str]:
+    found: set[str] = set()
+    map_exprs(expr, lambda e: found.add(e.name) if isinstance(e, Name) else None)
+    return found
