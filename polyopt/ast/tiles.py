@@ -26,32 +26,32 @@ from .nodes import Block, For, If, IndexExpr, Name, Node, Op, constant_differenc
 SPECIALIZED = ("unrolled", "vectorized")
 
 
-def separate_full_tiles(node: Node, defined: frozenset[str] = frozenset()) -> Node:
+def separate_full_tiles(node: Node) -> Node:
     """``node`` with loops versioned on full tiles (see the module docstring)."""
     if isinstance(node, Block):
-        return Block(tuple(separate_full_tiles(n, defined) for n in node.items))
+        return Block(tuple(separate_full_tiles(n) for n in node.items))
     if isinstance(node, If):
-        other = None if node.otherwise is None else separate_full_tiles(node.otherwise, defined)
-        return If(node.cond, separate_full_tiles(node.then, defined), other)
+        other = None if node.otherwise is None else separate_full_tiles(node.otherwise)
+        return If(node.cond, separate_full_tiles(node.then), other)
     if not isinstance(node, For):
         return node
-    inside = defined | {node.var}
+    inner = _loop_vars(node.body)
     tests: list[IndexExpr] = []
-    _collect(node.body, node.var, inside, tests)
+    _collect(node.body, node.var, inner, tests)
     body = node.body
     if tests:
-        full = _specialize(body, node.var, inside)
+        full = _specialize(body, node.var, inner)
         condition = tests[0]
         for test in tests[1:]:
             condition = Op("and", (condition, test))
         body = If(condition, full, body)
-    return dataclasses.replace(node, body=separate_full_tiles(body, inside))
+    return dataclasses.replace(node, body=separate_full_tiles(body))
 
 
-def _full_bound(loop: For, var: str, defined: frozenset[str]):
+def _full_bound(loop: For, var: str, inner: set[str]):
     """``(full bound, test)`` when ``loop`` is specialized, its bound is a ``min`` with
     one argument at a constant distance from its start, and the test uses ``var`` and
-    only variables in ``defined``."""
+    no variable of the loops in ``inner``."""
     cond = loop.cond
     if loop.kind not in SPECIALIZED or not (isinstance(cond, Op) and cond.op in ("le", "lt")
                                             and cond.args[0] == Name(loop.var)):
@@ -67,37 +67,48 @@ def _full_bound(loop: For, var: str, defined: frozenset[str]):
     for other in others[1:]:
         test = Op("and", (test, Op("le", (full[0], other))))
     used = _names(test)
-    if var not in used or not used <= defined:
+    if var not in used or used & inner:
         return None
     return full[0], test
 
 
-def _collect(node: Node, var: str, defined: frozenset[str], tests: list) -> None:
+def _collect(node: Node, var: str, inner: set[str], tests: list) -> None:
     if isinstance(node, Block):
         for item in node.items:
-            _collect(item, var, defined, tests)
+            _collect(item, var, inner, tests)
     elif isinstance(node, If):
-        _collect(node.then, var, defined, tests)
+        _collect(node.then, var, inner, tests)
         if node.otherwise is not None:
-            _collect(node.otherwise, var, defined, tests)
+            _collect(node.otherwise, var, inner, tests)
     elif isinstance(node, For):
-        found = _full_bound(node, var, defined)
+        found = _full_bound(node, var, inner)
         if found is not None and found[1] not in tests:
             tests.append(found[1])
-        _collect(node.body, var, defined, tests)
+        _collect(node.body, var, inner, tests)
 
 
-def _specialize(node: Node, var: str, defined: frozenset[str]) -> Node:
+def _specialize(node: Node, var: str, inner: set[str]) -> Node:
     if isinstance(node, Block):
-        return Block(tuple(_specialize(n, var, defined) for n in node.items))
+        return Block(tuple(_specialize(n, var, inner) for n in node.items))
     if isinstance(node, If):
-        other = None if node.otherwise is None else _specialize(node.otherwise, var, defined)
-        return If(node.cond, _specialize(node.then, var, defined), other)
+        other = None if node.otherwise is None else _specialize(node.otherwise, var, inner)
+        return If(node.cond, _specialize(node.then, var, inner), other)
     if not isinstance(node, For):
         return node
-    found = _full_bound(node, var, defined)
+    found = _full_bound(node, var, inner)
     cond = node.cond if found is None else Op(node.cond.op, (Name(node.var), found[0]))
-    return dataclasses.replace(node, cond=cond, body=_specialize(node.body, var, defined))
+    return dataclasses.replace(node, cond=cond, body=_specialize(node.body, var, inner))
+
+
+def _loop_vars(node: Node) -> set[str]:
+    if isinstance(node, Block):
+        return set().union(*(_loop_vars(n) for n in node.items))
+    if isinstance(node, If):
+        other = set() if node.otherwise is None else _loop_vars(node.otherwise)
+        return _loop_vars(node.then) | other
+    if isinstance(node, For):
+        return {node.var} | _loop_vars(node.body)
+    return set()
 
 
 def _names(expr: IndexExpr) -> set[str]:
