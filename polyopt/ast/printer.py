@@ -28,6 +28,8 @@ def _text(expr: IndexExpr) -> tuple[str, int]:
         return expr.name, 10
     if expr.op == "add" and isinstance(expr.args[1], Int) and expr.args[1].value < 0:
         return _text(Op("sub", (expr.args[0], Int(-expr.args[1].value))))
+    if expr.op == "add" and _negated(expr.args[0]) is not None and _negated(expr.args[1]) is None:
+        return _text(Op("sub", (expr.args[1], _negated(expr.args[0]))))
     if expr.op in _INFIX:
         symbol, prec = _INFIX[expr.op]
         left, right = (_text(a) for a in expr.args)
@@ -41,6 +43,16 @@ def _text(expr: IndexExpr) -> tuple[str, int]:
     return f"{name}({', '.join(index_text(a) for a in expr.args)})", 10
 
 
+def _negated(expr: IndexExpr) -> IndexExpr | None:
+    """``-expr`` when ``expr`` is a negative constant or a negative multiple (``-4 * i``)."""
+    if isinstance(expr, Int) and expr.value < 0:
+        return Int(-expr.value)
+    if isinstance(expr, Op) and expr.op == "mul" and isinstance(expr.args[0], Int) \
+            and expr.args[0].value < 0:
+        return Op("mul", (Int(-expr.args[0].value), expr.args[1]))
+    return None
+
+
 def _paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
     text, own = rendered
     return f"({text})" if own < prec or (strict and own == prec) else text
@@ -49,7 +61,7 @@ def _paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
 def statement_text(run: Run, program: Program) -> str:
     """``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` for one statement instance."""
     stmt = program.statement(run.stmt)
-    by_axis = {id(axis): arg for axis, arg in zip(stmt.iter_vars, run.args)}
+    by_axis = {id(axis): arg for axis, arg in zip(stmt.index_vars, run.args)}
 
     def name_of(node):
         if isinstance(node, IterVar) and id(node) in by_axis:

@@ -32,11 +32,10 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from ..domain.accesses import statement_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Array, Program, Statement
 from ..errors import PolyoptError
-from ..te.expr import BinOp, Const, Expr, TensorRead
+from ..te.expr import Const, Expr, IterVar, TensorRead
 from ..te.substitute import transform
 
 
@@ -86,31 +85,30 @@ def _contract(program: Program, temp: Array):
     lowers, extents = [], []
     for dim in range(temp.ndim):
         lower, extent = _box_dimension(footprint, dim)
-        if lower is not None:
-            shifted = {s.name: _on_statement(lower, prefix[s.name], s, program) for s in stmts}
-            if any(v is None for v in shifted.values()):
-                lower = None
-        if lower is None:
-            lowers.append(None)
-            extents.append(temp.shape[dim])
-            continue
-        lowers.append((lower, shifted))
-        extents.append(Const(extent, "int64", True))
+        lowers.append(lower)
+        extents.append(temp.shape[dim] if lower is None else Const(extent, "int64", True))
     if all(lower is None for lower in lowers) or all(
             _same_extent(e, full, program) for e, full in zip(extents, temp.shape)):
         return None
     array = dataclasses.replace(temp, shape=tuple(extents))
     arrays = tuple(array if a.name == temp.name else a for a in program.arrays)
-    offsets = {s.name: [None if lo is None or lo[0].is_cst() and lo[0].get_constant_val()
-                        .is_zero() else lo[1][s.name] for lo in lowers] for s in stmts}
-    statements = tuple(_reindex(s, array, offsets[s.name], arrays, program)
-                       if s.name in offsets else s for s in program.statements)
+    statements = []
+    for stmt in program.statements:
+        if stmt in stmts:
+            on_stmt = [None if lo is None or _is_zero(lo) else
+                       _on_statement(lo, prefix[stmt.name], stmt) for lo in lowers]
+            stmt = _reindex(stmt, array, on_stmt, program)
+        statements.append(stmt)
     loops = _loop_axes(program, stmts[0].name, depth)
     private = any(axis.kind == "parallel" for axis in loops)
-    result = program.replace(statements=statements, arrays=arrays)
+    result = program.replace(statements=tuple(statements), arrays=arrays)
     return result, Footprint(temp.name, tuple(a.name for a in loops),
-                             tuple(None if lo is None else str(lo[0]) for lo in lowers),
+                             tuple(None if lo is None else str(lo) for lo in lowers),
                              tuple(extents), private)
+
+
+def _is_zero(aff: isl.Aff) -> bool:
+    return aff.is_cst() and aff.get_constant_val().is_zero()
 
 
 def _same_extent(extent: Expr, full: Expr, program: Program) -> bool:
@@ -224,91 +222,58 @@ def _box_dimension(footprint: isl.Map, dim: int):
     return best
 
 
-def _on_statement(lower: isl.Aff, prefix: isl.Map, stmt: Statement, program: Program):
-    """``lower`` as an index expression of ``stmt``'s axes and the program's vars."""
-    on_prefix = isl.PwAff.from_aff(lower)
+def _on_statement(lower: isl.Aff, prefix: isl.Map, stmt: Statement) -> isl.PwAff:
+    """``lower`` (a function of the attach loops) as a function of ``stmt``'s instance."""
     at = isl.PwMultiAff.from_map(prefix)
-    value = on_prefix.pullback_pw_multi_aff(at).gist(stmt.domain).coalesce()
-    pieces: list[isl.Aff] = []
-    value.foreach_piece(lambda _, aff: pieces.append(aff))
-    if len(pieces) != 1:
-        return None
-    return aff_expression(pieces[0], stmt.iter_vars, program.params)
+    return isl.PwAff.from_aff(lower).pullback_pw_multi_aff(at).gist(stmt.domain).coalesce()
 
 
-def aff_expression(aff: isl.Aff, axes, params) -> Expr | None:
-    """An integer-valued isl affine function as a tensor expression of ``axes`` (the
-    input dimensions) and ``params`` (vars), with ``//`` for isl's floor divisions;
-    None when a coefficient is not an integer.
+def _reindex(stmt: Statement, temp: Array, lowers: list, program: Program) -> Statement:
+    """``stmt`` accessing ``temp[x - lo]`` where it accessed ``temp[x]``: each shifted
+    index is a derived variable (its exact function of the instance, which the loop AST
+    computes from the loop variables); a dimension of extent 1 is indexed by 0.  An
+    index shared by several accesses stays shared (code generation recognizes
+    accumulations by it)."""
+    space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
+    derived = list(stmt.derived)
+    memo: dict[tuple[int, int], Expr] = {}
 
-    >>> from ..te.expr import Var, IterVar
-    >>> i = IterVar("i", Const(0, "int64", True), Var("n"))
-    >>> str(aff_expression(isl.Aff("{ S[i] -> [(8 * floor(i / 8) - 1)] }"), (i,), ()))
-    '-1 + 8 * (i // 8)'
-    """
-    if aff.get_denominator_val().to_python() != 1:
-        return None
-    terms: list[Expr] = []
-    constant = aff.get_constant_val().to_python()
-    if constant:
-        terms.append(Const(constant, "int64", True))
-    sources = [(isl.dim_type.in_, axes), (isl.dim_type.param, params)]
-    for kind, names in sources:
-        for pos, name in enumerate(names):
-            coefficient = aff.get_coefficient_val(kind, pos).to_python()
-            if coefficient:
-                terms.append(_scaled(name, coefficient))
-    for pos in range(aff.dim(isl.dim_type.div)):
-        coefficient = aff.get_coefficient_val(isl.dim_type.div, pos).to_python()
-        if not coefficient:
-            continue
-        div = aff.get_div(pos)
-        denominator = div.get_denominator_val()
-        inner = aff_expression(div.scale_val(denominator), axes, params)
-        if inner is None:
-            return None
-        terms.append(_scaled(BinOp.make("//", inner, denominator.to_python()), coefficient))
-    if not terms:
-        return Const(0, "int64", True)
-    result = terms[0]
-    for term in terms[1:]:
-        result = BinOp.make("+", result, term)
-    return result
-
-
-def _scaled(expr: Expr, coefficient: int) -> Expr:
-    return expr if coefficient == 1 else BinOp.make("*", coefficient, expr)
-
-
-def _shifted(index: Expr, lower: Expr | None, extent: Expr) -> Expr:
-    """``index - lower`` (0 in a dimension of extent 1)."""
-    if isinstance(extent, Const) and extent.value == 1:
-        return Const(0, "int64", True)
-    return index if lower is None else BinOp.make("-", index, lower)
-
-
-def _reindex(stmt: Statement, temp: Array, offsets: list, arrays, program: Program
-             ) -> Statement:
-    """``stmt`` accessing ``temp[x - lo]`` where it accessed ``temp[x]`` (an index shared
-    by several accesses stays shared: code generation recognizes accumulations by it)."""
-    memo: dict[int, Expr] = {}
-
-    def moved(index, lo, extent):
-        if id(index) not in memo:
-            memo[id(index)] = _shifted(index, lo, extent)
-        return memo[id(index)]
+    def moved(index: Expr, dim: int) -> Expr:
+        lower, extent = lowers[dim], temp.shape[dim]
+        if isinstance(extent, Const) and extent.value == 1:
+            return Const(0, "int64", True)
+        if lower is None:
+            return index
+        key = (id(index), dim)
+        if key not in memo:
+            var = IterVar(f"{temp.name}.{dim}", Const(0, "int64", True), extent)
+            derived.append((var, space.pw_aff(index).sub(lower).coalesce()))
+            memo[key] = var
+        return memo[key]
 
     def shift(node):
         if isinstance(node, TensorRead) and node.tensor is temp.tensor:
-            return TensorRead(node.tensor, tuple(
-                moved(index, lo, extent)
-                for index, lo, extent in zip(node.indices, offsets, temp.shape)))
+            return TensorRead(node.tensor, tuple(moved(index, dim)
+                                                 for dim, index in enumerate(node.indices)))
         return None
 
     shifted = shift(stmt.target)
     target = stmt.target if shifted is None else shifted
     value = transform(stmt.value, shift)
-    space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
-    array_of = {id(a.tensor): a for a in arrays}
-    accesses = statement_accesses(stmt.name, stmt.domain, target, value, array_of, space)
-    return dataclasses.replace(stmt, target=target, value=value, accesses=accesses)
+    accesses = tuple(dataclasses.replace(a, relation=_shifted_relation(a.relation, lowers, temp))
+                     if a.array == temp.name else a for a in stmt.accesses)
+    return dataclasses.replace(stmt, target=target, value=value, accesses=accesses,
+                               derived=tuple(derived))
+
+
+def _shifted_relation(relation: isl.Map, lowers: list, temp: Array) -> isl.Map:
+    """``{ S[x] -> T[e - lo(x)] }`` for ``relation = { S[x] -> T[e] }``."""
+    domain = relation.domain()
+    shift = None
+    for lower in lowers:
+        piece = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(domain.get_space())) \
+            if lower is None else lower.neg()
+        piece = isl.PwMultiAff.from_pw_aff(piece)
+        shift = piece if shift is None else shift.flat_range_product(piece)
+    shift = isl.Map.from_pw_multi_aff(shift).set_tuple_name(isl.dim_type.out, temp.name)
+    return relation.sum(shift.intersect_domain(domain)).coalesce()

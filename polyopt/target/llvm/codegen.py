@@ -296,7 +296,7 @@ class FunctionEmitter:
     def _run(self, run: Run) -> None:
         stmt = self.program.statement(run.stmt)
         bound = []
-        for axis, arg in zip(stmt.iter_vars, run.args):
+        for axis, arg in zip(stmt.index_vars, run.args):
             self.scalars[id(axis)] = self._index(arg)
             bound.append(axis)
         self.values.reduction = _combination(stmt)
