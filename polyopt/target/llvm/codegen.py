@@ -99,8 +99,12 @@ class FunctionEmitter:
         for dim in range(array.ndim - 1, -1, -1):
             strides[dim] = running
             extent = self.values.emit(array.shape[dim], "int64")
-            running = extent if running is None else self.builder.mul(running, extent,
-                                                                       flags=("nsw",))
+            if running is None:
+                running = extent
+            elif isinstance(running, ir.Constant) and isinstance(extent, ir.Constant):
+                running = ir.Constant(I64, running.constant * extent.constant)  # stays constant
+            else:
+                running = self.builder.mul(running, extent, flags=("nsw",))
         return strides
 
     def _allocate(self, array: Array) -> ir.Value:
@@ -212,20 +216,10 @@ class FunctionEmitter:
         """Emit ``loop`` as copies of its body, one per iteration, when at most
         :data:`UNROLL_LIMIT` iterations; a bound ``min(init + c, e)`` (a partial tile)
         guards each copy.  False (nothing emitted) when the count is not a constant."""
-        bound = upper_bound(loop)
-        if bound is None or loop.step <= 0:
+        found = _most_trips(loop)
+        if found is None or found[0] > UNROLL_LIMIT:
             return False
-        limit, exclusive = bound
-        candidates = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
-        counts = [constant_difference(c, loop.init) for c in candidates]
-        known = [c for c in counts if c is not None]
-        if not known:
-            return False
-        last = min(known) - (1 if exclusive else 0)  # largest offset from init
-        trips = last // loop.step + 1 if last >= 0 else 0
-        if trips > UNROLL_LIMIT:
-            return False
-        guarded = len(known) < len(counts)
+        trips, guarded = found
         start = self._index(loop.init)
         b = self.builder
         for copy in range(trips):
@@ -239,23 +233,38 @@ class FunctionEmitter:
         return True
 
     def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None) -> None:
-        """The loop from ``start`` while its condition holds (or up to ``last``)."""
+        """The loop from ``start`` while its condition holds (or up to ``last``).
+
+        A loop whose bound is its start plus a constant (a full tile) counts from 0 to
+        that constant, its variable being ``start + count``: LLVM then knows the trip
+        count even where it cannot bound the start (in an outlined parallel body)."""
         b = self.builder
+        trips = _constant_trips(loop) if last is None else None
         preheader = b.block
         header = b.append_basic_block(f"{loop.var}.header")
         body = b.append_basic_block(f"{loop.var}.body")
         exit_block = b.append_basic_block(f"{loop.var}.exit")
         b.branch(header)
         b.position_at_end(header)
-        iv = b.phi(I64, name=loop.var)
-        iv.add_incoming(start, preheader)
-        self.scalars[loop.var] = iv
-        cond = self._index(loop.cond) if last is None else b.icmp_signed("<=", iv, last)
+        if trips is None:
+            iv = counter = b.phi(I64, name=loop.var)
+            iv.add_incoming(start, preheader)
+            self.scalars[loop.var] = iv
+            cond = self._index(loop.cond) if last is None else b.icmp_signed("<=", iv, last)
+        else:
+            counter = b.phi(I64, name=f"{loop.var}.count")
+            counter.add_incoming(ir.Constant(I64, 0), preheader)
+            cond = b.icmp_signed("<", counter, ir.Constant(I64, trips))
         b.cbranch(cond, body, exit_block)
         b.position_at_end(body)
+        if trips is not None:
+            iv = b.add(start, b.mul(counter, ir.Constant(I64, loop.step), flags=("nsw",)),
+                       flags=("nsw",), name=loop.var)
+            self.scalars[loop.var] = iv
         self._node(loop.body)
-        step = b.add(iv, ir.Constant(I64, loop.step), flags=("nsw",))
-        iv.add_incoming(step, b.block)
+        step = b.add(counter, ir.Constant(I64, 1 if trips is not None else loop.step),
+                     flags=("nsw",))
+        counter.add_incoming(step, b.block)
         latch = b.branch(header)
         if loop.kind in LOOP_HINTS:
             latch.set_metadata("llvm.loop", self._loop_metadata(LOOP_HINTS[loop.kind], 1))
@@ -338,6 +347,28 @@ class FunctionEmitter:
         if op == "select":
             return b.select(args[0], args[1], args[2])
         raise InternalError(f"unsupported AST operation '{op}'")
+
+
+def _most_trips(loop: For) -> tuple[int, bool] | None:
+    """``(trips, partial)``: the most iterations of ``loop`` when its bound is its start
+    plus a constant, or the ``min`` of that and other bounds (then ``partial``)."""
+    bound = upper_bound(loop)
+    if bound is None or loop.step <= 0:
+        return None
+    limit, exclusive = bound
+    candidates = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
+    counts = [constant_difference(c, loop.init) for c in candidates]
+    known = [c for c in counts if c is not None]
+    if not known:
+        return None
+    last = min(known) - (1 if exclusive else 0)  # largest offset from init
+    trips = last // loop.step + 1 if last >= 0 else 0
+    return trips, len(known) < len(counts)
+
+
+def _constant_trips(loop: For) -> int | None:
+    found = _most_trips(loop)
+    return None if found is None or found[1] else found[0]
 
 
 def _has_vectorized_loop(node: Node) -> bool:

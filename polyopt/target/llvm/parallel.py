@@ -80,7 +80,10 @@ def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
     found += [(("scalar", k), v) for k, v in emitter.scalars.items()]
     found += [(("pointer", k), v) for k, v in emitter.pointers.items()]
     for name, strides in emitter.strides.items():
-        found += [(("stride", name, d), v) for d, v in enumerate(strides) if v is not None]
+        # constant strides stay constants in the body (LLVM then sees a register tile's
+        # constant offsets)
+        found += [(("stride", name, d), v) for d, v in enumerate(strides)
+                  if v is not None and not isinstance(v, ir.Constant)]
     return found
 
 
