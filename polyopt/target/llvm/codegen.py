@@ -266,24 +266,30 @@ class FunctionEmitter:
                      flags=("nsw",))
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
-        if loop.kind in LOOP_HINTS:
-            latch.set_metadata("llvm.loop", self._loop_metadata(LOOP_HINTS[loop.kind], 1))
+        if loop.kind == "vectorized" and trips is None:
+            # a partial tile: masked vector operations instead of a scalar remainder
+            latch.set_metadata("llvm.loop", self._loop_metadata(
+                (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)))
+        elif loop.kind in LOOP_HINTS:
+            latch.set_metadata("llvm.loop", self._loop_metadata((LOOP_HINTS[loop.kind], 1)))
         elif loop.kind == "serial" and _has_vectorized_loop(loop.body):
             # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
             # loop instead (e.g. a reduction loop around a register tile)
-            latch.set_metadata("llvm.loop", self._loop_metadata("llvm.loop.vectorize.enable", 0))
+            latch.set_metadata("llvm.loop", self._loop_metadata(
+                ("llvm.loop.vectorize.enable", 0)))
         b.position_at_end(exit_block)
         del self.scalars[loop.var]
 
-    def _loop_metadata(self, hint_name: str, value: int):
-        """A distinct ``!llvm.loop`` node with one hint (vectorize, fully unroll, or do
-        not vectorize)."""
+    def _loop_metadata(self, *hints: tuple[str, int]):
+        """A distinct ``!llvm.loop`` node with hints ``(name, 0 or 1)`` (vectorize, fully
+        unroll, do not vectorize...)."""
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
-        hint = m.add_metadata([ir.MetaDataString(m, hint_name), ir.Constant(I1, value)])
+        nodes = [m.add_metadata([ir.MetaDataString(m, name), ir.Constant(I1, value)])
+                 for name, value in hints]
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
                                  ir.Constant(ir.IntType(32), self._loop_ids)])
-        node = m.add_metadata([hint, unique])
+        node = m.add_metadata(nodes + [unique])
         node.operands = (node,) + tuple(node.operands)  # loop IDs refer to themselves
         return node
 

@@ -1,0 +1,55 @@
+"""LLVM code for loop kinds: unrolled loops are copied, full tiles have no guards and
+constant trip counts, loops around a vectorized loop are not vectorized."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from testlib.schedules import irand
+
+
+def _scaled(n):
+    A = po.placeholder((n, 8), name="A")
+    B = po.compute((n, 8), lambda i, j: A[i, j] * 3, name="B")
+    return A, B
+
+
+@pytest.mark.parametrize("size, symbolic", [(12, False), (13, False), (13, True)])
+def test_unroll_copies_the_body(size, symbolic):
+    A, B = _scaled(po.var("n") if symbolic else size)
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[B].unroll(ii)
+    s[B].unroll(B.op.axis[1])
+    dividing = size % 4 == 0 and not symbolic
+    text = str(po.lower(s, [A, B]))
+    assert text.count("#pragma unrolled") == (2 if dividing else 4)  # full and partial tiles
+    f = po.build(s, [A, B])
+    assert "llvm.loop.unroll" not in f.llvm_ir  # copied by polyopt, no hint needed
+    assert f.llvm_ir.count("fmul") == (32 if dividing else 64)
+    for n in ([1, 4, 13] if symbolic else [size]):
+        a = irand(n, 8)
+        b = np.full((n, 8), np.nan, np.float32)
+        f(a, b)
+        np.testing.assert_array_equal(b, a * 3)
+
+
+def test_full_tiles_are_separated_from_the_partial_one():
+    n = po.var("n")
+    A, B = _scaled(n)
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[B].unroll(ii)
+    text = str(po.lower(s, [A, B]))
+    assert "if (3 <= n - 4 * i_outer - 1)" in text, text
+    assert "for (i_inner = 0; i_inner <= 3; i_inner += 1)" in text
+    assert "i_inner <= min(" in text  # the partial tile keeps its exact bound
+
+
+def test_loops_around_a_vectorized_loop_are_not_vectorized_by_llvm():
+    A, B = _scaled(po.var("n"))
+    s = po.create_schedule(B)
+    s[B].vectorize(B.op.axis[1])
+    f = po.build(s, [A, B])
+    assert '!"llvm.loop.vectorize.enable", i1 0' in f.llvm_ir
+    assert '!"llvm.loop.vectorize.enable", i1 1' in f.llvm_ir
