@@ -46,9 +46,10 @@ def matmul_template(s, C, *, rows: int = 6, cols: int = 64, pack: bool = True,
       and accumulator.
     """
     stage = s[C]
+    right = _right_operand(C)
     i, j = C.op.axis[-2:]
     if pack:
-        panel = s.cache_read(_right_operand(C), "global", [C])
+        panel = s.cache_read(right, "global", [C])
     local = s.cache_write(C, "local")
     io, jo, ii, ji = stage.tile(i, j, rows, cols)
     stage.reorder(jo, io, ii, ji)
@@ -70,11 +71,12 @@ def matmul_template(s, C, *, rows: int = 6, cols: int = 64, pack: bool = True,
 
 def _right_operand(C):
     """The tensor read as ``B[..., k, j]`` (the last reduce axis, then the last axis)."""
-    k, j = C.op.reduce_axis[-1], C.op.axis[-1]
-    for node in walk(C.op.body):
-        if isinstance(node, TensorRead) and len(node.indices) >= 2 and \
-                node.indices[-2] is k and node.indices[-1] is j:
-            return node.tensor
+    if C.op.reduce_axis and len(C.op.axis) >= 2:
+        k, j = C.op.reduce_axis[-1], C.op.axis[-1]
+        for node in walk(C.op.body):
+            if isinstance(node, TensorRead) and len(node.indices) >= 2 and \
+                    node.indices[-2] is k and node.indices[-1] is j:
+                return node.tensor
     raise InvalidArgumentError(
         f"matmul_template needs a contraction C[..., i, j] = sum_k A[..., i, k] * "
         f"B[..., k, j]; '{C.name}' reads no tensor as B[k, j]")

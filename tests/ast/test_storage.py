@@ -98,18 +98,6 @@ def test_values_crossing_iterations_keep_the_full_buffer():
     np.testing.assert_array_equal(run(s, [A, C], [a]), 2 * (a[:-1] + a[1:]))
 
 
-def test_a_scalar_temporary_per_row():
-    n = po.var("n")
-    A = po.placeholder((n, n), name="A")
-    k = po.reduce_axis((0, n), name="k")
-    S = po.compute((n,), lambda i: po.sum(A[i, k], axis=k), name="S")
-    E = po.compute((n,), lambda i: S[i] * 2, name="E")
-    s = po.create_schedule(E)
-    s[E].compute_with(s[S], S.op.axis[0])
-    text = str(po.lower(s, [A, E]))
-    assert "float32 S[1];" in text and "E[i] = S[0] * 2;" in text
-
-
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_a_buffer_inside_a_parallel_loop_is_private(threads):
     """Each thread gets its own tile buffer (a shared one would be a race)."""

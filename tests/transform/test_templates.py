@@ -91,3 +91,11 @@ def test_injective_template(n):
     f(a, b)
     np.testing.assert_array_equal(b, np.maximum(a * np.float32(2) - np.float32(1), 0))
     assert "vectorize.enable" in f.llvm_ir
+
+
+def test_matmul_template_needs_a_contraction():
+    A = po.placeholder((8, 8), name="A")
+    T = po.compute((8, 8), lambda i, j: A[j, i] * 2, name="T")
+    s = po.create_schedule(T)
+    with pytest.raises(po.InvalidArgumentError, match="reads no tensor as B\\[k, j\\]"):
+        po.templates.matmul_template(s, T)
