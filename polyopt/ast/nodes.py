@@ -151,3 +151,19 @@ def constant_difference(a: IndexExpr, b: IndexExpr) -> int | None:
     if any(fa.get(k, 0) != fb.get(k, 0) for k in keys - {""}):
         return None
     return fa.get("", 0) - fb.get("", 0)
+
+
+def upper_bound(loop: For) -> tuple[IndexExpr, bool] | None:
+    """``(bound, exclusive)`` when the loop condition is ``var < bound`` or ``var <= bound``
+    with a bound that does not use the loop variable; else None.
+
+    >>> upper_bound(For("i", Int(0), Op("lt", (Name("i"), Name("n"))), 1, Block(())))
+    (Name(name='n'), True)
+    """
+    cond = loop.cond
+    if not (isinstance(cond, Op) and cond.op in ("lt", "le") and cond.args[0] == Name(loop.var)):
+        return None
+    bound = cond.args[1]
+    uses = []
+    map_exprs(bound, lambda e: uses.append(e) if e == Name(loop.var) else None)
+    return None if uses else (bound, cond.op == "lt")

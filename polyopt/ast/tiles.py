@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from .nodes import Block, For, If, IndexExpr, Name, Node, Op, constant_difference, map_exprs
+from ..te.expr import TensorRead
+from ..te.tensor import walk
+from .nodes import (Block, For, If, IndexExpr, Name, Node, Op, Run, constant_difference,
+                    linear_form, map_exprs, upper_bound)
 
 SPECIALIZED = ("unrolled", "vectorized")
 
@@ -109,6 +112,87 @@ def _loop_vars(node: Node) -> set[str]:
     if isinstance(node, For):
         return {node.var} | _loop_vars(node.body)
     return set()
+
+
+def most_trips(loop: For) -> tuple[int, bool] | None:
+    """``(trips, partial)``: the most iterations of ``loop`` when its bound is its start
+    plus a constant, or the ``min`` of that and other bounds (then ``partial``)."""
+    bound = upper_bound(loop)
+    if bound is None or loop.step <= 0:
+        return None
+    limit, exclusive = bound
+    candidates = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
+    counts = [constant_difference(c, loop.init) for c in candidates]
+    known = [c for c in counts if c is not None]
+    if not known:
+        return None
+    last = min(known) - (1 if exclusive else 0)  # largest offset from init
+    trips = last // loop.step + 1 if last >= 0 else 0
+    return trips, len(known) < len(counts)
+
+
+def constant_trips(loop: For) -> int | None:
+    found = most_trips(loop)
+    return None if found is None or found[1] else found[0]
+
+
+def can_widen(loop: For, program, buffers: dict[str, tuple[int, ...]]) -> bool:
+    """Whether a partial vectorized ``loop`` (bound ``min(init + c, e)``) may run all
+    ``c + 1`` iterations with each store made conditional (``x = in range ? new : old``),
+    so that a register tile keeps constant offsets in the last, partial tile too.
+
+    It may when its body is statements only, each writing one of ``buffers`` (name ->
+    constant extents: temporaries this thread owns), and every access whose index
+    depends on the loop variable is to such a buffer, at ``var - init + constant``
+    within the buffer's extent: the extra iterations then read and write inside the
+    buffers only, and write back what they read.  (The caller runs the loop only when
+    it has a real iteration, so accesses that do not depend on the variable are those
+    of a real iteration.)
+    """
+    found = most_trips(loop)
+    if found is None or not found[1] or loop.step != 1:
+        return False
+    trips = found[0]
+    body = loop.body.items if isinstance(loop.body, Block) else (loop.body,)
+    if not all(isinstance(item, Run) for item in body):
+        return False
+    start = linear_form(loop.init)
+    if start is None:
+        return False
+    for run in body:
+        stmt = program.statement(run.stmt)
+        offsets = {}  # id(index var) -> its offset from the loop variable, or None
+        for var, arg in zip(stmt.index_vars, run.args):
+            if loop.var in _names(arg):
+                form = linear_form(arg)
+                offset = None
+                if form is not None and form.get(loop.var) == 1:
+                    # arg - (var - init): a constant when arg is var - init + c
+                    rest = {k: form.get(k, 0) + start.get(k, 0)
+                            for k in (set(form) | set(start)) - {loop.var}}
+                    if all(v == 0 for k, v in rest.items() if k != ""):
+                        offset = rest.get("", 0)
+                offsets[id(var)] = offset
+        if program.array_of(stmt.target.tensor).name not in buffers:
+            return False
+        for access in [stmt.target] + [n for n in walk(stmt.value) if isinstance(n, TensorRead)]:
+            if not _stays_inside(access, offsets, trips, program, buffers):
+                return False
+    return True
+
+
+def _stays_inside(access, offsets: dict, trips: int, program, buffers) -> bool:
+    name = program.array_of(access.tensor).name
+    for dim, index in enumerate(access.indices):
+        uses = [n for n in walk(index) if id(n) in offsets]
+        if not uses:
+            continue
+        if name not in buffers or index is not uses[0] or offsets[id(index)] is None:
+            return False
+        offset = offsets[id(index)]
+        if offset < 0 or offset + trips > buffers[name][dim]:
+            return False
+    return True
 
 
 def _names(expr: IndexExpr) -> set[str]:

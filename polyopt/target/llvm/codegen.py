@@ -24,11 +24,12 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run,
-                          constant_difference, runs)
+                          constant_difference, linear_form, runs)
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import BinOp, Call, Const, Expr, TensorRead, Var
-from .parallel import emit_parallel_for, upper_bound
+from ...ast.tiles import can_widen, constant_trips, most_trips
+from .parallel import emit_parallel_for
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
@@ -51,6 +52,8 @@ class FunctionEmitter:
         self.func = func
         self.num_threads = num_threads
         self.in_parallel = False
+        self.guard = None  # in a widened loop: the condition of a real iteration
+        self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
         self.program = func.program
         self.module = ir.Module(name=func.name)
         arrays, params = func.arrays, self.program.params
@@ -210,13 +213,43 @@ class FunctionEmitter:
                 return
         if loop.kind == "unrolled" and self._unrolled(loop):
             return
+        if loop.kind == "vectorized" and self._widened(loop):
+            return
         self._serial_loop(loop, self._index(loop.init))
+
+    def _widened(self, loop: For) -> bool:
+        """A partial vectorized loop run over the whole tile with conditional stores
+        (see :func:`polyopt.ast.tiles.can_widen`), when it has a real iteration; False
+        (nothing emitted) when that is not safe."""
+        storage = self.func.storage
+        buffers = {}
+        for temp in self.func.temps:
+            footprint = storage.get(temp.name)
+            if all(isinstance(e, Const) for e in temp.shape) and (
+                    not self.in_parallel or footprint is not None and footprint.private):
+                buffers[temp.name] = tuple(e.value for e in temp.shape)
+        if self.guard is not None or not can_widen(loop, self.program, buffers):
+            return False
+        b = self.builder
+        start = self._index(loop.init)
+        self.scalars[loop.var] = start
+        has_one = self._index(loop.cond)
+        del self.scalars[loop.var]
+        run_block, join = b.append_basic_block("widened"), b.append_basic_block("widened.end")
+        b.cbranch(has_one, run_block, join)
+        b.position_at_end(run_block)
+        self.guard = loop.cond
+        self._serial_loop(loop, start, trips=most_trips(loop)[0])
+        self.guard = None
+        b.branch(join)
+        b.position_at_end(join)
+        return True
 
     def _unrolled(self, loop: For) -> bool:
         """Emit ``loop`` as copies of its body, one per iteration, when at most
         :data:`UNROLL_LIMIT` iterations; a bound ``min(init + c, e)`` (a partial tile)
         guards each copy.  False (nothing emitted) when the count is not a constant."""
-        found = _most_trips(loop)
+        found = most_trips(loop)
         if found is None or found[0] > UNROLL_LIMIT:
             return False
         trips, guarded = found
@@ -232,14 +265,16 @@ class FunctionEmitter:
         self.scalars.pop(loop.var, None)
         return True
 
-    def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None) -> None:
+    def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None,
+                     trips: int | None = None) -> None:
         """The loop from ``start`` while its condition holds (or up to ``last``).
 
         A loop whose bound is its start plus a constant (a full tile) counts from 0 to
         that constant, its variable being ``start + count``: LLVM then knows the trip
         count even where it cannot bound the start (in an outlined parallel body)."""
         b = self.builder
-        trips = _constant_trips(loop) if last is None else None
+        if trips is None and last is None:
+            trips = constant_trips(loop)
         preheader = b.block
         header = b.append_basic_block(f"{loop.var}.header")
         body = b.append_basic_block(f"{loop.var}.body")
@@ -261,7 +296,9 @@ class FunctionEmitter:
             iv = b.add(start, b.mul(counter, ir.Constant(I64, loop.step), flags=("nsw",)),
                        flags=("nsw",), name=loop.var)
             self.scalars[loop.var] = iv
+            self.counters[loop.var] = (counter, linear_form(loop.init), loop.step)
         self._node(loop.body)
+        self.counters.pop(loop.var, None)
         step = b.add(counter, ir.Constant(I64, 1 if trips is not None else loop.step),
                      flags=("nsw",))
         counter.add_incoming(step, b.block)
@@ -316,9 +353,32 @@ class FunctionEmitter:
             bound.append(axis)
         self.values.reduction = _combination(stmt)
         value = self.values.emit(stmt.value, stmt.target.dtype)
-        self.builder.store(value, self._address(stmt.target))
+        address = self._address(stmt.target)
+        if self.guard is not None:  # a widened loop: keep the old value outside the range
+            old = self.builder.load(address, typ=llvm_type(stmt.target.dtype))
+            value = self.builder.select(self._index(self.guard), value, old)
+        self.builder.store(value, address)
         for axis in bound:
             del self.scalars[id(axis)]
+
+    def _from_counter(self, expr: IndexExpr) -> ir.Value | None:
+        """``var - start + c`` in a loop that counts from 0 (a full tile) as ``count + c``:
+        the offset into a tile's buffer stays visibly constant after unrolling."""
+        if not self.counters:
+            return None
+        form = linear_form(expr)
+        if form is None:
+            return None
+        for var, (counter, start, step) in self.counters.items():
+            if form.get(var) != 1 or step != 1 or start is None:
+                continue
+            rest = {k: form.get(k, 0) + start.get(k, 0) for k in (set(form) | set(start)) - {var}}
+            if all(v == 0 for k, v in rest.items() if k != ""):
+                offset = rest.get("", 0)
+                if offset == 0:
+                    return counter
+                return self.builder.add(counter, ir.Constant(I64, offset), flags=("nsw",))
+        return None
 
     def _index(self, expr: IndexExpr) -> ir.Value:
         """An isl AST expression as an i64 (or i1 for conditions)."""
@@ -327,6 +387,9 @@ class FunctionEmitter:
             return ir.Constant(I64, expr.value)
         if isinstance(expr, Name):
             return self.scalars[expr.name]
+        relative = self._from_counter(expr)
+        if relative is not None:
+            return relative
         args = [self._index(a) for a in expr.args]
         op = expr.op
         if op in ("add", "sub", "mul"):
@@ -353,28 +416,6 @@ class FunctionEmitter:
         if op == "select":
             return b.select(args[0], args[1], args[2])
         raise InternalError(f"unsupported AST operation '{op}'")
-
-
-def _most_trips(loop: For) -> tuple[int, bool] | None:
-    """``(trips, partial)``: the most iterations of ``loop`` when its bound is its start
-    plus a constant, or the ``min`` of that and other bounds (then ``partial``)."""
-    bound = upper_bound(loop)
-    if bound is None or loop.step <= 0:
-        return None
-    limit, exclusive = bound
-    candidates = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
-    counts = [constant_difference(c, loop.init) for c in candidates]
-    known = [c for c in counts if c is not None]
-    if not known:
-        return None
-    last = min(known) - (1 if exclusive else 0)  # largest offset from init
-    trips = last // loop.step + 1 if last >= 0 else 0
-    return trips, len(known) < len(counts)
-
-
-def _constant_trips(loop: For) -> int | None:
-    found = _most_trips(loop)
-    return None if found is None or found[1] else found[0]
 
 
 def _has_vectorized_loop(node: Node) -> bool:

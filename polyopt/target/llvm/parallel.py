@@ -6,9 +6,7 @@ runs one contiguous block of the iterations (static schedule).  The thread count
 comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  A parallel loop
 inside another one runs serially in each thread.
 
->>> from ...ast.nodes import For, Int, Name, Op, Block
->>> upper_bound(For("i", Int(0), Op("lt", (Name("i"), Name("n"))), 1, Block(())))
-(Name(name='n'), True)
+>>> load_openmp()
 """
 
 from __future__ import annotations
@@ -18,23 +16,11 @@ import functools
 
 from llvmlite import ir
 
-from ...ast.nodes import For, IndexExpr, Name, Op, map_exprs
+from ...ast.nodes import For, upper_bound
 from ...errors import MissingBackendError
 from .values import I64, ValueEmitter
 
 I32 = ir.IntType(32)
-
-
-def upper_bound(loop: For) -> tuple[IndexExpr, bool] | None:
-    """``(bound, exclusive)`` when the loop condition is ``var < bound`` or ``var <= bound``
-    with a bound that does not use the loop variable; else None."""
-    cond = loop.cond
-    if not (isinstance(cond, Op) and cond.op in ("lt", "le") and cond.args[0] == Name(loop.var)):
-        return None
-    bound = cond.args[1]
-    uses = []
-    map_exprs(bound, lambda e: uses.append(e) if e == Name(loop.var) else None)
-    return None if uses else (bound, cond.op == "lt")
 
 
 @functools.cache
