@@ -53,3 +53,35 @@ def test_loops_around_a_vectorized_loop_are_not_vectorized_by_llvm():
     f = po.build(s, [A, B])
     assert '!"llvm.loop.vectorize.enable", i1 0' in f.llvm_ir
     assert '!"llvm.loop.vectorize.enable", i1 1' in f.llvm_ir
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_partial_column_tile_keeps_its_register_tile(threads):
+    """N = 1500 leaves a 28-column tile: it runs 64 columns with conditional stores into
+    its private accumulator (constant offsets, so the tile can stay in registers)."""
+    M, N, K = 50, 1500, 40
+    A, B = po.placeholder((M, K), name="A"), po.placeholder((K, N), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    po.templates.matmul_template(s, C)
+    f = po.build(s, [A, B, C], num_threads=threads)
+    assert "widened" in f.llvm_ir
+    a, b = irand(M, K), irand(K, N)
+    c = np.full((M, N), np.nan, np.float32)
+    f(a, b, c)
+    np.testing.assert_array_equal(c, a @ b)
+
+
+def test_a_partial_tile_writing_a_user_array_is_not_widened():
+    """Widening would write outside B: the partial tile keeps its exact bound."""
+    A, B = _scaled(po.var("n"))
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=16)
+    s[B].reorder(B.op.axis[1], io, ii)
+    s[B].vectorize(ii)
+    f = po.build(s, [A, B])
+    assert "widened" not in f.llvm_ir
+    a = irand(21, 8)
+    b = np.full((21, 8), np.nan, np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 3)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run,
-                          constant_difference, linear_form, runs)
+                          constant_difference, linear_form, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import BinOp, Call, Const, Expr, TensorRead, Var
@@ -52,7 +52,7 @@ class FunctionEmitter:
         self.func = func
         self.num_threads = num_threads
         self.in_parallel = False
-        self.guard = None  # in a widened loop: the condition of a real iteration
+        self.guard = None  # in a widened loop: (its variable, how many iterations are real)
         self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
         self.program = func.program
         self.module = ir.Module(name=func.name)
@@ -232,13 +232,14 @@ class FunctionEmitter:
             return False
         b = self.builder
         start = self._index(loop.init)
-        self.scalars[loop.var] = start
-        has_one = self._index(loop.cond)
-        del self.scalars[loop.var]
+        limit, exclusive = upper_bound(loop)
+        count = b.sub(self._index(limit), start, flags=("nsw",))  # real iterations
+        if not exclusive:
+            count = b.add(count, ir.Constant(I64, 1), flags=("nsw",))
         run_block, join = b.append_basic_block("widened"), b.append_basic_block("widened.end")
-        b.cbranch(has_one, run_block, join)
+        b.cbranch(b.icmp_signed(">", count, ir.Constant(I64, 0)), run_block, join)
         b.position_at_end(run_block)
-        self.guard = loop.cond
+        self.guard = (loop.var, count)  # iteration number < count: a real one
         self._serial_loop(loop, start, trips=most_trips(loop)[0])
         self.guard = None
         b.branch(join)
@@ -356,7 +357,9 @@ class FunctionEmitter:
         address = self._address(stmt.target)
         if self.guard is not None:  # a widened loop: keep the old value outside the range
             old = self.builder.load(address, typ=llvm_type(stmt.target.dtype))
-            value = self.builder.select(self._index(self.guard), value, old)
+            var, count = self.guard
+            real = self.builder.icmp_signed("<", self.counters[var][0], count)
+            value = self.builder.select(real, value, old)
         self.builder.store(value, address)
         for axis in bound:
             del self.scalars[id(axis)]
