@@ -10,6 +10,11 @@ polyopt uses ``po.templates.matmul_template`` with its defaults: a 6 x 64 regist
 accumulator (``cache_write(C, "local")`` at the row tile, k outside it, rows unrolled,
 columns vectorized), B's K x 64 panel packed per column block (``cache_read`` computed
 at it), column blocks parallel.  Medians of alternating blocks of calls.
+
+The machine is shared (2 cores, other people's jobs): a thread that waits for a core
+stalls the whole team at the end of the parallel loop, so 2-thread numbers of either
+side vary by several times from run to run when the load average is above 0; the
+recorded load says how much to trust a run.
 """
 
 from __future__ import annotations
