@@ -93,8 +93,9 @@ def _contract(program: Program, temp: Array):
     array = dataclasses.replace(temp, shape=tuple(extents))
     arrays = tuple(array if a.name == temp.name else a for a in program.arrays)
     statements = []
+    names = {s.name for s in stmts}
     for stmt in program.statements:
-        if stmt in stmts:
+        if stmt.name in names:
             on_stmt = [None if lo is None or _is_zero(lo) else
                        _on_statement(lo, prefix[stmt.name], stmt) for lo in lowers]
             stmt = _reindex(stmt, array, on_stmt, program)
