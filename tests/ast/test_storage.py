@@ -133,6 +133,9 @@ def test_a_large_private_buffer_is_on_the_heap_per_thread():
     body = f.llvm_ir[f.llvm_ir.index("define internal void @\"C_kernel.omp0.body\""):]
     body = body[:body.index("\n}")]
     assert "aligned_alloc" in body and "free" in body
+    kernel = f.llvm_ir[f.llvm_ir.index("define i32 @\"C_kernel\""):]
+    kernel = kernel[:kernel.index("\n}")]
+    assert "aligned_alloc" not in kernel  # only the threads use the panel
     a, b = irand(70, 300), irand(300, 130)
     c = np.full((70, 130), np.nan, np.float32)
     f(a, b, c)

@@ -29,7 +29,7 @@ from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import BinOp, Call, Const, Expr, TensorRead, Var
 from ...ast.tiles import can_widen, constant_trips, most_trips
-from .parallel import emit_parallel_for
+from .parallel import can_outline, emit_parallel_for
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
@@ -157,16 +157,36 @@ class FunctionEmitter:
 
     def private_temps(self, loop: For) -> list[Array]:
         """The temporaries with one buffer per thread that ``loop``'s body uses."""
+        return self._private({run.stmt for run in runs(loop.body)})
+
+    def _private(self, statements: set[str] | None = None) -> list[Array]:
+        """The temporaries with one buffer per thread (that one of ``statements``
+        accesses, when given)."""
         storage = self.func.storage
-        used = {run.stmt for run in runs(loop.body)}
         result = []
         for temp in self.func.temps:
             footprint = storage.get(temp.name)
-            if footprint is not None and footprint.private and any(
-                    a.array == temp.name for s in self.program.statements if s.name in used
-                    for a in s.accesses):
+            if footprint is None or not footprint.private:
+                continue
+            if statements is None or any(a.array == temp.name for s in self.program.statements
+                                         if s.name in statements for a in s.accesses):
                 result.append(temp)
         return result
+
+    def _statements_outside_threads(self, node: Node) -> set[str]:
+        """Statements that run outside every loop that becomes an OpenMP parallel region
+        (the private temporaries they use need a buffer in the function itself)."""
+        if isinstance(node, Run):
+            return {node.stmt}
+        if isinstance(node, Block):
+            return set().union(*(self._statements_outside_threads(n) for n in node.items))
+        if isinstance(node, If):
+            other = set() if node.otherwise is None else \
+                self._statements_outside_threads(node.otherwise)
+            return self._statements_outside_threads(node.then) | other
+        if node.kind == "parallel" and can_outline(node):
+            return set()  # outlined by emit_parallel_for, with per-thread buffers
+        return self._statements_outside_threads(node.body)
 
     def _size_in_bytes(self, array: Array) -> ir.Value:
         size = ir.Constant(I64, _itemsize(array.dtype))
@@ -182,7 +202,12 @@ class FunctionEmitter:
             self.status = b.alloca(ir.IntType(32), name="status")
         self.status.type = ir.PointerType()
         b.store(ir.Constant(ir.IntType(32), 0), self.status)
-        heap, failed = self.allocate_temps(self.func.temps)
+        # a private temporary used only in parallel regions needs no buffer here
+        private = {t.name for t in self._private()}
+        needed = {t.name for t in self._private(self._statements_outside_threads(
+            self.func.body))}
+        heap, failed = self.allocate_temps([t for t in self.func.temps
+                                            if t.name not in private or t.name in needed])
         run_block = b.append_basic_block("run")
         fail_block = b.append_basic_block("out_of_memory")
         b.cbranch(failed, fail_block, run_block)

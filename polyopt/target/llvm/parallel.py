@@ -36,11 +36,16 @@ def load_openmp() -> None:
     llvm.load_library_permanently(path)
 
 
+def can_outline(loop: For) -> bool:
+    """Whether :func:`emit_parallel_for` runs ``loop`` in parallel (its bounds allow it)."""
+    return upper_bound(loop) is not None and loop.step > 0
+
+
 def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
     """Emit ``loop`` as an OpenMP parallel loop; False when its bounds do not allow it."""
-    bound = upper_bound(loop)
-    if bound is None or loop.step <= 0:
+    if not can_outline(loop):
         return False
+    bound = upper_bound(loop)
     b = emitter.builder
     lo = emitter._index(loop.init)
     hi = emitter._index(bound[0])
