@@ -1,8 +1,9 @@
 """Parallel loops through OpenMP: the loop is outlined and run by ``GOMP_parallel``.
 
 The outlined function receives every value the loop body may use (parameters,
-enclosing loop variables, array pointers and strides) in a struct, and each thread
-runs one contiguous block of the iterations (static schedule).  The thread count
+enclosing loop variables, array pointers and strides) in a struct; the threads take
+the iterations from libgomp in about 8 pieces per thread (a dynamic schedule: on a
+shared machine a thread that loses its core for a while takes fewer).  The thread count
 comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  A parallel loop
 inside another one runs serially in each thread.
 
@@ -21,6 +22,8 @@ from ...errors import MissingBackendError
 from .values import I64, ValueEmitter
 
 I32 = ir.IntType(32)
+I8 = ir.IntType(8)
+CHUNKS_PER_THREAD = 8
 
 
 @functools.cache
@@ -100,18 +103,53 @@ def _outline(emitter, loop: For, struct, captured) -> ir.Function:
     fields = [b.load(b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
                            source_etype=struct), typ=struct.elements[k])
               for k in range(len(struct.elements))]
-    lo, hi = fields[0], fields[1]
-    thread = b.sext(b.call(_declare(module, "omp_get_thread_num", I32, []), []), I64)
-    threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
-    step = ir.Constant(I64, loop.step)
-    trips = b.add(b.sdiv(b.sub(hi, lo), step), ir.Constant(I64, 1))
-    chunk = b.sdiv(b.add(trips, b.sub(threads, ir.Constant(I64, 1))), threads)
-    first = b.add(lo, b.mul(b.mul(thread, chunk), step))
-    last = b.add(first, b.mul(b.sub(chunk, ir.Constant(I64, 1)), step))
-    last = b.select(b.icmp_signed("<", last, hi), last, hi)
-    b.call(body, fields[2:] + [first, last])
+    b.call(body, fields[2:] + fields[:2])
     b.ret_void()
     return fn
+
+
+def _dynamic_chunks(emitter, loop: For, lo: ir.Value, hi: ir.Value, failed: ir.Value) -> None:
+    """Run the iterations ``lo..hi`` of ``loop`` handed out in pieces by libgomp
+    (``GOMP_loop_dynamic_*``): a thread slowed down (by another process on its core)
+    takes fewer of them.  A thread whose buffers could not be allocated takes its share
+    without running it and reports the failure."""
+    module, b, fn = emitter.module, emitter.builder, emitter.fn
+    slot = ir.PointerType()
+    start = _declare(module, "GOMP_loop_dynamic_start", I8, [I64, I64, I64, I64, slot, slot])
+    following = _declare(module, "GOMP_loop_dynamic_next", I8, [slot, slot])
+    with b.goto_entry_block():
+        first_slot = b.alloca(I64, name="chunk.first")
+        end_slot = b.alloca(I64, name="chunk.end")
+    for value in (first_slot, end_slot):
+        value.type = slot
+    step = ir.Constant(I64, loop.step)
+    # about CHUNKS_PER_THREAD pieces per thread: balance at a small cost per piece
+    threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
+    trips = b.add(b.sdiv(b.sub(hi, lo), step), ir.Constant(I64, 1))
+    pieces = b.mul(threads, ir.Constant(I64, CHUNKS_PER_THREAD))
+    size = b.sdiv(b.add(trips, b.sub(pieces, ir.Constant(I64, 1))), pieces)
+    size = b.select(b.icmp_signed("<", size, ir.Constant(I64, 1)), ir.Constant(I64, 1), size)
+    has = b.call(start, [lo, b.add(hi, ir.Constant(I64, 1)), step, size, first_slot,
+                         end_slot])
+    chunk, work = fn.append_basic_block("chunk"), fn.append_basic_block("work")
+    skip, more = fn.append_basic_block("skip"), fn.append_basic_block("next")
+    done = fn.append_basic_block("done")
+    b.cbranch(b.icmp_unsigned("!=", has, ir.Constant(I8, 0)), chunk, done)
+    b.position_at_end(chunk)
+    first = b.load(first_slot, typ=I64)
+    last = b.sub(b.load(end_slot, typ=I64), ir.Constant(I64, 1))
+    b.cbranch(failed, skip, work)
+    b.position_at_end(skip)
+    b.store(ir.Constant(I32, 1), emitter.status)  # threads only ever store 1 there
+    b.branch(more)
+    b.position_at_end(work)
+    emitter._serial_loop(loop, first, last)
+    b.branch(more)
+    b.position_at_end(more)
+    again = b.call(following, [first_slot, end_slot])
+    b.cbranch(b.icmp_unsigned("!=", again, ir.Constant(I8, 0)), chunk, done)
+    b.position_at_end(done)
+    b.call(_declare(module, "GOMP_loop_end_nowait", ir.VoidType(), []), [])
 
 
 def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
@@ -140,16 +178,7 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     # one buffer per thread for temporaries private to the iterations; when one cannot
     # be allocated, the thread does nothing and the kernel reports the failure
     heap, failed = emitter.allocate_temps(emitter.private_temps(loop))
-    work, failure = fn.append_basic_block("work"), fn.append_basic_block("failure")
-    done = fn.append_basic_block("done")
-    b.cbranch(failed, failure, work)
-    b.position_at_end(failure)
-    b.store(ir.Constant(I32, 1), emitter.status)  # threads only ever store 1 there
-    b.branch(done)
-    b.position_at_end(work)
-    emitter._serial_loop(loop, fn.args[-2], fn.args[-1])
-    b.branch(done)
-    b.position_at_end(done)
+    _dynamic_chunks(emitter, loop, fn.args[-2], fn.args[-1], failed)
     emitter.free(heap)
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
