@@ -142,6 +142,23 @@ def linear_form(expr: IndexExpr) -> dict[str, int] | None:
     return None
 
 
+def offset_in_loop(expr: IndexExpr, var: str, start: dict[str, int] | None) -> int | None:
+    """``c`` when ``expr`` is ``var - start + c`` (``start`` a :func:`linear_form`): the
+    position ``c`` relative to the loop's first iteration; None otherwise.
+
+    >>> offset_in_loop(Op("add", (Op("mul", (Int(-64), Name("jo"))), Name("j"))), "j",
+    ...                {"jo": 64})
+    0
+    """
+    form = linear_form(expr)
+    if form is None or start is None or form.get(var) != 1:
+        return None
+    rest = {k: form.get(k, 0) + start.get(k, 0) for k in (set(form) | set(start)) - {var}}
+    if any(v != 0 for k, v in rest.items() if k != ""):
+        return None
+    return rest.get("", 0)
+
+
 def constant_difference(a: IndexExpr, b: IndexExpr) -> int | None:
     """``a - b`` when it is the same integer for all values of the names, else None."""
     fa, fb = linear_form(a), linear_form(b)

@@ -24,7 +24,7 @@ import dataclasses
 from ..te.expr import TensorRead
 from ..te.tensor import walk
 from .nodes import (Block, For, If, IndexExpr, Name, Node, Op, Run, constant_difference,
-                    linear_form, map_exprs, upper_bound)
+                    linear_form, map_exprs, offset_in_loop, upper_bound)
 
 SPECIALIZED = ("unrolled", "vectorized")
 
@@ -164,15 +164,7 @@ def can_widen(loop: For, program, buffers: dict[str, tuple[int, ...]]) -> bool:
         offsets = {}  # id(index var) -> its offset from the loop variable, or None
         for var, arg in zip(stmt.index_vars, run.args):
             if loop.var in _names(arg):
-                form = linear_form(arg)
-                offset = None
-                if form is not None and form.get(loop.var) == 1:
-                    # arg - (var - init): a constant when arg is var - init + c
-                    rest = {k: form.get(k, 0) + start.get(k, 0)
-                            for k in (set(form) | set(start)) - {loop.var}}
-                    if all(v == 0 for k, v in rest.items() if k != ""):
-                        offset = rest.get("", 0)
-                offsets[id(var)] = offset
+                offsets[id(var)] = offset_in_loop(arg, loop.var, start)
         if program.array_of(stmt.target.tensor).name not in buffers:
             return False
         for access in [stmt.target] + [n for n in walk(stmt.value) if isinstance(n, TensorRead)]:

@@ -24,7 +24,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run,
-                          constant_difference, linear_form, runs, upper_bound)
+                          constant_difference, linear_form, offset_in_loop, runs,
+                          upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import BinOp, Call, Const, Expr, TensorRead, Var
@@ -392,19 +393,11 @@ class FunctionEmitter:
     def _from_counter(self, expr: IndexExpr) -> ir.Value | None:
         """``var - start + c`` in a loop that counts from 0 (a full tile) as ``count + c``:
         the offset into a tile's buffer stays visibly constant after unrolling."""
-        if not self.counters:
-            return None
-        form = linear_form(expr)
-        if form is None:
-            return None
         for var, (counter, start, step) in self.counters.items():
-            if form.get(var) != 1 or step != 1 or start is None:
-                continue
-            rest = {k: form.get(k, 0) + start.get(k, 0) for k in (set(form) | set(start)) - {var}}
-            if all(v == 0 for k, v in rest.items() if k != ""):
-                offset = rest.get("", 0)
-                if offset == 0:
-                    return counter
+            offset = offset_in_loop(expr, var, start) if step == 1 else None
+            if offset == 0:
+                return counter
+            if offset is not None:
                 return self.builder.add(counter, ir.Constant(I64, offset), flags=("nsw",))
         return None
 
