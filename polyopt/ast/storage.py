@@ -243,12 +243,13 @@ def _reindex(stmt: Statement, temp: Array, lowers: list, program: Program) -> St
         lower, extent = lowers[dim], temp.shape[dim]
         if isinstance(extent, Const) and extent.value == 1:
             return Const(0, "int64", True)
-        if lower is None:
+        if lower is None and isinstance(index, (IterVar, Const)):
             return index
         key = (id(index), dim)
-        if key not in memo:
+        if key not in memo:  # isl writes it in terms of the loops (i % 6 may be i_inner)
             var = IterVar(f"{temp.name}.{dim}", Const(0, "int64", True), extent)
-            derived.append((var, space.pw_aff(index).sub(lower).coalesce()))
+            value = space.pw_aff(index)
+            derived.append((var, value if lower is None else value.sub(lower).coalesce()))
             memo[key] = var
         return memo[key]
 
