@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from testlib.schedules import irand, run
+from testlib.schedules import assert_matmul_kernel, irand, run
 
 
 def _extents(func, name):
@@ -114,11 +114,7 @@ def test_a_buffer_inside_a_parallel_loop_is_private(threads):
     f = po.build(s, [A, B, C], num_threads=threads)
     body = f.llvm_ir[f.llvm_ir.index("C_kernel.omp0.body"):]
     assert "C_local.stack\" = alloca [128 x i8], align 64" in body
-    for m, n, k in [(16, 16, 5), (37, 29, 11)]:
-        a, b = irand(m, k), irand(k, n)
-        c = np.full((m, n), np.nan, np.float32)
-        f(a, b, c)
-        np.testing.assert_array_equal(c, a @ b)
+    assert_matmul_kernel(f, [(16, 16, 5), (37, 29, 11)])
 
 
 def test_a_large_private_buffer_is_on_the_heap_per_thread():
@@ -136,7 +132,4 @@ def test_a_large_private_buffer_is_on_the_heap_per_thread():
     kernel = f.llvm_ir[f.llvm_ir.index("define i32 @\"C_kernel\""):]
     kernel = kernel[:kernel.index("\n}")]
     assert "aligned_alloc" not in kernel  # only the threads use the panel
-    a, b = irand(70, 300), irand(300, 130)
-    c = np.full((70, 130), np.nan, np.float32)
-    f(a, b, c)
-    np.testing.assert_array_equal(c, a @ b)
+    assert_matmul_kernel(f, [(70, 130, 300)])

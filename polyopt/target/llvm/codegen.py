@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run,
-                          constant_difference, linear_form, offset_in_loop, runs,
-                          upper_bound)
+from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Run, linear_form,
+                          offset_in_loop, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import BinOp, Call, Const, Expr, TensorRead, Var
