@@ -44,7 +44,7 @@ import polyopt as po  # noqa: E402
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
-def median_seconds(calls, repeat: int, rounds: int = 3) -> list[float]:
+def median_seconds(calls, repeat: int, rounds: int = 5) -> list[float]:
     """The median time of each call, measured in ``rounds`` alternating blocks of
     ``repeat`` calls (both sides see the same load; within a block, the other side's
     idle threads have stopped spinning)."""
