@@ -82,3 +82,19 @@ def test_a_partial_tile_writing_a_user_array_is_not_widened():
     b = np.full((21, 8), np.nan, np.float32)
     f(a, b)
     np.testing.assert_array_equal(b, a * 3)
+
+
+def test_a_parallel_loop_inside_a_full_tile_loop():
+    """The outlined body computes ``i - 4 * i_outer`` from the tile loop's value, not
+    from its counter (which lives in the calling function)."""
+    A, B = po.placeholder((8, 5), name="A"), po.placeholder((5, 32), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    CL = s.cache_write(C, "local")
+    io, jo, ii, ji = s[C].tile(*C.op.axis, 4, 16)
+    s[CL].compute_at(s[C], jo)
+    s[CL].parallel(CL.op.axis[1])
+    text = str(po.lower(s, [A, B, C]))
+    assert "for (i = 4 * i_outer; i <= 4 * i_outer + 3; i += 1)" in text  # a full tile
+    f = po.build(s, [A, B, C], num_threads=2)
+    assert_matmul_kernel(f, [(8, 32, 5)])

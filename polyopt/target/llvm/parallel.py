@@ -158,7 +158,8 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name=f"{name}.body")
     fn.linkage = "internal"
     saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-             emitter.strides, emitter.in_parallel, emitter.status)
+             emitter.strides, emitter.in_parallel, emitter.status, emitter.counters)
+    emitter.counters = {}  # the enclosing loops' counters live in the calling function
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     emitter.fn, emitter.builder = fn, b
     emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
@@ -182,5 +183,5 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     emitter.free(heap)
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-     emitter.strides, emitter.in_parallel, emitter.status) = saved
+     emitter.strides, emitter.in_parallel, emitter.status, emitter.counters) = saved
     return fn
