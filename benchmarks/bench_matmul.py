@@ -46,11 +46,13 @@ RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 def median_seconds(calls, repeat: int, rounds: int = 5) -> list[float]:
     """The median time of each call, measured in ``rounds`` alternating blocks of
-    ``repeat`` calls (both sides see the same load; within a block, the other side's
-    idle threads have stopped spinning)."""
+    ``repeat`` calls (both sides see the same load).  Each block starts after a pause:
+    OpenBLAS's idle threads spin for tens of milliseconds after a call and would keep a
+    core from the other side's threads."""
     times = [[] for _ in calls]
     for _ in range(rounds):
         for call, spent in zip(calls, times):
+            time.sleep(0.3)
             call()
             for _ in range(repeat):
                 start = time.perf_counter()
