@@ -50,3 +50,20 @@ def median_seconds(call, repeat: int) -> float:
         call()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def alternating_medians(calls, repeat: int, rounds: int = 5) -> list[float]:
+    """The median time of each call, measured in ``rounds`` alternating blocks of
+    ``repeat`` calls (both sides see the same load).  Each block starts after a pause:
+    OpenBLAS's idle threads spin for tens of milliseconds after a call and would keep a
+    core from the other side's threads."""
+    times = [[] for _ in calls]
+    for _ in range(rounds):
+        for call, spent in zip(calls, times):
+            time.sleep(0.3)
+            call()
+            for _ in range(repeat):
+                start = time.perf_counter()
+                call()
+                spent.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]

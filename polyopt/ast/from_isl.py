@@ -37,7 +37,9 @@ _OPS = {
 def scan(program: Program) -> Node:
     """The loop AST that executes ``program``'s statements in its schedule's order."""
     build = isl.AstBuild.from_context(program.context)
-    build, _callback_handle = build.set_at_each_domain(_to_call)
+    derived = {s.name: [f for _, f in s.derived] for s in program.statements if s.derived}
+    build, _callback_handle = build.set_at_each_domain(
+        lambda node, build: _to_call(node, build, derived))
     root = build.node_from_schedule(program.schedule)
     del _callback_handle  # the callback must stay alive until the AST is built
     node = _node(root)
@@ -45,11 +47,20 @@ def scan(program: Program) -> Node:
     return _name_loops(_mark_isl_names(node, [0]), program, reserved)
 
 
-def _to_call(node: isl.AstNode, build: isl.AstBuild) -> isl.AstNode:
-    """Replace isl's statement placeholder by a call carrying the instance's indices."""
+def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNode:
+    """Replace isl's statement placeholder by a call carrying the instance's indices,
+    then its derived variables (isl simplifies them in the loops' context, so that
+    ``i - 6 * floor(i / 6)`` at ``i = 6 * i_outer + i_inner`` is ``i_inner``)."""
     schedule = isl.Map.from_union_map(build.get_schedule())
     iterators = isl.PwMultiAff.from_map(schedule.reverse())
-    return isl.AstNode.user_from_expr(build.call_from_pw_multi_aff(iterators))
+    name = iterators.get_tuple_name(isl.dim_type.out)
+    call = iterators
+    for function in derived.get(name, ()):
+        value = function.pullback_pw_multi_aff(iterators)
+        call = call.flat_range_product(isl.PwMultiAff.from_pw_aff(value))
+    if call is not iterators:
+        call = call.set_tuple_id(isl.dim_type.out, iterators.get_tuple_id(isl.dim_type.out))
+    return isl.AstNode.user_from_expr(build.call_from_pw_multi_aff(call))
 
 
 def _node(node: isl.AstNode) -> Node:
@@ -158,7 +169,8 @@ def _axis_of(loop: For, program: Program):
 
 def _dim_enumerated(loop: For, program: Program) -> str | None:
     for run in runs(loop.body):
-        for position, arg in enumerate(run.args):
+        dims = program.statement(run.stmt).dims
+        for position, arg in enumerate(run.args[:len(dims)]):
             if arg == Name(loop.var):
-                return program.statement(run.stmt).dims[position]
+                return dims[position]
     return None

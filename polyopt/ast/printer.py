@@ -31,6 +31,8 @@ def _text(expr: IndexExpr, c: bool = False) -> tuple[str, int]:
         return expr.name, 10
     if expr.op == "add" and isinstance(expr.args[1], Int) and expr.args[1].value < 0:
         return _text(Op("sub", (expr.args[0], Int(-expr.args[1].value))), c)
+    if expr.op == "add" and _negated(expr.args[0]) is not None and _negated(expr.args[1]) is None:
+        return _text(Op("sub", (expr.args[1], _negated(expr.args[0]))), c)
     if expr.op in _INFIX:
         symbol, prec = _INFIX[expr.op]
         left, right = (_text(a, c) for a in expr.args)
@@ -51,6 +53,16 @@ def _text(expr: IndexExpr, c: bool = False) -> tuple[str, int]:
     return f"{name}({', '.join(index_text(a, c=c) for a in expr.args)})", 10
 
 
+def _negated(expr: IndexExpr) -> IndexExpr | None:
+    """``-expr`` when ``expr`` is a negative constant or a negative multiple (``-4 * i``)."""
+    if isinstance(expr, Int) and expr.value < 0:
+        return Int(-expr.value)
+    if isinstance(expr, Op) and expr.op == "mul" and isinstance(expr.args[0], Int) \
+            and expr.args[0].value < 0:
+        return Op("mul", (Int(-expr.args[0].value), expr.args[1]))
+    return None
+
+
 def paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
     """``text`` of precedence ``own`` in parentheses where an operator of ``prec``
     needs them."""
@@ -61,7 +73,7 @@ def paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
 def statement_text(run: Run, program: Program) -> str:
     """``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` for one statement instance."""
     stmt = program.statement(run.stmt)
-    by_axis = {id(axis): arg for axis, arg in zip(stmt.iter_vars, run.args)}
+    by_axis = {id(axis): arg for axis, arg in zip(stmt.index_vars, run.args)}
 
     def name_of(node):
         if isinstance(node, IterVar) and id(node) in by_axis:

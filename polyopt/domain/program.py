@@ -75,6 +75,9 @@ class Statement:
 
     ``iter_vars`` are the axes that ``target`` and ``value`` use, one per dimension of
     ``domain`` and in the same order.  ``op`` names the compute it came from.
+    ``derived`` are more variables they may use, each a function of the instance that
+    the loop AST computes from the loop variables (lowering adds them, e.g. the index
+    ``i - 6 * i_outer`` into a contracted temporary).
     """
 
     name: str
@@ -84,6 +87,12 @@ class Statement:
     value: Expr
     accesses: tuple[Access, ...]
     op: str
+    derived: tuple[tuple[IterVar, isl.PwAff], ...] = ()
+
+    @property
+    def index_vars(self) -> tuple[IterVar, ...]:
+        """The variables a loop AST instance of this statement binds, in order."""
+        return self.iter_vars + tuple(var for var, _ in self.derived)
 
     @property
     def dims(self) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from ..te.tensor import PlaceholderOp, Tensor
 from . import attach, cache, inplace, kernel_rfactor, loops, rfactor
 from .bind import bind_tag
 from .check import check_schedule
+from .layout import relayout
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +138,8 @@ class Schedule:
             return self.program.array(value).tensor
         raise InvalidArgumentError(f"expected a tensor or its name, got {value!r}")
 
-    def _rewrite(self, primitive: str, args: tuple, run, check: bool):
-        step = Step(None, primitive, tuple(_plain(a) for a in args), ())
+    def _rewrite(self, primitive: str, args: tuple, run, check: bool, kwargs: tuple = ()):
+        step = Step(None, primitive, tuple(_plain(a) for a in args), kwargs)
 
         def rewrite(program):
             result, tensor = run(program)
@@ -146,8 +147,11 @@ class Schedule:
 
         return self.apply(step, rewrite, check=check)
 
-    def cache_read(self, tensor, scope: str, readers, *, check: bool = True) -> Tensor:
+    def cache_read(self, tensor, scope: str, readers, *, layout: str | None = None,
+                   check: bool = True) -> Tensor:
         """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage.
+        ``layout="{ [i, k] -> [floor(i / 6), k, i mod 6] }"`` stores the copy in that order
+        (packing, see :mod:`polyopt.transform.layout`).
 
         On an in-place kernel the copy is made right before each instance of the (one)
         reader; ``s[AS].compute_at(s[B], axis)`` then makes it once per iteration."""
@@ -155,9 +159,19 @@ class Schedule:
         names = [self._stage_name(r) for r in (readers if isinstance(readers, (list, tuple))
                                                else [readers])]
         if self.kernel is not None:
+            if layout is not None:
+                raise ScheduleError("cache_read(..., layout=) is not supported on in-place "
+                                    "kernels yet; copy without a layout change")
             return self._kernel_cache_read(source, scope, names, check)
-        return self._rewrite("cache_read", (source, scope, names),
-                             lambda p: cache.cache_read(p, source, scope, names), check)
+
+        def run(program):
+            result, cached = cache.cache_read(program, source, scope, names)
+            if layout is not None:
+                result = relayout(result, cached, layout)
+            return result, cached
+
+        return self._rewrite("cache_read", (source, scope, names), run, check,
+                             (("layout", layout),) if layout is not None else ())
 
     def cache_write(self, tensor, scope: str, *, check: bool = True) -> Tensor:
         """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied

@@ -7,31 +7,79 @@ loops it made, to be refined further.  Read them, copy them, change them.
 >>> A = po.placeholder((100, 70), name="A"); B = po.placeholder((70, 90), name="B")
 >>> C = po.ops.matmul(A, B)
 >>> s = po.create_schedule(C)
->>> loops = matmul_template(s, C, tile_i=32, tile_j=32, tile_k=8)
->>> [loop.name for loop in s[C].axes]
-['i.outer', 'j.outer', 'k.outer', 'i.inner', 'k.inner', 'j.inner']
+>>> loops = matmul_template(s, C, rows=4, cols=32)
+>>> print(s.script())
+s.cache_read("B", "global", ["C"])
+s.cache_write("C", "local")
+s["C"].tile("i", "j", 4, 32)
+s["C"].reorder("j.outer", "i.outer", "i.inner", "j.inner")
+s["C_local"].compute_at("C", "i.outer")
+s["C_local"].reorder("k", "i", "j")
+s["C_local"].unroll("i")
+s["C_local"].vectorize("j")
+s["B_global"].compute_at("C_local", "j.outer")
+s["B_global"].vectorize("ax1")
+s["C"].parallel("j.outer")
 """
 
 from __future__ import annotations
 
+from ..errors import InvalidArgumentError
+from ..te.expr import TensorRead
+from ..te.tensor import walk
 
-def matmul_template(s, C, *, tile_i: int = 64, tile_j: int = 64, tile_k: int = 16,
-                    parallel: bool = True, vectorize: bool = True) -> dict:
-    """Tile the two output loops and the reduction of a contraction ``C[i, j] = sum_k``,
-    order them ``i.o, j.o, k.o, i.i, k.i, j.i`` (the innermost loop streams a row of B and
-    of C), vectorize ``j.i`` and run the row tiles in parallel."""
+
+def matmul_template(s, C, *, rows: int = 6, cols: int = 64, pack: bool = True,
+                    parallel: bool = True) -> dict:
+    """A register-blocked schedule of a contraction ``C[..., i, j] = sum_k A[i, k] B[k, j]``
+    (the BLIS/OpenBLAS structure, written with primitives):
+
+    * ``cache_write(C, "local")``: each ``rows x cols`` tile of C is accumulated in a
+      small buffer computed at the tile (``compute_at``) over the whole reduction, with
+      ``k`` outside the tile, the tile's rows unrolled and its columns vectorized: the
+      buffer lives in vector registers (6 x 64 float32 = 24 AVX-512 registers) and each
+      step of ``k`` is ``rows x cols / 16`` FMAs;
+    * ``pack``: ``cache_read(B, "global")`` computed at the column block copies the
+      ``K x cols`` panel of B that all the row tiles of that block read into one
+      contiguous buffer (its exact footprint, allocated once per call);
+    * ``parallel``: the column blocks run in parallel, each thread with its own panel
+      and accumulator.
+    """
     stage = s[C]
+    right = _right_operand(C)
     i, j = C.op.axis[-2:]
-    (k,) = C.op.reduce_axis[-1:]
-    io, jo, ii, ji = stage.tile(i, j, tile_i, tile_j)
-    ko, ki = stage.split(k, factor=tile_k)
-    stage.reorder(io, jo, ko, ii, ki, ji)
-    if vectorize:
-        stage.vectorize(ji)
+    if pack:
+        panel = s.cache_read(right, "global", [C])
+    local = s.cache_write(C, "local")
+    io, jo, ii, ji = stage.tile(i, j, rows, cols)
+    stage.reorder(jo, io, ii, ji)
+    s[local].compute_at(stage, io)
+    li, lj = local.op.axis[-2:]
+    (k,) = local.op.reduce_axis[-1:]
+    s[local].reorder(k, li, lj)
+    s[local].unroll(li)
+    s[local].vectorize(lj)
+    loops = {"j.outer": jo, "i.outer": io, "i.inner": ii, "j.inner": ji, "local": local}
+    if pack:
+        s[panel].compute_at(s[local], jo)
+        s[panel].vectorize(s[panel].axes[-1])
+        loops["panel"] = panel
     if parallel:
-        stage.parallel(io)
-    return {"i.outer": io, "j.outer": jo, "k.outer": ko, "i.inner": ii, "k.inner": ki,
-            "j.inner": ji}
+        stage.parallel(jo)
+    return loops
+
+
+def _right_operand(C):
+    """The tensor read as ``B[..., k, j]`` (the last reduce axis, then the last axis)."""
+    if C.op.reduce_axis and len(C.op.axis) >= 2:
+        k, j = C.op.reduce_axis[-1], C.op.axis[-1]
+        for node in walk(C.op.body):
+            if isinstance(node, TensorRead) and len(node.indices) >= 2 and \
+                    node.indices[-2] is k and node.indices[-1] is j:
+                return node.tensor
+    raise InvalidArgumentError(
+        f"matmul_template needs a contraction C[..., i, j] = sum_k A[..., i, k] * "
+        f"B[..., k, j]; '{C.name}' reads no tensor as B[k, j]")
 
 
 def injective_template(s, T, *, vector: int = 16, parallel: bool = True) -> dict:

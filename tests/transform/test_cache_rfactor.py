@@ -73,7 +73,9 @@ def test_cache_read_computed_at_a_tile_copies_the_tile_rows():
                        "0 <= b < K }")
     assert domain.is_equal(expected.align_params(domain.get_space())), domain
     text = lowered(s, [A, B, C])
-    assert text.index("A_shared[ax0, ax1] = A[ax0, ax1];") < text.index("for (i_inner")
+    # contracted to the tile's rows: 4 x K
+    assert "float32 A_shared[4][K];" in text
+    assert text.index("A_shared[(ax0 - 4 * i_outer), ax1] = A[ax0, ax1];") < text.index("for (i_inner")
     for sizes in MATMUL_SIZES:
         check_matmul(s, A, B, C, *sizes)
 
@@ -124,9 +126,11 @@ def test_cache_write_computed_at_a_tile_of_the_copy():
     io, jo, ii, ji = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 4)
     s[CL].compute_at(s[C], jo)
     text = lowered(s, [A, B, C])
-    assert "C_local[i, j] = C_local[i, j] + A[i, k] * B[k, j];" in text
+    assert "float32 C_local[4][4];" in text  # the tile's footprint
+    assert ("C_local[(i - 4 * i_outer), (j - 4 * j_outer)] = C_local[(i - 4 * i_outer), "
+            "(j - 4 * j_outer)] + A[i, k] * B[k, j];") in text
     assert ("C[(4 * i_outer + i_inner), (4 * j_outer + j_inner)] = "
-            "C_local[(4 * i_outer + i_inner), (4 * j_outer + j_inner)];") in text
+            "C_local[i_inner, j_inner];") in text
     assert s.script().splitlines() == ['s.cache_write("C", "local")',
                                        's["C"].tile("i", "j", 4, 4)',
                                        's["C_local"].compute_at("C", "j.outer")']
