@@ -179,10 +179,11 @@ PASSES = (
 
 
 def lower(schedule, args=None, *, name: str | None = None,
-          print_passes: bool | None = None) -> LoweredFunc:
+          print_passes: bool | None = None, skip=frozenset()) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
 
     ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
+    ``skip`` names passes a backend does its own way (see ``Target.skipped_passes``).
     """
     program = getattr(schedule, "program", schedule)
     if not isinstance(program, Program):
@@ -200,6 +201,8 @@ def lower(schedule, args=None, *, name: str | None = None,
     func = LoweredFunc(name, program, tuple(args))
     verbose = print_passes if print_passes is not None else bool(os.environ.get("POLYOPT_PRINT_PASSES"))
     for pass_name, run in PASSES:
+        if pass_name in skip:
+            continue
         start = time.perf_counter()
         func = run(func)
         if verbose:

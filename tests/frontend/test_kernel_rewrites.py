@@ -136,7 +136,8 @@ def test_cache_read_in_a_time_loop_filled_once_per_tile(n, steps):
     AL = s.cache_read("A", "local", ["S0"])
     s[AL].compute_at(s["S0"], io)
     text = str(po.lower(s))
-    assert "A_local[ax0] = A[ax0]" in text and text.index("for (t") < text.index("A_local[ax0]")
+    copy = "A_local[(ax0 - 4 * i_outer + 1)] = A[ax0]"  # a buffer of the tile's footprint
+    assert "float64 A_local[6];" in text and text.index("for (t") < text.index(copy)
     rng = np.random.default_rng(n)
     a, b = rng.random(n), rng.random(n)
     ours = _run(s, [a, b], T=steps)
@@ -306,9 +307,11 @@ def test_cache_write_accumulates_a_tile_in_a_buffer(shape):
     _, _, ours = _run(s, [a, b, c])
     np.testing.assert_allclose(ours, a @ b)
     text = str(po.lower(s))
+    assert "float64 C_local[4][8];" in text  # the tile's footprint: a register tile
     tile = text[text.index("for (j_outer"):]
-    assert tile.index("C_local[ax0, ax1] = C[ax0, ax1]") < tile.index("for (k") \
-        < tile.index("C[ax0, ax1] = C_local[ax0, ax1]")
+    buffer = "C_local[(ax0 - 4 * i_outer), (ax1 - 8 * j_outer)]"
+    assert tile.index(f"{buffer} = C[ax0, ax1]") < tile.index("for (k") \
+        < tile.index(f"C[ax0, ax1] = {buffer}")
 
 
 def test_cache_write_copies_around_each_instance_until_moved():

@@ -145,7 +145,7 @@ class KernelPrinter:
 
     def _bind_run(self, run: Run):
         stmt = self.program.statement(run.stmt)
-        for axis, arg in zip(stmt.iter_vars, run.args):
+        for axis, arg in zip(stmt.index_vars, run.args):
             self.scalars[id(axis)] = printer.paren(printer.rendered(arg, c=True), 10, False)
         return stmt
 

@@ -35,6 +35,9 @@ class OpenCLTarget:
     name = "opencl"
     supports_parallel = True
     supports_vector = False
+    # shared/local buffers are sized per work-group and work-item by plan.py; the CPU's
+    # full-tile separation would split loops bound to work-items
+    skipped_passes = frozenset({"contract_storage", "separate_full_tiles"})
 
     def build(self, func, *, device=None, **options) -> "OpenCLKernel":
         if options:
