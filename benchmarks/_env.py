@@ -1,4 +1,5 @@
-"""Benchmark process environment: OpenBLAS's own kernel, pinned thread counts.
+"""Benchmark process environment: OpenBLAS's own kernel, pinned thread counts; and the
+median timer the benchmarks share.
 
 This machine's environment sets ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``, which
 slow OpenBLAS a lot; a benchmark restarts itself without them (before NumPy is
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import statistics
 import sys
+import time
 
 SLOW_OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 PINNED_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -36,3 +39,31 @@ def restart_with_clean_environment(threads: int) -> None:
         env[name] = str(threads)
     env[_MARKER] = "1"
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
+def median_seconds(call, repeat: int) -> float:
+    """The median time of ``repeat`` calls of ``call()``, after one untimed call."""
+    call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def alternating_medians(calls, repeat: int, rounds: int = 5) -> list[float]:
+    """The median time of each call, measured in ``rounds`` alternating blocks of
+    ``repeat`` calls (both sides see the same load).  Each block starts after a pause:
+    OpenBLAS's idle threads spin for tens of milliseconds after a call and would keep a
+    core from the other side's threads."""
+    times = [[] for _ in calls]
+    for _ in range(rounds):
+        for call, spent in zip(calls, times):
+            time.sleep(0.3)
+            call()
+            for _ in range(repeat):
+                start = time.perf_counter()
+                call()
+                spent.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]

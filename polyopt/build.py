@@ -19,10 +19,11 @@ _CACHE: dict[tuple, object] = {}
 def build(schedule, args=None, *, target: str = "llvm", name: str | None = None, **options):
     """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``
     (by default, for a ``po.kernel`` schedule, the kernel's parameters in order)."""
-    func = lower(schedule, args, name=name)
+    backend = get_target(target)
+    func = lower(schedule, args, name=name, skip=backend.skipped_passes)
     key = (target, str(func), str(func.program.schedule), tuple(sorted(options.items())))
     kernel = _CACHE.get(key)
     if kernel is None:
-        kernel = get_target(target).build(func, **options)
+        kernel = backend.build(func, **options)
         _CACHE[key] = kernel
     return kernel

@@ -68,7 +68,7 @@ def demo(args) -> int:
             _show_refusal(schedule, output)
             tuned = po.create_schedule(output)
             po.templates.matmul_template(tuned, output)
-            print("a tiled, vectorized, parallel schedule (po.templates.matmul_template):")
+            print("a register-blocked, packed, parallel schedule (po.templates.matmul_template):")
             print(tuned.script(), "\n")
             failures += _run(title, "tiled schedule", tuned, tensors, arrays, reference,
                              show_source=False)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from .ast.from_isl import scan
 from .ast.nodes import Block, Node
 from .ast.printer import node_lines
+from .ast.storage import Footprint, contract_storage
+from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError
 from .names import sanitize
@@ -42,6 +44,11 @@ class LoweredFunc:
     args: tuple[Array | Var, ...]
     temps: tuple[Array, ...] = ()
     body: Node = Block(())
+    footprints: tuple[Footprint, ...] = ()
+
+    @property
+    def storage(self) -> dict[str, Footprint]:
+        return {f.array: f for f in self.footprints}
 
     @property
     def arrays(self) -> tuple[Array, ...]:
@@ -60,9 +67,18 @@ class LoweredFunc:
             else:
                 params.append(f"int64 {arg.name}")
         lines = [f"void {self.name}({', '.join(params)}) {{"]
+        storage = self.storage
         for temp in self.temps:
             dims = "".join(f"[{e}]" for e in temp.shape)
-            lines.append(f"  {temp.dtype} {temp.name}{dims};  // allocated by the kernel")
+            note = "allocated by the kernel"
+            footprint = storage.get(temp.name)
+            if footprint is not None and footprint.loops:
+                note += f", its footprint per iteration of {', '.join(footprint.loops)}"
+            if footprint is not None and footprint.private:
+                note += ", one per thread"
+            note += {"shared": " (scope shared: per work-group on OpenCL)",
+                     "local": " (scope local: per work-item on OpenCL)"}.get(temp.scope, "")
+            lines.append(f"  {temp.dtype} {temp.name}{dims};  // {note}")
         lines += node_lines(self.body, self.program)
         lines.append("}")
         return "\n".join(lines)
@@ -125,8 +141,18 @@ def _plan_buffers(func: LoweredFunc) -> LoweredFunc:
     return dataclasses.replace(func, temps=temps)
 
 
+def _contract_storage(func: LoweredFunc) -> LoweredFunc:
+    program, temps, footprints = contract_storage(func.program, func.temps)
+    return dataclasses.replace(func, program=program, temps=temps,
+                               footprints=tuple(footprints.values()))
+
+
 def _scan(func: LoweredFunc) -> LoweredFunc:
     return dataclasses.replace(func, body=scan(func.program))
+
+
+def _separate_full_tiles(func: LoweredFunc) -> LoweredFunc:
+    return dataclasses.replace(func, body=separate_full_tiles(func.body))
 
 
 def _default_name(program: Program, args) -> str:
@@ -135,24 +161,29 @@ def _default_name(program: Program, args) -> str:
     if outputs:
         return f"{outputs[-1].name}_kernel"
     if any(a.role == "inout" for a in program.arrays):  # a po.kernel: statements carry its name
-        return sanitize(program.statements[-1].op)
+        return sanitize(program.statements[0].op)  # rewrites append their statements
     return f"{program.arrays[-1].name}_kernel"
 
 
 # Ordering: arguments are resolved first (later passes use Array objects); buffers are
-# planned before scanning so that scanning may later restrict temporaries' footprints.
+# planned (which arrays the kernel allocates) before their storage is contracted to
+# their footprints; contraction re-indexes statements but keeps their domains and the
+# schedule, so scanning may come before or after it.
 PASSES = (
     ("check_arguments", _check_arguments),
     ("plan_buffers", _plan_buffers),
+    ("contract_storage", _contract_storage),
     ("scan_schedule", _scan),
+    ("separate_full_tiles", _separate_full_tiles),  # works on the loops scanning made
 )
 
 
 def lower(schedule, args=None, *, name: str | None = None,
-          print_passes: bool | None = None) -> LoweredFunc:
+          print_passes: bool | None = None, skip=frozenset()) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
 
     ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
+    ``skip`` names passes a backend does its own way (see ``Target.skipped_passes``).
     """
     program = getattr(schedule, "program", schedule)
     if not isinstance(program, Program):
@@ -170,6 +201,8 @@ def lower(schedule, args=None, *, name: str | None = None,
     func = LoweredFunc(name, program, tuple(args))
     verbose = print_passes if print_passes is not None else bool(os.environ.get("POLYOPT_PRINT_PASSES"))
     for pass_name, run in PASSES:
+        if pass_name in skip:
+            continue
         start = time.perf_counter()
         func = run(func)
         if verbose:

@@ -7,7 +7,7 @@ does, so the printed program reads like the source.
 >>> A = po.placeholder((3,), name="A")
 >>> B = po.compute((3,), lambda i: A[i] + 1, name="B")
 >>> scan(po.create_schedule(B).program)
-For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),)), kind='serial')
+For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),)), kind='serial', dim=2)
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ _OPS = {
 def scan(program: Program) -> Node:
     """The loop AST that executes ``program``'s statements in its schedule's order."""
     build = isl.AstBuild.from_context(program.context)
-    build, _callback_handle = build.set_at_each_domain(_to_call)
+    derived = {s.name: [f for _, f in s.derived] for s in program.statements if s.derived}
+    build, _callback_handle = build.set_at_each_domain(
+        lambda node, build: _to_call(node, build, derived))
     root = build.node_from_schedule(program.schedule)
     del _callback_handle  # the callback must stay alive until the AST is built
     node = _node(root)
@@ -45,11 +47,20 @@ def scan(program: Program) -> Node:
     return _name_loops(_mark_isl_names(node, [0]), program, reserved)
 
 
-def _to_call(node: isl.AstNode, build: isl.AstBuild) -> isl.AstNode:
-    """Replace isl's statement placeholder by a call carrying the instance's indices."""
+def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNode:
+    """Replace isl's statement placeholder by a call carrying the instance's indices,
+    then its derived variables (isl simplifies them in the loops' context, so that
+    ``i - 6 * floor(i / 6)`` at ``i = 6 * i_outer + i_inner`` is ``i_inner``)."""
     schedule = isl.Map.from_union_map(build.get_schedule())
     iterators = isl.PwMultiAff.from_map(schedule.reverse())
-    return isl.AstNode.user_from_expr(build.call_from_pw_multi_aff(iterators))
+    name = iterators.get_tuple_name(isl.dim_type.out)
+    call = iterators
+    for function in derived.get(name, ()):
+        value = function.pullback_pw_multi_aff(iterators)
+        call = call.flat_range_product(isl.PwMultiAff.from_pw_aff(value))
+    if call is not iterators:
+        call = call.set_tuple_id(isl.dim_type.out, iterators.get_tuple_id(isl.dim_type.out))
+    return isl.AstNode.user_from_expr(build.call_from_pw_multi_aff(call))
 
 
 def _node(node: isl.AstNode) -> Node:
@@ -72,6 +83,12 @@ def _node(node: isl.AstNode) -> Node:
     if kind == isl.ast_node_type.mark:
         return _node(node.mark_get_node())
     raise InternalError(f"unexpected isl AST node type {kind}")
+
+
+def index_expr(expr: isl.AstExpr):
+    """An isl AST expression as polyopt's index expression (:class:`Int`, :class:`Name`,
+    :class:`Op`)."""
+    return _expr(expr)
 
 
 def _expr(expr: isl.AstExpr):
@@ -122,7 +139,7 @@ def _name_loops(node: Node, program: Program, taken: frozenset[str]) -> Node:
     renamed = rename(node, node.var, new)
     return For(new, renamed.init, renamed.cond, renamed.step,
                _name_loops(renamed.body, program, taken | {new}),
-               axis.kind if axis else renamed.kind)
+               axis.kind if axis else renamed.kind, int(node.var[1:].split(".")[0]))
 
 
 def _mark_isl_names(node: Node, counter: list[int]) -> Node:
@@ -152,7 +169,8 @@ def _axis_of(loop: For, program: Program):
 
 def _dim_enumerated(loop: For, program: Program) -> str | None:
     for run in runs(loop.body):
-        for position, arg in enumerate(run.args):
+        dims = program.statement(run.stmt).dims
+        for position, arg in enumerate(run.args[:len(dims)]):
             if arg == Name(loop.var):
-                return program.statement(run.stmt).dims[position]
+                return dims[position]
     return None

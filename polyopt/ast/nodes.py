@@ -51,7 +51,8 @@ class For:
     cond: IndexExpr
     step: int
     body: "Node"
-    kind: str = "serial"  # serial | parallel | vectorized | unrolled
+    kind: str = "serial"  # serial | parallel | vectorized | unrolled | blockIdx.x ...
+    dim: int | None = None  # the schedule dimension the loop enumerates (when known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +95,102 @@ def rename(node: Node, old: str, new: str) -> Node:
                    body=rename(node.body, old, new))
 
 
+def walk(node: Node):
+    """``node`` and every node below it, in program order (parents first)."""
+    yield node
+    if isinstance(node, Block):
+        for item in node.items:
+            yield from walk(item)
+    elif isinstance(node, If):
+        yield from walk(node.then)
+        if node.otherwise is not None:
+            yield from walk(node.otherwise)
+    elif isinstance(node, For):
+        yield from walk(node.body)
+
+
 def runs(node: Node):
     """Every :class:`Run` below ``node``, in program order."""
-    if isinstance(node, Run):
-        yield node
-    elif isinstance(node, Block):
-        for item in node.items:
-            yield from runs(item)
-    elif isinstance(node, If):
-        yield from runs(node.then)
-        if node.otherwise is not None:
-            yield from runs(node.otherwise)
-    else:
-        yield from runs(node.body)
+    return (n for n in walk(node) if isinstance(n, Run))
+
+
+def loops(node: Node):
+    """Every :class:`For` at or below ``node``, outermost first."""
+    return (n for n in walk(node) if isinstance(n, For))
+
+
+def linear_form(expr: IndexExpr) -> dict[str, int] | None:
+    """``expr`` as ``{name: coefficient, "": constant}`` when it is a sum of names times
+    integers; None otherwise (min, max, divisions...).
+
+    >>> linear_form(Op("add", (Op("mul", (Int(8), Name("io"))), Int(7))))
+    {'io': 8, '': 7}
+    """
+    if isinstance(expr, Int):
+        return {"": expr.value}
+    if isinstance(expr, Name):
+        return {expr.name: 1}
+    if expr.op == "neg":
+        inner = linear_form(expr.args[0])
+        return None if inner is None else {k: -v for k, v in inner.items()}
+    if expr.op in ("add", "sub") and len(expr.args) == 2:
+        a, b = linear_form(expr.args[0]), linear_form(expr.args[1])
+        if a is None or b is None:
+            return None
+        sign = 1 if expr.op == "add" else -1
+        result = dict(a)
+        for key, value in b.items():
+            result[key] = result.get(key, 0) + sign * value
+        return {k: v for k, v in result.items() if v or k == ""}
+    if expr.op == "mul" and len(expr.args) == 2:
+        a, b = linear_form(expr.args[0]), linear_form(expr.args[1])
+        if a is None or b is None:
+            return None
+        for x, y in ((a, b), (b, a)):
+            if set(x) <= {""}:
+                return {k: v * x.get("", 0) for k, v in y.items()}
+    return None
+
+
+def offset_in_loop(expr: IndexExpr, var: str, start: dict[str, int] | None) -> int | None:
+    """``c`` when ``expr`` is ``var - start + c`` (``start`` a :func:`linear_form`): the
+    position ``c`` relative to the loop's first iteration; None otherwise.
+
+    >>> offset_in_loop(Op("add", (Op("mul", (Int(-64), Name("jo"))), Name("j"))), "j",
+    ...                {"jo": 64})
+    0
+    """
+    form = linear_form(expr)
+    if form is None or start is None or form.get(var) != 1:
+        return None
+    rest = {k: form.get(k, 0) + start.get(k, 0) for k in (set(form) | set(start)) - {var}}
+    if any(v != 0 for k, v in rest.items() if k != ""):
+        return None
+    return rest.get("", 0)
+
+
+def constant_difference(a: IndexExpr, b: IndexExpr) -> int | None:
+    """``a - b`` when it is the same integer for all values of the names, else None."""
+    fa, fb = linear_form(a), linear_form(b)
+    if fa is None or fb is None:
+        return None
+    keys = set(fa) | set(fb)
+    if any(fa.get(k, 0) != fb.get(k, 0) for k in keys - {""}):
+        return None
+    return fa.get("", 0) - fb.get("", 0)
+
+
+def upper_bound(loop: For) -> tuple[IndexExpr, bool] | None:
+    """``(bound, exclusive)`` when the loop condition is ``var < bound`` or ``var <= bound``
+    with a bound that does not use the loop variable; else None.
+
+    >>> upper_bound(For("i", Int(0), Op("lt", (Name("i"), Name("n"))), 1, Block(())))
+    (Name(name='n'), True)
+    """
+    cond = loop.cond
+    if not (isinstance(cond, Op) and cond.op in ("lt", "le") and cond.args[0] == Name(loop.var)):
+        return None
+    bound = cond.args[1]
+    uses = []
+    map_exprs(bound, lambda e: uses.append(e) if e == Name(loop.var) else None)
+    return None if uses else (bound, cond.op == "lt")

@@ -17,31 +17,55 @@ _INFIX = {"add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "pdiv_q": ("/", 6),
           "and": ("&&", 2), "or": ("||", 1)}
 
 
-def index_text(expr: IndexExpr) -> str:
-    return _text(expr)[0]
+def index_text(expr: IndexExpr, *, c: bool = False) -> str:
+    """The text of an index expression; ``c=True`` gives valid C/OpenCL C for ``long``
+    arithmetic (``min``/``max`` of two ``long`` operands, ``L`` on literals there)."""
+    return _text(expr, c)[0]
 
 
-def _text(expr: IndexExpr) -> tuple[str, int]:
+def _text(expr: IndexExpr, c: bool = False) -> tuple[str, int]:
     if isinstance(expr, Int):
-        return str(expr.value), (10 if expr.value >= 0 else 7)
+        suffix = "L" if c and abs(expr.value) >= 1 << 31 else ""
+        return f"{expr.value}{suffix}", (10 if expr.value >= 0 else 7)
     if isinstance(expr, Name):
         return expr.name, 10
     if expr.op == "add" and isinstance(expr.args[1], Int) and expr.args[1].value < 0:
-        return _text(Op("sub", (expr.args[0], Int(-expr.args[1].value))))
+        return _text(Op("sub", (expr.args[0], Int(-expr.args[1].value))), c)
+    if expr.op == "add" and _negated(expr.args[0]) is not None and _negated(expr.args[1]) is None:
+        return _text(Op("sub", (expr.args[1], _negated(expr.args[0]))), c)
     if expr.op in _INFIX:
         symbol, prec = _INFIX[expr.op]
-        left, right = (_text(a) for a in expr.args)
-        return f"{_paren(left, prec, False)} {symbol} {_paren(right, prec, True)}", prec
+        left, right = (_text(a, c) for a in expr.args)
+        return f"{paren(left, prec, False)} {symbol} {paren(right, prec, True)}", prec
     if expr.op == "neg":
-        return "-" + _paren(_text(expr.args[0]), 7, True), 7
+        return "-" + paren(_text(expr.args[0], c), 7, True), 7
     if expr.op == "select":
-        c, a, b = (index_text(x) for x in expr.args)
-        return f"({c} ? {a} : {b})", 10
+        cond, a, b = (index_text(x, c=c) for x in expr.args)
+        return f"({cond} ? {a} : {b})", 10
     name = {"fdiv_q": "floord"}.get(expr.op, expr.op)
-    return f"{name}({', '.join(index_text(a) for a in expr.args)})", 10
+    if c and expr.op in ("min", "max"):  # OpenCL C: two operands of one type (long)
+        texts = [f"{a.value}L" if isinstance(a, Int) else index_text(a, c=True)
+                 for a in expr.args]
+        result = texts[0]
+        for text in texts[1:]:
+            result = f"{name}({result}, {text})"
+        return result, 10
+    return f"{name}({', '.join(index_text(a, c=c) for a in expr.args)})", 10
 
 
-def _paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
+def _negated(expr: IndexExpr) -> IndexExpr | None:
+    """``-expr`` when ``expr`` is a negative constant or a negative multiple (``-4 * i``)."""
+    if isinstance(expr, Int) and expr.value < 0:
+        return Int(-expr.value)
+    if isinstance(expr, Op) and expr.op == "mul" and isinstance(expr.args[0], Int) \
+            and expr.args[0].value < 0:
+        return Op("mul", (Int(-expr.args[0].value), expr.args[1]))
+    return None
+
+
+def paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
+    """``text`` of precedence ``own`` in parentheses where an operator of ``prec``
+    needs them."""
     text, own = rendered
     return f"({text})" if own < prec or (strict and own == prec) else text
 
@@ -49,7 +73,7 @@ def _paren(rendered: tuple[str, int], prec: int, strict: bool) -> str:
 def statement_text(run: Run, program: Program) -> str:
     """``C[i, j] = C[i, j] + A[i, k] * B[k, j]`` for one statement instance."""
     stmt = program.statement(run.stmt)
-    by_axis = {id(axis): arg for axis, arg in zip(stmt.iter_vars, run.args)}
+    by_axis = {id(axis): arg for axis, arg in zip(stmt.index_vars, run.args)}
 
     def name_of(node):
         if isinstance(node, IterVar) and id(node) in by_axis:
@@ -86,3 +110,8 @@ def _with_body(head: str, body: Node, program: Program, indent: int) -> list[str
     if not isinstance(body, Block):
         return [head] + inner
     return [head + " {"] + inner + ["  " * indent + "}"]
+
+
+def rendered(expr: IndexExpr, *, c: bool = False) -> tuple[str, int]:
+    """An index expression's text and precedence (10 for an atom)."""
+    return _text(expr, c)

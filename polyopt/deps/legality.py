@@ -130,7 +130,7 @@ def other_iteration(space: isl.Space, dim: int) -> isl.Map:
     return result.subtract(result.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim))
 
 
-def _first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
+def first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
     """Parameter values and coordinates of one pair: the smallest parameters, then the
     lexicographically first pair (a readable, stable counterexample), or any pair when
     that minimum does not exist."""
@@ -151,7 +151,7 @@ def _first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
 
 def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
     n_in = pairs.dim(isl.dim_type.in_)
-    param_values, coords = _first_point(pairs)
+    param_values, coords = first_point(pairs)
     params = dict(zip(pairs.get_space().get_var_names(isl.dim_type.param), param_values))
     src = instance_text(program, dep.source, coords[:n_in])
     snk = instance_text(program, dep.sink, coords[n_in:])

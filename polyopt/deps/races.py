@@ -25,9 +25,12 @@ from ..domain.program import AccessKind, Program
 from .legality import instance_text, other_iteration, shares_loop
 
 
-def racing_access(program: Program, stmt: str, dim: int) -> str | None:
+def racing_access(program: Program, stmt: str, dim: int,
+                  private: frozenset[str] = frozenset()) -> str | None:
     """A description of two iterations of the loop at schedule dimension ``dim`` of
-    ``stmt`` that touch one element, one of them writing it; None when there are none."""
+    ``stmt`` that touch one element, one of them writing it; None when there are none.
+    Arrays named in ``private`` are skipped: each iteration has its own copy (a buffer
+    in a work-group's ``__local`` memory, when the loop is bound to work-groups)."""
     time = program.schedule_of(stmt)
     inside = [s.name for s in program.statements if shares_loop(program, s.name, stmt, dim)]
     rows = isl.UnionMap.empty(time.get_space().params())
@@ -36,6 +39,8 @@ def racing_access(program: Program, stmt: str, dim: int) -> str | None:
     apart = rows.apply_range(isl.UnionMap.from_map(
         other_iteration(time.get_space().range(), dim))).apply_range(rows.reverse())
     for array in program.arrays:
+        if array.name in private:
+            continue
         writes = _accesses(program, inside, array.name, AccessKind.WRITE)
         if writes.is_empty():
             continue

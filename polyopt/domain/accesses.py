@@ -38,6 +38,13 @@ def statement_accesses(name: str, domain: isl.Set, target: TensorRead, value: Ex
     return tuple(accesses)
 
 
+def read_accesses(stmt, space: AffineSpace) -> list[tuple[TensorRead, Access]]:
+    """Each array read in ``stmt``'s value with its access (in the order of ``stmt.reads``)."""
+    reads: list[tuple[TensorRead, isl.Set]] = []
+    _collect_reads(stmt.value, space.universe(), space, reads)
+    return [(read, access) for (read, _), access in zip(reads, stmt.reads)]
+
+
 def _collect_reads(expr: Expr, guard: isl.Set, space: AffineSpace,
                    out: list[tuple[TensorRead, isl.Set]]) -> None:
     if isinstance(expr, TensorRead):

@@ -158,3 +158,48 @@ def _conjuncts(expr: Expr) -> list[Expr]:
         return [c for arg in expr.args for c in _conjuncts(arg)]
     return [expr]
 
+
+
+def aff_expression(aff: isl.Aff, inputs, params) -> Expr | None:
+    """An integer-valued isl affine function as a tensor expression: input dimension
+    ``d`` is the expression ``inputs[d]``, parameter ``p`` is ``params[p]`` (vars),
+    isl's floor divisions are ``//``; None when a coefficient is not an integer.
+
+    >>> i = IterVar("i", Const(0, "int64", True), Var("n"))
+    >>> str(aff_expression(isl.Aff("{ [i] -> [(8 * floor(i / 8) - 1)] }"), (i,), ()))
+    '8 * (i // 8) - 1'
+    >>> str(aff_expression(isl.Aff("{ [i] -> [(i mod 6)] }"), (i,), ()))
+    'i - 6 * (i // 6)'
+    """
+    if aff.get_denominator_val().to_python() != 1:
+        return None
+    terms: list[tuple[int, Expr]] = []  # (coefficient, expression)
+    for kind, values in ((isl.dim_type.in_, inputs), (isl.dim_type.param, params)):
+        for pos, value in enumerate(values):
+            terms.append((aff.get_coefficient_val(kind, pos).to_python(), value))
+    for pos in range(aff.dim(isl.dim_type.div)):
+        coefficient = aff.get_coefficient_val(isl.dim_type.div, pos).to_python()
+        if not coefficient:
+            continue
+        div = aff.get_div(pos)
+        denominator = div.get_denominator_val()
+        inner = aff_expression(div.scale_val(denominator), inputs, params)
+        if inner is None:
+            return None
+        terms.append((coefficient, BinOp.make("//", inner, denominator.to_python())))
+    constant = aff.get_constant_val().to_python()
+    result = None
+    for coefficient, value in terms:
+        if not coefficient:
+            continue
+        size = abs(coefficient)
+        term = value if size == 1 else BinOp.make("*", size, value)
+        if result is None:
+            result = term if coefficient > 0 else BinOp.make("-", 0, term)
+        else:
+            result = BinOp.make("+" if coefficient > 0 else "-", result, term)
+    if result is None:
+        return Const(constant, "int64", True)
+    if constant:
+        result = BinOp.make("+" if constant > 0 else "-", result, abs(constant))
+    return result

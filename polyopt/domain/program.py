@@ -46,7 +46,10 @@ class Array:
 
     ``role`` is "placeholder" (an input, only read), "compute" (defined by the
     program: an output or a temporary) or "inout" (a kernel parameter that the
-    program reads and writes in place).
+    program reads and writes in place).  ``scope`` is where a backend keeps it:
+    "global" (device or host memory), "shared" (one copy per work-group, OpenCL's
+    ``__local``) or "local" (one copy per work-item, private memory); the scopes come
+    from ``cache_read``/``cache_write``.
     """
 
     name: str
@@ -54,6 +57,7 @@ class Array:
     dtype: str
     tensor: Tensor
     role: str
+    scope: str = "global"
 
     @property
     def ndim(self) -> int:
@@ -71,6 +75,9 @@ class Statement:
 
     ``iter_vars`` are the axes that ``target`` and ``value`` use, one per dimension of
     ``domain`` and in the same order.  ``op`` names the compute it came from.
+    ``derived`` are more variables they may use, each a function of the instance that
+    the loop AST computes from the loop variables (lowering adds them, e.g. the index
+    ``i - 6 * i_outer`` into a contracted temporary).
     """
 
     name: str
@@ -80,6 +87,12 @@ class Statement:
     value: Expr
     accesses: tuple[Access, ...]
     op: str
+    derived: tuple[tuple[IterVar, isl.PwAff], ...] = ()
+
+    @property
+    def index_vars(self) -> tuple[IterVar, ...]:
+        """The variables a loop AST instance of this statement binds, in order."""
+        return self.iter_vars + tuple(var for var, _ in self.derived)
 
     @property
     def dims(self) -> tuple[str, ...]:

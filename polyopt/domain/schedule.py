@@ -29,7 +29,10 @@ import islpy as isl
 
 from ..errors import ScheduleError
 
-KINDS = ("serial", "parallel", "vectorized", "unrolled")
+BIND_TAGS = tuple(f"{unit}.{d}" for unit in ("blockIdx", "threadIdx") for d in "xyz")
+KINDS = ("serial", "parallel", "vectorized", "unrolled") + BIND_TAGS
+# loops whose iterations run at the same time: they must carry no dependence
+CONCURRENT_KINDS = ("parallel", "vectorized") + BIND_TAGS
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,8 @@ class Attach:
     kind: str = "root"          # root | with
     stage: str | None = None    # the stage whose loops are shared
     depth: int = 0              # how many of its outer loops are shared
+    outer_dims: int = 0         # compute_at: how many outer loop values the statements
+                                # got as their first dimensions (they recompute per tile)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,12 @@ from ..te.evaluate import evaluate
 from ..te.expr import BinOp, Const, Expr, Var
 
 
-def bind_arguments(func, args: tuple, kwargs: dict) -> tuple[list[np.ndarray], dict[str, int]]:
-    """The arrays in argument order and the value of every program parameter."""
+def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
+                   ) -> tuple[list[np.ndarray], dict[str, int]]:
+    """The arrays in argument order and the value of every program parameter.
+
+    ``device_types`` are array types accepted besides NumPy's (a backend's device
+    arrays, e.g. ``pyopencl.array.Array``): they need the same dtype, rank and layout."""
     expected = func.args
     if len(args) != len(expected):
         names = ", ".join(a.name for a in expected)
@@ -39,7 +43,7 @@ def bind_arguments(func, args: tuple, kwargs: dict) -> tuple[list[np.ndarray], d
         if isinstance(spec, Var):
             values[spec.name] = _size_value(spec.name, value)
         else:
-            arrays.append(_check_array(spec, value))
+            arrays.append(_check_array(spec, value, device_types))
     params = {p.name for p in func.program.params}
     for name, value in kwargs.items():
         if name not in params:
@@ -68,8 +72,8 @@ def _size_value(name: str, value) -> int:
     return int(value)
 
 
-def _check_array(spec: Array, value) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
+def _check_array(spec: Array, value, device_types: tuple = ()) -> np.ndarray:
+    if not isinstance(value, (np.ndarray, *device_types)):
         raise InvalidArgumentError(
             f"argument '{spec.name}' must be a numpy.ndarray, got {type(value).__name__}; "
             f"convert it with numpy.asarray(x, dtype='{spec.dtype}')"
@@ -89,7 +93,7 @@ def _check_array(spec: Array, value) -> np.ndarray:
             f"argument '{spec.name}' is not C-contiguous (a transposed or sliced view?); "
             "pass numpy.ascontiguousarray(x)"
         )
-    if spec.written and not value.flags.writeable:
+    if spec.written and not getattr(value.flags, "writeable", True):
         raise InvalidArgumentError(f"output '{spec.name}' is read-only; pass a writable array")
     return value
 
@@ -163,8 +167,18 @@ def _check_no_overlap(func, arrays) -> None:
         if not spec.written:  # outputs and arrays updated in place
             continue
         for j, other in enumerate(arrays):
-            if j != i and array.size and other.size and np.may_share_memory(array, other):
+            if j != i and array.size and other.size and _share_memory(array, other):
                 raise InvalidArgumentError(
                     f"output '{spec.name}' shares memory with argument '{specs[j].name}'; "
                     "the kernel needs separate arrays (pass a copy)"
                 )
+
+
+def _share_memory(a, b) -> bool:
+    """Whether two arguments may overlap: NumPy arrays by their memory, device arrays
+    (which have no host address) by their buffer."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.may_share_memory(a, b)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    return getattr(a, "base_data", a) is getattr(b, "base_data", b)

@@ -13,11 +13,15 @@ from ..errors import InvalidArgumentError, MissingBackendError
 
 
 class Target(Protocol):
-    """A backend: ``build`` turns a lowered function into a callable module."""
+    """A backend: ``build`` turns a lowered function into a callable module.
+
+    ``skipped_passes`` names lowering passes (``polyopt.lower.PASSES``) that the backend
+    does its own way, e.g. sizing buffers per work-group."""
 
     name: str
     supports_parallel: bool
     supports_vector: bool
+    skipped_passes: frozenset[str]
 
     def build(self, func, **options): ...
 
@@ -25,6 +29,7 @@ class Target(Protocol):
 _REGISTRY: dict[str, str | type] = {
     # name -> "module:Class" (imported on first use, so the core needs no backend package)
     "llvm": "polyopt.target.llvm.target:LLVMTarget",
+    "opencl": "polyopt.target.opencl.target:OpenCLTarget",
 }
 
 

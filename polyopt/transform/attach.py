@@ -84,21 +84,37 @@ def compute_root(program: Program, stage_name: str, original: Program) -> tuple[
     stage = program.stage(stage_name)
     if stage.attach.kind == "root":
         return program, False
-    recomputed = any(program.statement(n).dims != original.statement(n).dims
-                     for n in _stage_statements(stage) if _has(original, n))
-    if not recomputed:
+    if not stage.attach.outer_dims:
         stages = tuple(dataclasses.replace(s, attach=Attach()) if s.name == stage_name else s
                        for s in program.stages)
         return program.with_stages(stages), False
-    restored = {n: original.statement(n) for n in _stage_statements(stage)}
-    statements = tuple(restored.get(s.name, s) for s in program.statements)
-    depth = stage.attach.depth
-    tuple_id = restored[stage.main].domain.get_tuple_id()
+    return detach(program, stage_name, original), True
+
+
+def detach(program: Program, stage_name: str, original: Program) -> Program:
+    """The stage computed at the root again, over its own dimensions: the original
+    domain when it had one (everything it computed before being attached), else the
+    union of what it computed at each iteration."""
+    stage = program.stage(stage_name)
+    depth = stage.attach.outer_dims
+    array_of = {id(a.tensor): a for a in program.arrays}
+    statements = []
+    for stmt in program.statements:
+        if stmt.name in _stage_statements(stage):
+            domain = stmt.domain.project_out(isl.dim_type.set, 0, depth).set_tuple_name(
+                stmt.name)
+            if _has(original, stmt.name):
+                domain = original.statement(stmt.name).domain
+            stmt = rebuild_statement(dataclasses.replace(stmt, domain=domain.coalesce(),
+                                                iter_vars=stmt.iter_vars[depth:]),
+                            stmt.value, array_of, program)
+        statements.append(stmt)
+    tuple_id = program.statement(stage.main).domain.get_tuple_id()
     axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id))
                  for a in stage.axes[depth:])
     stages = tuple(dataclasses.replace(s, axes=axes, attach=Attach())
                    if s.name == stage_name else s for s in program.stages)
-    return program.with_stages(stages, statements=statements), True
+    return program.with_stages(stages, statements=tuple(statements))
 
 
 def _has(program: Program, name: str) -> bool:
@@ -144,13 +160,14 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
         if stmt.name == producer.name:
             continue
         if any(r.array == stage_name for r in stmt.reads):
-            stmt = _rebuild(stmt, transform(stmt.value, inline), array_of, program)
+            stmt = rebuild_statement(stmt, transform(stmt.value, inline), array_of, program)
         statements.append(stmt)
     stages = tuple(s for s in program.stages if s.name != stage_name)
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays)
 
 
-def _rebuild(stmt: Statement, value, array_of: dict, program: Program) -> Statement:
+def rebuild_statement(stmt: Statement, value, array_of: dict, program: Program) -> Statement:
+    """``stmt`` computing ``value``, with its accesses derived again."""
     space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
     space.context = f"statement {stmt.name}"
     accesses = statement_accesses(stmt.name, stmt.domain, stmt.target, value, array_of, space)
@@ -159,11 +176,15 @@ def _rebuild(stmt: Statement, value, array_of: dict, program: Program) -> Statem
     return rebuilt
 
 
-def compute_at(program: Program, deps: Dependences, producer: str, consumer: str, axis: str,
-               outputs: tuple[str, ...]) -> tuple[Program, Dependences]:
+def compute_at(program: Program, deps: Dependences | None, producer: str, consumer: str, axis: str,
+               outputs: tuple[str, ...], *, footprint=None
+               ) -> tuple[Program, Dependences, dict[str, isl.Map]]:
     """Recompute, in each iteration of ``consumer``'s loop ``axis``, what it reads of
-    ``producer``.  Returns the new program and its dependences (the old ones, mapped
-    to the copies)."""
+    ``producer``.  Returns the new program, its dependences (the old ones, mapped to
+    the copies; None when ``deps`` is) and, per producer statement, the map from new to old instances.
+
+    ``footprint(program, stmt, consumer_stmts, producer, loops)`` may replace the
+    access-based footprint (in-place kernels use value-based dataflow)."""
     _check_not_nested(program, producer, consumer)
     stage = program.stage(producer)
     cons = program.stage(consumer)
@@ -189,9 +210,8 @@ def compute_at(program: Program, deps: Dependences, producer: str, consumer: str
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
         stmt = program.statement(name)
-        footprint = _footprint(program, stmt, consumer_stmts, producer, loops)
-        needed[name] = footprint
-        if producer in outputs and not footprint.range().is_equal(stmt.domain):
+        needed[name] = (footprint or _footprint)(program, stmt, consumer_stmts, producer, loops)
+        if producer in outputs and not needed[name].range().is_equal(stmt.domain):
             raise ScheduleError(
                 f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
                 f"of '{consumer}' do not read all of it")
@@ -205,12 +225,15 @@ def compute_at(program: Program, deps: Dependences, producer: str, consumer: str
     lifted = tuple(dataclasses.replace(a, value=a.value.pullback_multi_aff(
         _projection_aff(copies[stage.main], depth))) for a in stage.axes)
     owner = _owner_at(program, consumer, depth)
+    # the shared loops keep the consumer's names and kinds (parallel, bound to work-groups)
     new_stage = dataclasses.replace(stage, axes=tuple(
-        dataclasses.replace(a, name=n) for a, n in zip(axes, [x.name for x in cons.axes[:depth]])
-    ) + lifted, attach=Attach("with", owner, depth))
+        dataclasses.replace(a, name=x.name, kind=x.kind) for a, x in zip(axes, cons.axes[:depth])
+    ) + lifted, attach=Attach("with", owner, depth, outer_dims=depth))
     stages = tuple(new_stage if s.name == producer else s for s in program.stages)
     result = program.with_stages(stages, statements=statements)
-    return result, _map_dependences(deps, projections, loops, consumer_stmts, depth)
+    mapped = None if deps is None else _map_dependences(deps, projections, loops,
+                                                         consumer_stmts, depth)
+    return result, mapped, projections
 
 
 def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:
@@ -244,7 +267,7 @@ def _footprint(program: Program, stmt: Statement, consumer_stmts, producer: str,
         if name not in loops:
             continue
         for access in program.statement(name).reads:
-            if access.array != producer:
+            if access.array not in {w.array for w in stmt.writes}:
                 continue
             part = loops[name].reverse().apply_range(access.relation).apply_range(
                 writes.reverse())

@@ -37,8 +37,9 @@ def _scope(scope: str) -> str:
     return scope
 
 
-def _copy_statement(program: Program, arrays, name: str, source: Tensor, dest: Tensor,
-                    iter_vars, dims):
+def copy_statement(program: Program, arrays, name: str, source: Tensor, dest: Tensor,
+                   iter_vars, dims):
+    """``dest[x] = source[x]`` for every element ``x`` of ``source``."""
     domain = box(name, iter_vars, dims, [(ZERO, e) for e in source.shape], program.param_names)
     return make_statement(program, arrays, name, iter_vars, dims, domain,
                           TensorRead(dest, iter_vars), TensorRead(source, iter_vars), dest.name)
@@ -61,10 +62,10 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
     dims = tuple(f"ax{d}" for d in range(source.ndim))
     iter_vars = axis_vars(dims, source.shape)
     cached = new_tensor(f"{source.name}.{scope}", source.shape, source.dtype, iter_vars)
-    array = new_array(program, cached)
+    array = new_array(program, cached, scope)
     arrays = program.arrays + (array,)
     name = fresh_statement_name(program, array.name)
-    copy = _copy_statement(program, arrays, name, source.tensor, cached, iter_vars, dims)
+    copy = copy_statement(program, arrays, name, source.tensor, cached, iter_vars, dims)
     statements = []
     for stmt in program.statements:
         if stmt.name in reader_stmts:
@@ -78,10 +79,11 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
 
 
 def retarget_reads(stmt, old: Tensor, new: Tensor, program: Program, arrays):
-    """``stmt`` reading ``new`` where it read ``old`` (its write is unchanged)."""
-    if stmt.target.tensor is old:
+    """``stmt`` reading ``new`` where it read ``old`` (its write is unchanged).  Only an
+    in-place kernel may read a copy of what it writes (its copies are validated)."""
+    if stmt.target.tensor is old and program.array_of(old).role != "inout":
         raise ScheduleError(f"statement {stmt.name} writes '{old.name}'; it cannot read a copy")
-    return retarget(stmt, old, new, program, arrays)
+    return retarget(stmt, old, new, program, arrays, reads_only=True)
 
 
 def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
@@ -94,7 +96,7 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
     op = array.tensor.op
     cached = new_tensor(f"{array.name}.{scope}", array.shape, array.dtype, op.axis,
                         op.reduce_axis)
-    cache_array = new_array(program, cached)
+    cache_array = new_array(program, cached, scope)
     arrays = program.arrays + (cache_array,)
     renamed = {}
     statements = []
@@ -109,7 +111,7 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
         statements.append(stmt)
     copy_name = fresh_statement_name(program, array.name + "_copy")
     spatial = program.statement(stage.init or stage.main)
-    copy = _copy_statement(program, arrays, copy_name, cached, array.tensor,
+    copy = copy_statement(program, arrays, copy_name, cached, array.tensor,
                            spatial.iter_vars[:array.ndim], spatial.dims[:array.ndim])
     statements.append(copy)
     compute_stage = dataclasses.replace(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..deps.dataflow import Dependences
+from ..domain.schedule import BIND_TAGS, CONCURRENT_KINDS
 from ..deps.races import racing_access
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
@@ -30,11 +31,36 @@ def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
 
 
 def check_marked_loops(program: Program, deps: Dependences, transform: str) -> None:
-    """Every loop marked parallel or vectorized carries no dependence."""
+    """Every loop marked parallel or vectorized, or bound to work-groups or work-items,
+    carries no dependence."""
     for stage in program.stages:
         for level, axis in enumerate(stage.axes, start=1):
             if axis.kind in ("parallel", "vectorized"):
                 check_loop_carries_nothing(program, deps, stage.name, level, transform)
+            elif axis.kind in BIND_TAGS:
+                check_bound_loop(program, deps, stage.name, level, transform)
+
+
+def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int,
+                     transform: str) -> None:
+    """A loop bound to work-groups (``blockIdx``) or work-items (``threadIdx``) must carry
+    no dependence, like a parallel loop, with two differences: buffers private to what
+    the loop distributes ("shared" for work-groups; "local" for both) are not shared
+    between its iterations, and a reduction loop bound to work-items is reduced across
+    them (a tree reduction in ``__local`` memory), so its own accumulation is allowed."""
+    stage_obj = program.stage(stage)
+    axis = stage_obj.axes[level - 1]
+    threads = axis.kind.startswith("threadIdx")
+    scopes = ("local",) if threads else ("shared", "local")
+    private = frozenset(a.name for a in program.arrays if a.scope in scopes)
+    if threads and stage_obj.involves_reduce(axis):
+        target = program.statement(stage_obj.main).target.tensor
+        accumulator = program.array_of(target).name
+        deps = Dependences(tuple(
+            d for d in deps if not (d.source == d.sink == stage_obj.main
+                                    and d.array == accumulator)))
+        private |= {accumulator}
+    check_loop_carries_nothing(program, deps, stage, level, transform, private=private)
 
 
 def suggest_repair(transform: str, violation: Violation, program: Program) -> str | None:
@@ -81,14 +107,16 @@ def _suggest_shift(violation: Violation, program: Program) -> str | None:
 
 
 def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, level: int,
-                               transform: str) -> None:
-    """``parallel``/``vectorize`` need a loop that carries no dependence."""
+                               transform: str, *, private: frozenset[str] = frozenset()
+                               ) -> None:
+    """``parallel``/``vectorize``/``bind`` need a loop that carries no dependence (and no
+    race on a buffer that is not in ``private``)."""
     stage_obj = program.stage(stage)
     axis = stage_obj.axes[level - 1]
     dim = loop_dimension(program, stage_obj.main, axis)
     carried = carried_dependences(program, deps, stage_obj.main, dim)
     if not carried:
-        race = racing_access(program, stage_obj.main, dim)
+        race = racing_access(program, stage_obj.main, dim, private)
         if race is not None:
             raise IllegalScheduleError(
                 f"{transform} is illegal: iterations of loop '{axis.name}' would race on a "
@@ -107,12 +135,12 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
                                            loop_dimension(program, stage_obj.main, a))]
         hint = ("use a loop that carries no dependence"
                 + (f": {', '.join(free)}" if free else " (none of this stage's loops is free)"))
-    marking = transform.endswith(f'("{axis.name}")') and any(
-        f".{verb}(" in transform for verb in ("parallel", "vectorize"))
-    if axis.kind in ("parallel", "vectorized") and not marking and transform != "the schedule":
+    marking = any(f'.{verb}("{axis.name}"' in transform
+                  for verb in ("parallel", "vectorize", "bind"))
+    if axis.kind in CONCURRENT_KINDS and not marking and transform != "the schedule":
         hint = (f"'{axis.name}' is marked {axis.kind}: transform the loops first and mark "
                 f"them afterwards, or {hint}")
-    what = f"{axis.kind} loop" if axis.kind in ("parallel", "vectorized") else "loop"
+    what = f"{axis.kind} loop" if axis.kind in CONCURRENT_KINDS else "loop"
     raise IllegalScheduleError(
         f"{transform} is illegal: {what} '{axis.name}' carries a dependence between its "
         f"iterations: {violation.explain('in another iteration of that loop')}. "

@@ -20,7 +20,7 @@ import dataclasses
 from typing import Callable
 
 from ..domain.program import Program
-from ..domain.schedule import Attach, Axis, Stage
+from ..domain.schedule import Axis, Stage
 from ..errors import ScheduleError
 
 
@@ -77,7 +77,7 @@ def edit_band(program: Program, name: str, lo: int, hi: int,
             axes = stage.axes[:lo - 1] + tuple(new_axes[stage.name]) + stage.axes[hi:]
             attach = stage.attach
             if attach.kind == "with" and attach.stage in members and attach.depth >= hi:
-                attach = Attach("with", attach.stage, attach.depth + grown)
+                attach = dataclasses.replace(attach, depth=attach.depth + grown)
             stage = dataclasses.replace(stage, axes=axes, attach=attach)
         stages.append(stage)
     return program.with_stages(tuple(stages))

@@ -129,7 +129,8 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
         if extent is None:
             raise ScheduleError(
                 f"cannot fuse '{a.name}' and '{b.name}': the extent of '{b.name}' is not a "
-                "constant (split it first, or fuse loops of constant extent)"
+                "constant, and i * N + j is not affine (split it by a constant first, or fuse "
+                "loops of constant extent)"
             )
         a_min, _ = axis_range(program, member.name, a)
         b_min, _ = axis_range(program, member.name, b)

@@ -13,10 +13,12 @@ change them.
 >>> loops = softmax_template(s, Y, vector=4)
 >>> print(po.lower(s, [X, Y]))  # doctest: +ELLIPSIS
 void softmax_kernel(float32 X[6][10], float32 softmax[6][10]) {
+  float32 softmax_max[1];  // allocated by the kernel, its footprint per iteration of i, ...
+  float32 softmax_exp[1][10];  // allocated by the kernel, its footprint per iteration of i, ...
   ...
   #pragma parallel
   for (i = 0; i < 6; i += 1) {
-    softmax_max[i] = -inf;
+    softmax_max[0] = -inf;
   ...
 }
 """
@@ -102,9 +104,14 @@ def injective_chain_template(s, out: Tensor, *, vector: int = 16,
     void out_kernel(float32 a[100], float32 out[100]) {
       #pragma parallel
       for (i_outer = 0; i_outer < 13; i_outer += 1)
-        #pragma vectorized
-        for (i_inner = 0; i_inner <= min(7, -8 * i_outer + 99); i_inner += 1)
-          out[(8 * i_outer + i_inner)] = maximum(a[(8 * i_outer + i_inner)] * 2.0 - 1.0, 0.0);
+        if (7 <= 99 - 8 * i_outer)
+          #pragma vectorized
+          for (i_inner = 0; i_inner <= 7; i_inner += 1)
+            out[(8 * i_outer + i_inner)] = maximum(a[(8 * i_outer + i_inner)] * 2.0 - 1.0, 0.0);
+        else
+          #pragma vectorized
+          for (i_inner = 0; i_inner <= min(7, 99 - 8 * i_outer); i_inner += 1)
+            out[(8 * i_outer + i_inner)] = maximum(a[(8 * i_outer + i_inner)] * 2.0 - 1.0, 0.0);
     }
     """
     for tensor in reversed(producers(out)):
@@ -200,9 +207,10 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
       registers (a 7-column row takes three: 4 + 2 + 1 lanes).
 
     Loops ``n, f.outer, y.outer, x.outer, rc, ry, rx, f.inner, y.inner, x.inner``, the
-    last four unrolled: each weight is broadcast once per tile, a row of the input is a
-    few vector loads, and the sums are stored once.  The output-channel tiles run in
-    parallel.  Where no tile fits (``tile_f`` does not divide the output channels, a
+    last four unrolled (``x.inner`` vectorized instead when ``tx <= 32``: unrolled, LLVM
+    would rather widen the reduction loop, with gathers): each weight is broadcast once
+    per tile, a row of the input is a few vector loads, and the sums are stored once.
+    The output-channel tiles run in parallel.  Where no tile fits (``tile_f`` does not divide the output channels, a
     width of unknown size or without a divisor of at least 8), the loops are
     ``n, f.outer, y, rc, ry, rx, f.inner, x`` with ``x`` vectorized and the sums in
     memory (a third of the speed or less).  A zero-padding stage is computed first, on
@@ -217,7 +225,7 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
     >>> [(a.name, a.kind) for a in s[Y].axes]  # doctest: +NORMALIZE_WHITESPACE
     [('n', 'serial'), ('f.outer', 'parallel'), ('y.outer', 'serial'), ('rc', 'serial'),
      ('ry', 'serial'), ('rx', 'unrolled'), ('f.inner', 'unrolled'), ('y.inner', 'unrolled'),
-     ('x', 'unrolled')]
+     ('x', 'vectorized')]
     """
     for value, what in ((tile_f, "tile_f"), (max_tile, "max_tile"), (registers, "registers")):
         _positive(value, what)
@@ -247,8 +255,11 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
         outer = [loop for loop in (n, fo, yo, xo) if loop is not None]
         inner = [loop for loop in (fi, yi, xi) if loop is not None]
         stage.reorder(*outer, rc, ry, rx, *inner, check=False)
-        for loop in (rx, *inner):
+        for loop in (rx, *inner[:-1]):
             stage.unroll(loop, check=False)
+        # a wide row as straight-line code (LLVM packs it into vectors), a narrow one
+        # as a vectorized loop (unrolled, LLVM would widen the reduction loop instead)
+        (stage.unroll if tx > 32 else stage.vectorize)(xi, check=False)
     else:
         fo, fi = stage.split(f, factor=tile_f, check=False)
         stage.reorder(n, fo, y, rc, ry, rx, fi, x, check=False)

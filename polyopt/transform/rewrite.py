@@ -31,10 +31,11 @@ def new_tensor(name: str, shape: tuple[Expr, ...], dtype: str, axis=(), reduce_a
                             Const(0, dtype)))
 
 
-def new_array(program: Program, tensor: Tensor) -> Array:
+def new_array(program: Program, tensor: Tensor, scope: str = "global") -> Array:
     names = NameGenerator(reserved={a.name for a in program.arrays}
                           | set(program.param_names))
-    return Array(names.fresh(tensor.name), tensor.shape, tensor.dtype, tensor, "compute")
+    return Array(names.fresh(tensor.name), tensor.shape, tensor.dtype, tensor, "compute",
+                 scope)
 
 
 def fresh_statement_name(program: Program, base: str) -> str:
@@ -60,8 +61,9 @@ def box(name: str, iter_vars, dims, bounds, params) -> isl.Set:
 
 
 def retarget(stmt: Statement, old: Tensor, new: Tensor, program: Program,
-             arrays: tuple[Array, ...]) -> Statement:
-    """``stmt`` with every access to tensor ``old`` going to ``new`` (same indices)."""
+             arrays: tuple[Array, ...], *, reads_only: bool = False) -> Statement:
+    """``stmt`` with every access (or every read) to tensor ``old`` going to ``new``
+    (same indices)."""
     from ..te.substitute import transform
 
     def swap(node):
@@ -69,7 +71,7 @@ def retarget(stmt: Statement, old: Tensor, new: Tensor, program: Program,
             return TensorRead(new, node.indices)
         return None
 
-    swapped = swap(stmt.target)
+    swapped = None if reads_only else swap(stmt.target)
     target = stmt.target if swapped is None else swapped
     value = transform(stmt.value, swap)
     rebuilt = make_statement(program, arrays, stmt.name, stmt.iter_vars, stmt.dims, stmt.domain,

@@ -33,20 +33,28 @@ from .rewrite import (ZERO, expand_stage, fresh_statement_name, make_statement, 
 
 
 def aff_to_expr(aff: isl.Aff, dims: list[Expr], params: list[Expr]) -> Expr:
-    """A quasi-affine isl expression as a tensor-expression index."""
+    """A quasi-affine isl expression as a tensor-expression index (``i + 1``, not
+    ``1 + i * 1``)."""
     den = aff.get_denominator_val().to_python()
     if den != 1:
         return BinOp.make("//", aff_to_expr(aff.scale_val(isl.Val(den)), dims, params), den)
-    result: Expr = Const(aff.get_constant_val().to_python(), "int64", True)
+    terms: list[Expr] = []
     for kind, values in ((isl.dim_type.in_, dims), (isl.dim_type.param, params)):
         for pos, value in enumerate(values):
             coef = aff.get_coefficient_val(kind, pos).to_python()
             if coef:
-                result = result + value * coef
+                terms.append(value if coef == 1 else value * coef)
     for pos in range(aff.dim(isl.dim_type.div)):
         coef = aff.get_coefficient_val(isl.dim_type.div, pos).to_python()
         if coef:
-            result = result + aff_to_expr(aff.get_div(pos), dims, params) * coef
+            div = aff_to_expr(aff.get_div(pos), dims, params)
+            terms.append(div if coef == 1 else div * coef)
+    constant = aff.get_constant_val().to_python()
+    if constant or not terms:
+        terms.append(Const(constant, "int64", True))
+    result = terms[0]
+    for term in terms[1:]:
+        result = result + term
     return result
 
 
@@ -58,7 +66,7 @@ def _single_aff(value: isl.PwAff) -> isl.Aff:
     return pieces[0]
 
 
-def _bound(value: isl.PwAff, program: Program, lowest: bool) -> Expr:
+def bound(value: isl.PwAff, program: Program, lowest: bool) -> Expr:
     """The loop's bound over all sizes as an index expression (a constant when bounded)."""
     extreme = value.min_val() if lowest else value.max_val()
     if not (extreme.is_infty() or extreme.is_neginfty() or extreme.is_nan()):
@@ -79,8 +87,8 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     array = program.array(stage_name)
     combiner = _combiner(update, array.tensor)
     lo, hi = axis_range(program, stage_name, axis)
-    lo_expr, hi_expr = _bound(lo, program, True), _bound(hi, program, False)
-    extent = _minus(hi_expr + 1, lo_expr)
+    lo_expr, hi_expr = bound(lo, program, True), bound(hi, program, False)
+    extent = minus(hi_expr + 1, lo_expr)
     if isinstance(extent, BinOp) and isinstance(extent.a, Const) and isinstance(extent.b, Const):
         extent = Const(extent.a.value + extent.b.value, "int64", True)
     partial = new_tensor(f"{array.name}.rf", (extent,) + array.shape, array.dtype)
@@ -92,8 +100,8 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     # partial update: same instances as the update, one more dimension equal to the loop
     rf_update_name = fresh_statement_name(program, f"{partial_array.name}_update")
     rf_dims = (v_name,) + update.dims
-    rf_domain = _with_leading_dim(update.domain, axis.value, rf_update_name, rf_dims)
-    target = TensorRead(partial, (_minus(v_var, lo_expr),) + tuple(spatial))
+    rf_domain = with_leading_dim(update.domain, axis.value, rf_update_name, rf_dims)
+    target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(spatial))
     source = _reduce_source(update, array.tensor)
     rf_update = make_statement(program, arrays, rf_update_name, (v_var,) + update.iter_vars,
                                rf_dims, rf_domain, target, _combine(combiner, target, source),
@@ -101,16 +109,16 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     # partial init over (v, spatial)
     rf_init_name = fresh_statement_name(program, f"{partial_array.name}_init")
     init_dims = (v_name,) + init.dims
-    init_domain = _prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
-    init_target = TensorRead(partial, (_minus(v_var, lo_expr),) + tuple(init.iter_vars))
+    init_domain = prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
+    init_target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(init.iter_vars))
     rf_init = make_statement(program, arrays, rf_init_name, (v_var,) + init.iter_vars,
                              init_dims, init_domain, init_target, init.value, partial_array.name)
     # the original reduction now combines the partial results
     w_var = IterVar(v_name, ZERO, extent)
     new_update_dims = init.dims + (v_name,)
-    new_update_domain = _append_range(init.domain, update.name, new_update_dims, lo_expr,
+    new_update_domain = append_range(init.domain, update.name, new_update_dims, lo_expr,
                                       extent, program)
-    read = TensorRead(partial, (_minus(w_var, lo_expr),) + tuple(init.iter_vars))
+    read = TensorRead(partial, (minus(w_var, lo_expr),) + tuple(init.iter_vars))
     out = TensorRead(array.tensor, tuple(init.iter_vars))
     new_update = make_statement(program, arrays, update.name, init.iter_vars + (w_var,),
                                 new_update_dims, new_update_domain, out,
@@ -122,7 +130,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
         else:
             statements.append(stmt)
     rf_axes = identity_axes(rf_domain)[:1 + len(init.dims)] + tuple(
-        dataclasses.replace(a, value=_lift(a.value, rf_domain)) for a in stage.axes
+        dataclasses.replace(a, value=lift(a.value, rf_domain)) for a in stage.axes
         if stage.involves_reduce(a) and a is not axis)
     rf_stage = Stage(partial_array.name, rf_update_name, rf_axes,
                      frozenset(update.dims[len(init.dims):]), rf_init_name)
@@ -132,7 +140,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays), partial
 
 
-def _minus(value: Expr, lo: Expr) -> Expr:
+def minus(value: Expr, lo: Expr) -> Expr:
     """``value - lo``, folded when both are constants or ``lo`` is 0."""
     if isinstance(lo, Const) and lo.value == 0:
         return value
@@ -172,7 +180,7 @@ def _fresh_dim(base: str, taken, program: Program) -> str:
     return NameGenerator(reserved=set(taken) | set(program.param_names)).fresh(base)
 
 
-def _with_leading_dim(domain: isl.Set, value: isl.PwAff, name: str, dims) -> isl.Set:
+def with_leading_dim(domain: isl.Set, value: isl.PwAff, name: str, dims) -> isl.Set:
     """``{ name[v, x] : x in domain and v = value(x) }``."""
     graph = isl.Map.from_pw_aff(value).intersect_domain(domain)
     result = graph.reverse().wrap().flatten().set_tuple_name(name)
@@ -191,14 +199,14 @@ def _range_set(name, dims, lo, extent, program, position: int, base: isl.Set) ->
     return base.intersect(bounded)
 
 
-def _prepend_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
+def prepend_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
     base = domain.insert_dims(isl.dim_type.set, 0, 1).set_tuple_name(name)
     for pos, dim in enumerate(dims):
         base = base.set_dim_name(isl.dim_type.set, pos, dim)
     return _range_set(name, dims, lo, extent, program, 0, base).coalesce()
 
 
-def _append_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
+def append_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
     n = domain.dim(isl.dim_type.set)
     base = domain.insert_dims(isl.dim_type.set, n, 1).set_tuple_name(name)
     for pos, dim in enumerate(dims):
@@ -206,7 +214,7 @@ def _append_range(domain: isl.Set, name, dims, lo, extent, program) -> isl.Set:
     return _range_set(name, dims, lo, extent, program, n, base).coalesce()
 
 
-def _lift(value: isl.PwAff, rf_domain: isl.Set) -> isl.PwAff:
+def lift(value: isl.PwAff, rf_domain: isl.Set) -> isl.PwAff:
     """A loop of the update as a function of the partial update (one more leading dim)."""
     space = rf_domain.get_space()
     n = space.dim(isl.dim_type.set)

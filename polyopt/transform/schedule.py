@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
-from ..domain.schedule import Attach, identity_axes
+from ..domain.schedule import CONCURRENT_KINDS, Attach, identity_axes
 from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
-from . import attach, cache, loops, rfactor
-from .check import check_loop_carries_nothing, check_schedule
+from . import attach, cache, inplace, kernel_rfactor, loops, rfactor
+from .bind import bind_tag
+from .check import check_schedule
+from .layout import relayout
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,9 @@ class Schedule:
         self.default_args = default_args
         self.steps: list[Step] = []
         self._deps: Dependences | None = None
+        # in-place kernels: how rewrites relate the program to the original kernel
+        self.kernel = (inplace.KernelRewrites.start(program)
+                       if any(a.role == "inout" for a in program.arrays) else None)
 
     @property
     def deps(self) -> Dependences:
@@ -115,7 +120,7 @@ class Schedule:
         outcome = run(self.program)
         new_program, result = outcome[0], outcome[1]
         deps = outcome[2] if len(outcome) > 2 else self.deps
-        if check:
+        if check and deps is not None:
             check_schedule(new_program, deps, str(step))
         self.program = new_program
         self._deps = deps
@@ -133,26 +138,46 @@ class Schedule:
             return self.program.array(value).tensor
         raise InvalidArgumentError(f"expected a tensor or its name, got {value!r}")
 
-    def _rewrite(self, primitive: str, args: tuple, run, check: bool):
-        step = Step(None, primitive, tuple(_plain(a) for a in args), ())
+    def _rewrite(self, primitive: str, args: tuple, run, check: bool, kwargs: tuple = ()):
+        step = Step(None, primitive, tuple(_plain(a) for a in args), kwargs)
 
         def rewrite(program):
             result, tensor = run(program)
-            return result, tensor, reference_dependences(result, primitive)
+            return result, tensor, reference_dependences(result)
 
         return self.apply(step, rewrite, check=check)
 
-    def cache_read(self, tensor, scope: str, readers, *, check: bool = True) -> Tensor:
-        """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage."""
+    def cache_read(self, tensor, scope: str, readers, *, layout: str | None = None,
+                   check: bool = True) -> Tensor:
+        """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage.
+        ``layout="{ [i, k] -> [floor(i / 6), k, i mod 6] }"`` stores the copy in that order
+        (packing, see :mod:`polyopt.transform.layout`).
+
+        On an in-place kernel the copy is made right before each instance of the (one)
+        reader; ``s[AS].compute_at(s[B], axis)`` then makes it once per iteration."""
         source = self._tensor(tensor)
         names = [self._stage_name(r) for r in (readers if isinstance(readers, (list, tuple))
                                                else [readers])]
-        return self._rewrite("cache_read", (source, scope, names),
-                             lambda p: cache.cache_read(p, source, scope, names), check)
+        if self.kernel is not None:
+            if layout is not None:
+                raise ScheduleError("cache_read(..., layout=) is not supported on in-place "
+                                    "kernels yet; copy without a layout change")
+            return self._kernel_cache_read(source, scope, names, check)
+
+        def run(program):
+            result, cached = cache.cache_read(program, source, scope, names)
+            if layout is not None:
+                result = relayout(result, cached, layout)
+            return result, cached
+
+        return self._rewrite("cache_read", (source, scope, names), run, check,
+                             (("layout", layout),) if layout is not None else ())
 
     def cache_write(self, tensor, scope: str, *, check: bool = True) -> Tensor:
         """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
         to C (``s[C]`` is the copy)."""
+        if self.kernel is not None:
+            return self._kernel_cache_write(tensor, scope, check)
         target = self._tensor(tensor)
         name = self._stage_name(target)
         return self._rewrite("cache_write", (target, scope),
@@ -160,20 +185,97 @@ class Schedule:
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
+        if self.kernel is not None:
+            return self._kernel_rfactor(tensor, axis, check)
         name = self._stage_name(self._tensor(tensor))
         axis_name = self[name]._axis(axis)
         return self._rewrite("rfactor", (name, axis_name),
                              lambda p: rfactor.rfactor(p, name, axis_name), check)
 
+    def _kernel_cache_read(self, source: Tensor, scope: str, names: list[str], check: bool):
+        if len(names) != 1:
+            raise ScheduleError("cache_read on an in-place kernel takes one reader stage at a "
+                                "time (each reader gets its own buffer)")
+        step = Step(None, "cache_read", (source.name, scope, names), ())
+
+        def run(program):
+            result, buffer, state = inplace.cache_read(program, self.kernel, source, scope,
+                                                       names[0])
+            return self._kernel_rewrite(result, state, str(step), check), buffer
+
+        return self._apply_kernel(step, run, check)
+
+    def _kernel_rfactor(self, target, axis, check: bool) -> Tensor:
+        """On a kernel: split a ``+=`` statement alone in its nest into partial sums; the
+        result becomes the reference later rewrites are validated against."""
+        if not self.kernel.only_inlined or self.kernel.inlined is not None:
+            raise ScheduleError("on an in-place kernel, apply rfactor before the other "
+                                "rewrites (compute_inline, compute_at, caches)")
+        stage = self._writer_stage(target)
+        axis_name = self[stage]._axis(axis)
+        step = Step(None, "rfactor", (stage, axis_name), ())
+
+        def run(program):
+            result, partial = kernel_rfactor.rfactor(program, stage, axis_name)
+            self._pending_kernel = inplace.KernelRewrites.start(result)
+            return result, partial
+
+        return self._apply_kernel(step, run, check)
+
+    def _kernel_cache_write(self, target, scope: str, check: bool) -> Tensor:
+        """On a kernel: ``target`` is a stage (or an array one statement writes)."""
+        stage = self._writer_stage(target)
+        step = Step(None, "cache_write", (stage, scope), ())
+
+        def run(program):
+            result, buffer, state = inplace.cache_write(program, self.kernel, stage, scope)
+            return self._kernel_rewrite(result, state, str(step), check), buffer
+
+        return self._apply_kernel(step, run, check)
+
+    def _writer_stage(self, target) -> str:
+        if isinstance(target, Stage) or (isinstance(target, str) and any(
+                st.name == target for st in self.program.stages)):
+            return self._stage_name(target)
+        array = self.program.array_of(self._tensor(target))
+        writers = [st.name for st in self.program.stages
+                   if any(w.array == array.name for w in self.program.statement(st.main).writes)]
+        if len(writers) != 1:
+            raise ScheduleError(f"'{array.name}' is written by {', '.join(writers) or 'no stage'}"
+                                f"; pass the stage to cache: s.cache_write(s[\"S1\"], ...)")
+        return writers[0]
+
+    def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool,
+                        hint: str | None = None):
+        if check:
+            state.check(result, primitive, hint)
+        self._pending_kernel = state
+        return result
+
+    def _apply_kernel(self, step: Step, run, check: bool):
+        """Apply a rewrite of an in-place kernel.  It is validated against the original
+        kernel (``KernelRewrites.check``: every read and every final element the same),
+        which covers the order of everything; loops marked parallel or vectorized are
+        then re-checked against the dependences of the rewritten program.  Those
+        dependences are computed lazily (the next primitive that needs them)."""
+        def outcome(program):
+            result, value = run(program)
+            marked = any(a.kind in CONCURRENT_KINDS
+                         for stage in result.stages for a in stage.axes)
+            if check and marked:
+                return result, value, compute_dependences(result)
+            return result, value, None
+
+        value = self.apply(step, outcome, check=check)
+        self.kernel = self._pending_kernel
+        return value
+
     def check(self) -> None:
         """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
         primitives applied with ``check=False``)."""
+        if self.kernel is not None and self.kernel.rewritten:
+            self.kernel.check(self.program, "the schedule")
         check_schedule(self.program, self.deps, "the schedule")
-        for stage in self.program.stages:
-            for level, axis in enumerate(stage.axes, start=1):
-                if axis.kind in ("parallel", "vectorized"):
-                    check_loop_carries_nothing(self.program, self.deps, stage.name, level,
-                                               f"{axis.kind} loop '{axis.name}'")
 
     def is_legal(self) -> bool:
         try:
@@ -201,17 +303,12 @@ class Schedule:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
 
 
-def reference_dependences(program: Program, primitive: str) -> Dependences:
+def reference_dependences(program: Program) -> Dependences:
     """The dependences of a rewritten program, computed under its reference order:
     every stage at the root, in definition order, over its own dimensions (the order
     that defines what a tensor-expression program computes).  The current schedule is
-    then checked against them like any other.  In-place kernels have no such order
-    once rewritten, so these primitives are refused on them."""
-    if any(a.role == "inout" for a in program.arrays):
-        raise ScheduleError(
-            f"{primitive} is not supported on in-place kernels (po.kernel): their arrays "
-            "are read and written in place, so a copy or a re-association would change "
-            "what is read")
+    then checked against them like any other.  In-place kernels have no such order;
+    their rewrites are validated against the original kernel instead (inplace.py)."""
     stages = tuple(dataclasses.replace(s, axes=identity_axes(program.statement(s.main).domain),
                                        attach=Attach()) for s in program.stages)
     return compute_dependences(program.with_stages(stages))
@@ -377,7 +474,8 @@ class Stage:
         return self._loop(name)
 
     # -- loop kinds ----------------------------------------------------------------------
-    def _mark(self, primitive: str, kind: str, axis, check: bool) -> LoopAxis:
+    def _mark(self, primitive: str, kind: str, axis, check: bool, extra: tuple = ()
+              ) -> LoopAxis:
         name = self._axis(axis)
         level = self._stage.axis(name) + 1
 
@@ -390,7 +488,7 @@ class Stage:
 
         # the check of every step also checks that loops marked parallel or vectorized
         # carry no dependence (transform.check.check_marked_loops)
-        self._run(primitive, (name,), {}, run, check=check)
+        self._run(primitive, (name,) + extra, {}, run, check=check)
         return self._loop(name)
 
     def parallel(self, axis, *, check: bool = True) -> LoopAxis:
@@ -405,6 +503,12 @@ class Stage:
         """Unroll the loop (always legal: the order does not change)."""
         return self._mark("unroll", "unrolled", axis, check)
 
+    def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
+        """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
+        (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
+        dependence (see :mod:`polyopt.transform.bind`)."""
+        return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
+
     # -- where the stage is computed ------------------------------------------------
     def compute_with(self, other, axis, *, check: bool = True) -> None:
         """Share ``other``'s loops down to ``axis``, without recomputation."""
@@ -413,45 +517,71 @@ class Stage:
         self._run("compute_with", (target.name, name), {}, lambda p: (attach.compute_with(
             p, self.name, target.name, name), None), check=check)
 
-    def _refuse_in_place(self, primitive: str) -> None:
-        if any(a.role == "inout" for a in self.schedule.program.arrays):
-            raise ScheduleError(
-                f"{primitive} is not supported on in-place kernels (po.kernel) yet: it "
-                "recomputes or substitutes values, which needs single-assignment arrays; "
-                "use compute_with to share loops between statements instead")
-
     def compute_at(self, other, axis, *, check: bool = True) -> None:
         """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
         stage that ``other`` reads there (overlapping tiles recompute their halo)."""
-        self._refuse_in_place("compute_at")
         target = self.schedule[other]
         name = target._axis(axis)
+        schedule = self.schedule
+        if schedule.kernel is not None:
+            step = Step(self.name, "compute_at", (target.name, name), ())
+
+            def rewrite(program):
+                result, state = inplace.compute_at(program, lambda: schedule.deps, schedule.kernel,
+                                                   schedule.original, self.name, target.name,
+                                                   name)
+                return schedule._kernel_rewrite(result, state, str(step), check,
+                                                "compute it at a deeper loop"), None
+
+            schedule._apply_kernel(step, rewrite, check)
+            return
 
         def run(program):
-            result, deps = attach.compute_at(program, self.schedule.deps, self.name,
-                                             target.name, name, self.schedule.output_names)
+            result, deps, _ = attach.compute_at(program, self.schedule.deps, self.name,
+                                                target.name, name, self.schedule.output_names)
             return result, None, deps
 
         self._run("compute_at", (target.name, name), {}, run, check=check)
 
     def compute_inline(self, *, check: bool = True) -> None:
-        """Substitute this stage's expression into its readers (it gets no loops)."""
-        self._refuse_in_place("compute_inline")
+        """Substitute this stage's expression into its readers (it gets no loops).  On an
+        in-place kernel: into the reads that get their value from it, when every such
+        read would see the same inputs and nothing else needs what it wrote."""
+        schedule = self.schedule
+        if schedule.kernel is not None:
+            step = Step(self.name, "compute_inline", (), ())
+
+            def rewrite(program):
+                result, state = inplace.compute_inline(program, schedule.kernel, self.name)
+                return schedule._kernel_rewrite(result, state, str(step), check), None
+
+            schedule._apply_kernel(step, rewrite, check)
+            return
+
         def run(program):
             result = attach.compute_inline(program, self.name, self.schedule.output_names)
-            return result, None, reference_dependences(result, "compute_inline")
+            return result, None, reference_dependences(result)
 
         self._run("compute_inline", (), {}, run, check=check)
 
     def compute_root(self, *, check: bool = True) -> None:
         """Compute this stage on its own again, before its readers."""
-        def run(program):
-            result, rewritten = attach.compute_root(program, self.name, self.schedule.original)
-            if rewritten:
-                return result, None, reference_dependences(result, "compute_inline")
-            return result, None
+        schedule = self.schedule
+        step = Step(self.name, "compute_root", (), ())
 
-        self._run("compute_root", (), {}, run, check=check)
+        def run(program):
+            result, rewritten = attach.compute_root(program, self.name, schedule.original)
+            if not rewritten:
+                return result, None
+            if schedule.kernel is None:
+                return result, None, reference_dependences(result)
+            state = schedule.kernel.restored(result, self._stage)
+            return schedule._kernel_rewrite(result, state, str(step), check), None
+
+        if schedule.kernel is not None and self._stage.attach.outer_dims:
+            schedule._apply_kernel(step, run, check)
+        else:
+            self._run("compute_root", (), {}, run, check=check)
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
@@ -461,7 +591,8 @@ def _can(primitive: str):
     def can(self, *args, **kwargs) -> bool:
         trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args)
         trial.original = self.schedule.original
-        trial._deps = self.schedule.deps
+        trial._deps = self.schedule._deps
+        trial.kernel = self.schedule.kernel
         try:
             getattr(Stage(trial, self.name), primitive)(*args, **kwargs)
         except (IllegalScheduleError, ScheduleError):
@@ -475,7 +606,7 @@ def _can(primitive: str):
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
                    "wavefront",
-                   "parallel", "vectorize", "unroll", "compute_with", "compute_at",
+                   "parallel", "vectorize", "unroll", "bind", "compute_with", "compute_at",
                    "compute_inline", "compute_root"):
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
 

@@ -63,3 +63,13 @@ def irand(*shape, dtype="float32"):
     """Small integers in a float array: sums of products are exact in any order (and
     with or without fused multiply-adds), so schedules can be compared bit for bit."""
     return RNG.integers(-4, 5, size=shape).astype(dtype)
+
+
+def assert_matmul_kernel(f, sizes) -> None:
+    """Call a built ``C = A @ B`` kernel on each ``(m, n, k)`` of ``sizes`` (small
+    integers, outputs starting as NaN) and check it against NumPy exactly."""
+    for m, n, k in sizes:
+        a, b = irand(m, k), irand(k, n)
+        c = np.full((m, n), np.nan, np.float32)
+        f(a, b, c)
+        np.testing.assert_array_equal(c, a @ b)

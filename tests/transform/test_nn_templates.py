@@ -42,7 +42,7 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 8, 16, 31, 1, 0, 2, 8, True),     # strided 1x1 (a ResNet downsample)
     (1, 4, 16, 7, 3, 1, 1, 8, True),      # 8 x 7 x 7
     (1, 4, 8, 14, 3, 1, 1, 8, True),      # 8 x 14
-    (1, 2, 4, 100, 3, 1, 1, 2, True),     # a wide row: tiles of 50 columns
+    (1, 2, 4, 100, 3, 1, 1, 2, True),     # a wide row: tiles of 50 columns, unrolled
     (1, 2, 4, 67, 3, 1, 1, 2, False),     # a prime width over 64: vectorized rows
     (1, 5, 7, 13, 3, 1, 1, 4, False),     # nothing divides: vectorized rows
     (2, 6, 10, 9, 3, 1, 2, 3, False),     # stride 2, width 5
@@ -58,7 +58,8 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
     assert loops["f.outer"].kind == "parallel"
     if tiled:
         x_inner = loops.get("x.inner", loops.get("x"))
-        assert x_inner.kind == loops["f.inner"].kind == "unrolled"
+        assert loops["f.inner"].kind == "unrolled" and x_inner.kind in ("unrolled", "vectorized")
+        assert loops["rc"].kind == "serial"
     else:
         assert loops["x"].kind == "vectorized"
     f_ = po.build(s, [X, W, Y], num_threads=threads)

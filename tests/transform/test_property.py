@@ -15,7 +15,8 @@ reassociated (``rfactor``) without changing them, and any difference is a real b
 Two families: tensor expressions (1-3 computes over 1-D or 2-D arrays, fixed or symbolic
 sizes, reads at random offsets guarded by ``if_then_else``, transposed reads, window
 sums and prefix sums) and in-place ``po.kernel`` nests with random offsets (closure
-constants).  Primitives: split (factor, nparts), tile, reorder, fuse, skew, shift,
+constants; time loops, a scratch array, a ``+=`` sum), where the rewrites are validated
+against the original kernel's dataflow.  Primitives: split (factor, nparts), tile, reorder, fuse, skew, shift,
 reverse, transform, parallel, vectorize, unroll, compute_with, compute_at,
 compute_inline, compute_root, cache_read, cache_write, rfactor, with random arguments
 taken from the current schedule.
@@ -199,9 +200,31 @@ def kernel_fixed_sizes(d1, d2):
     return fixed_sizes
 
 
+def kernel_scratch(d1, d2):
+    @po.kernel
+    def scratch(A: po.i32[N], T: po.i32[N], B: po.i32[N]):
+        for i in range(N):
+            T[i] = A[i] * 2 + 1
+        for i in range(2, N - 2):
+            B[i] = T[i + d1] + T[i + d2]
+        for i in range(N):
+            T[i] = A[i] - T[i]
+    return scratch
+
+
+def kernel_sums(d1):
+    @po.kernel
+    def sums(A: po.i32[N, M], x: po.i32[N], y: po.i32[M]):
+        for i in range(1, N - 1):
+            for j in range(M):
+                y[j] += A[i + d1, j] * x[i]
+    return sums
+
+
 KERNELS = [(kernel_time_1d, (2, 2, "c")), (kernel_inplace_2d, (1, 1, 1, 1)),
            (kernel_two_arrays, (2, 2, 2)), (kernel_same_loop, (2, 2)),
-           (kernel_triangular, (0,)), (kernel_fixed_sizes, (1, 1))]
+           (kernel_triangular, (0,)), (kernel_fixed_sizes, (1, 1)),
+           (kernel_scratch, (2, 2)), (kernel_sums, (1,))]
 
 
 @st.composite
@@ -226,7 +249,7 @@ def make_kernel(spec):
 PRIMITIVES = ["split", "split", "tile", "reorder", "fuse", "skew", "shift", "reverse",
               "transform", "parallel", "vectorize", "unroll", "compute_with", "compute_at",
               "compute_inline", "compute_root", "rfactor", "cache_read", "cache_write"]
-KERNEL_PRIMITIVES = PRIMITIVES  # rewrites are refused on in-place kernels
+KERNEL_PRIMITIVES = PRIMITIVES  # kernels' rewrites are validated by comparing dataflow
 
 
 def steps_of(primitives):
@@ -296,7 +319,8 @@ def apply_step(s, primitive, r):
     if primitive == "compute_root":
         return stage.compute_root()
     if primitive == "cache_read":
-        inputs = [a.name for a in s.program.arrays if a.role == "placeholder"]
+        roles = ("placeholder", "inout") if s.kernel is not None else ("placeholder",)
+        inputs = [a.name for a in s.program.arrays if a.role in roles]
         if not inputs:
             return None
         name = inputs[r[3] % len(inputs)]
@@ -308,9 +332,9 @@ def apply_step(s, primitive, r):
         chosen = readers if r[4] % 2 else readers[r[5] % len(readers):][:1]
         return s.cache_read(name, ["global", "shared", "local"][r[5] % 3], chosen)
     if primitive == "cache_write":
-        if s.program.array(stage.name).tensor.name != stage.name:
-            return None  # known bug: test_record.py::test_replay_of_a_two_level_cache
         return s.cache_write(stage.name, "local")
+    if primitive == "rfactor" and s.kernel is not None:
+        return s.rfactor(stage.name, stage.axes[r[0] % len(stage.axes)])
     if primitive == "rfactor":
         candidates = [(st.name, a.name) for st in s.program.stages if st.init is not None
                       for a in st.axes if st.involves_reduce(a)]

@@ -6,21 +6,76 @@ import pytest
 import polyopt as po
 
 
-@pytest.mark.parametrize("m, n, k", [(64, 64, 64), (37, 53, 29), (1, 17, 5), (100, 3, 70)])
-def test_matmul_template(m, n, k):
-    M, N, K = po.var("M"), po.var("N"), po.var("K")
+def _matmul(symbolic: bool, m: int, n: int, k: int):
+    M, N, K = (po.var("M"), po.var("N"), po.var("K")) if symbolic else (m, n, k)
     A, B = po.placeholder((M, K), name="A"), po.placeholder((K, N), name="B")
-    C = po.ops.matmul(A, B)
+    return A, B, po.ops.matmul(A, B)
+
+
+@pytest.mark.parametrize("pack", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m, n, k", [(64, 64, 64), (37, 53, 29), (1, 17, 5), (100, 3, 70),
+                                     (13, 130, 9)])
+def test_matmul_template(m, n, k, threads, pack):
+    A, B, C = _matmul(True, m, n, k)
     s = po.create_schedule(C)
-    po.templates.matmul_template(s, C, tile_i=16, tile_j=16, tile_k=8)
-    f = po.build(s, [A, B, C])
+    po.templates.matmul_template(s, C, rows=4, cols=32, pack=pack)
+    f = po.build(s, [A, B, C], num_threads=threads)
     rng = np.random.default_rng(0)
+    a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
+    for _ in range(2):  # buffers are reused correctly from one call to the next
+        c = np.full((m, n), np.nan, np.float32)
+        f(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    assert "#pragma parallel" in str(po.lower(s, [A, B, C]))
+    assert "GOMP_parallel" in f.llvm_ir and "<16 x float>" in f.optimized_ir
+
+
+@pytest.mark.parametrize("m, n, k", [(48, 128, 40), (50, 100, 33)])
+def test_matmul_template_register_tile(m, n, k):
+    """The 6 x 64 accumulator is an alloca promoted to 24 zmm registers: the reduction
+    loop has 24 vector FMAs and no store."""
+    A, B, C = _matmul(True, m, n, k)
+    s = po.create_schedule(C)
+    po.templates.matmul_template(s, C, parallel=False)
+    func = po.lower(s, [A, B, C])
+    assert func.storage["C_local"].loops == ("j.outer", "i.outer")
+    assert [str(e) for e in func.storage["C_local"].extents] == ["6", "64"]
+    assert [str(e) for e in func.storage["B_global"].extents] == ["K", "64"]
+    f = po.build(s, [A, B, C])
+    assert "%\"C_local.stack\" = alloca [1536 x i8], align 64" in f.llvm_ir
+    loops = _innermost_loops(f.assembly)
+    assert any(body.count("vfmadd231ps") == 24 and "zmm" in body and "vmovups\t%zmm" not in body
+               for body in loops), loops
+    rng = np.random.default_rng(1)
     a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
     c = np.full((m, n), np.nan, np.float32)
     f(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-    assert "#pragma parallel" in str(po.lower(s, [A, B, C]))
-    assert "GOMP_parallel" in f.llvm_ir and "<16 x float>" in f.optimized_ir
+
+
+def _innermost_loops(assembly: str) -> list[str]:
+    """Text of each backward-branching block (label ... jump back to it)."""
+    lines = assembly.splitlines()
+    bodies = []
+    for end, line in enumerate(lines):
+        parts = line.split()
+        if len(parts) == 2 and parts[0].startswith("j") and parts[1].startswith(".LBB"):
+            label = parts[1] + ":"
+            starts = [n for n in range(end) if lines[n].strip() == label]
+            if starts:
+                bodies.append("\n".join(lines[starts[-1]:end + 1]))
+    return bodies
+
+
+def test_matmul_template_is_deterministic():
+    texts = []
+    for _ in range(2):
+        A, B, C = _matmul(True, 0, 0, 0)
+        s = po.create_schedule(C)
+        po.templates.matmul_template(s, C)
+        texts.append(po.build(s, [A, B, C]).llvm_ir)
+    assert texts[0] == texts[1]
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 1001])
@@ -36,3 +91,11 @@ def test_injective_template(n):
     f(a, b)
     np.testing.assert_array_equal(b, np.maximum(a * np.float32(2) - np.float32(1), 0))
     assert "vectorize.enable" in f.llvm_ir
+
+
+def test_matmul_template_needs_a_contraction():
+    A = po.placeholder((8, 8), name="A")
+    T = po.compute((8, 8), lambda i, j: A[j, i] * 2, name="T")
+    s = po.create_schedule(T)
+    with pytest.raises(po.InvalidArgumentError, match="reads no tensor as B\\[k, j\\]"):
+        po.templates.matmul_template(s, T)

@@ -5,6 +5,12 @@ array argument (in argument order), then every program parameter; it returns 0, 
 1 when a temporary buffer cannot be allocated.  Arrays are dense row-major; the
 strides are computed once on entry.
 
+Temporaries (already contracted to their footprint, see :mod:`polyopt.ast.storage`)
+are allocated once per call: small ones of constant size on the stack (``alloca``, so
+LLVM may keep a register tile in registers), others with ``aligned_alloc``, freed on
+every path.  A temporary private to the iterations of a parallel loop gets one buffer
+per thread, allocated in the outlined loop body.
+
 >>> import polyopt as po
 >>> A = po.placeholder((4,), name="A")
 >>> B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
@@ -17,15 +23,20 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Run
+from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Run, linear_form,
+                          offset_in_loop, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
-from ...te.expr import BinOp, Call, Expr, TensorRead, Var
-from .parallel import emit_parallel_for
+from ...te.expr import Const, Expr, TensorRead, Var
+from ...ast.tiles import can_widen, constant_trips, most_trips
+from ..accumulate import combination
+from .parallel import can_outline, emit_parallel_for
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
 LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
+UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
+STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
 HUGE_PAGE = 2 << 20
 HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
@@ -42,6 +53,8 @@ class FunctionEmitter:
         self.func = func
         self.num_threads = num_threads
         self.in_parallel = False
+        self.guard = None  # in a widened loop: (its variable, how many iterations are real)
+        self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
         self.program = func.program
         self.module = ir.Module(name=func.name)
         arrays, params = func.arrays, self.program.params
@@ -93,7 +106,7 @@ class FunctionEmitter:
             if running is None:
                 running = extent
             elif isinstance(running, ir.Constant) and isinstance(extent, ir.Constant):
-                running = ir.Constant(I64, running.constant * extent.constant)
+                running = ir.Constant(I64, running.constant * extent.constant)  # stays constant
             else:
                 running = self.builder.mul(running, extent, flags=("nsw",))
         return strides
@@ -116,6 +129,66 @@ class FunctionEmitter:
         b.call(madvise, [pointer, advised, ir.Constant(ir.IntType(32), MADV_HUGEPAGE)])
         return pointer
 
+    def allocate_temps(self, temps) -> tuple[list[ir.Value], ir.Value]:
+        """Point ``self.pointers`` at new buffers for ``temps``; returns the heap ones (to
+        free) and an i1 that is true when one could not be allocated."""
+        b = self.builder
+        heap, failed = [], ir.Constant(I1, 0)
+        for temp in temps:
+            size = _constant_size(temp)
+            if size is not None and size <= STACK_LIMIT:
+                with b.goto_entry_block():
+                    slot = b.alloca(ir.ArrayType(ir.IntType(8), max(size, 1)),
+                                    name=f"{temp.name}.stack")
+                slot.align = ALIGNMENT
+                slot.type = ir.PointerType()
+                self.pointers[temp.name] = slot
+                continue
+            pointer = self._allocate(temp)
+            self.pointers[temp.name] = pointer
+            heap.append(pointer)
+            failed = b.or_(failed, b.icmp_unsigned("==", pointer,
+                                                   ir.Constant(ir.PointerType(), None)))
+        return heap, failed
+
+    def free(self, pointers: list[ir.Value]) -> None:
+        free = intrinsic(self.module, "free", ir.VoidType(), [ir.PointerType()])
+        for pointer in pointers:
+            self.builder.call(free, [pointer])
+
+    def private_temps(self, loop: For) -> list[Array]:
+        """The temporaries with one buffer per thread that ``loop``'s body uses."""
+        return self._private({run.stmt for run in runs(loop.body)})
+
+    def _private(self, statements: set[str] | None = None) -> list[Array]:
+        """The temporaries with one buffer per thread (that one of ``statements``
+        accesses, when given)."""
+        storage = self.func.storage
+        result = []
+        for temp in self.func.temps:
+            footprint = storage.get(temp.name)
+            if footprint is None or not footprint.private:
+                continue
+            if statements is None or any(a.array == temp.name for s in self.program.statements
+                                         if s.name in statements for a in s.accesses):
+                result.append(temp)
+        return result
+
+    def _statements_outside_threads(self, node: Node) -> set[str]:
+        """Statements that run outside every loop that becomes an OpenMP parallel region
+        (the private temporaries they use need a buffer in the function itself)."""
+        if isinstance(node, Run):
+            return {node.stmt}
+        if isinstance(node, Block):
+            return set().union(*(self._statements_outside_threads(n) for n in node.items))
+        if isinstance(node, If):
+            other = set() if node.otherwise is None else \
+                self._statements_outside_threads(node.otherwise)
+            return self._statements_outside_threads(node.then) | other
+        if node.kind == "parallel" and can_outline(node):
+            return set()  # outlined by emit_parallel_for, with per-thread buffers
+        return self._statements_outside_threads(node.body)
+
     def _size_in_bytes(self, array: Array) -> ir.Value:
         size = ir.Constant(I64, _itemsize(array.dtype))
         for extent in array.shape:
@@ -126,25 +199,26 @@ class FunctionEmitter:
     # -- function body ---------------------------------------------------------------
     def _emit_body(self) -> None:
         b = self.builder
-        free = intrinsic(self.module, "free", ir.VoidType(), [ir.PointerType()])
-        failed = ir.Constant(I1, 0)
-        for temp in self.func.temps:
-            pointer = self._allocate(temp)
-            self.pointers[temp.name] = pointer
-            failed = b.or_(failed, b.icmp_unsigned("==", pointer, ir.Constant(ir.PointerType(),
-                                                                              None)))
+        with b.goto_entry_block():
+            self.status = b.alloca(ir.IntType(32), name="status")
+        self.status.type = ir.PointerType()
+        b.store(ir.Constant(ir.IntType(32), 0), self.status)
+        # a private temporary used only in parallel regions needs no buffer here
+        private = {t.name for t in self._private()}
+        needed = {t.name for t in self._private(self._statements_outside_threads(
+            self.func.body))}
+        heap, failed = self.allocate_temps([t for t in self.func.temps
+                                            if t.name not in private or t.name in needed])
         run_block = b.append_basic_block("run")
         fail_block = b.append_basic_block("out_of_memory")
         b.cbranch(failed, fail_block, run_block)
         b.position_at_end(fail_block)
-        for temp in self.func.temps:
-            b.call(free, [self.pointers[temp.name]])
+        self.free(heap)
         b.ret(ir.Constant(ir.IntType(32), 1))
         b.position_at_end(run_block)
         self._node(self.func.body)
-        for temp in self.func.temps:
-            b.call(free, [self.pointers[temp.name]])
-        b.ret(ir.Constant(ir.IntType(32), 0))
+        self.free(heap)
+        b.ret(b.load(self.status, typ=ir.IntType(32)))
 
     def _node(self, node: Node) -> None:
         if isinstance(node, Block):
@@ -163,48 +237,124 @@ class FunctionEmitter:
         if loop.kind == "parallel" and not self.in_parallel:
             if emit_parallel_for(self, loop, self.num_threads):
                 return
+        if loop.kind == "unrolled" and self._unrolled(loop):
+            return
+        if loop.kind == "vectorized" and self._widened(loop):
+            return
         self._serial_loop(loop, self._index(loop.init))
 
-    def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None) -> None:
-        """The loop from ``start`` while its condition holds (or up to ``last``)."""
+    def _widened(self, loop: For) -> bool:
+        """A partial vectorized loop run over the whole tile with conditional stores
+        (see :func:`polyopt.ast.tiles.can_widen`), when it has a real iteration; False
+        (nothing emitted) when that is not safe."""
+        storage = self.func.storage
+        buffers = {}
+        for temp in self.func.temps:
+            footprint = storage.get(temp.name)
+            if all(isinstance(e, Const) for e in temp.shape) and (
+                    not self.in_parallel or footprint is not None and footprint.private):
+                buffers[temp.name] = tuple(e.value for e in temp.shape)
+        if self.guard is not None or not can_widen(loop, self.program, buffers):
+            return False
         b = self.builder
+        start = self._index(loop.init)
+        limit, exclusive = upper_bound(loop)
+        count = b.sub(self._index(limit), start, flags=("nsw",))  # real iterations
+        if not exclusive:
+            count = b.add(count, ir.Constant(I64, 1), flags=("nsw",))
+        run_block, join = b.append_basic_block("widened"), b.append_basic_block("widened.end")
+        b.cbranch(b.icmp_signed(">", count, ir.Constant(I64, 0)), run_block, join)
+        b.position_at_end(run_block)
+        self.guard = (loop.var, count)  # iteration number < count: a real one
+        self._serial_loop(loop, start, trips=most_trips(loop)[0])
+        self.guard = None
+        b.branch(join)
+        b.position_at_end(join)
+        return True
+
+    def _unrolled(self, loop: For) -> bool:
+        """Emit ``loop`` as copies of its body, one per iteration, when at most
+        :data:`UNROLL_LIMIT` iterations; a bound ``min(init + c, e)`` (a partial tile)
+        guards each copy.  False (nothing emitted) when the count is not a constant."""
+        found = most_trips(loop)
+        if found is None or found[0] > UNROLL_LIMIT:
+            return False
+        trips, guarded = found
+        start = self._index(loop.init)
+        b = self.builder
+        for copy in range(trips):
+            iv = b.add(start, ir.Constant(I64, copy * loop.step), flags=("nsw",))
+            self.scalars[loop.var] = iv
+            if guarded:
+                self._if(If(loop.cond, loop.body))
+            else:
+                self._node(loop.body)
+        self.scalars.pop(loop.var, None)
+        return True
+
+    def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None,
+                     trips: int | None = None) -> None:
+        """The loop from ``start`` while its condition holds (or up to ``last``).
+
+        A loop whose bound is its start plus a constant (a full tile) counts from 0 to
+        that constant, its variable being ``start + count``: LLVM then knows the trip
+        count even where it cannot bound the start (in an outlined parallel body)."""
+        b = self.builder
+        if trips is None and last is None:
+            trips = constant_trips(loop)
         preheader = b.block
         header = b.append_basic_block(f"{loop.var}.header")
         body = b.append_basic_block(f"{loop.var}.body")
         exit_block = b.append_basic_block(f"{loop.var}.exit")
         b.branch(header)
         b.position_at_end(header)
-        iv = b.phi(I64, name=loop.var)
-        iv.add_incoming(start, preheader)
-        self.scalars[loop.var] = iv
-        cond = self._index(loop.cond) if last is None else b.icmp_signed("<=", iv, last)
+        if trips is None:
+            iv = counter = b.phi(I64, name=loop.var)
+            iv.add_incoming(start, preheader)
+            self.scalars[loop.var] = iv
+            cond = self._index(loop.cond) if last is None else b.icmp_signed("<=", iv, last)
+        else:
+            counter = b.phi(I64, name=f"{loop.var}.count")
+            counter.add_incoming(ir.Constant(I64, 0), preheader)
+            cond = b.icmp_signed("<", counter, ir.Constant(I64, trips))
         b.cbranch(cond, body, exit_block)
         b.position_at_end(body)
+        if trips is not None:
+            iv = b.add(start, b.mul(counter, ir.Constant(I64, loop.step), flags=("nsw",)),
+                       flags=("nsw",), name=loop.var)
+            self.scalars[loop.var] = iv
+            self.counters[loop.var] = (counter, linear_form(loop.init), loop.step)
         self._node(loop.body)
-        step = b.add(iv, ir.Constant(I64, loop.step), flags=("nsw",))
-        iv.add_incoming(step, b.block)
+        self.counters.pop(loop.var, None)
+        step = b.add(counter, ir.Constant(I64, 1 if trips is not None else loop.step),
+                     flags=("nsw",))
+        counter.add_incoming(step, b.block)
         latch = b.branch(header)
-        if loop.kind in LOOP_HINTS:
-            latch.set_metadata("llvm.loop", self._loop_metadata(loop.kind))
+        if loop.kind == "vectorized" and trips is None:
+            # a partial tile: masked vector operations instead of a scalar remainder
+            latch.set_metadata("llvm.loop", self._loop_metadata(
+                (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)))
+        elif loop.kind in LOOP_HINTS:
+            latch.set_metadata("llvm.loop", self._loop_metadata((LOOP_HINTS[loop.kind], 1)))
+        elif loop.kind in ("serial", "parallel") and _has_vectorized_loop(loop.body):
+            # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
+            # loop instead (e.g. a reduction loop around a register tile, or the
+            # parallel loop around a short vectorized one, with gathers)
+            latch.set_metadata("llvm.loop", self._loop_metadata(
+                ("llvm.loop.vectorize.enable", 0)))
         b.position_at_end(exit_block)
         del self.scalars[loop.var]
 
-    def _loop_metadata(self, kind: str):
-        """A distinct ``!llvm.loop`` node asking LLVM to vectorize or fully unroll."""
+    def _loop_metadata(self, *hints: tuple[str, int]):
+        """A distinct ``!llvm.loop`` node with hints ``(name, 0 or 1)`` (vectorize, fully
+        unroll, do not vectorize...)."""
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
-        hints = [m.add_metadata([ir.MetaDataString(m, LOOP_HINTS[kind]), ir.Constant(I1, 1)])]
-        if kind == "vectorized":
-            # a short vectorized loop must not be fully unrolled before the loop
-            # vectorizer runs: the vectorizer would then widen the enclosing loop instead,
-            # with gathers and scatters
-            hints.append(m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.disable")]))
-            # ... but the vectorized loop that comes out may be unrolled
-            hints.append(m.add_metadata([ir.MetaDataString(
-                m, "llvm.loop.vectorize.followup_vectorized")]))
+        nodes = [m.add_metadata([ir.MetaDataString(m, name), ir.Constant(I1, value)])
+                 for name, value in hints]
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
                                  ir.Constant(ir.IntType(32), self._loop_ids)])
-        node = m.add_metadata([*hints, unique])
+        node = m.add_metadata(nodes + [unique])
         node.operands = (node,) + tuple(node.operands)  # loop IDs refer to themselves
         return node
 
@@ -226,14 +376,31 @@ class FunctionEmitter:
     def _run(self, run: Run) -> None:
         stmt = self.program.statement(run.stmt)
         bound = []
-        for axis, arg in zip(stmt.iter_vars, run.args):
+        for axis, arg in zip(stmt.index_vars, run.args):
             self.scalars[id(axis)] = self._index(arg)
             bound.append(axis)
-        self.values.reduction = _combination(stmt)
+        self.values.reduction = combination(stmt)
         value = self.values.emit(stmt.value, stmt.target.dtype)
-        self.builder.store(value, self._address(stmt.target))
+        address = self._address(stmt.target)
+        if self.guard is not None:  # a widened loop: keep the old value outside the range
+            old = self.builder.load(address, typ=llvm_type(stmt.target.dtype))
+            var, count = self.guard
+            real = self.builder.icmp_signed("<", self.counters[var][0], count)
+            value = self.builder.select(real, value, old)
+        self.builder.store(value, address)
         for axis in bound:
             del self.scalars[id(axis)]
+
+    def _from_counter(self, expr: IndexExpr) -> ir.Value | None:
+        """``var - start + c`` in a loop that counts from 0 (a full tile) as ``count + c``:
+        the offset into a tile's buffer stays visibly constant after unrolling."""
+        for var, (counter, start, step) in self.counters.items():
+            offset = offset_in_loop(expr, var, start) if step == 1 else None
+            if offset == 0:
+                return counter
+            if offset is not None:
+                return self.builder.add(counter, ir.Constant(I64, offset), flags=("nsw",))
+        return None
 
     def _index(self, expr: IndexExpr) -> ir.Value:
         """An isl AST expression as an i64 (or i1 for conditions)."""
@@ -242,6 +409,9 @@ class FunctionEmitter:
             return ir.Constant(I64, expr.value)
         if isinstance(expr, Name):
             return self.scalars[expr.name]
+        relative = self._from_counter(expr)
+        if relative is not None:
+            return relative
         args = [self._index(a) for a in expr.args]
         op = expr.op
         if op in ("add", "sub", "mul"):
@@ -270,17 +440,25 @@ class FunctionEmitter:
         raise InternalError(f"unsupported AST operation '{op}'")
 
 
-def _combination(stmt):
-    """The node of ``C[i] = C[i] + x`` (or maximum/minimum) that combines the
-    accumulator with a new value, or None when the statement is not an accumulation."""
-    value = stmt.value
-    operands = (value.a, value.b) if isinstance(value, BinOp) and value.op in "+*" else \
-        value.args if isinstance(value, Call) and value.func in ("maximum", "minimum") else ()
-    for operand in operands:
-        if isinstance(operand, TensorRead) and operand.tensor is stmt.target.tensor and all(
-                a is b for a, b in zip(operand.indices, stmt.target.indices)):
-            return value
-    return None
+def _has_vectorized_loop(node: Node) -> bool:
+    if isinstance(node, For):
+        return node.kind == "vectorized" or _has_vectorized_loop(node.body)
+    if isinstance(node, Block):
+        return any(_has_vectorized_loop(item) for item in node.items)
+    if isinstance(node, If):
+        return _has_vectorized_loop(node.then) or (
+            node.otherwise is not None and _has_vectorized_loop(node.otherwise))
+    return False
+
+
+def _constant_size(array: Array) -> int | None:
+    """The size in bytes of an array of constant shape (None if a dimension is symbolic)."""
+    size = _itemsize(array.dtype)
+    for extent in array.shape:
+        if not (isinstance(extent, Const) and isinstance(extent.value, int)):
+            return None
+        size *= extent.value
+    return size
 
 
 def _itemsize(dtype: str) -> int:

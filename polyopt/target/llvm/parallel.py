@@ -1,14 +1,13 @@
 """Parallel loops through OpenMP: the loop is outlined and run by ``GOMP_parallel``.
 
 The outlined function receives every value the loop body may use (parameters,
-enclosing loop variables, array pointers and strides) in a struct, and each thread
-runs one contiguous block of the iterations (static schedule).  The thread count
+enclosing loop variables, array pointers and strides) in a struct; the threads take
+the iterations from libgomp in about 8 pieces per thread (a dynamic schedule: on a
+shared machine a thread that loses its core for a while takes fewer).  The thread count
 comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  A parallel loop
 inside another one runs serially in each thread.
 
->>> from ...ast.nodes import For, Int, Name, Op, Block
->>> upper_bound(For("i", Int(0), Op("lt", (Name("i"), Name("n"))), 1, Block(())))
-(Name(name='n'), True)
+>>> load_openmp()
 """
 
 from __future__ import annotations
@@ -18,23 +17,13 @@ import functools
 
 from llvmlite import ir
 
-from ...ast.nodes import For, IndexExpr, Name, Op, map_exprs
+from ...ast.nodes import For, upper_bound
 from ...errors import MissingBackendError
 from .values import I64, ValueEmitter
 
 I32 = ir.IntType(32)
-
-
-def upper_bound(loop: For) -> tuple[IndexExpr, bool] | None:
-    """``(bound, exclusive)`` when the loop condition is ``var < bound`` or ``var <= bound``
-    with a bound that does not use the loop variable; else None."""
-    cond = loop.cond
-    if not (isinstance(cond, Op) and cond.op in ("lt", "le") and cond.args[0] == Name(loop.var)):
-        return None
-    bound = cond.args[1]
-    uses = []
-    map_exprs(bound, lambda e: uses.append(e) if e == Name(loop.var) else None)
-    return None if uses else (bound, cond.op == "lt")
+I8 = ir.IntType(8)
+CHUNKS_PER_THREAD = 8
 
 
 @functools.cache
@@ -50,11 +39,16 @@ def load_openmp() -> None:
     llvm.load_library_permanently(path)
 
 
+def can_outline(loop: For) -> bool:
+    """Whether :func:`emit_parallel_for` runs ``loop`` in parallel (its bounds allow it)."""
+    return upper_bound(loop) is not None and loop.step > 0
+
+
 def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
     """Emit ``loop`` as an OpenMP parallel loop; False when its bounds do not allow it."""
-    bound = upper_bound(loop)
-    if bound is None or loop.step <= 0:
+    if not can_outline(loop):
         return False
+    bound = upper_bound(loop)
     b = emitter.builder
     lo = emitter._index(loop.init)
     hi = emitter._index(bound[0])
@@ -76,11 +70,12 @@ def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
 
 
 def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
-    found = [(("scalar", k), v) for k, v in emitter.scalars.items()]
+    found = [(("status",), emitter.status)]
+    found += [(("scalar", k), v) for k, v in emitter.scalars.items()]
     found += [(("pointer", k), v) for k, v in emitter.pointers.items()]
     for name, strides in emitter.strides.items():
-        # constant strides stay constants in the body: with them LLVM can tell the
-        # elements of an array apart (and keep accumulators in registers)
+        # constant strides stay constants in the body (LLVM then sees a register tile's
+        # constant offsets)
         found += [(("stride", name, d), v) for d, v in enumerate(strides)
                   if v is not None and not isinstance(v, ir.Constant)]
     return found
@@ -108,18 +103,53 @@ def _outline(emitter, loop: For, struct, captured) -> ir.Function:
     fields = [b.load(b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
                            source_etype=struct), typ=struct.elements[k])
               for k in range(len(struct.elements))]
-    lo, hi = fields[0], fields[1]
-    thread = b.sext(b.call(_declare(module, "omp_get_thread_num", I32, []), []), I64)
-    threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
-    step = ir.Constant(I64, loop.step)
-    trips = b.add(b.sdiv(b.sub(hi, lo), step), ir.Constant(I64, 1))
-    chunk = b.sdiv(b.add(trips, b.sub(threads, ir.Constant(I64, 1))), threads)
-    first = b.add(lo, b.mul(b.mul(thread, chunk), step))
-    last = b.add(first, b.mul(b.sub(chunk, ir.Constant(I64, 1)), step))
-    last = b.select(b.icmp_signed("<", last, hi), last, hi)
-    b.call(body, fields[2:] + [first, last])
+    b.call(body, fields[2:] + fields[:2])
     b.ret_void()
     return fn
+
+
+def _dynamic_chunks(emitter, loop: For, lo: ir.Value, hi: ir.Value, failed: ir.Value) -> None:
+    """Run the iterations ``lo..hi`` of ``loop`` handed out in pieces by libgomp
+    (``GOMP_loop_dynamic_*``): a thread slowed down (by another process on its core)
+    takes fewer of them.  A thread whose buffers could not be allocated takes its share
+    without running it and reports the failure."""
+    module, b, fn = emitter.module, emitter.builder, emitter.fn
+    slot = ir.PointerType()
+    start = _declare(module, "GOMP_loop_dynamic_start", I8, [I64, I64, I64, I64, slot, slot])
+    following = _declare(module, "GOMP_loop_dynamic_next", I8, [slot, slot])
+    with b.goto_entry_block():
+        first_slot = b.alloca(I64, name="chunk.first")
+        end_slot = b.alloca(I64, name="chunk.end")
+    for value in (first_slot, end_slot):
+        value.type = slot
+    step = ir.Constant(I64, loop.step)
+    # about CHUNKS_PER_THREAD pieces per thread: balance at a small cost per piece
+    threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
+    trips = b.add(b.sdiv(b.sub(hi, lo), step), ir.Constant(I64, 1))
+    pieces = b.mul(threads, ir.Constant(I64, CHUNKS_PER_THREAD))
+    size = b.sdiv(b.add(trips, b.sub(pieces, ir.Constant(I64, 1))), pieces)
+    size = b.select(b.icmp_signed("<", size, ir.Constant(I64, 1)), ir.Constant(I64, 1), size)
+    has = b.call(start, [lo, b.add(hi, ir.Constant(I64, 1)), step, size, first_slot,
+                         end_slot])
+    chunk, work = fn.append_basic_block("chunk"), fn.append_basic_block("work")
+    skip, more = fn.append_basic_block("skip"), fn.append_basic_block("next")
+    done = fn.append_basic_block("done")
+    b.cbranch(b.icmp_unsigned("!=", has, ir.Constant(I8, 0)), chunk, done)
+    b.position_at_end(chunk)
+    first = b.load(first_slot, typ=I64)
+    last = b.sub(b.load(end_slot, typ=I64), ir.Constant(I64, 1))
+    b.cbranch(failed, skip, work)
+    b.position_at_end(skip)
+    b.store(ir.Constant(I32, 1), emitter.status)  # threads only ever store 1 there
+    b.branch(more)
+    b.position_at_end(work)
+    emitter._serial_loop(loop, first, last)
+    b.branch(more)
+    b.position_at_end(more)
+    again = b.call(following, [first_slot, end_slot])
+    b.cbranch(b.icmp_unsigned("!=", again, ir.Constant(I8, 0)), chunk, done)
+    b.position_at_end(done)
+    b.call(_declare(module, "GOMP_loop_end_nowait", ir.VoidType(), []), [])
 
 
 def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
@@ -129,14 +159,17 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     fn.linkage = "internal"
     fn.attributes.add("alwaysinline")
     saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-             emitter.strides, emitter.in_parallel)
+             emitter.strides, emitter.in_parallel, emitter.status, emitter.counters)
+    emitter.counters = {}  # the enclosing loops' counters live in the calling function
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     emitter.fn, emitter.builder = fn, b
     emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
     emitter.scalars, emitter.pointers = {}, {}
     emitter.strides = {array: list(strides) for array, strides in saved[5].items()}
     for ((kind, *key), _), arg in zip(captured, fn.args):
-        if kind == "scalar":
+        if kind == "status":
+            emitter.status = arg
+        elif kind == "scalar":
             emitter.scalars[key[0]] = arg
         elif kind == "pointer":
             arg.add_attribute("noalias")
@@ -144,8 +177,12 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
         else:
             emitter.strides[key[0]][key[1]] = arg
     emitter.in_parallel = True
-    emitter._serial_loop(loop, fn.args[-2], fn.args[-1])
+    # one buffer per thread for temporaries private to the iterations; when one cannot
+    # be allocated, the thread does nothing and the kernel reports the failure
+    heap, failed = emitter.allocate_temps(emitter.private_temps(loop))
+    _dynamic_chunks(emitter, loop, fn.args[-2], fn.args[-1], failed)
+    emitter.free(heap)
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-     emitter.strides, emitter.in_parallel) = saved
+     emitter.strides, emitter.in_parallel, emitter.status, emitter.counters) = saved
     return fn

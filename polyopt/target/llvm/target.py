@@ -24,6 +24,7 @@ class LLVMTarget:
     name = "llvm"
     supports_parallel = True
     supports_vector = True
+    skipped_passes = frozenset()
 
     def build(self, func, *, num_threads: int = 0, **options) -> "LLVMKernel":
         if options:

@@ -1,0 +1,196 @@
+"""Full tiles without guards: version a loop on whether its tile is full.
+
+A loop marked unrolled or vectorized whose bound is ``min(init + c, e)`` (the last,
+partial tile of a size that the tile does not divide) has a constant trip count in
+every full tile.  Right inside the loop that defines the variables of the test, the
+body is versioned: ``if (init + c <= e) <body with the bound init + c> else <body>``,
+so that full tiles (almost all of them) unroll and vectorize with constant counts and
+no guard, and the partial tile keeps the exact bounds.  :func:`most_trips` gives a
+loop's (largest) trip count; :func:`can_widen` says when code generation may run a
+partial vectorized tile at full width with conditional stores into buffers the
+thread owns (so a register tile stays in registers in the partial tile too).
+
+>>> from .nodes import For, Int, Name, Op, Run
+>>> inner = For("i", Op("mul", (Int(4), Name("io"))), Op("le", (Name("i"), Op("min", (
+...     Op("add", (Op("mul", (Int(4), Name("io"))), Int(3))), Name("n"))))), 1,
+...     Run("S", (Name("i"),)), "unrolled")
+>>> outer = For("io", Int(0), Op("lt", (Name("io"), Name("m"))), 1, inner)
+>>> versioned = separate_full_tiles(outer)
+>>> versioned.body.cond.op, versioned.body.then.cond.args[1].op
+('le', 'add')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..te.expr import TensorRead
+from ..te.tensor import walk
+from .nodes import (Block, For, If, IndexExpr, Name, Node, Op, Run, constant_difference,
+                    linear_form, map_exprs, offset_in_loop, upper_bound)
+
+SPECIALIZED = ("unrolled", "vectorized")
+
+
+def separate_full_tiles(node: Node) -> Node:
+    """``node`` with loops versioned on full tiles (see the module docstring)."""
+    if isinstance(node, Block):
+        return Block(tuple(separate_full_tiles(n) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else separate_full_tiles(node.otherwise)
+        return If(node.cond, separate_full_tiles(node.then), other)
+    if not isinstance(node, For):
+        return node
+    inner = _loop_vars(node.body)
+    tests: list[IndexExpr] = []
+    _collect(node.body, node.var, inner, tests)
+    body = node.body
+    if tests:
+        full = _specialize(body, node.var, inner)
+        condition = tests[0]
+        for test in tests[1:]:
+            condition = Op("and", (condition, test))
+        body = If(condition, full, body)
+    return dataclasses.replace(node, body=separate_full_tiles(body))
+
+
+def _full_bound(loop: For, var: str, inner: set[str]):
+    """``(full bound, test)`` when ``loop`` is specialized, its bound is a ``min`` with
+    one argument at a constant distance from its start, and the test uses ``var`` and
+    no variable of the loops in ``inner``."""
+    cond = loop.cond
+    if loop.kind not in SPECIALIZED or not (isinstance(cond, Op) and cond.op in ("le", "lt")
+                                            and cond.args[0] == Name(loop.var)):
+        return None
+    limit = cond.args[1]
+    if not (isinstance(limit, Op) and limit.op == "min"):
+        return None
+    full = [a for a in limit.args if constant_difference(a, loop.init) is not None]
+    if not full:
+        return None
+    others = [a for a in limit.args if a is not full[0]]
+    test = Op("le", (full[0], others[0]))
+    for other in others[1:]:
+        test = Op("and", (test, Op("le", (full[0], other))))
+    used = _names(test)
+    if var not in used or used & inner:
+        return None
+    return full[0], test
+
+
+def _collect(node: Node, var: str, inner: set[str], tests: list) -> None:
+    if isinstance(node, Block):
+        for item in node.items:
+            _collect(item, var, inner, tests)
+    elif isinstance(node, If):
+        _collect(node.then, var, inner, tests)
+        if node.otherwise is not None:
+            _collect(node.otherwise, var, inner, tests)
+    elif isinstance(node, For):
+        found = _full_bound(node, var, inner)
+        if found is not None and found[1] not in tests:
+            tests.append(found[1])
+        _collect(node.body, var, inner, tests)
+
+
+def _specialize(node: Node, var: str, inner: set[str]) -> Node:
+    if isinstance(node, Block):
+        return Block(tuple(_specialize(n, var, inner) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else _specialize(node.otherwise, var, inner)
+        return If(node.cond, _specialize(node.then, var, inner), other)
+    if not isinstance(node, For):
+        return node
+    found = _full_bound(node, var, inner)
+    cond = node.cond if found is None else Op(node.cond.op, (Name(node.var), found[0]))
+    return dataclasses.replace(node, cond=cond, body=_specialize(node.body, var, inner))
+
+
+def _loop_vars(node: Node) -> set[str]:
+    if isinstance(node, Block):
+        return set().union(*(_loop_vars(n) for n in node.items))
+    if isinstance(node, If):
+        other = set() if node.otherwise is None else _loop_vars(node.otherwise)
+        return _loop_vars(node.then) | other
+    if isinstance(node, For):
+        return {node.var} | _loop_vars(node.body)
+    return set()
+
+
+def most_trips(loop: For) -> tuple[int, bool] | None:
+    """``(trips, partial)``: the most iterations of ``loop`` when its bound is its start
+    plus a constant, or the ``min`` of that and other bounds (then ``partial``)."""
+    bound = upper_bound(loop)
+    if bound is None or loop.step <= 0:
+        return None
+    limit, exclusive = bound
+    candidates = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
+    counts = [constant_difference(c, loop.init) for c in candidates]
+    known = [c for c in counts if c is not None]
+    if not known:
+        return None
+    last = min(known) - (1 if exclusive else 0)  # largest offset from init
+    trips = last // loop.step + 1 if last >= 0 else 0
+    return trips, len(known) < len(counts)
+
+
+def constant_trips(loop: For) -> int | None:
+    found = most_trips(loop)
+    return None if found is None or found[1] else found[0]
+
+
+def can_widen(loop: For, program, buffers: dict[str, tuple[int, ...]]) -> bool:
+    """Whether a partial vectorized ``loop`` (bound ``min(init + c, e)``) may run all
+    ``c + 1`` iterations with each store made conditional (``x = in range ? new : old``),
+    so that a register tile keeps constant offsets in the last, partial tile too.
+
+    It may when its body is statements only, each writing one of ``buffers`` (name ->
+    constant extents: temporaries this thread owns), and every access whose index
+    depends on the loop variable is to such a buffer, at ``var - init + constant``
+    within the buffer's extent: the extra iterations then read and write inside the
+    buffers only, and write back what they read.  (The caller runs the loop only when
+    it has a real iteration, so accesses that do not depend on the variable are those
+    of a real iteration.)
+    """
+    found = most_trips(loop)
+    if found is None or not found[1] or loop.step != 1:
+        return False
+    trips = found[0]
+    body = loop.body.items if isinstance(loop.body, Block) else (loop.body,)
+    if not all(isinstance(item, Run) for item in body):
+        return False
+    start = linear_form(loop.init)
+    if start is None:
+        return False
+    for run in body:
+        stmt = program.statement(run.stmt)
+        offsets = {}  # id(index var) -> its offset from the loop variable, or None
+        for var, arg in zip(stmt.index_vars, run.args):
+            if loop.var in _names(arg):
+                offsets[id(var)] = offset_in_loop(arg, loop.var, start)
+        if program.array_of(stmt.target.tensor).name not in buffers:
+            return False
+        for access in [stmt.target] + [n for n in walk(stmt.value) if isinstance(n, TensorRead)]:
+            if not _stays_inside(access, offsets, trips, program, buffers):
+                return False
+    return True
+
+
+def _stays_inside(access, offsets: dict, trips: int, program, buffers) -> bool:
+    name = program.array_of(access.tensor).name
+    for dim, index in enumerate(access.indices):
+        uses = [n for n in walk(index) if id(n) in offsets]
+        if not uses:
+            continue
+        if name not in buffers or index is not uses[0] or offsets[id(index)] is None:
+            return False
+        offset = offsets[id(index)]
+        if offset < 0 or offset + trips > buffers[name][dim]:
+            return False
+    return True
+
+
+def _names(expr: IndexExpr) -> set[str]:
+    found: set[str] = set()
+    map_exprs(expr, lambda e: found.add(e.name) if isinstance(e, Name) else None)
+    return found

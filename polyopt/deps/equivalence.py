@@ -1,0 +1,304 @@
+"""Does a rewritten program compute the same values?  Exact, by comparing dataflow.
+
+Primitives that add, copy or recompute statements (``compute_at``, ``cache_read``)
+change what the program is, not only its order.  On in-place kernels there is no
+single-assignment order to fall back on, so such a rewrite is validated directly:
+
+* every read of the rewritten program gets its value (following copy statements
+  back to what they copied) from an instance that stands for the same original
+  instance, or from the same initial element, as the original read;
+* every element of an argument array is last written by the counterpart of its
+  last writer in the original program (so the caller sees the same contents).
+
+Each instance of the rewritten program is then computed from the same values as its
+original, by induction over the execution order: the two programs agree everywhere.
+
+>>> import polyopt as po
+>>> N = po.var("N")
+>>> @po.kernel
+... def twice(A: po.f64[N], B: po.f64[N]):
+...     for i in range(N):
+...         B[i] = A[i] * 2
+>>> p = po.create_schedule(twice).program
+>>> same_values(p, p, origins={"S0": identity_origin(p, "S0")}) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from ..domain.program import AccessKind, Program
+from ..errors import IllegalScheduleError
+from .legality import first_point, instance_text
+
+_INIT = "__initial_"
+_UNSET = "__unset_"
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """How a rewritten program relates to the original one.
+
+    ``origins`` maps each statement that stands for an original one to the relation
+    from its instances to the original instances (a projection when it recomputes);
+    ``copies`` are new statements ``X[e] = Y[e]`` (one read, one write); ``aliases``
+    maps each new buffer to the array whose elements it mirrors (same indices).
+    """
+
+    origins: dict[str, isl.Map]
+    copies: frozenset[str] = frozenset()
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+def identity_origin(program: Program, stmt: str) -> isl.Map:
+    """The origin relation of a statement that a rewrite leaves as it was."""
+    return isl.Map.identity(isl.Space.map_from_set(program.statement(stmt).domain.get_space())
+                            ).intersect_domain(program.statement(stmt).domain)
+
+
+def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl.Map],
+                copies=frozenset(), aliases=None, inlined: isl.UnionMap | None = None,
+                primitive: str = "the rewrite", hint: str | None = None) -> None:
+    """Raise :class:`IllegalScheduleError` unless ``rewritten`` (under its schedule)
+    computes what ``original`` (under its schedule) computes; see the module doc.
+
+    ``inlined`` gives the reads that inlining added to statements, each with the source
+    it must have (the source of the inlined statement's read in the original).  ``hint``
+    (a repair) ends the message when a read would change."""
+    repair = f". Repair: {hint}" if hint else ""
+    rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}))
+    before = value_sources(original)
+    if inlined is not None:
+        clash = inlined.intersect_domain(before.domain()).subtract(before)
+        if not clash.is_empty():
+            raise IllegalScheduleError(
+                f"{primitive} would change the values the program reads: "
+                + _read_example(clash, before, original, rewritten, None))
+        before = before.union(inlined)
+    after = _effective_sources(rewritten, rewrite, set(rewrite.origins))
+    last_after = _chase_last(_last_writers(rewritten, rewrite), rewritten, rewrite)
+    tags = _tag_map(rewritten, rewrite)
+    instances = _instance_map(rewrite, after.range().union(last_after.range()))
+    mapped = after.apply_domain(tags).apply_range(instances)
+    wrong = mapped.subtract(before).intersect_params(original.context)
+    if not wrong.is_empty():
+        raise IllegalScheduleError(f"{primitive} would change the values the program reads: "
+                                   + _read_example(wrong, before, original, rewritten, tags)
+                                   + repair)
+    last_before = _last_writers(original, rewrite=None)
+    last_after = last_after.apply_range(instances)
+    differ = last_after.subtract(last_before).union(last_before.subtract(last_after))
+    differ = differ.intersect_params(original.context)
+    if not differ.is_empty():
+        raise IllegalScheduleError(f"{primitive} would change what the program leaves in "
+                                   + _element_example(differ, last_before, last_after,
+                                                      original))
+
+
+# -- where each read gets its value --------------------------------------------------
+def value_sources(program: Program, buffers=frozenset()) -> isl.UnionMap:
+    """``{ [Reader[r] -> X[e]] -> source }`` for every read, the source being the last
+    writer instance, ``__initial_X[e]`` (the caller's value) or ``__unset_X[e]`` (a
+    buffer element nothing wrote)."""
+    result = isl.UnionMap.empty(program.context.get_space())
+    for array in program.arrays:
+        reads = program.accesses(AccessKind.READ, array.name)
+        if reads.is_empty():
+            continue
+        writes = program.accesses(AccessKind.WRITE, array.name)
+        info = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
+                .set_schedule(program.schedule).compute_flow())
+        found = info.get_full_must_dependence()  # W -> [R -> X[e]]
+        result = result.union(found.reverse())
+        missing = info.get_must_no_source()      # R -> X[e]
+        prefix = _UNSET if array.name in buffers else _INIT
+        result = result.union(_initial(missing.range_map(), array.name, prefix))
+    return result.coalesce()
+
+
+def _initial(tagged_to_element: isl.UnionMap, array: str, prefix: str) -> isl.UnionMap:
+    """``[R -> X[e]] -> X[e]`` renamed to ``[R -> X[e]] -> <prefix>X[e]``."""
+    result = isl.UnionMap.empty(tagged_to_element.get_space())
+    maps: list[isl.Map] = []
+    tagged_to_element.foreach_map(maps.append)
+    for m in maps:
+        result = result.union(isl.UnionMap.from_map(
+            m.set_tuple_name(isl.dim_type.out, prefix + array)))
+    return result
+
+
+def _copy_reads(program: Program, rewrite: Rewrite) -> isl.UnionMap:
+    """``{ Copy[c] -> [Copy[c] -> Y[e]] }``: a copy's value is what it read."""
+    result = isl.UnionMap.empty(program.context.get_space())
+    for name in rewrite.copies:
+        (read,) = program.statement(name).reads
+        result = result.union(isl.UnionMap.from_map(read.relation.domain_map().reverse()))
+    return result
+
+
+def _effective_sources(program: Program, rewrite: Rewrite, readers: set[str]) -> isl.UnionMap:
+    """The sources of the reads of ``readers``, following copies back to what they
+    copied."""
+    sources = value_sources(program, frozenset(rewrite.aliases))
+    through = _copy_reads(program, rewrite)
+    copies = _statement_set(program, rewrite.copies)
+    for _ in range(len(rewrite.copies) + 1):
+        via_copy = sources.intersect_range(copies)
+        if via_copy.is_empty():
+            break
+        sources = sources.subtract_range(copies).union(
+            via_copy.apply_range(through).apply_range(sources))
+    else:
+        sources = sources.subtract_range(copies)
+    return _restrict_readers(sources, readers)
+
+
+def _restrict_readers(sources: isl.UnionMap, readers: set[str]) -> isl.UnionMap:
+    kept = isl.UnionMap.empty(sources.get_space())
+    maps: list[isl.Map] = []
+    sources.foreach_map(maps.append)
+    for m in maps:
+        reader = m.domain().unwrap().get_tuple_name(isl.dim_type.in_)
+        if reader in readers:
+            kept = kept.union(isl.UnionMap.from_map(m))
+    return kept
+
+
+def _statement_set(program: Program, names) -> isl.UnionSet:
+    result = isl.UnionSet.empty(program.context.get_space())
+    for name in names:
+        result = result.union(isl.UnionSet.from_set(program.statement(name).domain))
+    return result
+
+
+def _tag_map(program: Program, rewrite: Rewrite) -> isl.UnionMap:
+    """``[S'[s] -> X'[e]] -> [S[orig(s)] -> X[e]]`` for the reads of the rewritten
+    statements (buffers renamed to the arrays they mirror)."""
+    result = isl.UnionMap.empty(program.context.get_space())
+    for name, origin in rewrite.origins.items():
+        for access in program.statement(name).reads:
+            base = rewrite.aliases.get(access.array, access.array)
+            rename = _rename(access.relation.range(), base)
+            result = result.union(isl.UnionMap.from_map(
+                origin.product(rename).intersect_domain(access.relation.wrap())))
+    return result
+
+
+def _rename(elements: isl.Set, name: str) -> isl.Map:
+    identity = isl.Map.identity(isl.Space.map_from_set(elements.get_space()))
+    return identity.set_tuple_name(isl.dim_type.out, name)
+
+
+def _instance_map(rewrite: Rewrite, sources: isl.UnionSet) -> isl.UnionMap:
+    """Rewritten instances to original ones; the initial and unset elements among
+    ``sources`` map to themselves."""
+    result = isl.UnionMap.empty(sources.get_space())
+    for origin in rewrite.origins.values():
+        result = result.union(isl.UnionMap.from_map(origin))
+    spaces: list[isl.Set] = []
+    sources.foreach_set(spaces.append)
+    for elements in spaces:
+        if elements.get_tuple_name().startswith((_INIT, _UNSET)):
+            result = result.union(isl.UnionMap.from_map(isl.Map.identity(
+                isl.Space.map_from_set(elements.get_space()))))
+    return result
+
+
+# -- what each element holds at the end ----------------------------------------------
+def _last_writers(program: Program, rewrite: Rewrite | None) -> isl.UnionMap:
+    """``{ X[e] -> last writer }`` for the arrays the caller sees (not buffers)."""
+    schedule = program.schedule_map()
+    result = isl.UnionMap.empty(program.context.get_space())
+    for array in program.arrays:
+        if not array.written or (rewrite is not None and array.name in rewrite.aliases):
+            continue
+        writes = program.accesses(AccessKind.WRITE, array.name)
+        if writes.is_empty():
+            continue
+        when = writes.reverse().apply_range(schedule)     # X[e] -> time of a write
+        last = when.lexmax()
+        result = result.union(last.apply_range(schedule.reverse()).intersect(writes.reverse()))
+    return result.coalesce()
+
+
+def _chase_last(last: isl.UnionMap, program: Program, rewrite: Rewrite) -> isl.UnionMap:
+    """Last writers that are copies replaced by the source of what they copied."""
+    copies = _statement_set(program, rewrite.copies)
+    by_copy = last.intersect_range(copies)
+    if by_copy.is_empty():
+        return last
+    sources = _effective_sources(program, rewrite, set(rewrite.origins) | rewrite.copies)
+    followed = by_copy.apply_range(_copy_reads(program, rewrite)).apply_range(sources)
+    return last.subtract_range(copies).union(followed)
+
+
+
+# -- explaining a difference ---------------------------------------------------------
+def _point(relation: isl.UnionMap) -> tuple[isl.Map, dict[str, int], list[int]]:
+    maps: list[isl.Map] = []
+    relation.foreach_map(maps.append)
+    m = maps[0]
+    values, coords = first_point(m)
+    return m, dict(zip(m.get_space().get_var_names(isl.dim_type.param), values)), coords
+
+
+def _when(params: dict[str, int]) -> str:
+    return (" (when " + ", ".join(f"{k}={v}" for k, v in params.items()) + ")") if params else ""
+
+
+def _source_text(program: Program, space: isl.Space, coords: list[int]) -> str:
+    name = space.get_tuple_name(isl.dim_type.set)
+    if name.startswith(_INIT):
+        return f"the value {name[len(_INIT):]}[{', '.join(map(str, coords))}] had on entry"
+    if name.startswith(_UNSET):
+        return f"an element of buffer {name[len(_UNSET):]} that nothing wrote"
+    return f"the value written by {instance_text(program, name, coords)}"
+
+
+def _read_example(wrong, before, original, rewritten, tags) -> str:
+    m, params, coords = _point(wrong)
+    tagged = m.get_space().domain().unwrap()
+    reader = tagged.get_tuple_name(isl.dim_type.in_)
+    n_reader = tagged.dim(isl.dim_type.in_)
+    n_elem = tagged.dim(isl.dim_type.out)
+    array = tagged.get_tuple_name(isl.dim_type.out)
+    instance = instance_text(original, reader, coords[:n_reader])
+    element = f"{array}[{', '.join(map(str, coords[n_reader:n_reader + n_elem]))}]"
+    got = _source_text(original, m.get_space().range(), coords[n_reader + n_elem:])
+    expected = ""
+    fixed = isl.Set.universe(m.get_space().domain())
+    for k, value in enumerate(coords[:n_reader + n_elem]):
+        fixed = fixed.fix_val(isl.dim_type.set, k, isl.Val(value))
+    for k, name in enumerate(m.get_space().get_var_names(isl.dim_type.param)):
+        fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val(params[name]))
+    right = before.intersect_domain(isl.UnionSet.from_set(fixed))
+    if not right.is_empty():
+        r, _, rc = _point(right)
+        expected = (", but in the original order it reads "
+                    + _source_text(original, r.get_space().range(), rc[n_reader + n_elem:]))
+    return f"{instance} would read {element} from {got}{expected}{_when(params)}"
+
+
+def _element_example(differ, last_before, last_after, original) -> str:
+    m, params, coords = _point(differ)
+    array = m.get_space().get_tuple_name(isl.dim_type.in_)
+    n = m.dim(isl.dim_type.in_)
+    element = f"{array}[{', '.join(map(str, coords[:n]))}]"
+    source = _source_text(original, m.get_space().range(), coords[n:])
+    fixed = isl.Set.universe(m.get_space().domain())
+    for k, value in enumerate(coords[:n]):
+        fixed = fixed.fix_val(isl.dim_type.set, k, isl.Val(value))
+    for k, name in enumerate(m.get_space().get_var_names(isl.dim_type.param)):
+        fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val(params[name]))
+    instead = last_after.intersect_domain(isl.UnionSet.from_set(fixed))
+    if instead.is_empty():
+        what = f"nothing would write it, where the original order leaves {source}"
+    elif last_before.intersect_domain(isl.UnionSet.from_set(fixed)).is_empty():
+        what = f"it would end with {source}, where the original order does not write it"
+    else:
+        what = f"it would not end with {source}, as in the original order"
+    return (f"{element}: {what}{_when(params)}; every element the kernel writes must end "
+            "with the same value")

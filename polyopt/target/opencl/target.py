@@ -1,0 +1,156 @@
+"""The ``opencl`` target: OpenCL C kernels run through pyopencl.
+
+``po.build(s, args, target="opencl", device=None)`` plans the kernels (one per
+top-level loop nest, see :mod:`.plan`), prints them (:mod:`.codegen`), builds them on
+the device (:mod:`.runtime`) and returns a callable.  It takes NumPy arrays (copied to
+the device and back on each call) or ``pyopencl.array.Array`` on the kernel's context
+(used in place: data stays on the device between calls).
+
+>>> import numpy as np, polyopt as po
+>>> n = po.var("n"); A = po.placeholder((n,), name="A")
+>>> B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+>>> s = po.create_schedule(B)
+>>> bo, bi = s[B].split(B.op.axis[0], factor=16)
+>>> _ = s[B].bind(bo, "blockIdx.x"); _ = s[B].bind(bi, "threadIdx.x")
+>>> f = po.build(s, [A, B], target="opencl")
+>>> b = np.zeros(20, "float32"); f(np.arange(20, dtype="float32"), b); b[-3:]
+array([34., 36., 38.], dtype=float32)
+>>> "get_group_id(0)" in f.source
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import BackendError, InvalidArgumentError, ScheduleError
+from ...te.evaluate import evaluate
+from ..args import bind_arguments
+from .codegen import global_arrays, opencl_source
+from .plan import plan_kernels
+from .runtime import cl, compile_program, describe, queue_for
+
+
+class OpenCLTarget:
+    name = "opencl"
+    supports_parallel = True
+    supports_vector = False
+    # shared/local buffers are sized per work-group and work-item by plan.py; the CPU's
+    # full-tile separation would split loops bound to work-items
+    skipped_passes = frozenset({"contract_storage", "separate_full_tiles"})
+
+    def build(self, func, *, device=None, **options) -> "OpenCLKernel":
+        if options:
+            raise InvalidArgumentError(
+                f"unknown option(s) for target opencl: {', '.join(options)}; known: device")
+        queue = queue_for(device)
+        kernels = plan_kernels(func)
+        for kernel in kernels:
+            _check_fits(kernel, queue.device)
+        source = opencl_source(func, kernels)
+        program = compile_program(queue.context, source)
+        return OpenCLKernel(func, kernels, source, program, queue)
+
+
+class OpenCLKernel:
+    """A compiled OpenCL program: ``f(*arrays, **vars)`` writes the outputs in place.
+
+    ``f.source`` is the OpenCL C source, ``f.device`` the device it runs on,
+    ``f.loop_program`` the loop program it was generated from."""
+
+    def __init__(self, func, kernels, source: str, program, queue):
+        self.func = func
+        self.kernels = kernels
+        self.source = source
+        self.queue = queue
+        self._cl = cl()
+        self._array_type = _device_array_type()
+        self._launch = []
+        self._temps = global_arrays(func)[len(func.arrays):]
+        n_buffers = len(func.arrays) + len(self._temps)
+        for kernel in kernels:
+            handle = getattr(program, kernel.name)
+            handle.set_scalar_arg_dtypes([None] * n_buffers
+                                         + [np.int64] * len(func.program.params))
+            self._launch.append((kernel, handle))
+        self._params = tuple(p.name for p in func.program.params)
+
+    @property
+    def device(self) -> str:
+        return describe(self.queue)
+
+    @property
+    def loop_program(self) -> str:
+        return str(self.func)
+
+    def __call__(self, *args, **kwargs) -> None:
+        arrays, values = bind_arguments(self.func, args, kwargs,
+                                        device_types=(self._array_type,))
+        pyopencl = self._cl
+        context = self.queue.context
+        flags = pyopencl.mem_flags
+        buffers, copies = [], []
+        for spec, array in zip(self.func.arrays, arrays):
+            if isinstance(array, np.ndarray):
+                buffer = pyopencl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
+                                         hostbuf=array) if array.nbytes else \
+                    pyopencl.Buffer(context, flags.READ_WRITE, 1)
+                if spec.written and array.nbytes:
+                    copies.append((array, buffer))
+            else:
+                self._check_device_array(spec, array)
+                buffer = array.base_data
+            buffers.append(buffer)
+        for temp in self._temps:
+            size = int(np.prod([evaluate(e, values) for e in temp.shape], dtype=np.int64))
+            nbytes = max(size * np.dtype(temp.dtype).itemsize, 1)
+            buffers.append(pyopencl.Buffer(context, flags.READ_WRITE, nbytes))
+        scalars = [values[p] for p in self._params]
+        try:
+            for kernel, handle in self._launch:
+                groups = kernel.groups(values)
+                if 0 in groups:
+                    continue
+                local = kernel.local_size
+                global_size = tuple(g * l for g, l in zip(groups, local))
+                handle(self.queue, global_size, local, *buffers, *scalars)
+            for array, buffer in copies:
+                pyopencl.enqueue_copy(self.queue, array, buffer)
+            self.queue.finish()
+        except pyopencl.Error as err:
+            raise BackendError(f"running {self.func.name} on {self.device} failed: {err}"
+                               ) from None
+
+    def _check_device_array(self, spec, array) -> None:
+        if array.queue is not None and array.queue.context != self.queue.context:
+            raise InvalidArgumentError(
+                f"argument '{spec.name}' is a pyopencl array of another context; create it "
+                f"with f.queue (pyopencl.array.to_device(f.queue, x))")
+        if array.offset:
+            raise InvalidArgumentError(
+                f"argument '{spec.name}' is a view at an offset into its buffer; pass a "
+                "pyopencl array of its own (x.copy())")
+
+    def __repr__(self) -> str:
+        return f"<OpenCLKernel {self.func.name} on {self.device}>"
+
+
+def _check_fits(kernel, device) -> None:
+    """The group shape and the __local buffers must fit the device."""
+    size = kernel.local_size[0] * kernel.local_size[1] * kernel.local_size[2]
+    if size > device.max_work_group_size:
+        raise ScheduleError(
+            f"kernel {kernel.name} needs work-groups of {size} work-items; {device.name} "
+            f"allows {device.max_work_group_size}: use smaller factors for the threadIdx loops")
+    local = sum(int(np.prod(b.sizes, dtype=np.int64)) * np.dtype(b.array.dtype).itemsize
+                for b in kernel.buffers.values() if b.array.scope == "shared")
+    if local > device.local_mem_size:
+        raise ScheduleError(
+            f"kernel {kernel.name} needs {local} bytes of __local memory; {device.name} has "
+            f"{device.local_mem_size}: use smaller tiles for the shared buffers")
+
+
+def _device_array_type():
+    import pyopencl.array
+
+    return pyopencl.array.Array

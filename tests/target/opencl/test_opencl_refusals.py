@@ -1,0 +1,176 @@
+"""What the OpenCL backend refuses, and how it says so: binds that would race (with the
+dependence and a pair of instances), schedules that would need a barrier nowhere to be
+placed, buffers that cannot live in one group, a missing runtime."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from testlib.opencl import neighbours
+
+N = po.var("N")
+
+
+def _columns_with_their_producer():
+    """B computed inside C's column loop j; rows bound to work-groups."""
+    A, B, C = neighbours(columns=8)
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    s[B].compute_with(s[C], j)
+    s[C].bind(i, "blockIdx.x")
+    return s, [A, C], j
+
+
+def test_binding_a_loop_that_carries_a_dependence_is_refused_with_it():
+    s, (_, C), j = _columns_with_their_producer()
+    assert not s[C].can_bind(j, "threadIdx.x")
+    with pytest.raises(po.IllegalScheduleError,
+                       match=r"threadIdx.x loop 'j' carries a dependence .*B\[i=0, j=0\] "
+                             r"writes B\[0, 0\] that C\[i=0, j=1\] reads.*Repair: use a loop "
+                             r"that carries no dependence: i"):
+        s[C].bind(j, "threadIdx.x")
+
+
+def test_a_barrier_inside_threadidx_loops_is_refused():
+    s, args, j = _columns_with_their_producer()
+    s[args[1]].bind(j, "threadIdx.x", check=False)  # the backend still refuses it
+    with pytest.raises(po.ScheduleError,
+                       match=r"B\[i=0, j=6\] and C\[i=0, j=7\].*different work-items of one "
+                             r"group, inside the same threadIdx loops.*barrier"):
+        po.build(s, args, target="opencl")
+
+
+def test_a_dependence_between_work_groups_is_refused():
+    A = po.placeholder((N,), name="A")
+    B = po.compute((N,), lambda i: A[i] * 2.0, name="B")
+    C = po.compute((N,), lambda i: B[i] + po.if_then_else(i > 0, B[i - 1], 0.0), name="C")
+    s = po.create_schedule(C)
+    s[B].compute_with(s[C], C.op.axis[0])
+    io, ii = s[C].split(C.op.axis[0], factor=8)
+    with pytest.raises(po.IllegalScheduleError, match=r"blockIdx.x loop 'i.outer' carries a "
+                       r"dependence.*B\[i=7\] writes B\[7\] that C\[i=8\] reads"):
+        s[C].bind(io, "blockIdx.x")
+    s[C].bind(io, "blockIdx.x", check=False)  # the backend still refuses it
+    with pytest.raises(po.ScheduleError, match=r"B\[i=7\] and C\[i=8\] \(when N=9\) touch B "
+                       r"in different work-groups.*separate kernels.*compute_root"):
+        po.build(s, [A, C], target="opencl")
+
+
+def test_a_reduction_loop_goes_to_work_items_not_to_work_groups():
+    A = po.placeholder((4, 64), name="A")
+    k = po.reduce_axis((0, 64), name="k")
+    S = po.compute((4,), lambda i: po.sum(A[i, k], axis=k), name="S")
+    s = po.create_schedule(S)
+    with pytest.raises(po.IllegalScheduleError, match=r"reduction loop: split the reduction "
+                       r"with s.rfactor"):
+        s[S].bind(k, "blockIdx.x")
+    s[S].bind(S.op.axis[0], "blockIdx.x")
+    ko, _ = s[S].split(k, nparts=16)
+    s[S].bind(ko, "threadIdx.x")  # a tree reduction across the group's work-items
+    f = po.build(s, [A, S], target="opencl")
+    a = np.arange(256, dtype="float32").reshape(4, 64)
+    out = np.zeros(4, "float32")
+    f(a, out)
+    np.testing.assert_array_equal(out, a.sum(axis=1))
+
+
+def test_unknown_tags_and_misplaced_bound_loops():
+    A = po.placeholder((N,), name="A")
+    B = po.compute((N,), lambda i: A[i] + 1.0, name="B")
+    s = po.create_schedule(B)
+    with pytest.raises(po.InvalidArgumentError, match="use one of blockIdx.x"):
+        s[B].bind(B.op.axis[0], "threadIdx.w")
+    io, ii = s[B].split(B.op.axis[0], factor=8)
+    s[B].bind(ii, "blockIdx.x")
+    with pytest.raises(po.ScheduleError, match="not one of the outermost loops"):
+        po.build(s, [A, B], target="opencl")
+    s = po.create_schedule(B)
+    s[B].bind(B.op.axis[0], "threadIdx.x")
+    with pytest.raises(po.ScheduleError, match="no constant extent; split it"):
+        po.build(s, [A, B], target="opencl")
+
+
+def test_a_shared_buffer_must_fit_a_group():
+    K = po.var("K")
+    X = po.placeholder((K,), name="X")
+    k = po.reduce_axis((0, K), name="k")
+    Y = po.compute((N,), lambda i: po.sum(X[k] * (i + 1), axis=k), name="Y")
+    s = po.create_schedule(Y)
+    XS = s.cache_read(X, "shared", [Y])
+    io, ii = s[Y].split(Y.op.axis[0], factor=8)
+    s[Y].bind(io, "blockIdx.x")
+    s[XS].compute_at(s[Y], io)
+    with pytest.raises(po.ScheduleError, match="needs a part of X_shared per work-group that "
+                       "grows with the sizes"):
+        po.build(s, [X, Y], target="opencl")
+
+
+def test_missing_pyopencl_names_the_package(monkeypatch):
+    from polyopt.target.opencl import runtime
+
+    monkeypatch.setitem(sys.modules, "pyopencl", None)
+    with pytest.raises(po.MissingBackendError, match="pip install pyopencl"):
+        runtime.queue_for()
+
+
+@pytest.mark.no_runtime
+def test_missing_opencl_runtime_names_the_system_package(tmp_path):
+    code = """
+import polyopt as po
+A = po.placeholder((4,), name="A"); B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
+try:
+    po.build(po.create_schedule(B), [A, B], target="opencl")
+except po.MissingBackendError as err:
+    print(err)
+"""
+    env = dict(os.environ, OCL_ICD_VENDORS=str(tmp_path))  # an empty list of vendors
+    env.pop("PYOPENCL_CTX", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "apt-get install pocl-opencl-icd" in done.stdout, done.stdout + done.stderr
+
+
+def test_unknown_device_lists_the_devices():
+    A = po.placeholder((4,), name="A")
+    B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
+    with pytest.raises(po.InvalidArgumentError, match="no OpenCL device matches 'no-such-gpu'"
+                       ".*Portable Computing Language"):
+        po.build(po.create_schedule(B), [A, B], target="opencl", device="no-such-gpu")
+
+
+def test_wrong_arguments_are_refused_before_running():
+    A = po.placeholder((N,), name="A")
+    B = po.compute((N,), lambda i: A[i] + 1.0, name="B")
+    s = po.create_schedule(B)
+    po.templates.opencl_injective_template(s, B, threads=8)
+    f = po.build(s, [A, B], target="opencl")
+    with pytest.raises(po.InvalidArgumentError, match="must be a numpy.ndarray"):
+        f([1.0, 2.0], np.zeros(2, "float32"))
+    with pytest.raises(po.InvalidArgumentError, match="dimension 0 of 'B' has size 3"):
+        f(np.zeros(2, "float32"), np.zeros(3, "float32"))
+
+
+def test_work_groups_larger_than_devices_allow_are_refused():
+    A = po.placeholder((64, 64), name="A")
+    B = po.compute((64, 64), lambda i, j: A[i, j] + 1.0, name="B")
+    s = po.create_schedule(B)
+    i, j = B.op.axis
+    s[B].bind(i, "threadIdx.y")
+    s[B].bind(j, "threadIdx.x")
+    with pytest.raises(po.ScheduleError, match="work-groups of 64x64x1 work-items, more than "
+                       "1024; use smaller factors"):
+        po.build(s, [A, B], target="opencl")
+
+
+def test_the_scan_axis_cannot_go_to_work_items():
+    from testlib.opencl import cumsum_rows
+
+    stage = po.create_schedule(cumsum_rows).stages[0]
+    with pytest.raises(po.IllegalScheduleError, match=r"threadIdx.x loop 'j' carries a "
+                       r"dependence.*S0\[i=0, j=1\] writes X\[0, 1\] that S0\[i=0, j=2\] reads"
+                       r".*Repair: use a loop that carries no dependence: i"):
+        stage.bind("j", "threadIdx.x")

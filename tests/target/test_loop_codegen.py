@@ -1,0 +1,100 @@
+"""LLVM code for loop kinds: unrolled loops are copied, full tiles have no guards and
+constant trip counts, loops around a vectorized loop are not vectorized."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from testlib.schedules import assert_matmul_kernel, irand
+
+
+def _scaled(n):
+    A = po.placeholder((n, 8), name="A")
+    B = po.compute((n, 8), lambda i, j: A[i, j] * 3, name="B")
+    return A, B
+
+
+@pytest.mark.parametrize("size, symbolic", [(12, False), (13, False), (13, True)])
+def test_unroll_copies_the_body(size, symbolic):
+    A, B = _scaled(po.var("n") if symbolic else size)
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[B].unroll(ii)
+    s[B].unroll(B.op.axis[1])
+    dividing = size % 4 == 0 and not symbolic
+    text = str(po.lower(s, [A, B]))
+    assert text.count("#pragma unrolled") == (2 if dividing else 4)  # full and partial tiles
+    f = po.build(s, [A, B])
+    assert "llvm.loop.unroll" not in f.llvm_ir  # copied by polyopt, no hint needed
+    assert f.llvm_ir.count("fmul") == (32 if dividing else 64)
+    for n in ([1, 4, 13] if symbolic else [size]):
+        a = irand(n, 8)
+        b = np.full((n, 8), np.nan, np.float32)
+        f(a, b)
+        np.testing.assert_array_equal(b, a * 3)
+
+
+def test_full_tiles_are_separated_from_the_partial_one():
+    n = po.var("n")
+    A, B = _scaled(n)
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=4)
+    s[B].unroll(ii)
+    text = str(po.lower(s, [A, B]))
+    assert "if (3 <= n - 4 * i_outer - 1)" in text, text
+    assert "for (i_inner = 0; i_inner <= 3; i_inner += 1)" in text
+    assert "i_inner <= min(" in text  # the partial tile keeps its exact bound
+
+
+def test_loops_around_a_vectorized_loop_are_not_vectorized_by_llvm():
+    A, B = _scaled(po.var("n"))
+    s = po.create_schedule(B)
+    s[B].vectorize(B.op.axis[1])
+    f = po.build(s, [A, B])
+    assert '!"llvm.loop.vectorize.enable", i1 0' in f.llvm_ir
+    assert '!"llvm.loop.vectorize.enable", i1 1' in f.llvm_ir
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_partial_column_tile_keeps_its_register_tile(threads):
+    """N = 1500 leaves a 28-column tile: it runs 64 columns with conditional stores into
+    its private accumulator (constant offsets, so the tile can stay in registers)."""
+    M, N, K = 50, 1500, 40
+    A, B = po.placeholder((M, K), name="A"), po.placeholder((K, N), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    po.templates.matmul_template(s, C)
+    f = po.build(s, [A, B, C], num_threads=threads)
+    assert "widened" in f.llvm_ir
+    assert_matmul_kernel(f, [(M, N, K)])
+
+
+def test_a_partial_tile_writing_a_user_array_is_not_widened():
+    """Widening would write outside B: the partial tile keeps its exact bound."""
+    A, B = _scaled(po.var("n"))
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=16)
+    s[B].reorder(B.op.axis[1], io, ii)
+    s[B].vectorize(ii)
+    f = po.build(s, [A, B])
+    assert "widened" not in f.llvm_ir
+    a = irand(21, 8)
+    b = np.full((21, 8), np.nan, np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 3)
+
+
+def test_a_parallel_loop_inside_a_full_tile_loop():
+    """The outlined body computes ``i - 4 * i_outer`` from the tile loop's value, not
+    from its counter (which lives in the calling function)."""
+    A, B = po.placeholder((8, 5), name="A"), po.placeholder((5, 32), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    CL = s.cache_write(C, "local")
+    io, jo, ii, ji = s[C].tile(*C.op.axis, 4, 16)
+    s[CL].compute_at(s[C], jo)
+    s[CL].parallel(CL.op.axis[1])
+    text = str(po.lower(s, [A, B, C]))
+    assert "for (i = 4 * i_outer; i <= 4 * i_outer + 3; i += 1)" in text  # a full tile
+    f = po.build(s, [A, B, C], num_threads=2)
+    assert_matmul_kernel(f, [(8, 32, 5)])
