@@ -21,8 +21,8 @@ Run: ``python benchmarks/bench_suite.py`` (``--quick``: small sizes, printed onl
 The process restarts without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (OpenBLAS picks its own
 kernel, recorded from threadpoolctl).  For each thread count, NumPy is limited with
 threadpoolctl and polyopt's kernels are built with ``num_threads``; NumPy, the template
-and the default schedule are timed one after the other in the same run (each warmed
-up first).  Medians.
+and the default schedule are timed in alternating blocks (``_env.alternating_medians``,
+shared with bench_matmul).  Medians.
 Every result is checked against NumPy before anything is timed.
 """
 
@@ -32,7 +32,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _env import require_threadpoolctl, restart_with_clean_environment  # noqa: E402
+from _env import (alternating_medians, require_threadpoolctl,  # noqa: E402
+                  restart_with_clean_environment)
 
 if __name__ == "__main__":
     require_threadpoolctl("bench_suite.py")
@@ -40,7 +41,6 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
-import gc  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
@@ -60,6 +60,7 @@ build_module = importlib.import_module("polyopt.build")  # holds the kernel cach
 HERE = pathlib.Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 THREADS = (1, 2)
+ROUNDS = 3  # blocks of repetitions per side, alternating
 
 
 @dataclass
@@ -200,29 +201,16 @@ def measure(case: Case, threads: int, reps: int, compile_reps: int, rng) -> dict
     runs = {"numpy": lambda: case.numpy(*inputs), "template": lambda: ours(*inputs, out)}
     if default is not None:
         runs["default"] = lambda: default(*inputs, out)
-    samples: dict[str, list[float]] = {k: [] for k in runs}
-    # one side after the other, each warmed up: alternating call by call made each side
-    # run while the other's idle worker threads still spun (OpenBLAS spins ~2^28 cycles
-    # after a call), and pausing instead left the second core asleep (milliseconds to wake
-    # up on this virtual machine)
-    with threadpool_limits(threads):
-        for key, call in runs.items():
-            call()
-            for _ in range(reps):
-                gc.collect()
-                start = time.perf_counter()
-                call()
-                samples[key].append(time.perf_counter() - start)
-    med = {k: statistics.median(v) for k, v in samples.items()}
+    with threadpool_limits(threads):  # blocks of repetitions, alternating, after pauses
+        med = dict(zip(runs, alternating_medians(list(runs.values()), reps, ROUNDS)))
     row = {"kernel": case.name, "family": case.family, "threads": threads,
            "compile_s": statistics.median(c[0] for c in compiles),
            "template_s": med["template"], "numpy_s": med["numpy"],
            "default_s": med.get("default"), "vs_numpy": med["numpy"] / med["template"],
            "vs_default": med["default"] / med["template"] if "default" in med else None,
-           "vs_numpy_best": min(samples["numpy"]) / min(samples["template"]),
            "template_gflops": case.flops / med["template"] / 1e9 if case.flops else None,
            "numpy_gflops": case.flops / med["numpy"] / 1e9 if case.flops else None,
-           "reps": reps, "samples": samples, "notes": case.notes}
+           "reps": reps * ROUNDS, "notes": case.notes}
     print(f"   template {med['template']:.4g} s, NumPy {med['numpy']:.4g} s "
           f"({row['vs_numpy']:.2f}x), compile {row['compile_s']:.3f} s", flush=True)
     return row
@@ -271,23 +259,21 @@ def markdown(rows, checks, blas, matmul: str, quick: bool, load: tuple) -> str:
               f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')} · load average "
               f"{load[0]:.2f} before, {load[1]:.2f} after (other processes share the CPUs; "
               "2-thread figures suffer most when one is busy)", "",
-              "Command: `python benchmarks/bench_suite.py`. Medians of the repetitions in the "
-              "last column; NumPy, template and default timed one after the other, each "
-              "warmed up. Ratios are NumPy time / template time and default-schedule time / "
-              "template time (above 1: the template is faster); PASS/FAIL uses the medians. "
-              "'best' compares the fastest repetitions: where it is far above the median "
-              "ratio, the runs were disturbed (on 2 threads, a region waits for a core "
-              "that another process holds). Compile = create_schedule + template + build, "
-              "kernel cache cleared. NumPy allocates its results; polyopt writes into a "
-              "given array (and allocates its own temporaries on every call).", "",
+              "Command: `python benchmarks/bench_suite.py`. Medians of the repetitions in "
+              "the last column, timed with `_env.alternating_medians` (NumPy, template and "
+              "default in alternating blocks, each after a pause). Ratios are NumPy time / "
+              "template time and default-schedule time / template time (above 1: the "
+              "template is faster). Compile = create_schedule + template + build, kernel "
+              "cache cleared. NumPy allocates its results; polyopt writes into a given "
+              "array (and allocates its own temporaries on every call).", "",
               "| kernel | threads | compile s | template s | NumPy s | default s | "
-              "vs NumPy | best | vs default | template GFLOP/s | NumPy GFLOP/s | reps |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "vs NumPy | vs default | template GFLOP/s | NumPy GFLOP/s | reps |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(
             f"| {r['kernel']} | {r['threads']} | {r['compile_s']:.3f} | {r['template_s']:.4g} "
             f"| {r['numpy_s']:.4g} | {num(r['default_s'], '.4g')} | {r['vs_numpy']:.2f}x "
-            f"| {r['vs_numpy_best']:.2f}x | {num(r['vs_default'], '.2f')}x "
+            f"| {num(r['vs_default'], '.2f')}x "
             f"| {num(r['template_gflops'], '.1f')} | {num(r['numpy_gflops'], '.1f')} "
             f"| {r['reps']} |")
     lines += ["", "## Expectations (issue 5)", "", "| expectation | measured | result |",
@@ -305,7 +291,7 @@ def main(argv=None) -> int:
     opts = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
-    reps, compile_reps = (3, 1) if opts.quick else (15, 3)
+    reps, compile_reps = (1, 1) if opts.quick else (5, 3)
     rows = [measure(case, threads, reps, compile_reps, rng)
             for case in cases(opts.quick) for threads in THREADS]
     blas = [f"{i.get('internal_api')} {i.get('version')} kernel={i.get('architecture')}"
