@@ -53,5 +53,7 @@ def _operands(value: Expr) -> tuple[Expr, ...]:
 
 
 def _is_accumulator(operand: Expr, stmt) -> bool:
+    # the same index expressions, compared by their text: a buffer sized by its footprint
+    # re-indexes the target and the read separately (``S[0] = S[0] + x``)
     return isinstance(operand, TensorRead) and operand.tensor is stmt.target.tensor and all(
-        a is b for a, b in zip(operand.indices, stmt.target.indices))
+        a is b or str(a) == str(b) for a, b in zip(operand.indices, stmt.target.indices))

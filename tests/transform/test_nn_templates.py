@@ -194,6 +194,8 @@ def test_layer_norm_template(threads, rows, cols):
     np.testing.assert_allclose(y, numpy_layer_norm(x, gv, bv, np.float32(1e-5)),
                                rtol=1e-4, atol=1e-4)
     _assert_packed_simd(f)
+    # the row sums, in per-row buffers (S[0] = S[0] + x), still vectorize
+    assert "vector.reduce.fadd" in f.optimized_ir
 
 
 def test_row_reduction_template_row_max():
