@@ -46,6 +46,13 @@ from ..errors import ScheduleError
 from .group import edit_band, fresh_axis_name
 from .loops import _positive_int
 
+# appended to the refusal of a diamond tiling (transform.check.suggest_repair)
+DIAMOND_REPAIR = (
+    "diamond tiles need every dependence to advance in time at least as far as it moves "
+    "in space (|di| <= dt, as in Jacobi stencils), and this pair does not; time-tile "
+    "after a skew instead (skew the space loop by time until every distance is "
+    "non-negative, tile, then wavefront the tile loops)")
+
 
 def diamond_tile(program: Program, stage: str, time: str, space: str, size: int
                  ) -> tuple[Program, tuple[str, str]]:
