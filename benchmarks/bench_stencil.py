@@ -1,4 +1,4 @@
-"""Stencils over time: naive vs time-tiled vs time-tiled + wavefront-parallel (and NumPy).
+"""Stencils over time: naive vs time-tiled vs wavefront- and diamond-parallel (and NumPy).
 
 Run: ``python benchmarks/bench_stencil.py`` (``--quick`` for small sizes, printed only).
 Writes ``benchmarks/results/stencil.md`` and ``stencil.json``.
@@ -10,11 +10,15 @@ Kernels (in-place loop nests written with ``po.kernel``, float64):
 * seidel-2d (9-point Gauss-Seidel, in place), N = 2000, 60 steps.
 
 Schedules: the naive one (the source order); time tiling (skew the space loops by
-time so that every dependence distance is non-negative, then tile time and rows);
-the same with a wavefront over (time tile, row tile) whose row tiles run in parallel.
-Every result is compared with the naive schedule's (bit-identical, since these
-statements are not reductions).  Medians of several runs; OMP_NUM_THREADS is set per
-variant (1 for naive, tiled and NumPy; 2 for the parallel schedule).
+time so that every dependence distance is non-negative, then tile time, rows and
+columns); the same with a wavefront over (time tile, row tile) whose row tiles run in
+parallel; for heat-2D, diamond tiling (``diamond_tile``: every tile of a time band runs
+in parallel, from the first band on).  Inside a seidel-2d tile time is the innermost
+loop: its iterations are independent, where the source order's j loop is one chain of
+dependent additions and divisions.  Every result is compared with the naive
+schedule's (bit-identical, since these statements are not reductions).  Medians of
+interleaved runs (one run of every variant per round); the thread count is a build
+option of each variant (NumPy's slicing runs on one thread).
 """
 
 from __future__ import annotations
@@ -97,6 +101,10 @@ def seidel_tiled(wavefront: bool):
                       "ijt", wavefront)
 
 
+def heat_diamond():
+    return diamond_tiled(heat_2d, 64, 512)
+
+
 def heat_numpy(a: np.ndarray, steps: int) -> None:
     for t in range(steps):
         src, dst = a[t % 2], a[(t + 1) % 2]
@@ -104,58 +112,78 @@ def heat_numpy(a: np.ndarray, steps: int) -> None:
                                    + src[1:-1, 2:]) + 0.5 * src[1:-1, 1:-1]
 
 
-def median_time(run, fresh, repeat: int) -> tuple[float, np.ndarray]:
-    times, result = [], None
+def median_times(runs, fresh, repeat: int) -> tuple[list[float], list[np.ndarray]]:
+    """Median time of each of ``runs`` (functions of a fresh input), measured in
+    ``repeat`` interleaved rounds so that a noisy stretch of the machine hits all alike;
+    also each run's last result."""
+    times = [[] for _ in runs]
+    results = [None] * len(runs)
     for _ in range(repeat):
-        data = fresh()
-        start = time.perf_counter()
-        run(data)
-        times.append(time.perf_counter() - start)
-        result = data
-    return statistics.median(times), result
+        for k, run in enumerate(runs):
+            data = fresh()
+            start = time.perf_counter()
+            run(data)
+            times[k].append(time.perf_counter() - start)
+            results[k] = data
+    return [statistics.median(t) for t in times], results
 
 
-def measure(title, kernel, tiled, shape, steps, repeat, numpy_version=None):
-    rng = np.random.default_rng(0)
-    initial = rng.random(shape)
-    rows = []
-    variants = [("naive", po.create_schedule(kernel), 1), ("time-tiled", tiled(False), 1),
-                ("time-tiled + wavefront parallel", tiled(True), 2)]
-    reference = None
+def measure(title, kernel, variants, shape, steps, repeat, numpy_version=None):
+    """Rows of the table for one kernel: ``variants`` are (name, schedule, threads), the
+    first the naive schedule every result is compared with."""
+    initial = np.random.default_rng(0).random(shape)
+    rows, runs = [], []
     for name, schedule, threads in variants:
         start = time.perf_counter()
         f = po.build(schedule, num_threads=threads)
-        compile_s = time.perf_counter() - start
-        seconds, result = median_time(lambda a: f(a, T=steps), initial.copy, repeat)
-        if reference is None:
-            reference = result
-        same = bool(np.array_equal(result, reference))
         rows.append({"kernel": title, "variant": name, "threads": threads,
-                     "compile_s": compile_s, "run_s": seconds, "identical_to_naive": same})
+                     "compile_s": time.perf_counter() - start})
+        runs.append(lambda a, f=f: f(a, T=steps))
     if numpy_version is not None:
-        seconds, result = median_time(lambda a: numpy_version(a, steps), initial.copy, repeat)
-        rows.append({"kernel": title, "variant": "NumPy slicing", "threads": 1,
-                     "compile_s": 0.0, "run_s": seconds,
-                     "identical_to_naive": bool(np.allclose(result, reference, rtol=1e-12))})
-    naive = rows[0]["run_s"]
-    for row in rows:
-        row["speedup_vs_naive"] = naive / row["run_s"]
+        rows.append({"kernel": title, "variant": "NumPy slicing", "threads": 1, "compile_s": 0.0})
+        runs.append(lambda a: numpy_version(a, steps))
+    seconds, results = median_times(runs, initial.copy, repeat)
+    for row, run_s, result in zip(rows, seconds, results):
+        row["run_s"] = run_s
+        row["speedup_vs_naive"] = seconds[0] / run_s
+        same = np.array_equal if row["variant"] != "NumPy slicing" else \
+            (lambda a, b: np.allclose(a, b, rtol=1e-12))
+        row["identical_to_naive"] = bool(same(result, results[0]))
     return rows
+
+
+def tiled_variants(kernel, tiled, diamond=None):
+    variants = [("naive", po.create_schedule(kernel), 1), ("time-tiled", tiled(False), 1)]
+    variants += [("time-tiled + wavefront parallel", tiled(True), n) for n in (1, 2)]
+    if diamond is not None:
+        variants += [("diamond-tiled, tiles of a time band parallel", diamond(), n)
+                     for n in (1, 2)]
+    return variants
+
+
+def diamond_refusal(kernel) -> str:
+    """Why ``diamond_tile`` refuses ``kernel`` (its counterexample), or "accepted"."""
+    try:
+        po.create_schedule(kernel)["S0"].diamond_tile("t", "i", 64)
+    except po.IllegalScheduleError as err:
+        return str(err).split(". Repair:")[0].split(" is illegal: ")[1]
+    return "accepted"
 
 
 def main() -> int:
     quick = "--quick" in sys.argv
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    n, heat_steps, seidel_steps, repeat = (300, 10, 4, 2) if quick else (2000, 100, 60, 3)
-    rows = measure(f"heat-2D {n}x{n}, {heat_steps} steps", heat_2d, heat_tiled,
-                   (2, n, n), heat_steps, repeat, heat_numpy)
-    rows += measure(f"seidel-2d {n}x{n}, {seidel_steps} steps", seidel_2d, seidel_tiled,
-                    (n, n), seidel_steps, repeat)
+    n, heat_steps, seidel_steps, repeat = (300, 10, 4, 2) if quick else (2000, 100, 60, 5)
+    rows = measure(f"heat-2D {n}x{n}, {heat_steps} steps", heat_2d,
+                   tiled_variants(heat_2d, heat_tiled, heat_diamond), (2, n, n), heat_steps,
+                   repeat, heat_numpy)
+    rows += measure(f"seidel-2d {n}x{n}, {seidel_steps} steps", seidel_2d,
+                    tiled_variants(seidel_2d, seidel_tiled), (n, n), seidel_steps, repeat)
     lines = [
         "# Stencils over time: naive vs time-tiled schedules",
         "",
         f"{datetime.date.today()} · {platform.processor() or platform.machine()} · "
-        f"{os.cpu_count()} CPUs · medians of {repeat} runs · float64",
+        f"{os.cpu_count()} CPUs · medians of {repeat} interleaved runs · float64",
         "",
         "| kernel | schedule | threads | compile s | run s | speedup vs naive | "
         "identical to naive |",
@@ -167,12 +195,13 @@ def main() -> int:
                      f"{'yes' if r['identical_to_naive'] else 'NO'} |")
     best = {}
     for r in rows:
-        if r["variant"].startswith("time-tiled"):
-            best[r["kernel"]] = max(best.get(r["kernel"], 0), r["speedup_vs_naive"])
+        if r["threads"] == 2 and r["speedup_vs_naive"] > best.get(r["kernel"], (0, ""))[0]:
+            best[r["kernel"]] = (r["speedup_vs_naive"], r["variant"])
     lines += ["", "| expectation | measured | result |", "|---|---|---|"]
-    for kernel, speedup in best.items():
+    for kernel, (speedup, variant) in best.items():
         lines.append(f"| {kernel}: time-tiled beats naive by at least 2x on 2 threads | "
-                     f"{speedup:.2f}x | {'PASS' if speedup >= 2 else 'FAIL'} |")
+                     f"{speedup:.2f}x ({variant}) | {'PASS' if speedup >= 2 else 'FAIL'} |")
+    lines += ["", f"Diamond tiling of seidel-2d is refused: {diamond_refusal(seidel_2d)}."]
     text = "\n".join(lines) + "\n"
     print(text)
     if not quick:
