@@ -3,7 +3,8 @@
 Run: ``python benchmarks/bench_stencil.py`` (``--quick`` for small sizes, printed only).
 Writes ``benchmarks/results/stencil.md`` and ``stencil.json``.
 
-Kernels (in-place loop nests written with ``po.kernel``, float64):
+Kernels (in-place loop nests written with ``po.kernel``, float64, from the tests'
+``testlib.kernels``):
 
 * heat-2D (Jacobi 5-point, two buffers ``A[2, N, N]`` indexed by ``t % 2``), N = 2000,
   100 steps; NumPy computes the same update with slices;
@@ -34,30 +35,14 @@ import time
 
 import numpy as np
 
-import polyopt as po
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]  # this checkout, and the shared kernels
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
-N, T = po.var("N"), po.var("T")
+import polyopt as po  # noqa: E402
+from testlib.kernels import heat_2d, seidel_2d  # noqa: E402
+from testlib.kernels import heat_2d_ref as heat_numpy  # noqa: E402
 
-
-@po.kernel
-def heat_2d(A: po.f64[2, N, N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                A[(t + 1) % 2, i, j] = 0.125 * (A[t % 2, i - 1, j] + A[t % 2, i + 1, j]
-                                                + A[t % 2, i, j - 1] + A[t % 2, i, j + 1]) \
-                    + 0.5 * A[t % 2, i, j]
-
-
-@po.kernel
-def seidel_2d(A: po.f64[N, N]):
-    for t in range(T):
-        for i in range(1, N - 1):
-            for j in range(1, N - 1):
-                A[i, j] = (A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1] + A[i, j - 1]
-                           + A[i, j] + A[i, j + 1] + A[i + 1, j - 1] + A[i + 1, j]
-                           + A[i + 1, j + 1]) / 9.0
+RESULTS = REPO / "benchmarks" / "results"
 
 
 def time_tiled(kernel, skews, tiles, points: str, wavefront: bool):
@@ -103,13 +88,6 @@ def seidel_tiled(wavefront: bool):
 
 def heat_diamond():
     return diamond_tiled(heat_2d, 64, 512)
-
-
-def heat_numpy(a: np.ndarray, steps: int) -> None:
-    for t in range(steps):
-        src, dst = a[t % 2], a[(t + 1) % 2]
-        dst[1:-1, 1:-1] = 0.125 * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
-                                   + src[1:-1, 2:]) + 0.5 * src[1:-1, 1:-1]
 
 
 def median_times(runs, fresh, repeat: int) -> tuple[list[float], list[np.ndarray]]:

@@ -1,5 +1,6 @@
-"""In-place ``po.kernel`` loop nests shared by tests/frontend and tests/recurrence, each
-with a plain Python reference that runs the same loops on NumPy arrays in place.
+"""In-place ``po.kernel`` loop nests shared by tests/frontend, tests/recurrence,
+tests/transform and benchmarks/bench_stencil.py, each with a plain Python (or NumPy
+slicing) reference that computes the same values on NumPy arrays in place.
 
 The kernels use the vars ``N`` (the array extent) and ``T`` (the number of time steps),
 defined here once; a kernel with a time loop is called with ``T=...``.  The references
