@@ -90,20 +90,23 @@ def heat_diamond():
     return diamond_tiled(heat_2d, 64, 512)
 
 
-def median_times(runs, fresh, repeat: int) -> tuple[list[float], list[np.ndarray]]:
+def median_times(runs, fresh, repeat: int):
     """Median time of each of ``runs`` (functions of a fresh input), measured in
     ``repeat`` interleaved rounds so that a noisy stretch of the machine hits all alike;
-    also each run's last result."""
-    times = [[] for _ in runs]
+    also the median CPU time per wall time (about the thread count when every thread
+    had a core to itself) and each run's last result."""
+    times, cpu = [[] for _ in runs], [[] for _ in runs]
     results = [None] * len(runs)
     for _ in range(repeat):
         for k, run in enumerate(runs):
             data = fresh()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             run(data)
             times[k].append(time.perf_counter() - start)
+            cpu[k].append((time.process_time() - start_cpu) / times[k][-1])
             results[k] = data
-    return [statistics.median(t) for t in times], results
+    return ([statistics.median(t) for t in times], [statistics.median(c) for c in cpu],
+            results)
 
 
 def measure(title, kernel, variants, shape, steps, repeat, numpy_version=None):
@@ -120,9 +123,10 @@ def measure(title, kernel, variants, shape, steps, repeat, numpy_version=None):
     if numpy_version is not None:
         rows.append({"kernel": title, "variant": "NumPy slicing", "threads": 1, "compile_s": 0.0})
         runs.append(lambda a: numpy_version(a, steps))
-    seconds, results = median_times(runs, initial.copy, repeat)
-    for row, run_s, result in zip(rows, seconds, results):
+    seconds, cpu_per_wall, results = median_times(runs, initial.copy, repeat)
+    for row, run_s, cpu, result in zip(rows, seconds, cpu_per_wall, results):
         row["run_s"] = run_s
+        row["cpu_per_wall"] = cpu
         row["speedup_vs_naive"] = seconds[0] / run_s
         same = np.array_equal if row["variant"] != "NumPy slicing" else \
             (lambda a, b: np.allclose(a, b, rtol=1e-12))
@@ -152,6 +156,7 @@ def main() -> int:
     quick = "--quick" in sys.argv
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     n, heat_steps, seidel_steps, repeat = (300, 10, 4, 2) if quick else (2000, 100, 60, 5)
+    load_before = os.getloadavg()[0]
     rows = measure(f"heat-2D {n}x{n}, {heat_steps} steps", heat_2d,
                    tiled_variants(heat_2d, heat_tiled, heat_diamond), (2, n, n), heat_steps,
                    repeat, heat_numpy)
@@ -161,16 +166,18 @@ def main() -> int:
         "# Stencils over time: naive vs time-tiled schedules",
         "",
         f"{datetime.date.today()} · {platform.processor() or platform.machine()} · "
-        f"{os.cpu_count()} CPUs · medians of {repeat} interleaved runs · float64",
+        f"{os.cpu_count()} CPUs · medians of {repeat} interleaved runs · float64 · "
+        f"1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+        "(a shared machine: at a load near 2, two threads rarely get two cores)",
         "",
         "| kernel | schedule | threads | compile s | run s | speedup vs naive | "
-        "identical to naive |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "identical to naive | CPU s / run s |",
+        "|---|---|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         lines.append(f"| {r['kernel']} | {r['variant']} | {r['threads']} | "
                      f"{r['compile_s']:.3f} | {r['run_s']:.4f} | {r['speedup_vs_naive']:.2f}x | "
-                     f"{'yes' if r['identical_to_naive'] else 'NO'} |")
+                     f"{'yes' if r['identical_to_naive'] else 'NO'} | {r['cpu_per_wall']:.2f} |")
     best = {}
     for r in rows:
         if r["threads"] == 2 and r["speedup_vs_naive"] > best.get(r["kernel"], (0, ""))[0]:
