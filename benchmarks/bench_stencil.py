@@ -46,8 +46,8 @@ RESULTS = REPO / "benchmarks" / "results"
 
 
 def time_tiled(kernel, skews, tiles, points: str, wavefront: bool):
-    """Skew the space loops by time (``skews``: (outer, inner, factor)), tile time and rows
-    (``tiles``: t, i, j sizes), order the loops inside a tile as ``points`` (e.g. "tij"),
+    """Skew the space loops by time (``skews``: (outer, inner, factor)), tile time, rows and
+    columns (``tiles``: t, i, j sizes), order the loops inside a tile as ``points`` (e.g. "tij"),
     and optionally run the row tiles of a wavefront in parallel."""
     s = po.create_schedule(kernel)
     stage = s["S0"]
