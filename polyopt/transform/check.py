@@ -18,6 +18,7 @@ from ..deps.races import racing_access
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
+from .diamond import DIAMOND_REPAIR
 
 
 def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
@@ -66,6 +67,8 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
 def suggest_repair(transform: str, violation: Violation, program: Program) -> str | None:
     if ".compute_with(" in transform:
         return _suggest_shift(violation, program)
+    if ".diamond_tile(" in transform:
+        return DIAMOND_REPAIR
     distance = violation.distance
     dep = violation.dependence
     if distance is not None and transform.split("(")[0].rsplit(".", 1)[-1] in (

@@ -33,7 +33,7 @@ from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
-from . import attach, cache, inplace, kernel_rfactor, loops, rfactor
+from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
 from .bind import bind_tag
 from .check import check_schedule
 from .layout import relayout
@@ -473,6 +473,17 @@ class Stage:
                     self.parallel(inner, check=check)
         return self._loop(name)
 
+    def diamond_tile(self, time, space, size: int, *, check: bool = True
+                     ) -> tuple[LoopAxis, LoopAxis]:
+        """``band, tile = s[S].diamond_tile(t, i, 32)``: diamonds along ``t + i`` and
+        ``t - i`` (loops ``t.diamond``, ``i.diamond`` marked parallel, then ``t, i``), so that
+        every tile of the first time band starts at once; see
+        :mod:`polyopt.transform.diamond`."""
+        t, i = self._axis(time), self._axis(space)
+        names = self._run("diamond_tile", (t, i, size), {}, lambda p: diamond.diamond_tile(
+            p, self.name, t, i, size), check=check)
+        return tuple(self._loop(n) for n in names)
+
     # -- loop kinds ----------------------------------------------------------------------
     def _mark(self, primitive: str, kind: str, axis, check: bool, extra: tuple = ()
               ) -> LoopAxis:
@@ -605,7 +616,7 @@ def _can(primitive: str):
 
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
-                   "wavefront",
+                   "wavefront", "diamond_tile",
                    "parallel", "vectorize", "unroll", "bind", "compute_with", "compute_at",
                    "compute_inline", "compute_root"):
     setattr(Stage, f"can_{_primitive}", _can(_primitive))

@@ -187,6 +187,24 @@ def test_seidel_skewed_then_tiled_in_three_dimensions(factors):
     check_seidel(s)
 
 
+@pytest.mark.parametrize("factors", [(2, 4, 4), (3, 2, 5)])
+def test_seidel_tiles_with_time_innermost_have_an_independent_inner_loop(factors):
+    """No distance is (*, 0, 0) in (t, i', j'): inside a tile, the iterations of time at
+    fixed (i', j') are independent (bench_stencil's seidel tiles, which the CPU overlaps,
+    where the source order's j loop is one chain of dependent updates)."""
+    ft, fi, fj = factors
+    s = _skewed_seidel()
+    to, io, ti, ii = s["S0"].tile("t", "i", ft, fi)
+    jo, ji = s["S0"].split("j", factor=fj)
+    s["S0"].reorder(to, io, jo, ii, ji, ti)
+    assert [a.name for a in s["S0"].axes][-1] == "t.inner"
+    assert s["S0"].can_parallel(ti) and not s["S0"].can_parallel(ji)
+    check_seidel(s)
+    s["S0"].wavefront(to, io)
+    assert [a.kind for a in s["S0"].axes][:2] == ["serial", "parallel"]
+    check_seidel(s)
+
+
 def test_seidel_fixed_sizes_time_tiled():
     s = po.create_schedule(seidel_2d_fixed)
     s["S0"].skew("t", "i", 1)

@@ -2,8 +2,8 @@
 (``pythonpath = ["tests"]`` in pyproject.toml).
 
 - :mod:`testlib.kernels`: the in-place ``po.kernel`` loop nests used by several test
-  directories (seidel-2d, jacobi-1d, LU, the triangular solve) with their plain Python
-  references;
+  directories and by ``benchmarks/bench_stencil.py`` (seidel-2d, jacobi-1d, heat-1D/2D,
+  LU, the triangular solve) with their plain Python or NumPy references;
 - :mod:`testlib.numeric`: building and running tensor-expression kernels on NumPy arrays
   with fixed or symbolic sizes.
 

@@ -1,5 +1,6 @@
-"""In-place ``po.kernel`` loop nests shared by tests/frontend and tests/recurrence, each
-with a plain Python reference that runs the same loops on NumPy arrays in place.
+"""In-place ``po.kernel`` loop nests shared by tests/frontend, tests/recurrence,
+tests/transform and benchmarks/bench_stencil.py, each with a plain Python (or NumPy
+slicing) reference that computes the same values on NumPy arrays in place.
 
 The kernels use the vars ``N`` (the array extent) and ``T`` (the number of time steps),
 defined here once; a kernel with a time loop is called with ``T=...``.  The references
@@ -83,3 +84,36 @@ def forward_substitution_ref(L, b, x):
         for j in range(i):
             x[i] -= L[i, j] * x[j]
         x[i] = x[i] / L[i, i]
+
+
+# Jacobi-style heat equations over time, two buffers indexed by t % 2 (the form of
+# benchmarks/bench_stencil.py): every dependence advances time by 1 or 2 and moves at
+# most one element in space, so they admit diamond tiling.
+@po.kernel
+def heat_1d(A: po.f64[2, N]):
+    for t in range(T):
+        for i in range(1, N - 1):
+            A[(t + 1) % 2, i] = 0.25 * (A[t % 2, i - 1] + 2.0 * A[t % 2, i] + A[t % 2, i + 1])
+
+
+def heat_1d_ref(A, steps):
+    for t in range(steps):
+        src, dst = A[t % 2], A[(t + 1) % 2]
+        dst[1:-1] = 0.25 * (src[:-2] + 2.0 * src[1:-1] + src[2:])
+
+
+@po.kernel
+def heat_2d(A: po.f64[2, N, N]):
+    for t in range(T):
+        for i in range(1, N - 1):
+            for j in range(1, N - 1):
+                A[(t + 1) % 2, i, j] = 0.125 * (A[t % 2, i - 1, j] + A[t % 2, i + 1, j]
+                                                + A[t % 2, i, j - 1] + A[t % 2, i, j + 1]) \
+                    + 0.5 * A[t % 2, i, j]
+
+
+def heat_2d_ref(A, steps):
+    for t in range(steps):
+        src, dst = A[t % 2], A[(t + 1) % 2]
+        dst[1:-1, 1:-1] = 0.125 * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
+                                   + src[1:-1, 2:]) + 0.5 * src[1:-1, 1:-1]
