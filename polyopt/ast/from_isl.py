@@ -158,13 +158,19 @@ def _mark_isl_names(node: Node, counter: list[int]) -> Node:
 
 
 def _axis_of(loop: For, program: Program):
-    """The stage loop behind an isl loop ``%<schedule dimension>.<n>``."""
+    """The stage loop behind an isl loop ``%<schedule dimension>.<n>``: preferably as
+    the stage that owns it names it (not a stage that shares it)."""
     dim = int(loop.var[1:].split(".")[0])
+    stage_of = {n: s for s in program.stages for n in (s.main, s.init) if n}
+    found = []
     for run in runs(loop.body):
         axis = program.axis_at(run.stmt, dim)
         if axis is not None:
-            return axis
-    return None
+            stage = stage_of.get(run.stmt)
+            shared = stage is not None and any(
+                a is axis for a in stage.axes[:stage.attach.depth])
+            found.append((shared, axis))
+    return min(found, key=lambda pair: pair[0])[1] if found else None
 
 
 def _dim_enumerated(loop: For, program: Program) -> str | None:

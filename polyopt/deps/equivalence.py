@@ -36,6 +36,8 @@ from .legality import first_point, instance_text
 
 _INIT = "__initial_"
 _UNSET = "__unset_"
+_UNRESOLVED = "__unresolved"
+_CHASE_ROUNDS = 5  # chains of up to 2**5 copies
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,18 +143,24 @@ def _copy_reads(program: Program, rewrite: Rewrite) -> isl.UnionMap:
 
 def _effective_sources(program: Program, rewrite: Rewrite, readers: set[str]) -> isl.UnionMap:
     """The sources of the reads of ``readers``, following copies back to what they
-    copied."""
+    copied.  Each round doubles the length of the chains of copies followed; reads at
+    the end of a longer chain get the source ``__unresolved`` (so they are refused, never
+    accepted unchecked)."""
     sources = value_sources(program, frozenset(rewrite.aliases))
     through = _copy_reads(program, rewrite)
     copies = _statement_set(program, rewrite.copies)
-    for _ in range(len(rewrite.copies) + 1):
+    for _ in range(max(len(rewrite.copies) + 1, _CHASE_ROUNDS)):
         via_copy = sources.intersect_range(copies)
         if via_copy.is_empty():
             break
         sources = sources.subtract_range(copies).union(
             via_copy.apply_range(through).apply_range(sources))
     else:
-        sources = sources.subtract_range(copies)
+        unresolved = sources.intersect_range(copies).domain()
+        sources = sources.subtract_range(copies).union(isl.UnionMap.from_domain_and_range(
+            unresolved, isl.UnionSet.from_set(isl.Set.universe(
+                isl.Space.set_alloc(isl.DEFAULT_CONTEXT, 0, 0).set_tuple_name(
+                    isl.dim_type.set, _UNRESOLVED)))))
     return _restrict_readers(sources, readers)
 
 
@@ -201,7 +209,7 @@ def _instance_map(rewrite: Rewrite, sources: isl.UnionSet) -> isl.UnionMap:
     spaces: list[isl.Set] = []
     sources.foreach_set(spaces.append)
     for elements in spaces:
-        if elements.get_tuple_name().startswith((_INIT, _UNSET)):
+        if elements.get_tuple_name().startswith((_INIT, _UNSET, _UNRESOLVED)):
             result = result.union(isl.UnionMap.from_map(isl.Map.identity(
                 isl.Space.map_from_set(elements.get_space()))))
     return result
@@ -255,6 +263,9 @@ def _source_text(program: Program, space: isl.Space, coords: list[int]) -> str:
         return f"the value {name[len(_INIT):]}[{', '.join(map(str, coords))}] had on entry"
     if name.startswith(_UNSET):
         return f"an element of buffer {name[len(_UNSET):]} that nothing wrote"
+    if name == _UNRESOLVED:
+        return ("a value passed through more copies than polyopt follows (move the copies "
+                "to fewer iterations)")
     return f"the value written by {instance_text(program, name, coords)}"
 
 

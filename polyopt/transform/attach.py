@@ -196,21 +196,26 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
         if other.attach.kind == "with" and other.attach.stage == producer:
             raise ScheduleError(f"stage '{other.name}' shares the loops of '{producer}'; "
                                 "attach it after moving the producer")
-    consumer_stmts = _stage_statements(cons)
+    # every stage inside those loops (the consumer and what shares them) reads the tile
+    tile = [s for s in band_group(program, consumer, depth, depth) if s.name != producer]
+    consumer_stmts = tuple(n for s in tile for n in _stage_statements(s))
     for stmt in program.statements:
         if stmt.name not in consumer_stmts and stmt.name not in _stage_statements(stage) \
                 and any(r.array == producer for r in stmt.reads):
             raise ScheduleError(
                 f"cannot compute '{producer}' at '{consumer}': statement {stmt.name} reads it "
-                "too and would see only what that tile computed; use compute_with, or "
+                "too, outside those loops, and would see only what the last tile computed; "
+                "compute that reader in the same loops first, use compute_with, or "
                 "cache_read per reader")
-    loops = _loop_map(program, cons, depth)
+    loops = {}
+    for member in tile:
+        loops.update(_loop_map(program, member, depth))
     names = NameGenerator(reserved=program.param_names)
     outer_names = [names.fresh(a.name) for a in cons.axes[:depth]]
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
         stmt = program.statement(name)
-        needed[name] = (footprint or _footprint)(program, stmt, consumer_stmts, producer, loops)
+        needed[name] = (footprint or read_footprint)(program, stmt, consumer_stmts, producer, loops)
         if producer in outputs and not needed[name].range().is_equal(stmt.domain):
             raise ScheduleError(
                 f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
@@ -225,10 +230,13 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     lifted = tuple(dataclasses.replace(a, value=a.value.pullback_multi_aff(
         _projection_aff(copies[stage.main], depth))) for a in stage.axes)
     owner = _owner_at(program, consumer, depth)
-    # the shared loops keep the consumer's names and kinds (parallel, bound to work-groups)
-    new_stage = dataclasses.replace(stage, axes=tuple(
-        dataclasses.replace(a, name=x.name, kind=x.kind) for a, x in zip(axes, cons.axes[:depth])
-    ) + lifted, attach=Attach("with", owner, depth, outer_dims=depth))
+    # the shared loops keep the consumer's names (unless the stage has a loop of that
+    # name: then the name of the dimension) and kinds (parallel, bound to work-groups)
+    own = {a.name for a in lifted}
+    shared = tuple(dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
+                   for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims))
+    new_stage = dataclasses.replace(stage, axes=shared + lifted,
+                                    attach=Attach("with", owner, depth, outer_dims=depth))
     stages = tuple(new_stage if s.name == producer else s for s in program.stages)
     result = program.with_stages(stages, statements=statements)
     mapped = None if deps is None else _map_dependences(deps, projections, loops,
@@ -255,7 +263,7 @@ def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:
     return result
 
 
-def _footprint(program: Program, stmt: Statement, consumer_stmts, producer: str,
+def read_footprint(program: Program, stmt: Statement, consumer_stmts, producer: str,
                loops: dict[str, isl.Map]) -> isl.Map:
     """{ loop values -> instances of ``stmt`` whose writes the consumer reads there }."""
     writes = None

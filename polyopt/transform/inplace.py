@@ -110,10 +110,10 @@ def compute_at(program: Program, deps, state: KernelRewrites, original: Program,
     copies_only = stage.main in state.copies
     if not copies_only:
         footprint = _value_footprint(deps())
-    elif _is_copy_out(program, stage.main, state):
-        footprint = _written_footprint
-    else:
-        footprint = None  # a copy into a buffer: what the consumer reads of it
+    else:  # a copy serves the consumer's own statements, not what shares its loops
+        footprint = _for_stage(program.stage(consumer), _written_footprint
+                               if _is_copy_out(program, stage.main, state) else
+                               attach.read_footprint)
     result, _, projections = attach.compute_at(program, None, producer, consumer, axis,
                                                outputs=(), footprint=footprint)
     if copies_only:  # a buffer has no original: its instances are new every time
@@ -144,6 +144,17 @@ def _value_footprint(deps: Dependences):
         return result.intersect_params(program.context).coalesce()
 
     return footprint
+
+
+def _for_stage(stage, footprint):
+    """``footprint`` restricted to the statements of ``stage``."""
+    own = {stage.main, stage.init}
+
+    def restricted(program, stmt, consumer_stmts, producer, loops):
+        return footprint(program, stmt, tuple(n for n in consumer_stmts if n in own),
+                         producer, loops)
+
+    return restricted
 
 
 def _is_copy_out(program: Program, stmt: str, state: KernelRewrites) -> bool:
@@ -180,7 +191,9 @@ def cache_read(program: Program, state: KernelRewrites, tensor, scope: str, read
     copy_stage = next(s for s in result.stages if s.name not in
                       {t.name for t in program.stages})
     innermost = result.stage(reader).axes[-1].name
-    result, _, _ = attach.compute_at(result, None, copy_stage.name, reader, innermost, ())
+    result, _, _ = attach.compute_at(result, None, copy_stage.name, reader, innermost, (),
+                                     footprint=_for_stage(result.stage(reader),
+                                                          attach.read_footprint))
     aliases = {**state.aliases, result.array_of(buffer).name: program.array_of(tensor).name}
     return result, buffer, dataclasses.replace(
         state, copies=state.copies | {copy_stage.main}, aliases=aliases)
@@ -219,9 +232,10 @@ def cache_write(program: Program, state: KernelRewrites, stage_name: str, scope:
     result = program.with_stages(stages, statements=statements, arrays=arrays)
     innermost = stage.axes[-1].name
     if reads_it:
-        result, _, _ = attach.compute_at(result, None, copy_in_name, stage_name, innermost, ())
+        result, _, _ = attach.compute_at(result, None, copy_in_name, stage_name, innermost, (),
+                                         footprint=_for_stage(stage, attach.read_footprint))
     result, _, _ = attach.compute_at(result, None, copy_out_name, stage_name, innermost, (),
-                                     footprint=_written_footprint)
+                                     footprint=_for_stage(stage, _written_footprint))
     copies = {copy_out_name} | ({copy_in_name} if reads_it else set())
     aliases = {**state.aliases, buffer_array.name: array.name}
     return result, buffer, dataclasses.replace(state, copies=state.copies | copies,

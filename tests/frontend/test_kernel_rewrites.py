@@ -416,3 +416,16 @@ def test_rewrites_after_rfactor_are_validated_against_the_factored_kernel():
                        r"C_rf\[.*\] from the value written by C_rf_init"):
         # copied in at every step but out once per row: the running sum would be lost
         s["C_rf_local_in"].compute_at(s["C_rf"], s["C_rf"].axes[-1])
+
+
+def test_a_chain_of_copies_longer_than_followed_is_refused_not_accepted(monkeypatch):
+    """Copies that re-copy what they copied (here: copies around every LU update of the
+    whole footprint, unchanged elements included) form chains as long as N; past the
+    length the validation follows, the read is refused, never left unchecked."""
+    from polyopt.transform import inplace
+    from testlib.kernels import lu
+
+    monkeypatch.setattr(inplace, "_for_stage", lambda stage, footprint: footprint)
+    with pytest.raises(po.IllegalScheduleError, match="passed through more copies than "
+                       "polyopt follows"):
+        po.create_schedule(lu).cache_write("S1", "local")

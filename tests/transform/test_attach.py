@@ -432,3 +432,29 @@ def test_compute_root_after_compute_at():
     x = rand(9)
     np.testing.assert_array_equal(run(s, [X, Z], [x], n=9),
                                   run(po.create_schedule(Z), [X, Z], [x], n=9))
+
+
+def test_compute_at_of_a_producer_whose_readers_share_the_tile():
+    X = po.placeholder((6, 10), name="X")
+    Y = po.ops.softmax(X)
+    s = po.create_schedule(Y)
+    for name in ("softmax_sum", "softmax_exp", "softmax_max"):  # readers first
+        s[name].compute_at(s[Y], Y.op.axis[0])
+    assert [a.name for a in s["softmax_exp"].axes] == ["i_1", "i", "j"]  # names stay unique
+    text = str(po.lower(s, [X, Y]))
+    assert text.count("for (i = 0; i < 6; i += 1)") == 1
+    x = np.random.default_rng(0).random((6, 10)).astype("float32")
+    y = np.zeros_like(x)
+    po.build(s, [X, Y])(x, y)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5)
+    s["softmax_exp"].reorder("j", "i")  # its own loops, not the shared one
+
+
+def test_compute_at_refused_while_another_reader_is_outside_the_loop():
+    X = po.placeholder((6, 10), name="X")
+    Y = po.ops.softmax(X)
+    s = po.create_schedule(Y)
+    with pytest.raises(po.ScheduleError, match="statement softmax_sum_update reads it too, "
+                       "outside those loops"):
+        s["softmax_exp"].compute_at(s[Y], Y.op.axis[0])
