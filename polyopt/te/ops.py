@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from .expr import Const, Expr
+from .expr import Const
 from .tensor import (Tensor, all_of, compute, exp, if_then_else, reduce_axis, reduce_max,
                      reduce_sum, sqrt)
 
