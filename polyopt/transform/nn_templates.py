@@ -26,8 +26,8 @@ void softmax_kernel(float32 X[6][10], float32 softmax[6][10]) {
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
-from ..te.expr import Const
-from ..te.tensor import ComputeOp, Tensor
+from ..te.expr import Const, TensorRead
+from ..te.tensor import ComputeOp, Tensor, walk
 
 
 def producers(T: Tensor) -> list[Tensor]:
@@ -195,9 +195,15 @@ def _vector_pieces(columns: int, lanes: int = 16) -> int:
 
 
 def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
-                    registers: int = 32, parallel: bool = True) -> dict:
+                    registers: int = 32, lanes: int = 16, channel_tile: int = 32,
+                    channel_cols: int = 7, parallel: bool = True) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
-    rc, ry, rx``, with a register tile of ``tf`` output channels by ``ty`` output rows
+    rc, ry, rx``.  Narrow layers (output rows of fewer than ``lanes`` columns) and
+    strided ones (the input row is not read contiguously) vectorize across output
+    channels (:func:`conv2d_channel_template`); the others, below, across the columns
+    of an output row.
+
+    Across columns: a register tile of ``tf`` output channels by ``ty`` output rows
     by ``tx`` output columns held in vector registers through the whole reduction:
 
     * ``tx``: the whole row when it has at most ``max_tile`` columns, else its largest
@@ -229,18 +235,19 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
     """
     for value, what in ((tile_f, "tile_f"), (max_tile, "max_tile"), (registers, "registers")):
         _positive(value, what)
-    if len(out.op.axis) != 4 or len(out.op.reduce_axis) != 3:
-        raise InvalidArgumentError(
-            f"conv2d_template needs a convolution out[n, f, y, x] = sum over (rc, ry, rx), "
-            f"as built by po.ops.conv2d_nchw; '{out.name}' has {len(out.op.axis)} axes and "
-            f"{len(out.op.reduce_axis)} reduce axes")
+    _check_conv(out, "conv2d_template")
+    for value, what in ((lanes, "lanes"), (channel_tile, "channel_tile"),
+                        (channel_cols, "channel_cols")):
+        _positive(value, what)
+    channels, height, width = (_constant(d) for d in out.shape[1:])
+    if width is not None and (width < lanes or _input_stride(out) > 1):
+        return conv2d_channel_template(s, out, channel_tile=channel_tile, lanes=lanes,
+                                       cols=channel_cols, parallel=parallel)
     # each checked step re-checks every marked loop so far: check the result once
-    for tensor in producers(out):  # the padding
-        vectorize_and_parallelize(s, tensor, parallel=parallel, check=False)
+    _schedule_padding(s, out, parallel)
     stage = s[out]
     n, f, y, x = out.op.axis
     rc, ry, rx = out.op.reduce_axis
-    channels, height, width = (_constant(d) for d in out.shape[1:])
     tx = _largest_divisor(width, max_tile)
     ty = _largest_divisor(height, max_tile // tx) if tx == width else 1
     tf = tile_f
@@ -268,3 +275,111 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
         stage.parallel(fo, check=False)
     s.check()
     return {axis.name: axis for axis in stage.axes}
+
+
+def _check_conv(out: Tensor, template: str) -> None:
+    """Refuse anything but ``out[n, f, y, x] = sum over (rc, ry, rx)``."""
+    if len(out.op.axis) != 4 or len(out.op.reduce_axis) != 3:
+        raise InvalidArgumentError(
+            f"{template} needs a convolution out[n, f, y, x] = sum over (rc, ry, rx), "
+            f"as built by po.ops.conv2d_nchw; '{out.name}' has {len(out.op.axis)} axes and "
+            f"{len(out.op.reduce_axis)} reduce axes")
+
+
+def _schedule_padding(s, out: Tensor, parallel: bool) -> None:
+    """The zero-padding stage (if any) on its own, vectorized and in parallel."""
+    for tensor in producers(out):
+        vectorize_and_parallelize(s, tensor, parallel=parallel, check=False)
+
+
+def _conv_operands(out: Tensor) -> tuple[TensorRead, TensorRead]:
+    """The reads of the (padded) input and of the weights, ``weight[f, rc, ry, rx]``."""
+    f = out.op.axis[1]
+    reads = [node for node in walk(out.op.body) if isinstance(node, TensorRead)]
+    weights = [r for r in reads if len(r.indices) == 4 and r.indices[0] is f]
+    inputs = [r for r in reads if len(r.indices) == 4 and r.indices[0] is not f]
+    if len(weights) != 1 or len(inputs) != 1:
+        raise InvalidArgumentError(
+            f"'{out.name}' does not read one input and one weight[f, rc, ry, rx] as "
+            "po.ops.conv2d_nchw builds them")
+    return inputs[0], weights[0]
+
+
+def _input_stride(out: Tensor) -> int:
+    """The horizontal stride, from the widths of the (padded) input and of the output
+    (1 when unknown)."""
+    data, _ = _conv_operands(out)
+    width_in = _constant(data.tensor.shape[-1])
+    width_out = _constant(out.shape[-1])
+    kernel = _constant(out.op.reduce_axis[2].hi)
+    if None in (width_in, width_out, kernel) or width_out < 2:
+        return 1
+    return max(1, (width_in - kernel) // (width_out - 1))
+
+
+def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: int = 16,
+                            cols: int = 7, parallel: bool = True) -> dict:
+    """Direct NCHW convolution vectorized across output channels, for layers whose rows
+    are too narrow (7 or 14 columns) or too strided (a stride-2 1x1 downsample) to fill
+    vectors along a row:
+
+    * the weights of each block of ``channel_tile`` output channels (fewer when the
+      layer has fewer, rounded up to a multiple of ``lanes``) are packed
+      (``cache_read`` with a layout, computed at the block) as ``[rc, ry, rx, f]``, so a
+      weight vector is ``channel_tile / 16`` contiguous loads;
+    * the sums of ``channel_tile`` channels by ``tx`` columns of one output row (``tx``:
+      the largest divisor of the width up to ``cols``) are a ``cache_write`` tile stored
+      ``[y, x, f]`` and computed at that row tile: over ``rc, ry, rx``, columns unrolled
+      and channels vectorized (2 x 7 zmm accumulators by default), each input value
+      broadcast once per column;
+    * the tile is copied out to the NCHW output; the channel blocks run in parallel.
+
+    Returns ``out``'s loops by name with ``"local"`` (the tile) and ``"packed"`` (the
+    packed weights).
+
+    >>> import polyopt as po
+    >>> X = po.placeholder((1, 8, 7, 7), name="X")
+    >>> W = po.placeholder((40, 8, 3, 3), name="W")
+    >>> Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
+    >>> s = po.create_schedule(Y)
+    >>> loops = conv2d_channel_template(s, Y, channel_tile=16)
+    >>> [(a.name, a.kind) for a in s[loops["local"]].axes][-4:]
+    [('rx', 'serial'), ('y', 'unrolled'), ('x', 'unrolled'), ('f', 'vectorized')]
+    """
+    for value, what in ((channel_tile, "channel_tile"), (lanes, "lanes"), (cols, "cols")):
+        _positive(value, what)
+    _check_conv(out, "conv2d_channel_template")
+    channels, width = _constant(out.shape[1]), _constant(out.shape[-1])
+    if channels is not None:
+        channel_tile = min(channel_tile, -(-channels // lanes) * lanes)
+    if width is None:
+        raise InvalidArgumentError(
+            f"conv2d_channel_template needs a constant output width; '{out.name}' has "
+            f"{out.shape[-1]}")
+    _schedule_padding(s, out, parallel)
+    _, weight = _conv_operands(out)
+    packed = s.cache_read(weight.tensor, "global", [out], check=False, layout=(
+        f"{{ [f, c, a, b] -> [floor(f / {channel_tile}), c, a, b, f mod {channel_tile}] }}"))
+    local = s.cache_write(out, "local", layout="{ [n, f, y, x] -> [n, y, x, f] }",
+                          check=False)
+    stage = s[out]
+    n, f, y, x = out.op.axis
+    tx = _largest_divisor(width, cols)
+    fo, fi = stage.split(f, factor=channel_tile, check=False)
+    xo, xi = stage.split(x, factor=tx, check=False)
+    stage.reorder(n, fo, y, xo, fi, xi, check=False)
+    s[local].compute_at(stage, xo, check=False)
+    _, lf, ly, lx = local.op.axis
+    rc, ry, rx = local.op.reduce_axis
+    s[local].reorder(rc, ry, rx, ly, lx, lf, check=False)
+    s[local].unroll(ly, check=False)
+    s[local].unroll(lx, check=False)
+    s[local].vectorize(lf, check=False)
+    s[packed].compute_at(stage, fo, check=False)
+    pf, pc, py, px = s[packed].axes[-4:]  # gather 16 weights, store one vector
+    s[packed].reorder(pc, py, px, pf, check=False)
+    s[packed].vectorize(pf, check=False)
+    if parallel:
+        stage.parallel(fo, check=False)
+    s.check()
+    return {**{axis.name: axis for axis in stage.axes}, "local": local, "packed": packed}

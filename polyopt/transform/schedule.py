@@ -173,15 +173,27 @@ class Schedule:
         return self._rewrite("cache_read", (source, scope, names), run, check,
                              (("layout", layout),) if layout is not None else ())
 
-    def cache_write(self, tensor, scope: str, *, check: bool = True) -> Tensor:
+    def cache_write(self, tensor, scope: str, *, layout: str | None = None,
+                    check: bool = True) -> Tensor:
         """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
-        to C (``s[C]`` is the copy)."""
+        to C (``s[C]`` is the copy).  ``layout=`` stores CL in another order, as for
+        :meth:`cache_read` (e.g. an accumulator tile with the vectorized index last)."""
         if self.kernel is not None:
+            if layout is not None:
+                raise ScheduleError("cache_write(..., layout=) is not supported on in-place "
+                                    "kernels yet")
             return self._kernel_cache_write(tensor, scope, check)
         target = self._tensor(tensor)
         name = self._stage_name(target)
-        return self._rewrite("cache_write", (target, scope),
-                             lambda p: cache.cache_write(p, target, scope, name), check)
+
+        def run(program):
+            result, cached = cache.cache_write(program, target, scope, name)
+            if layout is not None:
+                result = relayout(result, cached, layout)
+            return result, cached
+
+        return self._rewrite("cache_write", (target, scope), run, check,
+                             (("layout", layout),) if layout is not None else ())
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""

@@ -65,3 +65,17 @@ def test_bad_layouts_are_refused(layout, message):
     with pytest.raises(po.InvalidArgumentError, match=message):
         s.cache_read(A, "global", [C], layout=layout)
     assert s.steps == []
+
+
+def test_cache_write_with_a_layout():
+    """The accumulator tile stored transposed: same numbers, and the script replays it."""
+    A, B, C = _matmul(12, 10, 7)
+    s = po.create_schedule(C)
+    CL = s.cache_write(C, "local", layout="{ [i, j] -> [j, i] }")
+    assert [str(e) for e in s.program.array_of(CL).shape] == ["10", "12"]
+    a, b = irand(12, 7), irand(7, 10)
+    np.testing.assert_array_equal(run(s, [A, B, C], [a, b]), a @ b)
+    assert s.script().splitlines()[0] == \
+        's.cache_write("C", "local", layout="{ [i, j] -> [j, i] }")'
+    again = po.create_schedule(C).replay(s.script())
+    assert [str(e) for e in again.program.array("C_local").shape] == ["10", "12"]

@@ -36,19 +36,23 @@ def numpy_conv2d(x, w, padding, stride):
 
 
 @pytest.mark.parametrize("threads", THREADS)
-@pytest.mark.parametrize("batch, c, f, size, kernel, padding, stride, tile_f, tiled", [
-    (1, 8, 8, 16, 3, 1, 1, 4, True),      # register tile 4 x 4 rows x 16
-    (2, 4, 16, 8, 3, 1, 1, 8, True),      # batch 2, 8 x 8 x 8
-    (1, 8, 16, 31, 1, 0, 2, 8, True),     # strided 1x1 (a ResNet downsample)
-    (1, 4, 16, 7, 3, 1, 1, 8, True),      # 8 x 7 x 7
-    (1, 4, 8, 14, 3, 1, 1, 8, True),      # 8 x 14
-    (1, 2, 4, 100, 3, 1, 1, 2, True),     # a wide row: tiles of 50 columns, unrolled
-    (1, 2, 4, 67, 3, 1, 1, 2, False),     # a prime width over 64: vectorized rows
-    (1, 5, 7, 13, 3, 1, 1, 4, False),     # nothing divides: vectorized rows
-    (2, 6, 10, 9, 3, 1, 2, 3, False),     # stride 2, width 5
-    (1, 8, 12, 14, 1, 0, 2, 8, True),     # strided 1x1, 7 x 7: tile_f halved to 1
+@pytest.mark.parametrize("batch, c, f, size, kernel, padding, stride, tile_f, path", [
+    (1, 8, 8, 16, 3, 1, 1, 4, "tiled"),       # register tile 4 x 4 rows x 16
+    (2, 4, 16, 16, 3, 1, 1, 8, "tiled"),      # batch 2, 8 x 16
+    (1, 2, 4, 100, 3, 1, 1, 2, "tiled"),      # a wide row: tiles of 50 columns, unrolled
+    (1, 2, 4, 67, 3, 1, 1, 2, "rows"),        # a prime width over 64: vectorized rows
+    (1, 5, 7, 23, 3, 1, 1, 4, "rows"),        # nothing divides: vectorized rows
+    (1, 8, 16, 31, 1, 0, 2, 8, "channels"),   # strided 1x1 (a ResNet downsample)
+    (1, 4, 16, 7, 3, 1, 1, 8, "channels"),    # 7 x 7: vectorized across channels
+    (1, 4, 8, 14, 3, 1, 1, 8, "channels"),    # 14 x 14, 8 channels in a 32-channel tile
+    (2, 6, 10, 9, 3, 1, 2, 3, "channels"),    # stride 2, width 5, batch 2
+    (1, 8, 12, 14, 1, 0, 2, 8, "channels"),   # strided 1x1, 7 x 7
+    (1, 20, 20, 5, 3, 1, 1, 4, "channels"),   # 20 channels, 5 x 5 (no divisor of 32)
+    (1, 20, 36, 5, 3, 1, 2, 4, "channels"),   # 36 channels (32 + 4), 5 x 5, stride 2
+    (1, 20, 20, 11, 1, 0, 2, 4, "channels"),  # 1x1 stride 2, width 6
+    (1, 3, 20, 13, 5, 2, 1, 4, "channels"),   # 5x5 kernel, prime width 13
 ])
-def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, tiled,
+def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, path,
                          capfd):
     X = po.placeholder((batch, c, size, size), name="X")
     W = po.placeholder((f, c, kernel, kernel), name="W")
@@ -56,22 +60,47 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
     s = po.create_schedule(Y)
     loops = po.templates.conv2d_template(s, Y, tile_f=tile_f)
     assert loops["f.outer"].kind == "parallel"
-    if tiled:
+    if path == "tiled":
         x_inner = loops.get("x.inner", loops.get("x"))
         assert loops["f.inner"].kind == "unrolled" and x_inner.kind in ("unrolled", "vectorized")
         assert loops["rc"].kind == "serial"
-    else:
+    elif path == "rows":
         assert loops["x"].kind == "vectorized"
-    f_ = po.build(s, [X, W, Y], num_threads=threads)
+    else:
+        kinds = [a.kind for a in s[loops["local"]].axes][-3:]
+        assert kinds == ["unrolled", "unrolled", "vectorized"]
+    _check_conv_kernel(po.build(s, [X, W, Y], num_threads=threads), (batch, c, size, size),
+                       (f, c, kernel, kernel), padding, stride,
+                       parallel=path != "channels" or f > 32)
+    assert "loop not unrolled" not in capfd.readouterr().err
+
+
+def _check_conv_kernel(f_, x_shape, w_shape, padding, stride, parallel=True):
+    """The kernel's numbers are NumPy's; it has packed SIMD and (``parallel``: more than
+    one block of output channels) runs in parallel."""
     rng = np.random.default_rng(0)
-    x, w = _rand(rng, (batch, c, size, size)), _rand(rng, (f, c, kernel, kernel))
+    x, w = _rand(rng, x_shape), _rand(rng, w_shape)
     expected = numpy_conv2d(x, w, padding, stride)
     y = np.full(expected.shape, np.nan, np.float32)
     f_(x, w, y)
-    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
-    assert "GOMP_parallel" in f_.llvm_ir
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4 * np.sqrt(w[0].size))
+    assert "GOMP_parallel" in f_.llvm_ir or not parallel
     _assert_packed_simd(f_)
-    assert "loop not unrolled" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
+    (256, 256, 14, 3, 1, 1), (512, 512, 7, 3, 1, 1), (64, 128, 56, 1, 0, 2)])
+def test_conv2d_template_resnet_narrow_layers(threads, c, f, size, kernel, padding, stride):
+    """The ResNet-18 layers that take the channel-vectorized path."""
+    X = po.placeholder((1, c, size, size), name="X")
+    W = po.placeholder((f, c, kernel, kernel), name="W")
+    Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
+    s = po.create_schedule(Y)
+    loops = po.templates.conv2d_template(s, Y)
+    assert "packed" in loops
+    _check_conv_kernel(po.build(s, [X, W, Y], num_threads=threads), (1, c, size, size),
+                       (f, c, kernel, kernel), padding, stride)
 
 
 def test_conv2d_template_refuses_other_computes():
