@@ -85,6 +85,8 @@ class Schedule:
         """The dependences every schedule of this program must respect."""
         if self._deps is None:
             self._deps = compute_dependences(self.program)
+        elif callable(self._deps):  # computed when first needed (see apply)
+            self._deps = self._deps()
         return self._deps
 
     def __getitem__(self, key) -> "Stage":
@@ -119,8 +121,16 @@ class Schedule:
         record the step."""
         outcome = run(self.program)
         new_program, result = outcome[0], outcome[1]
-        deps = outcome[2] if len(outcome) > 2 else self.deps
-        if check and deps is not None:
+        if len(outcome) > 2:  # a rewrite's own: computed, to compute, or None (validated)
+            deps = outcome[2]
+        else:
+            before = self.program
+            deps = self._deps if self._deps is not None else (
+                lambda: compute_dependences(before))
+        if deps is None:  # a validated kernel rewrite: its own order defines it
+            deps = lambda: compute_dependences(new_program)  # noqa: E731
+        elif check:
+            deps = deps() if callable(deps) else deps
             check_schedule(new_program, deps, str(step))
         self.program = new_program
         self._deps = deps
@@ -143,7 +153,7 @@ class Schedule:
 
         def rewrite(program):
             result, tensor = run(program)
-            return result, tensor, reference_dependences(result)
+            return result, tensor, lambda: reference_dependences(result)
 
         return self.apply(step, rewrite, check=check)
 
@@ -583,7 +593,7 @@ class Stage:
 
         def run(program):
             result = attach.compute_inline(program, self.name, self.schedule.output_names)
-            return result, None, reference_dependences(result)
+            return result, None, lambda: reference_dependences(result)
 
         self._run("compute_inline", (), {}, run, check=check)
 
@@ -597,7 +607,7 @@ class Stage:
             if not rewritten:
                 return result, None
             if schedule.kernel is None:
-                return result, None, reference_dependences(result)
+                return result, None, lambda: reference_dependences(result)
             state = schedule.kernel.restored(result, self._stage)
             return schedule._kernel_rewrite(result, state, str(step), check), None
 
