@@ -199,9 +199,11 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
                     channel_cols: int = 7, parallel: bool = True) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
     rc, ry, rx``.  Narrow layers (output rows of fewer than ``lanes`` columns) and
-    strided ones (the input row is not read contiguously) vectorize across output
-    channels (:func:`conv2d_channel_template`); the others, below, across the columns
-    of an output row.
+    strided ones with a kernel wider than 1x1 (the input row is not read contiguously)
+    vectorize across output channels (:func:`conv2d_channel_template`); the others,
+    below, across the columns of an output row.  A strided 1x1 layer (a ResNet
+    downsample) first copies the input points it reads into a contiguous block
+    (returned as ``"packed"``), whose rows it then reads as vectors.
 
     Across columns: a register tile of ``tf`` output channels by ``ty`` output rows
     by ``tx`` output columns held in vector registers through the whole reduction:
@@ -240,7 +242,9 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
                         (channel_cols, "channel_cols")):
         _positive(value, what)
     channels, height, width = (_constant(d) for d in out.shape[1:])
-    if width is not None and (width < lanes or _input_stride(out) > 1):
+    stride = _input_stride(out)
+    pointwise = all(_constant(r.hi) == 1 for r in out.op.reduce_axis[1:])
+    if width is not None and (width < lanes or (stride > 1 and not pointwise)):
         return conv2d_channel_template(s, out, channel_tile=channel_tile, lanes=lanes,
                                        cols=channel_cols, parallel=parallel)
     # each checked step re-checks every marked loop so far: check the result once
@@ -271,10 +275,26 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
         fo, fi = stage.split(f, factor=tile_f, check=False)
         stage.reorder(n, fo, y, rc, ry, rx, fi, x, check=False)
         stage.vectorize(x, check=False)
+    packed = _pack_strided_input(s, out, stride, parallel) if stride > 1 and pointwise else None
     if parallel:
         stage.parallel(fo, check=False)
     s.check()
-    return {axis.name: axis for axis in stage.axes}
+    loops = {axis.name: axis for axis in stage.axes}
+    return {**loops, "packed": packed} if packed is not None else loops
+
+
+def _pack_strided_input(s, out: Tensor, stride: int, parallel: bool) -> Tensor:
+    """A strided 1x1 convolution reads every ``stride``-th row and column of its input:
+    copy those (``cache_read`` computed at ``n``, so only the points read) into a
+    contiguous ``[c, y, x]`` block, which the rows of the output then read as vectors."""
+    data, _ = _conv_operands(out)
+    packed = s.cache_read(data.tensor, "global", [out], check=False, layout=(
+        f"{{ [n, c, h, w] -> [n, h mod {stride}, w mod {stride}, c, floor(h / {stride}), "
+        f"floor(w / {stride})] }}"))
+    s[packed].compute_at(s[out], out.op.axis[0], check=False)
+    if parallel:
+        s[packed].parallel(s[packed].axes[-3], check=False)  # the channels
+    return packed
 
 
 def _check_conv(out: Tensor, template: str) -> None:

@@ -42,7 +42,10 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 2, 4, 100, 3, 1, 1, 2, "tiled"),      # a wide row: tiles of 50 columns, unrolled
     (1, 2, 4, 67, 3, 1, 1, 2, "rows"),        # a prime width over 64: vectorized rows
     (1, 5, 7, 23, 3, 1, 1, 4, "rows"),        # nothing divides: vectorized rows
-    (1, 8, 16, 31, 1, 0, 2, 8, "channels"),   # strided 1x1 (a ResNet downsample)
+    (1, 8, 16, 31, 1, 0, 2, 8, "tiled"),      # strided 1x1 (a downsample): input packed
+    (2, 3, 8, 40, 1, 0, 2, 4, "tiled"),       # strided 1x1, batch 2, width 20
+    (1, 5, 9, 33, 1, 0, 2, 4, "rows"),        # strided 1x1, 9 channels, width 17
+    (1, 4, 8, 50, 1, 0, 3, 4, "tiled"),       # stride 3 1x1, width 17
     (1, 4, 16, 7, 3, 1, 1, 8, "channels"),    # 7 x 7: vectorized across channels
     (1, 4, 8, 14, 3, 1, 1, 8, "channels"),    # 14 x 14, 8 channels in a 32-channel tile
     (2, 6, 10, 9, 3, 1, 2, 3, "channels"),    # stride 2, width 5, batch 2
@@ -92,7 +95,8 @@ def _check_conv_kernel(f_, x_shape, w_shape, padding, stride, parallel=True):
 @pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
     (256, 256, 14, 3, 1, 1), (512, 512, 7, 3, 1, 1), (64, 128, 56, 1, 0, 2)])
 def test_conv2d_template_resnet_narrow_layers(threads, c, f, size, kernel, padding, stride):
-    """The ResNet-18 layers that take the channel-vectorized path."""
+    """The ResNet-18 layers that pack an operand: the channel-vectorized ones (the
+    weights) and the strided 1x1 downsample (the input points it reads)."""
     X = po.placeholder((1, c, size, size), name="X")
     W = po.placeholder((f, c, kernel, kernel), name="W")
     Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
