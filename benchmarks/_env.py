@@ -1,5 +1,5 @@
-"""Benchmark process environment: OpenBLAS's own kernel, pinned thread counts; and the
-median timer the benchmarks share.
+"""Benchmark process environment: OpenBLAS's own kernel, pinned thread counts; and what
+the benchmarks share: the median timers and the writing of their results.
 
 This machine's environment sets ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``, which
 slow OpenBLAS a lot; a benchmark restarts itself without them (before NumPy is
@@ -9,7 +9,9 @@ imported) and with the thread counts pinned.  Tests and CI keep the environment 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import pathlib
 import statistics
 import sys
 import time
@@ -17,6 +19,7 @@ import time
 SLOW_OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 PINNED_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _MARKER = "POLYOPT_BENCH_CLEAN_ENV"
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
 def require_threadpoolctl(script: str) -> None:
@@ -67,3 +70,10 @@ def alternating_medians(calls, repeat: int, rounds: int = 5) -> list[float]:
                 call()
                 spent.append(time.perf_counter() - start)
     return [statistics.median(t) for t in times]
+
+
+def write_results(name: str, text: str, data) -> None:
+    """``results/<name>.md`` (the report) and ``results/<name>.json`` (``data``)."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.md").write_text(text)
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")

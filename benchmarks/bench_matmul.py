@@ -25,23 +25,19 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _env import (alternating_medians, require_threadpoolctl,  # noqa: E402
-                  restart_with_clean_environment)
+                  restart_with_clean_environment, write_results)
 
 if __name__ == "__main__":
     require_threadpoolctl("bench_matmul.py")
     restart_with_clean_environment(2)
 
 import datetime  # noqa: E402
-import json  # noqa: E402
-import pathlib  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 import polyopt as po  # noqa: E402
-
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
 def measure(m: int, n: int, k: int, threads: int, repeat: int) -> dict:
@@ -94,9 +90,7 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not quick:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "matmul.md").write_text(text)
-        (RESULTS / "matmul.json").write_text(json.dumps(rows, indent=2) + "\n")
+        write_results("matmul", text, rows)
     return 0
 
 

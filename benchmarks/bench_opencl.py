@@ -23,7 +23,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _env import (median_seconds, require_threadpoolctl,  # noqa: E402
-                  restart_with_clean_environment)
+                  restart_with_clean_environment, write_results)
 
 
 def _intel_library() -> pathlib.Path | None:
@@ -55,7 +55,6 @@ if __name__ == "__main__":
     _with_vendors()
 
 import datetime  # noqa: E402
-import json  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -63,7 +62,6 @@ from threadpoolctl import threadpool_info  # noqa: E402
 
 import polyopt as po  # noqa: E402
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 TILE = 16
 
 
@@ -135,9 +133,7 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not quick:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "opencl.md").write_text(text)
-        (RESULTS / "opencl.json").write_text(json.dumps(rows, indent=2) + "\n")
+        write_results("opencl", text, rows)
     return 0
 
 

@@ -25,7 +25,6 @@ option of each variant (NumPy's slicing runs on one thread).
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import pathlib
 import platform
@@ -36,13 +35,13 @@ import time
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]  # this checkout, and the shared kernels
+sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "benchmarks")]  # this checkout,
+# the shared kernels and benchmark helpers
 
 import polyopt as po  # noqa: E402
+from _env import write_results  # noqa: E402
 from testlib.kernels import heat_2d, seidel_2d  # noqa: E402
 from testlib.kernels import heat_2d_ref as heat_numpy  # noqa: E402
-
-RESULTS = REPO / "benchmarks" / "results"
 
 
 def time_tiled(kernel, skews, tiles, points: str, wavefront: bool):
@@ -199,9 +198,7 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if not quick:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "stencil.md").write_text(text)
-        (RESULTS / "stencil.json").write_text(json.dumps(rows, indent=2) + "\n")
+        write_results("stencil", text, rows)
     return 0
 
 

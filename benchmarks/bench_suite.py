@@ -33,7 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _env import (alternating_medians, require_threadpoolctl,  # noqa: E402
-                  restart_with_clean_environment)
+                  restart_with_clean_environment, write_results)
 
 if __name__ == "__main__":
     require_threadpoolctl("bench_suite.py")
@@ -42,7 +42,6 @@ if __name__ == "__main__":
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import importlib  # noqa: E402
-import json  # noqa: E402
 import pathlib  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -58,7 +57,6 @@ from bench_core import _git_commit, elementwise_kernel  # noqa: E402
 
 build_module = importlib.import_module("polyopt.build")  # holds the kernel cache
 HERE = pathlib.Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 THREADS = (1, 2)
 ROUNDS = 3  # blocks of repetitions per side, alternating
 
@@ -301,12 +299,9 @@ def main(argv=None) -> int:
     text = markdown(rows, checks, blas, matmul, opts.quick, (load_before, os.getloadavg()[0]))
     print("\n" + text)
     if not opts.quick:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "suite.md").write_text(text)
-        (RESULTS / "suite.json").write_text(json.dumps(
-            {"openblas": blas, "load_average": [load_before, os.getloadavg()[0]],
-             "rows": rows, "expectations": checks}, indent=2) + "\n")
-        print(f"wrote {RESULTS / 'suite.md'} and {RESULTS / 'suite.json'}")
+        write_results("suite", text, {"openblas": blas, "load_average": [
+            load_before, os.getloadavg()[0]], "rows": rows, "expectations": checks})
+        print("wrote benchmarks/results/suite.md and suite.json")
     return 0
 
 
