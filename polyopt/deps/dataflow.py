@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from .describe import describe_map, function_text
 
@@ -121,8 +122,7 @@ def compute_dependences(program: Program) -> Dependences:
 def _split(kind: str, array: str, full: isl.UnionMap) -> list[Dependence]:
     """One :class:`Dependence` per (source, sink) pair of ``Src[..] -> [Sink[..] -> A[..]]``."""
     grouped: dict[tuple[str, str], tuple[isl.Map, isl.Map]] = {}
-    maps: list[isl.Map] = []
-    full.foreach_map(maps.append)
+    maps = parts(full)
     for tagged in maps:
         relation = tagged.range_factor_domain().coalesce()
         elements = tagged.range_factor_range().coalesce()

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
+from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
 from .legality import first_point, instance_text
@@ -78,17 +79,18 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
         if not clash.is_empty():
             raise IllegalScheduleError(
                 f"{primitive} would change the values the program reads: "
-                + _read_example(clash, before, original, rewritten, None))
+                + _read_example(clash, before, original))
         before = before.union(inlined)
-    after = _effective_sources(rewritten, rewrite, set(rewrite.origins))
-    last_after = _chase_last(_last_writers(rewritten, rewrite), rewritten, rewrite)
+    resolved = _effective_sources(rewritten, rewrite)
+    after = _restrict_readers(resolved, set(rewrite.origins))
+    last_after = _chase_last(_last_writers(rewritten, rewrite), rewritten, rewrite, resolved)
     tags = _tag_map(rewritten, rewrite)
     instances = _instance_map(rewrite, after.range().union(last_after.range()))
     mapped = after.apply_domain(tags).apply_range(instances)
     wrong = mapped.subtract(before).intersect_params(original.context)
     if not wrong.is_empty():
         raise IllegalScheduleError(f"{primitive} would change the values the program reads: "
-                                   + _read_example(wrong, before, original, rewritten, tags)
+                                   + _read_example(wrong, before, original)
                                    + repair)
     last_before = _last_writers(original, rewrite=None)
     last_after = last_after.apply_range(instances)
@@ -124,8 +126,7 @@ def value_sources(program: Program, buffers=frozenset()) -> isl.UnionMap:
 def _initial(tagged_to_element: isl.UnionMap, array: str, prefix: str) -> isl.UnionMap:
     """``[R -> X[e]] -> X[e]`` renamed to ``[R -> X[e]] -> <prefix>X[e]``."""
     result = isl.UnionMap.empty(tagged_to_element.get_space())
-    maps: list[isl.Map] = []
-    tagged_to_element.foreach_map(maps.append)
+    maps = parts(tagged_to_element)
     for m in maps:
         result = result.union(isl.UnionMap.from_map(
             m.set_tuple_name(isl.dim_type.out, prefix + array)))
@@ -141,11 +142,11 @@ def _copy_reads(program: Program, rewrite: Rewrite) -> isl.UnionMap:
     return result
 
 
-def _effective_sources(program: Program, rewrite: Rewrite, readers: set[str]) -> isl.UnionMap:
-    """The sources of the reads of ``readers``, following copies back to what they
-    copied.  Each round doubles the length of the chains of copies followed; reads at
-    the end of a longer chain get the source ``__unresolved`` (so they are refused, never
-    accepted unchecked)."""
+def _effective_sources(program: Program, rewrite: Rewrite) -> isl.UnionMap:
+    """The sources of all reads, following copies back to what they copied.  Each
+    round doubles the length of the chains of copies followed; reads at the end of a
+    longer chain get the source ``__unresolved`` (so they are refused, never accepted
+    unchecked)."""
     sources = value_sources(program, frozenset(rewrite.aliases))
     through = _copy_reads(program, rewrite)
     copies = _statement_set(program, rewrite.copies)
@@ -161,13 +162,12 @@ def _effective_sources(program: Program, rewrite: Rewrite, readers: set[str]) ->
             unresolved, isl.UnionSet.from_set(isl.Set.universe(
                 isl.Space.set_alloc(isl.DEFAULT_CONTEXT, 0, 0).set_tuple_name(
                     isl.dim_type.set, _UNRESOLVED)))))
-    return _restrict_readers(sources, readers)
+    return sources
 
 
 def _restrict_readers(sources: isl.UnionMap, readers: set[str]) -> isl.UnionMap:
     kept = isl.UnionMap.empty(sources.get_space())
-    maps: list[isl.Map] = []
-    sources.foreach_map(maps.append)
+    maps = parts(sources)
     for m in maps:
         reader = m.domain().unwrap().get_tuple_name(isl.dim_type.in_)
         if reader in readers:
@@ -206,8 +206,7 @@ def _instance_map(rewrite: Rewrite, sources: isl.UnionSet) -> isl.UnionMap:
     result = isl.UnionMap.empty(sources.get_space())
     for origin in rewrite.origins.values():
         result = result.union(isl.UnionMap.from_map(origin))
-    spaces: list[isl.Set] = []
-    sources.foreach_set(spaces.append)
+    spaces = parts(sources)
     for elements in spaces:
         if elements.get_tuple_name().startswith((_INIT, _UNSET, _UNRESOLVED)):
             result = result.union(isl.UnionMap.from_map(isl.Map.identity(
@@ -232,25 +231,34 @@ def _last_writers(program: Program, rewrite: Rewrite | None) -> isl.UnionMap:
     return result.coalesce()
 
 
-def _chase_last(last: isl.UnionMap, program: Program, rewrite: Rewrite) -> isl.UnionMap:
-    """Last writers that are copies replaced by the source of what they copied."""
+def _chase_last(last: isl.UnionMap, program: Program, rewrite: Rewrite,
+                sources: isl.UnionMap) -> isl.UnionMap:
+    """Last writers that are copies replaced by the source of what they copied
+    (``sources``: :func:`_effective_sources`)."""
     copies = _statement_set(program, rewrite.copies)
     by_copy = last.intersect_range(copies)
     if by_copy.is_empty():
         return last
-    sources = _effective_sources(program, rewrite, set(rewrite.origins) | rewrite.copies)
     followed = by_copy.apply_range(_copy_reads(program, rewrite)).apply_range(sources)
     return last.subtract_range(copies).union(followed)
 
 
-
 # -- explaining a difference ---------------------------------------------------------
 def _point(relation: isl.UnionMap) -> tuple[isl.Map, dict[str, int], list[int]]:
-    maps: list[isl.Map] = []
-    relation.foreach_map(maps.append)
+    maps = parts(relation)
     m = maps[0]
     values, coords = first_point(m)
     return m, dict(zip(m.get_space().get_var_names(isl.dim_type.param), values)), coords
+
+
+def _domain_point(m: isl.Map, coords: list[int], params: dict[str, int]) -> isl.UnionSet:
+    """The point of ``m``'s domain at the first ``coords`` (and these parameters)."""
+    point = isl.Set.universe(m.get_space().domain())
+    for k in range(point.dim(isl.dim_type.set)):
+        point = point.fix_val(isl.dim_type.set, k, isl.Val(coords[k]))
+    for k, name in enumerate(m.get_space().get_var_names(isl.dim_type.param)):
+        point = point.fix_val(isl.dim_type.param, k, isl.Val(params[name]))
+    return isl.UnionSet.from_set(point)
 
 
 def _when(params: dict[str, int]) -> str:
@@ -269,7 +277,7 @@ def _source_text(program: Program, space: isl.Space, coords: list[int]) -> str:
     return f"the value written by {instance_text(program, name, coords)}"
 
 
-def _read_example(wrong, before, original, rewritten, tags) -> str:
+def _read_example(wrong, before, original) -> str:
     m, params, coords = _point(wrong)
     tagged = m.get_space().domain().unwrap()
     reader = tagged.get_tuple_name(isl.dim_type.in_)
@@ -280,12 +288,7 @@ def _read_example(wrong, before, original, rewritten, tags) -> str:
     element = f"{array}[{', '.join(map(str, coords[n_reader:n_reader + n_elem]))}]"
     got = _source_text(original, m.get_space().range(), coords[n_reader + n_elem:])
     expected = ""
-    fixed = isl.Set.universe(m.get_space().domain())
-    for k, value in enumerate(coords[:n_reader + n_elem]):
-        fixed = fixed.fix_val(isl.dim_type.set, k, isl.Val(value))
-    for k, name in enumerate(m.get_space().get_var_names(isl.dim_type.param)):
-        fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val(params[name]))
-    right = before.intersect_domain(isl.UnionSet.from_set(fixed))
+    right = before.intersect_domain(_domain_point(m, coords, params))
     if not right.is_empty():
         r, _, rc = _point(right)
         expected = (", but in the original order it reads "
@@ -299,15 +302,10 @@ def _element_example(differ, last_before, last_after, original) -> str:
     n = m.dim(isl.dim_type.in_)
     element = f"{array}[{', '.join(map(str, coords[:n]))}]"
     source = _source_text(original, m.get_space().range(), coords[n:])
-    fixed = isl.Set.universe(m.get_space().domain())
-    for k, value in enumerate(coords[:n]):
-        fixed = fixed.fix_val(isl.dim_type.set, k, isl.Val(value))
-    for k, name in enumerate(m.get_space().get_var_names(isl.dim_type.param)):
-        fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val(params[name]))
-    instead = last_after.intersect_domain(isl.UnionSet.from_set(fixed))
-    if instead.is_empty():
+    fixed = _domain_point(m, coords, params)
+    if last_after.intersect_domain(fixed).is_empty():
         what = f"nothing would write it, where the original order leaves {source}"
-    elif last_before.intersect_domain(isl.UnionSet.from_set(fixed)).is_empty():
+    elif last_before.intersect_domain(fixed).is_empty():
         what = f"it would end with {source}, where the original order does not write it"
     else:
         what = f"it would not end with {source}, as in the original order"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from .legality import instance_text, other_iteration, shares_loop
 
@@ -62,8 +63,7 @@ def _accesses(program: Program, stmts, array: str, kind) -> isl.UnionMap:
 
 
 def _describe(program: Program, conflicts: isl.UnionMap, writes: isl.UnionMap) -> str:
-    maps: list[isl.Map] = []
-    conflicts.foreach_map(maps.append)
+    maps = parts(conflicts)
     pair = maps[0]
     point = pair.wrap().sample_point()
     n_in = pair.dim(isl.dim_type.in_)
@@ -80,8 +80,7 @@ def _describe(program: Program, conflicts: isl.UnionMap, writes: isl.UnionMap) -
         instance = instance.fix_val(isl.dim_type.param, pos,
                                     point.get_coordinate_val(isl.dim_type.param, pos))
     element = isl.UnionSet.from_set(instance).apply(writes)
-    elements: list[isl.Set] = []
-    element.foreach_set(elements.append)
+    elements = parts(element)
     target = elements[0].sample_point()
     index = [target.get_coordinate_val(isl.dim_type.set, k).to_python()
              for k in range(elements[0].dim(isl.dim_type.set))]

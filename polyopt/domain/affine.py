@@ -203,3 +203,14 @@ def aff_expression(aff: isl.Aff, inputs, params) -> Expr | None:
     if constant:
         result = BinOp.make("+" if constant > 0 else "-", result, abs(constant))
     return result
+
+
+def parts(union) -> list:
+    """The maps of an ``isl.UnionMap`` (the sets of an ``isl.UnionSet``), as a list.
+
+    >>> [str(m) for m in parts(isl.UnionMap("{ A[i] -> B[i] }"))]
+    ['{ A[i] -> B[i] }']
+    """
+    found: list = []
+    (union.foreach_map if isinstance(union, isl.UnionMap) else union.foreach_set)(found.append)
+    return found

@@ -181,9 +181,10 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
                ) -> tuple[Program, Dependences, dict[str, isl.Map]]:
     """Recompute, in each iteration of ``consumer``'s loop ``axis``, what it reads of
     ``producer``.  Returns the new program, its dependences (the old ones, mapped to
-    the copies; None when ``deps`` is) and, per producer statement, the map from new to old instances.
+    the copies; None when ``deps`` is) and, per producer statement, the map from new
+    to old instances.
 
-    ``footprint(program, stmt, consumer_stmts, producer, loops)`` may replace the
+    ``footprint(program, stmt, consumer_stmts, loops)`` may replace the
     access-based footprint (in-place kernels use value-based dataflow)."""
     _check_not_nested(program, producer, consumer)
     stage = program.stage(producer)
@@ -215,7 +216,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
         stmt = program.statement(name)
-        needed[name] = (footprint or read_footprint)(program, stmt, consumer_stmts, producer, loops)
+        needed[name] = (footprint or read_footprint)(program, stmt, consumer_stmts, loops)
         if producer in outputs and not needed[name].range().is_equal(stmt.domain):
             raise ScheduleError(
                 f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
@@ -263,19 +264,20 @@ def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:
     return result
 
 
-def read_footprint(program: Program, stmt: Statement, consumer_stmts, producer: str,
-               loops: dict[str, isl.Map]) -> isl.Map:
+def read_footprint(program: Program, stmt: Statement, consumer_stmts,
+                   loops: dict[str, isl.Map]) -> isl.Map:
     """{ loop values -> instances of ``stmt`` whose writes the consumer reads there }."""
     writes = None
     for access in stmt.writes:
         rel = access.relation
         writes = rel if writes is None else writes.union(rel)
+    written = {w.array for w in stmt.writes}
     result = None
     for name in consumer_stmts:
         if name not in loops:
             continue
         for access in program.statement(name).reads:
-            if access.array not in {w.array for w in stmt.writes}:
+            if access.array not in written:
                 continue
             part = loops[name].reverse().apply_range(access.relation).apply_range(
                 writes.reverse())

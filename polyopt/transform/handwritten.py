@@ -69,6 +69,7 @@ import islpy as isl
 from ..deps.dataflow import Dependence, Dependences, compute_dependences
 from ..deps.describe import aff_text
 from ..deps.legality import Violation, find_violations
+from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..errors import InvalidArgumentError, ScheduleFormatError
 
@@ -264,8 +265,7 @@ def _checked(program: Program, entries, origin: str) -> isl.UnionMap:
     known = {s.name: s for s in program.statements}
     rows: dict[str, isl.Map] = {}
     for named, umap in entries:
-        maps: list[isl.Map] = []
-        umap.foreach_map(maps.append)
+        maps = parts(umap)
         for relation in maps:
             name = relation.get_tuple_name(isl.dim_type.in_) if relation.has_tuple_name(
                 isl.dim_type.in_) else None
@@ -379,8 +379,7 @@ def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
     some dependence pair runs inside one of its instances (same time prefix before the
     dimension, as one instance of the statement has) in two of its iterations."""
     times = program.schedule_map()
-    maps: list[isl.Map] = []
-    times.foreach_map(maps.append)
+    maps = parts(times)
     if not maps:
         return ()
     rows = {s.name: times.extract_map(isl.Space.map_from_domain_and_range(

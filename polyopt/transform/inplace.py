@@ -39,7 +39,7 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..deps.equivalence import identity_origin, same_values, value_sources
 from ..domain.accesses import read_accesses
-from ..domain.affine import AffineSpace
+from ..domain.affine import AffineSpace, parts
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
 from ..errors import InternalError, ScheduleError
@@ -68,20 +68,19 @@ class KernelRewrites:
                              for s in program.statements})
 
     @property
+    def only_inlined(self) -> bool:
+        """Whether the statements are still those of ``base`` (save for inlining)."""
+        return not self.copies and all(o.is_identity() for o in self.origins.values())
+
+    @property
     def rewritten(self) -> bool:
-        return (bool(self.copies) or self.inlined is not None
-                or any(not o.is_identity() for o in self.origins.values()))
+        return not self.only_inlined or self.inlined is not None
 
     def check(self, program: Program, primitive: str, hint: str | None = None) -> None:
         """Raise IllegalScheduleError unless ``program`` computes what ``base`` does;
         ``hint`` (a repair) is appended to the message."""
         same_values(self.base, program, origins=self.origins, copies=self.copies,
                     aliases=self.aliases, inlined=self.inlined, primitive=primitive, hint=hint)
-
-    @property
-    def only_inlined(self) -> bool:
-        """Whether the statements are still those of ``base`` (save for inlining)."""
-        return not self.copies and all(o.is_identity() for o in self.origins.values())
 
     def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
         origins = dict(self.origins)
@@ -124,7 +123,7 @@ def compute_at(program: Program, deps, state: KernelRewrites, original: Program,
 def _value_footprint(deps: Dependences):
     """The producer instances whose values the consumer reads in a tile, with the
     earlier instances of the producer that they depend on (an update chain)."""
-    def footprint(program, stmt, consumer_stmts, producer, loops):
+    def footprint(program, stmt, consumer_stmts, loops):
         result = None
         for name in consumer_stmts:
             if name not in loops:
@@ -150,9 +149,8 @@ def _for_stage(stage, footprint):
     """``footprint`` restricted to the statements of ``stage``."""
     own = {stage.main, stage.init}
 
-    def restricted(program, stmt, consumer_stmts, producer, loops):
-        return footprint(program, stmt, tuple(n for n in consumer_stmts if n in own),
-                         producer, loops)
+    def restricted(program, stmt, consumer_stmts, loops):
+        return footprint(program, stmt, tuple(n for n in consumer_stmts if n in own), loops)
 
     return restricted
 
@@ -162,7 +160,7 @@ def _is_copy_out(program: Program, stmt: str, state: KernelRewrites) -> bool:
     return read.array in state.aliases
 
 
-def _written_footprint(program, stmt, consumer_stmts, producer, loops):
+def _written_footprint(program, stmt, consumer_stmts, loops):
     """The instances of a copy-out ``stmt`` that copy back what the consumer writes in
     a tile: ``{ loop values -> instances of stmt }``."""
     (read,) = stmt.reads
@@ -179,8 +177,7 @@ def _written_footprint(program, stmt, consumer_stmts, producer, loops):
 
 
 def _as_map(relation: isl.UnionMap) -> isl.Map | None:
-    maps: list[isl.Map] = []
-    relation.foreach_map(maps.append)
+    maps = parts(relation)
     return maps[0] if maps else None
 
 
@@ -190,10 +187,7 @@ def cache_read(program: Program, state: KernelRewrites, tensor, scope: str, read
     result, buffer = cache.cache_read(program, tensor, scope, [reader])
     copy_stage = next(s for s in result.stages if s.name not in
                       {t.name for t in program.stages})
-    innermost = result.stage(reader).axes[-1].name
-    result, _, _ = attach.compute_at(result, None, copy_stage.name, reader, innermost, (),
-                                     footprint=_for_stage(result.stage(reader),
-                                                          attach.read_footprint))
+    result = _around_each_instance(result, copy_stage.name, reader, attach.read_footprint)
     aliases = {**state.aliases, result.array_of(buffer).name: program.array_of(tensor).name}
     return result, buffer, dataclasses.replace(
         state, copies=state.copies | {copy_stage.main}, aliases=aliases)
@@ -230,16 +224,23 @@ def cache_write(program: Program, state: KernelRewrites, stage_name: str, scope:
     stages = _insert_after(stages, Stage(copy_out_name, copy_out_name,
                                          identity_axes(copy_out.domain)), stage_name)
     result = program.with_stages(stages, statements=statements, arrays=arrays)
-    innermost = stage.axes[-1].name
     if reads_it:
-        result, _, _ = attach.compute_at(result, None, copy_in_name, stage_name, innermost, (),
-                                         footprint=_for_stage(stage, attach.read_footprint))
-    result, _, _ = attach.compute_at(result, None, copy_out_name, stage_name, innermost, (),
-                                     footprint=_for_stage(stage, _written_footprint))
+        result = _around_each_instance(result, copy_in_name, stage_name, attach.read_footprint)
+    result = _around_each_instance(result, copy_out_name, stage_name, _written_footprint)
     copies = {copy_out_name} | ({copy_in_name} if reads_it else set())
     aliases = {**state.aliases, buffer_array.name: array.name}
     return result, buffer, dataclasses.replace(state, copies=state.copies | copies,
                                                aliases=aliases)
+
+
+def _around_each_instance(program: Program, copy: str, stage_name: str, footprint
+                          ) -> Program:
+    """``copy`` computed at the innermost loop of ``stage_name``: what each instance
+    reads (``attach.read_footprint``) or writes (``_written_footprint``)."""
+    stage = program.stage(stage_name)
+    result, _, _ = attach.compute_at(program, None, copy, stage_name, stage.axes[-1].name, (),
+                                     footprint=_for_stage(stage, footprint))
+    return result
 
 
 def _insert_after(stages: tuple, new_stage, after: str) -> tuple:
@@ -307,7 +308,7 @@ def _producer_instance(stmt, access, sources, fed, producer) -> isl.Map | None:
         raise ScheduleError(
             f"cannot inline {producer.name}: {stmt.name} reads {access.array} from it only at "
             "some of its instances (at others the value comes from elsewhere)")
-    (relation,) = _maps(from_producer)
+    (relation,) = parts(from_producer)
     instance = relation.curry().range_factor_range()
     if not instance.is_single_valued():
         raise InternalError(f"{stmt.name} gets one value from several writers")
@@ -339,13 +340,7 @@ def _inlined_sources(instance: isl.Map, producer, sources: isl.UnionMap) -> isl.
 
 def _readers(tagged: isl.UnionMap) -> set[str]:
     """The statements of the tagged reads ``[S[s] -> X[e]] -> ...``."""
-    return {m.domain().unwrap().get_tuple_name(isl.dim_type.in_) for m in _maps(tagged)}
-
-
-def _maps(relation: isl.UnionMap) -> list[isl.Map]:
-    maps: list[isl.Map] = []
-    relation.foreach_map(maps.append)
-    return maps
+    return {m.domain().unwrap().get_tuple_name(isl.dim_type.in_) for m in parts(tagged)}
 
 
 def _without_stage(stages: tuple, name: str) -> tuple:

@@ -218,8 +218,9 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
     last four unrolled (``x.inner`` vectorized instead when ``tx <= 32``: unrolled, LLVM
     would rather widen the reduction loop, with gathers): each weight is broadcast once
     per tile, a row of the input is a few vector loads, and the sums are stored once.
-    The output-channel tiles run in parallel.  Where no tile fits (``tile_f`` does not divide the output channels, a
-    width of unknown size or without a divisor of at least 8), the loops are
+    The output-channel tiles run in parallel.  Where no tile fits (``tile_f`` does not
+    divide the output channels, a width of unknown size or without a divisor of at
+    least 8), the loops are
     ``n, f.outer, y, rc, ry, rx, f.inner, x`` with ``x`` vectorized and the sums in
     memory (a third of the speed or less).  A zero-padding stage is computed first, on
     its own, vectorized and in parallel (:func:`vectorize_and_parallelize`).

@@ -22,6 +22,7 @@ import dataclasses
 
 import islpy as isl
 
+from ..domain.affine import aff_expression
 from ..domain.program import Program
 from ..domain.schedule import Axis, Stage, identity_axes
 from ..errors import ScheduleError
@@ -33,29 +34,12 @@ from .rewrite import (ZERO, expand_stage, fresh_statement_name, make_statement, 
 
 
 def aff_to_expr(aff: isl.Aff, dims: list[Expr], params: list[Expr]) -> Expr:
-    """A quasi-affine isl expression as a tensor-expression index (``i + 1``, not
-    ``1 + i * 1``)."""
+    """A quasi-affine isl expression as a tensor-expression index (``i + 1``); a rational
+    one is divided (``(n + 2) // 3``).  See :func:`polyopt.domain.affine.aff_expression`."""
     den = aff.get_denominator_val().to_python()
     if den != 1:
         return BinOp.make("//", aff_to_expr(aff.scale_val(isl.Val(den)), dims, params), den)
-    terms: list[Expr] = []
-    for kind, values in ((isl.dim_type.in_, dims), (isl.dim_type.param, params)):
-        for pos, value in enumerate(values):
-            coef = aff.get_coefficient_val(kind, pos).to_python()
-            if coef:
-                terms.append(value if coef == 1 else value * coef)
-    for pos in range(aff.dim(isl.dim_type.div)):
-        coef = aff.get_coefficient_val(isl.dim_type.div, pos).to_python()
-        if coef:
-            div = aff_to_expr(aff.get_div(pos), dims, params)
-            terms.append(div if coef == 1 else div * coef)
-    constant = aff.get_constant_val().to_python()
-    if constant or not terms:
-        terms.append(Const(constant, "int64", True))
-    result = terms[0]
-    for term in terms[1:]:
-        result = result + term
-    return result
+    return aff_expression(aff, dims, params)
 
 
 def _single_aff(value: isl.PwAff) -> isl.Aff:

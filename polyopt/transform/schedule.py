@@ -220,12 +220,8 @@ class Schedule:
                                 "time (each reader gets its own buffer)")
         step = Step(None, "cache_read", (source.name, scope, names), ())
 
-        def run(program):
-            result, buffer, state = inplace.cache_read(program, self.kernel, source, scope,
-                                                       names[0])
-            return self._kernel_rewrite(result, state, str(step), check), buffer
-
-        return self._apply_kernel(step, run, check)
+        return self._apply_kernel(step, lambda program: inplace.cache_read(
+            program, self.kernel, source, scope, names[0]), check)
 
     def _kernel_rfactor(self, target, axis, check: bool) -> Tensor:
         """On a kernel: split a ``+=`` statement alone in its nest into partial sums; the
@@ -239,21 +235,17 @@ class Schedule:
 
         def run(program):
             result, partial = kernel_rfactor.rfactor(program, stage, axis_name)
-            self._pending_kernel = inplace.KernelRewrites.start(result)
-            return result, partial
+            return result, partial, inplace.KernelRewrites.start(result)
 
-        return self._apply_kernel(step, run, check)
+        return self._apply_kernel(step, run, check, by_construction=True)
 
     def _kernel_cache_write(self, target, scope: str, check: bool) -> Tensor:
         """On a kernel: ``target`` is a stage (or an array one statement writes)."""
         stage = self._writer_stage(target)
         step = Step(None, "cache_write", (stage, scope), ())
 
-        def run(program):
-            result, buffer, state = inplace.cache_write(program, self.kernel, stage, scope)
-            return self._kernel_rewrite(result, state, str(step), check), buffer
-
-        return self._apply_kernel(step, run, check)
+        return self._apply_kernel(step, lambda program: inplace.cache_write(
+            program, self.kernel, stage, scope), check)
 
     def _writer_stage(self, target) -> str:
         if isinstance(target, Stage) or (isinstance(target, str) and any(
@@ -267,21 +259,22 @@ class Schedule:
                                 f"; pass the stage to cache: s.cache_write(s[\"S1\"], ...)")
         return writers[0]
 
-    def _kernel_rewrite(self, result: Program, state, primitive: str, check: bool,
-                        hint: str | None = None):
-        if check:
-            state.check(result, primitive, hint)
-        self._pending_kernel = state
-        return result
+    def _apply_kernel(self, step: Step, run, check: bool, *, hint: str | None = None,
+                      by_construction: bool = False):
+        """Apply a rewrite of an in-place kernel, ``run(program) -> (program, value,
+        KernelRewrites)``.  It is validated against the kernel (``KernelRewrites.check``:
+        every read and every final element the same; ``hint`` is the repair a refusal
+        suggests), which covers the order of everything, unless it is valid
+        ``by_construction``; loops marked parallel or vectorized are then re-checked
+        against the dependences of the rewritten program.  Those dependences are
+        otherwise computed when a later primitive needs them."""
+        states = []
 
-    def _apply_kernel(self, step: Step, run, check: bool):
-        """Apply a rewrite of an in-place kernel.  It is validated against the original
-        kernel (``KernelRewrites.check``: every read and every final element the same),
-        which covers the order of everything; loops marked parallel or vectorized are
-        then re-checked against the dependences of the rewritten program.  Those
-        dependences are computed lazily (the next primitive that needs them)."""
         def outcome(program):
-            result, value = run(program)
+            result, value, state = run(program)
+            if check and not by_construction:
+                state.check(result, str(step), hint)
+            states.append(state)
             marked = any(a.kind in CONCURRENT_KINDS
                          for stage in result.stages for a in stage.axes)
             if check and marked:
@@ -289,7 +282,7 @@ class Schedule:
             return result, value, None
 
         value = self.apply(step, outcome, check=check)
-        self.kernel = self._pending_kernel
+        self.kernel = states[0]
         return value
 
     def check(self) -> None:
@@ -560,13 +553,12 @@ class Stage:
             step = Step(self.name, "compute_at", (target.name, name), ())
 
             def rewrite(program):
-                result, state = inplace.compute_at(program, lambda: schedule.deps, schedule.kernel,
-                                                   schedule.original, self.name, target.name,
-                                                   name)
-                return schedule._kernel_rewrite(result, state, str(step), check,
-                                                "compute it at a deeper loop"), None
+                result, state = inplace.compute_at(program, lambda: schedule.deps,
+                                                   schedule.kernel, schedule.original,
+                                                   self.name, target.name, name)
+                return result, None, state
 
-            schedule._apply_kernel(step, rewrite, check)
+            schedule._apply_kernel(step, rewrite, check, hint="compute it at a deeper loop")
             return
 
         def run(program):
@@ -586,7 +578,7 @@ class Stage:
 
             def rewrite(program):
                 result, state = inplace.compute_inline(program, schedule.kernel, self.name)
-                return schedule._kernel_rewrite(result, state, str(step), check), None
+                return result, None, state
 
             schedule._apply_kernel(step, rewrite, check)
             return
@@ -600,21 +592,21 @@ class Stage:
     def compute_root(self, *, check: bool = True) -> None:
         """Compute this stage on its own again, before its readers."""
         schedule = self.schedule
-        step = Step(self.name, "compute_root", (), ())
+        if schedule.kernel is not None and self._stage.attach.outer_dims:
+            def rewrite(program):
+                result, _ = attach.compute_root(program, self.name, schedule.original)
+                return result, None, schedule.kernel.restored(result, self._stage)
+
+            schedule._apply_kernel(Step(self.name, "compute_root", (), ()), rewrite, check)
+            return
 
         def run(program):
             result, rewritten = attach.compute_root(program, self.name, schedule.original)
-            if not rewritten:
-                return result, None
-            if schedule.kernel is None:
+            if rewritten:
                 return result, None, lambda: reference_dependences(result)
-            state = schedule.kernel.restored(result, self._stage)
-            return schedule._kernel_rewrite(result, state, str(step), check), None
+            return result, None
 
-        if schedule.kernel is not None and self._stage.attach.outer_dims:
-            schedule._apply_kernel(step, run, check)
-        else:
-            self._run("compute_root", (), {}, run, check=check)
+        self._run("compute_root", (), {}, run, check=check)
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
