@@ -2,7 +2,8 @@
 schedule, on 1 and 2 threads, side by side in one run.
 
 Run: ``python benchmarks/bench_suite.py`` (``--quick``: small sizes, printed only;
-``--no-matmul``: skip the matmul part).  Writes ``benchmarks/results/suite.md`` and
+``--no-matmul``: skip the matmul part; ``--only 1x1``: the kernels whose name contains
+the text, printed only).  Writes ``benchmarks/results/suite.md`` and
 ``suite.json``.
 
 * conv2d NCHW float32, batch 1, the ResNet-18 layers (3x3 at 56/28/14/7 and the strided
@@ -286,19 +287,24 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and few repetitions; prints, writes no files")
     parser.add_argument("--no-matmul", action="store_true", help="skip bench_matmul.py")
+    parser.add_argument("--only", metavar="TEXT",
+                        help="only the kernels whose name contains TEXT (implies --no-matmul;"
+                             " prints, writes no files)")
     opts = parser.parse_args(argv)
+    selected = [c for c in cases(opts.quick) if opts.only is None or opts.only in c.name]
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
     reps, compile_reps = (1, 1) if opts.quick else (5, 3)
     rows = [measure(case, threads, reps, compile_reps, rng)
-            for case in cases(opts.quick) for threads in THREADS]
+            for case in selected for threads in THREADS]
     blas = [f"{i.get('internal_api')} {i.get('version')} kernel={i.get('architecture')}"
             for i in threadpool_info() if i.get("user_api") == "blas"]
-    matmul = "skipped (--no-matmul)" if opts.no_matmul else run_matmul(opts.quick)
+    skip_matmul = opts.no_matmul or opts.only is not None
+    matmul = "skipped (--no-matmul)" if skip_matmul else run_matmul(opts.quick)
     checks = expectations(rows)
     text = markdown(rows, checks, blas, matmul, opts.quick, (load_before, os.getloadavg()[0]))
     print("\n" + text)
-    if not opts.quick:
+    if not opts.quick and opts.only is None:
         write_results("suite", text, {"openblas": blas, "load_average": [
             load_before, os.getloadavg()[0]], "rows": rows, "expectations": checks})
         print("wrote benchmarks/results/suite.md and suite.json")
