@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 
 from ...errors import BackendError, InvalidArgumentError
-from ..args import bind_arguments
+from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
 from .jit import assembly, jit, optimize
 from .parallel import load_openmp
@@ -58,6 +58,7 @@ class LLVMKernel:
         self.llvm_ir = ir_text
         self.optimized_ir = optimized
         self._params = tuple(p.name for p in func.program.params)
+        self._fixed = fixed_binder(func)
 
     @property
     def source(self) -> str:
@@ -68,9 +69,13 @@ class LLVMKernel:
         return assembly(optimize(self.llvm_ir))
 
     def __call__(self, *args, **kwargs) -> None:
-        arrays, values = bind_arguments(self.func, args, kwargs)
-        status = self._cfunc(*(a.ctypes.data for a in arrays),
-                             *(values[p] for p in self._params))
+        pointers = self._fixed(args) if self._fixed is not None and not kwargs else None
+        if pointers is not None:
+            status = self._cfunc(*pointers)
+        else:
+            arrays, values = bind_arguments(self.func, args, kwargs)
+            status = self._cfunc(*(data_pointer(a) for a in arrays),
+                                 *(values[p] for p in self._params))
         if status != 0:
             raise BackendError(
                 f"{self.func.name} could not allocate its intermediate buffers "
