@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from .ast.flat_access import flatten_accesses
 from .ast.from_isl import scan
 from .ast.nodes import Block, Node
 from .ast.printer import node_lines
@@ -147,6 +148,10 @@ def _contract_storage(func: LoweredFunc) -> LoweredFunc:
                                footprints=tuple(footprints.values()))
 
 
+def _flatten_accesses(func: LoweredFunc) -> LoweredFunc:
+    return dataclasses.replace(func, program=flatten_accesses(func.program))
+
+
 def _scan(func: LoweredFunc) -> LoweredFunc:
     return dataclasses.replace(func, body=scan(func.program))
 
@@ -173,6 +178,7 @@ PASSES = (
     ("check_arguments", _check_arguments),
     ("plan_buffers", _plan_buffers),
     ("contract_storage", _contract_storage),
+    ("flatten_accesses", _flatten_accesses),  # after contraction: its shapes and indices
     ("scan_schedule", _scan),
     ("separate_full_tiles", _separate_full_tiles),  # works on the loops scanning made
 )

@@ -23,6 +23,7 @@ thread owns (so a register tile stays in registers in the partial tile too).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ..te.expr import TensorRead
 from ..te.tensor import walk
@@ -185,7 +186,8 @@ def _stays_inside(access, offsets: dict, trips: int, program, buffers) -> bool:
         if name not in buffers or index is not uses[0] or offsets[id(index)] is None:
             return False
         offset = offsets[id(index)]
-        if offset < 0 or offset + trips > buffers[name][dim]:
+        extent = math.prod(buffers[name]) if access.flat else buffers[name][dim]
+        if offset < 0 or offset + trips > extent:
             return False
     return True
 

@@ -286,6 +286,7 @@ class TensorRead(Expr):
     tensor: "Tensor"  # noqa: F821
     indices: tuple[Expr, ...]
     weak: bool = False
+    flat: bool = False  # one index: the offset in row-major order (code generation only)
 
     @property
     def dtype(self) -> str:  # type: ignore[override]

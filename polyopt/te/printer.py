@@ -30,7 +30,7 @@ def render(expr: Expr, name_of: NameOf | None = None, tensor_name=None) -> str:
         def hook(node):
             if isinstance(node, TensorRead):
                 indices = ", ".join(render(i, inner) for i in node.indices)
-                return f"{tensor_name(node.tensor)}[{indices}]"
+                return f"{tensor_name(node.tensor)}{'.flat' * node.flat}[{indices}]"
             return inner(node)
     return _render(expr, hook)[0]
 
@@ -55,7 +55,7 @@ def _render(expr: Expr, name_of: NameOf) -> tuple[str, int]:
         return expr.name, _ATOM
     if isinstance(expr, TensorRead):
         inner = ", ".join(_render(i, name_of)[0] for i in expr.indices)
-        return f"{expr.tensor.name}[{inner}]", _ATOM
+        return f"{expr.tensor.name}{'.flat' * expr.flat}[{inner}]", _ATOM
     if isinstance(expr, (BinOp, Compare)):
         op, right_expr = expr.op, expr.b
         if op in "+-" and isinstance(right_expr, Const) and right_expr.value < 0 \

@@ -48,7 +48,7 @@ def _rebuild_children(node: Expr, visit) -> Expr:
         indices = tuple(visit(i) for i in node.indices)
         if all(x is y for x, y in zip(indices, node.indices)):
             return node
-        return TensorRead(node.tensor, indices)
+        return dataclasses.replace(node, indices=indices)
     if isinstance(node, Reduce):
         source = visit(node.source)
         where = None if node.where is None else visit(node.where)

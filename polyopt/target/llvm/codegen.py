@@ -86,7 +86,8 @@ class FunctionEmitter:
     def _address(self, read: TensorRead) -> ir.Value:
         array = self.program.array_of(read.tensor)
         offset = None
-        for index, stride in zip(read.indices, self.strides[array.name]):
+        strides = [None] if read.flat else self.strides[array.name]
+        for index, stride in zip(read.indices, strides):
             term = self.values.emit(index, "int64")
             if stride is not None:
                 term = self.builder.mul(term, stride, flags=("nsw",))

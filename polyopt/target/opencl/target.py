@@ -37,7 +37,7 @@ class OpenCLTarget:
     supports_vector = False
     # shared/local buffers are sized per work-group and work-item by plan.py; the CPU's
     # full-tile separation would split loops bound to work-items
-    skipped_passes = frozenset({"contract_storage", "separate_full_tiles"})
+    skipped_passes = frozenset({"contract_storage", "flatten_accesses", "separate_full_tiles"})
 
     def build(self, func, *, device=None, **options) -> "OpenCLKernel":
         if options:

@@ -1,0 +1,102 @@
+"""Address the arrays of statements enumerated through integer division by one offset.
+
+A fused loop ``p`` enumerates ``y = p / 28, x = p % 28``: read as ``A[c, y, x]``, the
+address ``784 * c + 28 * (p / 28) + p % 28`` costs a division and a remainder per
+element, and LLVM vectorizes it as a gather.  It is ``784 * c + p``: here each access
+of such a statement to an array of constant shape becomes a read of the array's
+flat offset, a derived variable (its exact quasi-affine function of the instance),
+which isl writes in terms of the loops, with the divisions cancelled.
+
+>>> import polyopt as po
+>>> A = po.placeholder((4, 6), name="A")
+>>> B = po.compute((4, 6), lambda y, x: A[y, x] * 2.0, name="B")
+>>> s = po.create_schedule(B)
+>>> p = s[B].fuse(*s[B].axes)
+>>> print(po.lower(s, [A, B]))
+void B_kernel(float32 A[4][6], float32 B[4][6]) {
+  for (y_x_fused = 0; y_x_fused < 24; y_x_fused += 1)
+    B.flat[y_x_fused] = A.flat[y_x_fused] * 2.0;
+}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import islpy as isl
+
+from ..domain.affine import AffineSpace
+from ..domain.program import Program, Statement
+from ..errors import PolyoptError
+from ..te.expr import Const, IterVar, TensorRead
+from ..te.substitute import transform
+
+
+def flatten_accesses(program: Program) -> Program:
+    """``program`` with every statement whose instance is a function of its loops that
+    divides (a fused loop, a non-unimodular skew) addressing arrays by flat offsets."""
+    statements = tuple(_flattened(stmt, program) if _divides(program.schedule_of(stmt.name))
+                       else stmt for stmt in program.statements)
+    if all(new is old for new, old in zip(statements, program.statements)):
+        return program
+    return program.replace(statements=statements)
+
+
+def _divides(row: isl.Map) -> bool:
+    """Whether recovering an instance from its schedule values takes a division."""
+    if row.is_empty() or not row.is_injective():
+        return False
+    found = []
+    isl.PwMultiAff.from_map(row.reverse()).foreach_piece(
+        lambda _, values: found.extend(values.get_at(k).dim(isl.dim_type.div) > 0
+                                       for k in range(values.dim(isl.dim_type.out))))
+    return any(found)
+
+
+def _flattened(stmt: Statement, program: Program) -> Statement:
+    space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
+    values = {id(var): value for var, value in stmt.derived}
+    derived = list(stmt.derived)
+    by_offset: dict[tuple[str, str], IterVar] = {}
+
+    def index_value(index) -> isl.PwAff:
+        return values[id(index)] if id(index) in values else space.pw_aff(index)
+
+    def flat(node):
+        if not isinstance(node, TensorRead) or node.flat:
+            return None
+        array = program.array_of(node.tensor)
+        shape = [_constant(extent) for extent in array.shape]
+        if None in shape or len(shape) < 2:
+            return None
+        try:
+            offset = space.constant(0)
+            for index, stride in zip(node.indices, _strides(shape)):
+                offset = offset.add(index_value(index).mul(space.constant(stride)))
+        except PolyoptError:  # not quasi-affine: keep the indices
+            return None
+        offset = offset.gist(stmt.domain).coalesce()
+        key = (array.name, str(offset))
+        if key not in by_offset:
+            var = IterVar(f"{array.name}.flat", Const(0, "int64", True),
+                          Const(math.prod(shape), "int64", True))
+            derived.append((var, offset))
+            by_offset[key] = var
+        return TensorRead(node.tensor, (by_offset[key],), node.weak, flat=True)
+
+    flat_target = flat(stmt.target)
+    target = stmt.target if flat_target is None else flat_target
+    value = transform(stmt.value, flat)
+    if len(derived) == len(stmt.derived):
+        return stmt
+    return dataclasses.replace(stmt, target=target, value=value, derived=tuple(derived))
+
+
+def _constant(extent) -> int | None:
+    return extent.value if isinstance(extent, Const) and isinstance(extent.value, int) else None
+
+
+def _strides(shape: list[int]) -> list[int]:
+    """Row-major strides in elements: [4, 6] -> [6, 1]."""
+    return [math.prod(shape[dim + 1:]) for dim in range(len(shape))]
