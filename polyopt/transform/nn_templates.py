@@ -198,12 +198,11 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
                     registers: int = 32, lanes: int = 16, channel_tile: int = 32,
                     channel_cols: int = 7, parallel: bool = True) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
-    rc, ry, rx``.  Narrow layers (output rows of fewer than ``lanes`` columns) and
-    strided ones with a kernel wider than 1x1 (the input row is not read contiguously)
+    rc, ry, rx``.  A 1x1 kernel is a matrix product over the output points
+    (:func:`conv2d_pointwise_template`).  Narrow layers (output rows of fewer than
+    ``lanes`` columns) and strided ones (the input row is not read contiguously)
     vectorize across output channels (:func:`conv2d_channel_template`); the others,
-    below, across the columns of an output row.  A strided 1x1 layer (a ResNet
-    downsample) first copies the input points it reads into a contiguous block
-    (returned as ``"packed"``), whose rows it then reads as vectors.
+    below, across the columns of an output row.
 
     Across columns: a register tile of ``tf`` output channels by ``ty`` output rows
     by ``tx`` output columns held in vector registers through the whole reduction:
@@ -244,8 +243,9 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
         _positive(value, what)
     channels, height, width = (_constant(d) for d in out.shape[1:])
     stride = _input_stride(out)
-    pointwise = all(_constant(r.hi) == 1 for r in out.op.reduce_axis[1:])
-    if width is not None and (width < lanes or (stride > 1 and not pointwise)):
+    if _is_pointwise(out) and None not in (height, width):
+        return conv2d_pointwise_template(s, out, lanes=lanes, parallel=parallel)
+    if width is not None and (width < lanes or stride > 1):
         return conv2d_channel_template(s, out, channel_tile=channel_tile, lanes=lanes,
                                        cols=channel_cols, parallel=parallel)
     # each checked step re-checks every marked loop so far: check the result once
@@ -276,7 +276,69 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
         fo, fi = stage.split(f, factor=tile_f, check=False)
         stage.reorder(n, fo, y, rc, ry, rx, fi, x, check=False)
         stage.vectorize(x, check=False)
-    packed = _pack_strided_input(s, out, stride, parallel) if stride > 1 and pointwise else None
+    if parallel:
+        stage.parallel(fo, check=False)
+    s.check()
+    return {axis.name: axis for axis in stage.axes}
+
+
+def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int = 8, vectors: int = 3,
+                              lanes: int = 16, parallel: bool = True) -> dict:
+    """A 1x1 convolution (``po.ops.conv2d_nchw`` with a 1x1 kernel, any stride) is a
+    matrix product ``out[f, p] = sum over rc of weight[f, rc] * input[rc, p]`` over the
+    output points ``p = y * width + x``: the output rows are fused into one loop, so a
+    vector spans rows (a 28-column row would fill 16 + 8 + 4 lanes; here 784 points are
+    49 full vectors).  A strided layer (a ResNet downsample) first copies the input
+    points it reads into a contiguous ``[c, p]`` block (``cache_read`` with a layout,
+    at ``n``: only the points read; returned as ``"packed"``).
+
+    Register tile: ``tile_f`` output channels (halved until it divides the channels) by
+    ``vectors`` vectors of ``lanes`` points (8 x 3 zmm accumulators by default, with 3
+    loads and 8 broadcasts per input channel), summed over all input channels.  Loops
+    ``n, f.outer, p.outer, rc, f.inner, p.vector, p.lane``, the last three unrolled,
+    unrolled and vectorized; the output-channel tiles run in parallel.  The fused loop
+    addresses memory by flat offsets (``A.flat[...]`` in the printed program), so the
+    division by the row width disappears.
+
+    >>> import polyopt as po
+    >>> X = po.placeholder((1, 8, 14, 14), name="X")
+    >>> W = po.placeholder((16, 8, 1, 1), name="W")
+    >>> Y = po.ops.conv2d_nchw(X, W, stride=2, name="Y")
+    >>> s = po.create_schedule(Y)
+    >>> loops = conv2d_pointwise_template(s, Y)
+    >>> [(a.name, a.kind) for a in s[Y].axes]  # doctest: +NORMALIZE_WHITESPACE
+    [('n', 'serial'), ('f.outer', 'parallel'), ('y.x.fused.outer', 'serial'),
+     ('rc', 'serial'), ('ry', 'serial'), ('rx', 'serial'), ('f.inner', 'unrolled'),
+     ('y.x.fused.inner.outer', 'unrolled'), ('y.x.fused.inner.inner', 'vectorized')]
+    """
+    for value, what in ((tile_f, "tile_f"), (vectors, "vectors"), (lanes, "lanes")):
+        _positive(value, what)
+    _check_conv(out, "conv2d_pointwise_template")
+    if not _is_pointwise(out):
+        raise InvalidArgumentError(
+            f"conv2d_pointwise_template needs a 1x1 kernel; '{out.name}' has a "
+            f"{out.op.reduce_axis[1].hi}x{out.op.reduce_axis[2].hi} one (use conv2d_template)")
+    channels, height, width = (_constant(d) for d in out.shape[1:])
+    if None in (height, width):
+        raise InvalidArgumentError(
+            f"conv2d_pointwise_template needs a constant output size; '{out.name}' is "
+            f"{out.shape[2]} x {out.shape[3]}")
+    _schedule_padding(s, out, parallel)
+    stage = s[out]
+    n, f, y, x = out.op.axis
+    rc, ry, rx = out.op.reduce_axis
+    while channels is not None and channels % tile_f and tile_f > 1:
+        tile_f //= 2
+    points = stage.fuse(y, x, check=False)
+    fo, fi = stage.split(f, factor=tile_f, check=False)
+    po_, pi = stage.split(points, factor=lanes * vectors, check=False)
+    pv, pl = stage.split(pi, factor=lanes, check=False)
+    stage.reorder(n, fo, po_, rc, ry, rx, fi, pv, pl, check=False)
+    stage.unroll(fi, check=False)
+    stage.unroll(pv, check=False)
+    stage.vectorize(pl, check=False)
+    stride = _input_stride(out)
+    packed = _pack_strided_input(s, out, stride, width, parallel) if stride > 1 else None
     if parallel:
         stage.parallel(fo, check=False)
     s.check()
@@ -284,14 +346,19 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
     return {**loops, "packed": packed} if packed is not None else loops
 
 
-def _pack_strided_input(s, out: Tensor, stride: int, parallel: bool) -> Tensor:
+def _is_pointwise(out: Tensor) -> bool:
+    """Whether the convolution's kernel is 1x1."""
+    return all(_constant(r.hi) == 1 for r in out.op.reduce_axis[1:])
+
+
+def _pack_strided_input(s, out: Tensor, stride: int, width: int, parallel: bool) -> Tensor:
     """A strided 1x1 convolution reads every ``stride``-th row and column of its input:
     copy those (``cache_read`` computed at ``n``, so only the points read) into a
-    contiguous ``[c, y, x]`` block, which the rows of the output then read as vectors."""
+    contiguous ``[c, p]`` block, ``p = y * width + x`` over the output points."""
     data, _ = _conv_operands(out)
     packed = s.cache_read(data.tensor, "global", [out], check=False, layout=(
-        f"{{ [n, c, h, w] -> [n, h mod {stride}, w mod {stride}, c, floor(h / {stride}), "
-        f"floor(w / {stride})] }}"))
+        f"{{ [n, c, h, w] -> [n, h mod {stride}, w mod {stride}, c, "
+        f"{width} * floor(h / {stride}) + floor(w / {stride})] }}"))
     s[packed].compute_at(s[out], out.op.axis[0], check=False)
     if parallel:
         s[packed].parallel(s[packed].axes[-3], check=False)  # the channels

@@ -42,17 +42,20 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 2, 4, 100, 3, 1, 1, 2, "tiled"),      # a wide row: tiles of 50 columns, unrolled
     (1, 2, 4, 67, 3, 1, 1, 2, "rows"),        # a prime width over 64: vectorized rows
     (1, 5, 7, 23, 3, 1, 1, 4, "rows"),        # nothing divides: vectorized rows
-    (1, 8, 16, 31, 1, 0, 2, 8, "tiled"),      # strided 1x1 (a downsample): input packed
-    (2, 3, 8, 40, 1, 0, 2, 4, "tiled"),       # strided 1x1, batch 2, width 20
-    (1, 5, 9, 33, 1, 0, 2, 4, "rows"),        # strided 1x1, 9 channels, width 17
-    (1, 4, 8, 50, 1, 0, 3, 4, "tiled"),       # stride 3 1x1, width 17
+    (1, 8, 16, 31, 1, 0, 2, 8, "pointwise"),  # strided 1x1 (a downsample): input packed
+    (2, 3, 8, 40, 1, 0, 2, 4, "pointwise"),   # strided 1x1, batch 2, width 20
+    (1, 5, 9, 33, 1, 0, 2, 4, "pointwise"),   # strided 1x1, 9 channels (tile 1), width 17
+    (1, 4, 8, 50, 1, 0, 3, 4, "pointwise"),   # stride 3 1x1, width 17
+    (1, 6, 24, 12, 1, 0, 1, 4, "pointwise"),  # 1x1, stride 1: no copy; 144 = 3 tiles
+    (1, 3, 10, 5, 1, 1, 1, 4, "pointwise"),   # 1x1 with padding: 49 points, one tile + 1
+    (1, 4, 8, 5, 1, 0, 2, 4, "pointwise"),    # 3 x 3 output: less than one vector
     (1, 4, 16, 7, 3, 1, 1, 8, "channels"),    # 7 x 7: vectorized across channels
     (1, 4, 8, 14, 3, 1, 1, 8, "channels"),    # 14 x 14, 8 channels in a 32-channel tile
     (2, 6, 10, 9, 3, 1, 2, 3, "channels"),    # stride 2, width 5, batch 2
-    (1, 8, 12, 14, 1, 0, 2, 8, "channels"),   # strided 1x1, 7 x 7
+    (1, 8, 12, 14, 1, 0, 2, 8, "pointwise"),  # strided 1x1, 7 x 7
     (1, 20, 20, 5, 3, 1, 1, 4, "channels"),   # 20 channels, 5 x 5 (no divisor of 32)
     (1, 20, 36, 5, 3, 1, 2, 4, "channels"),   # 36 channels (32 + 4), 5 x 5, stride 2
-    (1, 20, 20, 11, 1, 0, 2, 4, "channels"),  # 1x1 stride 2, width 6
+    (1, 20, 20, 11, 1, 0, 2, 4, "pointwise"),  # 1x1 stride 2, width 6
     (1, 3, 20, 13, 5, 2, 1, 4, "channels"),   # 5x5 kernel, prime width 13
 ])
 def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, path,
@@ -69,6 +72,10 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
         assert loops["rc"].kind == "serial"
     elif path == "rows":
         assert loops["x"].kind == "vectorized"
+    elif path == "pointwise":  # output points fused: vectors span rows
+        kinds = [a.kind for a in s[Y].axes][-3:]
+        assert kinds == ["unrolled", "unrolled", "vectorized"]
+        assert ("packed" in loops) == (stride > 1)
     else:
         kinds = [a.kind for a in s[loops["local"]].axes][-3:]
         assert kinds == ["unrolled", "unrolled", "vectorized"]

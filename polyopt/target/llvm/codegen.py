@@ -27,7 +27,8 @@ from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Run, linea
                           offset_in_loop, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
-from ...te.expr import Const, Expr, TensorRead, Var
+from ...te.expr import Const, Expr, IterVar, TensorRead, Var
+from ...te.tensor import walk
 from ...ast.tiles import can_widen, constant_trips, most_trips
 from ..accumulate import combination
 from .parallel import can_outline, emit_parallel_for
@@ -64,6 +65,7 @@ class FunctionEmitter:
         self.builder = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.values = ValueEmitter(self.builder, self.module, self._scalar, self._address)
         self.scalars: dict[object, ir.Value] = {}
+        self._used: dict[str, frozenset[int]] = {}
         for param, arg in zip(params, self.fn.args[len(arrays):]):
             arg.name = param.name
             self.scalars[param.name] = arg
@@ -376,10 +378,12 @@ class FunctionEmitter:
 
     def _run(self, run: Run) -> None:
         stmt = self.program.statement(run.stmt)
+        used = self._used_vars(stmt)
         bound = []
         for axis, arg in zip(stmt.index_vars, run.args):
-            self.scalars[id(axis)] = self._index(arg)
-            bound.append(axis)
+            if id(axis) in used:  # (a flat offset may replace the statement's own indices)
+                self.scalars[id(axis)] = self._index(arg)
+                bound.append(axis)
         self.values.reduction = combination(stmt)
         value = self.values.emit(stmt.value, stmt.target.dtype)
         address = self._address(stmt.target)
@@ -391,6 +395,14 @@ class FunctionEmitter:
         self.builder.store(value, address)
         for axis in bound:
             del self.scalars[id(axis)]
+
+    def _used_vars(self, stmt) -> frozenset[int]:
+        """The ids of the index variables ``stmt``'s target and value use."""
+        if stmt.name not in self._used:
+            self._used[stmt.name] = frozenset(
+                id(node) for root in (stmt.target, stmt.value) for node in walk(root)
+                if isinstance(node, IterVar))
+        return self._used[stmt.name]
 
     def _from_counter(self, expr: IndexExpr) -> ir.Value | None:
         """``var - start + c`` in a loop that counts from 0 (a full tile) as ``count + c``:
