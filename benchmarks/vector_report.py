@@ -19,17 +19,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests"), HERE]
 
 import polyopt as po  # noqa: E402
-from bench_stencil import diamond_tiled, time_tiled  # noqa: E402
+from bench_stencil import heat_diamond, heat_tiled, seidel_tiled  # noqa: E402
 from bench_suite import (chain_case, conv_case, layer_norm_case,  # noqa: E402
                          softmax_case)
 from polyopt.target.llvm.remarks import asks_for_vectors, loop_ids  # noqa: E402
-from testlib.kernels import heat_2d, seidel_2d  # noqa: E402
 
 
-def stencil(kernel, tiled, loop: str):
+def stencil(tiled, loop: str | None = None):
     def schedule():
         s = tiled()
-        s["S0"].vectorize(loop)
+        if loop is not None:
+            s["S0"].vectorize(loop)
         return s, None
     return schedule
 
@@ -54,13 +54,9 @@ def matmul(n: int):
 
 
 SCHEDULES = {
-    "seidel-2d time-tiled, t.inner vectorized": stencil(seidel_2d, lambda: time_tiled(
-        seidel_2d, [("t", "i", 1), ("t", "j", 2), ("i", "j", 1)], (32, 64, 256), "ijt",
-        False), "t.inner"),
-    "heat-2D time-tiled, j.inner vectorized": stencil(heat_2d, lambda: time_tiled(
-        heat_2d, [("t", "i", 1), ("t", "j", 1)], (32, 128, 2048), "tij", False), "j.inner"),
-    "heat-2D diamond-tiled, j.inner vectorized": stencil(heat_2d, lambda: diamond_tiled(
-        heat_2d, 64, 512), "j.inner"),
+    "seidel-2d time-tiled, t.inner vectorized": stencil(lambda: seidel_tiled(False, True)),
+    "heat-2D time-tiled, j.inner vectorized": stencil(lambda: heat_tiled(False, True)),
+    "heat-2D diamond-tiled, j.inner vectorized": stencil(heat_diamond, "j.inner"),
     "matmul 512 template": matmul(512),
     "conv2d 3x3 template": template(conv_case(64, 64, 56, 3, 1, 1)),
     "conv2d 3x3 7x7 template": template(conv_case(512, 512, 7, 3, 1, 1)),

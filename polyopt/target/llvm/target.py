@@ -43,9 +43,10 @@ class LLVMTarget:
         kernel = LLVMKernel(func, engine, address, ir_text, optimized)
         if kernel.scalar_loops:
             warnings.warn(f"{func.name}: LLVM did not vectorize the loop(s) marked vectorized "
-                          f"{', '.join(kernel.scalar_loops)} (they run scalar, with the same "
-                          "results); f.optimized_ir shows the code", PolyoptWarning,
-                          stacklevel=3)
+                          f"{', '.join(kernel.scalar_loops)}; they run scalar, with the same "
+                          "results (LLVM vectorizes innermost loops only, and without "
+                          "llvm.loop.parallel_accesses only those it proves independent; "
+                          "f.optimized_ir shows the code)", PolyoptWarning, stacklevel=3)
         return kernel
 
 
