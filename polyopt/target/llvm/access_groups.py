@@ -12,6 +12,11 @@ is the whole guarantee LLVM's annotation asks for: no memory dependence carried 
 loop, at any distance.  A reduction along the loop (its accumulator written in every
 iteration) fails the test and keeps LLVM's own analysis, which recognizes reductions.
 
+The schedule's own check of ``vectorize`` (``transform.check.check_loop_carries_nothing``:
+no dependence carried at any distance, and no race) proves the same before storage
+contraction; the test is repeated on what is emitted because templates mark loops with
+``check=False`` and contraction may make every iteration use one buffer.
+
 LLVM calls a loop parallel only when every instruction in it that touches memory is
 in one of its groups, so an untagged access (e.g. a call in the loop) just falls back
 to LLVM's analysis.

@@ -43,6 +43,7 @@ def loop_ids(ir_text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def asks_for_vectors(properties: tuple[str, ...]) -> bool:
+    """Whether a loop ID with ``properties`` (see :func:`loop_ids`) asks for vectors."""
     return any(map(_ASKS.match, properties))
 
 
