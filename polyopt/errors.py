@@ -73,3 +73,8 @@ class MissingBackendError(BackendError):
 
 class InternalError(PolyoptError):
     """A bug in polyopt itself: please report it with the program that triggered it."""
+
+
+class PolyoptWarning(UserWarning):
+    """Something polyopt was asked for did not happen, though the result is correct
+    (e.g. LLVM left a loop marked vectorized scalar)."""

@@ -31,6 +31,7 @@ from ...te.expr import Const, Expr, IterVar, TensorRead, Var
 from ...te.tensor import walk
 from ...ast.tiles import can_widen, constant_trips, most_trips
 from ..accumulate import combination
+from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .parallel import can_outline, emit_parallel_for
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
@@ -56,6 +57,8 @@ class FunctionEmitter:
         self.in_parallel = False
         self.guard = None  # in a widened loop: (its variable, how many iterations are real)
         self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
+        self.access_groups: list = []  # of the enclosing loops with independent iterations
+        self.independent: dict = {}  # see has_independent_iterations
         self.program = func.program
         self.module = ir.Module(name=func.name)
         arrays, params = func.arrays, self.program.params
@@ -64,6 +67,7 @@ class FunctionEmitter:
         self.fn = ir.Function(self.module, fn_type, name=func.name)
         self.builder = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.values = ValueEmitter(self.builder, self.module, self._scalar, self._address)
+        self.values.tag = self._tag
         self.scalars: dict[object, ir.Value] = {}
         self._used: dict[str, frozenset[int]] = {}
         for param, arg in zip(params, self.fn.args[len(arrays):]):
@@ -84,6 +88,12 @@ class FunctionEmitter:
             return self.scalars[key]
         except KeyError:
             raise InternalError(f"'{expr}' has no value in generated code") from None
+
+    def _tag(self, access: ir.Instruction) -> None:
+        """Put a load or store into the access groups of the enclosing loops; not in a
+        widened loop, whose extra iterations the dependence test does not cover."""
+        if self.guard is None:
+            tag(access, self.access_groups, self.module)
 
     def _address(self, read: TensorRead) -> ir.Value:
         array = self.program.array_of(read.tensor)
@@ -327,36 +337,58 @@ class FunctionEmitter:
                        flags=("nsw",), name=loop.var)
             self.scalars[loop.var] = iv
             self.counters[loop.var] = (counter, linear_form(loop.init), loop.step)
+        group = self._access_group(loop)
+        if group is not None:
+            self.access_groups.append(group)
         self._node(loop.body)
+        if group is not None:
+            self.access_groups.pop()
         self.counters.pop(loop.var, None)
         step = b.add(counter, ir.Constant(I64, 1 if trips is not None else loop.step),
                      flags=("nsw",))
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
-        if loop.kind == "vectorized" and trips is None:
-            # a partial tile: masked vector operations instead of a scalar remainder
-            latch.set_metadata("llvm.loop", self._loop_metadata(
-                (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)))
-        elif loop.kind in LOOP_HINTS:
-            latch.set_metadata("llvm.loop", self._loop_metadata((LOOP_HINTS[loop.kind], 1)))
-        elif loop.kind in ("serial", "parallel") and _has_vectorized_loop(loop.body):
-            # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
-            # loop instead (e.g. a reduction loop around a register tile, or the
-            # parallel loop around a short vectorized one, with gathers)
-            latch.set_metadata("llvm.loop", self._loop_metadata(
-                ("llvm.loop.vectorize.enable", 0)))
+        hints = self._loop_hints(loop, partial=trips is None)
+        if hints:
+            extra = () if group is None else (parallel_accesses(self.module, group),)
+            latch.set_metadata("llvm.loop", self._loop_metadata(loop, hints, extra))
         b.position_at_end(exit_block)
         del self.scalars[loop.var]
 
-    def _loop_metadata(self, *hints: tuple[str, int]):
-        """A distinct ``!llvm.loop`` node with hints ``(name, 0 or 1)`` (vectorize, fully
-        unroll, do not vectorize...)."""
+    def _access_group(self, loop: For):
+        """A new access group for a vectorized loop (not widened) whose iterations are
+        independent (see :mod:`.access_groups`); None otherwise."""
+        if loop.kind != "vectorized" or self.guard is not None or \
+                not has_independent_iterations(self.program, loop, self.independent):
+            return None
+        return access_group(self.module)
+
+    @staticmethod
+    def _loop_hints(loop: For, partial: bool) -> tuple[tuple[str, int], ...]:
+        """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID)."""
+        if loop.kind == "vectorized" and partial:
+            # a partial tile: masked vector operations instead of a scalar remainder
+            return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
+        if loop.kind in LOOP_HINTS:
+            return ((LOOP_HINTS[loop.kind], 1),)
+        if loop.kind in ("serial", "parallel") and _has_vectorized_loop(loop.body):
+            # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
+            # loop instead (e.g. a reduction loop around a register tile, or the
+            # parallel loop around a short vectorized one, with gathers)
+            return (("llvm.loop.vectorize.enable", 0),)
+        return ()
+
+    def _loop_metadata(self, loop: For, hints, extra=()):
+        """A distinct ``!llvm.loop`` node with ``hints`` (vectorize, fully unroll, do not
+        vectorize...), ``extra`` properties (parallel accesses) and a marker naming the
+        loop (see :mod:`.remarks`)."""
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
         nodes = [m.add_metadata([ir.MetaDataString(m, name), ir.Constant(I1, value)])
-                 for name, value in hints]
+                 for name, value in hints] + list(extra)
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
-                                 ir.Constant(ir.IntType(32), self._loop_ids)])
+                                 ir.Constant(ir.IntType(32), self._loop_ids),
+                                 ir.MetaDataString(m, loop.var)])
         node = m.add_metadata(nodes + [unique])
         node.operands = (node,) + tuple(node.operands)  # loop IDs refer to themselves
         return node
@@ -392,7 +424,7 @@ class FunctionEmitter:
             var, count = self.guard
             real = self.builder.icmp_signed("<", self.counters[var][0], count)
             value = self.builder.select(real, value, old)
-        self.builder.store(value, address)
+        self._tag(self.builder.store(value, address))
         for axis in bound:
             del self.scalars[id(axis)]
 

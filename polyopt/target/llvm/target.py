@@ -11,12 +11,14 @@ array([0., 2., 4.], dtype=float32)
 from __future__ import annotations
 
 import ctypes
+import warnings
 
-from ...errors import BackendError, InvalidArgumentError
+from ...errors import BackendError, InvalidArgumentError, PolyoptWarning
 from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
 from .jit import assembly, jit, optimize
 from .parallel import load_openmp
+from .remarks import loops_asking_for_vectors
 from .vecmath import with_vector_math
 
 
@@ -38,7 +40,14 @@ class LLVMTarget:
         module = optimize(with_vector_math(ir_text))
         optimized = str(module)
         engine, address = jit(module, func.name)
-        return LLVMKernel(func, engine, address, ir_text, optimized)
+        kernel = LLVMKernel(func, engine, address, ir_text, optimized)
+        if kernel.scalar_loops:
+            warnings.warn(f"{func.name}: LLVM did not vectorize the loop(s) marked vectorized "
+                          f"{', '.join(kernel.scalar_loops)}; they run scalar, with the same "
+                          "results (LLVM vectorizes innermost loops only, and without "
+                          "llvm.loop.parallel_accesses only those it proves independent; "
+                          "f.optimized_ir shows the code)", PolyoptWarning, stacklevel=3)
+        return kernel
 
 
 class LLVMKernel:
@@ -46,6 +55,8 @@ class LLVMKernel:
 
     ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after O3 and
     ``f.assembly`` the machine code; ``f.source`` is the loop program.
+    ``f.scalar_loops`` names the loops marked vectorized that LLVM left scalar (see
+    :mod:`.remarks`).
     """
 
     def __init__(self, func, engine, address: int, ir_text: str, optimized: str):
@@ -57,6 +68,7 @@ class LLVMKernel:
         self._cfunc = prototype(address)
         self.llvm_ir = ir_text
         self.optimized_ir = optimized
+        self.scalar_loops = loops_asking_for_vectors(optimized)
         self._params = tuple(p.name for p in func.program.params)
         self._fixed = fixed_binder(func)
 

@@ -56,6 +56,7 @@ class ValueEmitter:
         self.index = index      # integer index expressions -> i64
         self.address = address  # tensor reads -> element pointer
         self.reduction = None   # the node combining an accumulation (may be reassociated)
+        self.tag: Callable[[ir.Instruction], None] = lambda load: None  # e.g. access groups
 
     def emit(self, expr: Expr, dtype: str) -> ir.Value:
         """The value of ``expr`` converted to ``dtype``."""
@@ -68,7 +69,9 @@ class ValueEmitter:
         if isinstance(expr, (IterVar, Var)):
             return self.index(expr)
         if isinstance(expr, TensorRead):
-            return self.b.load(self.address(expr), typ=llvm_type(expr.dtype))
+            load = self.b.load(self.address(expr), typ=llvm_type(expr.dtype))
+            self.tag(load)
+            return load
         if isinstance(expr, BinOp):
             return self._binop(expr)
         if isinstance(expr, Compare):
