@@ -117,12 +117,12 @@ def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
     return True
 
 
+_RANGES = IdentityMemo()  # the schedule rows' ranges (rows come memoized: schedule_of)
+
+
 def _constant_at(row: isl.Map, dim: int) -> int | None:
     fixed = _RANGES.get((row,), row.range).plain_get_val_if_fixed(isl.dim_type.set, dim)
     return None if fixed.is_nan() else fixed.to_python()
-
-
-_RANGES = IdentityMemo()  # the schedule rows' ranges (rows come memoized: schedule_of)
 
 
 def other_iteration(space: isl.Space, dim: int) -> isl.Map:
