@@ -10,6 +10,9 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 from .lower import lower
 from .target.base import get_target
 
@@ -20,10 +23,26 @@ def build(schedule, args=None, *, target: str = "llvm", name: str | None = None,
     """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``
     (by default, for a ``po.kernel`` schedule, the kernel's parameters in order)."""
     backend = get_target(target)
-    func = lower(schedule, args, name=name, skip=backend.skipped_passes)
-    key = (target, str(func), str(func.program.schedule), tuple(sorted(options.items())))
-    kernel = _CACHE.get(key)
-    if kernel is None:
-        kernel = backend.build(func, **options)
-        _CACHE[key] = kernel
+    with _collector_paused():
+        func = lower(schedule, args, name=name, skip=backend.skipped_passes)
+        key = (target, str(func), str(func.program.schedule), tuple(sorted(options.items())))
+        kernel = _CACHE.get(key)
+        if kernel is None:
+            kernel = backend.build(func, **options)
+            _CACHE[key] = kernel
     return kernel
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while a kernel is built: code generation
+    allocates tens of thousands of IR objects that all stay alive until the end, and
+    each collection they trigger walks every object of the process (a heavily
+    unrolled kernel spent more time there than building its IR)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

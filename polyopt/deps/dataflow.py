@@ -102,19 +102,22 @@ class Dependences:
 def compute_dependences(program: Program) -> Dependences:
     """Flow, anti and output dependences of ``program`` under its current schedule."""
     items: list[Dependence] = []
+    # the flat schedule map: isl's dataflow on it gives the same relations as on the
+    # schedule tree, about twice as fast on our single-band schedules
+    schedule = program.schedule.get_map()
     for array in program.arrays:
         reads = program.accesses(AccessKind.READ, array.name)
         writes = program.accesses(AccessKind.WRITE, array.name)
         if writes.is_empty():
             continue
         flow = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
-                .set_schedule(program.schedule).compute_flow())
+                .set_schedule_map(schedule).compute_flow())
         items += _split("flow", array.name, flow.get_full_must_dependence())
         anti = (isl.UnionAccessInfo.from_sink(writes).set_may_source(reads).set_kill(writes)
-                .set_schedule(program.schedule).compute_flow())
+                .set_schedule_map(schedule).compute_flow())
         items += _split("anti", array.name, anti.get_full_may_dependence())
         output = (isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
-                  .set_schedule(program.schedule).compute_flow())
+                  .set_schedule_map(schedule).compute_flow())
         items += _split("output", array.name, output.get_full_must_dependence())
     return Dependences(tuple(items))
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from ..domain.memo import IdentityMemo
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
 from .dataflow import Dependence, Dependences
@@ -116,8 +117,11 @@ def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
     return True
 
 
+_RANGES = IdentityMemo()  # the schedule rows' ranges (rows come memoized: schedule_of)
+
+
 def _constant_at(row: isl.Map, dim: int) -> int | None:
-    fixed = row.range().plain_get_val_if_fixed(isl.dim_type.set, dim)
+    fixed = _RANGES.get((row,), row.range).plain_get_val_if_fixed(isl.dim_type.set, dim)
     return None if fixed.is_nan() else fixed.to_python()
 
 

@@ -22,6 +22,7 @@ import islpy as isl
 from ..errors import InvalidArgumentError
 from ..te.expr import Expr, IterVar, TensorRead, Var
 from ..te.tensor import Tensor
+from .memo import IdentityMemo
 from .schedule import Axis, Stage, build_schedule
 
 
@@ -147,8 +148,12 @@ class Program:
 
     def schedule_of(self, stmt: str) -> isl.Map:
         """The schedule row of one statement, on its domain."""
-        row = _rows(self.schedule).get(stmt)
         domain = self.statement(stmt).domain
+        return _SCHEDULE_ROWS.get((self.schedule, stmt, domain),
+                                  lambda: self._schedule_row(stmt, domain))
+
+    def _schedule_row(self, stmt: str, domain: isl.Set) -> isl.Map:
+        row = _rows(self.schedule).get(stmt)
         if row is None:  # no instance: an empty map of the right spaces
             width = max((m.dim(isl.dim_type.out) for m in _rows(self.schedule).values()),
                         default=0)
@@ -211,18 +216,17 @@ class Program:
         return result
 
 
-_ROW_CACHE: dict[int, tuple[isl.Schedule, dict[str, isl.Map]]] = {}
+_ROWS = IdentityMemo(size=64)
+_SCHEDULE_ROWS = IdentityMemo()
 
 
 def _rows(schedule: isl.Schedule) -> dict[str, isl.Map]:
     """Each statement's row of ``schedule`` (flattened once per schedule object)."""
-    cached = _ROW_CACHE.get(id(schedule))
-    if cached is not None and cached[0] is schedule:
-        return cached[1]
+    return _ROWS.get((schedule,), lambda: _split_rows(schedule))
+
+
+def _split_rows(schedule: isl.Schedule) -> dict[str, isl.Map]:
     rows: dict[str, isl.Map] = {}
     schedule.get_map().foreach_map(
         lambda m: rows.__setitem__(m.get_tuple_name(isl.dim_type.in_), m))
-    if len(_ROW_CACHE) >= 64:
-        _ROW_CACHE.pop(next(iter(_ROW_CACHE)))
-    _ROW_CACHE[id(schedule)] = (schedule, rows)  # holding the schedule keeps its id unique
     return rows

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ..errors import ScheduleError
+from .memo import IdentityMemo
 
 BIND_TAGS = tuple(f"{unit}.{d}" for unit in ("blockIdx", "threadIdx") for d in "xyz")
 KINDS = ("serial", "parallel", "vectorized", "unrolled") + BIND_TAGS
@@ -192,6 +193,14 @@ def _values_for(stage: Stage, main, stmt, is_init: bool):
     does not enumerate reduce loops)."""
     if not is_init:
         return [a.value for a in stage.axes], list(stage.axes)
+    values = _INIT_VALUES.get((main.domain, stmt.domain, stage.reduce_dims,
+                               *(a.value for a in stage.axes)),
+                              lambda: _init_values(stage, main, stmt))
+    return list(values), list(stage.axes)
+
+
+def _init_values(stage: Stage, main, stmt) -> tuple:
+    """The axes of ``stage`` as functions of its init statement's instance."""
     space = main.domain.get_space()
     init_space = stmt.domain.get_space()
     local = isl.LocalSpace.from_space(init_space)
@@ -211,14 +220,8 @@ def _values_for(stage: Stage, main, stmt, is_init: bool):
     for aff in pieces:
         aff_list = aff_list.add(aff)
     embed = isl.MultiAff.from_aff_list(target, aff_list)
-    values, axes = [], []
-    for axis in stage.axes:
-        if stage.involves_reduce(axis):
-            values.append(None)
-        else:
-            values.append(axis.value.pullback_multi_aff(embed))
-        axes.append(axis)
-    return values, axes
+    return tuple(None if stage.involves_reduce(axis) else axis.value.pullback_multi_aff(embed)
+                 for axis in stage.axes)
 
 
 def _entry_axes(entries: list, values: list, axes: list) -> list:
@@ -233,7 +236,12 @@ def _entry_axes(entries: list, values: list, axes: list) -> list:
 
 
 def _row_map(domain: isl.Set, entries: list) -> isl.Map:
-    """The row as a map on the whole statement space (so empty domains keep their space)."""
+    """The row as a map on the whole statement space (so empty domains keep their space).
+    A primitive changes one stage: the other rows come again from the same objects."""
+    return _ROW_MAPS.get((domain, *entries), lambda: _build_row_map(domain, entries))
+
+
+def _build_row_map(domain: isl.Set, entries: list) -> isl.Map:
     local = isl.LocalSpace.from_space(domain.get_space())
     relation = isl.Map.from_domain(isl.Set.universe(domain.get_space()))
     for entry in entries:
@@ -242,6 +250,10 @@ def _row_map(domain: isl.Set, entries: list) -> isl.Map:
                 isl.Val(entry)))
         relation = relation.flat_range_product(isl.Map.from_pw_aff(entry))
     return relation.coalesce()
+
+
+_ROW_MAPS = IdentityMemo()
+_INIT_VALUES = IdentityMemo()
 
 
 def check_axis_kind(kind: str) -> str:
