@@ -1,6 +1,8 @@
 """LLVM code for loop kinds: unrolled loops are copied, full tiles have no guards and
 constant trip counts, loops around a vectorized loop are not vectorized."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,38 @@ def test_a_parallel_loop_inside_a_full_tile_loop():
     assert "for (i = 4 * i_outer; i <= 4 * i_outer + 3; i += 1)" in text  # a full tile
     f = po.build(s, [A, B, C], num_threads=2)
     assert_matmul_kernel(f, [(8, 32, 5)])
+
+
+def _loop_bodies(assembly: str) -> list[str]:
+    """The instructions of each innermost loop in the assembly: from a label to a jump
+    back to it, with no label between."""
+    bodies = []
+    for label in re.finditer(r"^(\.LBB\w+):$", assembly, re.M):
+        back = re.compile(rf"^\s+j\w+\s+{re.escape(label.group(1))}$", re.M)
+        jump = back.search(assembly, label.end())
+        if jump is not None and ".LBB" not in assembly[label.end():jump.start()]:
+            bodies.append(assembly[label.end():jump.start()])
+    return bodies
+
+
+@pytest.mark.parametrize("template", [False, True])
+def test_address_arithmetic_is_hoisted_out_of_the_inner_loops(template):
+    """Row offsets (``i * m`` with ``m`` a var) and tile bases are computed outside the
+    innermost loops: their bodies multiply no integers."""
+    n, m, k = po.var("n"), po.var("m"), po.var("k")
+    if template:
+        A, B = po.placeholder((n, k), name="A"), po.placeholder((k, m), name="B")
+        C = po.ops.matmul(A, B)
+        s = po.create_schedule(C)
+        po.templates.matmul_template(s, C)
+        args = [A, B, C]
+    else:
+        A = po.placeholder((n, m), name="A")
+        C = po.compute((n, m), lambda i, j: A[i, j] * 2.0 + 1.0, name="C")
+        s = po.create_schedule(C)
+        args = [A, C]
+    f = po.build(s, args)
+    vector_loops = [body for body in _loop_bodies(f.assembly) if "zmm" in body]
+    assert vector_loops, "no vectorized loop found"
+    for body in vector_loops:
+        assert "imul" not in body, body
