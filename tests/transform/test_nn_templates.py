@@ -54,6 +54,8 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 20, 36, 5, 3, 1, 2, 4, "channels"),   # 36 channels (32 + 4), 5 x 5, stride 2
     (1, 20, 20, 11, 1, 0, 2, 4, "channels"),  # 1x1 stride 2, width 6
     (1, 3, 20, 13, 5, 2, 1, 4, "channels"),   # 5x5 kernel, prime width 13
+    (1, 72, 40, 7, 3, 1, 1, 4, "channels"),   # 72 input channels: 32 + 32 + 8 packed
+    (1, 64, 48, 14, 3, 1, 1, 4, "channels"),  # 64 = 2 x 32 input channels, 14 x 14
 ])
 def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, path,
                          capfd):
@@ -70,8 +72,8 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
     elif path == "rows":
         assert loops["x"].kind == "vectorized"
     else:
-        kinds = [a.kind for a in s[loops["local"]].axes][-3:]
-        assert kinds == ["unrolled", "unrolled", "vectorized"]
+        kinds = [a.kind for a in s[loops["local"]].axes][-2:]
+        assert kinds == ["unrolled", "vectorized"]
     _check_conv_kernel(po.build(s, [X, W, Y], num_threads=threads), (batch, c, size, size),
                        (f, c, kernel, kernel), padding, stride,
                        parallel=path != "channels" or f > 32)
