@@ -339,7 +339,7 @@ def _input_stride(out: Tensor) -> int:
 
 
 def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: int = 16,
-                            cols: int = 7, reduce_tile: int = 32, copy_group: int = 4,
+                            cols: int = 7, reduce_tile: int = 32,
                             parallel: bool = True) -> dict:
     """Direct NCHW convolution vectorized across output channels, for layers whose rows
     are too narrow (7 or 14 columns) or too strided (a stride-2 1x1 downsample) to fill
@@ -359,12 +359,10 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
       so a weight vector is ``channel_tile / 16`` contiguous loads.  A packed piece
       (32 x 32 x 3 x 3 floats, 36 KB) stays in L1 while every row of the block reads
       it; packing the whole block first (590 KB for 512 input channels) wrote it to L2
-      and read it back from there.  The copy runs over ``rc, f.outer, ry, rx,
-      f.inner`` with ``copy_group`` channels unrolled inside: scalar moves, each
-      channel's kernel read contiguously; with the channels innermost in a loop, LLVM
-      vectorizes that loop with 8-lane gathers, which are slower than the moves.  A
-      512-channel 3 x 3 layer packs 9.4 MB per call, so the packing costs about as
-      much as a third of the arithmetic.
+      and read it back from there.  The copy runs over ``rc, f, ry, rx`` (``ry, rx``
+      unrolled): scalar moves, each channel's kernel read contiguously (gathering 16
+      weights per vector is slower).  A 512-channel 3 x 3 layer packs 9.4 MB per call,
+      so the packing still costs about a third as much as the arithmetic.
 
     Returns ``out``'s loops by name with ``"local"`` (the sums) and ``"packed"`` (the
     packed weights).
@@ -380,7 +378,7 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
      ('rx', 'serial'), ('x', 'unrolled'), ('f', 'vectorized')]
     """
     for value, what in ((channel_tile, "channel_tile"), (lanes, "lanes"), (cols, "cols"),
-                        (reduce_tile, "reduce_tile"), (copy_group, "copy_group")):
+                        (reduce_tile, "reduce_tile")):
         _positive(value, what)
     _check_conv(out, "conv2d_channel_template")
     channels, width = _constant(out.shape[1]), _constant(out.shape[-1])
@@ -403,7 +401,7 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
     s[local].compute_at(stage, fo, check=False)
     rc_outer = _channel_register_tile(s, local, _largest_divisor(width, cols), reduce_tile)
     s[packed].compute_at(s[local], rc_outer, check=False)
-    _copy_by_kernel(s, packed, copy_group)
+    _copy_by_kernel(s, packed)
     if parallel:
         stage.parallel(fo, check=False)
     s.check()
@@ -429,12 +427,12 @@ def _channel_register_tile(s, local: Tensor, tx: int, reduce_tile: int):
     return rco
 
 
-def _copy_by_kernel(s, packed: Tensor, group: int) -> None:
-    """The weight copy over ``rc, f.outer, ry, rx, f.inner`` (``group`` channels,
-    unrolled with ``ry, rx``): each channel's kernel read contiguously, scalar moves."""
+def _copy_by_kernel(s, packed: Tensor) -> None:
+    """The weight copy over ``rc, f, ry, rx``, ``ry, rx`` unrolled: each channel's
+    kernel read contiguously, 9 scalar moves per channel (LLVM does not vectorize a loop
+    around unrolled ones)."""
     stage = s[packed]
     pf, pc, py, px = stage.axes[-4:]
-    pfo, pfi = stage.split(pf, factor=group, check=False)
-    stage.reorder(pc, pfo, py, px, pfi, check=False)
-    for loop in (py, px, pfi):
-        stage.unroll(loop, check=False)
+    stage.reorder(pc, pf, py, px, check=False)
+    stage.unroll(py, check=False)
+    stage.unroll(px, check=False)
