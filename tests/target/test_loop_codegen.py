@@ -1,5 +1,6 @@
 """LLVM code for loop kinds: unrolled loops are copied, full tiles have no guards and
-constant trip counts, loops around a vectorized loop are not vectorized."""
+constant trip counts, loops around a vectorized or an unrolled loop are not
+vectorized."""
 
 import re
 
@@ -55,6 +56,24 @@ def test_loops_around_a_vectorized_loop_are_not_vectorized_by_llvm():
     f = po.build(s, [A, B])
     assert '!"llvm.loop.vectorize.enable", i1 0' in f.llvm_ir
     assert '!"llvm.loop.vectorize.enable", i1 1' in f.llvm_ir
+
+
+def test_loops_around_unrolled_loops_are_not_vectorized_by_llvm():
+    """A transposing copy over ``c, f, r`` with ``r`` unrolled: the schedule asks for
+    scalar moves, LLVM would vectorize the ``f`` loop with gathers."""
+    W = po.placeholder((32, 64, 9), name="W")
+    P = po.compute((64, 9, 32), lambda c, r, f: W[f, c, r], name="P")
+    s = po.create_schedule(P)
+    c, r, f = P.op.axis
+    s[P].reorder(c, f, r)
+    s[P].unroll(r)
+    f_ = po.build(s, [W, P])
+    assert "gather" not in f_.assembly
+    assert '!"llvm.loop.vectorize.enable", i1 0' in f_.llvm_ir
+    w = irand(32, 64, 9)
+    p = np.full((64, 9, 32), np.nan, np.float32)
+    f_(w, p)
+    np.testing.assert_array_equal(p, w.transpose(1, 2, 0))
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.transform.nn_templates import producers
+from polyopt.transform.nn_templates import conv2d_channel_template, producers
 
 THREADS = [1, 2]
 PACKED = re.compile(r"\bv(?:fmadd\w*|add|mul|sub|div|max|min)ps\b[^\n]*%[xyz]mm")
@@ -57,6 +57,8 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 20, 36, 5, 3, 1, 2, 4, "channels"),   # 36 channels (32 + 4), 5 x 5, stride 2
     (1, 20, 20, 11, 1, 0, 2, 4, "pointwise"),  # 1x1 stride 2, width 6
     (1, 3, 20, 13, 5, 2, 1, 4, "channels"),   # 5x5 kernel, prime width 13
+    (1, 72, 40, 7, 3, 1, 1, 4, "channels"),   # 72 input channels: 32 + 32 + 8 packed
+    (1, 64, 48, 14, 3, 1, 1, 4, "channels"),  # 64 = 2 x 32 input channels, 14 x 14
 ])
 def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, tile_f, path,
                          capfd):
@@ -77,8 +79,8 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
         assert kinds == ["unrolled", "unrolled", "vectorized"]
         assert ("packed" in loops) == (stride > 1)
     else:
-        kinds = [a.kind for a in s[loops["local"]].axes][-3:]
-        assert kinds == ["unrolled", "unrolled", "vectorized"]
+        kinds = [a.kind for a in s[loops["local"]].axes][-2:]
+        assert kinds == ["unrolled", "vectorized"]
     _check_conv_kernel(po.build(s, [X, W, Y], num_threads=threads), (batch, c, size, size),
                        (f, c, kernel, kernel), padding, stride,
                        parallel=path != "channels" or f > 32)
@@ -112,6 +114,25 @@ def test_conv2d_template_resnet_narrow_layers(threads, c, f, size, kernel, paddi
     assert "packed" in loops
     _check_conv_kernel(po.build(s, [X, W, Y], num_threads=threads), (1, c, size, size),
                        (f, c, kernel, kernel), padding, stride)
+
+
+def test_conv2d_channel_template_packs_the_weights_per_reduce_tile():
+    """The sums of a 32-channel block are one buffer over all rows and columns; the
+    weights are packed 32 input channels at a time, by scalar moves (no gathers)."""
+    X = po.placeholder((1, 72, 7, 7), name="X")
+    W = po.placeholder((64, 72, 3, 3), name="W")
+    Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
+    s = po.create_schedule(Y)
+    loops = conv2d_channel_template(s, Y, reduce_tile=32)
+    text = str(po.lower(s, [X, W, Y]))
+    assert "float32 W_global[1][32][3][3][32];" in text
+    assert "float32 Y_local[1][7][7][32];" in text
+    assert [a.name for a in s[loops["local"]].axes][-7:] == [
+        "rc.outer", "y", "rc.inner", "ry", "rx", "x", "f"]
+    assert [a.kind for a in s[loops["packed"]].axes][-2:] == ["unrolled", "unrolled"]
+    f_ = po.build(s, [X, W, Y])
+    assert "vgatherqps" not in f_.assembly
+    _check_conv_kernel(f_, (1, 72, 7, 7), (64, 72, 3, 3), 1, 1)
 
 
 def test_conv2d_template_refuses_other_computes():

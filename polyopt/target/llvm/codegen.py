@@ -37,6 +37,9 @@ from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
 LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
+# loops whose code the schedule decided (SIMD here, straight-line scalar code there):
+# LLVM must not vectorize a loop around them
+SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
 UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
 STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
 HUGE_PAGE = 2 << 20
@@ -371,10 +374,11 @@ class FunctionEmitter:
             return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
         if loop.kind in LOOP_HINTS:
             return ((LOOP_HINTS[loop.kind], 1),)
-        if loop.kind in ("serial", "parallel") and _has_vectorized_loop(loop.body):
+        if loop.kind in ("serial", "parallel") and _has_loop(loop.body, SCHEDULED_CODE):
             # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
-            # loop instead (e.g. a reduction loop around a register tile, or the
-            # parallel loop around a short vectorized one, with gathers)
+            # loop instead (e.g. a reduction loop around a register tile, the parallel
+            # loop around a short vectorized one, or a copy loop around unrolled scalar
+            # moves), which it does with gathers
             return (("llvm.loop.vectorize.enable", 0),)
         return ()
 
@@ -485,14 +489,15 @@ class FunctionEmitter:
         raise InternalError(f"unsupported AST operation '{op}'")
 
 
-def _has_vectorized_loop(node: Node) -> bool:
+def _has_loop(node: Node, kinds: frozenset[str]) -> bool:
+    """Whether ``node`` holds a loop of one of ``kinds``."""
     if isinstance(node, For):
-        return node.kind == "vectorized" or _has_vectorized_loop(node.body)
+        return node.kind in kinds or _has_loop(node.body, kinds)
     if isinstance(node, Block):
-        return any(_has_vectorized_loop(item) for item in node.items)
+        return any(_has_loop(item, kinds) for item in node.items)
     if isinstance(node, If):
-        return _has_vectorized_loop(node.then) or (
-            node.otherwise is not None and _has_vectorized_loop(node.otherwise))
+        return _has_loop(node.then, kinds) or (
+            node.otherwise is not None and _has_loop(node.otherwise, kinds))
     return False
 
 
