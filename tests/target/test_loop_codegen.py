@@ -154,3 +154,46 @@ def test_address_arithmetic_is_hoisted_out_of_the_inner_loops(template):
     assert vector_loops, "no vectorized loop found"
     for body in vector_loops:
         assert "imul" not in body, body
+
+
+def test_unrolled_recurrence_reads_what_the_previous_copy_stored():
+    """In one block, a load after a store to another element of the same array reads
+    memory again (an address it cannot tell apart may be the same element)."""
+    @po.kernel
+    def prefix(A: po.f32[12], B: po.f32[12]):
+        for i in range(1, 12):
+            A[i] = A[i - 1] * 2.0 + B[i]
+            B[i] = A[i] + B[i - 1]
+
+    s = po.create_schedule(prefix)
+    s["S0"].unroll("i")
+    s["S1"].unroll("i")
+    f = po.build(s)
+    a = np.arange(12, dtype=np.float32)
+    b = np.linspace(1, 2, 12, dtype=np.float32)
+    ea, eb = a.copy(), b.copy()
+    for i in range(1, 12):
+        ea[i] = ea[i - 1] * 2 + eb[i]
+        eb[i] = ea[i] + eb[i - 1]
+    f(a, b)
+    np.testing.assert_allclose(a, ea, rtol=1e-6)
+    np.testing.assert_allclose(b, eb, rtol=1e-6)
+
+
+def test_repeated_reads_in_an_unrolled_body_are_loaded_once():
+    """A weight read by every unrolled copy of a row, and the accumulator an update
+    stores and reads again, are not loaded again (fewer instructions for LLVM)."""
+    A = po.placeholder((4, 16), name="A")
+    w = po.placeholder((4,), name="w")
+    k = po.reduce_axis((0, 4), name="k")
+    C = po.compute((16,), lambda j: po.sum(A[k, j] * w[k], axis=k), name="C")
+    s = po.create_schedule(C)
+    s[C].reorder(k, C.op.axis[0])
+    s[C].unroll(C.op.axis[0])
+    f = po.build(s, [A, w, C])
+    assert f.llvm_ir.count("load float") == 16 + 16 + 1  # A[k, j], C[j] once each, w[k]
+    rng = np.random.default_rng(0)
+    a, wv = rng.standard_normal((4, 16), dtype=np.float32), rng.standard_normal(4, dtype=np.float32)
+    c = np.zeros(16, np.float32)
+    f(a, wv, c)
+    np.testing.assert_allclose(c, wv @ a, rtol=1e-5, atol=1e-5)

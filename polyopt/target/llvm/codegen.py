@@ -21,9 +21,11 @@ True
 
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir
 
-from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Run, linear_form,
+from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run, linear_form,
                           offset_in_loop, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
@@ -71,8 +73,14 @@ class FunctionEmitter:
         self.builder = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.values = ValueEmitter(self.builder, self.module, self._scalar, self._address)
         self.values.tag = self._tag
+        self.values.read = self._read
+        self._known: dict[int, ir.Value] = {}  # see _read
+        self._known_in: tuple[int, dict[str, set[int]]] = (0, {})
         self.scalars: dict[object, ir.Value] = {}
         self._used: dict[str, frozenset[int]] = {}
+        self._addresses: dict[tuple, ir.Value] = {}  # see _address
+        self._leaves: dict[int, tuple] = {}          # see _value_key
+        self._indices: dict[tuple, ir.Value] = {}    # see _index
         for param, arg in zip(params, self.fn.args[len(arrays):]):
             arg.name = param.name
             self.scalars[param.name] = arg
@@ -98,7 +106,60 @@ class FunctionEmitter:
         if self.guard is None:
             tag(access, self.access_groups, self.module)
 
+    def _read(self, read: TensorRead) -> ir.Value:
+        """The element's value: the value last stored to or loaded from the same address
+        in this basic block, if no store to its array came between, else a load (LLVM
+        would find the same, at a price, in a body unrolled into thousands of loads)."""
+        address = self._address(read)
+        known = self._known_arrays()
+        array = self._array_name(read)
+        if id(address) in known.get(array, ()):
+            return self._known[id(address)]
+        value = self.values.load(read)
+        self._remember(array, address, value, known)
+        return value
+
+    def _store(self, target: TensorRead, value: ir.Value, address: ir.Value) -> None:
+        """Store ``value``; what was known of ``target``'s array is forgotten (another
+        address may be the same element), except this address."""
+        self._tag(self.builder.store(value, address))
+        known = self._known_arrays()
+        array = self._array_name(target)
+        known[array] = set()
+        self._remember(array, address, value, known)
+
+    def _array_name(self, read: TensorRead) -> str:
+        return self.program.array_of(read.tensor).name
+
+    def _known_arrays(self) -> dict[str, set[int]]:
+        """Per array, the addresses whose values are known in the current block."""
+        if self._known_in[0] != id(self.builder.block):
+            self._known_in = (id(self.builder.block), {})
+        return self._known_in[1]
+
+    def _remember(self, array: str, address: ir.Value, value: ir.Value, known: dict) -> None:
+        known.setdefault(array, set()).add(id(address))
+        self._known[id(address)] = value
+
     def _address(self, read: TensorRead) -> ir.Value:
+        """The element's pointer; computed once per basic block for the same indices of
+        the same values (the accumulator of an update, a weight read by every unrolled
+        copy of a row), which keeps heavily unrolled bodies small for LLVM."""
+        key = (id(self.builder.block), self._array_name(read), read.flat,
+               tuple(self._value_key(index) for index in read.indices))
+        if key not in self._addresses:
+            self._addresses[key] = self._new_address(read)
+        return self._addresses[key]
+
+    def _value_key(self, expr: Expr) -> tuple:
+        """``expr`` (by identity) with the values of the variables it reads."""
+        if id(expr) not in self._leaves:
+            self._leaves[id(expr)] = (expr, tuple(
+                n for n in walk(expr) if isinstance(n, (IterVar, Var))))
+        return (id(expr),) + tuple(_value_id(self._scalar(leaf))
+                                   for leaf in self._leaves[id(expr)][1])
+
+    def _new_address(self, read: TensorRead) -> ir.Value:
         array = self.program.array_of(read.tensor)
         offset = None
         strides = [None] if read.flat else self.strides[array.name]
@@ -252,6 +313,7 @@ class FunctionEmitter:
     def _for(self, loop: For) -> None:
         if loop.kind == "parallel" and not self.in_parallel:
             if emit_parallel_for(self, loop, self.num_threads):
+                self._known_in = (0, {})  # the threads wrote memory: nothing is known
                 return
         if loop.kind == "unrolled" and self._unrolled(loop):
             return
@@ -299,7 +361,11 @@ class FunctionEmitter:
         start = self._index(loop.init)
         b = self.builder
         for copy in range(trips):
-            iv = b.add(start, ir.Constant(I64, copy * loop.step), flags=("nsw",))
+            offset = copy * loop.step
+            iv = ir.Constant(I64, start.constant + offset) if isinstance(start, ir.Constant) \
+                else self._indices.setdefault(
+                    (id(b.block), _value_id(start), offset),
+                    b.add(start, ir.Constant(I64, offset), flags=("nsw",)))
             self.scalars[loop.var] = iv
             if guarded:
                 self._if(If(loop.cond, loop.body))
@@ -428,7 +494,7 @@ class FunctionEmitter:
             var, count = self.guard
             real = self.builder.icmp_signed("<", self.counters[var][0], count)
             value = self.builder.select(real, value, old)
-        self._tag(self.builder.store(value, address))
+        self._store(stmt.target, value, address)
         for axis in bound:
             del self.scalars[id(axis)]
 
@@ -452,12 +518,20 @@ class FunctionEmitter:
         return None
 
     def _index(self, expr: IndexExpr) -> ir.Value:
-        """An isl AST expression as an i64 (or i1 for conditions)."""
-        b = self.builder
+        """An isl AST expression as an i64 (or i1 for conditions); computed once per
+        basic block for the same values of its variables (see :meth:`_address`)."""
         if isinstance(expr, Int):
             return ir.Constant(I64, expr.value)
         if isinstance(expr, Name):
             return self.scalars[expr.name]
+        key = (id(self.builder.block), expr,
+               tuple(_value_id(self.scalars.get(name)) for name in _names(expr)))
+        if key not in self._indices:
+            self._indices[key] = self._new_index(expr)
+        return self._indices[key]
+
+    def _new_index(self, expr: Op) -> ir.Value:
+        b = self.builder
         relative = self._from_counter(expr)
         if relative is not None:
             return relative
@@ -487,6 +561,21 @@ class FunctionEmitter:
         if op == "select":
             return b.select(args[0], args[1], args[2])
         raise InternalError(f"unsupported AST operation '{op}'")
+
+
+def _value_id(value) -> object:
+    """What identifies a value in generated code: a constant by its number."""
+    return ("constant", value.constant) if isinstance(value, ir.Constant) else id(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(expr: IndexExpr) -> tuple[str, ...]:
+    """The variable names ``expr`` reads."""
+    if isinstance(expr, Name):
+        return (expr.name,)
+    if isinstance(expr, Op):
+        return tuple(dict.fromkeys(n for arg in expr.args for n in _names(arg)))
+    return ()
 
 
 def _has_loop(node: Node, kinds: frozenset[str]) -> bool:

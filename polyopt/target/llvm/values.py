@@ -57,6 +57,13 @@ class ValueEmitter:
         self.address = address  # tensor reads -> element pointer
         self.reduction = None   # the node combining an accumulation (may be reassociated)
         self.tag: Callable[[ir.Instruction], None] = lambda load: None  # e.g. access groups
+        self.read: Callable[[TensorRead], ir.Value] = self.load  # may reuse known values
+
+    def load(self, read: TensorRead) -> ir.Value:
+        """A load of the element ``read``."""
+        load = self.b.load(self.address(read), typ=llvm_type(read.dtype))
+        self.tag(load)
+        return load
 
     def emit(self, expr: Expr, dtype: str) -> ir.Value:
         """The value of ``expr`` converted to ``dtype``."""
@@ -69,9 +76,7 @@ class ValueEmitter:
         if isinstance(expr, (IterVar, Var)):
             return self.index(expr)
         if isinstance(expr, TensorRead):
-            load = self.b.load(self.address(expr), typ=llvm_type(expr.dtype))
-            self.tag(load)
-            return load
+            return self.read(expr)
         if isinstance(expr, BinOp):
             return self._binop(expr)
         if isinstance(expr, Compare):
