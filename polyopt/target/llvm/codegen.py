@@ -29,7 +29,7 @@ from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run, l
                           offset_in_loop, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
-from ...te.expr import Const, Expr, IterVar, TensorRead, Var
+from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
 from ...ast.tiles import can_widen, constant_trips, most_trips
 from ..accumulate import combination
@@ -70,14 +70,15 @@ class FunctionEmitter:
         fn_type = ir.FunctionType(ir.IntType(32), [ir.PointerType()] * len(arrays)
                                   + [I64] * len(params))
         self.fn = ir.Function(self.module, fn_type, name=func.name)
-        self.builder = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.values = ValueEmitter(self.builder, self.module, self._scalar, self._address)
-        self.values.tag = self._tag
-        self.values.read = self._read
+        self.builder = self.new_builder(self.fn.append_basic_block("entry"))
+        self.values = self.new_values(self.builder)
         self._known: dict[int, ir.Value] = {}  # see _read
+        self._pending: dict[str, dict[int, tuple]] = {}  # see _store
+        self._unrolling = 0  # depth of unrolled loops being copied
         self._known_in: tuple[int, dict[str, set[int]]] = (0, {})
         self.scalars: dict[object, ir.Value] = {}
         self._used: dict[str, frozenset[int]] = {}
+        self._selects: dict[str, bool] = {}
         self._addresses: dict[tuple, ir.Value] = {}  # see _address
         self._leaves: dict[int, tuple] = {}          # see _value_key
         self._indices: dict[tuple, ir.Value] = {}    # see _index
@@ -91,6 +92,17 @@ class FunctionEmitter:
             self.pointers[array.name] = arg
         self.strides = {a.name: self._strides(a) for a in self.program.arrays}
         self._emit_body()
+
+    def new_builder(self, block: ir.Block) -> ir.IRBuilder:
+        """A builder at ``block`` that writes the waiting stores before ending a block."""
+        return _FlushingBuilder(block, self._write_pending)
+
+    def new_values(self, builder: ir.IRBuilder) -> ValueEmitter:
+        """The statement emitter, reading and tagging memory through this emitter."""
+        values = ValueEmitter(builder, self.module, self._scalar, self._address)
+        values.tag = self._tag
+        values.read = self._read
+        return values
 
     # -- values the statement emitter asks for -------------------------------------
     def _scalar(self, expr: Expr) -> ir.Value:
@@ -115,18 +127,35 @@ class FunctionEmitter:
         array = self._array_name(read)
         if id(address) in known.get(array, ()):
             return self._known[id(address)]
+        self._write_pending(array)
         value = self.values.load(read)
         self._remember(array, address, value, known)
         return value
 
     def _store(self, target: TensorRead, value: ir.Value, address: ir.Value) -> None:
         """Store ``value``; what was known of ``target``'s array is forgotten (another
-        address may be the same element), except this address."""
-        self._tag(self.builder.store(value, address))
+        address may be the same element), except this address.  In the copies of an
+        unrolled loop the store waits: only the last value stored to an address is
+        written, stores in the order of their last values (so that of two addresses
+        that are the same element, the later store wins), before anything may read
+        them (a load of the array at another address, a branch, a loop, the end of the
+        copies)."""
         known = self._known_arrays()
         array = self._array_name(target)
         known[array] = set()
         self._remember(array, address, value, known)
+        if not self._unrolling:
+            self._tag(self.builder.store(value, address))
+            return
+        pending = self._pending.setdefault(array, {})
+        pending.pop(id(address), None)
+        pending[id(address)] = (address, value)
+
+    def _write_pending(self, array: str | None = None) -> None:
+        """Write the waiting stores (of ``array``, or all)."""
+        for name in [array] if array is not None else list(self._pending):
+            for address, value in self._pending.pop(name, {}).values():
+                self._tag(self.builder.store(value, address))
 
     def _array_name(self, read: TensorRead) -> str:
         return self.program.array_of(read.tensor).name
@@ -294,10 +323,14 @@ class FunctionEmitter:
         b.ret(ir.Constant(ir.IntType(32), 1))
         b.position_at_end(run_block)
         self._node(self.func.body)
+        self._write_pending()
         self.free(heap)
         b.ret(b.load(self.status, typ=ir.IntType(32)))
 
     def _node(self, node: Node) -> None:
+        if not isinstance(node, (Block, Run)) and not (
+                isinstance(node, For) and node.kind == "unrolled"):
+            self._write_pending()  # a loop or a branch: its blocks must see memory
         if isinstance(node, Block):
             for item in node.items:
                 self._node(item)
@@ -317,6 +350,7 @@ class FunctionEmitter:
                 return
         if loop.kind == "unrolled" and self._unrolled(loop):
             return
+        self._write_pending()  # not copied: a loop, whose blocks must see memory
         if loop.kind == "vectorized" and self._widened(loop):
             return
         self._serial_loop(loop, self._index(loop.init))
@@ -360,6 +394,7 @@ class FunctionEmitter:
         trips, guarded = found
         start = self._index(loop.init)
         b = self.builder
+        self._unrolling += 1
         for copy in range(trips):
             offset = copy * loop.step
             iv = ir.Constant(I64, start.constant + offset) if isinstance(start, ir.Constant) \
@@ -368,10 +403,14 @@ class FunctionEmitter:
                     b.add(start, ir.Constant(I64, offset), flags=("nsw",)))
             self.scalars[loop.var] = iv
             if guarded:
+                self._write_pending()
                 self._if(If(loop.cond, loop.body))
             else:
                 self._node(loop.body)
         self.scalars.pop(loop.var, None)
+        self._unrolling -= 1
+        if not self._unrolling:
+            self._write_pending()
         return True
 
     def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None,
@@ -487,9 +526,12 @@ class FunctionEmitter:
                 self.scalars[id(axis)] = self._index(arg)
                 bound.append(axis)
         self.values.reduction = combination(stmt)
+        if self._branches(stmt):
+            self._write_pending()
         value = self.values.emit(stmt.value, stmt.target.dtype)
         address = self._address(stmt.target)
         if self.guard is not None:  # a widened loop: keep the old value outside the range
+            self._write_pending()
             old = self.builder.load(address, typ=llvm_type(stmt.target.dtype))
             var, count = self.guard
             real = self.builder.icmp_signed("<", self.counters[var][0], count)
@@ -497,6 +539,12 @@ class FunctionEmitter:
         self._store(stmt.target, value, address)
         for axis in bound:
             del self.scalars[id(axis)]
+
+    def _branches(self, stmt) -> bool:
+        """Whether emitting ``stmt``'s value branches (a select guards its reads)."""
+        if stmt.name not in self._selects:
+            self._selects[stmt.name] = any(isinstance(n, Select) for n in walk(stmt.value))
+        return self._selects[stmt.name]
 
     def _used_vars(self, stmt) -> frozenset[int]:
         """The ids of the index variables ``stmt``'s target and value use."""
@@ -561,6 +609,26 @@ class FunctionEmitter:
         if op == "select":
             return b.select(args[0], args[1], args[2])
         raise InternalError(f"unsupported AST operation '{op}'")
+
+
+class _FlushingBuilder(ir.IRBuilder):
+    """An IRBuilder that calls ``flush`` before each instruction ending a block."""
+
+    def __init__(self, block: ir.Block, flush):
+        super().__init__(block)
+        self._flush = flush
+
+    def branch(self, target):
+        self._flush()
+        return super().branch(target)
+
+    def cbranch(self, cond, truebr, falsebr):
+        self._flush()
+        return super().cbranch(cond, truebr, falsebr)
+
+    def ret(self, value):
+        self._flush()
+        return super().ret(value)
 
 
 def _value_id(value) -> object:

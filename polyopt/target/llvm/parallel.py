@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from ...ast.nodes import For, upper_bound
 from ...errors import MissingBackendError
-from .values import I64, ValueEmitter
+from .values import I64
 
 I32 = ir.IntType(32)
 I8 = ir.IntType(8)
@@ -161,9 +161,9 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
     saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
              emitter.strides, emitter.in_parallel, emitter.status, emitter.counters)
     emitter.counters = {}  # the enclosing loops' counters live in the calling function
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b = emitter.new_builder(fn.append_basic_block("entry"))
     emitter.fn, emitter.builder = fn, b
-    emitter.values = ValueEmitter(b, module, emitter._scalar, emitter._address)
+    emitter.values = emitter.new_values(b)
     emitter.scalars, emitter.pointers = {}, {}
     emitter.strides = {array: list(strides) for array, strides in saved[5].items()}
     for ((kind, *key), _), arg in zip(captured, fn.args):
