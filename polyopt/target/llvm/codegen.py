@@ -393,14 +393,9 @@ class FunctionEmitter:
             return False
         trips, guarded = found
         start = self._index(loop.init)
-        b = self.builder
         self._unrolling += 1
         for copy in range(trips):
-            offset = copy * loop.step
-            iv = ir.Constant(I64, start.constant + offset) if isinstance(start, ir.Constant) \
-                else self._indices.setdefault(
-                    (id(b.block), _value_id(start), offset),
-                    b.add(start, ir.Constant(I64, offset), flags=("nsw",)))
+            iv = self._plus(start, copy * loop.step)
             self.scalars[loop.var] = iv
             if guarded:
                 self._write_pending()
@@ -412,6 +407,17 @@ class FunctionEmitter:
         if not self._unrolling:
             self._write_pending()
         return True
+
+    def _plus(self, start: ir.Value, offset: int) -> ir.Value:
+        """``start + offset``: a constant when ``start`` is one, else computed once per
+        block (unrolled copies then share their index values)."""
+        if isinstance(start, ir.Constant):
+            return ir.Constant(I64, start.constant + offset)
+        key = ("plus", id(self.builder.block), _value_id(start), offset)
+        if key not in self._indices:
+            self._indices[key] = self.builder.add(start, ir.Constant(I64, offset),
+                                                  flags=("nsw",))
+        return self._indices[key]
 
     def _serial_loop(self, loop: For, start: ir.Value, last: ir.Value | None = None,
                      trips: int | None = None) -> None:
