@@ -141,15 +141,27 @@ class Schedule:
     def _tensor(self, value) -> Tensor:
         if isinstance(value, Tensor):
             return value
-        if isinstance(value, str):  # an array name, or the tensor's own (a recorded step)
+        if isinstance(value, str):  # an array name (as steps record it), or the tensor's
             for array in self.program.arrays:
-                if value in (array.name, array.tensor.name):
+                if value == array.name:
+                    return array.tensor
+            for array in self.program.arrays:
+                if value == array.tensor.name:
                     return array.tensor
             return self.program.array(value).tensor
         raise InvalidArgumentError(f"expected a tensor or its name, got {value!r}")
 
+    def _recorded(self, value):
+        """An argument as a step records it: a tensor by its array's name, which is
+        unique (two caches of one tensor share the tensor's name, ``C.local``)."""
+        if isinstance(value, Tensor) and any(a.tensor is value for a in self.program.arrays):
+            return self.program.array_of(value).name
+        if isinstance(value, (list, tuple)):
+            return [self._recorded(v) for v in value]
+        return _plain(value)
+
     def _rewrite(self, primitive: str, args: tuple, run, check: bool, kwargs: tuple = ()):
-        step = Step(None, primitive, tuple(_plain(a) for a in args), kwargs)
+        step = Step(None, primitive, tuple(self._recorded(a) for a in args), kwargs)
 
         def rewrite(program):
             result, tensor = run(program)

@@ -188,3 +188,18 @@ def test_replay_of_a_two_level_cache():
     s.cache_read(AS, "local", [C])
     fresh = po.create_schedule(C).replay(s.script())
     assert lowered(fresh, [A, B, C]) == lowered(s, [A, B, C])
+
+
+def test_replay_of_caches_of_a_cache_records_unique_names():
+    """Two caches of one tensor share its tensor name (``C.local``); the script names
+    them by their arrays, so a cache of the second one replays onto the second one."""
+    A = po.placeholder((6,), name="A")
+    C = po.compute((6,), lambda i: A[i] * 2.0, name="C")
+    s = po.create_schedule(C)
+    s.cache_write(C, "local")
+    second = s.cache_write(C, "local")
+    s.cache_write(second, "local")
+    assert s.script().splitlines()[-1] == 's.cache_write("C_local_1", "local")'
+    fresh = po.create_schedule(C).replay(s.script())
+    assert [st.name for st in fresh.program.stages] == [st.name for st in s.program.stages]
+    assert lowered(fresh, [A, C]) == lowered(s, [A, C])
