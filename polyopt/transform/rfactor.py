@@ -75,7 +75,9 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     extent = minus(hi_expr + 1, lo_expr)
     if isinstance(extent, BinOp) and isinstance(extent.a, Const) and isinstance(extent.b, Const):
         extent = Const(extent.a.value + extent.b.value, "int64", True)
-    partial = new_tensor(f"{array.name}.rf", (extent,) + array.shape, array.dtype)
+    # no partial sums where the factored range is empty (a parametric size of 0)
+    size = extent if isinstance(extent, Const) else Call.make("maximum", ZERO, extent)
+    partial = new_tensor(f"{array.name}.rf", (size,) + array.shape, array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)
     spatial = update.iter_vars[:len(init.iter_vars)]

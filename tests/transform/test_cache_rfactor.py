@@ -227,6 +227,22 @@ def test_rfactor_of_an_unsplit_reduction_loop():
     np.testing.assert_array_equal(run(s, [A, C], [a]), a.sum(axis=1))
 
 
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_rfactor_of_a_skewed_loop_accepts_an_empty_range(n):
+    """After a skew, the factored loop's range is ``2 * n - 1`` wide: its partial sums
+    have at least zero rows (n = 0 gave the buffer a negative size and the call was
+    refused while the default schedule returned the empty result)."""
+    size = po.var("n")
+    A = po.placeholder((size,), name="A")
+    r = po.reduce_axis((0, size), name="r")
+    C = po.compute((size,), lambda i: po.sum(A[r] * (i + 1), axis=r), name="C")
+    s = po.create_schedule(C)
+    s[C].skew(C.op.axis[0], r, -2)
+    s.rfactor(C, r)
+    a = irand(n)
+    np.testing.assert_array_equal(run(s, [A, C], [a], n=n), a.sum() * np.arange(1, n + 1))
+
+
 @pytest.mark.parametrize("combiner, reference", [(po.max, np.max), (po.min, np.min)])
 def test_rfactor_max_min(combiner, reference):
     A, C = row_reduce(po.var("M"), po.var("K"), combiner, dtype="int32")
