@@ -27,7 +27,8 @@ PROBE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
+                    reason="counts the threads in Linux's /proc, which this system lacks")
 @pytest.mark.parametrize("environment, option, expected", [
     ("3", 0, 3),   # the environment decides
     ("3", 2, 2),   # the build option wins

@@ -72,10 +72,9 @@ class FunctionEmitter:
         self.fn = ir.Function(self.module, fn_type, name=func.name)
         self.builder = self.new_builder(self.fn.append_basic_block("entry"))
         self.values = self.new_values(self.builder)
-        self._known: dict[int, ir.Value] = {}  # see _read
         self._pending: dict[str, dict[int, tuple]] = {}  # see _store
         self._unrolling = 0  # depth of unrolled loops being copied
-        self._known_in: tuple[int, dict[str, set[int]]] = (0, {})
+        self._known_in: tuple[int, dict[str, dict[int, ir.Value]]] = (0, {})  # see _read
         self.scalars: dict[object, ir.Value] = {}
         self._used: dict[str, frozenset[int]] = {}
         self._selects: dict[str, bool] = {}
@@ -123,13 +122,12 @@ class FunctionEmitter:
         in this basic block, if no store to its array came between, else a load (LLVM
         would find the same, at a price, in a body unrolled into thousands of loads)."""
         address = self._address(read)
-        known = self._known_arrays()
         array = self._array_name(read)
-        if id(address) in known.get(array, ()):
-            return self._known[id(address)]
+        known = self._known_values().setdefault(array, {})
+        if id(address) in known:
+            return known[id(address)]
         self._write_pending(array)
-        value = self.values.load(read)
-        self._remember(array, address, value, known)
+        value = known[id(address)] = self.values.load(read)
         return value
 
     def _store(self, target: TensorRead, value: ir.Value, address: ir.Value) -> None:
@@ -140,10 +138,8 @@ class FunctionEmitter:
         that are the same element, the later store wins), before anything may read
         them (a load of the array at another address, a branch, a loop, the end of the
         copies)."""
-        known = self._known_arrays()
         array = self._array_name(target)
-        known[array] = set()
-        self._remember(array, address, value, known)
+        self._known_values()[array] = {id(address): value}
         if not self._unrolling:
             self._tag(self.builder.store(value, address))
             return
@@ -160,15 +156,11 @@ class FunctionEmitter:
     def _array_name(self, read: TensorRead) -> str:
         return self.program.array_of(read.tensor).name
 
-    def _known_arrays(self) -> dict[str, set[int]]:
-        """Per array, the addresses whose values are known in the current block."""
+    def _known_values(self) -> dict[str, dict[int, ir.Value]]:
+        """Per array, the values known at addresses (by id) in the current block."""
         if self._known_in[0] != id(self.builder.block):
             self._known_in = (id(self.builder.block), {})
         return self._known_in[1]
-
-    def _remember(self, array: str, address: ir.Value, value: ir.Value, known: dict) -> None:
-        known.setdefault(array, set()).add(id(address))
-        self._known[id(address)] = value
 
     def _address(self, read: TensorRead) -> ir.Value:
         """The element's pointer; computed once per basic block for the same indices of
