@@ -12,6 +12,7 @@ expressions).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Callable, Union
 
@@ -167,6 +168,20 @@ def offset_in_loop(expr: IndexExpr, var: str, start: dict[str, int] | None) -> i
     if any(v != 0 for k, v in rest.items() if k != ""):
         return None
     return rest.get("", 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def names_in(expr: IndexExpr) -> tuple[str, ...]:
+    """The variable names ``expr`` reads, each once.
+
+    >>> names_in(Op("add", (Name("i"), Op("mul", (Int(2), Name("i"))))))
+    ('i',)
+    """
+    if isinstance(expr, Name):
+        return (expr.name,)
+    if isinstance(expr, Op):
+        return tuple(dict.fromkeys(n for arg in expr.args for n in names_in(arg)))
+    return ()
 
 
 def constant_difference(a: IndexExpr, b: IndexExpr) -> int | None:

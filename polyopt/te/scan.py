@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError
-from .expr import BinOp, Const, Expr, IterVar, Reduce, TensorRead, Var
+from .expr import Expr, IterVar, Reduce, TensorRead
+from .linear import linear_terms
 from .substitute import transform
 from .tensor import ComputeOp, PlaceholderOp, Tensor, walk
 
@@ -72,36 +73,8 @@ def _same_extents(a, b) -> bool:
     vars (``m + 1`` written twice, ``2 * n`` and ``n + n``), else the same expression."""
     if a is b:
         return True
-    la, lb = _linear(a), _linear(b)
+    la, lb = linear_terms(a), linear_terms(b)
     return la is not None and la == lb
-
-
-def _linear(e) -> dict | None:
-    """``{id(var): coefficient, None: constant}`` of an affine integer extent (zero
-    coefficients dropped), or None when it is not one."""
-    if isinstance(e, Const):
-        if isinstance(e.value, bool) or not isinstance(e.value, int):
-            return None
-        return {None: e.value} if e.value else {}
-    if isinstance(e, Var):
-        return {id(e): 1}
-    if not isinstance(e, BinOp) or e.op not in ("+", "-", "*"):
-        return None
-    a, b = _linear(e.a), _linear(e.b)
-    if a is None or b is None:
-        return None
-    if e.op == "*":
-        if set(a) <= {None}:
-            a, b = b, a
-        if not set(b) <= {None}:
-            return None  # a product of two vars is not affine
-        factor = b.get(None, 0)
-        return {k: v * factor for k, v in a.items() if v * factor}
-    sign = 1 if e.op == "+" else -1
-    total = dict(a)
-    for k, v in b.items():
-        total[k] = total.get(k, 0) + sign * v
-    return {k: v for k, v in total.items() if v}
 
 
 def scan(init, update, state, inputs=None, name: str = "scan"):

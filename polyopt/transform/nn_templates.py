@@ -426,11 +426,14 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
       so a weight vector is ``channel_tile / 16`` contiguous loads.  A packed piece
       (32 x 32 x 3 x 3 floats, 36 KB) stays in L1 while every row of the block reads
       it; packing the whole block first (590 KB for 512 input channels) wrote it to L2
-      and read it back from there.  The copy runs over ``rc, f, ry, rx`` (``ry, rx``
-      unrolled): scalar moves, each channel's kernel read contiguously (gathering 16
-      weights per vector is slower).  A 512-channel 3 x 3 layer packs 9.4 MB per call:
-      about 0.4 ms of its 1.5 ms on one core (the arithmetic alone takes 1.05 ms), the
-      moves being bound by the stores (one per weight).
+      and read it back from there.  The copy is a transpose of ``[f, (rc, ry, rx)]``:
+      its loops are ``f.outer, k.outer, k.inner, f.inner`` over ``k = (rc, ry, rx)``
+      fused, ``lanes`` by ``lanes`` blocks (``k.inner`` unrolled, ``f.inner``
+      vectorized) that the LLVM backend moves through registers (contiguous loads
+      along ``k``, shuffles, contiguous stores along ``f``; see
+      :mod:`polyopt.target.llvm.transpose`).  A 512-channel 3 x 3 layer packs 9.4 MB
+      per call: moved one weight at a time, that took about 0.4 ms of its 1.5 ms on one
+      core.
 
     Returns ``out``'s loops by name with ``"local"`` (the sums) and ``"packed"`` (the
     packed weights).
@@ -469,7 +472,7 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
     s[local].compute_at(stage, fo, check=False)
     rc_outer = _channel_register_tile(s, local, _largest_divisor(width, cols), reduce_tile)
     s[packed].compute_at(s[local], rc_outer, check=False)
-    _copy_by_kernel(s, packed)
+    _copy_transposed(s, packed, lanes)
     if parallel:
         stage.parallel(fo, check=False)
     s.check()
@@ -495,12 +498,16 @@ def _channel_register_tile(s, local: Tensor, tx: int, reduce_tile: int):
     return rco
 
 
-def _copy_by_kernel(s, packed: Tensor) -> None:
-    """The weight copy over ``rc, f, ry, rx``, ``ry, rx`` unrolled: each channel's
-    kernel read contiguously, 9 scalar moves per channel (LLVM does not vectorize a loop
-    around unrolled ones)."""
+def _copy_transposed(s, packed: Tensor, lanes: int) -> None:
+    """The weight copy ``packed[k, f] = weight[f, k]`` over ``k = (rc, ry, rx)`` in
+    ``lanes`` x ``lanes`` blocks: ``f.outer, k.outer, k.inner, f.inner``, the last two
+    unrolled and vectorized (a transpose in registers where the blocks are full)."""
     stage = s[packed]
     pf, pc, py, px = stage.axes[-4:]
-    stage.reorder(pc, pf, py, px, check=False)
-    stage.unroll(py, check=False)
-    stage.unroll(px, check=False)
+    stage.reorder(pf, pc, py, px, check=False)
+    k = stage.fuse(stage.fuse(pc, py, check=False), px, check=False)
+    ko, ki = stage.split(k, factor=lanes, check=False)
+    fo, fi = stage.split(pf, factor=lanes, check=False)
+    stage.reorder(fo, ko, ki, fi, check=False)
+    stage.unroll(ki, check=False)
+    stage.vectorize(fi, check=False)

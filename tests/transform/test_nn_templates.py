@@ -118,7 +118,8 @@ def test_conv2d_template_resnet_narrow_layers(threads, c, f, size, kernel, paddi
 
 def test_conv2d_channel_template_packs_the_weights_per_reduce_tile():
     """The sums of a 32-channel block are one buffer over all rows and columns; the
-    weights are packed 32 input channels at a time, by scalar moves (no gathers)."""
+    weights are packed 32 input channels at a time, transposed in 16 x 16 blocks
+    through registers (72 channels: the last block of 8 is a partial tile)."""
     X = po.placeholder((1, 72, 7, 7), name="X")
     W = po.placeholder((64, 72, 3, 3), name="W")
     Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
@@ -129,9 +130,11 @@ def test_conv2d_channel_template_packs_the_weights_per_reduce_tile():
     assert "float32 Y_local[1][7][7][32];" in text
     assert [a.name for a in s[loops["local"]].axes][-7:] == [
         "rc.outer", "y", "rc.inner", "ry", "rx", "x", "f"]
-    assert [a.kind for a in s[loops["packed"]].axes][-2:] == ["unrolled", "unrolled"]
+    assert [(a.name, a.kind) for a in s[loops["packed"]].axes][-4:] == [
+        ("ax0.outer", "serial"), ("ax1.ax2.fused.ax3.fused.outer", "serial"),
+        ("ax1.ax2.fused.ax3.fused.inner", "unrolled"), ("ax0.inner", "vectorized")]
     f_ = po.build(s, [X, W, Y])
-    assert "vgatherqps" not in f_.assembly
+    assert f_.llvm_ir.count("shufflevector") == 64  # one 16 x 16 block transposed
     _check_conv_kernel(f_, (1, 72, 7, 7), (64, 72, 3, 3), 1, 1)
 
 

@@ -21,12 +21,12 @@ True
 
 from __future__ import annotations
 
-import functools
+import contextlib
 
 from llvmlite import ir
 
 from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run, linear_form,
-                          offset_in_loop, runs, upper_bound)
+                          names_in, offset_in_loop, runs, upper_bound)
 from ...domain.program import Array
 from ...errors import InternalError
 from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
@@ -35,6 +35,7 @@ from ...ast.tiles import can_widen, constant_trips, most_trips
 from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .parallel import can_outline, emit_parallel_for
+from .transpose import emit_transposed_copy
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
 
 ALIGNMENT = 64
@@ -380,6 +381,8 @@ class FunctionEmitter:
         """Emit ``loop`` as copies of its body, one per iteration, when at most
         :data:`UNROLL_LIMIT` iterations; a bound ``min(init + c, e)`` (a partial tile)
         guards each copy.  False (nothing emitted) when the count is not a constant."""
+        if emit_transposed_copy(self, loop):
+            return True
         found = most_trips(loop)
         if found is None or found[0] > UNROLL_LIMIT:
             return False
@@ -515,14 +518,28 @@ class FunctionEmitter:
         b.branch(join)
         b.position_at_end(join)
 
-    def _run(self, run: Run) -> None:
+    @contextlib.contextmanager
+    def bound(self, run: Run):
+        """``run``'s statement, the index variables it uses bound to ``run``'s values
+        meanwhile (a flat offset may replace the statement's own indices)."""
         stmt = self.program.statement(run.stmt)
         used = self._used_vars(stmt)
         bound = []
         for axis, arg in zip(stmt.index_vars, run.args):
-            if id(axis) in used:  # (a flat offset may replace the statement's own indices)
+            if id(axis) in used:
                 self.scalars[id(axis)] = self._index(arg)
                 bound.append(axis)
+        try:
+            yield stmt
+        finally:
+            for axis in bound:
+                del self.scalars[id(axis)]
+
+    def _run(self, run: Run) -> None:
+        with self.bound(run) as stmt:
+            self._emit_statement(stmt)
+
+    def _emit_statement(self, stmt) -> None:
         self.values.reduction = combination(stmt)
         if self._branches(stmt):
             self._write_pending()
@@ -535,8 +552,6 @@ class FunctionEmitter:
             real = self.builder.icmp_signed("<", self.counters[var][0], count)
             value = self.builder.select(real, value, old)
         self._store(stmt.target, value, address)
-        for axis in bound:
-            del self.scalars[id(axis)]
 
     def _branches(self, stmt) -> bool:
         """Whether emitting ``stmt``'s value branches (a select guards its reads)."""
@@ -571,7 +586,7 @@ class FunctionEmitter:
         if isinstance(expr, Name):
             return self.scalars[expr.name]
         key = (id(self.builder.block), expr,
-               tuple(_value_id(self.scalars.get(name)) for name in _names(expr)))
+               tuple(_value_id(self.scalars.get(name)) for name in names_in(expr)))
         if key not in self._indices:
             self._indices[key] = self._new_index(expr)
         return self._indices[key]
@@ -632,16 +647,6 @@ class _FlushingBuilder(ir.IRBuilder):
 def _value_id(value) -> object:
     """What identifies a value in generated code: a constant by its number."""
     return ("constant", value.constant) if isinstance(value, ir.Constant) else id(value)
-
-
-@functools.lru_cache(maxsize=4096)
-def _names(expr: IndexExpr) -> tuple[str, ...]:
-    """The variable names ``expr`` reads."""
-    if isinstance(expr, Name):
-        return (expr.name,)
-    if isinstance(expr, Op):
-        return tuple(dict.fromkeys(n for arg in expr.args for n in _names(arg)))
-    return ()
 
 
 def _has_loop(node: Node, kinds: frozenset[str]) -> bool:

@@ -1,0 +1,191 @@
+"""Copy a square block transposed through registers.
+
+A copy ``P[k, f] = W[f, k]`` (weights packed channels-last for a convolution) scheduled
+as an unrolled loop over ``k`` around a vectorized loop over ``f``, both of ``n``
+iterations, stores vectors along ``f`` whose elements are ``n`` loads far apart: LLVM
+gathers them or moves them one by one, a store per element.  Here the block is read
+as ``n`` contiguous vector loads along ``k`` (one per ``f``), transposed in registers by
+``log2(n)`` rounds of ``n`` two-vector shuffles, and written as ``n`` vector stores.
+
+It applies when the unrolled loop (a full tile of ``n`` = 2, 4, 8 or 16 iterations)
+holds only the vectorized loop (a full tile of ``n``, its bounds free of the unrolled
+variable), which holds only a plain copy between two arrays of one element type: the
+source contiguous along the unrolled variable, the target contiguous along the
+vectorized one and ``n`` or more elements apart along the unrolled one (so no two
+stores of the block meet).  Otherwise the loops are emitted as scheduled.
+
+>>> import polyopt as po
+>>> W = po.placeholder((16, 16), name="W")
+>>> P = po.compute((16, 16), lambda k, f: W[f, k], name="P")
+>>> s = po.create_schedule(P)
+>>> k, f = s[P].axes
+>>> _ = s[P].unroll(k), s[P].vectorize(f)
+>>> ir_text = str(po.build(s, [W, P]).llvm_ir)
+>>> ir_text.count("shufflevector"), ir_text.count("load <16 x float>")
+(64, 16)
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+import numpy as np
+
+from ...ast.nodes import Block, For, Run, linear_form, names_in
+from ...ast.tiles import constant_trips, most_trips
+from ...te.expr import Const, TensorRead
+from ...te.linear import linear_terms
+from .values import llvm_type
+
+SIZES = (2, 4, 8, 16)
+
+
+def emit_transposed_copy(emitter, loop: For) -> bool:
+    """Emit the unrolled ``loop`` as a transposed block copy when it is one (see the
+    module); False (nothing emitted) otherwise."""
+    found = _square_copy(emitter, loop)
+    if found is None:
+        return False
+    inner, run, n = found
+    b = emitter.builder
+    emitter._write_pending()
+    outer_start = emitter.scalars[loop.var] = emitter._index(loop.init)
+    inner_start = emitter._index(inner.init)
+    rows = []
+    for j in range(n):
+        emitter.scalars[inner.var] = emitter._plus(inner_start, j)
+        with emitter.bound(run) as stmt:
+            rows.append(_vector_access(emitter, stmt.value, n))
+    columns = transpose(b, rows)
+    for i, column in enumerate(columns):
+        emitter.scalars[loop.var] = emitter._plus(outer_start, i)
+        emitter.scalars[inner.var] = inner_start
+        with emitter.bound(run) as stmt:
+            _vector_access(emitter, stmt.target, n, column)
+    target = emitter._array_name(stmt.target)
+    emitter._known_values()[target] = {}  # stored through vectors: nothing known
+    del emitter.scalars[loop.var], emitter.scalars[inner.var]
+    return True
+
+
+def transpose(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
+    """The columns of the square matrix whose rows are the vectors ``rows`` (``n`` of
+    ``n`` lanes, ``n`` a power of two).  Each round swaps one bit of the row number
+    with the same bit of the lane number: rows ``r`` and ``r + h`` exchange the upper
+    ``h`` lanes of each ``2h`` lanes of ``r`` for the lower ones of ``r + h``."""
+    n = len(rows)
+    rows = list(rows)
+    half = n // 2
+    while half:
+        low, high = _masks(n, half)
+        for r in range(n):
+            if not r & half:
+                a, c = rows[r], rows[r + half]
+                rows[r] = b.shuffle_vector(a, c, low)
+                rows[r + half] = b.shuffle_vector(a, c, high)
+        half //= 2
+    return rows
+
+
+def _masks(n: int, half: int) -> tuple[ir.Constant, ir.Constant]:
+    """The shuffle masks of one round (lanes ``n + i`` are the second vector's)."""
+    low, high = [], []
+    for lane in range(n):
+        base, offset = lane - lane % (2 * half), lane % (2 * half)
+        if offset < half:
+            low.append(base + offset)
+            high.append(base + half + offset)
+        else:
+            low.append(n + base + offset - half)
+            high.append(n + base + offset)
+    mask_type = ir.VectorType(ir.IntType(32), n)
+    return ir.Constant(mask_type, low), ir.Constant(mask_type, high)
+
+
+def _vector_access(emitter, read: TensorRead, n: int, value: ir.Value | None = None):
+    """Load ``n`` elements from ``read``'s address on, or store ``value`` there."""
+    element = llvm_type(read.tensor.dtype)
+    address = emitter._address(read)
+    align = np.dtype(read.tensor.dtype).itemsize  # the block need not be aligned more
+    if value is None:
+        access = emitter.builder.load(address, typ=ir.VectorType(element, n), align=align)
+    else:
+        access = emitter.builder.store(value, address, align=align)
+    emitter._tag(access)
+    return access
+
+
+def _square_copy(emitter, loop: For) -> tuple[For, Run, int] | None:
+    """``(vectorized loop, copy, n)`` when ``loop`` is a transposed copy of an ``n`` by
+    ``n`` block (see the module), else None."""
+    if emitter.guard is not None or loop.step != 1:
+        return None
+    found = most_trips(loop)
+    if found is None or found[1] or found[0] not in SIZES:
+        return None
+    n = found[0]
+    inner = _only(loop.body)
+    if not isinstance(inner, For) or inner.kind != "vectorized" or inner.step != 1 \
+            or constant_trips(inner) != n \
+            or loop.var in names_in(inner.init) + names_in(inner.cond):
+        return None
+    run = _only(inner.body)
+    if not isinstance(run, Run):
+        return None
+    stmt = emitter.program.statement(run.stmt)
+    source, target = stmt.value, stmt.target
+    if not isinstance(source, TensorRead) or source.tensor.dtype != target.tensor.dtype:
+        return None
+    program = emitter.program
+    if program.array_of(source.tensor).name == program.array_of(target.tensor).name:
+        return None
+    strides = [_stride(program, stmt, run, read, var) for read in (source, target)
+               for var in (loop.var, inner.var)]
+    source_outer, _, target_outer, target_inner = strides
+    if source_outer != 1 or target_inner != 1 or target_outer is None \
+            or abs(target_outer) < n:
+        return None
+    return inner, run, n
+
+
+def _only(node):
+    """The one item of a block, or the node itself."""
+    while isinstance(node, Block) and len(node.items) == 1:
+        node = node.items[0]
+    return node
+
+
+def _stride(program, stmt, run: Run, read: TensorRead, var: str) -> int | None:
+    """How many elements ``read``'s address moves when loop ``var`` grows by one (None
+    when that is not a known constant)."""
+    forms = {id(axis): linear_form(arg) for axis, arg in zip(stmt.index_vars, run.args)}
+    array = program.array_of(read.tensor)
+    strides = [1] if read.flat else _row_major(array.shape)
+    total = 0
+    for index, stride in zip(read.indices, strides):
+        terms = linear_terms(index)
+        if terms is None:
+            return None
+        coefficient = 0
+        for key, factor in terms.items():
+            if key is None:
+                continue
+            if key in forms:
+                if forms[key] is None:
+                    return None
+                coefficient += factor * forms[key].get(var, 0)
+        if coefficient:
+            if stride is None:
+                return None
+            total += coefficient * stride
+    return total
+
+
+def _row_major(shape) -> list[int | None]:
+    """Row-major strides in elements (None where an extent after it is not constant)."""
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        constant = isinstance(extent, Const) and isinstance(extent.value, int)
+        running = running * extent.value if running is not None and constant else None
+    return strides[::-1]

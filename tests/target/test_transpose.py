@@ -1,0 +1,71 @@
+"""A copy ``P[k, f] = W[f, k]``, ``k`` unrolled around ``f`` vectorized in square blocks,
+moves each block through registers: contiguous vector loads, shuffles, vector stores
+(:mod:`polyopt.target.llvm.transpose`); other copies are emitted as scheduled."""
+
+import re
+
+import numpy as np
+import pytest
+
+import polyopt as po
+
+
+def _transposed_copy(rows, cols, n, dtype="float32", scale=None, straight=False):
+    """``P[k, f] = W[f, k]`` (or ``W[k, f]`` when ``straight``) in ``n`` x ``n`` blocks."""
+    shape = (rows, cols) if straight else (cols, rows)
+    W = po.placeholder(shape, name="W", dtype=dtype)
+
+    def element(k, f):
+        value = W[k, f] if straight else W[f, k]
+        return value * scale if scale is not None else value
+
+    P = po.compute((rows, cols), element, name="P")
+    s = po.create_schedule(P)
+    k, f = s[P].axes
+    ko, ki = s[P].split(k, factor=n)
+    fo, fi = s[P].split(f, factor=n)
+    s[P].reorder(ko, fo, ki, fi)
+    s[P].unroll(ki)
+    s[P].vectorize(fi)
+    return W, P, po.build(s, [W, P])
+
+
+def _run(kernel, W, P, straight=False):
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(tuple(int(e.value) for e in W.shape)).astype(W.dtype)
+    p = np.full(tuple(int(e.value) for e in P.shape), np.nan, P.dtype)
+    kernel(w, p)
+    return w, p
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16])
+def test_square_blocks_are_transposed_in_registers(n):
+    W, P, f = _transposed_copy(2 * n, 3 * n, n)
+    w, p = _run(f, W, P)
+    np.testing.assert_array_equal(p, w.T)
+    rounds = n.bit_length() - 1
+    assert f.llvm_ir.count("shufflevector") == n * rounds  # n / 2 pairs, 2 per pair
+    assert f.llvm_ir.count(f"load <{n} x float>") == n
+    assert f.llvm_ir.count(f"store <{n} x float>") == n
+    assert not re.search(r"vgather|vscatter", f.assembly)
+
+
+def test_float64_blocks_with_partial_tiles():
+    """44 x 40 float64 in 8 x 8 blocks: the full blocks go through registers, the last
+    row of blocks (4 of 8 rows) is copied as scheduled, and every element is right."""
+    W, P, f = _transposed_copy(44, 40, 8, dtype="float64")
+    w, p = _run(f, W, P)
+    np.testing.assert_array_equal(p, w.T)
+    assert f.llvm_ir.count("load <8 x double>") == 8
+    assert f.llvm_ir.count("shufflevector") == 24
+
+
+@pytest.mark.parametrize("straight, scale", [(True, None), (False, 2.0)])
+def test_other_copies_are_emitted_as_scheduled(straight, scale):
+    """A copy along the vector (already contiguous) and a copy that computes are not
+    transposed copies: no shuffles, the same numbers."""
+    W, P, f = _transposed_copy(32, 32, 16, straight=straight, scale=scale)
+    w, p = _run(f, W, P)
+    expected = w if straight else w.T
+    np.testing.assert_array_equal(p, expected * (scale or 1))
+    assert "shufflevector" not in f.llvm_ir
