@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import pathlib
 import statistics
@@ -55,21 +56,44 @@ def median_seconds(call, repeat: int) -> float:
     return statistics.median(times)
 
 
-def alternating_medians(calls, repeat: int, rounds: int = 5) -> list[float]:
-    """The median time of each call, measured in ``rounds`` alternating blocks of
-    ``repeat`` calls (both sides see the same load).  Each block starts after a pause:
-    OpenBLAS's idle threads spin for tens of milliseconds after a call and would keep a
-    core from the other side's threads."""
+MIN_BLOCK_SECONDS = 0.05  # a timed block at least this long (see alternating_samples)
+WARM_UP_SECONDS = 0.01
+
+
+def alternating_samples(calls, repeat: int, rounds: int = 5) -> list[list[float]]:
+    """The times of each call, measured in ``rounds`` alternating blocks (both sides
+    see the same load).  Each block starts after a pause: OpenBLAS's idle threads spin
+    for tens of milliseconds after a call and would keep a core from the other side's
+    threads.  After the pause the call runs untimed for ``WARM_UP_SECONDS``, then a
+    block times ``repeat`` calls, or more to last ``MIN_BLOCK_SECONDS``: an idle core
+    takes milliseconds to reach its full clock, longer than five calls of a 0.1 ms
+    kernel, which then measured a different clock in every block."""
     times = [[] for _ in calls]
     for _ in range(rounds):
         for call, spent in zip(calls, times):
             time.sleep(0.3)
-            call()
-            for _ in range(repeat):
+            last = _warm_up(call)
+            for _ in range(max(repeat, math.ceil(MIN_BLOCK_SECONDS / max(last, 1e-9)))):
                 start = time.perf_counter()
                 call()
                 spent.append(time.perf_counter() - start)
-    return [statistics.median(t) for t in times]
+    return times
+
+
+def alternating_medians(calls, repeat: int, rounds: int = 5) -> list[float]:
+    """The median time of each call (see :func:`alternating_samples`)."""
+    return [statistics.median(t) for t in alternating_samples(calls, repeat, rounds)]
+
+
+def _warm_up(call) -> float:
+    """Call ``call`` for ``WARM_UP_SECONDS`` (at least once); the last call's time."""
+    begin = time.perf_counter()
+    while True:
+        start = time.perf_counter()
+        call()
+        end = time.perf_counter()
+        if end - begin >= WARM_UP_SECONDS:
+            return end - start
 
 
 def write_results(name: str, text: str, data) -> None:

@@ -22,7 +22,7 @@ the text, printed only).  Writes ``benchmarks/results/suite.md`` and
 The process restarts without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (OpenBLAS picks its own
 kernel, recorded from threadpoolctl).  For each thread count, NumPy is limited with
 threadpoolctl and polyopt's kernels are built with ``num_threads``; NumPy, the template
-and the default schedule are timed in alternating blocks (``_env.alternating_medians``,
+and the default schedule are timed in alternating blocks (``_env.alternating_samples``,
 shared with bench_matmul).  Medians.
 Every result is checked against NumPy before anything is timed.
 """
@@ -33,7 +33,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _env import (alternating_medians, require_threadpoolctl,  # noqa: E402
+from _env import (alternating_samples, require_threadpoolctl,  # noqa: E402
                   restart_with_clean_environment, write_results)
 
 if __name__ == "__main__":
@@ -201,7 +201,8 @@ def measure(case: Case, threads: int, reps: int, compile_reps: int, rng) -> dict
     if default is not None:
         runs["default"] = lambda: default(*inputs, out)
     with threadpool_limits(threads):  # blocks of repetitions, alternating, after pauses
-        med = dict(zip(runs, alternating_medians(list(runs.values()), reps, ROUNDS)))
+        samples = dict(zip(runs, alternating_samples(list(runs.values()), reps, ROUNDS)))
+    med = {name: statistics.median(times) for name, times in samples.items()}
     row = {"kernel": case.name, "family": case.family, "threads": threads,
            "compile_s": statistics.median(c[0] for c in compiles),
            "template_s": med["template"], "numpy_s": med["numpy"],
@@ -209,7 +210,7 @@ def measure(case: Case, threads: int, reps: int, compile_reps: int, rng) -> dict
            "vs_default": med["default"] / med["template"] if "default" in med else None,
            "template_gflops": case.flops / med["template"] / 1e9 if case.flops else None,
            "numpy_gflops": case.flops / med["numpy"] / 1e9 if case.flops else None,
-           "reps": reps * ROUNDS, "notes": case.notes}
+           "reps": len(samples["template"]), "notes": case.notes}
     print(f"   template {med['template']:.4g} s, NumPy {med['numpy']:.4g} s "
           f"({row['vs_numpy']:.2f}x), compile {row['compile_s']:.3f} s", flush=True)
     return row
@@ -260,8 +261,9 @@ def markdown(rows, checks, blas, matmul: str, quick: bool, load: tuple) -> str:
               f"{load[0]:.2f} before, {load[1]:.2f} after (other processes share the CPUs; "
               "2-thread figures suffer most when one is busy)", "",
               "Command: `python benchmarks/bench_suite.py`. Medians of the repetitions in "
-              "the last column, timed with `_env.alternating_medians` (NumPy, template and "
-              "default in alternating blocks, each after a pause). Ratios are NumPy time / "
+              "the last column (of the template), timed with `_env.alternating_samples` "
+              "(NumPy, template and default in alternating blocks, each after a pause and "
+              "10 ms of untimed calls, each at least 5 calls and 50 ms long). Ratios are NumPy time / "
               "template time and default-schedule time / template time (above 1: the "
               "template is faster). Compile = create_schedule + template + build, kernel "
               "cache cleared. NumPy allocates its results; polyopt writes into a given "
