@@ -148,6 +148,24 @@ class FunctionEmitter:
         pending.pop(id(address), None)
         pending[id(address)] = (address, value)
 
+    def load_vector(self, read: TensorRead, lanes: int) -> ir.Value:
+        """``lanes`` elements from ``read``'s address on, as one vector."""
+        self._write_pending(self._array_name(read))
+        element = llvm_type(read.tensor.dtype)
+        load = self.builder.load(self._address(read), typ=ir.VectorType(element, lanes),
+                                 align=_itemsize(read.tensor.dtype))
+        self._tag(load)
+        return load
+
+    def store_vector(self, target: TensorRead, value: ir.Value) -> None:
+        """Store the vector ``value`` from ``target``'s address on (nothing known of
+        ``target``'s array is kept)."""
+        array = self._array_name(target)
+        self._write_pending(array)
+        self._known_values()[array] = {}
+        self._tag(self.builder.store(value, self._address(target),
+                                     align=_itemsize(target.tensor.dtype)))
+
     def _write_pending(self, array: str | None = None) -> None:
         """Write the waiting stores (of ``array``, or all)."""
         for name in [array] if array is not None else list(self._pending):

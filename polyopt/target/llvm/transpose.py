@@ -29,13 +29,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-import numpy as np
-
 from ...ast.nodes import Block, For, Run, linear_form, names_in
 from ...ast.tiles import constant_trips, most_trips
 from ...te.expr import Const, TensorRead
 from ...te.linear import linear_terms
-from .values import llvm_type
 
 SIZES = (2, 4, 8, 16)
 
@@ -47,23 +44,18 @@ def emit_transposed_copy(emitter, loop: For) -> bool:
     if found is None:
         return False
     inner, run, n = found
-    b = emitter.builder
-    emitter._write_pending()
     outer_start = emitter.scalars[loop.var] = emitter._index(loop.init)
     inner_start = emitter._index(inner.init)
     rows = []
     for j in range(n):
         emitter.scalars[inner.var] = emitter._plus(inner_start, j)
         with emitter.bound(run) as stmt:
-            rows.append(_vector_access(emitter, stmt.value, n))
-    columns = transpose(b, rows)
-    for i, column in enumerate(columns):
+            rows.append(emitter.load_vector(stmt.value, n))
+    for i, column in enumerate(transpose(emitter.builder, rows)):
         emitter.scalars[loop.var] = emitter._plus(outer_start, i)
         emitter.scalars[inner.var] = inner_start
         with emitter.bound(run) as stmt:
-            _vector_access(emitter, stmt.target, n, column)
-    target = emitter._array_name(stmt.target)
-    emitter._known_values()[target] = {}  # stored through vectors: nothing known
+            emitter.store_vector(stmt.target, column)
     del emitter.scalars[loop.var], emitter.scalars[inner.var]
     return True
 
@@ -100,19 +92,6 @@ def _masks(n: int, half: int) -> tuple[ir.Constant, ir.Constant]:
             high.append(n + base + offset)
     mask_type = ir.VectorType(ir.IntType(32), n)
     return ir.Constant(mask_type, low), ir.Constant(mask_type, high)
-
-
-def _vector_access(emitter, read: TensorRead, n: int, value: ir.Value | None = None):
-    """Load ``n`` elements from ``read``'s address on, or store ``value`` there."""
-    element = llvm_type(read.tensor.dtype)
-    address = emitter._address(read)
-    align = np.dtype(read.tensor.dtype).itemsize  # the block need not be aligned more
-    if value is None:
-        access = emitter.builder.load(address, typ=ir.VectorType(element, n), align=align)
-    else:
-        access = emitter.builder.store(value, address, align=align)
-    emitter._tag(access)
-    return access
 
 
 def _square_copy(emitter, loop: For) -> tuple[For, Run, int] | None:
