@@ -36,7 +36,7 @@ from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .parallel import can_outline, emit_parallel_for
 from .transpose import emit_transposed_copy
-from .values import I1, I64, ValueEmitter, intrinsic, llvm_type
+from .values import I1, I64, ValueEmitter, intrinsic, llvm_type, vector_suffix
 
 ALIGNMENT = 64
 LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
@@ -148,23 +148,39 @@ class FunctionEmitter:
         pending.pop(id(address), None)
         pending[id(address)] = (address, value)
 
-    def load_vector(self, read: TensorRead, lanes: int) -> ir.Value:
-        """``lanes`` elements from ``read``'s address on, as one vector."""
+    def load_vector(self, read: TensorRead, lanes: int, mask: ir.Value | None = None):
+        """``lanes`` elements from ``read``'s address on, as one vector (only the lanes
+        that ``mask`` sets are read, the others are zero)."""
         self._write_pending(self._array_name(read))
-        element = llvm_type(read.tensor.dtype)
-        load = self.builder.load(self._address(read), typ=ir.VectorType(element, lanes),
-                                 align=_itemsize(read.tensor.dtype))
+        vector = ir.VectorType(llvm_type(read.tensor.dtype), lanes)
+        align = ir.Constant(ir.IntType(32), _itemsize(read.tensor.dtype))
+        address = self._address(read)
+        if mask is None:
+            load = self.builder.load(address, typ=vector, align=align.constant)
+        else:
+            masked = intrinsic(self.module, f"llvm.masked.load.{vector_suffix(vector)}.p0",
+                               vector, [address.type, align.type, mask.type, vector])
+            load = self.builder.call(masked, [address, align, mask,
+                                              ir.Constant(vector, None)])
         self._tag(load)
         return load
 
-    def store_vector(self, target: TensorRead, value: ir.Value) -> None:
-        """Store the vector ``value`` from ``target``'s address on (nothing known of
-        ``target``'s array is kept)."""
+    def store_vector(self, target: TensorRead, value: ir.Value,
+                     mask: ir.Value | None = None) -> None:
+        """Store the vector ``value`` from ``target``'s address on (only the lanes that
+        ``mask`` sets); nothing known of ``target``'s array is kept."""
         array = self._array_name(target)
         self._write_pending(array)
         self._known_values()[array] = {}
-        self._tag(self.builder.store(value, self._address(target),
-                                     align=_itemsize(target.tensor.dtype)))
+        align = ir.Constant(ir.IntType(32), _itemsize(target.tensor.dtype))
+        address = self._address(target)
+        if mask is None:
+            store = self.builder.store(value, address, align=align.constant)
+        else:
+            masked = intrinsic(self.module, f"llvm.masked.store.{vector_suffix(value.type)}.p0",
+                               ir.VoidType(), [value.type, address.type, align.type, mask.type])
+            store = self.builder.call(masked, [value, address, align, mask])
+        self._tag(store)
 
     def _write_pending(self, array: str | None = None) -> None:
         """Write the waiting stores (of ``array``, or all)."""

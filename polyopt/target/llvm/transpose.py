@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import Block, For, Run, linear_form, names_in
-from ...ast.tiles import constant_trips, most_trips
+from ...ast.nodes import Block, For, Run, linear_form, names_in, upper_bound
+from ...ast.tiles import most_trips
 from ...te.expr import Const, TensorRead
 from ...te.linear import linear_terms
+from .values import I1, I64
 
 SIZES = (2, 4, 8, 16)
 
@@ -44,20 +45,54 @@ def emit_transposed_copy(emitter, loop: For) -> bool:
     if found is None:
         return False
     inner, run, n = found
+    b = emitter.builder
     outer_start = emitter.scalars[loop.var] = emitter._index(loop.init)
     inner_start = emitter._index(inner.init)
+    outer_count, inner_count = (_partial_count(emitter, x) for x in (loop, inner))
     rows = []
     for j in range(n):
         emitter.scalars[inner.var] = emitter._plus(inner_start, j)
+        mask = _mask(b, n, outer_count, inner_count, j)
         with emitter.bound(run) as stmt:
-            rows.append(emitter.load_vector(stmt.value, n))
-    for i, column in enumerate(transpose(emitter.builder, rows)):
+            rows.append(emitter.load_vector(stmt.value, n, mask))
+    for i, column in enumerate(transpose(b, rows)):
         emitter.scalars[loop.var] = emitter._plus(outer_start, i)
         emitter.scalars[inner.var] = inner_start
+        mask = _mask(b, n, inner_count, outer_count, i)
         with emitter.bound(run) as stmt:
-            emitter.store_vector(stmt.target, column)
+            emitter.store_vector(stmt.target, column, mask)
     del emitter.scalars[loop.var], emitter.scalars[inner.var]
     return True
+
+
+def _partial_count(emitter, loop: For) -> ir.Value | None:
+    """How many iterations a partial tile ``loop`` has (None for a full tile)."""
+    if not most_trips(loop)[1]:
+        return None
+    limit, exclusive = upper_bound(loop)
+    count = emitter.builder.sub(emitter._index(limit), emitter._index(loop.init))
+    return count if exclusive else emitter.builder.add(count, ir.Constant(I64, 1))
+
+
+def _mask(b: ir.IRBuilder, n: int, lanes: ir.Value | None, count: ir.Value | None,
+          position: int) -> ir.Value | None:
+    """The lanes below ``lanes`` (all when None), none unless ``position < count``
+    (None: every lane)."""
+    if lanes is None and count is None:
+        return None
+    mask_type = ir.VectorType(I1, n)
+    if lanes is None:
+        mask = ir.Constant(mask_type, [1] * n)
+    else:
+        splat = b.insert_element(ir.Constant(ir.VectorType(I64, n), None), lanes,
+                                 ir.Constant(ir.IntType(32), 0))
+        splat = b.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), n),
+                                                           [0] * n))
+        mask = b.icmp_signed("<", ir.Constant(ir.VectorType(I64, n), list(range(n))), splat)
+    if count is None:
+        return mask
+    inside = b.icmp_signed(">", count, ir.Constant(I64, position))
+    return b.select(inside, mask, ir.Constant(mask_type, None))
 
 
 def transpose(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
@@ -100,12 +135,12 @@ def _square_copy(emitter, loop: For) -> tuple[For, Run, int] | None:
     if emitter.guard is not None or loop.step != 1:
         return None
     found = most_trips(loop)
-    if found is None or found[1] or found[0] not in SIZES:
+    if found is None or found[0] not in SIZES:
         return None
     n = found[0]
     inner = _only(loop.body)
     if not isinstance(inner, For) or inner.kind != "vectorized" or inner.step != 1 \
-            or constant_trips(inner) != n \
+            or (most_trips(inner) or (None,))[0] != n \
             or loop.var in names_in(inner.init) + names_in(inner.cond):
         return None
     run = _only(inner.body)

@@ -46,6 +46,20 @@ def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -
     return ir.Function(module, ir.FunctionType(ret, args), name=name)
 
 
+def vector_suffix(vector: ir.VectorType) -> str:
+    """The overloaded-intrinsic suffix of a vector type (``v16f32``, ``v8i64``).
+
+    >>> vector_suffix(ir.VectorType(ir.FloatType(), 16))
+    'v16f32'
+    """
+    element = vector.element
+    if isinstance(element, ir.IntType):
+        name = f"i{element.width}"
+    else:
+        name = {ir.FloatType: "f32", ir.DoubleType: "f64", ir.HalfType: "f16"}[type(element)]
+    return f"v{vector.count}{name}"
+
+
 class ValueEmitter:
     """Emits one statement's value; ``address(read)`` gives the pointer of a tensor read."""
 
