@@ -23,7 +23,8 @@ The process restarts without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (OpenBLAS picks 
 kernel, recorded from threadpoolctl).  For each thread count, NumPy is limited with
 threadpoolctl and polyopt's kernels are built with ``num_threads``; NumPy, the template
 and the default schedule are timed in alternating blocks (``_env.alternating_medians``,
-shared with bench_matmul).  Medians.
+shared with bench_matmul) of at least 5 calls, more for fast kernels (a block of NumPy's
+calls lasts at least 20 ms: ``_env.repetitions``).  Medians.
 Every result is checked against NumPy before anything is timed.
 """
 
@@ -33,7 +34,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _env import (alternating_medians, require_threadpoolctl,  # noqa: E402
+from _env import (alternating_medians, repetitions, require_threadpoolctl,  # noqa: E402
                   restart_with_clean_environment, write_results)
 
 if __name__ == "__main__":
@@ -201,6 +202,7 @@ def measure(case: Case, threads: int, reps: int, compile_reps: int, rng) -> dict
     if default is not None:
         runs["default"] = lambda: default(*inputs, out)
     with threadpool_limits(threads):  # blocks of repetitions, alternating, after pauses
+        reps = repetitions(runs["numpy"], reps)
         med = dict(zip(runs, alternating_medians(list(runs.values()), reps, ROUNDS)))
     row = {"kernel": case.name, "family": case.family, "threads": threads,
            "compile_s": statistics.median(c[0] for c in compiles),
