@@ -197,3 +197,27 @@ def test_repeated_reads_in_an_unrolled_body_are_loaded_once():
     c = np.zeros(16, np.float32)
     f(a, wv, c)
     np.testing.assert_allclose(c, wv @ a, rtol=1e-5, atol=1e-5)
+
+
+def test_a_register_tile_of_one_vector_per_row_keeps_its_vectors():
+    # 8 rows x 16 lanes summed over k: every row reads the same vector of X.  LLVM
+    # unrolled some rows' 16-lane loops into scalars and rebuilt their vectors with
+    # shuffles (and stored the sums on every k) unless told not to unroll them
+    X = po.placeholder((64, 16), name="X")
+    W = po.placeholder((8, 64), name="W")
+    k = po.reduce_axis((0, 64), name="k")
+    Y = po.compute((8, 16), lambda f, p: po.sum(W[f, k] * X[k, p], axis=k), name="Y")
+    s = po.create_schedule(Y)
+    f, p = Y.op.axis
+    s[Y].reorder(k, f, p)
+    s[Y].unroll(f)
+    s[Y].vectorize(p)
+    kernel = po.build(s, [X, W, Y])
+    assert '!"llvm.loop.unroll.disable", i1 1' in kernel.llvm_ir
+    assembly = kernel.assembly
+    assert not re.search(r"vperm|vinsert|vshuf", assembly), assembly
+    rng = np.random.default_rng(0)  # its own stream: later tests' data stays as it was
+    x, w = (rng.integers(-5, 6, shape).astype(np.float32) for shape in ((64, 16), (8, 64)))
+    y = np.full((8, 16), np.nan, np.float32)
+    kernel(x, w, y)
+    np.testing.assert_allclose(y, w @ x, rtol=1e-5)

@@ -56,6 +56,8 @@ def numpy_conv2d(x, w, padding, stride):
     (1, 20, 20, 5, 3, 1, 1, 4, "channels"),   # 20 channels, 5 x 5 (no divisor of 32)
     (1, 20, 36, 5, 3, 1, 2, 4, "channels"),   # 36 channels (32 + 4), 5 x 5, stride 2
     (1, 20, 20, 11, 1, 0, 2, 4, "pointwise"),  # 1x1 stride 2, width 6
+    (1, 6, 12, 56, 1, 0, 2, 8, "pointwise"),  # 784 points = 16 x 48 + 16; 12 channels: 4
+    (1, 5, 24, 28, 1, 0, 1, 8, "pointwise"),  # the same points, stride 1
     (1, 3, 20, 13, 5, 2, 1, 4, "channels"),   # 5x5 kernel, prime width 13
     (1, 72, 40, 7, 3, 1, 1, 4, "channels"),   # 72 input channels: 32 + 32 + 8 packed
     (1, 64, 48, 14, 3, 1, 1, 4, "channels"),  # 64 = 2 x 32 input channels, 14 x 14
@@ -98,6 +100,23 @@ def _check_conv_kernel(f_, x_shape, w_shape, padding, stride, parallel=True):
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4 * np.sqrt(w[0].size))
     assert "GOMP_parallel" in f_.llvm_ir or not parallel
     _assert_packed_simd(f_)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_conv2d_pointwise_template_tail_tile_keeps_its_vectors(stride):
+    """784 points: 16 tiles of 8 channels x 3 vectors and a tail of 8 x 1 vector, whose
+    code LLVM once rebuilt from shuffled pieces of loads (the sums stored every step)."""
+    X = po.placeholder((1, 16, 28 * stride, 28 * stride), name="X")
+    W = po.placeholder((16, 16, 1, 1), name="W")
+    Y = po.ops.conv2d_nchw(X, W, stride=stride, padding=0, name="Y")
+    s = po.create_schedule(Y)
+    po.templates.conv2d_template(s, Y)
+    f_ = po.build(s, [X, W, Y], num_threads=1)
+    functions = f_.assembly.split("@function")
+    products = [text for text in functions if "vfmadd" in text]
+    assert len(products) == 1 and products[0].count("vfmadd") == 24 + 8
+    assert not re.search(r"vinsert|vperm|vshuf|vextract", products[0]), products[0]
+    _check_conv_kernel(f_, (1, 16, 28 * stride, 28 * stride), (16, 16, 1, 1), 0, stride)
 
 
 @pytest.mark.parametrize("threads", THREADS)

@@ -43,6 +43,10 @@ LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop
 # loops whose code the schedule decided (SIMD here, straight-line scalar code there):
 # LLVM must not vectorize a loop around them
 SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
+# vectorized loops of at most this many iterations (one AVX-512 vector of float32) are
+# not unrolled by LLVM (see _loop_hints); longer ones need its unrolling (a 28-column
+# row of a 3x3 layer ran 10 times slower without)
+SHORT_VECTOR_LOOP = 16
 UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
 STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
 HUGE_PAGE = 2 << 20
@@ -491,7 +495,7 @@ class FunctionEmitter:
                      flags=("nsw",))
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
-        hints = self._loop_hints(loop, partial=trips is None)
+        hints = self._loop_hints(loop, trips)
         if hints:
             extra = () if group is None else (parallel_accesses(self.module, group),)
             latch.set_metadata("llvm.loop", self._loop_metadata(loop, hints, extra))
@@ -507,11 +511,18 @@ class FunctionEmitter:
         return access_group(self.module)
 
     @staticmethod
-    def _loop_hints(loop: For, partial: bool) -> tuple[tuple[str, int], ...]:
-        """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID)."""
-        if loop.kind == "vectorized" and partial:
+    def _loop_hints(loop: For, trips: int | None) -> tuple[tuple[str, int], ...]:
+        """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID);
+        ``trips``: its constant trip count, None in a partial tile."""
+        if loop.kind == "vectorized" and trips is None:
             # a partial tile: masked vector operations instead of a scalar remainder
             return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
+        if loop.kind == "vectorized" and trips <= SHORT_VECTOR_LOOP:
+            # vectorized, not first unrolled into scalars: LLVM did so to the 8 copies
+            # of a 16-lane loop in a register tile of 8 rows x 1 vector, then rebuilt
+            # their vectors from pieces of each other's loads with shuffles, and stored
+            # the sums on every step of the reduction around them
+            return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.unroll.disable", 1)
         if loop.kind in LOOP_HINTS:
             return ((LOOP_HINTS[loop.kind], 1),)
         if loop.kind in ("serial", "parallel") and _has_loop(loop.body, SCHEDULED_CODE):
