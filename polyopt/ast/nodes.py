@@ -153,15 +153,18 @@ def linear_form(expr: IndexExpr) -> dict[str, int] | None:
     return None
 
 
-def offset_in_loop(expr: IndexExpr, var: str, start: dict[str, int] | None) -> int | None:
+def offset_in_loop(expr: IndexExpr, var: str, start: dict[str, int] | None, *,
+                   form: dict[str, int] | None = None) -> int | None:
     """``c`` when ``expr`` is ``var - start + c`` (``start`` a :func:`linear_form`): the
-    position ``c`` relative to the loop's first iteration; None otherwise.
+    position ``c`` relative to the loop's first iteration; None otherwise.  ``form``:
+    ``expr``'s :func:`linear_form`, when the caller has it (tests against many loops).
 
     >>> offset_in_loop(Op("add", (Op("mul", (Int(-64), Name("jo"))), Name("j"))), "j",
     ...                {"jo": 64})
     0
     """
-    form = linear_form(expr)
+    if form is None:
+        form = linear_form(expr)
     if form is None or start is None or form.get(var) != 1:
         return None
     rest = {k: form.get(k, 0) + start.get(k, 0) for k in (set(form) | set(start)) - {var}}

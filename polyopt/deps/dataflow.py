@@ -116,10 +116,26 @@ def compute_dependences(program: Program) -> Dependences:
         anti = (isl.UnionAccessInfo.from_sink(writes).set_may_source(reads).set_kill(writes)
                 .set_schedule_map(schedule).compute_flow())
         items += _split("anti", array.name, anti.get_full_may_dependence())
+        if written_once(writes):  # no element written twice: no output dependence
+            continue
         output = (isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
                   .set_schedule_map(schedule).compute_flow())
         items += _split("output", array.name, output.get_full_must_dependence())
     return Dependences(tuple(items))
+
+
+def written_once(writes: isl.UnionMap) -> bool:
+    """Whether the writes (instance -> element) are one statement's and no two of its
+    instances write one element (a copy into a cache, an elementwise compute), so that
+    no write follows another to the same element.
+
+    >>> written_once(isl.UnionMap("{ S[i, j] -> A[j, i] : 0 <= i, j < 4 }"))
+    True
+    >>> written_once(isl.UnionMap("{ S[i, k] -> A[i] : 0 <= i, k < 4 }"))
+    False
+    """
+    maps = parts(writes)
+    return len(maps) == 1 and maps[0].is_injective()
 
 
 def _split(kind: str, array: str, full: isl.UnionMap) -> list[Dependence]:

@@ -130,10 +130,12 @@ class Program:
         return dataclasses.replace(self, **changes)
 
     def with_stages(self, stages: tuple[Stage, ...], **changes) -> Program:
-        """This program scheduled by ``stages`` (with other fields changed too)."""
+        """This program scheduled by ``stages`` (with other fields changed too).  Its
+        ``schedule`` and ``loop_axes`` are built when first read: a schedule template
+        applies a dozen primitives unchecked, and only the last program is scanned."""
         program = self.replace(**changes) if changes else self
-        schedule, loop_axes = build_schedule(program.statements, stages, program.context)
-        return program.replace(stages=tuple(stages), schedule=schedule, loop_axes=loop_axes)
+        pending = _PendingSchedule(program.statements, tuple(stages), program.context)
+        return program.replace(stages=tuple(stages), schedule=pending, loop_axes=pending)
 
     def stage(self, name: str) -> Stage:
         for stage in self.stages:
@@ -215,6 +217,44 @@ class Program:
                     result = result.union(isl.UnionMap.from_map(access.relation))
         return result
 
+
+class _PendingSchedule:
+    """The value of ``schedule`` and ``loop_axes`` until one of them is read."""
+
+    __slots__ = ("statements", "stages", "context")
+
+    def __init__(self, statements, stages, context):
+        self.statements, self.stages, self.context = statements, stages, context
+
+
+class _BuiltWhenRead:
+    """A field of :class:`Program` that may hold a :class:`_PendingSchedule`: reading it
+    builds the schedule and stores both fields (the slot's own ``__set__``: the program
+    is frozen for everyone else, and its value does not change)."""
+
+    def __init__(self, slot):
+        self.slot = slot
+
+    def __get__(self, program, owner=None):
+        if program is None:
+            return self
+        value = self.slot.__get__(program, owner)
+        if type(value) is _PendingSchedule:
+            schedule, loop_axes = build_schedule(value.statements, value.stages,
+                                                 value.context)
+            _SLOTS["schedule"].__set__(program, schedule)
+            _SLOTS["loop_axes"].__set__(program, loop_axes)
+            value = self.slot.__get__(program, owner)
+        return value
+
+    def __set__(self, program, value):
+        self.slot.__set__(program, value)
+
+
+_SLOTS = {name: Program.__dict__[name] for name in ("schedule", "loop_axes")}
+for _name, _slot in _SLOTS.items():
+    setattr(Program, _name, _BuiltWhenRead(_slot))
+del _name, _slot
 
 _ROWS = IdentityMemo(size=64)
 _SCHEDULE_ROWS = IdentityMemo()

@@ -97,3 +97,42 @@ def test_dependence_kinds_are_listed(kind):
     deps = po.deps(po.create_schedule(_matmul()))
     assert all(d.kind == kind for d in getattr(deps, kind))
     assert len(getattr(deps, kind)) >= 1
+
+
+def _conv_with_caches():
+    X = po.placeholder((1, 8, 10, 10), name="X")
+    W = po.placeholder((16, 8, 3, 3), name="W")
+    Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
+    s = po.create_schedule(Y)
+    po.templates.conv2d_template(s, Y)
+    return s
+
+
+def _producer_consumer():
+    A = po.placeholder((8,), name="A")
+    B = po.compute((8,), lambda i: A[i] * 2.0, name="B")
+    C = po.compute((8,), lambda i: B[i] + B[7 - i], name="C")
+    return po.create_schedule(C)
+
+
+@pytest.mark.parametrize("make", [_conv_with_caches, _producer_consumer])
+def test_arrays_written_once_have_no_output_dependences(make, monkeypatch):
+    """Skipping isl's output analysis for arrays written once gives the same dependences."""
+    from polyopt.deps import dataflow
+    from polyopt.domain.program import AccessKind
+    program = make().program
+    assert any(dataflow.written_once(program.accesses(AccessKind.WRITE, a.name))
+               for a in program.arrays if a.written)
+    fast = dataflow.compute_dependences(program)
+    monkeypatch.setattr(dataflow, "written_once", lambda writes: False)
+    full = dataflow.compute_dependences(program)
+    assert [str(d) for d in fast] == [str(d) for d in full]
+    assert all(a.is_equal(b) for x, y in zip(fast, full)
+               for a, b in ((x.relation, y.relation), (x.elements, y.elements)))
+
+
+def test_written_once_needs_one_injective_writer():
+    from polyopt.deps.dataflow import written_once
+    assert written_once(isl.UnionMap("[n] -> { S[i] -> A[2i + 1] : 0 <= i < n }"))
+    assert not written_once(isl.UnionMap("{ S[i] -> A[floor(i / 2)] : 0 <= i < 8 }"))
+    assert not written_once(isl.UnionMap("{ S[i] -> A[i] : 0 <= i < 4; T[i] -> A[i + 4] : 0 <= i < 4 }"))

@@ -78,3 +78,30 @@ def test_checks_see_the_current_schedule():
     s[B].compute_with(s[C], C.op.axis[0], check=False)  # C[i] reads B[7 - i], not yet made
     with pytest.raises(IllegalScheduleError, match="flow dependence B -> C"):
         s.check()
+
+
+def test_schedule_is_built_when_first_read(monkeypatch):
+    from polyopt.domain import program as program_module
+    calls = []
+
+    def counted(*args):
+        calls.append(args[1])
+        return build_schedule(*args)
+
+    monkeypatch.setattr(program_module, "build_schedule", counted)
+    _, S = _reduction()
+    s = po.create_schedule(S)
+    io, ii = s[S].split(S.op.axis[0], factor=4, check=False)
+    s[S].reorder(io, S.op.reduce_axis[0], ii, check=False)
+    s[S].unroll(ii, check=False)
+    assert calls == []  # three unchecked primitives: no schedule built yet
+    program = s.program
+    assert str(program.schedule_of("S_update")) == (
+        "{ S_update[i, k] -> [0, 0, o2, 1, k, 0, o6, 0] : (i - o6) mod 4 = 0 and 0 <= i <= 7 "
+        "and 0 <= k <= 7 and -3 + i <= 4o2 <= i and 0 <= o6 <= 3 }")
+    assert [axis.name for axis in program.loop_axes[1][1] if axis] == ["i.outer", "k", "i.inner"]
+    assert calls == [program.stages]  # once, for the program read, with both fields
+    rebuilt, axes = build_schedule(program.statements, program.stages, program.context)
+    assert rebuilt.get_map().is_equal(program.schedule.get_map()) and axes == program.loop_axes
+    assert program.replace(params=program.params) == program
+    assert len(calls) == 1  # built once: replace and == read the built fields

@@ -615,8 +615,11 @@ class FunctionEmitter:
     def _from_counter(self, expr: IndexExpr) -> ir.Value | None:
         """``var - start + c`` in a loop that counts from 0 (a full tile) as ``count + c``:
         the offset into a tile's buffer stays visibly constant after unrolling."""
+        form = linear_form(expr) if self.counters else None  # once, for every loop
+        if form is None:
+            return None
         for var, (counter, start, step) in self.counters.items():
-            offset = offset_in_loop(expr, var, start) if step == 1 else None
+            offset = offset_in_loop(expr, var, start, form=form) if step == 1 else None
             if offset == 0:
                 return counter
             if offset is not None:
