@@ -7,12 +7,13 @@ gathers them or moves them one by one, a store per element.  Here the block is r
 as ``n`` contiguous vector loads along ``k`` (one per ``f``), transposed in registers by
 ``log2(n)`` rounds of ``n`` two-vector shuffles, and written as ``n`` vector stores.
 
-It applies when the unrolled loop (a full tile of ``n`` = 2, 4, 8 or 16 iterations)
-holds only the vectorized loop (a full tile of ``n``, its bounds free of the unrolled
-variable), which holds only a plain copy between two arrays of one element type: the
-source contiguous along the unrolled variable, the target contiguous along the
-vectorized one and ``n`` or more elements apart along the unrolled one (so no two
-stores of the block meet).  Otherwise the loops are emitted as scheduled.
+It applies when the unrolled loop (a tile of ``n`` = 2, 4, 8 or 16 iterations) holds
+only the vectorized loop (a tile of ``n``, its bounds free of the unrolled variable),
+which holds only a plain copy between two arrays of one element type: the source
+contiguous along the unrolled variable, the target contiguous along the vectorized one
+and ``n`` or more elements apart along the unrolled one (so no two stores of the block
+meet).  In a partial tile (fewer iterations of either loop) the loads and stores are
+masked to the block's elements.  Otherwise the loops are emitted as scheduled.
 
 >>> import polyopt as po
 >>> W = po.placeholder((16, 16), name="W")
