@@ -1,5 +1,10 @@
 """The LLVM optimizer's settings (polyopt.target.llvm.jit)."""
 
+import re
+
+import numpy as np
+
+import polyopt as po
 from polyopt.target.llvm.jit import DSE_WALK_LIMIT, optimize
 
 
@@ -32,3 +37,27 @@ def test_the_walk_stops_after_the_limit():
     stores = _stores(_overwritten_after(2 * DSE_WALK_LIMIT))
     assert stores[0] == "store float 1.000000e+00, ptr %p, align 4"
     assert stores[-1] == "store float 2.000000e+00, ptr %p, align 4"
+
+
+def test_a_partial_register_tile_keeps_its_sums_in_registers():
+    """A 40 x 100 matmul (6-row, 64-column tiles: both leave a remainder) has a partial
+    column tile whose check for a real iteration sits in each unrolled row: hoisted out
+    of the reduction (UNSWITCH_THRESHOLD), its masked FMAs accumulate in registers
+    instead of storing the sums to the stack on every step; and the numbers are right."""
+    A = po.placeholder((40, 16), name="A")
+    B = po.placeholder((16, 100), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    po.templates.matmul_template(s, C)
+    f = po.build(s, [A, B, C], num_threads=1)
+    lines = f.assembly.splitlines()
+    masked = [i for i, line in enumerate(lines) if "vfmadd231ps" in line and "{%k" in line]
+    assert masked  # the partial tile is vectorized with masks
+    assert not [i for i in masked if re.search(r"vmovaps\s+%zmm\d+, -?\d*\(%rsp\)",
+                                               lines[i + 1])]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 16), dtype=np.float32)
+    b = rng.standard_normal((16, 100), dtype=np.float32)
+    c = np.zeros((40, 100), np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
