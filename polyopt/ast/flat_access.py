@@ -72,7 +72,7 @@ def _flattened(stmt: Statement, program: Program) -> Statement:
             return None
         try:
             offset = space.constant(0)
-            for index, stride in zip(node.indices, _strides(shape)):
+            for index, stride in zip(node.indices, row_major_strides(array.shape)):
                 offset = offset.add(index_value(index).mul(space.constant(stride)))
         except PolyoptError:  # not quasi-affine: keep the indices
             return None
@@ -97,6 +97,20 @@ def _constant(extent) -> int | None:
     return extent.value if isinstance(extent, Const) and isinstance(extent.value, int) else None
 
 
-def _strides(shape: list[int]) -> list[int]:
-    """Row-major strides in elements: [4, 6] -> [6, 1]."""
-    return [math.prod(shape[dim + 1:]) for dim in range(len(shape))]
+def row_major_strides(shape) -> list[int | None]:
+    """Row-major strides in elements of an array of extents ``shape`` (None where an
+    extent after it is not a constant).
+
+    >>> from polyopt.te.expr import Var
+    >>> row_major_strides([Const(4, "int64"), Const(6, "int64")])
+    [6, 1]
+    >>> row_major_strides([Const(4, "int64"), Var("n"), Const(6, "int64")])
+    [None, 6, 1]
+    """
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.append(running)
+        constant = _constant(extent)
+        running = running * constant if running is not None and constant is not None \
+            else None
+    return strides[::-1]

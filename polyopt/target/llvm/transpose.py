@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ast.flat_access import row_major_strides
 from ...ast.nodes import Block, For, Run, linear_form, names_in, upper_bound
 from ...ast.tiles import most_trips
-from ...te.expr import Const, TensorRead
+from ...te.expr import TensorRead
 from ...te.linear import linear_terms
 from .values import I1, I64
 
@@ -45,55 +46,58 @@ def emit_transposed_copy(emitter, loop: For) -> bool:
     found = _square_copy(emitter, loop)
     if found is None:
         return False
-    inner, run, n = found
+    inner, run, n, partial = found
     b = emitter.builder
     outer_start = emitter.scalars[loop.var] = emitter._index(loop.init)
     inner_start = emitter._index(inner.init)
-    outer_count, inner_count = (_partial_count(emitter, x) for x in (loop, inner))
+    outer_count, inner_count = (_count(emitter, x) if p else None
+                                for x, p in zip((loop, inner), partial))
+    load_lanes, store_lanes = _lanes_below(b, n, outer_count), _lanes_below(b, n, inner_count)
     rows = []
     for j in range(n):
         emitter.scalars[inner.var] = emitter._plus(inner_start, j)
-        mask = _mask(b, n, outer_count, inner_count, j)
         with emitter.bound(run) as stmt:
-            rows.append(emitter.load_vector(stmt.value, n, mask))
+            rows.append(emitter.load_vector(stmt.value, n,
+                                            _only_if(b, n, load_lanes, inner_count, j)))
     for i, column in enumerate(transpose(b, rows)):
         emitter.scalars[loop.var] = emitter._plus(outer_start, i)
         emitter.scalars[inner.var] = inner_start
-        mask = _mask(b, n, inner_count, outer_count, i)
         with emitter.bound(run) as stmt:
-            emitter.store_vector(stmt.target, column, mask)
+            emitter.store_vector(stmt.target, column,
+                                 _only_if(b, n, store_lanes, outer_count, i))
     del emitter.scalars[loop.var], emitter.scalars[inner.var]
     return True
 
 
-def _partial_count(emitter, loop: For) -> ir.Value | None:
-    """How many iterations a partial tile ``loop`` has (None for a full tile)."""
-    if not most_trips(loop)[1]:
-        return None
+def _count(emitter, loop: For) -> ir.Value:
+    """How many iterations the partial tile ``loop`` has."""
     limit, exclusive = upper_bound(loop)
     count = emitter.builder.sub(emitter._index(limit), emitter._index(loop.init))
     return count if exclusive else emitter.builder.add(count, ir.Constant(I64, 1))
 
 
-def _mask(b: ir.IRBuilder, n: int, lanes: ir.Value | None, count: ir.Value | None,
-          position: int) -> ir.Value | None:
-    """The lanes below ``lanes`` (all when None), none unless ``position < count``
-    (None: every lane)."""
-    if lanes is None and count is None:
+def _lanes_below(b: ir.IRBuilder, n: int, count: ir.Value | None) -> ir.Value | None:
+    """The mask of the first ``count`` of ``n`` lanes (None: all of them)."""
+    if count is None:
         return None
+    splat = b.insert_element(ir.Constant(ir.VectorType(I64, n), None), count,
+                             ir.Constant(ir.IntType(32), 0))
+    splat = b.shuffle_vector(splat, splat,
+                             ir.Constant(ir.VectorType(ir.IntType(32), n), [0] * n))
+    return b.icmp_signed("<", ir.Constant(ir.VectorType(I64, n), list(range(n))), splat)
+
+
+def _only_if(b: ir.IRBuilder, n: int, lanes: ir.Value | None, count: ir.Value | None,
+             position: int) -> ir.Value | None:
+    """The mask ``lanes`` (all ``n`` lanes when None) where ``position < count``, else
+    no lane; None (no mask) when neither limits the access."""
+    if count is None:
+        return lanes
     mask_type = ir.VectorType(I1, n)
     if lanes is None:
-        mask = ir.Constant(mask_type, [1] * n)
-    else:
-        splat = b.insert_element(ir.Constant(ir.VectorType(I64, n), None), lanes,
-                                 ir.Constant(ir.IntType(32), 0))
-        splat = b.shuffle_vector(splat, splat, ir.Constant(ir.VectorType(ir.IntType(32), n),
-                                                           [0] * n))
-        mask = b.icmp_signed("<", ir.Constant(ir.VectorType(I64, n), list(range(n))), splat)
-    if count is None:
-        return mask
+        lanes = ir.Constant(mask_type, [1] * n)
     inside = b.icmp_signed(">", count, ir.Constant(I64, position))
-    return b.select(inside, mask, ir.Constant(mask_type, None))
+    return b.select(inside, lanes, ir.Constant(mask_type, None))
 
 
 def transpose(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
@@ -130,9 +134,10 @@ def _masks(n: int, half: int) -> tuple[ir.Constant, ir.Constant]:
     return ir.Constant(mask_type, low), ir.Constant(mask_type, high)
 
 
-def _square_copy(emitter, loop: For) -> tuple[For, Run, int] | None:
-    """``(vectorized loop, copy, n)`` when ``loop`` is a transposed copy of an ``n`` by
-    ``n`` block (see the module), else None."""
+def _square_copy(emitter, loop: For):
+    """``(vectorized loop, copy, n, (partial, partial))`` when ``loop`` is a transposed
+    copy of an ``n`` by ``n`` block (see the module; whether each loop is a partial
+    tile), else None."""
     if emitter.guard is not None or loop.step != 1:
         return None
     found = most_trips(loop)
@@ -141,8 +146,10 @@ def _square_copy(emitter, loop: For) -> tuple[For, Run, int] | None:
     n = found[0]
     inner = _only(loop.body)
     if not isinstance(inner, For) or inner.kind != "vectorized" or inner.step != 1 \
-            or (most_trips(inner) or (None,))[0] != n \
             or loop.var in names_in(inner.init) + names_in(inner.cond):
+        return None
+    inner_found = most_trips(inner)
+    if inner_found is None or inner_found[0] != n:
         return None
     run = _only(inner.body)
     if not isinstance(run, Run):
@@ -154,13 +161,14 @@ def _square_copy(emitter, loop: For) -> tuple[For, Run, int] | None:
     program = emitter.program
     if program.array_of(source.tensor).name == program.array_of(target.tensor).name:
         return None
-    strides = [_stride(program, stmt, run, read, var) for read in (source, target)
-               for var in (loop.var, inner.var)]
-    source_outer, _, target_outer, target_inner = strides
+    forms = {id(axis): linear_form(arg) for axis, arg in zip(stmt.index_vars, run.args)}
+    source_outer, target_outer, target_inner = (
+        _stride(program, forms, read, var)
+        for read, var in ((source, loop.var), (target, loop.var), (target, inner.var)))
     if source_outer != 1 or target_inner != 1 or target_outer is None \
             or abs(target_outer) < n:
         return None
-    return inner, run, n
+    return inner, run, n, (found[1], inner_found[1])
 
 
 def _only(node):
@@ -170,12 +178,12 @@ def _only(node):
     return node
 
 
-def _stride(program, stmt, run: Run, read: TensorRead, var: str) -> int | None:
+def _stride(program, forms: dict, read: TensorRead, var: str) -> int | None:
     """How many elements ``read``'s address moves when loop ``var`` grows by one (None
-    when that is not a known constant)."""
-    forms = {id(axis): linear_form(arg) for axis, arg in zip(stmt.index_vars, run.args)}
+    when that is not a known constant); ``forms``: the linear forms of the statement's
+    index variables in the loops (by id)."""
     array = program.array_of(read.tensor)
-    strides = [1] if read.flat else _row_major(array.shape)
+    strides = [1] if read.flat else row_major_strides(array.shape)
     total = 0
     for index, stride in zip(read.indices, strides):
         terms = linear_terms(index)
@@ -194,13 +202,3 @@ def _stride(program, stmt, run: Run, read: TensorRead, var: str) -> int | None:
                 return None
             total += coefficient * stride
     return total
-
-
-def _row_major(shape) -> list[int | None]:
-    """Row-major strides in elements (None where an extent after it is not constant)."""
-    strides, running = [], 1
-    for extent in reversed(shape):
-        strides.append(running)
-        constant = isinstance(extent, Const) and isinstance(extent.value, int)
-        running = running * extent.value if running is not None and constant else None
-    return strides[::-1]
