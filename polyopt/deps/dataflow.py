@@ -104,7 +104,7 @@ def compute_dependences(program: Program) -> Dependences:
     items: list[Dependence] = []
     # the flat schedule map: isl's dataflow on it gives the same relations as on the
     # schedule tree, about twice as fast on our single-band schedules
-    schedule = program.schedule.get_map()
+    schedule = _without_constant_columns(program.schedule.get_map())
     for array in program.arrays:
         reads = program.accesses(AccessKind.READ, array.name)
         writes = program.accesses(AccessKind.WRITE, array.name)
@@ -122,6 +122,47 @@ def compute_dependences(program: Program) -> Dependences:
                   .set_schedule_map(schedule).compute_flow())
         items += _split("output", array.name, output.get_full_must_dependence())
     return Dependences(tuple(items))
+
+
+def _without_constant_columns(schedule: isl.UnionMap) -> isl.UnionMap:
+    """``schedule`` without the columns that hold one constant in every row: the same
+    order, so the same dependences.
+
+    This also routes around a crash: the isl bundled with islpy 2026.2.2
+    ("included-with-islpy") segfaults in ``isl_basic_map_swap_div`` inside
+    ``isl_union_access_info_compute_flow`` (may sources + kills) on some 2d+1 schedules
+    whose static columns are all zero; ``tests/deps/test_isl_workarounds.py`` keeps the
+    isl-level reproducer.
+
+    >>> compact = _without_constant_columns(isl.UnionMap(
+    ...     "{ S[i] -> [0, i, 0]; T[i] -> [0, i, 1] }"))
+    >>> compact.is_equal(isl.UnionMap("{ S[i] -> [i, 0]; T[i] -> [i, 1] }"))
+    True
+    """
+    maps = parts(schedule)
+    if not maps:
+        return schedule
+    width = maps[0].dim(isl.dim_type.out)
+    constant = []
+    for dim in range(width):
+        values = set()
+        for relation in maps:
+            value = relation.plain_get_val_if_fixed(isl.dim_type.out, dim)
+            if value.is_nan():
+                break
+            values.add(value.to_python())
+        else:
+            if len(values) == 1:
+                constant.append(dim)
+    if not constant or len(constant) == width:
+        return schedule
+    result = None
+    for relation in maps:
+        for dim in reversed(constant):
+            relation = relation.project_out(isl.dim_type.out, dim, 1)
+        part = isl.UnionMap.from_map(relation)
+        result = part if result is None else result.union(part)
+    return result
 
 
 def written_once(writes: isl.UnionMap) -> bool:

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import islpy as isl
@@ -135,22 +136,62 @@ def other_iteration(space: isl.Space, dim: int) -> isl.Map:
 
 
 def first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
-    """Parameter values and coordinates of one pair: the smallest parameters, then the
-    lexicographically first pair (a readable, stable counterexample), or any pair when
-    that minimum does not exist."""
+    """Parameter values and coordinates of one pair: small parameters (the first in
+    lexicographic order within growing boxes), then the lexicographically first pair
+    for them (a readable, stable counterexample); any pair when no small parameters
+    have one.
+
+    The search is bounded: isl's lexmin over the parameters and the pair together can
+    take minutes on relations with floor divisions (a diamond-tiled reduction), while
+    an emptiness test with the parameters fixed, and the lexmin of the bounded pairs
+    that remain, take microseconds.
+
+    >>> first_point(isl.Map("[n] -> { S[i] -> S[i + 1] : 3 <= i < n }"))
+    ([4], [3, 4])
+    """
     wrapped = pairs.wrap()
     n_par = wrapped.dim(isl.dim_type.param)
     n_set = wrapped.dim(isl.dim_type.set)
-    flat = wrapped.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n_par)
-    first = flat.lexmin()
-    if not first.is_empty() and first.is_bounded():
-        point = first.sample_point()
-        values = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-                  for k in range(n_par + n_set)]
-        return values[:n_par], values[n_par:]
+    params = _small_parameters(wrapped, n_par)
+    if params is not None:
+        fixed = wrapped
+        for pos, value in enumerate(params):
+            fixed = fixed.fix_val(isl.dim_type.param, pos, isl.Val(value))
+        first = fixed.lexmin()
+        if not first.is_empty():
+            point = first.sample_point()
+            return list(params), [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+                                  for k in range(n_set)]
     point = wrapped.sample_point()
     return ([point.get_coordinate_val(isl.dim_type.param, k).to_python() for k in range(n_par)],
             [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n_set)])
+
+
+_PARAMETER_CHECKS = 400  # emptiness tests at most, in the search for small parameters
+
+
+def _small_parameters(wrapped: isl.Set, n_par: int) -> tuple[int, ...] | None:
+    """The first parameter values, in lexicographic order within the boxes [0, 1],
+    [0, 3], [0, 7], ... of the parameter space, for which ``wrapped`` has a point;
+    None when none is found within :data:`_PARAMETER_CHECKS` tests."""
+    if n_par == 0:
+        return () if not wrapped.is_empty() else None
+    checked: set[tuple[int, ...]] = set()
+    bound = 1
+    while len(checked) < _PARAMETER_CHECKS:
+        for values in itertools.product(range(bound + 1), repeat=n_par):
+            if values in checked:
+                continue
+            if len(checked) >= _PARAMETER_CHECKS:
+                return None
+            checked.add(values)
+            fixed = wrapped
+            for pos, value in enumerate(values):
+                fixed = fixed.fix_val(isl.dim_type.param, pos, isl.Val(value))
+            if not fixed.is_empty():
+                return values
+        bound = 2 * bound + 1
+    return None
 
 
 def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:

@@ -30,7 +30,7 @@ import islpy as isl
 
 from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
-from ..domain.affine import AffineSpace
+from ..domain.affine import AffineSpace, aff_expression
 from ..domain.program import Program, Statement
 from ..domain.schedule import Attach, Stage, identity_axes
 from ..errors import ScheduleError
@@ -148,9 +148,12 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
         raise ScheduleError(f"cannot inline '{stage_name}': its array is written by several "
                             "statements")
 
+    instance_of = _written_instance(producer, program)
+
     def inline(node):
         if isinstance(node, TensorRead) and node.tensor is array.tensor:
-            return substitute(producer.value, dict(zip(producer.iter_vars, node.indices)))
+            return substitute(producer.value, dict(zip(producer.iter_vars,
+                                                        instance_of(node.indices))))
         return None
 
     arrays = tuple(a for a in program.arrays if a.name != stage_name)
@@ -164,6 +167,57 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
         statements.append(stmt)
     stages = tuple(s for s in program.stages if s.name != stage_name)
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays)
+
+
+def _written_instance(producer: Statement, program: Program):
+    """A function from the indices of an element of the producer's array to the
+    producer's instance that writes it (as expressions).  The producer may write
+    ``X[f(i)]`` with ``f`` other than its own loop variables (a cache with a layout):
+    ``f`` is one-to-one, and its inverse is read off isl.
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((4, 4), name="A")
+    >>> B = po.compute((4, 4), lambda i, j: A[i, j] * 1.0, name="B")
+    >>> s = po.create_schedule(B)
+    >>> _ = s.cache_read(A, "global", [B], layout="{ [d0, d1] -> [d1, d0] }")
+    >>> p = s.program
+    >>> f = _written_instance(p.statement("A_global"), p)
+    >>> [str(e) for e in f(B.op.axis)]
+    ['j', 'i']
+    """
+    indices, own = producer.target.indices, producer.iter_vars
+    if len(indices) == len(own) and all(a is b for a, b in zip(indices, own)):
+        return lambda indices: indices
+    write = producer.writes[0].relation.intersect_domain(producer.domain)
+    inverse = write.reverse().intersect_params(program.context)
+    if not inverse.is_single_valued():
+        raise ScheduleError(f"cannot inline '{producer.op}': it writes an element of its "
+                            "array more than once; compute it at its reader instead")
+    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[],
+                                        params=list(program.param_names))
+    values = inverse.align_params(space).as_pw_multi_aff()
+    affs = []
+    for dim in range(values.dim(isl.dim_type.out)):
+        pieces: list[isl.Aff] = []
+        values.get_pw_aff(dim).foreach_piece(lambda _, aff: pieces.append(aff))
+        if len(pieces) != 1:
+            raise ScheduleError(
+                f"cannot inline '{producer.op}': the instance that writes an element of "
+                "its array is a piecewise function of the element; compute it at its "
+                "reader instead")
+        affs.append(pieces[0])
+
+    def instance_of(indices):
+        result = []
+        for aff in affs:
+            expr = aff_expression(aff, tuple(indices), program.params)
+            if expr is None:
+                raise ScheduleError(f"cannot inline '{producer.op}': its layout has a "
+                                    "rational inverse; compute it at its reader instead")
+            result.append(expr)
+        return tuple(result)
+
+    return instance_of
 
 
 def rebuild_statement(stmt: Statement, value, array_of: dict, program: Program) -> Statement:
@@ -221,10 +275,13 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
             raise ScheduleError(
                 f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
                 f"of '{consumer}' do not read all of it")
+    # one set of names for the outer loops of every statement of the stage (an init and
+    # its update correspond by dimension name, so their copies must agree on them)
+    outer_dims = _outer_dims(outer_names, [program.statement(n) for n in needed], program)
     copies, projections = {}, {}
     for name, footprint in needed.items():
         stmt = program.statement(name)
-        copy, projection = _copy(stmt, footprint, outer_names, program)
+        copy, projection = _copy(stmt, footprint, outer_dims, program)
         copies[name], projections[name] = copy, projection
     statements = tuple(copies.get(s.name, s) for s in program.statements)
     axes = identity_axes(copies[stage.main].domain)[:depth]
@@ -287,11 +344,11 @@ def read_footprint(program: Program, stmt: Statement, consumer_stmts,
     return result.intersect_params(program.context).coalesce()
 
 
-def _copy(stmt: Statement, footprint: isl.Map, outer_names: list[str], program: Program):
-    """The statement over ``[outer loops, own dims]`` and its projection to the original."""
-    domain = footprint.wrap().flatten().set_tuple_name(stmt.name)
-    depth = len(outer_names)
-    taken = set(stmt.dims) | set(program.param_names)
+def _outer_dims(outer_names: list[str], statements: list[Statement], program: Program
+                ) -> list[str]:
+    """Names for the outer loop dimensions of the copies: none of them is a dimension of
+    any of ``statements`` nor a var."""
+    taken = set(program.param_names).union(*(s.dims for s in statements))
     dims = []
     for name in outer_names:
         candidate, counter = name, 0
@@ -300,6 +357,14 @@ def _copy(stmt: Statement, footprint: isl.Map, outer_names: list[str], program: 
             candidate = f"{name}_{counter}"
         taken.add(candidate)
         dims.append(candidate)
+    return dims
+
+
+def _copy(stmt: Statement, footprint: isl.Map, dims: list[str], program: Program):
+    """The statement over ``[outer loops, own dims]`` (the outer ones named ``dims``)
+    and its projection to the original."""
+    domain = footprint.wrap().flatten().set_tuple_name(stmt.name)
+    depth = len(dims)
     for pos, name in enumerate(dims + list(stmt.dims)):
         domain = domain.set_dim_name(isl.dim_type.set, pos, name)
     projection = isl.Map.from_domain_and_range(domain, stmt.domain)
