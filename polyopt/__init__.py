@@ -32,6 +32,7 @@ from .build import build
 __version__ = "0.1.0"
 
 
+@errors.public
 def deps(schedule_or_program) -> Dependences:
     """Exact dependences of a schedule's program: ``print(po.deps(s))``."""
     program = getattr(schedule_or_program, "program", schedule_or_program)

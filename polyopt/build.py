@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 import gc
 
+from .errors import public
 from .lower import lower
 from .target.base import get_target
 
 _CACHE: dict[tuple, object] = {}
 
 
+@public
 def build(schedule, args=None, *, target: str = "llvm", name: str | None = None, **options):
     """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``
     (by default, for a ``po.kernel`` schedule, the kernel's parameters in order)."""

@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     cli_check.add_parser(commands)
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        return po.errors.public(args.run)(args)
     except po.PolyoptError as err:
         print(f"polyopt: error: {err}", file=sys.stderr)
         return 2

@@ -1,6 +1,8 @@
 """Every error polyopt raises for a user mistake derives from :class:`PolyoptError`.
 
-Messages say what was wrong and what to do about it.
+Messages say what was wrong and what to do about it.  Public functions are marked
+:func:`public`: any other exception that would leave one (an isl or LLVM failure, a
+bug) becomes an :class:`InternalError` naming the function, as a last resort.
 
 >>> try:
 ...     raise InvalidArgumentError("tensor 'A' expects float32, got float64")
@@ -8,6 +10,14 @@ Messages say what was wrong and what to do about it.
 ...     print(err)
 tensor 'A' expects float32, got float64
 """
+
+import functools
+import inspect
+
+__all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
+           "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
+           "ScheduleError", "IllegalScheduleError", "TensorizeError", "BackendError",
+           "MissingBackendError", "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(Exception):
@@ -73,6 +83,60 @@ class MissingBackendError(BackendError):
 
 class InternalError(PolyoptError):
     """A bug in polyopt itself: please report it with the program that triggered it."""
+
+
+REPORT = ("this is a bug in polyopt: please report it with the code that triggered it "
+          "(the program, and the schedule's s.script())")
+
+
+def public(function):
+    """Mark ``function`` as public: a :class:`PolyoptError` leaves it as it is, a call
+    with arguments that do not fit its signature raises :class:`InvalidArgumentError`,
+    and any other exception becomes an :class:`InternalError`.
+
+    >>> @public
+    ... def halve(n: int) -> int:
+    ...     return [0][n]
+    >>> halve(3)
+    Traceback (most recent call last):
+    polyopt.errors.InternalError: halve failed inside polyopt (IndexError: list index out of range); this is a bug in polyopt: please report it with the code that triggered it (the program, and the schedule's s.script())
+    >>> halve(1, 2)
+    Traceback (most recent call last):
+    polyopt.errors.InvalidArgumentError: halve(): too many positional arguments
+    """
+    name = function.__qualname__
+
+    @functools.wraps(function)
+    def guarded(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except PolyoptError:
+            raise
+        except TypeError as err:
+            try:
+                inspect.signature(function).bind(*args, **kwargs)
+            except TypeError as mismatch:
+                raise InvalidArgumentError(f"{name}(): {mismatch}") from None
+            raise InternalError(f"{name} failed inside polyopt ({type(err).__name__}: "
+                                f"{err}); {REPORT}") from err
+        except (MemoryError, KeyboardInterrupt):
+            raise
+        except Exception as err:  # the last resort: see the module's doc
+            raise InternalError(f"{name} failed inside polyopt ({type(err).__name__}: "
+                                f"{err}); {REPORT}") from err
+
+    guarded.__wrapped_public__ = True
+    return guarded
+
+
+def public_methods(cls):
+    """Class decorator: :func:`public` on every method whose name has no leading
+    underscore, and on ``__call__`` and ``__getitem__``."""
+    for attr, value in list(vars(cls).items()):
+        if (not attr.startswith("_") or attr in ("__call__", "__getitem__")) and \
+                inspect.isfunction(value):
+            setattr(cls, attr, public(value))
+    return cls
 
 
 class PolyoptWarning(UserWarning):

@@ -29,7 +29,7 @@ from .ast.printer import node_lines
 from .ast.storage import Footprint, contract_storage
 from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
-from .errors import InvalidArgumentError, UndefinedTensorError
+from .errors import InvalidArgumentError, UndefinedTensorError, public
 from .names import sanitize
 from .te.expr import Var
 from .te.tensor import ComputeOp, Tensor
@@ -184,6 +184,7 @@ PASSES = (
 )
 
 
+@public
 def lower(schedule, args=None, *, name: str | None = None,
           print_passes: bool | None = None, skip=frozenset()) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.

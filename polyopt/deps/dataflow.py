@@ -102,12 +102,9 @@ class Dependences:
 def compute_dependences(program: Program) -> Dependences:
     """Flow, anti and output dependences of ``program`` under its current schedule."""
     items: list[Dependence] = []
-    # the flat schedule map: isl's dataflow on it gives the same relations as on the
-    # schedule tree, about twice as fast on our single-band schedules
-    schedule = _without_constant_columns(program.schedule.get_map())
+    schedule = flow_schedule(program)
     for array in program.arrays:
-        reads = program.accesses(AccessKind.READ, array.name)
-        writes = program.accesses(AccessKind.WRITE, array.name)
+        reads, writes = flow_accesses(program, array.name)
         if writes.is_empty():
             continue
         flow = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
@@ -122,6 +119,25 @@ def compute_dependences(program: Program) -> Dependences:
                   .set_schedule_map(schedule).compute_flow())
         items += _split("output", array.name, output.get_full_must_dependence())
     return Dependences(tuple(items))
+
+
+def flow_schedule(program: Program) -> isl.UnionMap:
+    """The schedule as isl's dataflow analysis gets it: the flat map (the same
+    relations as the schedule tree, about twice as fast on our single-band
+    schedules) without its constant columns."""
+    return _without_constant_columns(program.schedule.get_map())
+
+
+def flow_accesses(program: Program, array: str) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """The reads and writes of ``array`` as isl's dataflow analysis gets them: without
+    the constraints on the sizes that the program's context implies.  The results hold
+    for sizes in the context, where every caller uses them, and this routes around an
+    isl error ("affine expression involves some of the domain dimensions", isl bundled
+    with islpy 2026.2.2) when some accesses carry such a constraint (``M >= 0``) and
+    others do not."""
+    context = program.context
+    return (program.accesses(AccessKind.READ, array).gist_params(context),
+            program.accesses(AccessKind.WRITE, array).gist_params(context))
 
 
 def _without_constant_columns(schedule: isl.UnionMap) -> isl.UnionMap:

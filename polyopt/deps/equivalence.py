@@ -33,6 +33,7 @@ import islpy as isl
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
+from .dataflow import flow_accesses, flow_schedule
 from .legality import first_point, instance_text
 
 _INIT = "__initial_"
@@ -108,13 +109,13 @@ def value_sources(program: Program, buffers=frozenset()) -> isl.UnionMap:
     writer instance, ``__initial_X[e]`` (the caller's value) or ``__unset_X[e]`` (a
     buffer element nothing wrote)."""
     result = isl.UnionMap.empty(program.context.get_space())
+    schedule = flow_schedule(program)
     for array in program.arrays:
-        reads = program.accesses(AccessKind.READ, array.name)
+        reads, writes = flow_accesses(program, array.name)
         if reads.is_empty():
             continue
-        writes = program.accesses(AccessKind.WRITE, array.name)
         info = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
-                .set_schedule(program.schedule).compute_flow())
+                .set_schedule_map(schedule).compute_flow())
         found = info.get_full_must_dependence()  # W -> [R -> X[e]]
         result = result.union(found.reverse())
         missing = info.get_must_no_source()      # R -> X[e]

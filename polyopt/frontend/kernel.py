@@ -31,7 +31,7 @@ from ..domain.affine import AffineSpace
 from ..domain.from_te import size_context
 from ..domain.program import Array, Program, Statement
 from ..domain.schedule import Attach, Stage, identity_axes
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from ..names import NameGenerator
 from ..te.expr import Var
 from ..te.tensor import Tensor, placeholder, walk
@@ -71,6 +71,7 @@ class Kernel:
         return f"<po.kernel {self.name}({params})>"
 
 
+@public
 def kernel(fn) -> Kernel:
     """Parse the Python function ``fn`` into a :class:`Kernel` (use as ``@po.kernel``)."""
     tree, source = parse_function(fn)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from .expr import Expr, IterVar, Reduce, TensorRead
 from .linear import linear_terms
 from .substitute import transform
@@ -77,6 +77,7 @@ def _same_extents(a, b) -> bool:
     return la is not None and la == lb
 
 
+@public
 def scan(init, update, state, inputs=None, name: str = "scan"):
     """The recurrence ``Y[t] = init[t]`` for the first steps, then ``update[t]``.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, PolyoptError
+from ..errors import InvalidArgumentError, PolyoptError, public, public_methods
 from .expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Reduce,
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
 
@@ -47,6 +47,7 @@ class ComputeOp:
         return tuple(seen.values())
 
 
+@public_methods
 class Tensor:
     """A multi-dimensional array defined by an operation; index it to read it."""
 
@@ -116,6 +117,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
     return ()
 
 
+@public
 def var(name: str = "n") -> Var:
     """A symbolic non-negative integer size: ``n = po.var("n")``."""
     _check_name(name, "var")
@@ -146,6 +148,7 @@ def _shape(shape, what: str) -> tuple[Expr, ...]:
     return tuple(dims)
 
 
+@public
 def placeholder(shape, name: str = "placeholder", dtype="float32") -> Tensor:
     """An input tensor: ``A = po.placeholder((n, m), name="A", dtype="float32")``."""
     _check_name(name, "placeholder")
@@ -153,6 +156,7 @@ def placeholder(shape, name: str = "placeholder", dtype="float32") -> Tensor:
                                 dtypes.normalize(dtype)))
 
 
+@public
 def reduce_axis(dom, name: str = "rv") -> IterVar:
     """A reduction axis over ``lo <= k < hi``: ``k = po.reduce_axis((0, n), name="k")``."""
     _check_name(name, "reduce_axis")
@@ -162,6 +166,7 @@ def reduce_axis(dom, name: str = "rv") -> IterVar:
     return IterVar(name, lo, hi, "reduce")
 
 
+@public
 def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tensor:
     """A tensor whose element at ``(i, j, ...)`` is ``fcompute(i, j, ...)``.
 
@@ -252,10 +257,10 @@ def _reduction(combiner: str):
             raise InvalidArgumentError(f"po.{combiner} of a condition: use po.if_then_else")
         return Reduce(combiner, source, axes, cond, concrete_dtype(source))
 
-    reduce.__name__ = combiner
+    reduce.__name__ = reduce.__qualname__ = combiner
     reduce.__doc__ = (f"Reduction by {combiner} over reduce axes: "
                       f"``po.{combiner}(A[i, k], axis=k, where=k <= i)``.")
-    return reduce
+    return public(reduce)
 
 
 reduce_sum = _reduction("sum")
@@ -263,6 +268,7 @@ reduce_max = _reduction("max")
 reduce_min = _reduction("min")
 
 
+@public
 def if_then_else(cond, then, otherwise) -> Select:
     """``then`` where ``cond`` holds, else ``otherwise``; only the chosen side is read.
 
@@ -277,11 +283,13 @@ def if_then_else(cond, then, otherwise) -> Select:
     return Select(cond, then, otherwise, probe.dtype, probe.weak)
 
 
+@public
 def all_of(*conds) -> Expr:
     """All conditions hold: ``po.all(i >= 1, i < n)``."""
     return Logical.make("and", *conds) if len(conds) != 1 else as_expr(conds[0])
 
 
+@public
 def any_of(*conds) -> Expr:
     """Some condition holds: ``po.any(i < 1, i >= n)``."""
     return Logical.make("or", *conds) if len(conds) != 1 else as_expr(conds[0])
@@ -291,9 +299,9 @@ def _math(func: str):
     def apply(*args):
         return Call.make(func, *args)
 
-    apply.__name__ = func
+    apply.__name__ = apply.__qualname__ = func
     apply.__doc__ = f"Elementwise {func}: ``po.{func}(A[i])``."
-    return apply
+    return public(apply)
 
 
 exp, log, sqrt, tanh, abs_ = (_math(f) for f in ("exp", "log", "sqrt", "tanh", "abs"))

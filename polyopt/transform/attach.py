@@ -74,9 +74,16 @@ def compute_with(program: Program, producer: str, consumer: str, axis: str) -> P
             f"stage '{producer}' would share its reduction loop "
             f"'{stage.axes[stage.init_level].name}'; share fewer loops or reorder them first")
     owner = _owner_at(program, consumer, depth)
-    stages = tuple(dataclasses.replace(s, attach=Attach("with", owner, depth))
-                   if s.name == producer else s for s in program.stages)
-    return program.with_stages(stages)
+    stages = []
+    for s in program.stages:
+        if s.name == producer:
+            s = dataclasses.replace(s, attach=Attach("with", owner, depth))
+        elif s.attach.kind == "with" and s.attach.stage == producer and s.attach.depth < depth:
+            # it shared the producer's outer loops, which are now the consumer's
+            s = dataclasses.replace(s, attach=dataclasses.replace(
+                s.attach, stage=_owner_at(program, consumer, s.attach.depth)))
+        stages.append(s)
+    return program.with_stages(tuple(stages))
 
 
 def compute_root(program: Program, stage_name: str, original: Program) -> tuple[Program, bool]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import islpy as isl
+
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
 from ..errors import InvalidArgumentError, ScheduleError
@@ -38,9 +40,13 @@ def _scope(scope: str) -> str:
 
 
 def copy_statement(program: Program, arrays, name: str, source: Tensor, dest: Tensor,
-                   iter_vars, dims):
-    """``dest[x] = source[x]`` for every element ``x`` of ``source``."""
+                   iter_vars, dims, elements: isl.Set | None = None):
+    """``dest[x] = source[x]`` for every element ``x`` of ``source`` (of ``elements``,
+    a set of indices of it, when given)."""
     domain = box(name, iter_vars, dims, [(ZERO, e) for e in source.shape], program.param_names)
+    if elements is not None:
+        domain = domain.intersect(elements.set_tuple_name(name).align_params(
+            domain.get_space())).coalesce()
     return make_statement(program, arrays, name, iter_vars, dims, domain,
                           TensorRead(dest, iter_vars), TensorRead(source, iter_vars), dest.name)
 
@@ -78,6 +84,13 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays), cached
 
 
+def _writes_own_loops(stmt) -> bool:
+    """Whether ``stmt`` writes ``X[its own loop variables]`` (no layout)."""
+    indices = stmt.target.indices
+    return len(indices) == len(stmt.iter_vars) and all(
+        a is b for a, b in zip(indices, stmt.iter_vars))
+
+
 def retarget_reads(stmt, old: Tensor, new: Tensor, program: Program, arrays):
     """``stmt`` reading ``new`` where it read ``old`` (its write is unchanged).  Only an
     in-place kernel may read a copy of what it writes (its copies are validated)."""
@@ -111,8 +124,14 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
         statements.append(stmt)
     copy_name = fresh_statement_name(program, array.name + "_copy")
     spatial = program.statement(stage.init or stage.main)
-    copy = copy_statement(program, arrays, copy_name, cached, array.tensor,
-                           spatial.iter_vars[:array.ndim], spatial.dims[:array.ndim])
+    if _writes_own_loops(spatial):  # the copy's loops are the compute's (TVM's s[C] axes)
+        copy = copy_statement(program, arrays, copy_name, cached, array.tensor,
+                              spatial.iter_vars, spatial.dims)
+    else:  # it stores elsewhere (a layout): copy exactly the elements it writes
+        dims = tuple(f"ax{d}" for d in range(array.ndim))
+        written = spatial.writes[0].relation.intersect_domain(spatial.domain).range()
+        copy = copy_statement(program, arrays, copy_name, cached, array.tensor,
+                              axis_vars(dims, array.shape), dims, written)
     statements.append(copy)
     compute_stage = dataclasses.replace(
         stage, name=cache_array.name, main=renamed[stage.main],

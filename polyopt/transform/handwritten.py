@@ -71,7 +71,7 @@ from ..deps.describe import aff_text
 from ..deps.legality import Violation, find_violations
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
-from ..errors import InvalidArgumentError, ScheduleFormatError
+from ..errors import InvalidArgumentError, ScheduleFormatError, public
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +128,7 @@ class CheckReport:
         return "\n".join(lines)
 
 
+@public
 def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
           ) -> CheckReport:
     """Check ``schedule`` (see the module docstring for the forms it takes) against the
@@ -199,6 +200,10 @@ def _from_text(text: str, where: str, *, json_file: bool):
         except json.JSONDecodeError as err:
             raise ScheduleFormatError(f"malformed JSON in {where}: {err.msg} at line "
                                       f"{err.lineno}, column {err.colno}") from None
+        except RecursionError:  # Python's JSON parser recurses once per nesting level
+            raise ScheduleFormatError(
+                f"the JSON in {where} is nested too deeply; a schedule is an object whose "
+                '"statements" maps statement names to isl maps') from None
         return _from_json(data, where)
     if re.match(r"\s*\{?\s*domain\s*:", text):
         try:

@@ -15,6 +15,7 @@ does, see :mod:`polyopt.transform.check`).
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import islpy as isl
 
@@ -28,10 +29,30 @@ def _level(program: Program, stage: str, axis: str) -> int:
     return program.stage(stage).axis(axis) + 1
 
 
-def _positive_int(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidArgumentError(f"{what} must be a positive integer, got {value!r}")
+LARGEST_ARGUMENT = 2**31 - 1  # factors, offsets: loop values and indices stay in 64 bits
+
+
+def integer_argument(value, what: str, *, positive: bool = False, nonzero: bool = False) -> int:
+    """``value`` if it is a Python or NumPy integer in range, else InvalidArgumentError.
+
+    >>> integer_argument(10**20, "factor")
+    Traceback (most recent call last):
+    polyopt.errors.InvalidArgumentError: factor must be at most 2147483647 in absolute value, got 100000000000000000000
+    """
+    kind = "a positive integer" if positive else "a non-zero integer" if nonzero else \
+        "an integer"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+            (positive and value <= 0) or (nonzero and value == 0):
+        raise InvalidArgumentError(f"{what} must be {kind}, got {value!r}")
+    value = int(value)
+    if abs(value) > LARGEST_ARGUMENT:
+        raise InvalidArgumentError(
+            f"{what} must be at most {LARGEST_ARGUMENT} in absolute value, got {value!r}")
     return value
+
+
+def _positive_int(value, what: str) -> int:
+    return integer_argument(value, what, positive=True)
 
 
 def axis_range(program: Program, stage: str, axis: Axis) -> tuple[isl.PwAff, isl.PwAff]:
@@ -47,8 +68,15 @@ def axis_range(program: Program, stage: str, axis: Axis) -> tuple[isl.PwAff, isl
 
 def constant_extent(program: Program, stage: str, axis: Axis) -> int | None:
     """The largest number of iterations of loop ``axis`` for any size, if that is bounded."""
-    lo, hi = axis_range(program, stage, axis)
-    largest = hi.sub(lo).coalesce().max_val()
+    domain = program.statement(program.stage(stage).main).domain
+    values = isl.Map.from_pw_aff(axis.value).intersect_domain(domain).range()
+    values = values.intersect_params(program.context)
+    if values.is_empty():
+        return 1
+    # the differences of two values of the loop for the same sizes, over all sizes
+    spans = isl.Map.from_domain_and_range(values, values).deltas()
+    spans = spans.project_out(isl.dim_type.param, 0, spans.dim(isl.dim_type.param))
+    largest = spans.dim_max_val(0)
     if largest.is_infty() or largest.is_nan():
         return None
     return largest.to_python() + 1
@@ -93,6 +121,8 @@ def reorder(program: Program, stage: str, axes: list[str]) -> Program:
     positions = [program.stage(stage).axis(a) for a in axes]
     if len(set(positions)) != len(positions):
         raise InvalidArgumentError("reorder lists a loop twice")
+    if len(positions) < 2:  # one loop or none is already in order (as in TVM)
+        return program
     lo, hi = min(positions) + 1, max(positions) + 1
     slots = sorted(positions)
 
@@ -162,8 +192,7 @@ def _on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
 
 def skew(program: Program, stage: str, outer: str, inner: str, factor: int = 1) -> Program:
     """Make ``inner`` run ``inner + factor * outer`` (a wavefront-friendly change of basis)."""
-    if isinstance(factor, bool) or not isinstance(factor, int) or factor == 0:
-        raise InvalidArgumentError(f"skew factor must be a non-zero integer, got {factor!r}")
+    factor = integer_argument(factor, "skew factor", nonzero=True)
     lo, hi = _level(program, stage, outer), _level(program, stage, inner)
     if lo >= hi:
         raise ScheduleError(f"skew needs '{outer}' outside '{inner}'")
@@ -179,8 +208,7 @@ def skew(program: Program, stage: str, outer: str, inner: str, factor: int = 1) 
 
 def shift(program: Program, stage: str, axis: str, offset: int) -> Program:
     """Run iteration ``v`` of loop ``axis`` at ``v + offset``."""
-    if isinstance(offset, bool) or not isinstance(offset, int):
-        raise InvalidArgumentError(f"shift offset must be an integer, got {offset!r}")
+    offset = integer_argument(offset, "shift offset")
     level = _level(program, stage, axis)
 
     def change(member, loops):
@@ -242,7 +270,10 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
             name = out_names[pos] or f"c{pos}"
             name = fresh_axis_name(member, name, {r.name for r in result}) \
                 if name not in {a.name for a in loops} else name
-            result.append(Axis(name, composed.get_pw_aff(pos).gist(domain).coalesce()))
+            value = composed.get_pw_aff(pos)
+            if not domain.is_empty():  # (a gist in an empty domain empties the value)
+                value = value.gist(domain)
+            result.append(Axis(name, value.coalesce()))
         return result
 
     return edit_band(program, stage, 1, len(current.axes), change)

@@ -80,14 +80,15 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     partial = new_tensor(f"{array.name}.rf", (size,) + array.shape, array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)
-    spatial = update.iter_vars[:len(init.iter_vars)]
     v_name = _fresh_dim(axis_name, update.dims, program)
     v_var = IterVar(v_name, ZERO, extent)
     # partial update: same instances as the update, one more dimension equal to the loop
     rf_update_name = fresh_statement_name(program, f"{partial_array.name}_update")
     rf_dims = (v_name,) + update.dims
     rf_domain = with_leading_dim(update.domain, axis.value, rf_update_name, rf_dims)
-    target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(spatial))
+    # the partial results are indexed like the array (its storage order: a cache may
+    # have a layout), with the factored loop in front
+    target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(update.target.indices))
     source = _reduce_source(update, array.tensor)
     rf_update = make_statement(program, arrays, rf_update_name, (v_var,) + update.iter_vars,
                                rf_dims, rf_domain, target, _combine(combiner, target, source),
@@ -96,7 +97,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     rf_init_name = fresh_statement_name(program, f"{partial_array.name}_init")
     init_dims = (v_name,) + init.dims
     init_domain = prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
-    init_target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(init.iter_vars))
+    init_target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(init.target.indices))
     rf_init = make_statement(program, arrays, rf_init_name, (v_var,) + init.iter_vars,
                              init_dims, init_domain, init_target, init.value, partial_array.name)
     # the original reduction now combines the partial results
@@ -104,8 +105,8 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     new_update_dims = init.dims + (v_name,)
     new_update_domain = append_range(init.domain, update.name, new_update_dims, lo_expr,
                                       extent, program)
-    read = TensorRead(partial, (minus(w_var, lo_expr),) + tuple(init.iter_vars))
-    out = TensorRead(array.tensor, tuple(init.iter_vars))
+    read = TensorRead(partial, (minus(w_var, lo_expr),) + tuple(init.target.indices))
+    out = init.target
     new_update = make_statement(program, arrays, update.name, init.iter_vars + (w_var,),
                                 new_update_dims, new_update_domain, out,
                                 _combine(combiner, out, read), update.op)

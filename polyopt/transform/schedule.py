@@ -30,7 +30,8 @@ from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
 from ..domain.schedule import CONCURRENT_KINDS, Attach, identity_axes
 from ..frontend.kernel import Kernel
-from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
+from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError,
+                      public, public_methods)
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
 from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
@@ -66,6 +67,7 @@ class Step:
         return f"{target}.{self.primitive}({', '.join(parts)})".replace("'", '"')
 
 
+@public_methods
 class Schedule:
     """A program with a schedule; primitives on its stages return and record new programs."""
 
@@ -384,6 +386,7 @@ def _plain(value):
     return value
 
 
+@public_methods
 class Stage:
     """The part of a schedule that computes one tensor (or one statement of a kernel)."""
 
@@ -648,6 +651,7 @@ for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
 
 
+@public
 def create_schedule(outputs) -> Schedule:
     """The default schedule of the computation of ``outputs`` (a tensor or a list), or of
     a ``po.kernel`` (whose parameters become the default argument list)."""

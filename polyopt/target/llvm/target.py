@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import warnings
 
-from ...errors import BackendError, InvalidArgumentError, PolyoptWarning
+from ...errors import BackendError, InvalidArgumentError, PolyoptWarning, public_methods
 from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
 from .jit import assembly, jit, optimize
@@ -50,6 +50,7 @@ class LLVMTarget:
         return kernel
 
 
+@public_methods
 class LLVMKernel:
     """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import BackendError, InvalidArgumentError, ScheduleError
+from ...errors import BackendError, InvalidArgumentError, ScheduleError, public_methods
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
 from .codegen import global_arrays, opencl_source
@@ -52,6 +52,7 @@ class OpenCLTarget:
         return OpenCLKernel(func, kernels, source, program, queue)
 
 
+@public_methods
 class OpenCLKernel:
     """A compiled OpenCL program: ``f(*arrays, **vars)`` writes the outputs in place.
 
