@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..domain.memo import IdentityMemo
-from ..domain.program import Program
+from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
 from .dataflow import Dependence, Dependences
 
@@ -200,7 +200,7 @@ def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
     params = dict(zip(pairs.get_space().get_var_names(isl.dim_type.param), param_values))
     src = instance_text(program, dep.source, coords[:n_in])
     snk = instance_text(program, dep.sink, coords[n_in:])
-    element = _element(dep, coords[:n_in], params)
+    element = _element(dep, program, coords[:n_in], coords[n_in:], params)
     return Violation(dep, pairs, src, snk, element, params, _uniform_distance(dep, pairs))
 
 
@@ -209,19 +209,42 @@ def instance_text(program: Program, stmt: str, values: list[int]) -> str:
     return f"{stmt}[{', '.join(f'{d}={v}' for d, v in zip(dims, values))}]"
 
 
-def _element(dep: Dependence, source: list[int], params: dict[str, int]) -> str:
-    instance = isl.Set.universe(dep.elements.get_space().domain())
-    for pos, value in enumerate(source):
-        instance = instance.fix_val(isl.dim_type.set, pos, isl.Val(value))
-    for pos, value in enumerate(params.values()):
-        instance = instance.fix_val(isl.dim_type.param, pos, isl.Val(value))
-    touched = dep.elements.intersect_domain(instance).range()
+def _element(dep: Dependence, program: Program, source: list[int], sink: list[int],
+             params: dict[str, int]) -> str:
+    """The element of ``dep.array`` that the two instances really share: one the
+    source touches through the dependence and the sink touches too (a statement may
+    touch several elements of the array, e.g. a stencil's reads)."""
+    touched = _fixed(dep.elements, source, params).range()
+    sink_kind = AccessKind.READ if dep.kind == "flow" else AccessKind.WRITE
+    if _has_statement(program, dep.sink):
+        for access in program.statement(dep.sink).accesses:
+            if access.array == dep.array and access.kind is sink_kind:
+                shared = touched.intersect(_fixed(access.relation, sink, params).range())
+                if not shared.is_empty():
+                    touched = shared
+                    break
     if touched.is_empty():
         return f"an element of {dep.array}"
     point = touched.sample_point()
     index = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
              for k in range(touched.dim(isl.dim_type.set))]
     return f"{dep.array}[{', '.join(map(str, index))}]"
+
+
+def _fixed(relation: isl.Map, instance: list[int], params: dict[str, int]) -> isl.Map:
+    """``relation`` restricted to one instance and to the parameter values."""
+    point = isl.Set.universe(relation.get_space().domain())
+    for pos, value in enumerate(instance):
+        point = point.fix_val(isl.dim_type.set, pos, isl.Val(value))
+    names = relation.get_space().get_var_names(isl.dim_type.param)
+    for name, value in params.items():
+        if name in names:
+            point = point.fix_val(isl.dim_type.param, names.index(name), isl.Val(value))
+    return relation.intersect_domain(point)
+
+
+def _has_statement(program: Program, name: str) -> bool:
+    return any(s.name == name for s in program.statements)
 
 
 def _uniform_distance(dep: Dependence, pairs: isl.Map) -> tuple[int, ...] | None:

@@ -127,15 +127,42 @@ class Program:
     loop_axes: tuple[tuple[str, tuple[Axis | None, ...]], ...] = ()
 
     def replace(self, **changes) -> Program:
-        return dataclasses.replace(self, **changes)
+        """This program with some fields changed.  The schedule has one source of truth:
+        the stages, from which ``schedule`` and ``loop_axes`` are derived again (when
+        first read) whenever the stages, the statements' domains or the context change;
+        or an isl schedule given directly (``replace(schedule=...)``), which has no
+        stages and no loop axes.
+
+        >>> import polyopt as po
+        >>> A = po.placeholder((4,), name="A")
+        >>> B = po.compute((4,), lambda i: A[i] + 1, name="B")
+        >>> p = po.create_schedule(B).program
+        >>> hand = p.replace(schedule=isl.Schedule.from_domain(p.domains))
+        >>> hand.stages, hand.loop_axes
+        ((), ())
+        """
+        if "loop_axes" in changes:
+            raise InvalidArgumentError("loop_axes are derived from the stages; replace the "
+                                       "stages or the schedule instead")
+        fields = {name: _raw(self, name) for name in _FIELDS}
+        if "schedule" in changes:  # an isl schedule given directly
+            if changes.get("stages"):
+                raise InvalidArgumentError("replace the stages or the schedule, not both: "
+                                           "the schedule is derived from the stages")
+            fields.update(changes, stages=(), loop_axes=())
+            return Program(**fields)
+        fields.update(changes)
+        if fields["stages"] and not _same_schedule_inputs(self, fields):
+            pending = _PendingSchedule(fields["statements"], tuple(fields["stages"]),
+                                       fields["context"])
+            fields.update(stages=tuple(fields["stages"]), schedule=pending, loop_axes=pending)
+        return Program(**fields)
 
     def with_stages(self, stages: tuple[Stage, ...], **changes) -> Program:
         """This program scheduled by ``stages`` (with other fields changed too).  Its
         ``schedule`` and ``loop_axes`` are built when first read: a schedule template
         applies a dozen primitives unchecked, and only the last program is scanned."""
-        program = self.replace(**changes) if changes else self
-        pending = _PendingSchedule(program.statements, tuple(stages), program.context)
-        return program.replace(stages=tuple(stages), schedule=pending, loop_axes=pending)
+        return self.replace(stages=tuple(stages), **changes)
 
     def stage(self, name: str) -> Stage:
         for stage in self.stages:
@@ -252,6 +279,27 @@ class _BuiltWhenRead:
 
 
 _SLOTS = {name: Program.__dict__[name] for name in ("schedule", "loop_axes")}
+_FIELDS = tuple(f.name for f in dataclasses.fields(Program))
+
+
+def _raw(program: Program, name: str):
+    """A field's value as stored (a pending schedule stays pending)."""
+    slot = _SLOTS.get(name)
+    return slot.__get__(program, Program) if slot is not None else getattr(program, name)
+
+
+def _same_schedule_inputs(program: Program, fields: dict) -> bool:
+    """Whether ``fields`` derive the same schedule as ``program``: the same stages,
+    context and statement domains (the objects: primitives make new ones)."""
+    new_stages, old_stages = tuple(fields["stages"]), program.stages
+    if len(new_stages) != len(old_stages) or any(a is not b for a, b in zip(new_stages,
+                                                                          old_stages)):
+        return False
+    if fields["context"] is not program.context:
+        return False
+    old, new = program.statements, fields["statements"]
+    return old is new or (len(old) == len(new) and all(
+        a.name == b.name and a.domain is b.domain for a, b in zip(old, new)))
 for _name, _slot in _SLOTS.items():
     setattr(Program, _name, _BuiltWhenRead(_slot))
 del _name, _slot

@@ -149,8 +149,7 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
         if not isinstance(deps, Dependences):
             deps = compute_dependences(program)
     if schedule is not None:
-        program = program.replace(schedule=schedule_from(program, schedule), stages=(),
-                                  loop_axes=())
+        program = program.replace(schedule=schedule_from(program, schedule))
     violations = tuple(_shared_element(program, v) for v in find_violations(program, deps))
     return CheckReport(not violations, violations, _loops(program, deps), program)
 
