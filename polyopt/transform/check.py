@@ -18,32 +18,34 @@ from ..deps.races import racing_access
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
-from .diamond import DIAMOND_REPAIR
 
 
-def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
-    """Raise :class:`IllegalScheduleError` (with a repair when one is known) if the
-    schedule runs a dependence in the wrong order, or if a loop marked parallel or
+def check_schedule(result: Program, deps: Dependences, transform: str, *, repair=None,
+                   marking: str | None = None) -> None:
+    """Raise :class:`IllegalScheduleError` if the schedule runs a dependence in the wrong
+    order (``repair(violation)`` may suggest a fix), or if a loop marked parallel or
     vectorized carries a dependence (a primitive may change a loop marked earlier,
-    e.g. fuse it with an inner loop)."""
-    ensure_legal(result, deps, transform=transform,
-                 repair=lambda v: suggest_repair(transform, v, result))
-    check_marked_loops(result, deps, transform)
+    e.g. fuse it with an inner loop; ``marking`` names the loop this step marks)."""
+    ensure_legal(result, deps, transform=transform, repair=repair)
+    check_marked_loops(result, deps, transform, marking=marking)
 
 
-def check_marked_loops(program: Program, deps: Dependences, transform: str) -> None:
+def check_marked_loops(program: Program, deps: Dependences, transform: str, *,
+                       marking: str | None = None) -> None:
     """Every loop marked parallel or vectorized, or bound to work-groups or work-items,
     carries no dependence."""
     for stage in program.stages:
         for level, axis in enumerate(stage.axes, start=1):
             if axis.kind in ("parallel", "vectorized"):
-                check_loop_carries_nothing(program, deps, stage.name, level, transform)
+                check_loop_carries_nothing(program, deps, stage.name, level, transform,
+                                           marking=marking)
             elif axis.kind in BIND_TAGS:
-                check_bound_loop(program, deps, stage.name, level, transform)
+                check_bound_loop(program, deps, stage.name, level, transform,
+                                 marking=marking)
 
 
 def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int,
-                     transform: str) -> None:
+                     transform: str, *, marking: str | None = None) -> None:
     """A loop bound to work-groups (``blockIdx``) or work-items (``threadIdx``) must carry
     no dependence, like a parallel loop, with two differences: buffers private to what
     the loop distributes ("shared" for work-groups; "local" for both) are not shared
@@ -61,34 +63,33 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
             d for d in deps if not (d.source == d.sink == stage_obj.main
                                     and d.array == accumulator)))
         private |= {accumulator}
-    check_loop_carries_nothing(program, deps, stage, level, transform, private=private)
+    check_loop_carries_nothing(program, deps, stage, level, transform, private=private,
+                               marking=marking)
 
 
-def suggest_repair(transform: str, violation: Violation, program: Program) -> str | None:
-    if ".compute_with(" in transform:
-        return _suggest_shift(violation, program)
-    if ".diamond_tile(" in transform:
-        return DIAMOND_REPAIR
+def repair_by_skew(violation: Violation, program: Program) -> str | None:
+    """The repair of a loop reordering that makes a dependence distance negative: skew
+    the inner loop by an outer one whose distance is positive."""
     distance = violation.distance
+    if distance is None:
+        return None
     dep = violation.dependence
-    if distance is not None and transform.split("(")[0].rsplit(".", 1)[-1] in (
-            "reorder", "tile", "transform", "interchange"):
-        stmt = program.statement(dep.source)
-        stage = next((s.name for s in program.stages if dep.source in (s.main, s.init)), "...")
-        for inner, d_inner in enumerate(distance):
-            if d_inner >= 0:
-                continue
-            for outer in range(inner):
-                if distance[outer] > 0 and all(d == 0 for d in distance[:outer]):
-                    factor = -(-(-d_inner) // distance[outer])
-                    return (f"skew {stmt.dims[inner]} by {stmt.dims[outer]} with factor "
-                            f"{factor} first (s[{stage!r}].skew('{stmt.dims[outer]}', "
-                            f"'{stmt.dims[inner]}', {factor})), so that the distance "
-                            "becomes non-negative")
+    stmt = program.statement(dep.source)
+    stage = next((s.name for s in program.stages if dep.source in (s.main, s.init)), "...")
+    for inner, d_inner in enumerate(distance):
+        if d_inner >= 0:
+            continue
+        for outer in range(inner):
+            if distance[outer] > 0 and all(d == 0 for d in distance[:outer]):
+                factor = -(-(-d_inner) // distance[outer])
+                return (f"skew {stmt.dims[inner]} by {stmt.dims[outer]} with factor "
+                        f"{factor} first (s[{stage!r}].skew('{stmt.dims[outer]}', "
+                        f"'{stmt.dims[inner]}', {factor})), so that the distance "
+                        "becomes non-negative")
     return None
 
 
-def _suggest_shift(violation: Violation, program: Program) -> str | None:
+def repair_by_shift(violation: Violation, program: Program) -> str | None:
     """How far to shift the reader's shared loop so that it runs after what it reads."""
     dep = violation.dependence
     source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
@@ -110,8 +111,8 @@ def _suggest_shift(violation: Violation, program: Program) -> str | None:
 
 
 def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, level: int,
-                               transform: str, *, private: frozenset[str] = frozenset()
-                               ) -> None:
+                               transform: str, *, private: frozenset[str] = frozenset(),
+                               marking: str | None = None) -> None:
     """``parallel``/``vectorize``/``bind`` need a loop that carries no dependence (and no
     race on a buffer that is not in ``private``)."""
     stage_obj = program.stage(stage)
@@ -138,9 +139,7 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
                                            loop_dimension(program, stage_obj.main, a))]
         hint = ("use a loop that carries no dependence"
                 + (f": {', '.join(free)}" if free else " (none of this stage's loops is free)"))
-    marking = any(f'.{verb}("{axis.name}"' in transform
-                  for verb in ("parallel", "vectorize", "bind"))
-    if axis.kind in CONCURRENT_KINDS and not marking and transform != "the schedule":
+    if axis.kind in CONCURRENT_KINDS and marking != axis.name and transform != "the schedule":
         hint = (f"'{axis.name}' is marked {axis.kind}: transform the loops first and mark "
                 f"them afterwards, or {hint}")
     what = f"{axis.kind} loop" if axis.kind in CONCURRENT_KINDS else "loop"

@@ -22,22 +22,19 @@ s["B"].parallel("i.outer")
 from __future__ import annotations
 
 import ast
-import dataclasses
 from dataclasses import dataclass
 
-from ..deps.dataflow import Dependences, compute_dependences
+import contextlib
+
+from ..deps.dataflow import Dependences
 from ..domain.from_te import program_from_outputs
-from ..domain.program import Program
-from ..domain.schedule import CONCURRENT_KINDS, Attach, identity_axes
 from ..frontend.kernel import Kernel
 from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError,
                       public, public_methods)
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor
-from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
-from .bind import bind_tag
-from .check import check_schedule
-from .layout import relayout
+from .primitives import reference_dependences
+from .state import PRIMITIVES, Primitive, ScheduleState
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,27 +66,51 @@ class Step:
 
 @public_methods
 class Schedule:
-    """A program with a schedule; primitives on its stages return and record new programs."""
+    """A recorder of primitive calls on top of a :class:`ScheduleState` value (the
+    program as scheduled so far and the reference it must stay equivalent to)."""
 
-    def __init__(self, program: Program, outputs: tuple = (), default_args=None):
-        self.program = program
-        self.original = program
+    def __init__(self, program, outputs: tuple = (), default_args=None, *,
+                 state: ScheduleState | None = None):
         self.outputs = outputs
         self.default_args = default_args
+        self.state = state or ScheduleState.start(program, tuple(
+            a.name for t in outputs for a in program.arrays if a.tensor is t))
         self.steps: list[Step] = []
-        self._deps: Dependences | None = None
-        # in-place kernels: how rewrites relate the program to the original kernel
-        self.kernel = (inplace.KernelRewrites.start(program)
-                       if any(a.role == "inout" for a in program.arrays) else None)
+
+    @property
+    def program(self):
+        return self.state.program
+
+    @property
+    def original(self):
+        return self.state.original
+
+    @property
+    def kernel(self):
+        """For an in-place kernel: how the program relates to the kernel (else None)."""
+        return self.state.kernel
 
     @property
     def deps(self) -> Dependences:
         """The dependences every schedule of this program must respect."""
-        if self._deps is None:
-            self._deps = compute_dependences(self.program)
-        elif callable(self._deps):  # computed when first needed (see apply)
-            self._deps = self._deps()
-        return self._deps
+        return self.state.reference.dependences()
+
+    def fork(self) -> "Schedule":
+        """An independent copy (the state is a value: nothing is recomputed)."""
+        copy = Schedule(None, self.outputs, self.default_args, state=self.state)
+        copy.steps = list(self.steps)
+        return copy
+
+    @contextlib.contextmanager
+    def atomic(self):
+        """Steps made inside ``with s.atomic():`` are undone if it raises (e.g. a
+        template whose final check fails leaves the schedule as it was)."""
+        state, count = self.state, len(self.steps)
+        try:
+            yield self
+        except BaseException:
+            self.state, self.steps[count:] = state, []
+            raise
 
     def __getitem__(self, key) -> "Stage":
         return Stage(self, self._stage_name(key))
@@ -109,35 +130,41 @@ class Schedule:
 
     @property
     def output_names(self) -> tuple[str, ...]:
-        return tuple(self.program.array_of(t).name for t in self.outputs
-                     if any(a.tensor is t for a in self.program.arrays))
+        return self.state.outputs
 
     @property
     def stages(self) -> tuple["Stage", ...]:
         return tuple(Stage(self, s.name) for s in self.program.stages)
 
     # -- applying and recording ----------------------------------------------------
-    def apply(self, step: Step, run, *, check: bool = True):
-        """Run ``run(program) -> (program, result[, dependences])``, check the new
-        schedule against the dependences (new ones when the program was rewritten), and
-        record the step."""
-        outcome = run(self.program)
-        new_program, result = outcome[0], outcome[1]
-        if len(outcome) > 2:  # a rewrite's own: computed, to compute, or None (validated)
-            deps = outcome[2]
-        else:
-            before = self.program
-            deps = self._deps if self._deps is not None else (
-                lambda: compute_dependences(before))
-        if deps is None:  # a validated kernel rewrite: its own order defines it
-            deps = lambda: compute_dependences(new_program)  # noqa: E731
-        elif check:
-            deps = deps() if callable(deps) else deps
-            check_schedule(new_program, deps, str(step))
-        self.program = new_program
-        self._deps = deps
+    def _step(self, step: Step, *args, check: bool = True, **kwargs):
+        """Apply the registered primitive ``step.primitive`` to the state with these
+        arguments, check the new state against its reference (unless ``check`` is
+        False) and record the step."""
+        primitive = PRIMITIVES[step.primitive]
+        state, result = primitive.apply(self.state, *args, **kwargs)
+        if check:
+            marking = step.args[0] if primitive.marks and step.args else None
+            state.check(str(step), primitive, marking)
+        self.state = state
         self.steps.append(step)
         return result
+
+    def apply(self, step: Step, run, *, check: bool = True):
+        """Apply an unregistered step: ``run(program) -> (program, result)`` changes the
+        loops (the reference stays), or ``(program, result, dependences)`` rewrites a
+        tensor-expression program (``dependences``, or a function computing them, are
+        the new reference)."""
+        outcome = run(self.program)
+        if len(outcome) > 2:
+            state = self.state.rewritten(outcome[0], outcome[2])
+        else:
+            state = self.state.advanced(outcome[0])
+        if check:
+            state.check(str(step))
+        self.state = state
+        self.steps.append(step)
+        return outcome[1]
 
     # -- primitives that add stages -------------------------------------------------
     def _tensor(self, value) -> Tensor:
@@ -162,14 +189,10 @@ class Schedule:
             return [self._recorded(v) for v in value]
         return _plain(value)
 
-    def _rewrite(self, primitive: str, args: tuple, run, check: bool, kwargs: tuple = ()):
+    def _rewrite(self, primitive: str, args: tuple, check: bool, layout=None):
+        kwargs = (("layout", layout),) if layout is not None else ()
         step = Step(None, primitive, tuple(self._recorded(a) for a in args), kwargs)
-
-        def rewrite(program):
-            result, tensor = run(program)
-            return result, tensor, lambda: reference_dependences(result)
-
-        return self.apply(step, rewrite, check=check)
+        return self._step(step, *args, check=check, **dict(kwargs))
 
     def cache_read(self, tensor, scope: str, readers, *, layout: str | None = None,
                    check: bool = True) -> Tensor:
@@ -182,84 +205,39 @@ class Schedule:
         source = self._tensor(tensor)
         names = [self._stage_name(r) for r in (readers if isinstance(readers, (list, tuple))
                                                else [readers])]
-        if self.kernel is not None:
-            if layout is not None:
-                raise ScheduleError("cache_read(..., layout=) is not supported on in-place "
-                                    "kernels yet; copy without a layout change")
-            return self._kernel_cache_read(source, scope, names, check)
-
-        def run(program):
-            result, cached = cache.cache_read(program, source, scope, names)
-            if layout is not None:
-                result = relayout(result, cached, layout)
-            return result, cached
-
-        return self._rewrite("cache_read", (source, scope, names), run, check,
-                             (("layout", layout),) if layout is not None else ())
+        if not names:
+            raise InvalidArgumentError("cache_read needs at least one reader stage")
+        if self.kernel is not None:  # recorded by the name of the array it copies
+            step = Step(None, "cache_read", (source.name, scope, names), ())
+            return self._step(step, source, scope, names, check=check)
+        return self._rewrite("cache_read", (source, scope, names), check, layout)
 
     def cache_write(self, tensor, scope: str, *, layout: str | None = None,
                     check: bool = True) -> Tensor:
         """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
         to C (``s[C]`` is the copy).  ``layout=`` stores CL in another order, as for
-        :meth:`cache_read` (e.g. an accumulator tile with the vectorized index last)."""
+        :meth:`cache_read` (e.g. an accumulator tile with the vectorized index last).
+        On an in-place kernel, ``tensor`` is a stage (or an array one stage writes)."""
         if self.kernel is not None:
-            if layout is not None:
-                raise ScheduleError("cache_write(..., layout=) is not supported on in-place "
-                                    "kernels yet")
-            return self._kernel_cache_write(tensor, scope, check)
+            stage = self._writer_stage(tensor)
+            step = Step(None, "cache_write", (stage, scope), ())
+            return self._step(step, stage, scope, check=check, **(
+                {"layout": layout} if layout is not None else {}))
         target = self._tensor(tensor)
         name = self._stage_name(target)
-
-        def run(program):
-            result, cached = cache.cache_write(program, target, scope, name)
-            if layout is not None:
-                result = relayout(result, cached, layout)
-            return result, cached
-
-        return self._rewrite("cache_write", (target, scope), run, check,
-                             (("layout", layout),) if layout is not None else ())
+        kwargs = (("layout", layout),) if layout is not None else ()
+        step = Step(None, "cache_write", (self._recorded(target), scope), kwargs)
+        return self._step(step, name, scope, check=check, **dict(kwargs))
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
         if self.kernel is not None:
-            return self._kernel_rfactor(tensor, axis, check)
-        name = self._stage_name(self._tensor(tensor))
+            name = self._writer_stage(tensor)
+        else:
+            name = self._stage_name(self._tensor(tensor))
         axis_name = self[name]._axis(axis)
-        return self._rewrite("rfactor", (name, axis_name),
-                             lambda p: rfactor.rfactor(p, name, axis_name), check)
-
-    def _kernel_cache_read(self, source: Tensor, scope: str, names: list[str], check: bool):
-        if len(names) != 1:
-            raise ScheduleError("cache_read on an in-place kernel takes one reader stage at a "
-                                "time (each reader gets its own buffer)")
-        step = Step(None, "cache_read", (source.name, scope, names), ())
-
-        return self._apply_kernel(step, lambda program: inplace.cache_read(
-            program, self.kernel, source, scope, names[0]), check)
-
-    def _kernel_rfactor(self, target, axis, check: bool) -> Tensor:
-        """On a kernel: split a ``+=`` statement alone in its nest into partial sums; the
-        result becomes the reference later rewrites are validated against."""
-        if not self.kernel.only_inlined or self.kernel.inlined is not None:
-            raise ScheduleError("on an in-place kernel, apply rfactor before the other "
-                                "rewrites (compute_inline, compute_at, caches)")
-        stage = self._writer_stage(target)
-        axis_name = self[stage]._axis(axis)
-        step = Step(None, "rfactor", (stage, axis_name), ())
-
-        def run(program):
-            result, partial = kernel_rfactor.rfactor(program, stage, axis_name)
-            return result, partial, inplace.KernelRewrites.start(result)
-
-        return self._apply_kernel(step, run, check, by_construction=True)
-
-    def _kernel_cache_write(self, target, scope: str, check: bool) -> Tensor:
-        """On a kernel: ``target`` is a stage (or an array one statement writes)."""
-        stage = self._writer_stage(target)
-        step = Step(None, "cache_write", (stage, scope), ())
-
-        return self._apply_kernel(step, lambda program: inplace.cache_write(
-            program, self.kernel, stage, scope), check)
+        return self._step(Step(None, "rfactor", (name, axis_name), ()), name, axis_name,
+                          check=check)
 
     def _writer_stage(self, target) -> str:
         if isinstance(target, Stage) or (isinstance(target, str) and any(
@@ -273,38 +251,10 @@ class Schedule:
                                 f"; pass the stage to cache: s.cache_write(s[\"S1\"], ...)")
         return writers[0]
 
-    def _apply_kernel(self, step: Step, run, check: bool, *, hint: str | None = None,
-                      by_construction: bool = False):
-        """Apply a rewrite of an in-place kernel, ``run(program) -> (program, value,
-        KernelRewrites)``.  It is validated against the kernel (``KernelRewrites.check``:
-        every read and every final element the same; ``hint`` is the repair a refusal
-        suggests), which covers the order of everything, unless it is valid
-        ``by_construction``; loops marked parallel or vectorized are then re-checked
-        against the dependences of the rewritten program.  Those dependences are
-        otherwise computed when a later primitive needs them."""
-        states = []
-
-        def outcome(program):
-            result, value, state = run(program)
-            if check and not by_construction:
-                state.check(result, str(step), hint)
-            states.append(state)
-            marked = any(a.kind in CONCURRENT_KINDS
-                         for stage in result.stages for a in stage.axes)
-            if check and marked:
-                return result, value, compute_dependences(result)
-            return result, value, None
-
-        value = self.apply(step, outcome, check=check)
-        self.kernel = states[0]
-        return value
-
     def check(self) -> None:
         """Raise :class:`IllegalScheduleError` if the current schedule is illegal (after
         primitives applied with ``check=False``)."""
-        if self.kernel is not None and self.kernel.rewritten:
-            self.kernel.check(self.program, "the schedule")
-        check_schedule(self.program, self.deps, "the schedule")
+        self.state.check("the schedule")
 
     def is_legal(self) -> bool:
         try:
@@ -330,17 +280,6 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
-
-
-def reference_dependences(program: Program) -> Dependences:
-    """The dependences of a rewritten program, computed under its reference order:
-    every stage at the root, in definition order, over its own dimensions (the order
-    that defines what a tensor-expression program computes).  The current schedule is
-    then checked against them like any other.  In-place kernels have no such order;
-    their rewrites are validated against the original kernel instead (inplace.py)."""
-    stages = tuple(dataclasses.replace(s, axes=identity_axes(program.statement(s.main).domain),
-                                       attach=Attach()) for s in program.stages)
-    return compute_dependences(program.with_stages(stages))
 
 
 def parse_script(text: str) -> list[Step]:
@@ -432,62 +371,61 @@ class Stage:
         return LoopAxis(self.name, axis.name, axis.kind)
 
     def _run(self, primitive: str, args: tuple, kwargs: dict, run, *, check=True):
+        """Apply an unregistered step on this stage (see :meth:`Schedule.apply`)."""
         step = Step(self.name, primitive, tuple(_plain(a) for a in args),
                     tuple((k, _plain(v)) for k, v in kwargs.items()))
         return self.schedule.apply(step, run, check=check)
+
+    def _apply(self, primitive: str, args: tuple, kwargs: dict | None = None, *,
+               check: bool = True, recorded: dict | None = None):
+        """Apply the registered ``primitive`` to this stage with ``args`` (names) and
+        record it (with ``recorded`` as its keyword arguments, default ``kwargs``)."""
+        kwargs = kwargs or {}
+        shown = kwargs if recorded is None else recorded
+        step = Step(self.name, primitive, tuple(_plain(a) for a in args),
+                    tuple((k, _plain(v)) for k, v in shown.items()))
+        return self.schedule._step(step, self.name, *args, check=check, **kwargs)
 
     # -- loop primitives ---------------------------------------------------------------
     def split(self, axis, factor: int | None = None, nparts: int | None = None, *,
               check: bool = True) -> tuple[LoopAxis, LoopAxis]:
         """``outer, inner = s[C].split(C.op.axis[0], factor=8)``."""
         name = self._axis(axis)
-        kwargs = {"factor": factor} if factor is not None else {"nparts": nparts}
-        outer, inner = self._run("split", (name,), kwargs, lambda p: loops.split(
-            p, self.name, name, factor=factor, nparts=nparts), check=check)
+        shown = {"factor": factor} if factor is not None else {"nparts": nparts}
+        outer, inner = self._apply("split", (name,), {"factor": factor, "nparts": nparts},
+                                   check=check, recorded=shown)
         return self._loop(outer), self._loop(inner)
 
     def tile(self, x, y, x_factor: int, y_factor: int, *, check: bool = True):
         """``xo, yo, xi, yi = s[C].tile(i, j, 8, 8)``."""
-        xn, yn = self._axis(x), self._axis(y)
-        names = self._run("tile", (xn, yn, x_factor, y_factor), {}, lambda p: loops.tile(
-            p, self.name, xn, yn, x_factor, y_factor), check=check)
+        names = self._apply("tile", (self._axis(x), self._axis(y), x_factor, y_factor),
+                            check=check)
         return tuple(self._loop(n) for n in names)
 
     def reorder(self, *axes, check: bool = True) -> None:
         """``s[C].reorder(k, i, j)``: these loops, in this order."""
-        names = [self._axis(a) for a in axes]
-        self._run("reorder", tuple(names), {}, lambda p: (loops.reorder(p, self.name, names),
-                                                         None), check=check)
+        self._apply("reorder", tuple(self._axis(a) for a in axes), check=check)
 
     def fuse(self, outer, inner, *, check: bool = True) -> LoopAxis:
         """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one."""
-        a, b = self._axis(outer), self._axis(inner)
-        name = self._run("fuse", (a, b), {}, lambda p: loops.fuse(p, self.name, a, b),
-                         check=check)
-        return self._loop(name)
+        return self._loop(self._apply("fuse", (self._axis(outer), self._axis(inner)),
+                                      check=check))
 
     def skew(self, outer, inner, factor: int = 1, *, check: bool = True) -> None:
         """``s[S].skew(t, i, 1)``: loop ``i`` becomes ``i + 1 * t``."""
-        a, b = self._axis(outer), self._axis(inner)
-        self._run("skew", (a, b, factor), {}, lambda p: (loops.skew(p, self.name, a, b, factor),
-                                                         None), check=check)
+        self._apply("skew", (self._axis(outer), self._axis(inner), factor), check=check)
 
     def shift(self, axis, offset: int, *, check: bool = True) -> None:
         """``s[C].shift(i, 1)``: iteration ``v`` runs at ``v + 1``."""
-        name = self._axis(axis)
-        self._run("shift", (name, offset), {}, lambda p: (loops.shift(p, self.name, name,
-                                                                      offset), None), check=check)
+        self._apply("shift", (self._axis(axis), offset), check=check)
 
     def reverse(self, axis, *, check: bool = True) -> None:
         """``s[C].reverse(i)``: run the loop backwards."""
-        name = self._axis(axis)
-        self._run("reverse", (name,), {}, lambda p: (loops.reverse(p, self.name, name), None),
-                  check=check)
+        self._apply("reverse", (self._axis(axis),), check=check)
 
     def transform(self, relation: str, *, check: bool = True) -> tuple[LoopAxis, ...]:
         """``s[S].transform("{ [t, i] -> [t, t + i] }")``: any affine map of the loops."""
-        self._run("transform", (relation,), {}, lambda p: (loops.transform_loops(
-            p, self.name, relation), None), check=check)
+        self._apply("transform", (relation,), check=check)
         return self.axes
 
     def wavefront(self, *axes, parallel: bool = True, check: bool = True) -> LoopAxis:
@@ -495,8 +433,8 @@ class Stage:
         loops ``i, j`` inside it, made parallel when they carry no dependence (as after
         skewing, when every distance in the band is non-negative)."""
         names = [self._axis(a) for a in axes]
-        name = self._run("wavefront", tuple(names), {"parallel": parallel}, lambda p:
-                         loops.wavefront(p, self.name, names), check=check)
+        name = self._apply("wavefront", tuple(names), check=check,
+                           recorded={"parallel": parallel})
         if parallel:
             for inner in names[1:]:
                 if self.can_parallel(inner):
@@ -509,119 +447,58 @@ class Stage:
         ``t - i`` (loops ``t.diamond``, ``i.diamond`` marked parallel, then ``t, i``), so that
         every tile of the first time band starts at once; see
         :mod:`polyopt.transform.diamond`."""
-        t, i = self._axis(time), self._axis(space)
-        names = self._run("diamond_tile", (t, i, size), {}, lambda p: diamond.diamond_tile(
-            p, self.name, t, i, size), check=check)
+        names = self._apply("diamond_tile", (self._axis(time), self._axis(space), size),
+                            check=check)
         return tuple(self._loop(n) for n in names)
 
     # -- loop kinds ----------------------------------------------------------------------
-    def _mark(self, primitive: str, kind: str, axis, check: bool, extra: tuple = ()
-              ) -> LoopAxis:
-        name = self._axis(axis)
-        level = self._stage.axis(name) + 1
-
-        def run(program):
-            def change(member, old):
-                return [dataclasses.replace(old[0], kind=kind)]
-            from .group import edit_band
-
-            return edit_band(program, self.name, level, level, change), None
-
-        # the check of every step also checks that loops marked parallel or vectorized
-        # carry no dependence (transform.check.check_marked_loops)
-        self._run(primitive, (name,) + extra, {}, run, check=check)
-        return self._loop(name)
-
     def parallel(self, axis, *, check: bool = True) -> LoopAxis:
         """Run the loop's iterations in parallel; it must carry no dependence."""
-        return self._mark("parallel", "parallel", axis, check)
+        name = self._axis(axis)
+        self._apply("parallel", (name,), check=check)
+        return self._loop(name)
 
     def vectorize(self, axis, *, check: bool = True) -> LoopAxis:
         """Run the loop with SIMD instructions; it must carry no dependence."""
-        return self._mark("vectorize", "vectorized", axis, check)
+        name = self._axis(axis)
+        self._apply("vectorize", (name,), check=check)
+        return self._loop(name)
 
     def unroll(self, axis, *, check: bool = True) -> LoopAxis:
         """Unroll the loop (always legal: the order does not change)."""
-        return self._mark("unroll", "unrolled", axis, check)
+        name = self._axis(axis)
+        self._apply("unroll", (name,), check=check)
+        return self._loop(name)
 
     def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
         """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
         (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
         dependence (see :mod:`polyopt.transform.bind`)."""
-        return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
+        name = self._axis(axis)
+        self._apply("bind", (name, tag), check=check)
+        return self._loop(name)
 
     # -- where the stage is computed ------------------------------------------------
     def compute_with(self, other, axis, *, check: bool = True) -> None:
         """Share ``other``'s loops down to ``axis``, without recomputation."""
         target = self.schedule[other]
-        name = target._axis(axis)
-        self._run("compute_with", (target.name, name), {}, lambda p: (attach.compute_with(
-            p, self.name, target.name, name), None), check=check)
+        self._apply("compute_with", (target.name, target._axis(axis)), check=check)
 
     def compute_at(self, other, axis, *, check: bool = True) -> None:
         """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
         stage that ``other`` reads there (overlapping tiles recompute their halo)."""
         target = self.schedule[other]
-        name = target._axis(axis)
-        schedule = self.schedule
-        if schedule.kernel is not None:
-            step = Step(self.name, "compute_at", (target.name, name), ())
-
-            def rewrite(program):
-                result, state = inplace.compute_at(program, lambda: schedule.deps,
-                                                   schedule.kernel, schedule.original,
-                                                   self.name, target.name, name)
-                return result, None, state
-
-            schedule._apply_kernel(step, rewrite, check, hint="compute it at a deeper loop")
-            return
-
-        def run(program):
-            result, deps, _ = attach.compute_at(program, self.schedule.deps, self.name,
-                                                target.name, name, self.schedule.output_names)
-            return result, None, deps
-
-        self._run("compute_at", (target.name, name), {}, run, check=check)
+        self._apply("compute_at", (target.name, target._axis(axis)), check=check)
 
     def compute_inline(self, *, check: bool = True) -> None:
         """Substitute this stage's expression into its readers (it gets no loops).  On an
         in-place kernel: into the reads that get their value from it, when every such
         read would see the same inputs and nothing else needs what it wrote."""
-        schedule = self.schedule
-        if schedule.kernel is not None:
-            step = Step(self.name, "compute_inline", (), ())
-
-            def rewrite(program):
-                result, state = inplace.compute_inline(program, schedule.kernel, self.name)
-                return result, None, state
-
-            schedule._apply_kernel(step, rewrite, check)
-            return
-
-        def run(program):
-            result = attach.compute_inline(program, self.name, self.schedule.output_names)
-            return result, None, lambda: reference_dependences(result)
-
-        self._run("compute_inline", (), {}, run, check=check)
+        self._apply("compute_inline", (), check=check)
 
     def compute_root(self, *, check: bool = True) -> None:
         """Compute this stage on its own again, before its readers."""
-        schedule = self.schedule
-        if schedule.kernel is not None and self._stage.attach.outer_dims:
-            def rewrite(program):
-                result, _ = attach.compute_root(program, self.name, schedule.original)
-                return result, None, schedule.kernel.restored(result, self._stage)
-
-            schedule._apply_kernel(Step(self.name, "compute_root", (), ()), rewrite, check)
-            return
-
-        def run(program):
-            result, rewritten = attach.compute_root(program, self.name, schedule.original)
-            if rewritten:
-                return result, None, lambda: reference_dependences(result)
-            return result, None
-
-        self._run("compute_root", (), {}, run, check=check)
+        self._apply("compute_root", (), check=check)
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
@@ -629,10 +506,7 @@ class Stage:
 
 def _can(primitive: str):
     def can(self, *args, **kwargs) -> bool:
-        trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args)
-        trial.original = self.schedule.original
-        trial._deps = self.schedule._deps
-        trial.kernel = self.schedule.kernel
+        trial = self.schedule.fork()
         try:
             getattr(Stage(trial, self.name), primitive)(*args, **kwargs)
         except (IllegalScheduleError, ScheduleError):
@@ -663,4 +537,4 @@ def create_schedule(outputs) -> Schedule:
 
 
 __all__ = ["Schedule", "Stage", "LoopAxis", "Step", "create_schedule", "parse_script",
-           "PolyoptError"]
+           "reference_dependences", "Primitive", "PolyoptError"]

@@ -46,7 +46,7 @@ class LLVMTarget:
                           f"{', '.join(kernel.scalar_loops)}; they run scalar, with the same "
                           "results (LLVM vectorizes innermost loops only, and without "
                           "llvm.loop.parallel_accesses only those it proves independent; "
-                          "f.optimized_ir shows the code)", PolyoptWarning, stacklevel=3)
+                          "f.optimized_ir shows the code)", PolyoptWarning, stacklevel=4)
         return kernel
 
 

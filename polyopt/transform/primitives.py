@@ -1,0 +1,216 @@
+"""The schedule primitives, registered: each a pure function of a :class:`ScheduleState`.
+
+``apply(state, ...)`` returns the new state and the primitive's result; the arguments
+are names (of stages, loops and arrays) or tensors, as ``po.Schedule`` records them.
+Rewrites of an in-place kernel (caches, recomputation, inlining) are validated against
+the kernel's dataflow; those of a tensor-expression program get new reference
+dependences (the program in its reference order).
+
+>>> import polyopt as po
+>>> A = po.placeholder((8, 8), name="A")
+>>> B = po.compute((8, 8), lambda i, j: A[i, j] + 1, name="B")
+>>> state = ScheduleState.start(po.create_schedule(B).program)
+>>> state, _ = PRIMITIVES["reorder"].apply(state, "B", "j", "i")
+>>> [a.name for a in state.program.stage("B").axes]
+['j', 'i']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..deps.dataflow import Dependences, compute_dependences
+from ..domain.program import Program
+from ..domain.schedule import Attach, identity_axes
+from ..errors import ScheduleError
+from ..te.tensor import Tensor
+from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
+from .check import repair_by_shift, repair_by_skew
+from .group import edit_band
+from .inplace import KernelRewrites
+from .layout import relayout
+from .state import PRIMITIVES, ScheduleState, register
+
+
+def reference_dependences(program: Program) -> Dependences:
+    """The dependences of a rewritten program, computed under its reference order:
+    every stage at the root, in definition order, over its own dimensions (the order
+    that defines what a tensor-expression program computes).  The current schedule is
+    then checked against them like any other.  In-place kernels have no such order;
+    their rewrites are validated against the original kernel instead (inplace.py)."""
+    stages = tuple(dataclasses.replace(s, axes=identity_axes(program.statement(s.main).domain),
+                                       attach=Attach()) for s in program.stages)
+    return compute_dependences(program.with_stages(stages))
+
+
+def _rewritten(state: ScheduleState, program: Program) -> ScheduleState:
+    return state.rewritten(program, lambda: reference_dependences(program))
+
+
+# -- loops ------------------------------------------------------------------------------
+
+@register("split")
+def split(state, stage, axis, factor=None, nparts=None):
+    program, names = loops.split(state.program, stage, axis, factor=factor, nparts=nparts)
+    return state.advanced(program), names
+
+
+@register("tile", repair=repair_by_skew)
+def tile(state, stage, x, y, x_factor, y_factor):
+    program, names = loops.tile(state.program, stage, x, y, x_factor, y_factor)
+    return state.advanced(program), names
+
+
+@register("reorder", repair=repair_by_skew)
+def reorder(state, stage, *axes):
+    return state.advanced(loops.reorder(state.program, stage, list(axes))), None
+
+
+@register("fuse")
+def fuse(state, stage, outer, inner):
+    program, name = loops.fuse(state.program, stage, outer, inner)
+    return state.advanced(program), name
+
+
+@register("skew")
+def skew(state, stage, outer, inner, factor=1):
+    return state.advanced(loops.skew(state.program, stage, outer, inner, factor)), None
+
+
+@register("shift")
+def shift(state, stage, axis, offset):
+    return state.advanced(loops.shift(state.program, stage, axis, offset)), None
+
+
+@register("reverse")
+def reverse(state, stage, axis):
+    return state.advanced(loops.reverse(state.program, stage, axis)), None
+
+
+@register("transform", repair=repair_by_skew)
+def transform(state, stage, relation):
+    return state.advanced(loops.transform_loops(state.program, stage, relation)), None
+
+
+@register("wavefront")
+def wavefront(state, stage, *axes):
+    program, name = loops.wavefront(state.program, stage, list(axes))
+    return state.advanced(program), name
+
+
+@register("diamond_tile", repair=lambda violation, program: diamond.DIAMOND_REPAIR)
+def diamond_tile(state, stage, time, space, size):
+    program, names = diamond.diamond_tile(state.program, stage, time, space, size)
+    return state.advanced(program), names
+
+
+def _marking(kind: str):
+    def mark(state, stage, axis, *extra):
+        level = state.program.stage(stage).axis(axis) + 1
+
+        def change(member, old):
+            return [dataclasses.replace(old[0], kind=kind)]
+
+        return state.advanced(edit_band(state.program, stage, level, level, change)), None
+    return mark
+
+
+# the check of every step also checks that loops marked parallel or vectorized carry
+# no dependence (transform.check.check_marked_loops)
+register("parallel", marks=True)(_marking("parallel"))
+register("vectorize", marks=True)(_marking("vectorized"))
+register("unroll", marks=True)(_marking("unrolled"))
+
+
+@register("bind", marks=True)
+def bind(state, stage, axis, tag):
+    from .bind import bind_tag
+    return _marking(bind_tag(tag))(state, stage, axis)
+
+
+# -- where a stage is computed -------------------------------------------------------
+
+@register("compute_with", repair=repair_by_shift)
+def compute_with(state, stage, other, axis):
+    return state.advanced(attach.compute_with(state.program, stage, other, axis)), None
+
+
+@register("compute_at", hint="compute it at a deeper loop")
+def compute_at(state, stage, other, axis):
+    if state.kernel is not None:
+        result, rewrites = inplace.compute_at(state.program, state.reference.dependences,
+                                              state.kernel, state.original, stage, other, axis)
+        return state.kernel_rewritten(result, rewrites), None
+    result, deps, _ = attach.compute_at(state.program, state.reference.dependences(), stage,
+                                        other, axis, state.outputs)
+    return state.rewritten(result, deps), None
+
+
+@register("compute_inline")
+def compute_inline(state, stage):
+    if state.kernel is not None:
+        result, rewrites = inplace.compute_inline(state.program, state.kernel, stage)
+        return state.kernel_rewritten(result, rewrites), None
+    return _rewritten(state, attach.compute_inline(state.program, stage, state.outputs)), None
+
+
+@register("compute_root")
+def compute_root(state, stage):
+    old = state.program.stage(stage)
+    if state.kernel is not None and old.attach.outer_dims:
+        result, _ = attach.compute_root(state.program, stage, state.original)
+        return state.kernel_rewritten(result, state.kernel.restored(result, old)), None
+    result, rewritten = attach.compute_root(state.program, stage, state.original)
+    return (_rewritten(state, result) if rewritten else state.advanced(result)), None
+
+
+# -- primitives that add stages -------------------------------------------------------
+
+@register("cache_read")
+def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
+    if state.kernel is not None:
+        if layout is not None:
+            raise ScheduleError("cache_read(..., layout=) is not supported on in-place "
+                                "kernels yet; copy without a layout change")
+        if len(readers) != 1:
+            raise ScheduleError("cache_read on an in-place kernel takes one reader stage at "
+                                "a time (each reader gets its own buffer)")
+        result, buffer, rewrites = inplace.cache_read(state.program, state.kernel, source,
+                                                      scope, readers[0])
+        return state.kernel_rewritten(result, rewrites), buffer
+    result, cached = cache.cache_read(state.program, source, scope, list(readers))
+    if layout is not None:
+        result = relayout(result, cached, layout)
+    return _rewritten(state, result), cached
+
+
+@register("cache_write")
+def cache_write(state, stage: str, scope: str, layout=None):
+    """``stage`` computes into a new buffer (for a kernel: a stage; for a tensor
+    expression: the stage of the tensor)."""
+    if state.kernel is not None:
+        if layout is not None:
+            raise ScheduleError("cache_write(..., layout=) is not supported on in-place "
+                                "kernels yet")
+        result, buffer, rewrites = inplace.cache_write(state.program, state.kernel, stage,
+                                                       scope)
+        return state.kernel_rewritten(result, rewrites), buffer
+    target = state.program.array(stage).tensor
+    result, cached = cache.cache_write(state.program, target, scope, stage)
+    if layout is not None:
+        result = relayout(result, cached, layout)
+    return _rewritten(state, result), cached
+
+
+@register("rfactor")
+def rfactor_(state, stage: str, axis: str):
+    if state.kernel is not None:
+        if not state.kernel.only_inlined or state.kernel.inlined is not None:
+            raise ScheduleError("on an in-place kernel, apply rfactor before the other "
+                                "rewrites (compute_inline, compute_at, caches)")
+        # valid by construction: the result becomes the reference later rewrites are
+        # validated against
+        result, partial = kernel_rfactor.rfactor(state.program, stage, axis)
+        return state.kernel_rewritten(result, KernelRewrites.start(result)), partial
+    result, partial = rfactor.rfactor(state.program, stage, axis)
+    return _rewritten(state, result), partial
