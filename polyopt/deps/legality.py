@@ -88,21 +88,37 @@ def find_violations(program: Program, deps: Dependences, *, limit: int | None = 
 
 def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
                         ) -> list[Violation]:
-    """Dependences carried by the loop at schedule dimension ``dim`` of ``stmt``:
-    both instances are in the same iteration of every enclosing loop, but in different
-    iterations of this one."""
+    """Dependences carried by the loop at schedule dimension ``dim`` of ``stmt``, each
+    with an example pair (see :func:`carried_pairs`)."""
+    return [_violation(dep, pairs, program)
+            for dep, pairs in carried_pairs(program, deps, stmt, dim)]
+
+
+def carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int
+                  ) -> list[tuple[Dependence, isl.Map]]:
+    """The one answer to "does this loop carry a dependence": the pairs of each
+    dependence that run in one iteration of every loop enclosing ``dim`` (their times
+    agree before ``dim``, as for an instance of ``stmt``) but in two iterations of the
+    loop at ``dim`` of ``stmt``.  Legality (``parallel``, ``vectorize``, ``bind``) and
+    ``po.check``'s loop report use it; it holds for any schedule, polyopt's or one
+    written by hand."""
+    row = program.schedule_of(stmt)
+    width = row.dim(isl.dim_type.out)
+    if dim >= width:
+        return []
+    # the times whose loops enclosing ``dim`` are those of an instance of ``stmt``
+    prefixes = row.range().project_out(isl.dim_type.set, dim, width - dim)
+    around = prefixes.add_dims(isl.dim_type.set, width - dim)
+    loop = other_iteration(row.get_space().range(), dim).intersect_domain(around)
     found = []
-    time = program.schedule_of(stmt)
-    loop_prefix = other_iteration(time.get_space().range(), dim)
-    inside = {s.name for s in program.statements if shares_loop(program, s.name, stmt, dim)}
     for dep in deps:
-        if dep.source not in inside or dep.sink not in inside:
-            continue
         source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
-        same_loop = source.apply_range(loop_prefix).apply_range(sink.reverse())
+        if source.dim(isl.dim_type.out) != width or sink.dim(isl.dim_type.out) != width:
+            continue
+        same_loop = source.apply_range(loop).apply_range(sink.reverse())
         pairs = dep.relation.intersect(same_loop).intersect_params(program.context)
         if not pairs.is_empty():
-            found.append(_violation(dep, pairs, program))
+            found.append((dep, pairs))
     return found
 
 

@@ -68,7 +68,7 @@ import islpy as isl
 
 from ..deps.dataflow import Dependence, Dependences, compute_dependences
 from ..deps.describe import aff_text
-from ..deps.legality import Violation, find_violations
+from ..deps.legality import Violation, carried_pairs, find_violations
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..errors import InvalidArgumentError, ScheduleFormatError, public
@@ -388,7 +388,6 @@ def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
         return ()
     rows = {s.name: times.extract_map(isl.Space.map_from_domain_and_range(
         s.domain.get_space(), maps[0].get_space().range())) for s in program.statements}
-    carried = _Carried(rows, deps)
     result = []
     for stmt in program.statements:
         row = rows[stmt.name]
@@ -406,48 +405,10 @@ def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
             axis = program.axis_at(stmt.name, dim)
             if axis is not None:
                 text = f"loop {axis.name}: {text}"
-            found = carried.inside(row, dim)
+            found = tuple(dep for dep, _ in carried_pairs(program, deps, stmt.name, dim))
             result.append(LoopStatus(stmt.name, dim, text,
                                      "sequential" if found else "parallel", found))
     return tuple(result)
-
-
-class _Carried:
-    """Dependence pairs as pairs of times, and the loop prefixes where they are carried."""
-
-    def __init__(self, rows: dict[str, isl.Map], deps: Dependences):
-        # same[d]: for each dependence, the pairs of times that agree on dimensions < d
-        self.deps = tuple(deps)
-        self.same = {0: [dep.relation.apply_domain(rows[dep.source])
-                         .apply_range(rows[dep.sink]) for dep in self.deps]}
-        self.prefixes: dict[int, list[isl.Set]] = {}
-
-    def _same(self, dim: int) -> list[isl.Map]:
-        if dim not in self.same:
-            self.same[dim] = [times if times.is_empty() else
-                              times.equate(isl.dim_type.in_, dim - 1, isl.dim_type.out, dim - 1)
-                              for times in self._same(dim - 1)]
-        return self.same[dim]
-
-    def inside(self, row: isl.Map, dim: int) -> tuple[Dependence, ...]:
-        """The dependences carried by the loop at ``dim`` around the instances of ``row``."""
-        if dim not in self.prefixes:
-            self.prefixes[dim] = [_carried_prefixes(times, dim) for times in self._same(dim)]
-        width = row.dim(isl.dim_type.out)
-        own = row.range().project_out(isl.dim_type.set, dim, width - dim)
-        return tuple(dep for dep, prefixes in zip(self.deps, self.prefixes[dim])
-                     if not prefixes.is_empty() and not prefixes.intersect(own).is_empty())
-
-
-def _carried_prefixes(times: isl.Map, dim: int) -> isl.Set:
-    """The first ``dim`` time coordinates of the pairs of ``times`` (which agree on them)
-    that differ at ``dim``."""
-    if times.is_empty():
-        return times.domain()
-    differ = times.order_lt(isl.dim_type.in_, dim, isl.dim_type.out, dim).union(
-        times.order_gt(isl.dim_type.in_, dim, isl.dim_type.out, dim))
-    width = times.dim(isl.dim_type.in_)
-    return differ.domain().project_out(isl.dim_type.set, dim, width - dim)
 
 
 def _expression(affs: list[isl.Aff], value: isl.PwAff, dims: tuple[str, ...]) -> str:
