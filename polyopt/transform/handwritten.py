@@ -157,6 +157,8 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
 def schedule_from(program: Program, spec) -> isl.Schedule:
     """The isl schedule that ``spec`` describes for ``program``, after every check."""
     umap = _checked(program, *_read(spec))
+    if umap.is_empty():  # no statement has an instance (at these sizes): nothing to order
+        return isl.Schedule.from_domain(program.domains)
     try:
         band = isl.MultiUnionPwAff.from_union_map(umap)
     except isl.Error as err:

@@ -236,6 +236,9 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
     given) name the new loops.
     """
     current = program.stage(stage)
+    if not isinstance(relation, (str, isl.Map)):
+        raise InvalidArgumentError(f"transform takes an isl map such as "
+                                   f"\"{{ [t, i] -> [t, t + i] }}\", got {relation!r}")
     try:
         mapping = isl.Map(relation) if isinstance(relation, str) else relation
     except isl.Error as err:

@@ -333,3 +333,37 @@ def test_deeply_nested_json_schedule():
     deep = '{"statements": ' + "[" * 100000 + "]" * 100000 + "}"
     with pytest.raises(po.ScheduleFormatError, match="nested too deeply"):
         po.check(po.create_schedule(bump), schedule=deep)
+
+
+def test_a_hand_written_schedule_of_statements_without_instances():
+    @po.kernel
+    def nothing_to_do(A: po.f64[5, 5]):
+        for i in range(2, 3):
+            for j in range(2, i):
+                A[j, i] = A[j + 1, i] * 0.5
+
+    report = po.check(po.create_schedule(nothing_to_do), schedule="{ S0[i, j] -> [j, i] }")
+    assert report.legal and report.violations == ()
+
+
+def test_transform_takes_a_map():
+    A = po.placeholder((5, 6), name="A")
+    C = po.compute((5, 6), lambda i, j: A[i, j] + 1.0, name="C")
+    s = po.create_schedule(C)
+    with pytest.raises(po.InvalidArgumentError, match="transform takes an isl map"):
+        s[C].transform(5)
+
+
+def test_an_anti_dependence_refusal_names_the_element_the_writer_overwrites():
+    @po.kernel
+    def smooth(B: po.f64[8]):
+        for i in range(2, 6):
+            B[i] = (B[i + 1] + B[i + 2]) * 0.5
+
+    s = po.create_schedule(smooth)
+    with pytest.raises(po.IllegalScheduleError) as refusal:
+        s["S0"].reverse("i")
+    violation = refusal.value.violation
+    assert violation.dependence.kind == "anti"
+    assert (violation.source, violation.sink, violation.element) == ("S0[i=2]", "S0[i=3]",
+                                                                     "B[3]")
