@@ -16,7 +16,7 @@ the device (caches in its memory scopes, tensorize onto the GEMM core) is not bu
 >>> from polyopt.target.accel.config import VTA
 >>> program, uops = gemm_program(VTA, 1, 64, 64)
 >>> sum(isinstance(i, Gemm) and not i.reset for i in program), len(uops)
-(1, 1)
+(4, 2)
 """
 
 from __future__ import annotations
