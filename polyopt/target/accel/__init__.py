@@ -1,0 +1,1 @@
+"""A simulated VTA-class accelerator: its configuration, instructions and simulator."""

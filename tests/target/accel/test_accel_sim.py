@@ -1,0 +1,191 @@
+"""The simulated accelerator: every instruction against NumPy, the blocked matrix
+product bit-exact on dividing and non-dividing chunkings and both configurations, the
+counters of VTA's published example, the cycle model's overlap, and the hazard detector
+(a missing token is caught)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.target.accel.config import TPU_LIKE, VTA
+from polyopt.target.accel.gemm import gemm_dram, gemm_program, gemm_result
+from polyopt.target.accel.isa import Alu, Gemm, Load, Store, Tokens, Uop, listing
+from polyopt.target.accel.sim import HazardError, run, uop_array
+
+rng = np.random.default_rng(7)
+
+
+def int8(*shape):
+    return rng.integers(-128, 128, shape, dtype=np.int8)
+
+
+def _acc_program(values, uops, *instructions):
+    """Load accumulators ``values`` and micro-ops, run ``instructions``, store all."""
+    n = len(values)
+    dram = {"a": values.astype(np.int32), "uops": uop_array(uops),
+            "y": np.zeros((n, 1, 16), np.int8)}
+    program = [Load("uop", "uops", 0, sram=0, rows=1, cols=len(uops), stride=len(uops)),
+               Load("acc", "a", 0, sram=0, rows=1, cols=n, stride=n),
+               *instructions,
+               Store("y", 0, sram=0, rows=1, cols=n, stride=n,
+                     tokens=Tokens(pop_prev=True))]
+    return program, dram
+
+
+def _last_pushes(program):
+    program[-2] = dataclasses.replace(program[-2], tokens=Tokens(push_next=True))
+    return program
+
+
+def test_load_strided_block_with_padding():
+    src = int8(20, 1, 16)
+    dram = {"x": src}
+    ins = Load("inp", "x", 3, sram=5, rows=2, cols=3, stride=7, pad=(1, 0, 1, 1))
+    from polyopt.target.accel.sim import _Machine
+    machine = _Machine(VTA, dram)
+    machine.program, machine.where, machine.clocks = [ins], [("load", 0)], [
+        {"load": 0, "compute": -1, "store": -1}]
+    machine.load(0, ins)
+    got = machine.sram["inp"][5:5 + 3 * 5].reshape(3, 5, 1, 16)
+    assert not got[0].any() and not got[:, 0].any() and not got[:, 4].any()
+    np.testing.assert_array_equal(got[1, 1:4], src[[3, 4, 5]])
+    np.testing.assert_array_equal(got[2, 1:4], src[[10, 11, 12]])
+    assert machine.report.loaded["inp"] == 6 * 16
+
+
+@pytest.mark.parametrize("op, imm, reference", [
+    ("add", 5, lambda a, b: a + 5), ("max", 3, lambda a, b: np.maximum(a, 3)),
+    ("min", -2, lambda a, b: np.minimum(a, -2)), ("shr", 2, lambda a, b: a >> 2),
+    ("mul", 3, lambda a, b: a * 3), ("clip", (-10, 10), lambda a, b: np.clip(a, -10, 10)),
+    ("add", None, lambda a, b: a + b), ("max", None, lambda a, b: np.maximum(a, b)),
+])
+def test_alu(op, imm, reference):
+    values = rng.integers(-40, 40, (4, 1, 16)).astype(np.int32)
+    # dst tiles 0, 1 with src tiles 2, 3
+    uops = [Uop(0, 2), Uop(1, 3)]
+    program, dram = _acc_program(values, uops, Alu(op, 0, 2, imm=imm))
+    _last_pushes(program)
+    report = run(program, dram, VTA)
+    expected = values.copy()
+    expected[:2] = reference(values[:2], values[2:])
+    np.testing.assert_array_equal(dram["y"], expected.astype(np.int8))
+    assert report.alu_ops == 2
+
+
+def test_alu_reading_what_an_earlier_micro_op_wrote():
+    values = np.arange(3 * 16, dtype=np.int32).reshape(3, 1, 16)
+    # acc[1] += acc[0]; acc[2] += acc[1] (the new acc[1]), as a prefix sum
+    program, dram = _acc_program(values, [Uop(1, 0), Uop(2, 1)], Alu("add", 0, 2))
+    run(_last_pushes(program), dram, VTA)
+    np.testing.assert_array_equal(dram["y"].astype(np.int32),
+                                  np.cumsum(values, axis=0).astype(np.int8))
+
+
+def test_gemm_loops_and_reset():
+    inp, wgt = int8(6, 1, 16), int8(4, 16, 16)
+    dram = {"x": inp, "w": wgt, "uops": uop_array([Uop(0, 0, 0)]),
+            "y": np.zeros((2, 1, 16), np.int8)}
+    # acc[j] = sum_c inp[c] @ wgt[2 j + c].T for j < 2, c < 2 (+ inp offset 3 for j)
+    program = [Load("uop", "uops", 0, sram=0, rows=1, cols=1, stride=1),
+               Load("inp", "x", 0, sram=0, rows=1, cols=6, stride=6),
+               Load("wgt", "w", 0, sram=0, rows=1, cols=4, stride=4,
+                    tokens=Tokens(push_next=True)),
+               Gemm(0, 1, iter_out=2, dst_out=1, reset=True),
+               Gemm(0, 1, iter_out=2, iter_in=2, dst_out=1, src_out=3, src_in=1,
+                    wgt_out=2, wgt_in=1, tokens=Tokens(pop_prev=True, push_next=True)),
+               Store("y", 0, sram=0, rows=1, cols=2, stride=2, tokens=Tokens(pop_prev=True))]
+    report = run(program, dram, VTA)
+    x, w = inp.astype(np.int32), wgt.astype(np.int32)
+    expected = [x[3 * j] @ w[2 * j].T + x[3 * j + 1] @ w[2 * j + 1].T for j in range(2)]
+    np.testing.assert_array_equal(dram["y"], np.array(expected).astype(np.int8))
+    assert report.gemm_ops == 4
+
+
+@pytest.mark.parametrize("config", [VTA, TPU_LIKE], ids=["vta", "tpu-like"])
+@pytest.mark.parametrize("m, n, k, tiles, threads", [
+    (2, 8, 8, {}, 1), (2, 8, 8, {}, 2), (3, 7, 5, {"tile_n": 3, "tile_k": 2}, 2),
+    (1, 5, 9, {"tile_n": 2, "tile_k": 4}, 1)])
+def test_gemm_routine_is_bit_exact(config, m, n, k, tiles, threads):
+    c = config
+    x, w = int8(m * c.batch, k * c.block_in), int8(n * c.block_out, k * c.block_in)
+    program, uops = gemm_program(c, m, n, k, virtual_threads=threads, shift=6, **tiles)
+    dram = gemm_dram(c, x, w, uops)
+    report = run(program, dram, c)
+    exact = x.astype(np.int32) @ w.astype(np.int32).T
+    np.testing.assert_array_equal(gemm_result(c, dram["y"], m, n),
+                                  np.clip(exact >> 6, -128, 127).astype(np.int8))
+    assert report.gemm_ops == m * n * k
+    assert report.loaded["wgt"] == n * k * c.entry_bytes("wgt")
+
+
+def test_vta_blocked_matrix_vector_counters():
+    """VTA's published blocked matrix-multiply example: 1x1024 by 1024x1024 in 16x16
+    blocks is 4,096 GEMM operations and 1,048,576 bytes of weights."""
+    x, w = int8(1, 1024), int8(1024, 1024)
+    program, uops = gemm_program(VTA, 1, 64, 64)
+    dram = gemm_dram(VTA, x, w, uops)
+    report = run(program, dram, VTA)
+    assert (report.gemm_ops, report.loaded["wgt"]) == (4096, 1048576)
+    assert report.loaded["inp"] == 1024 and report.stored == 1024
+    exact = (x.astype(np.int32) @ w.astype(np.int32).T).astype(np.int8)
+    np.testing.assert_array_equal(gemm_result(VTA, dram["y"], 1, 64), exact)
+
+
+def test_latency_hiding_overlaps_loads_with_compute():
+    x, w = int8(16, 32 * 16), int8(32 * 16, 32 * 16)
+    reports = {}
+    for threads in (1, 2):
+        program, uops = gemm_program(VTA, 16, 32, 32, virtual_threads=threads)
+        dram = gemm_dram(VTA, x, w, uops)
+        reports[threads] = run(program, dram, VTA)
+    serial, hidden = reports[1], reports[2]
+    assert serial.gemm_ops == hidden.gemm_ops == 16 * 32 * 32
+    # with one copy of the buffers, a load waits for the GEMM before it and the GEMM
+    # for its load: they never overlap (only the store may)
+    assert serial.cycles >= serial.busy["load"] + serial.busy["compute"] - serial.busy["store"]
+    # with two, they do
+    assert hidden.cycles < hidden.busy["load"] + hidden.busy["compute"]
+    assert hidden.cycles < serial.cycles and hidden.utilization > serial.utilization
+
+
+def test_a_missing_token_is_a_hazard():
+    program, uops = gemm_program(VTA, 2, 8, 8, virtual_threads=2, tile_k=2)
+    dram = gemm_dram(VTA, int8(2, 128), int8(128, 128), uops)
+    run(program, dict(dram), VTA)  # as generated: ordered
+    gemms = [k for k, ins in enumerate(program) if isinstance(ins, Gemm) and not ins.reset]
+    broken = list(program)
+    # the second GEMM no longer waits for its weights (and the load queue no longer
+    # waits for the first GEMM: pushes and pops stay balanced)
+    broken[gemms[1]] = dataclasses.replace(broken[gemms[1]], tokens=Tokens(push_prev=True))
+    loads = [k for k, ins in enumerate(broken) if isinstance(ins, Load) and ins.buffer == "wgt"]
+    broken[loads[1]] = dataclasses.replace(broken[loads[1]], tokens=Tokens())
+    with pytest.raises(HazardError, match="no dependence token orders them"):
+        run(broken, dict(dram), VTA)
+
+
+def test_a_pop_that_nothing_pushes_is_a_deadlock():
+    program = [Gemm(0, 0, tokens=Tokens(pop_prev=True))]
+    with pytest.raises(HazardError, match="deadlock"):
+        run(program, {}, VTA)
+
+
+def test_refusals_are_polyopt_errors():
+    with pytest.raises(po.InvalidArgumentError, match="cannot pop a token from its prev"):
+        run([Load("inp", "x", 0, sram=0, rows=1, cols=1, stride=1,
+                  tokens=Tokens(pop_prev=True))], {"x": int8(1, 1, 16)}, VTA)
+    with pytest.raises(po.InvalidArgumentError, match="outside the buffer"):
+        run([Load("inp", "x", 0, sram=2047, rows=1, cols=2, stride=2)],
+            {"x": int8(2, 1, 16)}, VTA)
+    with pytest.raises(po.InvalidArgumentError, match="clip needs imm"):
+        Alu("clip", 0, 1, imm=3)
+    with pytest.raises(po.InvalidArgumentError, match="accumulator buffer"):
+        gemm_program(VTA, 4096, 1, 1)
+
+
+def test_listing_names_every_instruction():
+    program, _ = gemm_program(VTA, 1, 2, 2)
+    text = listing(program)
+    assert text.splitlines()[0].startswith("   0 compute LOAD uop[0..] <- uops[0 + 1x")
+    assert "GEMM reset" in text and "STORE acc[0..] -> y[0 + 1x2 stride 2]" in text
