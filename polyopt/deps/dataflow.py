@@ -124,8 +124,9 @@ def compute_dependences(program: Program) -> Dependences:
 def flow_schedule(program: Program) -> isl.UnionMap:
     """The schedule as isl's dataflow analysis gets it: the flat map (the same
     relations as the schedule tree, about twice as fast on our single-band
-    schedules) without its constant columns."""
-    return _without_constant_columns(program.schedule.get_map())
+    schedules) without its constant columns, nor the constraints on the sizes that
+    the context implies (see :func:`flow_accesses`)."""
+    return _without_constant_columns(program.schedule_map().gist_params(program.context))
 
 
 def flow_accesses(program: Program, array: str) -> tuple[isl.UnionMap, isl.UnionMap]:

@@ -173,7 +173,10 @@ class Program:
 
     def schedule_map(self) -> isl.UnionMap:
         """The flat schedule, restricted to the statements' domains."""
-        return self.schedule.get_map().intersect_domain(self.domains)
+        result = isl.UnionMap.empty(self.context.get_space())
+        for row in _rows(self.schedule).values():
+            result = result.union(isl.UnionMap.from_map(row))
+        return result.intersect_domain(self.domains)
 
     def schedule_of(self, stmt: str) -> isl.Map:
         """The schedule row of one statement, on its domain."""
@@ -267,8 +270,9 @@ class _BuiltWhenRead:
             return self
         value = self.slot.__get__(program, owner)
         if type(value) is _PendingSchedule:
-            schedule, loop_axes = build_schedule(value.statements, value.stages,
-                                                 value.context)
+            schedule, loop_axes, rows = build_schedule(value.statements, value.stages,
+                                                       value.context)
+            _ROWS.get((schedule,), lambda: _split_map(rows))
             _SLOTS["schedule"].__set__(program, schedule)
             _SLOTS["loop_axes"].__set__(program, loop_axes)
             value = self.slot.__get__(program, owner)
@@ -314,7 +318,10 @@ def _rows(schedule: isl.Schedule) -> dict[str, isl.Map]:
 
 
 def _split_rows(schedule: isl.Schedule) -> dict[str, isl.Map]:
-    rows: dict[str, isl.Map] = {}
-    schedule.get_map().foreach_map(
-        lambda m: rows.__setitem__(m.get_tuple_name(isl.dim_type.in_), m))
-    return rows
+    return _split_map(schedule.get_map())
+
+
+def _split_map(rows: isl.UnionMap) -> dict[str, isl.Map]:
+    result: dict[str, isl.Map] = {}
+    rows.foreach_map(lambda m: result.__setitem__(m.get_tuple_name(isl.dim_type.in_), m))
+    return result

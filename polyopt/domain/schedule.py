@@ -158,8 +158,10 @@ class _Layout:
 def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
     """The isl schedule of ``stages`` and, per statement, the :class:`Axis` of each row entry.
 
-    Returns ``(schedule, loop_axes)`` where ``loop_axes`` is a tuple of
-    ``(statement name, tuple of Axis or None per schedule dimension)``.
+    Returns ``(schedule, loop_axes, rows)`` where ``loop_axes`` is a tuple of
+    ``(statement name, tuple of Axis or None per schedule dimension)`` and ``rows`` is
+    the schedule as a union map (what ``schedule.get_map()`` gives on the domains,
+    without asking isl to flatten the tree again: slow on tiled schedules).
     """
     by_name = {s.name: s for s in statements}
     layout = _Layout(stages, by_name)
@@ -185,7 +187,7 @@ def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
         loop_axes.append((stmt.name, tuple(axes) + (None,) * (width - len(axes))))
     band = isl.MultiUnionPwAff.from_union_map(umap)
     schedule = isl.Schedule.from_domain(domain).insert_partial_schedule(band)
-    return schedule, tuple(loop_axes)
+    return schedule, tuple(loop_axes), umap
 
 
 def _values_for(stage: Stage, main, stmt, is_init: bool):

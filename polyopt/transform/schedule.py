@@ -269,7 +269,13 @@ class Schedule:
 
     def replay(self, script) -> "Schedule":
         """Apply recorded steps (a list of :class:`Step` or the text of :meth:`script`)."""
-        steps = parse_script(script) if isinstance(script, str) else list(script)
+        if isinstance(script, str):
+            steps = parse_script(script)
+        elif isinstance(script, (list, tuple)) and all(isinstance(s, Step) for s in script):
+            steps = list(script)
+        else:
+            raise InvalidArgumentError(f"replay takes the text of s.script() or a list of "
+                                       f"steps (s.steps), got {script!r}")
         for step in steps:
             target = self if step.stage is None else self[step.stage]
             method = getattr(target, step.primitive, None)

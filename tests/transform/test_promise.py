@@ -223,7 +223,7 @@ def test_constant_schedule_columns_do_not_change_dependences():
     C = po.compute((n,), lambda i: po.sum(B[i, k], axis=k), name="C")
     program = po.create_schedule(C).program
     compact = flow_schedule(program)
-    full = program.schedule.get_map()
+    full = program.schedule_map()
     width = [next(iter(isl_parts(u))).dim(isl.dim_type.out) for u in (compact, full)]
     assert width == [4, 6]
     # the same order of every pair of instances
@@ -367,3 +367,30 @@ def test_an_anti_dependence_refusal_names_the_element_the_writer_overwrites():
     assert violation.dependence.kind == "anti"
     assert (violation.source, violation.sink, violation.element) == ("S0[i=2]", "S0[i=3]",
                                                                      "B[3]")
+
+
+def test_replay_takes_a_script_or_steps():
+    A = po.placeholder((5, 6), name="A")
+    C = po.compute((5, 6), lambda i, j: A[i, j] + 1.0, name="C")
+    s = po.create_schedule(C)
+    with pytest.raises(po.InvalidArgumentError, match="replay takes the text of s.script()"):
+        s.replay(None)
+
+
+def test_wavefront_after_diamond_tiles_is_checked_quickly(tmp_path):
+    """The legality tests work on pairs of times: composing the schedule rows with the
+    lexicographic order first took 30-50 s on this tiled schedule."""
+    done = _run_isolated("""
+        import polyopt as po
+        n = 6
+        A = po.placeholder((n, n), name="A", dtype="float32")
+        k = po.reduce_axis((0, 2), name="k")
+        C = po.compute((n, n), lambda i, j: po.max(
+            po.if_then_else(j + k < n, A[i, j + k], 0.0), axis=k), name="C")
+        s = po.create_schedule(C)
+        s["C"].diamond_tile("i", "j", 4)
+        s["C"].reorder("i", "i.diamond")
+        s["C"].wavefront("j.diamond", "i.diamond", "j")
+        print(s.script().count("parallel"))
+    """, tmp_path, seconds=20)
+    assert int(done.stdout) >= 1
