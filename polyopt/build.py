@@ -15,13 +15,18 @@ import gc
 
 from .lower import lower
 from .target.base import get_target
+from .target.spec import parse_target
 
 _CACHE: dict[tuple, object] = {}
 
 
-def build(schedule, args=None, *, target: str = "llvm", name: str | None = None, **options):
+def build(schedule, args=None, target: str = "llvm", name: str | None = None, *,
+          target_host=None, **options):
     """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``
-    (by default, for a ``po.kernel`` schedule, the kernel's parameters in order)."""
+    (by default, for a ``po.kernel`` schedule, the kernel's parameters in order).
+    ``target`` may carry TVM's flags (``"llvm -mcpu=..."``: parsed, the host CPU is
+    used); ``target_host`` is accepted and unused (kernels launch from Python)."""
+    target, _flags = parse_target(target)
     backend = get_target(target)
     with _collector_paused():
         func = lower(schedule, args, name=name, skip=backend.skipped_passes)

@@ -185,8 +185,10 @@ PASSES = (
 
 
 def lower(schedule, args=None, *, name: str | None = None,
-          print_passes: bool | None = None, skip=frozenset()) -> LoweredFunc:
+          print_passes: bool | None = None, skip=frozenset(), simple_mode: bool = True
+          ) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
+    (``simple_mode`` is TVM's; the printed function is always the simple loop program.)
 
     ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
     ``skip`` names passes a backend does its own way (see ``Target.skipped_passes``).

@@ -24,7 +24,7 @@ from ..errors import InvalidArgumentError
 from .expr import Expr, IterVar, Reduce, TensorRead
 from .linear import linear_terms
 from .substitute import transform
-from .tensor import ComputeOp, PlaceholderOp, Tensor, walk
+from .tensor import ComputeOp, OpOutputs, PlaceholderOp, Tensor, walk
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -36,7 +36,7 @@ class ScanGroup:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ScanOp:
+class ScanOp(OpOutputs):
     name: str
     shape: tuple[Expr, ...]
     dtype: str

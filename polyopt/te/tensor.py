@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import inspect
+import numbers
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -19,8 +21,38 @@ from .expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Re
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
 
 
+class OpOutputs:
+    """What an operation offers besides its fields: ``op.output(0)`` is the tensor it
+    defines (TVM code passes ops where polyopt takes tensors: ``create_schedule(C.op)``)."""
+
+    __slots__ = ()
+
+    def output(self, index: int = 0) -> "Tensor":
+        tensor = tensor_of(self)
+        if index != 0 or tensor is None:
+            raise InvalidArgumentError(f"operation '{self.name}' has one output, output(0)")
+        return tensor
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    @property
+    def input_tensors(self) -> tuple["Tensor", ...]:
+        return tuple(getattr(self, "inputs", ()))
+
+
+_OWNERS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+
+
+def tensor_of(op) -> "Tensor | None":
+    """The tensor that operation ``op`` defines (None for an unknown object)."""
+    tensor = _OWNERS.get(id(op))
+    return tensor if tensor is not None and tensor.op is op else None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class PlaceholderOp:
+class PlaceholderOp(OpOutputs):
     name: str
     shape: tuple[Expr, ...]
     dtype: str
@@ -29,7 +61,7 @@ class PlaceholderOp:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ComputeOp:
+class ComputeOp(OpOutputs):
     name: str
     shape: tuple[Expr, ...]
     dtype: str
@@ -50,10 +82,19 @@ class ComputeOp:
 class Tensor:
     """A multi-dimensional array defined by an operation; index it to read it."""
 
-    __slots__ = ("op",)
+    __slots__ = ("_op", "__weakref__")
 
     def __init__(self, op: PlaceholderOp | ComputeOp):
         self.op = op
+
+    @property
+    def op(self):
+        return self._op
+
+    @op.setter
+    def op(self, op) -> None:
+        self._op = op
+        _OWNERS[id(op)] = self
 
     name = property(lambda self: self.op.name)
     shape = property(lambda self: self.op.shape)
@@ -116,9 +157,15 @@ def children(node: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def var(name: str = "n") -> Var:
-    """A symbolic non-negative integer size: ``n = po.var("n")``."""
+def var(name: str = "n", dtype: str | None = None):
+    """A symbolic non-negative integer size: ``n = po.var("n")``.
+
+    ``dtype="float32"`` (any float dtype) makes a scalar input instead: a value passed
+    to the compiled function like an array, e.g. ``alpha = po.var("alpha", "float32")``,
+    ``po.build(s, [A, alpha, B])``, ``f(a, 0.5, b)``."""
     _check_name(name, "var")
+    if dtype is not None and not dtypes.is_int(dtypes.normalize(dtype)):
+        return Tensor(PlaceholderOp(name, (), dtypes.normalize(dtype)))[()]
     return Var(name)
 
 
@@ -134,6 +181,9 @@ def _shape(shape, what: str) -> tuple[Expr, ...]:
         raise InvalidArgumentError(f"the shape of {what} must be a tuple, got {shape!r}")
     dims = []
     for position, extent in enumerate(shape):
+        if isinstance(extent, numbers.Real) and not isinstance(extent, numbers.Integral) \
+                and float(extent).is_integer():
+            extent = int(extent)  # ``N / bn`` with integers: a float holding an integer
         extent = as_expr(extent)
         if not (dtypes.is_int(extent.dtype) and extent.weak):
             raise InvalidArgumentError(

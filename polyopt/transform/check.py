@@ -15,18 +15,23 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..domain.schedule import BIND_TAGS, CONCURRENT_KINDS
 from ..deps.races import racing_access
+from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
 from .diamond import DIAMOND_REPAIR
 
 
-def check_schedule(result: Program, deps: Dependences, transform: str) -> None:
+def check_schedule(result: Program, deps: Dependences, transform: str, *,
+                   reassociate: bool = False) -> None:
     """Raise :class:`IllegalScheduleError` (with a repair when one is known) if the
     schedule runs a dependence in the wrong order, or if a loop marked parallel or
     vectorized carries a dependence (a primitive may change a loop marked earlier,
-    e.g. fuse it with an inner loop)."""
-    ensure_legal(result, deps, transform=transform,
+    e.g. fuse it with an inner loop).  ``reassociate``: reductions may accumulate in
+    any order (see :mod:`polyopt.deps.reductions`); marked loops are still checked
+    against the exact dependences."""
+    order = reassociated(result, deps) if reassociate else deps
+    ensure_legal(result, order, transform=transform,
                  repair=lambda v: suggest_repair(transform, v, result))
     check_marked_loops(result, deps, transform)
 

@@ -32,11 +32,12 @@ from ..domain.schedule import CONCURRENT_KINDS, Attach, identity_axes
 from ..frontend.kernel import Kernel
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..te.expr import IterVar
-from ..te.tensor import PlaceholderOp, Tensor
+from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
 from .bind import bind_tag
 from .check import check_schedule
 from .layout import relayout
+from .stage_views import refresh_partial_op, stage_computing, stage_op
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +70,10 @@ class Step:
 class Schedule:
     """A program with a schedule; primitives on its stages return and record new programs."""
 
-    def __init__(self, program: Program, outputs: tuple = (), default_args=None):
+    def __init__(self, program: Program, outputs: tuple = (), default_args=None, *,
+                 strict_fp: bool = False):
         self.program = program
+        self.strict_fp = strict_fp
         self.original = program
         self.outputs = outputs
         self.default_args = default_args
@@ -79,6 +82,12 @@ class Schedule:
         # in-place kernels: how rewrites relate the program to the original kernel
         self.kernel = (inplace.KernelRewrites.start(program)
                        if any(a.role == "inout" for a in program.arrays) else None)
+
+    @property
+    def reassociates(self) -> bool:
+        """Whether reductions may accumulate in another order (tensor expressions unless
+        ``strict_fp=True``; never in-place kernels, whose order is the program's)."""
+        return not self.strict_fp and self.kernel is None
 
     @property
     def deps(self) -> Dependences:
@@ -93,12 +102,15 @@ class Schedule:
         return Stage(self, self._stage_name(key))
 
     def _stage_name(self, key) -> str:
+        key = tensor_of(key) or key  # an op, as TVM code passes: s[C.op]
         if isinstance(key, Stage):
             return key.name
         if isinstance(key, Tensor):
             if isinstance(key.op, PlaceholderOp):
                 raise InvalidArgumentError(f"s[...] takes a computed tensor, got placeholder "
                                            f"'{key.name}'")
+            if not any(a.tensor is key for a in self.program.arrays):
+                return stage_computing(self.program, key) or self.program.array_of(key).name
             return self.program.array_of(key).name
         if isinstance(key, str):
             self.program.stage(key)
@@ -131,7 +143,7 @@ class Schedule:
             deps = lambda: compute_dependences(new_program)  # noqa: E731
         elif check:
             deps = deps() if callable(deps) else deps
-            check_schedule(new_program, deps, str(step))
+            check_schedule(new_program, deps, str(step), reassociate=self.reassociates)
         self.program = new_program
         self._deps = deps
         self.steps.append(step)
@@ -139,6 +151,7 @@ class Schedule:
 
     # -- primitives that add stages -------------------------------------------------
     def _tensor(self, value) -> Tensor:
+        value = tensor_of(value) or value
         if isinstance(value, Tensor):
             return value
         if isinstance(value, str):  # an array name (as steps record it), or the tensor's
@@ -223,8 +236,11 @@ class Schedule:
             return self._kernel_rfactor(tensor, axis, check)
         name = self._stage_name(self._tensor(tensor))
         axis_name = self[name]._axis(axis)
-        return self._rewrite("rfactor", (name, axis_name),
-                             lambda p: rfactor.rfactor(p, name, axis_name), check)
+        partial = self._rewrite("rfactor", (name, axis_name),
+                                lambda p: rfactor.rfactor(p, name, axis_name), check)
+        array = self.program.array_of(partial).name
+        refresh_partial_op(self.program, partial, self[array]._loop)
+        return partial
 
     def _kernel_cache_read(self, source: Tensor, scope: str, names: list[str], check: bool):
         if len(names) != 1:
@@ -302,7 +318,7 @@ class Schedule:
         primitives applied with ``check=False``)."""
         if self.kernel is not None and self.kernel.rewritten:
             self.kernel.check(self.program, "the schedule")
-        check_schedule(self.program, self.deps, "the schedule")
+        check_schedule(self.program, self.deps, "the schedule", reassociate=self.reassociates)
 
     def is_legal(self) -> bool:
         try:
@@ -397,8 +413,9 @@ class Stage:
 
     @property
     def op(self):
-        main = self.schedule.program.statement(self._stage.main)
-        return main.target.tensor.op
+        """The op this stage computes; after ``rfactor`` or ``cache_write`` a view of its
+        current statement, with its loops (see :mod:`.stage_views`)."""
+        return stage_op(self.schedule.program, self.name, self._loop)
 
     @property
     def axes(self) -> tuple[LoopAxis, ...]:
@@ -545,6 +562,7 @@ class Stage:
         """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
         (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
         dependence (see :mod:`polyopt.transform.bind`)."""
+        tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
         return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
 
     # -- where the stage is computed ------------------------------------------------
@@ -626,7 +644,8 @@ class Stage:
 
 def _can(primitive: str):
     def can(self, *args, **kwargs) -> bool:
-        trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args)
+        trial = Schedule(self.schedule.program, self.schedule.outputs, self.schedule.default_args,
+                         strict_fp=self.schedule.strict_fp)
         trial.original = self.schedule.original
         trial._deps = self.schedule._deps
         trial.kernel = self.schedule.kernel
@@ -648,14 +667,22 @@ for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse
     setattr(Stage, f"can_{_primitive}", _can(_primitive))
 
 
-def create_schedule(outputs) -> Schedule:
-    """The default schedule of the computation of ``outputs`` (a tensor or a list), or of
-    a ``po.kernel`` (whose parameters become the default argument list)."""
+def create_schedule(outputs, *, strict_fp: bool = False) -> Schedule:
+    """The default schedule of the computation of ``outputs`` (a tensor, its ``.op``, or
+    a list of them), or of a ``po.kernel`` (whose parameters become the default argument
+    list).  The reduce loops of a reduction may be reordered, split and fused freely
+    (the sums are reassociated: results may differ in rounding); ``strict_fp=True``
+    keeps every reduction in its written order, so results stay bit-identical."""
     if isinstance(outputs, Kernel):
-        return Schedule(outputs.program, outputs.outputs, default_args=outputs.args)
+        return Schedule(outputs.program, outputs.outputs, default_args=outputs.args,
+                        strict_fp=strict_fp)
+    if isinstance(outputs, (list, tuple)):
+        outputs = [tensor_of(o) or o for o in outputs]
+    else:
+        outputs = tensor_of(outputs) or outputs
     program = program_from_outputs(outputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    return Schedule(program, outputs)
+    return Schedule(program, outputs, strict_fp=strict_fp)
 
 
 __all__ = ["Schedule", "Stage", "LoopAxis", "Step", "create_schedule", "parse_script",

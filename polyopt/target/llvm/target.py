@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import warnings
 
+from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, PolyoptWarning
 from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
@@ -50,7 +51,7 @@ class LLVMTarget:
         return kernel
 
 
-class LLVMKernel:
+class LLVMKernel(ModuleAPI):
     """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
 
     ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after O3 and

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, ScheduleError
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
@@ -52,7 +53,7 @@ class OpenCLTarget:
         return OpenCLKernel(func, kernels, source, program, queue)
 
 
-class OpenCLKernel:
+class OpenCLKernel(ModuleAPI):
     """A compiled OpenCL program: ``f(*arrays, **vars)`` writes the outputs in place.
 
     ``f.source`` is the OpenCL C source, ``f.device`` the device it runs on,
@@ -74,6 +75,8 @@ class OpenCLKernel:
                                          + [np.int64] * len(func.program.params))
             self._launch.append((kernel, handle))
         self._params = tuple(p.name for p in func.program.params)
+
+    device_source = property(lambda self: self.source)  # f.imported_modules[0].get_source()
 
     @property
     def device(self) -> str:

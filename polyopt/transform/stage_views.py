@@ -1,0 +1,92 @@
+"""What TVM code reads from a stage after primitives rewrote it: ``s[B].op`` and the
+``op`` of a tensor a primitive made (``BF = s.rfactor(B, ki)``; ``BF.op.axis``).
+
+TVM refreshes ``s[B].op`` after ``rfactor``: its ``reduce_axis`` is then the loop over
+the partial results.  ``stage_op`` gives the op itself while the stage computes it as
+written, and otherwise a view listing the stage's current statement's axes.
+
+>>> import polyopt as po
+>>> n = po.var("n"); A = po.placeholder((4, n), name="A")
+>>> k = po.reduce_axis((0, n), name="k")
+>>> B = po.compute((4,), lambda i: po.sum(A[i, k], axis=k), name="B")
+>>> s = po.create_schedule(B)
+>>> s[B].op is B.op
+True
+>>> ko, ki = s[B].split(k, factor=8)
+>>> BF = s.rfactor(B, ki)
+>>> [a.name for a in BF.op.axis], [a.name for a in s[B].op.reduce_axis]
+(['k_inner', 'i'], ['k_inner'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..te.tensor import tensor_of
+
+
+@dataclasses.dataclass(frozen=True)
+class StageOp:
+    """A stage's op as TVM code sees it: ``name``, ``axis``, ``reduce_axis`` (loops of the
+    stage, accepted by its primitives), ``input_tensors`` and ``output(0)``."""
+
+    name: str
+    axis: tuple
+    reduce_axis: tuple
+    input_tensors: tuple
+    tensor: object
+
+    def output(self, index: int = 0):
+        return self.tensor
+
+    num_outputs = 1
+
+
+def stage_op(program, stage_name: str, loop):
+    """``s[T].op``: T's op while its statement is the one it defines, else a view of
+    the stage's statement (after ``rfactor``, ``cache_write``); ``loop(name)`` is the
+    stage's loop of that name, as primitives return it."""
+    stage = program.stage(stage_name)
+    main = program.statement(stage.main)
+    tensor = main.target.tensor
+    op = tensor.op
+    written = tuple(getattr(op, "axis", ())) + tuple(getattr(op, "reduce_axis", ()))
+    if len(written) == len(main.iter_vars) and all(a is b for a, b in zip(written, main.iter_vars)):
+        return op
+    spatial, reduce = _split_axes(stage, main, loop)
+    inputs = {id(a.tensor): a.tensor for a in (program.array(r.array) for r in main.reads)
+              if a.tensor is not tensor}
+    return StageOp(stage_name, spatial, reduce, tuple(inputs.values()), tensor)
+
+
+def _split_axes(stage, main, loop) -> tuple[tuple, tuple]:
+    """The statement's data-parallel axes, and its reduction loops (after a split of a
+    reduce axis, its loops are the parts: ``k.outer``)."""
+    spatial = tuple(v for v, d in zip(main.iter_vars, main.dims) if d not in stage.reduce_dims)
+    reduce = tuple(loop(a.name) for a in stage.axes if stage.involves_reduce(a))
+    return spatial, reduce
+
+
+def refresh_partial_op(program, partial, loop) -> None:
+    """Give the tensor ``s.rfactor`` returned the axes of its statement: ``BF.op.axis``
+    (the factored loop first, then the output's axes) and ``BF.op.reduce_axis``."""
+    array = program.array_of(partial)
+    stage = next(s for s in program.stages if s.name == array.name)
+    main = program.statement(stage.main)
+    spatial, reduce = _split_axes(stage, main, loop)
+    partial.op = dataclasses.replace(partial.op, axis=spatial, reduce_axis=reduce)
+    assert tensor_of(partial.op) is partial
+
+
+def stage_computing(program, tensor) -> str | None:
+    """The stage whose statement uses ``tensor``'s axes, for a tensor the program has no
+    array of: a scan's init or update (``s[s_update]`` is the scan's update stage)."""
+    axes = tuple(getattr(tensor.op, "axis", ()))
+    if not axes:
+        return None
+    for stage in program.stages:
+        main = program.statement(stage.main)
+        if len(main.iter_vars) >= len(axes) and all(
+                a is b for a, b in zip(axes, main.iter_vars)):
+            return stage.name
+    return None
