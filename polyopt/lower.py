@@ -31,7 +31,7 @@ from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError
 from .names import sanitize
-from .te.expr import Var
+from .te.expr import TensorRead, Var
 from .te.tensor import ComputeOp, Tensor
 
 
@@ -99,6 +99,8 @@ def resolve_arguments(program: Program, args) -> tuple[Array | Var, ...]:
             resolved.append(arg)
         elif isinstance(arg, Tensor):
             resolved.append(program.array_of(arg))
+        elif isinstance(arg, TensorRead) and not arg.indices:  # po.var(name, "float32")
+            resolved.append(program.array_of(arg.tensor))
         else:
             raise InvalidArgumentError(
                 f"arguments must be tensors or po.var, got {type(arg).__name__} {arg!r}"

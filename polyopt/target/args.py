@@ -75,6 +75,8 @@ def _size_value(name: str, value) -> int:
 
 
 def _check_array(spec: Array, value, device_types: tuple = ()) -> np.ndarray:
+    if spec.ndim == 0 and isinstance(value, numbers.Number) and not spec.written:
+        value = np.asarray(value, dtype=spec.dtype)  # a scalar input (a float po.var)
     if not isinstance(value, (np.ndarray, *device_types)):
         raise InvalidArgumentError(
             f"argument '{spec.name}' must be a numpy.ndarray, got {type(value).__name__}; "

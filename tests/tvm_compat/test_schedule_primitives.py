@@ -1,0 +1,118 @@
+"""The "schedule primitives" tutorial, ported by changing the imports only: every
+primitive on the tutorial's computations, numbers checked against NumPy."""
+
+import numpy as np
+import pytest
+
+import polyopt as te
+from polyopt import tvm
+
+
+def row_sum():
+    n, m = te.var("n"), te.var("m")
+    A = te.placeholder((m, n), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    B = te.compute((m,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    return A, B
+
+
+def check_row_sum(s, A, B, shape=(45, 13), rng=None):
+    f = tvm.build(s, [A, B], "llvm")
+    a = np.random.default_rng(0).random(shape, dtype="float32")
+    b = tvm.nd.array(np.zeros(shape[0], "float32"))
+    f(tvm.nd.array(a), b)
+    tvm.testing.assert_allclose(b.numpy(), a.sum(axis=1), rtol=1e-5)
+
+
+def test_split_by_factor():
+    A, B = row_sum()
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=32)
+    assert "i_outer" in str(tvm.lower(s, [A, B], simple_mode=True)).replace(".", "_")
+    check_row_sum(s, A, B)
+
+
+def test_split_by_nparts():
+    A, B = row_sum()
+    s = te.create_schedule(B.op)
+    with pytest.raises(te.ScheduleError, match="needs a constant extent; use factor="):
+        s[B].split(B.op.axis[0], nparts=32)  # the factor ceil(m / 32) is not affine
+    m = 45
+    A = te.placeholder((m, 13), name="A")
+    k = te.reduce_axis((0, 13), name="k")
+    B = te.compute((m,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], nparts=32)
+    check_row_sum(s, A, B, (45, 13))
+
+
+def test_tile_then_fuse():
+    m, n = te.var("m"), te.var("n")
+    A = te.placeholder((m, n), name="A")
+    B = te.compute((m, n), lambda i, j: A[i, j], name="B")
+    s = te.create_schedule(B.op)
+    xo, yo, xi, yi = s[B].tile(B.op.axis[0], B.op.axis[1], x_factor=10, y_factor=5)
+    fused = s[B].fuse(xi, yi)
+    f = tvm.build(s, [A, B], "llvm")
+    a = np.random.rand(23, 17).astype("float32")
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_reorder_of_split_loops():
+    m, n = te.var("m"), te.var("n")
+    A = te.placeholder((m, n), name="A")
+    B = te.compute((m, n), lambda i, j: A[i, j], name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=32)
+    yo, yi = s[B].split(B.op.axis[1], factor=32)
+    s[B].reorder(xi, yo, xo, yi)
+    f = tvm.build(s, [A, B], "llvm")
+    a = np.random.rand(70, 40).astype("float32")
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_bind_to_gpu_threads(opencl):
+    A, B = row_sum()
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=64)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    f = tvm.build(s, [A, B], "opencl")
+    a = np.random.rand(100, 9).astype("float32")
+    b = np.zeros(100, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def producer_consumer():
+    m, n = te.var("m"), te.var("n")
+    A = te.placeholder((m,), name="A")
+    B = te.compute((m,), lambda i: A[i] + 1, name="B")
+    C = te.compute((m,), lambda i: B[i] * 2, name="C")
+    return A, B, C
+
+
+@pytest.mark.parametrize("where", ["compute_at", "compute_inline", "compute_root"])
+def test_where_the_producer_is_computed(where):
+    A, B, C = producer_consumer()
+    s = te.create_schedule(C.op)
+    if where == "compute_inline":
+        s[B].compute_inline()
+    else:
+        s[B].compute_at(s[C], C.op.axis[0])
+        if where == "compute_root":
+            s[B].compute_root()
+    f = tvm.build(s, [A, B, C] if where != "compute_inline" else [A, C], "llvm")
+    a = np.random.rand(11).astype("float32")
+    c = np.zeros_like(a)
+    if where == "compute_inline":
+        f(a, c)
+    else:
+        b = np.zeros_like(a)
+        f(a, b, c)
+        np.testing.assert_allclose(b, a + 1)
+    np.testing.assert_allclose(c, (a + 1) * 2)
