@@ -146,11 +146,15 @@ def _collect_params(tensors: list[Tensor]) -> tuple[Var, ...]:
 
 
 def size_context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
-    """The parameter values allowed: every var and every array extent is non-negative."""
+    """The parameter values allowed: every var and every array extent is non-negative,
+    and every var at least its stated minimum."""
     space = AffineSpace("", (), (), tuple(p.name for p in params))
     zero = space.constant(0)
     context = space.universe().params()
     sizes = [("", p) for p in params] + [(a.name, e) for a in arrays for e in a.shape]
+    for p in params:  # po.var("n", min=1)
+        if p.least:
+            context = context.intersect(space.pw_aff(p).ge_set(space.constant(p.least)).params())
     for owner, extent in sizes:
         space.context = f"the shape of '{owner}'" if owner else ""
         context = context.intersect(space.pw_aff(extent).ge_set(zero).params())

@@ -113,11 +113,13 @@ class Const(Expr):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(Expr):
-    """A symbolic non-negative integer size, bound from array shapes at call time."""
+    """A symbolic integer size, bound from array shapes at call time; at least ``least``
+    (0 unless the program states more: ``po.var("n", min=1)``)."""
 
     name: str
     dtype: str = dtypes.INDEX
     weak: bool = True
+    least: int = 0
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -157,8 +157,11 @@ def children(node: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def var(name: str = "n", dtype: str | None = None):
+def var(name: str = "n", dtype: str | None = None, *, min: int = 0):  # noqa: A002
     """A symbolic non-negative integer size: ``n = po.var("n")``.
+
+    ``min=1`` states that the size is at least 1: a program that reads ``X[0, i]`` or
+    ``corr[n - 1]`` is then accepted, and the compiled function refuses a smaller size.
 
     ``dtype="float32"`` (any float dtype) makes a scalar input instead: a value passed
     to the compiled function like an array, e.g. ``alpha = po.var("alpha", "float32")``,
@@ -166,7 +169,9 @@ def var(name: str = "n", dtype: str | None = None):
     _check_name(name, "var")
     if dtype is not None and not dtypes.is_int(dtypes.normalize(dtype)):
         return Tensor(PlaceholderOp(name, (), dtypes.normalize(dtype)))[()]
-    return Var(name)
+    if isinstance(min, bool) or not isinstance(min, numbers.Integral) or min < 0:
+        raise InvalidArgumentError(f"var '{name}': min= must be an integer >= 0, got {min!r}")
+    return Var(name, least=int(min))
 
 
 def _check_name(name, what: str) -> None:
