@@ -22,6 +22,7 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
 from .te import ops
 from .te.compat import (const, indexdiv, indexmod, max_value, min_value, thread_axis)
 from .te.extern import call_pure_extern
+from .te.reducers import comm_reducer
 from .te.scan import scan
 from .frontend.kernel import Kernel, kernel
 from .frontend.types import f32, f64, i8, i32, i64, u8

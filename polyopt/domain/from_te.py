@@ -180,7 +180,8 @@ def _statements(array: Array, array_of: dict, params: tuple[str, ...],
     update_name = stmt_names.fresh(f"{array.name}_update")
     init_space = _space(init_name, axes, dims, params, f"compute '{op.name}'")
     init_domain = init_space.box([ax.dom for ax in axes])
-    init_value = Const(identity(body.combiner, array.dtype), array.dtype)
+    init_value = (Const(identity(body.combiner, array.dtype), array.dtype)
+                  if isinstance(body.combiner, str) else body.combiner.identity(array.dtype))
     all_axes = axes + reduce_axes
     space = _space(update_name, all_axes, dims + reduce_dims, params, f"compute '{op.name}'")
     domain = space.box([ax.dom for ax in all_axes])
@@ -210,7 +211,9 @@ def _statement(name, domain, axes, target, value, array_of, space, op_name) -> S
     return Statement(name, domain, axes, target, value, accesses, op_name)
 
 
-def _combine(combiner: str, target: TensorRead, source: Expr) -> Expr:
+def _combine(combiner, target: TensorRead, source: Expr) -> Expr:
+    if not isinstance(combiner, str):  # po.comm_reducer
+        return combiner.combine(target, source)
     if combiner == "sum":
         return BinOp.make("+", target, source)
     return Call.make("maximum" if combiner == "max" else "minimum", target, source)

@@ -36,8 +36,21 @@ class ThreadAxis:
     def var(self) -> "ThreadAxis":
         return self
 
+    def equal(self, value) -> "ThreadPredicate":
+        """``tx.var.equal(0)``: the condition of ``set_store_predicate``."""
+        return ThreadPredicate(self.thread_tag, value)
+
     def __repr__(self) -> str:
         return f"thread_axis({self.thread_tag!r})"
+
+
+class ThreadPredicate:
+    """``thread index == value``, as ``set_store_predicate`` takes it."""
+
+    __slots__ = ("thread_tag", "value")
+
+    def __init__(self, thread_tag: str, value):
+        self.thread_tag, self.value = thread_tag, value
 
 
 def thread_axis(dom=None, tag: str = "", name: str = "") -> ThreadAxis:

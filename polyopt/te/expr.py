@@ -302,7 +302,7 @@ REDUCERS = ("sum", "max", "min")
 class Reduce(Expr):
     """A reduction over ``axes`` of ``source`` where ``where`` (if given) holds."""
 
-    combiner: str  # sum | max | min
+    combiner: str  # sum | max | min, or a po.comm_reducer (te/reducers.py)
     source: Expr
     axes: tuple[IterVar, ...]
     where: Expr | None

@@ -284,28 +284,34 @@ def _check_reductions(body: Expr, axes: tuple[IterVar, ...], name: str) -> tuple
     return reduce_axes
 
 
+def make_reduce(combiner, expr, axis, where=None) -> Reduce:
+    """A :class:`Reduce` by ``combiner`` ("sum", "max", "min" or a ``comm_reducer``)."""
+    label = f"po.{combiner}" if isinstance(combiner, str) else f"reducer '{combiner}'"
+    source = as_expr(expr)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if not axes:
+        raise InvalidArgumentError(f"{label} needs at least one reduce axis")
+    for ax in axes:
+        if not (isinstance(ax, IterVar) and ax.kind == "reduce"):
+            raise InvalidArgumentError(
+                f"{label} axis {ax!r} is not a reduce axis; create it with "
+                "po.reduce_axis((lo, hi), name=...)"
+            )
+    if len(set(map(id, axes))) != len(axes):
+        raise InvalidArgumentError(f"{label} lists a reduce axis twice")
+    cond = None if where is None else as_expr(where)
+    if cond is not None and cond.dtype != dtypes.BOOL:
+        raise InvalidArgumentError(
+            f"where= of {label} must be a condition such as k <= i, got '{cond}'"
+        )
+    if source.dtype == dtypes.BOOL:
+        raise InvalidArgumentError(f"{label} of a condition: use po.if_then_else")
+    return Reduce(combiner, source, axes, cond, concrete_dtype(source))
+
+
 def _reduction(combiner: str):
     def reduce(expr, axis, where=None) -> Reduce:
-        source = as_expr(expr)
-        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-        if not axes:
-            raise InvalidArgumentError(f"po.{combiner} needs at least one reduce axis")
-        for ax in axes:
-            if not (isinstance(ax, IterVar) and ax.kind == "reduce"):
-                raise InvalidArgumentError(
-                    f"po.{combiner} axis {ax!r} is not a reduce axis; create it with "
-                    "po.reduce_axis((lo, hi), name=...)"
-                )
-        if len(set(map(id, axes))) != len(axes):
-            raise InvalidArgumentError(f"po.{combiner} lists a reduce axis twice")
-        cond = None if where is None else as_expr(where)
-        if cond is not None and cond.dtype != dtypes.BOOL:
-            raise InvalidArgumentError(
-                f"where= of po.{combiner} must be a condition such as k <= i, got '{cond}'"
-            )
-        if source.dtype == dtypes.BOOL:
-            raise InvalidArgumentError(f"po.{combiner} of a condition: use po.if_then_else")
-        return Reduce(combiner, source, axes, cond, concrete_dtype(source))
+        return make_reduce(combiner, expr, axis, where)
 
     reduce.__name__ = combiner
     reduce.__doc__ = (f"Reduction by {combiner} over reduce axes: "

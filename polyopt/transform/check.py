@@ -59,11 +59,15 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
     threads = axis.kind.startswith("threadIdx")
     scopes = ("local",) if threads else ("shared", "local")
     private = frozenset(a.name for a in program.arrays if a.scope in scopes)
-    if threads and stage_obj.involves_reduce(axis):
-        target = program.statement(stage_obj.main).target.tensor
+    # the reductions across these work-items: this stage's, or that of a stage it is
+    # computed in (rfactor's partial sums computed at the bound reduction loop)
+    reduced = [other for other in program.stages if threads and any(
+        a.kind == axis.kind and other.involves_reduce(a) for a in other.axes)]
+    for other in reduced:
+        target = program.statement(other.main).target.tensor
         accumulator = program.array_of(target).name
         deps = Dependences(tuple(
-            d for d in deps if not (d.source == d.sink == stage_obj.main
+            d for d in deps if not (d.source == d.sink == other.main
                                     and d.array == accumulator)))
         private |= {accumulator}
     check_loop_carries_nothing(program, deps, stage, level, transform, private=private)

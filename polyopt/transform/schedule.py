@@ -37,7 +37,8 @@ from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
 from .bind import bind_tag
 from .check import check_schedule
 from .layout import relayout
-from .stage_views import refresh_partial_op, stage_computing, stage_op
+from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
+                          stage_op)
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,6 +565,12 @@ class Stage:
         dependence (see :mod:`polyopt.transform.bind`)."""
         tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
         return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
+
+    def set_store_predicate(self, predicate) -> None:
+        """TVM's ``s[B].set_store_predicate(tx.var.equal(0))`` after a reduction across
+        threads: accepted (stores already happen once per group), see
+        :func:`.stage_views.check_store_predicate`."""
+        check_store_predicate(self.schedule.program, self.name, predicate)
 
     # -- where the stage is computed ------------------------------------------------
     def compute_with(self, other, axis, *, check: bool = True) -> None:

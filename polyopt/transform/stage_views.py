@@ -90,3 +90,21 @@ def stage_computing(program, tensor) -> str | None:
                 a is b for a, b in zip(axes, main.iter_vars)):
             return stage.name
     return None
+
+
+def check_store_predicate(program, stage_name: str, predicate) -> None:
+    """``s[B].set_store_predicate(tx.var.equal(0))`` after binding a reduction loop of B to
+    ``tx``: polyopt's reduction across work-items already stores once per group, from its
+    first work-item, so the predicate holds by construction; other predicates are
+    refused (polyopt has no general store predicate yet)."""
+    from ..errors import ScheduleError
+
+    tag, value = getattr(predicate, "thread_tag", None), getattr(predicate, "value", None)
+    stage = program.stage(stage_name)
+    bound = [a for a in stage.axes if a.kind == tag and stage.involves_reduce(a)]
+    if tag is None or value != 0 or not bound:
+        raise ScheduleError(
+            f"set_store_predicate on '{stage_name}': polyopt supports only "
+            "thread.var.equal(0) for a thread index bound to a reduction loop of the stage "
+            "(bind the reduction loop first; the store then happens once per group); "
+            "for other conditions write them into the compute with po.if_then_else")
