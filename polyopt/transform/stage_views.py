@@ -51,8 +51,8 @@ def stage_op(program, stage_name: str, loop):
     tensor = main.target.tensor
     op = tensor.op
     written = tuple(getattr(op, "axis", ())) + tuple(getattr(op, "reduce_axis", ()))
-    if len(written) == len(main.iter_vars) and all(a is b for a, b in zip(written, main.iter_vars)):
-        return op
+    if all(any(a is b for b in main.iter_vars) for a in written):
+        return op  # its statement still runs over its axes (compute_at adds outer ones)
     spatial, reduce = _split_axes(stage, main, loop)
     inputs = {id(a.tensor): a.tensor for a in (program.array(r.array) for r in main.reads)
               if a.tensor is not tensor}
