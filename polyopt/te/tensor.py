@@ -239,6 +239,9 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
         ) from err
     if body.dtype == dtypes.BOOL:
         body = Select(body, Const(1, "int8"), Const(0, "int8"), "int8", False)
+    from .lift import lift_nested_reductions  # a reduction inside a larger expression
+
+    body = lift_nested_reductions(body, name)
     reduce_axes = _check_reductions(body, axes, name)
     dtype = dtypes.normalize(concrete_dtype(body))
     return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body))
