@@ -166,7 +166,7 @@ def _default_name(program: Program, args) -> str:
     """``<last output>_kernel`` for tensor expressions; a kernel's own name otherwise."""
     outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
     if outputs:
-        return f"{outputs[-1].name}_kernel"
+        return sanitize(f"{outputs[-1].name}_kernel")
     if any(a.role == "inout" for a in program.arrays):  # a po.kernel: statements carry its name
         return sanitize(program.statements[0].op)  # rewrites append their statements
     return f"{program.arrays[-1].name}_kernel"

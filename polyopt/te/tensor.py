@@ -28,14 +28,25 @@ class OpOutputs:
     __slots__ = ()
 
     def output(self, index: int = 0) -> "Tensor":
+        outputs = self.outputs
+        if not 0 <= index < len(outputs):
+            raise InvalidArgumentError(
+                f"operation '{self.name}' has {len(outputs)} output(s); output({index}) "
+                "does not exist")
+        return outputs[index]
+
+    @property
+    def outputs(self) -> tuple["Tensor", ...]:
+        """The tensors this operation defines (several for a multi-output compute)."""
+        group = getattr(self, "group", None)
+        if group:
+            return tuple(group)
         tensor = tensor_of(self)
-        if index != 0 or tensor is None:
-            raise InvalidArgumentError(f"operation '{self.name}' has one output, output(0)")
-        return tensor
+        return () if tensor is None else (tensor,)
 
     @property
     def num_outputs(self) -> int:
-        return 1
+        return len(self.outputs)
 
     @property
     def input_tensors(self) -> tuple["Tensor", ...]:
@@ -68,6 +79,7 @@ class ComputeOp(OpOutputs):
     axis: tuple[IterVar, ...]
     reduce_axis: tuple[IterVar, ...]
     body: Expr
+    group: list | None = None  # the tensors of a multi-output compute (see compute)
 
     @property
     def inputs(self) -> tuple["Tensor", ...]:
@@ -217,8 +229,14 @@ def reduce_axis(dom, name: str = "rv") -> IterVar:
     return IterVar(name, lo, hi, "reduce")
 
 
-def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tensor:
+def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: str = "",
+            attrs=None) -> Tensor:
     """A tensor whose element at ``(i, j, ...)`` is ``fcompute(i, j, ...)``.
+
+    A function returning a tuple defines several tensors over the same axes (TVM's
+    multi-output compute): ``B0, B1 = po.compute(shape, lambda i: (A[i] + 1, A[i] * 2))``,
+    named ``B.v0``, ``B.v1``; ``create_schedule`` of one schedules all of them.
+    (``tag`` and ``attrs`` are TVM's annotations, kept for compatibility.)
 
     >>> A = placeholder((3, 4), name="A")
     >>> str(compute((4, 3), lambda i, j: A[j, i], name="T").op.body)
@@ -229,7 +247,9 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
     axes = tuple(IterVar(arg, Const(0, "int64", True), extent)
                  for arg, extent in zip(_axis_names(fcompute, len(shape), name), shape))
     try:
-        body = as_expr(fcompute(*axes))
+        value = fcompute(*axes)
+        bodies = [as_expr(v) for v in value] if isinstance(value, (tuple, list)) else None
+        body = as_expr(value) if bodies is None else None
     except PolyoptError:
         raise
     except Exception as err:
@@ -237,6 +257,17 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
             f"the function of compute '{name}' raised {type(err).__name__}: {err}; inside a "
             "compute, index only polyopt tensors and use polyopt functions (po.exp, ...)"
         ) from err
+    if bodies is None:
+        return _compute_tensor(name, shape, axes, body)
+    if not bodies:
+        raise InvalidArgumentError(f"the function of compute '{name}' returns an empty tuple")
+    group: list[Tensor] = []
+    for k, part in enumerate(bodies):
+        group.append(_compute_tensor(f"{name}.v{k}", shape, axes, part, group))
+    return group
+
+
+def _compute_tensor(name, shape, axes, body: Expr, group=None) -> Tensor:
     if body.dtype == dtypes.BOOL:
         body = Select(body, Const(1, "int8"), Const(0, "int8"), "int8", False)
     from .lift import lift_nested_reductions  # a reduction inside a larger expression
@@ -244,7 +275,7 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
     body = lift_nested_reductions(body, name)
     reduce_axes = _check_reductions(body, axes, name)
     dtype = dtypes.normalize(concrete_dtype(body))
-    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body))
+    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body, group))
 
 
 def _axis_names(fcompute, count: int, name: str) -> list[str]:

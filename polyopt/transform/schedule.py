@@ -38,7 +38,7 @@ from .bind import bind_tag
 from .check import check_schedule
 from .layout import relayout
 from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
-                          stage_op)
+                          stage_op, with_sibling_outputs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -683,10 +683,7 @@ def create_schedule(outputs, *, strict_fp: bool = False) -> Schedule:
     if isinstance(outputs, Kernel):
         return Schedule(outputs.program, outputs.outputs, default_args=outputs.args,
                         strict_fp=strict_fp)
-    if isinstance(outputs, (list, tuple)):
-        outputs = [tensor_of(o) or o for o in outputs]
-    else:
-        outputs = tensor_of(outputs) or outputs
+    outputs = with_sibling_outputs(outputs)
     program = program_from_outputs(outputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     return Schedule(program, outputs, strict_fp=strict_fp)

@@ -108,3 +108,19 @@ def check_store_predicate(program, stage_name: str, predicate) -> None:
             "thread.var.equal(0) for a thread index bound to a reduction loop of the stage "
             "(bind the reduction loop first; the store then happens once per group); "
             "for other conditions write them into the compute with po.if_then_else")
+
+
+def with_sibling_outputs(outputs):
+    """``create_schedule``'s outputs as tensors: an op stands for its tensors, and a
+    tensor of a multi-output compute brings its siblings (TVM schedules them as one)."""
+    items = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    result = []
+    for item in items:
+        op = getattr(item, "op", item)
+        members = getattr(op, "outputs", None) if getattr(op, "group", None) else None
+        if members is None:
+            members = [tensor_of(item) or item]
+        result += [m for m in members if not any(m is r for r in result)]
+    if len(result) == 1 and not isinstance(outputs, (list, tuple)):
+        return result[0]
+    return result
