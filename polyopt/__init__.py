@@ -21,7 +21,7 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
                         var)
 from .te import ops
 from .te.compat import (const, indexdiv, indexmod, max_value, min_value, thread_axis)
-from .te.extern import call_pure_extern
+from .te.extern import call_pure_extern, extern
 from .te.reducers import comm_reducer
 from .te.scan import scan
 from .frontend.kernel import Kernel, kernel

@@ -9,11 +9,13 @@ by name) and packed functions (``register_func``, ``call_packed``) for ``po.exte
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from .. import dtypes
 from ..errors import InvalidArgumentError, PolyoptError
 from .expr import Call, Cast, Expr, as_expr
+from .tensor import PlaceholderOp
 
 # C math library names (and CUDA's fast variants) -> polyopt's functions
 _MATH = {"exp": "exp", "log": "log", "sqrt": "sqrt", "tanh": "tanh", "fabs": "abs",
@@ -82,3 +84,52 @@ class PackedCall:
 
 def call_packed(name: str, *args) -> PackedCall:
     return PackedCall(name, args)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ExternOp(PlaceholderOp):
+    """A tensor computed outside polyopt, by ``call`` (a :class:`PackedCall` or a Python
+    function) from ``inputs``: the compiled program reads it like an input, and the
+    built function runs the call first (see ``po.extern``)."""
+
+    inputs: tuple = ()
+    call: object = None
+    group: list | None = None   # every output of the call, in order
+
+
+def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, tag: str = "",
+           **_ignored):
+    """``C = po.extern((n, m), [A, B], lambda ins, outs: po.tvm.tir.call_packed(
+    "my.func", ins[0], ins[1], outs[0]), name="C")``: ``C`` is computed by a registered
+    Python function (``register_func``) called with NumPy arrays (TVM NDArrays); the
+    function polyopt builds calls it before its own loops.  ``fcompute`` may also return
+    a Python function, called with ``(*inputs, *outputs)``.  A list of shapes gives
+    several outputs (a list of tensors).  The inputs must be arguments of the built
+    function (placeholders) or other externs' outputs."""
+    from .tensor import Tensor, _check_name, _shape
+
+    _check_name(name, "extern")
+    several = isinstance(shape, list) and shape and isinstance(shape[0], (tuple, list))
+    shapes = shape if several else [shape]
+    dtypes_ = dtype if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
+    inputs = tuple(inputs)
+    for tensor in inputs:
+        if not isinstance(tensor, Tensor):
+            raise InvalidArgumentError(f"extern '{name}': inputs must be tensors, got {tensor!r}")
+    group: list = []
+    outputs = []
+    for k, (out_shape, out_dtype) in enumerate(zip(shapes, dtypes_)):
+        out_name = name if len(shapes) == 1 else f"{name}.v{k}"
+        out_dtype = dtypes.normalize(out_dtype or (inputs[0].dtype if inputs else "float32"))
+        outputs.append(Tensor(PlaceholderOp(out_name, _shape(out_shape, f"extern '{name}'"),
+                                            out_dtype)))
+    call = fcompute(list(inputs), list(outputs))
+    if not isinstance(call, PackedCall) and not callable(call):
+        raise InvalidArgumentError(
+            f"extern '{name}': the function must return tvm.tir.call_packed(name, *args) or "
+            f"a Python function, got {call!r}")
+    for tensor in outputs:  # the placeholders become the extern's outputs
+        tensor.op = ExternOp(tensor.op.name, tensor.op.shape, tensor.op.dtype, inputs=inputs,
+                             call=call, group=group)
+        group.append(tensor)
+    return outputs if several else outputs[0]

@@ -25,7 +25,7 @@ import polyopt as te  # noqa: F401  (tvm.te is polyopt's own namespace)
 
 from .. import build, lower  # noqa: F401
 from ..te.extern import get_global_func, register_func  # noqa: F401
-from . import testing, tir  # noqa: F401
+from . import contrib, testing, tir  # noqa: F401
 from .runtime import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
 from .runtime import NDArray as _NDArray, array as _array, empty as _empty
