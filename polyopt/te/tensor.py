@@ -38,7 +38,8 @@ class OpOutputs:
     @property
     def outputs(self) -> tuple["Tensor", ...]:
         """The tensors this operation defines (several for a multi-output compute)."""
-        group = getattr(self, "group", None)
+        group = getattr(self, "group", None)  # a list, or a scan's ScanGroup
+        group = getattr(group, "outputs", group)
         if group:
             return tuple(group)
         tensor = tensor_of(self)

@@ -117,8 +117,8 @@ def with_sibling_outputs(outputs):
     result = []
     for item in items:
         op = getattr(item, "op", item)
-        members = getattr(op, "outputs", None) if getattr(op, "group", None) else None
-        if members is None:
+        members = getattr(op, "outputs", ())
+        if len(members) < 2:
             members = [tensor_of(item) or item]
         result += [m for m in members if not any(m is r for r in result)]
     if len(result) == 1 and not isinstance(outputs, (list, tuple)):
