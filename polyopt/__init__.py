@@ -28,6 +28,7 @@ from .frontend.kernel import Kernel, kernel
 from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
 from .transform import templates
+from .transform.bind import not_yet_tensorize as decl_tensor_intrin
 from .transform.handwritten import CheckReport, check
 from .lower import lower
 from .build import build

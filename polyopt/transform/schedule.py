@@ -34,7 +34,7 @@ from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, S
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
-from .bind import bind_tag
+from .bind import VIRTUAL_THREADS, bind_tag, not_yet_tensorize
 from .check import check_schedule
 from .layout import relayout
 from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
@@ -564,7 +564,13 @@ class Stage:
         (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
         dependence (see :mod:`polyopt.transform.bind`)."""
         tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
+        if tag in VIRTUAL_THREADS:  # TVM's virtual threads run one after the other
+            return self.unroll(axis, check=check)
         return self._mark("bind", bind_tag(tag), axis, check, extra=(tag,))
+
+    def tensorize(self, *args, **kwargs):
+        """Not yet (tensorization has its own issue)."""
+        not_yet_tensorize()
 
     def set_store_predicate(self, predicate) -> None:
         """TVM's ``s[B].set_store_predicate(tx.var.equal(0))`` after a reduction across
