@@ -195,6 +195,7 @@ def lower(schedule, args=None, *, name: str | None = None,
     ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
     ``skip`` names passes a backend does its own way (see ``Target.skipped_passes``).
     """
+    getattr(schedule, "check_deferred", lambda: None)()  # a compute_at still waiting
     program = getattr(schedule, "program", schedule)
     if not isinstance(program, Program):
         raise InvalidArgumentError(f"lower takes a schedule from po.create_schedule, got {schedule!r}")

@@ -79,6 +79,7 @@ class Schedule:
         self.outputs = outputs
         self.default_args = default_args
         self.steps: list[Step] = []
+        self.deferred: list = []  # compute_at calls waiting for another reader (defer)
         self._deps: Dependences | None = None
         # in-place kernels: how rewrites relate the program to the original kernel
         self.kernel = (inplace.KernelRewrites.start(program)
@@ -148,7 +149,24 @@ class Schedule:
         self.program = new_program
         self._deps = deps
         self.steps.append(step)
+        self._retry_deferred()
         return result
+
+    def defer(self, attempt, error: PolyoptError) -> None:
+        """Keep a ``compute_at`` that must wait for another reader to be attached (TVM
+        accepts the calls in any order); it is retried after every later primitive, and
+        lowering raises ``error`` if it never succeeds."""
+        self.deferred.append((attempt, error))
+
+    def _retry_deferred(self) -> None:
+        pending, self.deferred = self.deferred, []
+        for attempt, error in pending:
+            attempt()  # succeeds, or defers itself again
+
+    def check_deferred(self) -> None:
+        """Raise the error of a deferred ``compute_at`` that never became possible."""
+        if self.deferred:
+            raise self.deferred[0][1]
 
     # -- primitives that add stages -------------------------------------------------
     def _tensor(self, value) -> Tensor:
@@ -609,7 +627,10 @@ class Stage:
                                                 target.name, name, self.schedule.output_names)
             return result, None, deps
 
-        self._run("compute_at", (target.name, name), {}, run, check=check)
+        try:
+            self._run("compute_at", (target.name, name), {}, run, check=check)
+        except attach.ReaderOutsideError as err:  # retried when that reader is attached
+            schedule.defer(lambda: self.compute_at(other, axis, check=check), err)
 
     def compute_inline(self, *, check: bool = True) -> None:
         """Substitute this stage's expression into its readers (it gets no loops).  On an

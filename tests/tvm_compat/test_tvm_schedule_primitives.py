@@ -116,3 +116,41 @@ def test_where_the_producer_is_computed(where):
         f(a, b, c)
         np.testing.assert_allclose(b, a + 1)
     np.testing.assert_allclose(c, (a + 1) * 2)
+
+
+def test_compute_at_calls_in_any_order():
+    """TVM attaches a cache before the cache that reads it; polyopt waits for the reader."""
+    M, N, K = 12, 10, 16
+    A = te.placeholder((M, K), name="A")
+    B = te.placeholder((K, N), name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    AA = s.cache_read(A, "global", [C])
+    AL = s.cache_read(AA, "local", [C])
+    io, jo, ii, ji = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 5)
+    ko, ki = s[C].split(k, factor=4)
+    s[C].reorder(io, jo, ko, ii, ki, ji)
+    s[AA].compute_at(s[C], jo)      # AL still reads AA outside those loops: deferred
+    s[AL].compute_at(s[C], ko)      # ... and done once AL is attached
+    text = str(tvm.lower(s, [A, B, C], simple_mode=True))
+    assert "A_global" in text.replace(".", "_")
+    f = tvm.build(s, [A, B, C], "llvm")
+    a, b = np.random.rand(M, K).astype("float32"), np.random.rand(K, N).astype("float32")
+    c = np.zeros((M, N), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_a_compute_at_that_never_becomes_possible_is_reported_when_lowering():
+    M, N, K = 12, 10, 16
+    A = te.placeholder((M, K), name="A")
+    B = te.placeholder((K, N), name="B")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    AA = s.cache_read(A, "global", [C])
+    s.cache_read(AA, "local", [C])
+    s[AA].compute_at(s[C], C.op.axis[0])
+    with pytest.raises(te.ScheduleError, match="reads it too, outside those loops"):
+        tvm.lower(s, [A, B, C])
