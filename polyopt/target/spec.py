@@ -11,7 +11,7 @@ for are refused with the one to use.
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError, MissingBackendError
+from ..errors import InvalidArgumentError
 
 _GPU_WITHOUT_BACKEND = ("cuda", "nvptx", "rocm", "metal", "vulkan", "webgpu", "hexagon")
 
@@ -34,11 +34,12 @@ def parse_target(target) -> tuple[str, dict[str, str]]:
         key, _, value = word.lstrip("-").partition("=")
         flags[key] = value
     if kind in _GPU_WITHOUT_BACKEND:
-        raise MissingBackendError(
-            f"polyopt has no '{kind}' backend; build GPU schedules for target 'opencl' "
+        raise InvalidArgumentError(
+            f"unknown target '{kind}'; available targets: llvm, opencl. polyopt has no "
+            f"'{kind}' backend: build GPU schedules for target 'opencl' "
             "(the same bind/shared-memory schedules run there: threadIdx/blockIdx map to "
             "work-items/work-groups)")
     if kind == "c":
-        raise MissingBackendError("polyopt has no 'c' backend; use 'llvm' (f.llvm_ir is "
-                                  "the code) or 'opencl' (f.source is OpenCL C)")
+        raise InvalidArgumentError("unknown target 'c'; available targets: llvm, opencl "
+                                   "(f.llvm_ir is the code, or f.source for OpenCL C)")
     return kind, flags

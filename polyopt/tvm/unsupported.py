@@ -5,8 +5,8 @@ and what to use meanwhile.
 >>> try:
 ...     autotvm.template("matmul")
 ... except Exception as err:
-...     print(type(err).__name__, str(err)[:39])
-PolyoptError tvm.autotvm.template is not available in
+...     print(type(err).__name__, str(err).split(';')[0])
+PolyoptError tvm.autotvm.template is not available in polyopt yet
 """
 
 from ..errors import PolyoptError
