@@ -79,3 +79,51 @@ def test_two_states_reading_column_zero_need_a_size_of_at_least_one():
     np.testing.assert_allclose(out2, expected2, rtol=1e-5)
     with pytest.raises(te.PolyoptError, match=r"n >= 1 .*got n=0"):
         f(np.zeros((6, 0), "float32"), np.zeros((6, 0), "float32"), out2)
+
+
+def test_a_step_of_two_stages():
+    m = te.var("m")
+    n = te.var("n")
+    X = te.placeholder((m, n), name="X")
+    s_state = te.placeholder((m, n))
+    s_init = te.compute((1, n), lambda _, i: X[0, i])
+    s_update_s1 = te.compute((m, n), lambda t, i: s_state[t - 1, i] * 2, name="s1")
+    s_update_s2 = te.compute((m, n), lambda t, i: s_update_s1[t, i] + X[t, i], name="s2")
+    s_scan = tvm.te.scan(s_init, s_update_s2, s_state, inputs=[X])
+    s = te.create_schedule(s_scan.op)
+    xo, xi = s[s_update_s2].split(s_update_s2.op.axis[1], factor=8)
+    s[s_update_s2].vectorize(xi)
+    xo1, xi1 = s[s_update_s1].split(s_update_s1.op.axis[1], factor=8)
+    text = str(tvm.lower(s, [X, s_scan], simple_mode=True))
+    assert "float32 s1[1][n]" in text      # one step of s1 at a time
+    f = tvm.build(s, [X, s_scan], "llvm")
+    x = np.random.rand(5, 20).astype("float32")
+    y = np.zeros_like(x)
+    f(x, y)
+    expected = np.zeros_like(x)
+    expected[0] = x[0]
+    for t in range(1, 5):
+        expected[t] = expected[t - 1] * 2 + x[t]
+    np.testing.assert_allclose(y, expected, rtol=1e-6)
+
+
+def test_a_recurrent_cell_with_a_matrix_vector_product():
+    m, n = te.var("m"), 6
+    X = te.placeholder((m, n), name="X")
+    W = te.placeholder((n, n), name="W")
+    h = te.placeholder((m, n), name="h")
+    init = te.compute((1, n), lambda _, i: X[0, i], name="init")
+    k = te.reduce_axis((0, n), name="k")
+    mv = te.compute((m, n), lambda t, i: te.sum(W[i, k] * h[t - 1, k], axis=k), name="mv")
+    upd = te.compute((m, n), lambda t, i: te.tanh(mv[t, i]) + X[t, i], name="upd")
+    H = te.scan(init, upd, h, name="H")
+    f = tvm.build(te.create_schedule(H.op), [X, W, H], "llvm")
+    x = np.random.rand(7, n).astype("float32")
+    w = (np.random.rand(n, n) / n).astype("float32")
+    y = np.zeros_like(x)
+    f(x, w, y)
+    expected = np.zeros_like(x)
+    expected[0] = x[0]
+    for t in range(1, 7):
+        expected[t] = np.tanh(w @ expected[t - 1]) + x[t]
+    np.testing.assert_allclose(y, expected, rtol=1e-5)
