@@ -37,8 +37,8 @@ from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
 from .bind import VIRTUAL_THREADS, bind_tag, not_yet_tensorize
 from .check import check_schedule
 from .layout import relayout
-from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
-                          stage_op, with_sibling_outputs)
+from .stage_views import (check_store_predicate, detached_from_step, refresh_partial_op,
+                          stage_computing, stage_op, with_sibling_outputs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -623,6 +623,7 @@ class Stage:
             return
 
         def run(program):
+            program = detached_from_step(program, self.name, target.name, name)
             result, deps, _ = attach.compute_at(program, self.schedule.deps, self.name,
                                                 target.name, name, self.schedule.output_names)
             return result, None, deps

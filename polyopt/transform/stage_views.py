@@ -124,3 +124,22 @@ def with_sibling_outputs(outputs):
     if len(result) == 1 and not isinstance(outputs, (list, tuple)):
         return result[0]
     return result
+
+
+def detached_from_step(program, producer: str, consumer: str, axis: str):
+    """A scan's step stage (fused with the time loop of the scan it feeds) about to be
+    computed at a loop of that scan inside the time loop, as TVM's scan tutorial does:
+    the stage is taken out of the fusion first, since ``compute_at`` attaches a root
+    stage (the result runs it inside the same time step again)."""
+    import dataclasses
+
+    from ..domain.schedule import Attach
+
+    stage = program.stage(producer)
+    target = program.stage(consumer)
+    if not (stage.attach.kind == "with" and stage.attach.stage == consumer
+            and stage.attach.depth <= target.axis(axis) + 1):
+        return program
+    stages = tuple(dataclasses.replace(s, attach=Attach()) if s.name == producer else s
+                   for s in program.stages)
+    return program.with_stages(stages)

@@ -127,3 +127,27 @@ def test_a_recurrent_cell_with_a_matrix_vector_product():
     for t in range(1, 7):
         expected[t] = np.tanh(w @ expected[t - 1]) + x[t]
     np.testing.assert_allclose(y, expected, rtol=1e-5)
+
+
+def test_a_step_stage_computed_at_a_loop_of_the_update():
+    m = te.var("m")
+    n = te.var("n")
+    X = te.placeholder((m, n), name="X")
+    s_state = te.placeholder((m, n))
+    s_init = te.compute((1, n), lambda _, i: X[0, i])
+    s_update_s1 = te.compute((m, n), lambda t, i: s_state[t - 1, i] * 2, name="s1")
+    s_update_s2 = te.compute((m, n), lambda t, i: s_update_s1[t, i] + X[t, i], name="s2")
+    s_scan = tvm.te.scan(s_init, s_update_s2, s_state, inputs=[X])
+    s = te.create_schedule(s_scan.op)
+    xo, xi = s[s_update_s2].split(s_update_s2.op.axis[1], factor=32)
+    s[s_update_s1].compute_at(s[s_update_s2], xo)
+    assert "float32 s1[1][32]" in str(tvm.lower(s, [X, s_scan], simple_mode=True))
+    f = tvm.build(s, [X, s_scan], "llvm")
+    x = np.random.rand(4, 70).astype("float32")
+    y = np.zeros_like(x)
+    f(x, y)
+    expected = np.zeros_like(x)
+    expected[0] = x[0]
+    for t in range(1, 4):
+        expected[t] = expected[t - 1] * 2 + x[t]
+    np.testing.assert_allclose(y, expected, rtol=1e-6)
