@@ -110,6 +110,14 @@ class Const(Expr):
     dtype: str
     weak: bool = False
 
+    def __int__(self) -> int:  # int(A.shape[0]) for a constant extent, as in TVM code
+        return int(self.value)
+
+    def __index__(self) -> int:
+        if not isinstance(self.value, int):
+            raise TypeError(f"the constant {self.value} is not an integer")
+        return self.value
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(Expr):

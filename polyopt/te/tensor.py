@@ -215,7 +215,12 @@ def _shape(shape, what: str) -> tuple[Expr, ...]:
 
 
 def placeholder(shape, name: str = "placeholder", dtype="float32") -> Tensor:
-    """An input tensor: ``A = po.placeholder((n, m), name="A", dtype="float32")``."""
+    """An input tensor: ``A = po.placeholder((n, m), name="A", dtype="float32")``.
+    (TVM's positional order ``placeholder(shape, "int32", "A")`` is recognized: a dtype
+    name in second place is the dtype.)"""
+    if name in dtypes.SUPPORTED and (dtype == "float32" or isinstance(dtype, str)
+                                     and dtype not in dtypes.SUPPORTED):
+        name, dtype = (dtype if dtype != "float32" else "placeholder"), name
     _check_name(name, "placeholder")
     return Tensor(PlaceholderOp(name, _shape(shape, f"placeholder '{name}'"),
                                 dtypes.normalize(dtype)))
@@ -298,13 +303,7 @@ def _axis_names(fcompute, count: int, name: str) -> list[str]:
 
 def _check_reductions(body: Expr, axes: tuple[IterVar, ...], name: str) -> tuple[IterVar, ...]:
     reduce_axes: tuple[IterVar, ...] = body.axes if isinstance(body, Reduce) else ()
-    for node in walk(body):
-        if isinstance(node, Reduce) and node is not body:
-            raise InvalidArgumentError(
-                f"compute '{name}' uses a reduction inside a larger expression; a reduction "
-                "must be the whole body of a compute: compute it in its own compute, then "
-                "combine it in another"
-            )
+    for node in walk(body):  # (reductions inside the body were lifted: te/lift.py)
         if isinstance(node, IterVar):
             if node.kind == "reduce" and not is_one_of(node, reduce_axes):
                 raise InvalidArgumentError(

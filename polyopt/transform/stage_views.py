@@ -35,6 +35,7 @@ class StageOp:
     reduce_axis: tuple
     input_tensors: tuple
     tensor: object
+    body: object = None   # the statement's value (an update reads the accumulator)
 
     def output(self, index: int = 0):
         return self.tensor
@@ -56,7 +57,7 @@ def stage_op(program, stage_name: str, loop):
     spatial, reduce = _split_axes(stage, main, loop)
     inputs = {id(a.tensor): a.tensor for a in (program.array(r.array) for r in main.reads)
               if a.tensor is not tensor}
-    return StageOp(stage_name, spatial, reduce, tuple(inputs.values()), tensor)
+    return StageOp(stage_name, spatial, reduce, tuple(inputs.values()), tensor, main.value)
 
 
 def _split_axes(stage, main, loop) -> tuple[tuple, tuple]:
