@@ -160,8 +160,11 @@ class Schedule:
 
     def _retry_deferred(self) -> None:
         pending, self.deferred = self.deferred, []
-        for attempt, error in pending:
-            attempt()  # succeeds, or defers itself again
+        for attempt, _ in pending:
+            try:
+                attempt()  # succeeds, or defers itself again
+            except PolyoptError as err:  # possible now but refused: lowering says so
+                self.deferred.append((attempt, err))
 
     def check_deferred(self) -> None:
         """Raise the error of a deferred ``compute_at`` that never became possible."""
@@ -492,8 +495,11 @@ class Stage:
         self._run("reorder", tuple(names), {}, lambda p: (loops.reorder(p, self.name, names),
                                                          None), check=check)
 
-    def fuse(self, outer, inner, *, check: bool = True) -> LoopAxis:
-        """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one."""
+    def fuse(self, outer, inner, *more, check: bool = True) -> LoopAxis:
+        """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one (more than
+        two, as TVM allows: ``s[C].fuse(i, j, k)``, fuse them pairwise from the outside)."""
+        if more:
+            return self.fuse(self.fuse(outer, inner, check=check), *more, check=check)
         a, b = self._axis(outer), self._axis(inner)
         name = self._run("fuse", (a, b), {}, lambda p: loops.fuse(p, self.name, a, b),
                          check=check)

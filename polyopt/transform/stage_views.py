@@ -138,8 +138,11 @@ def detached_from_step(program, producer: str, consumer: str, axis: str):
 
     stage = program.stage(producer)
     target = program.stage(consumer)
-    if not (stage.attach.kind == "with" and stage.attach.stage == consumer
-            and stage.attach.depth <= target.axis(axis) + 1):
+    cells = getattr(getattr(program.statement(target.main).target.tensor.op, "group", None),
+                    "cells", ())
+    produced = program.statement(stage.main).target.tensor
+    if not (any(produced is cell for cell in cells) and stage.attach.kind == "with"
+            and stage.attach.stage == consumer and stage.attach.depth <= target.axis(axis) + 1):
         return program
     stages = tuple(dataclasses.replace(s, attach=Attach()) if s.name == producer else s
                    for s in program.stages)

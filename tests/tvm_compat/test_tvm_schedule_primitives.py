@@ -154,3 +154,16 @@ def test_a_compute_at_that_never_becomes_possible_is_reported_when_lowering():
     s[AA].compute_at(s[C], C.op.axis[0])
     with pytest.raises(te.ScheduleError, match="reads it too, outside those loops"):
         tvm.lower(s, [A, B, C])
+
+
+def test_fuse_of_three_loops_then_parallel():
+    A = te.placeholder((3, 4, 5), name="A")
+    B = te.compute((3, 4, 5), lambda i, j, k: A[i, j, k] + 1, name="B")
+    s = te.create_schedule(B.op)
+    fused = s[B].fuse(*B.op.axis)
+    s[B].parallel(fused)
+    f = tvm.build(s, [A, B], "llvm")
+    a = np.random.rand(3, 4, 5).astype("float32")
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a + 1)
