@@ -167,3 +167,21 @@ def test_fuse_of_three_loops_then_parallel():
     b = np.zeros_like(a)
     f(a, b)
     np.testing.assert_allclose(b, a + 1)
+
+
+def test_virtual_threads_on_opencl(opencl):
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2, name="B")
+    s = te.create_schedule(B.op)
+    bx, rest = s[B].split(B.op.axis[0], factor=16)
+    vx, tx = s[B].split(rest, nparts=2)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(vx, te.thread_axis((0, 2), "vthread", name="vx"))   # an unrolled loop
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    assert s[B].axes[1].kind == "unrolled"
+    f = tvm.build(s, [A, B], "opencl")
+    a = np.random.rand(50).astype("float32")
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, 2 * a)
