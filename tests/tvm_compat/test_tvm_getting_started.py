@@ -6,6 +6,7 @@ import pytest
 
 import polyopt as te
 from polyopt import tvm
+from testlib.tvm_compat import opencl  # noqa: F401  (a fixture)
 
 
 def vector_add():

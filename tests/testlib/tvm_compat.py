@@ -1,3 +1,5 @@
+"""Helpers of the ported TVM tutorials (tests/tvm_compat)."""
+
 import pytest
 
 
