@@ -20,16 +20,21 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
                         reduce_max as max, reduce_min as min, reduce_sum as sum, sqrt, tanh,
                         var)
 from .te import ops
+from .te.compat import (const, indexdiv, indexmod, max_value, min_value, thread_axis)
+from .te.extern import call_pure_extern, extern
+from .te.reducers import comm_reducer
 from .te.scan import scan
 from .frontend.kernel import Kernel, kernel
 from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
 from .transform import templates
+from .transform.bind import not_yet_tensorize as decl_tensor_intrin
 from .transform.handwritten import CheckReport, check
 from .lower import lower
 from .build import build
 
 __version__ = "0.1.0"
+size_var = var  # TVM's name for a size (polyopt's vars are sizes)
 
 
 @errors.public
@@ -37,3 +42,6 @@ def deps(schedule_or_program) -> Dependences:
     """Exact dependences of a schedule's program: ``print(po.deps(s))``."""
     program = getattr(schedule_or_program, "program", schedule_or_program)
     return compute_dependences(program)
+
+
+from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace on polyopt)

@@ -14,16 +14,30 @@ import contextlib
 import gc
 
 from .errors import public
+from .extern_build import build_with_externs, extern_tensors
 from .lower import lower
 from .target.base import get_target
+from .target.spec import parse_target
 
 _CACHE: dict[tuple, object] = {}
 
 
 @public
-def build(schedule, args=None, *, target: str = "llvm", name: str | None = None, **options):
+def build(schedule, args=None, target: str = "llvm", name: str | None = None, *,
+          target_host=None, **options):
     """A callable ``f(*arrays, **vars)`` computing ``schedule``'s outputs into ``args``
-    (by default, for a ``po.kernel`` schedule, the kernel's parameters in order)."""
+    (by default, for a ``po.kernel`` schedule, the kernel's parameters in order).
+    ``target`` may carry TVM's flags (``"llvm -mcpu=..."``: parsed, the host CPU is
+    used); ``target_host`` is accepted and unused (kernels launch from Python)."""
+    target, _flags = parse_target(target)
+    externs = extern_tensors(schedule)
+    if externs:  # po.extern: the calls run first, then the kernel built without them
+        return build_with_externs(schedule, args, externs, lambda kernel_args: _build(
+            schedule, kernel_args, target, name, options), name)
+    return _build(schedule, args, target, name, options)
+
+
+def _build(schedule, args, target: str, name: str | None, options: dict):
     backend = get_target(target)
     with _collector_paused():
         func = lower(schedule, args, name=name, skip=backend.skipped_passes)

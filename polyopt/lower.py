@@ -31,7 +31,7 @@ from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError, public
 from .names import sanitize
-from .te.expr import Var
+from .te.expr import TensorRead, Var
 from .te.tensor import ComputeOp, Tensor
 
 
@@ -99,6 +99,8 @@ def resolve_arguments(program: Program, args) -> tuple[Array | Var, ...]:
             resolved.append(arg)
         elif isinstance(arg, Tensor):
             resolved.append(program.array_of(arg))
+        elif isinstance(arg, TensorRead) and not arg.indices:  # po.var(name, "float32")
+            resolved.append(program.array_of(arg.tensor))
         else:
             raise InvalidArgumentError(
                 f"arguments must be tensors or po.var, got {type(arg).__name__} {arg!r}"
@@ -164,7 +166,7 @@ def _default_name(program: Program, args) -> str:
     """``<last output>_kernel`` for tensor expressions; a kernel's own name otherwise."""
     outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
     if outputs:
-        return f"{outputs[-1].name}_kernel"
+        return sanitize(f"{outputs[-1].name}_kernel")
     if any(a.role == "inout" for a in program.arrays):  # a po.kernel: statements carry its name
         return sanitize(program.statements[0].op)  # rewrites append their statements
     return f"{program.arrays[-1].name}_kernel"
@@ -186,12 +188,15 @@ PASSES = (
 
 @public
 def lower(schedule, args=None, *, name: str | None = None,
-          print_passes: bool | None = None, skip=frozenset()) -> LoweredFunc:
+          print_passes: bool | None = None, skip=frozenset(), simple_mode: bool = True
+          ) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
+    (``simple_mode`` is TVM's; the printed function is always the simple loop program.)
 
     ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
     ``skip`` names passes a backend does its own way (see ``Target.skipped_passes``).
     """
+    getattr(schedule, "check_deferred", lambda: None)()  # a compute_at still waiting
     program = getattr(schedule, "program", schedule)
     if not isinstance(program, Program):
         raise InvalidArgumentError(f"lower takes a schedule from po.create_schedule, got {schedule!r}")

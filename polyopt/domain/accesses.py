@@ -105,8 +105,9 @@ def check_in_bounds(stmt, array_of: dict, params: tuple[str, ...], context: isl.
             hint or _TE_HINT))
 
 
-_TE_HINT = ("Shrink the compute's range, use the same po.var for sizes that must agree, or "
-            "guard the read with po.if_then_else")
+_TE_HINT = ("Shrink the compute's range, use the same po.var for sizes that must agree, "
+            "guard the read with po.if_then_else, or, if the program is only meant for sizes "
+            "of at least some value, say so: po.var(\"n\", min=1)")
 
 
 def _out_of_bounds_message(stmt, array, outside: isl.Map, params: tuple[str, ...], verb: str,

@@ -17,6 +17,8 @@ all their inits run before it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import islpy as isl
 
 from ..errors import InvalidArgumentError
@@ -76,8 +78,9 @@ def _statement(name, axes, body, array, array_of, params, reserved, first_step, 
     return Statement(name, domain, axes, target, body, accesses, array.tensor.op.name)
 
 
-def scan_stages(groups: list[tuple[Array, list[Statement]]]) -> list[Stage]:
-    """Stages of the states of one scan group: every init, then the fused updates."""
+def scan_stages(groups: list[tuple[Array, list[Statement]]], cells=()) -> list[Stage]:
+    """Stages of the states of one scan group: every init, then the fused updates, each
+    step running first the ``cells`` (the other stages of a step, in order)."""
     inits = [Stage(stmts[0].name, stmts[0].name, identity_axes(stmts[0].domain))
              for _, stmts in groups]
     updates = []
@@ -85,4 +88,5 @@ def scan_stages(groups: list[tuple[Array, list[Statement]]]) -> list[Stage]:
         attach = Attach() if not updates else Attach("with", updates[0].name, 1)
         updates.append(Stage(array.name, stmts[1].name, identity_axes(stmts[1].domain),
                              attach=attach))
-    return inits + updates
+    fused = [dataclasses.replace(c, attach=Attach("with", updates[0].name, 1)) for c in cells]
+    return inits + fused + updates

@@ -64,8 +64,12 @@ def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
 def _statements_and_stages(computed, array_of, params, stmt_names):
     """Statements of every compute (and scan), and their default stages, in order."""
     statements, stages, scanned = [], [], set()
+    cells = {id(t) for a in computed if isinstance(a.tensor.op, ScanOp)
+             for t in a.tensor.op.group.cells}
     for array in computed:
         op = array.tensor.op
+        if id(array.tensor) in cells:
+            continue  # built with its scan, inside the time loop
         if isinstance(op, ScanOp):
             if id(op.group) in scanned:
                 continue
@@ -73,8 +77,13 @@ def _statements_and_stages(computed, array_of, params, stmt_names):
             members = [(array_of[id(t)], scan_statements(array_of[id(t)], array_of, params,
                                                          stmt_names))
                        for t in op.group.outputs]
+            cell_groups = [_statements(array_of[id(t)], array_of, params, stmt_names,
+                                       first_step=op.init_steps) for t in op.group.cells]
+            statements += [s for group in cell_groups for s in group]
             statements += [s for _, pair in members for s in pair]
-            stages += scan_stages(members)
+            cell_stages = default_stages(cell_groups, [array_of[id(t)].name
+                                                       for t in op.group.cells])
+            stages += scan_stages(members, cell_stages)
             continue
         group = _statements(array, array_of, params, stmt_names)
         statements += group
@@ -146,11 +155,15 @@ def _collect_params(tensors: list[Tensor]) -> tuple[Var, ...]:
 
 
 def size_context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
-    """The parameter values allowed: every var and every array extent is non-negative."""
+    """The parameter values allowed: every var and every array extent is non-negative,
+    and every var at least its stated minimum."""
     space = AffineSpace("", (), (), tuple(p.name for p in params))
     zero = space.constant(0)
     context = space.universe().params()
     sizes = [("", p) for p in params] + [(a.name, e) for a in arrays for e in a.shape]
+    for p in params:  # po.var("n", min=1)
+        if p.least:
+            context = context.intersect(space.pw_aff(p).ge_set(space.constant(p.least)).params())
     for owner, extent in sizes:
         space.context = f"the shape of '{owner}'" if owner else ""
         context = context.intersect(space.pw_aff(extent).ge_set(zero).params())
@@ -158,7 +171,9 @@ def size_context(arrays: tuple[Array, ...], params: tuple[Var, ...]) -> isl.Set:
 
 
 def _statements(array: Array, array_of: dict, params: tuple[str, ...],
-                stmt_names: NameGenerator) -> list[Statement]:
+                stmt_names: NameGenerator, first_step: Expr | None = None) -> list[Statement]:
+    """The statements of a compute (init and update for a reduction); ``first_step``
+    starts its first dimension there (a stage of a scan's step, after the init)."""
     op: ComputeOp = array.tensor.op
     dim_names = NameGenerator(reserved=params + tuple(a.name for a in array_of.values()))
     axes = op.axis
@@ -168,18 +183,19 @@ def _statements(array: Array, array_of: dict, params: tuple[str, ...],
     if not isinstance(body, Reduce):
         name = stmt_names.fresh(array.name)
         space = _space(name, axes, dims, params, f"compute '{op.name}'")
-        domain = space.box([ax.dom for ax in axes])
+        domain = _from_step(space.box([ax.dom for ax in axes]), space, first_step)
         return [_statement(name, domain, axes, target, body, array_of, space, op.name)]
     reduce_axes = body.axes
     reduce_dims = tuple(dim_names.fresh(ax.name) for ax in reduce_axes)
     init_name = stmt_names.fresh(f"{array.name}_init")
     update_name = stmt_names.fresh(f"{array.name}_update")
     init_space = _space(init_name, axes, dims, params, f"compute '{op.name}'")
-    init_domain = init_space.box([ax.dom for ax in axes])
-    init_value = Const(identity(body.combiner, array.dtype), array.dtype)
+    init_domain = _from_step(init_space.box([ax.dom for ax in axes]), init_space, first_step)
+    init_value = (Const(identity(body.combiner, array.dtype), array.dtype)
+                  if isinstance(body.combiner, str) else body.combiner.identity(array.dtype))
     all_axes = axes + reduce_axes
     space = _space(update_name, all_axes, dims + reduce_dims, params, f"compute '{op.name}'")
-    domain = space.box([ax.dom for ax in all_axes])
+    domain = _from_step(space.box([ax.dom for ax in all_axes]), space, first_step)
     value = _combine(body.combiner, target, body.source)
     if body.where is not None:
         space.context = f"where= of compute '{op.name}'"
@@ -195,6 +211,12 @@ def _statements(array: Array, array_of: dict, params: tuple[str, ...],
     ]
 
 
+def _from_step(domain: isl.Set, space: AffineSpace, first_step: Expr | None) -> isl.Set:
+    if first_step is None:
+        return domain
+    return domain.intersect(space.dim(0).ge_set(space.pw_aff(first_step)))
+
+
 def _space(name, axes, dims, params, context: str) -> AffineSpace:
     space = AffineSpace(name, axes, dims, params)
     space.context = context
@@ -206,7 +228,9 @@ def _statement(name, domain, axes, target, value, array_of, space, op_name) -> S
     return Statement(name, domain, axes, target, value, accesses, op_name)
 
 
-def _combine(combiner: str, target: TensorRead, source: Expr) -> Expr:
+def _combine(combiner, target: TensorRead, source: Expr) -> Expr:
+    if not isinstance(combiner, str):  # po.comm_reducer
+        return combiner.combine(target, source)
     if combiner == "sum":
         return BinOp.make("+", target, source)
     return Call.make("maximum" if combiner == "max" else "minimum", target, source)

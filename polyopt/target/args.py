@@ -61,9 +61,19 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
             f"var(s) {', '.join(missing)} of {func.name} are not determined by any argument's "
             f"shape; pass them by keyword, e.g. f(..., {missing[0]}=10)"
         )
+    _check_least_sizes(func, values)
     _check_shapes(func, arrays, values)
     _check_no_overlap(func, arrays)
     return arrays, values
+
+
+def _check_least_sizes(func, values: dict[str, int]) -> None:
+    """A var declared with ``po.var(name, min=...)`` must be at least that."""
+    for param in func.program.params:
+        if param.least and values[param.name] < param.least:
+            raise InvalidArgumentError(
+                f"{func.name} was built for {param.name} >= {param.least} (po.var("
+                f"{param.name!r}, min={param.least})), got {param.name}={values[param.name]}")
 
 
 def _size_value(name: str, value) -> int:
@@ -75,6 +85,8 @@ def _size_value(name: str, value) -> int:
 
 
 def _check_array(spec: Array, value, device_types: tuple = ()) -> np.ndarray:
+    if spec.ndim == 0 and isinstance(value, numbers.Number) and not spec.written:
+        value = np.asarray(value, dtype=spec.dtype)  # a scalar input (a float po.var)
     if not isinstance(value, (np.ndarray, *device_types)):
         raise InvalidArgumentError(
             f"argument '{spec.name}' must be a numpy.ndarray, got {type(value).__name__}; "

@@ -110,14 +110,24 @@ class Const(Expr):
     dtype: str
     weak: bool = False
 
+    def __int__(self) -> int:  # int(A.shape[0]) for a constant extent, as in TVM code
+        return int(self.value)
+
+    def __index__(self) -> int:
+        if not isinstance(self.value, int):
+            raise TypeError(f"the constant {self.value} is not an integer")
+        return self.value
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Var(Expr):
-    """A symbolic non-negative integer size, bound from array shapes at call time."""
+    """A symbolic integer size, bound from array shapes at call time; at least ``least``
+    (0 unless the program states more: ``po.var("n", min=1)``)."""
 
     name: str
     dtype: str = dtypes.INDEX
     weak: bool = True
+    least: int = 0
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -300,7 +310,7 @@ REDUCERS = ("sum", "max", "min")
 class Reduce(Expr):
     """A reduction over ``axes`` of ``source`` where ``where`` (if given) holds."""
 
-    combiner: str  # sum | max | min
+    combiner: str  # sum | max | min, or a po.comm_reducer (te/reducers.py)
     source: Expr
     axes: tuple[IterVar, ...]
     where: Expr | None

@@ -18,13 +18,14 @@ their updates run in the same time step.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..errors import InvalidArgumentError, public
 from .expr import Expr, IterVar, Reduce, TensorRead
 from .linear import linear_terms
 from .substitute import transform
-from .tensor import ComputeOp, PlaceholderOp, Tensor, walk
+from .tensor import ComputeOp, OpOutputs, PlaceholderOp, Tensor, walk
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -33,10 +34,11 @@ class ScanGroup:
 
     name: str
     outputs: tuple[Tensor, ...]
+    cells: tuple[Tensor, ...] = ()   # computes of each step that the updates read
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ScanOp:
+class ScanOp(OpOutputs):
     name: str
     shape: tuple[Expr, ...]
     dtype: str
@@ -103,13 +105,53 @@ def scan(init, update, state, inputs=None, name: str = "scan"):
             return TensorRead(replace[id(node.tensor)], node.indices)
         return None
 
-    group = ScanGroup(name, outputs)
+    cells = _cells(updates, states)
+    for cell in cells:  # a step of several stages: they read the earlier steps too
+        cell.op = dataclasses.replace(cell.op, body=transform(cell.op.body, to_outputs))
+    group = ScanGroup(name, outputs, tuple(cells))
     for out, out_name, i_t, u_t, s_t in zip(outputs, names, inits, updates, states):
         out.op = ScanOp(out_name, s_t.shape, u_t.dtype, i_t.op.axis,
                         transform(i_t.op.body, to_outputs), i_t.shape[0], u_t.op.axis,
                         transform(u_t.op.body, to_outputs), group)
     del inputs  # accepted for TVM compatibility; the inputs are found from the bodies
     return outputs[0] if len(outputs) == 1 else list(outputs)
+
+
+def _cells(updates: list[Tensor], states: list[Tensor]) -> list[Tensor]:
+    """The computes that the updates read and that read a state (directly or through
+    other such computes), each after those it reads: the other stages of a step.
+
+    >>> import polyopt as po
+    >>> m, n = po.var("m"), po.var("n"); X = po.placeholder((m, n), name="X")
+    >>> st = po.placeholder((m, n), name="st")
+    >>> init = po.compute((1, n), lambda _, i: X[0, i], name="init")
+    >>> s1 = po.compute((m, n), lambda t, i: st[t - 1, i] * 2, name="s1")
+    >>> s2 = po.compute((m, n), lambda t, i: s1[t, i] + X[t, i], name="s2")
+    >>> Y = po.scan(init, s2, st, name="Y")
+    >>> [t.name for t in Y.op.group.cells], str(s1.op.body)
+    (['s1'], 'Y[t - 1, i] * 2')
+    """
+    state_ids = {id(t) for t in states}
+    reads_state: dict[int, bool] = {}
+    order: list[Tensor] = []
+
+    def visit(tensor: Tensor) -> bool:
+        if id(tensor) in state_ids:
+            return True
+        if not isinstance(tensor.op, ComputeOp):
+            return False
+        if id(tensor) not in reads_state:
+            reads_state[id(tensor)] = False  # a cycle cannot occur; guards re-entry
+            found = [visit(t) for t in tensor.op.inputs]
+            reads_state[id(tensor)] = any(found)
+            if any(found):
+                order.append(tensor)
+        return reads_state[id(tensor)]
+
+    for update in updates:
+        for source in update.op.inputs:
+            visit(source)
+    return order
 
 
 def _check_parts(init: Tensor, update: Tensor, state: Tensor, k: int) -> None:

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import inspect
+import numbers
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -19,8 +21,50 @@ from .expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Re
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
 
 
+class OpOutputs:
+    """What an operation offers besides its fields: ``op.output(0)`` is the tensor it
+    defines (TVM code passes ops where polyopt takes tensors: ``create_schedule(C.op)``)."""
+
+    __slots__ = ()
+
+    def output(self, index: int = 0) -> "Tensor":
+        outputs = self.outputs
+        if not 0 <= index < len(outputs):
+            raise InvalidArgumentError(
+                f"operation '{self.name}' has {len(outputs)} output(s); output({index}) "
+                "does not exist")
+        return outputs[index]
+
+    @property
+    def outputs(self) -> tuple["Tensor", ...]:
+        """The tensors this operation defines (several for a multi-output compute)."""
+        group = getattr(self, "group", None)  # a list, or a scan's ScanGroup
+        group = getattr(group, "outputs", group)
+        if group:
+            return tuple(group)
+        tensor = tensor_of(self)
+        return () if tensor is None else (tensor,)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs)
+
+    @property
+    def input_tensors(self) -> tuple["Tensor", ...]:
+        return tuple(getattr(self, "inputs", ()))
+
+
+_OWNERS: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+
+
+def tensor_of(op) -> "Tensor | None":
+    """The tensor that operation ``op`` defines (None for an unknown object)."""
+    tensor = _OWNERS.get(id(op))
+    return tensor if tensor is not None and tensor.op is op else None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class PlaceholderOp:
+class PlaceholderOp(OpOutputs):
     name: str
     shape: tuple[Expr, ...]
     dtype: str
@@ -29,13 +73,14 @@ class PlaceholderOp:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ComputeOp:
+class ComputeOp(OpOutputs):
     name: str
     shape: tuple[Expr, ...]
     dtype: str
     axis: tuple[IterVar, ...]
     reduce_axis: tuple[IterVar, ...]
     body: Expr
+    group: list | None = None  # the tensors of a multi-output compute (see compute)
 
     @property
     def inputs(self) -> tuple["Tensor", ...]:
@@ -51,10 +96,19 @@ class ComputeOp:
 class Tensor:
     """A multi-dimensional array defined by an operation; index it to read it."""
 
-    __slots__ = ("op",)
+    __slots__ = ("_op", "__weakref__")
 
     def __init__(self, op: PlaceholderOp | ComputeOp):
         self.op = op
+
+    @property
+    def op(self):
+        return self._op
+
+    @op.setter
+    def op(self, op) -> None:
+        self._op = op
+        _OWNERS[id(op)] = self
 
     name = property(lambda self: self.op.name)
     shape = property(lambda self: self.op.shape)
@@ -118,10 +172,21 @@ def children(node: Expr) -> tuple[Expr, ...]:
 
 
 @public
-def var(name: str = "n") -> Var:
-    """A symbolic non-negative integer size: ``n = po.var("n")``."""
+def var(name: str = "n", dtype: str | None = None, *, min: int = 0):  # noqa: A002
+    """A symbolic non-negative integer size: ``n = po.var("n")``.
+
+    ``min=1`` states that the size is at least 1: a program that reads ``X[0, i]`` or
+    ``corr[n - 1]`` is then accepted, and the compiled function refuses a smaller size.
+
+    ``dtype="float32"`` (any float dtype) makes a scalar input instead: a value passed
+    to the compiled function like an array, e.g. ``alpha = po.var("alpha", "float32")``,
+    ``po.build(s, [A, alpha, B])``, ``f(a, 0.5, b)``."""
     _check_name(name, "var")
-    return Var(name)
+    if dtype is not None and not dtypes.is_int(dtypes.normalize(dtype)):
+        return Tensor(PlaceholderOp(name, (), dtypes.normalize(dtype)))[()]
+    if isinstance(min, bool) or not isinstance(min, numbers.Integral) or min < 0:
+        raise InvalidArgumentError(f"var '{name}': min= must be an integer >= 0, got {min!r}")
+    return Var(name, least=int(min))
 
 
 def _check_name(name, what: str) -> None:
@@ -136,6 +201,9 @@ def _shape(shape, what: str) -> tuple[Expr, ...]:
         raise InvalidArgumentError(f"the shape of {what} must be a tuple, got {shape!r}")
     dims = []
     for position, extent in enumerate(shape):
+        if isinstance(extent, numbers.Real) and not isinstance(extent, numbers.Integral) \
+                and float(extent).is_integer():
+            extent = int(extent)  # ``N / bn`` with integers: a float holding an integer
         extent = as_expr(extent)
         if not (dtypes.is_int(extent.dtype) and extent.weak):
             raise InvalidArgumentError(
@@ -150,7 +218,12 @@ def _shape(shape, what: str) -> tuple[Expr, ...]:
 
 @public
 def placeholder(shape, name: str = "placeholder", dtype="float32") -> Tensor:
-    """An input tensor: ``A = po.placeholder((n, m), name="A", dtype="float32")``."""
+    """An input tensor: ``A = po.placeholder((n, m), name="A", dtype="float32")``.
+    (TVM's positional order ``placeholder(shape, "int32", "A")`` is recognized: a dtype
+    name in second place is the dtype.)"""
+    if name in dtypes.SUPPORTED and (dtype == "float32" or isinstance(dtype, str)
+                                     and dtype not in dtypes.SUPPORTED):
+        name, dtype = (dtype if dtype != "float32" else "placeholder"), name
     _check_name(name, "placeholder")
     return Tensor(PlaceholderOp(name, _shape(shape, f"placeholder '{name}'"),
                                 dtypes.normalize(dtype)))
@@ -167,8 +240,14 @@ def reduce_axis(dom, name: str = "rv") -> IterVar:
 
 
 @public
-def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tensor:
+def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: str = "",
+            attrs=None) -> Tensor:
     """A tensor whose element at ``(i, j, ...)`` is ``fcompute(i, j, ...)``.
+
+    A function returning a tuple defines several tensors over the same axes (TVM's
+    multi-output compute): ``B0, B1 = po.compute(shape, lambda i: (A[i] + 1, A[i] * 2))``,
+    named ``B.v0``, ``B.v1``; ``create_schedule`` of one schedules all of them.
+    (``tag`` and ``attrs`` are TVM's annotations, kept for compatibility.)
 
     >>> A = placeholder((3, 4), name="A")
     >>> str(compute((4, 3), lambda i, j: A[j, i], name="T").op.body)
@@ -179,7 +258,9 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
     axes = tuple(IterVar(arg, Const(0, "int64", True), extent)
                  for arg, extent in zip(_axis_names(fcompute, len(shape), name), shape))
     try:
-        body = as_expr(fcompute(*axes))
+        value = fcompute(*axes)
+        bodies = [as_expr(v) for v in value] if isinstance(value, (tuple, list)) else None
+        body = as_expr(value) if bodies is None else None
     except PolyoptError:
         raise
     except Exception as err:
@@ -187,11 +268,25 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute") -> Tens
             f"the function of compute '{name}' raised {type(err).__name__}: {err}; inside a "
             "compute, index only polyopt tensors and use polyopt functions (po.exp, ...)"
         ) from err
+    if bodies is None:
+        return _compute_tensor(name, shape, axes, body)
+    if not bodies:
+        raise InvalidArgumentError(f"the function of compute '{name}' returns an empty tuple")
+    group: list[Tensor] = []
+    for k, part in enumerate(bodies):
+        group.append(_compute_tensor(f"{name}.v{k}", shape, axes, part, group))
+    return group
+
+
+def _compute_tensor(name, shape, axes, body: Expr, group=None) -> Tensor:
     if body.dtype == dtypes.BOOL:
         body = Select(body, Const(1, "int8"), Const(0, "int8"), "int8", False)
+    from .lift import lift_nested_reductions  # a reduction inside a larger expression
+
+    body = lift_nested_reductions(body, name)
     reduce_axes = _check_reductions(body, axes, name)
     dtype = dtypes.normalize(concrete_dtype(body))
-    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body))
+    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body, group))
 
 
 def _axis_names(fcompute, count: int, name: str) -> list[str]:
@@ -213,13 +308,7 @@ def _axis_names(fcompute, count: int, name: str) -> list[str]:
 
 def _check_reductions(body: Expr, axes: tuple[IterVar, ...], name: str) -> tuple[IterVar, ...]:
     reduce_axes: tuple[IterVar, ...] = body.axes if isinstance(body, Reduce) else ()
-    for node in walk(body):
-        if isinstance(node, Reduce) and node is not body:
-            raise InvalidArgumentError(
-                f"compute '{name}' uses a reduction inside a larger expression; a reduction "
-                "must be the whole body of a compute: compute it in its own compute, then "
-                "combine it in another"
-            )
+    for node in walk(body):  # (reductions inside the body were lifted: te/lift.py)
         if isinstance(node, IterVar):
             if node.kind == "reduce" and not is_one_of(node, reduce_axes):
                 raise InvalidArgumentError(
@@ -234,28 +323,34 @@ def _check_reductions(body: Expr, axes: tuple[IterVar, ...], name: str) -> tuple
     return reduce_axes
 
 
+def make_reduce(combiner, expr, axis, where=None) -> Reduce:
+    """A :class:`Reduce` by ``combiner`` ("sum", "max", "min" or a ``comm_reducer``)."""
+    label = f"po.{combiner}" if isinstance(combiner, str) else f"reducer '{combiner}'"
+    source = as_expr(expr)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if not axes:
+        raise InvalidArgumentError(f"{label} needs at least one reduce axis")
+    for ax in axes:
+        if not (isinstance(ax, IterVar) and ax.kind == "reduce"):
+            raise InvalidArgumentError(
+                f"{label} axis {ax!r} is not a reduce axis; create it with "
+                "po.reduce_axis((lo, hi), name=...)"
+            )
+    if len(set(map(id, axes))) != len(axes):
+        raise InvalidArgumentError(f"{label} lists a reduce axis twice")
+    cond = None if where is None else as_expr(where)
+    if cond is not None and cond.dtype != dtypes.BOOL:
+        raise InvalidArgumentError(
+            f"where= of {label} must be a condition such as k <= i, got '{cond}'"
+        )
+    if source.dtype == dtypes.BOOL:
+        raise InvalidArgumentError(f"{label} of a condition: use po.if_then_else")
+    return Reduce(combiner, source, axes, cond, concrete_dtype(source))
+
+
 def _reduction(combiner: str):
     def reduce(expr, axis, where=None) -> Reduce:
-        source = as_expr(expr)
-        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-        if not axes:
-            raise InvalidArgumentError(f"po.{combiner} needs at least one reduce axis")
-        for ax in axes:
-            if not (isinstance(ax, IterVar) and ax.kind == "reduce"):
-                raise InvalidArgumentError(
-                    f"po.{combiner} axis {ax!r} is not a reduce axis; create it with "
-                    "po.reduce_axis((lo, hi), name=...)"
-                )
-        if len(set(map(id, axes))) != len(axes):
-            raise InvalidArgumentError(f"po.{combiner} lists a reduce axis twice")
-        cond = None if where is None else as_expr(where)
-        if cond is not None and cond.dtype != dtypes.BOOL:
-            raise InvalidArgumentError(
-                f"where= of po.{combiner} must be a condition such as k <= i, got '{cond}'"
-            )
-        if source.dtype == dtypes.BOOL:
-            raise InvalidArgumentError(f"po.{combiner} of a condition: use po.if_then_else")
-        return Reduce(combiner, source, axes, cond, concrete_dtype(source))
+        return make_reduce(combiner, expr, axis, where)
 
     reduce.__name__ = reduce.__qualname__ = combiner
     reduce.__doc__ = (f"Reduction by {combiner} over reduce axes: "

@@ -237,6 +237,11 @@ def rebuild_statement(stmt: Statement, value, array_of: dict, program: Program) 
     return rebuilt
 
 
+class ReaderOutsideError(ScheduleError):
+    """compute_at refused because another reader runs outside the consumer's loops (the
+    schedule defers it until that reader is attached too, as TVM's order-free calls)."""
+
+
 def compute_at(program: Program, deps: Dependences | None, producer: str, consumer: str, axis: str,
                outputs: tuple[str, ...], *, footprint=None
                ) -> tuple[Program, Dependences, dict[str, isl.Map]]:
@@ -264,7 +269,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     for stmt in program.statements:
         if stmt.name not in consumer_stmts and stmt.name not in _stage_statements(stage) \
                 and any(r.array == producer for r in stmt.reads):
-            raise ScheduleError(
+            raise ReaderOutsideError(
                 f"cannot compute '{producer}' at '{consumer}': statement {stmt.name} reads it "
                 "too, outside those loops, and would see only what the last tile computed; "
                 "compute that reader in the same loops first, use compute_with, or "

@@ -30,13 +30,24 @@ s["B"].bind("i.inner", "threadIdx.x")
 from __future__ import annotations
 
 from ..domain.schedule import BIND_TAGS
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, PolyoptError
+
+# TVM's virtual threads: iterations interleaved in one thread, i.e. an unrolled loop
+VIRTUAL_THREADS = ("vthread", "cthread")
+
+
+def not_yet_tensorize(*_args, **_kwargs):
+    """``s[C].tensorize`` and ``te.decl_tensor_intrin``: not available yet."""
+    raise PolyoptError(
+        "tensorize is not available in polyopt yet (it has its own issue); meanwhile "
+        "schedule the sub-nest with split/reorder/vectorize/unroll, which LLVM turns into "
+        "the vector instructions, or call the intrinsic's library through po.extern")
 
 
 def bind_tag(tag) -> str:
     """``tag`` if it names a work-group or work-item dimension; raises otherwise."""
     if tag not in BIND_TAGS:
         raise InvalidArgumentError(
-            f"cannot bind a loop to {tag!r}; use one of {', '.join(BIND_TAGS)} "
+            f"cannot bind a loop to {tag!r}; use one of {', '.join(BIND_TAGS)} or 'vthread' "
             "(blockIdx: work-groups, threadIdx: work-items of a group)")
     return tag

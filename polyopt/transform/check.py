@@ -15,18 +15,23 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..domain.schedule import BIND_TAGS, CONCURRENT_KINDS
 from ..deps.races import racing_access
+from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
 
 
 def check_schedule(result: Program, deps: Dependences, transform: str, *, repair=None,
-                   marking: str | None = None) -> None:
+                   marking: str | None = None, reassociate: bool = False) -> None:
     """Raise :class:`IllegalScheduleError` if the schedule runs a dependence in the wrong
     order (``repair(violation)`` may suggest a fix), or if a loop marked parallel or
     vectorized carries a dependence (a primitive may change a loop marked earlier,
-    e.g. fuse it with an inner loop; ``marking`` names the loop this step marks)."""
-    ensure_legal(result, deps, transform=transform, repair=repair)
+    e.g. fuse it with an inner loop; ``marking`` names the loop this step marks).
+    ``reassociate``: reductions may accumulate in any order (see
+    :mod:`polyopt.deps.reductions`); marked loops are still checked against the exact
+    dependences."""
+    order = reassociated(result, deps) if reassociate else deps
+    ensure_legal(result, order, transform=transform, repair=repair)
     check_marked_loops(result, deps, transform, marking=marking)
 
 
@@ -56,11 +61,15 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
     threads = axis.kind.startswith("threadIdx")
     scopes = ("local",) if threads else ("shared", "local")
     private = frozenset(a.name for a in program.arrays if a.scope in scopes)
-    if threads and stage_obj.involves_reduce(axis):
-        target = program.statement(stage_obj.main).target.tensor
+    # the reductions across these work-items: this stage's, or that of a stage it is
+    # computed in (rfactor's partial sums computed at the bound reduction loop)
+    reduced = [other for other in program.stages if threads and any(
+        a.kind == axis.kind and other.involves_reduce(a) for a in other.axes)]
+    for other in reduced:
+        target = program.statement(other.main).target.tensor
         accumulator = program.array_of(target).name
         deps = Dependences(tuple(
-            d for d in deps if not (d.source == d.sink == stage_obj.main
+            d for d in deps if not (d.source == d.sink == other.main
                                     and d.array == accumulator)))
         private |= {accumulator}
     check_loop_carries_nothing(program, deps, stage, level, transform, private=private,

@@ -29,6 +29,7 @@ from .check import repair_by_shift, repair_by_skew
 from .group import edit_band
 from .inplace import KernelRewrites
 from .layout import relayout
+from .stage_views import detached_from_step
 from .state import PRIMITIVES, ScheduleState, register
 
 
@@ -141,7 +142,8 @@ def compute_at(state, stage, other, axis):
         result, rewrites = inplace.compute_at(state.program, state.reference.dependences,
                                               state.kernel, state.original, stage, other, axis)
         return state.kernel_rewritten(result, rewrites), None
-    result, deps, _ = attach.compute_at(state.program, state.reference.dependences(), stage,
+    program = detached_from_step(state.program, stage, other, axis)
+    result, deps, _ = attach.compute_at(program, state.reference.dependences(), stage,
                                         other, axis, state.outputs)
     return state.rewritten(result, deps), None
 

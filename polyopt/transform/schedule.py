@@ -32,8 +32,12 @@ from ..frontend.kernel import Kernel
 from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError,
                       public, public_methods)
 from ..te.expr import IterVar
-from ..te.tensor import PlaceholderOp, Tensor
+from ..te.tensor import PlaceholderOp, Tensor, tensor_of
+from . import attach
+from .bind import VIRTUAL_THREADS, not_yet_tensorize
 from .primitives import reference_dependences
+from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
+                          stage_op, with_sibling_outputs)
 from .state import PRIMITIVES, Primitive, ScheduleState
 
 
@@ -70,12 +74,25 @@ class Schedule:
     program as scheduled so far and the reference it must stay equivalent to)."""
 
     def __init__(self, program, outputs: tuple = (), default_args=None, *,
-                 state: ScheduleState | None = None):
+                 strict_fp: bool = False, state: ScheduleState | None = None):
         self.outputs = outputs
         self.default_args = default_args
         self.state = state or ScheduleState.start(program, tuple(
-            a.name for t in outputs for a in program.arrays if a.tensor is t))
+            a.name for t in outputs for a in program.arrays if a.tensor is t),
+            strict_fp=strict_fp)
         self.steps: list[Step] = []
+        self.deferred: list = []  # compute_at calls waiting for another reader (defer)
+
+    @property
+    def strict_fp(self) -> bool:
+        """Whether reductions keep their written order (see :func:`create_schedule`)."""
+        return not self.reassociates and self.kernel is None
+
+    @property
+    def reassociates(self) -> bool:
+        """Whether reductions may accumulate in another order (tensor expressions unless
+        ``strict_fp=True``; never in-place kernels, whose order is the program's)."""
+        return getattr(self.state.reference, "reassociate", False)
 
     @property
     def program(self):
@@ -96,10 +113,31 @@ class Schedule:
         return self.state.reference.dependences()
 
     def fork(self) -> "Schedule":
-        """An independent copy (the state is a value: nothing is recomputed)."""
+        """An independent copy (the state is a value: nothing is recomputed).  A
+        ``compute_at`` still waiting for another reader (:meth:`defer`) stays with the
+        original."""
         copy = Schedule(None, self.outputs, self.default_args, state=self.state)
         copy.steps = list(self.steps)
         return copy
+
+    def defer(self, attempt, error: PolyoptError) -> None:
+        """Keep a ``compute_at`` that must wait for another reader to be attached (TVM
+        accepts the calls in any order); it is retried after every later primitive, and
+        lowering raises ``error`` if it never succeeds."""
+        self.deferred.append((attempt, error))
+
+    def _retry_deferred(self) -> None:
+        pending, self.deferred = self.deferred, []
+        for attempt, _ in pending:
+            try:
+                attempt()  # succeeds, or defers itself again
+            except PolyoptError as err:  # possible now but refused: lowering says so
+                self.deferred.append((attempt, err))
+
+    def check_deferred(self) -> None:
+        """Raise the error of a deferred ``compute_at`` that never became possible."""
+        if self.deferred:
+            raise self.deferred[0][1]
 
     @contextlib.contextmanager
     def atomic(self):
@@ -116,12 +154,15 @@ class Schedule:
         return Stage(self, self._stage_name(key))
 
     def _stage_name(self, key) -> str:
+        key = tensor_of(key) or key  # an op, as TVM code passes: s[C.op]
         if isinstance(key, Stage):
             return key.name
         if isinstance(key, Tensor):
             if isinstance(key.op, PlaceholderOp):
                 raise InvalidArgumentError(f"s[...] takes a computed tensor, got placeholder "
                                            f"'{key.name}'")
+            if not any(a.tensor is key for a in self.program.arrays):
+                return stage_computing(self.program, key) or self.program.array_of(key).name
             return self.program.array_of(key).name
         if isinstance(key, str):
             self.program.stage(key)
@@ -148,6 +189,7 @@ class Schedule:
             state.check(str(step), primitive, marking)
         self.state = state
         self.steps.append(step)
+        self._retry_deferred()
         return result
 
     def apply(self, step: Step, run, *, check: bool = True):
@@ -164,10 +206,12 @@ class Schedule:
             state.check(str(step))
         self.state = state
         self.steps.append(step)
+        self._retry_deferred()
         return outcome[1]
 
     # -- primitives that add stages -------------------------------------------------
     def _tensor(self, value) -> Tensor:
+        value = tensor_of(value) or value
         if isinstance(value, Tensor):
             return value
         if isinstance(value, str):  # an array name (as steps record it), or the tensor's
@@ -236,8 +280,12 @@ class Schedule:
         else:
             name = self._stage_name(self._tensor(tensor))
         axis_name = self[name]._axis(axis)
-        return self._step(Step(None, "rfactor", (name, axis_name), ()), name, axis_name,
-                          check=check)
+        partial = self._step(Step(None, "rfactor", (name, axis_name), ()), name, axis_name,
+                             check=check)
+        if self.kernel is None:  # TVM's BF.op.axis and a refreshed s[B].op
+            array = self.program.array_of(partial).name
+            refresh_partial_op(self.program, partial, self[array]._loop)
+        return partial
 
     def _writer_stage(self, target) -> str:
         if isinstance(target, Stage) or (isinstance(target, str) and any(
@@ -345,8 +393,9 @@ class Stage:
 
     @property
     def op(self):
-        main = self.schedule.program.statement(self._stage.main)
-        return main.target.tensor.op
+        """The op this stage computes; after ``rfactor`` or ``cache_write`` a view of its
+        current statement, with its loops (see :mod:`.stage_views`)."""
+        return stage_op(self.schedule.program, self.name, self._loop)
 
     @property
     def axes(self) -> tuple[LoopAxis, ...]:
@@ -412,8 +461,11 @@ class Stage:
         """``s[C].reorder(k, i, j)``: these loops, in this order."""
         self._apply("reorder", tuple(self._axis(a) for a in axes), check=check)
 
-    def fuse(self, outer, inner, *, check: bool = True) -> LoopAxis:
-        """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one."""
+    def fuse(self, outer, inner, *more, check: bool = True) -> LoopAxis:
+        """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one (more than
+        two, as TVM allows: ``s[C].fuse(i, j, k)``, fuse them pairwise from the outside)."""
+        if more:
+            return self.fuse(self.fuse(outer, inner, check=check), *more, check=check)
         return self._loop(self._apply("fuse", (self._axis(outer), self._axis(inner)),
                                       check=check))
 
@@ -480,9 +532,22 @@ class Stage:
         """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
         (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
         dependence (see :mod:`polyopt.transform.bind`)."""
+        tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
+        if tag in VIRTUAL_THREADS:  # TVM's virtual threads run one after the other
+            return self.unroll(axis, check=check)
         name = self._axis(axis)
         self._apply("bind", (name, tag), check=check)
         return self._loop(name)
+
+    def tensorize(self, *args, **kwargs):
+        """Not yet (tensorization has its own issue)."""
+        not_yet_tensorize()
+
+    def set_store_predicate(self, predicate) -> None:
+        """TVM's ``s[B].set_store_predicate(tx.var.equal(0))`` after a reduction across
+        threads: accepted (stores already happen once per group), see
+        :func:`.stage_views.check_store_predicate`."""
+        check_store_predicate(self.schedule.program, self.name, predicate)
 
     # -- where the stage is computed ------------------------------------------------
     def compute_with(self, other, axis, *, check: bool = True) -> None:
@@ -494,7 +559,10 @@ class Stage:
         """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
         stage that ``other`` reads there (overlapping tiles recompute their halo)."""
         target = self.schedule[other]
-        self._apply("compute_at", (target.name, target._axis(axis)), check=check)
+        try:
+            self._apply("compute_at", (target.name, target._axis(axis)), check=check)
+        except attach.ReaderOutsideError as err:  # retried when that reader is attached
+            self.schedule.defer(lambda: self.compute_at(other, axis, check=check), err)
 
     def compute_inline(self, *, check: bool = True) -> None:
         """Substitute this stage's expression into its readers (it gets no loops).  On an
@@ -532,14 +600,19 @@ for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse
 
 
 @public
-def create_schedule(outputs) -> Schedule:
-    """The default schedule of the computation of ``outputs`` (a tensor or a list), or of
-    a ``po.kernel`` (whose parameters become the default argument list)."""
+def create_schedule(outputs, *, strict_fp: bool = False) -> Schedule:
+    """The default schedule of the computation of ``outputs`` (a tensor, its ``.op``, or
+    a list of them), or of a ``po.kernel`` (whose parameters become the default argument
+    list).  The reduce loops of a reduction may be reordered, split and fused freely
+    (the sums are reassociated: results may differ in rounding); ``strict_fp=True``
+    keeps every reduction in its written order, so results stay bit-identical."""
     if isinstance(outputs, Kernel):
-        return Schedule(outputs.program, outputs.outputs, default_args=outputs.args)
+        return Schedule(outputs.program, outputs.outputs, default_args=outputs.args,
+                        strict_fp=strict_fp)
+    outputs = with_sibling_outputs(outputs)
     program = program_from_outputs(outputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    return Schedule(program, outputs)
+    return Schedule(program, outputs, strict_fp=strict_fp)
 
 
 __all__ = ["Schedule", "Stage", "LoopAxis", "Step", "create_schedule", "parse_script",

@@ -61,10 +61,11 @@ class DependenceReference:
     a cache, an rfactor or an inlining: every stage at the root, in definition order)."""
 
     deps: Lazy
+    reassociate: bool = False  # a reduction's updates may run in any order
 
     @classmethod
-    def of(cls, program: Program) -> "DependenceReference":
-        return cls(Lazy(lambda: compute_dependences(program)))
+    def of(cls, program: Program, *, reassociate: bool = False) -> "DependenceReference":
+        return cls(Lazy(lambda: compute_dependences(program)), reassociate)
 
     def dependences(self) -> Dependences:
         return self.deps.get()
@@ -72,7 +73,7 @@ class DependenceReference:
     def check(self, program: Program, step: str, primitive: "Primitive | None" = None,
               marking: str | None = None) -> None:
         check_schedule(program, self.dependences(), step, repair=_repair(primitive, program),
-                       marking=marking)
+                       marking=marking, reassociate=self.reassociate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +122,15 @@ class ScheduleState:
     outputs: tuple[str, ...] = ()  # the arrays the caller gets (never inlined)
 
     @classmethod
-    def start(cls, program: Program, outputs: tuple[str, ...] = ()) -> "ScheduleState":
+    def start(cls, program: Program, outputs: tuple[str, ...] = (), *,
+              strict_fp: bool = False) -> "ScheduleState":
+        """The default schedule of ``program``.  A tensor-expression program's reductions
+        may accumulate in any order (TVM's semantics: results may differ in rounding)
+        unless ``strict_fp``; an in-place kernel's order is always its own."""
         if any(a.role == "inout" for a in program.arrays):  # an in-place kernel
             reference = KernelReference.of(program, KernelRewrites.start(program))
         else:
-            reference = DependenceReference.of(program)
+            reference = DependenceReference.of(program, reassociate=not strict_fp)
         return cls(program, reference, program, tuple(outputs))
 
     @property
@@ -145,7 +150,8 @@ class ScheduleState:
         """After a rewrite of a tensor-expression program: ``deps`` (or a function
         computing them) are the new reference."""
         lazy = Lazy(deps) if callable(deps) else Lazy(value=deps)
-        return self.advanced(program, DependenceReference(lazy))
+        reassociate = getattr(self.reference, "reassociate", False)
+        return self.advanced(program, DependenceReference(lazy, reassociate))
 
     def kernel_rewritten(self, program: Program, rewrites: KernelRewrites) -> "ScheduleState":
         """After a rewrite of an in-place kernel, validated against ``rewrites``."""

@@ -361,8 +361,10 @@ def test_compute_at_refusals():
     # a producer with another reader
     D = po.compute((n - 1,), lambda i: B[i + 1] - 1, name="D")
     s3 = po.create_schedule([C, D])
+    s3[B].compute_at(s3[C], C.op.axis[0])  # waits for D to be attached too (as in TVM) ...
+    assert [st.name for st in s3.program.stages] == ["B", "C", "D"] and s3.deferred
     with pytest.raises(po.ScheduleError, match="statement D reads it too"):
-        s3[B].compute_at(s3[C], C.op.axis[0])
+        po.lower(s3, [A, C, D])  # ... which never happens
 
 
 # -- compute_inline ----------------------------------------------------------------------------
@@ -455,6 +457,7 @@ def test_compute_at_refused_while_another_reader_is_outside_the_loop():
     X = po.placeholder((6, 10), name="X")
     Y = po.ops.softmax(X)
     s = po.create_schedule(Y)
+    s["softmax_exp"].compute_at(s[Y], Y.op.axis[0])  # deferred: softmax_sum reads it
     with pytest.raises(po.ScheduleError, match="statement softmax_sum_update reads it too, "
                        "outside those loops"):
-        s["softmax_exp"].compute_at(s[Y], Y.op.axis[0])
+        po.lower(s, [X, Y])

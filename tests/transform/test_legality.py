@@ -222,7 +222,7 @@ def test_check_false_parallel_then_check_raises():
 
 def test_check_false_reverse_of_reduction_then_check():
     A, C = row_sum(po.var("M"), po.var("K"))
-    s = po.create_schedule(C)
+    s = po.create_schedule(C, strict_fp=True)
     s[C].reverse(C.op.reduce_axis[0], check=False)
     with pytest.raises(po.IllegalScheduleError, match=r"C_update\[i=0, k=0\] writes C\[0\] that "
                                                       r"C_update\[i=0, k=1\] reads"):
@@ -262,7 +262,7 @@ def test_can_does_not_swallow_invalid_arguments():
 
 def test_refused_primitive_changes_nothing():
     A, C = row_sum(po.var("M"), po.var("K"))
-    s = po.create_schedule(C)
+    s = po.create_schedule(C, strict_fp=True)
     s[C].split(C.op.axis[0], factor=2)
     before_program, before_script = s.program, s.script()
     for attempt in (lambda: s[C].reverse("k"), lambda: s[C].parallel("k"),

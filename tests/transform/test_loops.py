@@ -356,9 +356,11 @@ def test_reverse_numbers_symbolic():
 
 
 def test_reverse_reduction_loop_is_refused():
-    """The updates of a sum depend on each other (exact dependences, no reassociation)."""
+    """The updates of a sum depend on each other (exact dependences, no reassociation
+    with strict_fp=True; by default a reduction may accumulate in any order)."""
     A, B, C = matmul(po.var("M"), po.var("N"), po.var("K"))
-    s = po.create_schedule(C)
+    assert po.create_schedule(C)[C].can_reverse(C.op.reduce_axis[0])
+    s = po.create_schedule(C, strict_fp=True)
     with pytest.raises(po.IllegalScheduleError) as info:
         s[C].reverse(C.op.reduce_axis[0])
     message = str(info.value)
@@ -381,7 +383,7 @@ def test_reverse_of_a_recurrence_is_refused():
     k = po.reduce_axis((0, n), name="k")
     P = po.compute((n,), lambda i: po.sum(po.if_then_else(k <= i, A[k], 0.0), axis=k),
                    name="P")
-    s = po.create_schedule(P)
+    s = po.create_schedule(P, strict_fp=True)
     s[P].reverse(P.op.axis[0])  # each prefix is independent
     a = rand(9)
     np.testing.assert_allclose(run(s, [A, P], [a], n=9), np.cumsum(a), rtol=1e-5)
@@ -425,7 +427,7 @@ def test_transform_illegal_map_is_refused_with_repair():
     A = po.placeholder((n,), name="A")
     k = po.reduce_axis((0, n), name="k")
     S = po.compute((n,), lambda i: po.sum(A[k], axis=k), name="S")
-    s = po.create_schedule(S)
+    s = po.create_schedule(S, strict_fp=True)
     with pytest.raises(po.IllegalScheduleError, match=r"S_update\[i=0, k=0\] writes S\[0\] "
                                                       r"that S_update\[i=0, k=1\] reads"):
         s[S].transform("{ [i, k] -> [i, -k] }")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import warnings
 
+from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, PolyoptWarning, public_methods
 from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
@@ -51,7 +52,7 @@ class LLVMTarget:
 
 
 @public_methods
-class LLVMKernel:
+class LLVMKernel(ModuleAPI):
     """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
 
     ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after O3 and

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, ScheduleError, public_methods
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
@@ -53,7 +54,7 @@ class OpenCLTarget:
 
 
 @public_methods
-class OpenCLKernel:
+class OpenCLKernel(ModuleAPI):
     """A compiled OpenCL program: ``f(*arrays, **vars)`` writes the outputs in place.
 
     ``f.source`` is the OpenCL C source, ``f.device`` the device it runs on,
@@ -75,6 +76,8 @@ class OpenCLKernel:
                                          + [np.int64] * len(func.program.params))
             self._launch.append((kernel, handle))
         self._params = tuple(p.name for p in func.program.params)
+
+    device_source = property(lambda self: self.source)  # f.imported_modules[0].get_source()
 
     @property
     def device(self) -> str:

@@ -1,0 +1,78 @@
+"""``from polyopt import tvm``: classic TVM code's ``tvm`` namespace, on polyopt.
+
+With ``import polyopt as te`` this runs tensor-expression programs written for TVM's
+classic API as they are: ``tvm.build``, ``tvm.lower``, ``tvm.nd.array``, ``tvm.cpu()``,
+``tvm.device(...)``, ``tvm.tir``, ``tvm.testing.assert_allclose``, ``tvm.te``.
+
+>>> import numpy as np
+>>> import polyopt as te
+>>> from polyopt import tvm
+>>> n = te.var("n")
+>>> A = te.placeholder((n,), name="A"); B = te.placeholder((n,), name="B")
+>>> C = te.compute(A.shape, lambda i: A[i] + B[i], name="C")
+>>> s = te.create_schedule(C.op)
+>>> fadd = tvm.build(s, [A, B, C], "llvm", name="myadd")
+>>> dev = tvm.cpu(0)
+>>> a = tvm.nd.array(np.arange(4, dtype="float32"), dev)
+>>> c = tvm.nd.array(np.zeros(4, dtype="float32"), dev)
+>>> fadd(a, a, c)
+>>> tvm.testing.assert_allclose(c.numpy(), 2 * a.numpy())
+"""
+
+import types as _types
+
+import polyopt as te  # noqa: F401  (tvm.te is polyopt's own namespace)
+
+from .. import build, lower  # noqa: F401
+from ..te.extern import get_global_func, register_func  # noqa: F401
+from . import contrib, testing, tir  # noqa: F401
+from .runtime import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
+from .unsupported import NotYet as _NotYet
+from .runtime import NDArray as _NDArray, array as _array, empty as _empty
+
+nd = _types.SimpleNamespace(array=_array, empty=_empty, NDArray=_NDArray)
+runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device)
+
+
+class _PassContext:
+    """``with tvm.transform.PassContext(opt_level=3):`` (polyopt always optimizes)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def current():
+        return _PassContext()
+
+
+class _Target:
+    """``tvm.target.Target("llvm -mcpu=...")``: the string, parsed when building."""
+
+    def __init__(self, target, host=None):
+        from ..target.spec import parse_target
+
+        self.target_string = target if isinstance(target, str) else target.target_string
+        self.kind_name, self.attrs = parse_target(self.target_string)
+        self.host = host
+
+    @property
+    def kind(self):
+        return _types.SimpleNamespace(name=self.kind_name)
+
+    def __str__(self) -> str:
+        return self.target_string
+
+
+transform = _types.SimpleNamespace(PassContext=_PassContext)
+target = _types.SimpleNamespace(Target=_Target, create=_Target)
+autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotuning; meanwhile "
+                  "write the schedule with the knob values you want (po.templates has "
+                  "tuned templates for matmul and conv2d)")
+relay = _NotYet("tvm.relay", "polyopt has no graph layer yet; build each operator as a "
+                "tensor expression (po.ops has matmul, conv2d_nchw, softmax, layer_norm)")

@@ -1,0 +1,84 @@
+"""The pieces of TVM's namespace classic code uses besides the tutorials' main lines."""
+
+import numpy as np
+import pytest
+
+import polyopt as te
+from polyopt import tvm
+
+
+def test_placeholder_in_tvm_positional_order_and_constant_shapes():
+    A = te.placeholder((3, 4), "int32", "A")
+    assert (A.name, A.dtype) == ("A", "int32")
+    assert int(A.shape[0]) == 3 and np.zeros(A.shape).shape == (3, 4)
+
+
+def test_target_strings():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    for target in ("llvm", "llvm -mcpu=skylake-avx512 -opt-level=3", tvm.target.Target("llvm")):
+        f = tvm.build(s, [A, B], target)
+        b = np.zeros(4, "float32")
+        f(np.ones(4, "float32"), b)
+        np.testing.assert_array_equal(b, 2)
+    with pytest.raises(te.InvalidArgumentError, match="unknown target 'cuda'.*'opencl'"):
+        tvm.build(s, [A, B], "cuda")
+    with pytest.raises(te.InvalidArgumentError, match="not a -flag=value option"):
+        tvm.build(s, [A, B], "llvm mcpu")
+
+
+def test_pass_context_and_lower_with_a_name():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 3, name="B")
+    s = te.create_schedule(B.op)
+    with tvm.transform.PassContext(opt_level=3):
+        text = str(tvm.lower(s, [A, B], name="triple", simple_mode=True))
+    assert text.startswith("void triple(")
+
+
+def test_stage_op_body_after_rfactor():
+    A = te.placeholder((4, 32), name="A")
+    k = te.reduce_axis((0, 32), name="k")
+    B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=8)
+    BF = s.rfactor(B, ki)
+    assert "B_rf" in str(s[B].op.body).replace(".", "_")
+    assert [t.name for t in s[B].op.input_tensors] == [BF.name]
+
+
+def test_not_yet_available_parts_say_what_to_use():
+    with pytest.raises(te.PolyoptError, match="autotuning; meanwhile"):
+        tvm.autotvm.template
+    with pytest.raises(te.PolyoptError, match="no graph layer yet"):
+        tvm.relay.build
+    with pytest.raises(te.PolyoptError, match="tensorize is not available"):
+        te.decl_tensor_intrin(None, None)
+
+
+def test_min_max_values_and_select():
+    A = te.placeholder((5,), name="A")
+    k = te.reduce_axis((0, 5), name="k")
+    M = te.compute((1,), lambda i: te.max(A[k], axis=k), name="M")
+    C = te.compute((5,), lambda i: tvm.tir.Select(A[i] > te.min_value("float32"), A[i],
+                                                  te.max_value("float32")), name="C")
+    f = tvm.build(te.create_schedule([M.op, C.op]), [A, M, C], "llvm")
+    a = np.random.rand(5).astype("float32")
+    m, c = np.zeros(1, "float32"), np.zeros(5, "float32")
+    f(a, m, c)
+    assert m[0] == a.max()
+    np.testing.assert_array_equal(c, a)
+
+
+def test_time_evaluator_checks_its_arguments():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 3, name="B")
+    f = tvm.build(te.create_schedule(B.op), [A, B], "llvm", name="triple")
+    with pytest.raises(te.InvalidArgumentError, match="one function, 'triple'"):
+        f.time_evaluator("other", tvm.cpu())
+    with pytest.raises(te.InvalidArgumentError, match="number must be an integer >= 1"):
+        f.time_evaluator(f.entry_name, tvm.cpu(), number=0)
+    assert f["triple"] is f
+    with pytest.raises(te.PolyoptError, match="export_library is not supported"):
+        f.export_library("x.so")
