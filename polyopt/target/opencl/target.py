@@ -35,9 +35,12 @@ class OpenCLTarget:
     name = "opencl"
     supports_parallel = True
     supports_vector = False
-    # shared/local buffers are sized per work-group and work-item by plan.py; the CPU's
-    # full-tile separation would split loops bound to work-items
-    skipped_passes = frozenset({"contract_storage", "flatten_accesses", "separate_full_tiles"})
+
+    def passes(self, pipeline):
+        """The common passes but three: shared/local buffers are sized per work-group and
+        work-item by plan.py; the CPU's full-tile separation would split loops bound to
+        work-items."""
+        return pipeline.without("contract_storage", "flatten_accesses", "separate_full_tiles")
 
     def build(self, func, *, device=None, **options) -> "OpenCLKernel":
         if options:
