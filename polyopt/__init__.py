@@ -27,6 +27,7 @@ from .transform.schedule import Schedule, Stage, create_schedule
 from .transform import templates
 from .transform.handwritten import CheckReport, check
 from .lower import lower
+from .target.info import TargetInfo
 from .build import build
 
 __version__ = "0.1.0"

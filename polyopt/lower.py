@@ -33,6 +33,7 @@ from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError
 from .names import sanitize
+from .target.info import scope_meaning
 from .te.expr import Var
 from .te.tensor import ComputeOp, Tensor
 
@@ -80,8 +81,9 @@ class LoweredFunc:
                 note += f", its footprint per iteration of {', '.join(footprint.loops)}"
             if footprint is not None and footprint.private:
                 note += ", one per thread"
-            note += {"shared": " (scope shared: per work-group on OpenCL)",
-                     "local": " (scope local: per work-item on OpenCL)"}.get(temp.scope, "")
+            scope = scope_meaning(temp.scope)
+            if scope.shared_by != "all":
+                note += f" (scope {scope.name}: per {scope.unit} on OpenCL)"
             lines.append(f"  {temp.dtype} {temp.name}{dims};  // {note}")
         lines += node_lines(self.body, self.program)
         lines.append("}")

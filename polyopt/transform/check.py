@@ -18,6 +18,7 @@ from ..deps.races import racing_access
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
+from ..target.info import private_scopes
 from .diamond import DIAMOND_REPAIR
 
 
@@ -52,7 +53,7 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
     stage_obj = program.stage(stage)
     axis = stage_obj.axes[level - 1]
     threads = axis.kind.startswith("threadIdx")
-    scopes = ("local",) if threads else ("shared", "local")
+    scopes = private_scopes(axis.kind)
     private = frozenset(a.name for a in program.arrays if a.scope in scopes)
     if threads and stage_obj.involves_reduce(axis):
         target = program.statement(stage_obj.main).target.tensor
