@@ -31,6 +31,7 @@ from .transform import templates
 from .transform.bind import not_yet_tensorize as decl_tensor_intrin
 from .transform.handwritten import CheckReport, check
 from .lower import lower
+from .target.info import TargetInfo
 from .build import build
 
 __version__ = "0.1.0"

@@ -40,7 +40,7 @@ def build(schedule, args=None, target: str = "llvm", name: str | None = None, *,
 def _build(schedule, args, target: str, name: str | None, options: dict):
     backend = get_target(target)
     with _collector_paused():
-        func = lower(schedule, args, name=name, skip=backend.skipped_passes)
+        func = lower(schedule, args, name=name, target=backend)
         key = (target, str(func), str(func.program.schedule), tuple(sorted(options.items())))
         kernel = _CACHE.get(key)
         if kernel is None:

@@ -1,7 +1,8 @@
 """Lowering: from a schedule and its argument list to a loop function a target can build.
 
-The passes run in the order of :data:`PASSES`.  Set ``POLYOPT_PRINT_PASSES=1`` (or
-pass ``print_passes=True``) to print the function after each pass and its time.
+The passes run in the order of :data:`PIPELINE`, extended by the target's own passes
+(``Target.passes``, see :class:`Pipeline`).  Set ``POLYOPT_PRINT_PASSES=1`` (or pass
+``print_passes=True``) to print the function after each pass, with its time.
 
 >>> import polyopt as po
 >>> A = po.placeholder((2, 3), name="A")
@@ -25,12 +26,14 @@ from dataclasses import dataclass
 from .ast.flat_access import flatten_accesses
 from .ast.from_isl import scan
 from .ast.nodes import Block, Node
+from .ast.pipeline import Pass, Pipeline
 from .ast.printer import node_lines
 from .ast.storage import Footprint, contract_storage
 from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError, public
 from .names import sanitize
+from .target.info import scope_meaning
 from .te.expr import TensorRead, Var
 from .te.tensor import ComputeOp, Tensor
 
@@ -46,6 +49,7 @@ class LoweredFunc:
     temps: tuple[Array, ...] = ()
     body: Node = Block(())
     footprints: tuple[Footprint, ...] = ()
+    passes: tuple[str, ...] = ()  # the lowering passes that made it, in order
 
     @property
     def storage(self) -> dict[str, Footprint]:
@@ -77,8 +81,9 @@ class LoweredFunc:
                 note += f", its footprint per iteration of {', '.join(footprint.loops)}"
             if footprint is not None and footprint.private:
                 note += ", one per thread"
-            note += {"shared": " (scope shared: per work-group on OpenCL)",
-                     "local": " (scope local: per work-item on OpenCL)"}.get(temp.scope, "")
+            scope = scope_meaning(temp.scope)
+            if scope.shared_by != "all":
+                note += f" (scope {scope.name}: per {scope.unit} on OpenCL)"
             lines.append(f"  {temp.dtype} {temp.name}{dims};  // {note}")
         lines += node_lines(self.body, self.program)
         lines.append("}")
@@ -172,29 +177,34 @@ def _default_name(program: Program, args) -> str:
     return f"{program.arrays[-1].name}_kernel"
 
 
-# Ordering: arguments are resolved first (later passes use Array objects); buffers are
-# planned (which arrays the kernel allocates) before their storage is contracted to
-# their footprints; contraction re-indexes statements but keeps their domains and the
-# schedule, so scanning may come before or after it.
-PASSES = (
-    ("check_arguments", _check_arguments),
-    ("plan_buffers", _plan_buffers),
-    ("contract_storage", _contract_storage),
-    ("flatten_accesses", _flatten_accesses),  # after contraction: its shapes and indices
-    ("scan_schedule", _scan),
-    ("separate_full_tiles", _separate_full_tiles),  # works on the loops scanning made
-)
+# The common passes, in order.  Ordering: arguments are resolved first (later passes use
+# Array objects); buffers are planned (which arrays the kernel allocates) before their
+# storage is contracted to their footprints; contraction re-indexes statements but
+# keeps their domains and the schedule, so scanning may come before or after it.
+# A target's own passes (``Target.passes``) come after these unless it inserts them
+# at a named point; the LLVM target's are in ``polyopt.target.llvm.passes``.
+PIPELINE = Pipeline((
+    Pass("check_arguments", _check_arguments),
+    Pass("plan_buffers", _plan_buffers),
+    Pass("contract_storage", _contract_storage),
+    Pass("flatten_accesses", _flatten_accesses),  # after contraction: its shapes and indices
+    Pass("scan_schedule", _scan),  # from here on, passes rewrite the loop AST (func.body)
+    Pass("separate_full_tiles", _separate_full_tiles),  # works on the loops scanning made
+))
+PASSES = PIPELINE.passes  # (name, run) pairs, for reading
 
 
 @public
 def lower(schedule, args=None, *, name: str | None = None,
-          print_passes: bool | None = None, skip=frozenset(), simple_mode: bool = True
+          print_passes: bool | None = None, target=None, simple_mode: bool = True
           ) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
     (``simple_mode`` is TVM's; the printed function is always the simple loop program.)
 
     ``args`` may be left out for a ``po.kernel`` schedule: its parameters, in order.
-    ``skip`` names passes a backend does its own way (see ``Target.skipped_passes``).
+    ``target`` (a name such as ``"llvm"``, or a target object) runs that target's
+    pipeline (``Target.passes``): its own passes too, e.g. the LLVM target's unrolling
+    and OpenMP outlining; without it, the common passes (:data:`PIPELINE`).
     """
     getattr(schedule, "check_deferred", lambda: None)()  # a compute_at still waiting
     program = getattr(schedule, "program", schedule)
@@ -210,14 +220,27 @@ def lower(schedule, args=None, *, name: str | None = None,
             )
     if name is None:
         name = _default_name(program, args)
+    pipeline = PIPELINE if target is None else _target_of(target).passes(PIPELINE)
     func = LoweredFunc(name, program, tuple(args))
-    verbose = print_passes if print_passes is not None else bool(os.environ.get("POLYOPT_PRINT_PASSES"))
-    for pass_name, run in PASSES:
-        if pass_name in skip:
-            continue
+    verbose = print_passes if print_passes is not None else \
+        os.environ.get("POLYOPT_PRINT_PASSES", "") not in ("", "0")
+    for step in pipeline.passes:
         start = time.perf_counter()
-        func = run(func)
+        func = step.run(func)
+        func = dataclasses.replace(func, passes=func.passes + (step.name,))
         if verbose:
             elapsed = (time.perf_counter() - start) * 1e3
-            print(f"// after {pass_name} ({elapsed:.1f} ms)\n{func}\n", file=sys.stderr)
+            print(f"// after {step.name} ({elapsed:.1f} ms)\n{func}\n", file=sys.stderr)
     return func
+
+
+def _target_of(target):
+    """A target object for a name (``"llvm"``) or the object itself."""
+    if isinstance(target, str):
+        from .target.base import get_target
+
+        return get_target(target)
+    if not callable(getattr(target, "passes", None)):
+        raise InvalidArgumentError(f"target must be a target name such as 'llvm' or a "
+                                   f"target object with a passes() method, got {target!r}")
+    return target

@@ -68,7 +68,47 @@ class Block:
     items: tuple["Node", ...]
 
 
-Node = Union[For, If, Block, Run]
+@dataclass(frozen=True, slots=True)
+class Unrolled:
+    """``loop`` (``trips`` iterations at most) emitted as one copy of its body per
+    iteration; when ``guarded`` (a partial tile), each copy runs only if ``loop.cond``
+    holds for it.  Made by a target's unrolling pass."""
+
+    loop: For
+    trips: int
+    guarded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Widened:
+    """A partial vectorized ``loop`` run for all ``trips`` iterations of a full tile, its
+    stores made conditional (see :func:`polyopt.ast.tiles.can_widen`)."""
+
+    loop: For
+    trips: int
+
+
+@dataclass(frozen=True, slots=True)
+class Outlined:
+    """A parallel ``loop`` run by a team of threads (its body outlined into a function);
+    ``private`` names the temporaries that get one buffer per thread."""
+
+    loop: For
+    private: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Intrinsic:
+    """``body`` computed by the target's own code sequence ``name`` (a transposed block
+    copy, a tensorized sub-nest); ``body`` says what it computes."""
+
+    name: str
+    body: "Node"
+
+
+# nodes that wrap one loop the target emits its own way
+Wrapped = (Unrolled, Widened, Outlined)
+Node = Union[For, If, Block, Run, Unrolled, Widened, Outlined, Intrinsic]
 
 
 def map_exprs(expr: IndexExpr, fn: Callable[[IndexExpr], IndexExpr | None]) -> IndexExpr:
@@ -107,6 +147,10 @@ def walk(node: Node):
         if node.otherwise is not None:
             yield from walk(node.otherwise)
     elif isinstance(node, For):
+        yield from walk(node.body)
+    elif isinstance(node, Wrapped):
+        yield from walk(node.loop)
+    elif isinstance(node, Intrinsic):
         yield from walk(node.body)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..domain.program import Program
 from ..te.expr import IterVar
 from ..te.printer import render
-from .nodes import Block, If, IndexExpr, Int, Name, Node, Op, Run
+from .nodes import (Block, If, IndexExpr, Int, Intrinsic, Name, Node, Op, Outlined, Run,
+                    Unrolled, Widened)
 
 _INFIX = {"add": ("+", 5), "sub": ("-", 5), "mul": ("*", 6), "pdiv_q": ("/", 6),
           "div": ("/", 6), "pdiv_r": ("%", 6), "zdiv_r": ("%", 6), "eq": ("==", 4),
@@ -99,10 +100,24 @@ def node_lines(node: Node, program: Program, indent: int = 1) -> list[str]:
         if node.otherwise is not None:
             lines += _with_body(f"{pad}else", node.otherwise, program, indent)
         return lines
+    if isinstance(node, Intrinsic):
+        return [f"{pad}// {node.name}:"] + node_lines(node.body, program, indent)
+    if isinstance(node, (Unrolled, Widened, Outlined)):
+        return [f"{pad}#pragma {_decision(node)}"] + node_lines(node.loop, program, indent)[1:]
     pragma = [] if node.kind == "serial" else [f"{pad}#pragma {node.kind}"]
     head = (f"{pad}for ({node.var} = {index_text(node.init)}; "
             f"{index_text(node.cond)}; {node.var} += {node.step})")
     return pragma + _with_body(head, node.body, program, indent)
+
+
+def _decision(node: Unrolled | Widened | Outlined) -> str:
+    """What a target pass decided for a loop, as the text of its pragma."""
+    if isinstance(node, Unrolled):
+        return f"unrolled: {node.trips} copies" + (", each guarded" if node.guarded else "")
+    if isinstance(node, Widened):
+        return f"vectorized: widened to {node.trips} iterations, stores kept in range"
+    private = f", one buffer per thread: {', '.join(node.private)}" if node.private else ""
+    return f"parallel: outlined to a thread team{private}"
 
 
 def _with_body(head: str, body: Node, program: Program, indent: int) -> list[str]:

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ..errors import ScheduleError
+from ..target.info import BIND_TAGS  # target facts, importable from every layer
 from .memo import IdentityMemo
 
-BIND_TAGS = tuple(f"{unit}.{d}" for unit in ("blockIdx", "threadIdx") for d in "xyz")
 KINDS = ("serial", "parallel", "vectorized", "unrolled") + BIND_TAGS
 # loops whose iterations run at the same time: they must carry no dependence
 CONCURRENT_KINDS = ("parallel", "vectorized") + BIND_TAGS

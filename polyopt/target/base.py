@@ -15,13 +15,15 @@ from ..errors import InvalidArgumentError, MissingBackendError
 class Target(Protocol):
     """A backend: ``build`` turns a lowered function into a callable module.
 
-    ``skipped_passes`` names lowering passes (``polyopt.lower.PASSES``) that the backend
-    does its own way, e.g. sizing buffers per work-group."""
+    ``passes(pipeline)`` returns the lowering pipeline (``polyopt.lower.Pipeline``) the
+    backend builds from: the common one with its own passes inserted at named points,
+    or without passes it does its own way (e.g. sizing buffers per work-group)."""
 
     name: str
     supports_parallel: bool
     supports_vector: bool
-    skipped_passes: frozenset[str]
+
+    def passes(self, pipeline): ...
 
     def build(self, func, **options): ...
 

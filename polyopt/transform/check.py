@@ -19,6 +19,7 @@ from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
+from ..target.info import private_scopes
 
 
 def check_schedule(result: Program, deps: Dependences, transform: str, *, repair=None,
@@ -59,7 +60,7 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
     stage_obj = program.stage(stage)
     axis = stage_obj.axes[level - 1]
     threads = axis.kind.startswith("threadIdx")
-    scopes = ("local",) if threads else ("shared", "local")
+    scopes = private_scopes(axis.kind)
     private = frozenset(a.name for a in program.arrays if a.scope in scopes)
     # the reductions across these work-items: this stage's, or that of a stage it is
     # computed in (rfactor's partial sums computed at the bound reduction loop)

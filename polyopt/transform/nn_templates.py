@@ -26,6 +26,7 @@ void softmax_kernel(float32 X[6][10], float32 softmax[6][10]) {
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
+from ..target.info import TargetInfo
 from ..te.expr import Const, TensorRead
 from ..te.tensor import ComputeOp, Tensor, walk
 
@@ -54,16 +55,36 @@ def producers(T: Tensor) -> list[Tensor]:
     return order
 
 
+def target_facts(target_info: TargetInfo | None) -> TargetInfo:
+    """The target a template schedules for: ``target_info``, or the host by default
+    (its vector width and registers size the tiles; see :mod:`polyopt.target.info`)."""
+    if target_info is None:
+        return TargetInfo.host()
+    if not isinstance(target_info, TargetInfo):
+        raise InvalidArgumentError(
+            f"target_info must be a po.TargetInfo (TargetInfo.host() or "
+            f"TargetInfo.for_cpu(name, features)), got {target_info!r}")
+    return target_info
+
+
+def _vector(vector: int | None, target_info: TargetInfo | None) -> int:
+    """The split factor of a vectorized loop: ``vector``, else one vector of float32
+    lanes of the target (16 with AVX-512; the same for other types)."""
+    return target_facts(target_info).lanes("float32") if vector is None else vector
+
+
 def _positive(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidArgumentError(f"{what} must be a positive integer, got {value!r}")
     return value
 
 
-def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True,
-                              check: bool = True) -> dict:
+def vectorize_and_parallelize(s, T, *, vector: int | None = None, parallel: bool = True,
+                              check: bool = True,
+                              target_info: TargetInfo | None = None) -> dict:
     """The loops of an injective stage: all but the innermost fused into one loop run in
-    parallel, the innermost split by ``vector`` and vectorized (a batch-1 ``N, C, H, W``
+    parallel, the innermost split by ``vector`` (default: the float32 lanes of
+    ``target_info``, the host by default) and vectorized (a batch-1 ``N, C, H, W``
     stage is parallel over ``N * C`` and ``H``, not over ``N`` alone).
 
     >>> import polyopt as po
@@ -75,7 +96,7 @@ def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True,
     >>> [(a.name, a.kind) for a in s[B].axes]
     [('n.c.fused', 'parallel'), ('w.outer', 'serial'), ('w.inner', 'vectorized')]
     """
-    _positive(vector, "vector")
+    vector = _positive(_vector(vector, target_info), "vector")
     stage = s[T]
     axes = list(stage.axes)
     while len(axes) > 2:
@@ -88,8 +109,9 @@ def vectorize_and_parallelize(s, T, *, vector: int = 16, parallel: bool = True,
     return {"outer": first, "vector": inner}
 
 
-def injective_chain_template(s, out: Tensor, *, vector: int = 16,
-                             parallel: bool = True) -> dict:
+def injective_chain_template(s, out: Tensor, *, vector: int | None = None,
+                             parallel: bool = True,
+                             target_info: TargetInfo | None = None) -> dict:
     """Fuse a chain of elementwise computes into one loop nest: every computed producer
     of ``out`` is inlined into it (no temporaries are written), then ``out``'s loops are
     vectorized and run in parallel (:func:`vectorize_and_parallelize`).
@@ -120,17 +142,20 @@ def injective_chain_template(s, out: Tensor, *, vector: int = 16,
                 f"injective_chain_template: '{tensor.name}' is a reduction, not an "
                 "elementwise compute; use row_reduction_template for chains with reductions")
         s[tensor].compute_inline()
-    return vectorize_and_parallelize(s, out, vector=vector, parallel=parallel)
+    return vectorize_and_parallelize(s, out, vector=vector, parallel=parallel,
+                                     target_info=target_info)
 
 
-def row_reduction_template(s, out: Tensor, *, vector: int = 16, parallel: bool = True) -> dict:
+def row_reduction_template(s, out: Tensor, *, vector: int | None = None, parallel: bool = True,
+                           target_info: TargetInfo | None = None) -> dict:
     """One pass over the rows for a chain of row-wise stages (row reductions and
     elementwise computes over ``[rows, cols]``): every computed producer of ``out``
     shares ``out``'s row loop (``compute_with``, producers in definition order inside
     it, so a row's intermediates stay in cache), the row loop runs in parallel and the
     column loops of elementwise stages are split by ``vector`` and vectorized.
     Reductions over the columns are left to LLVM, which vectorizes them (they combine
-    with reassociation allowed).
+    with reassociation allowed).  ``vector``: the float32 lanes of ``target_info`` by
+    default.
 
     Returns ``{"rows": ..., "vector": ...}`` (``out``'s loops).
 
@@ -142,7 +167,7 @@ def row_reduction_template(s, out: Tensor, *, vector: int = 16, parallel: bool =
     >>> row_reduction_template(s, Y, vector=4)["rows"].kind
     'parallel'
     """
-    _positive(vector, "vector")
+    vector = _positive(_vector(vector, target_info), "vector")
     if len(out.shape) != 2:
         raise InvalidArgumentError(
             f"row_reduction_template needs a 2-D output [rows, cols]; '{out.name}' has "
@@ -161,18 +186,22 @@ def row_reduction_template(s, out: Tensor, *, vector: int = 16, parallel: bool =
     return {"rows": rows, "vector": inner}
 
 
-def softmax_template(s, out: Tensor, *, vector: int = 16, parallel: bool = True) -> dict:
+def softmax_template(s, out: Tensor, *, vector: int | None = None, parallel: bool = True,
+                    target_info: TargetInfo | None = None) -> dict:
     """Softmax over rows (``po.ops.softmax``): the row maximum, ``exp(x - max)`` (kept, so
     ``exp`` runs once per element), the row sum and the quotient in one parallel pass over
     the rows (:func:`row_reduction_template`)."""
-    return row_reduction_template(s, out, vector=vector, parallel=parallel)
+    return row_reduction_template(s, out, vector=vector, parallel=parallel,
+                                  target_info=target_info)
 
 
-def layer_norm_template(s, out: Tensor, *, vector: int = 16, parallel: bool = True) -> dict:
+def layer_norm_template(s, out: Tensor, *, vector: int | None = None, parallel: bool = True,
+                    target_info: TargetInfo | None = None) -> dict:
     """Layer norm over rows (``po.ops.layer_norm``): the row sum, the sum of squared
     deviations and the normalized, scaled row in one parallel pass over the rows
     (:func:`row_reduction_template`)."""
-    return row_reduction_template(s, out, vector=vector, parallel=parallel)
+    return row_reduction_template(s, out, vector=vector, parallel=parallel,
+                                  target_info=target_info)
 
 
 def _constant(extent) -> int | None:
@@ -189,20 +218,25 @@ def _largest_divisor(extent: int | None, at_most: int) -> int:
     return max(d for d in range(1, min(extent, at_most) + 1) if extent % d == 0)
 
 
-def _vector_pieces(columns: int, lanes: int = 16) -> int:
+def _vector_pieces(columns: int, lanes: int) -> int:
     """Vector registers holding ``columns`` floats: 28 -> 16 + 8 + 4, three."""
     return columns // lanes + bin(columns % lanes).count("1")
 
 
-def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
-                    registers: int = 32, lanes: int = 16, channel_tile: int = 32,
-                    channel_cols: int = 7, parallel: bool = True) -> dict:
+def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int | None = None,
+                    registers: int | None = None, lanes: int | None = None,
+                    channel_tile: int | None = None, channel_cols: int = 7,
+                    parallel: bool = True, target_info: TargetInfo | None = None) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
     rc, ry, rx``.  A 1x1 kernel is a matrix product over the output points
     (:func:`conv2d_pointwise_template`).  Narrow layers (output rows of fewer than
     ``lanes`` columns) and strided ones (the input row is not read contiguously)
     vectorize across output channels (:func:`conv2d_channel_template`); the others,
     below, across the columns of an output row.
+
+    ``lanes`` (float32 lanes of a vector), ``registers`` (vector registers),
+    ``max_tile`` (4 vectors of columns) and ``channel_tile`` (2 vectors) default to
+    what ``target_info`` (the host by default) says: 16, 32, 64 and 32 with AVX-512.
 
     Across columns: a register tile of ``tf`` output channels by ``ty`` output rows
     by ``tx`` output columns held in vector registers through the whole reduction:
@@ -214,7 +248,8 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
       registers (a 7-column row takes three: 4 + 2 + 1 lanes).
 
     Loops ``n, f.outer, y.outer, x.outer, rc, ry, rx, f.inner, y.inner, x.inner``, the
-    last four unrolled (``x.inner`` vectorized instead when ``tx <= 32``: unrolled, LLVM
+    last four unrolled (``x.inner`` vectorized instead when ``tx`` is at most 2 vectors,
+    32 columns with AVX-512: unrolled, LLVM
     would rather widen the reduction loop, with gathers): each weight is broadcast once
     per tile, a row of the input is a few vector loads, and the sums are stored once.
     The output-channel tiles run in parallel.  Where no tile fits (``tile_f`` does not
@@ -235,6 +270,11 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
      ('ry', 'serial'), ('rx', 'unrolled'), ('f.inner', 'unrolled'), ('y.inner', 'unrolled'),
      ('x', 'vectorized')]
     """
+    info = target_facts(target_info)
+    lanes = info.lanes("float32") if lanes is None else lanes
+    registers = info.vector_registers if registers is None else registers
+    max_tile = 4 * lanes if max_tile is None else max_tile
+    channel_tile = 2 * lanes if channel_tile is None else channel_tile
     for value, what in ((tile_f, "tile_f"), (max_tile, "max_tile"), (registers, "registers")):
         _positive(value, what)
     _check_conv(out, "conv2d_template")
@@ -244,19 +284,21 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
     channels, height, width = (_constant(d) for d in out.shape[1:])
     stride = _input_stride(out)
     if _is_pointwise(out) and None not in (height, width):
-        return conv2d_pointwise_template(s, out, lanes=lanes, parallel=parallel)
+        return conv2d_pointwise_template(s, out, lanes=lanes, parallel=parallel,
+                                         target_info=info)
     if width is not None and (width < lanes or stride > 1):
         return conv2d_channel_template(s, out, channel_tile=channel_tile, lanes=lanes,
-                                       cols=channel_cols, parallel=parallel)
+                                       cols=channel_cols, parallel=parallel,
+                                       target_info=info)
     # each checked step re-checks every marked loop so far: check the result once
-    _schedule_padding(s, out, parallel)
+    _schedule_padding(s, out, parallel, info)
     stage = s[out]
     n, f, y, x = out.op.axis
     rc, ry, rx = out.op.reduce_axis
     tx = _largest_divisor(width, max_tile)
     ty = _largest_divisor(height, max_tile // tx) if tx == width else 1
     tf = tile_f
-    while tf % 2 == 0 and tf * ty * _vector_pieces(tx) > registers:
+    while tf % 2 == 0 and tf * ty * _vector_pieces(tx, lanes) > registers:
         tf //= 2
     tiled = (channels is not None and channels % tf == 0 and tx >= min(8, width or 8)
              and _constant(rx.hi) is not None)
@@ -271,7 +313,7 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
             stage.unroll(loop, check=False)
         # a wide row as straight-line code (LLVM packs it into vectors), a narrow one
         # as a vectorized loop (unrolled, LLVM would widen the reduction loop instead)
-        (stage.unroll if tx > 32 else stage.vectorize)(xi, check=False)
+        (stage.unroll if tx > 2 * lanes else stage.vectorize)(xi, check=False)
     else:
         fo, fi = stage.split(f, factor=tile_f, check=False)
         stage.reorder(n, fo, y, rc, ry, rx, fi, x, check=False)
@@ -282,8 +324,9 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int = 64,
     return {axis.name: axis for axis in stage.axes}
 
 
-def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int = 8, vectors: int = 3,
-                              lanes: int = 16, parallel: bool = True) -> dict:
+def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int | None = None, vectors: int = 3,
+                              lanes: int | None = None, parallel: bool = True,
+                              target_info: TargetInfo | None = None) -> dict:
     """A 1x1 convolution (``po.ops.conv2d_nchw`` with a 1x1 kernel, any stride) is a
     matrix product ``out[f, p] = sum over rc of weight[f, rc] * input[rc, p]`` over the
     output points ``p = y * width + x``: the output rows are fused into one loop, so a
@@ -293,8 +336,10 @@ def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int = 8, vectors: int =
     at ``n``: only the points read; returned as ``"packed"``).
 
     Register tile: ``tile_f`` output channels (halved until it divides the channels) by
-    ``vectors`` vectors of ``lanes`` points (8 x 3 zmm accumulators by default, with 3
-    loads and 8 broadcasts per input channel), summed over all input channels.  Loops
+    ``vectors`` vectors of ``lanes`` points (by default from ``target_info``, the host
+    by default: ``lanes`` float32 lanes and ``tile_f`` a quarter of the vector
+    registers, 8 x 3 zmm accumulators with AVX-512, with 3 loads and 8 broadcasts per
+    input channel), summed over all input channels.  Loops
     ``n, f.outer, p.outer, rc, f.inner, p.vector, p.lane``, the last three unrolled,
     unrolled and vectorized; the output-channel tiles run in parallel.  The tile of the
     output is zeroed, then LLVM keeps it in registers through the whole ``rc`` loop and
@@ -315,6 +360,9 @@ def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int = 8, vectors: int =
      ('rc', 'serial'), ('ry', 'serial'), ('rx', 'serial'), ('f.inner', 'unrolled'),
      ('y.x.fused.inner.outer', 'unrolled'), ('y.x.fused.inner.inner', 'vectorized')]
     """
+    info = target_facts(target_info)
+    lanes = info.lanes("float32") if lanes is None else lanes
+    tile_f = max(1, info.vector_registers // 4) if tile_f is None else tile_f
     for value, what in ((tile_f, "tile_f"), (vectors, "vectors"), (lanes, "lanes")):
         _positive(value, what)
     _check_conv(out, "conv2d_pointwise_template")
@@ -327,7 +375,7 @@ def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int = 8, vectors: int =
         raise InvalidArgumentError(
             f"conv2d_pointwise_template needs a constant output size; '{out.name}' is "
             f"{out.shape[2]} x {out.shape[3]}")
-    _schedule_padding(s, out, parallel)
+    _schedule_padding(s, out, parallel, info)
     stage = s[out]
     n, f, y, x = out.op.axis
     rc, ry, rx = out.op.reduce_axis
@@ -378,10 +426,11 @@ def _check_conv(out: Tensor, template: str) -> None:
             f"{len(out.op.reduce_axis)} reduce axes")
 
 
-def _schedule_padding(s, out: Tensor, parallel: bool) -> None:
+def _schedule_padding(s, out: Tensor, parallel: bool, info: TargetInfo) -> None:
     """The zero-padding stage (if any) on its own, vectorized and in parallel."""
     for tensor in producers(out):
-        vectorize_and_parallelize(s, tensor, parallel=parallel, check=False)
+        vectorize_and_parallelize(s, tensor, parallel=parallel, check=False,
+                                  target_info=info)
 
 
 def _conv_operands(out: Tensor) -> tuple[TensorRead, TensorRead]:
@@ -409,13 +458,16 @@ def _input_stride(out: Tensor) -> int:
     return max(1, (width_in - kernel) // (width_out - 1))
 
 
-def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: int = 16,
-                            cols: int = 7, reduce_tile: int = 32,
-                            parallel: bool = True) -> dict:
+def conv2d_channel_template(s, out: Tensor, *, channel_tile: int | None = None,
+                            lanes: int | None = None, cols: int = 7, reduce_tile: int = 32,
+                            parallel: bool = True,
+                            target_info: TargetInfo | None = None) -> dict:
     """Direct NCHW convolution vectorized across output channels, for layers whose rows
     are too narrow (7 or 14 columns) or too strided (a stride-2 3x3 layer) to fill
-    vectors along a row.  For each block of ``channel_tile`` output channels (fewer when
-    the layer has fewer, rounded up to a multiple of ``lanes``), run in parallel:
+    vectors along a row.  ``lanes`` (float32 lanes) and ``channel_tile`` (2 vectors)
+    default to what ``target_info`` (the host by default) says: 16 and 32 with
+    AVX-512.  For each block of ``channel_tile`` output channels (fewer when the layer
+    has fewer, rounded up to a multiple of ``lanes``), run in parallel:
 
     * the sums of the whole block (every row and column) are a ``cache_write`` buffer
       stored ``[y, x, f]``, computed at the block, over ``rc.outer, y, x.outer,
@@ -452,6 +504,9 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
     [('rc.outer', 'serial'), ('y', 'serial'), ('rc.inner', 'serial'), ('ry', 'serial'),
      ('rx', 'serial'), ('x', 'unrolled'), ('f', 'vectorized')]
     """
+    info = target_facts(target_info)
+    lanes = info.lanes("float32") if lanes is None else lanes
+    channel_tile = 2 * lanes if channel_tile is None else channel_tile
     for value, what in ((channel_tile, "channel_tile"), (lanes, "lanes"), (cols, "cols"),
                         (reduce_tile, "reduce_tile")):
         _positive(value, what)
@@ -463,7 +518,7 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int = 32, lanes: in
         raise InvalidArgumentError(
             f"conv2d_channel_template needs a constant output width; '{out.name}' has "
             f"{out.shape[-1]}")
-    _schedule_padding(s, out, parallel)
+    _schedule_padding(s, out, parallel, info)
     _, weight = _conv_operands(out)
     packed = s.cache_read(weight.tensor, "global", [out], check=False, layout=(
         f"{{ [f, c, a, b] -> [floor(f / {channel_tile}), c, a, b, f mod {channel_tile}] }}"))

@@ -25,26 +25,34 @@ s["C"].parallel("j.outer")
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
+from ..target.info import TargetInfo
 from ..te.expr import TensorRead
 from ..te.tensor import walk
 
 
-def matmul_template(s, C, *, rows: int = 6, cols: int = 64, pack: bool = True,
-                    parallel: bool = True) -> dict:
+def matmul_template(s, C, *, rows: int | None = None, cols: int | None = None,
+                    pack: bool = True, parallel: bool = True,
+                    target_info: TargetInfo | None = None) -> dict:
     """A register-blocked schedule of a contraction ``C[..., i, j] = sum_k A[i, k] B[k, j]``
     (the BLIS/OpenBLAS structure, written with primitives):
 
     * ``cache_write(C, "local")``: each ``rows x cols`` tile of C is accumulated in a
       small buffer computed at the tile (``compute_at``) over the whole reduction, with
       ``k`` outside the tile, the tile's rows unrolled and its columns vectorized: the
-      buffer lives in vector registers (6 x 64 float32 = 24 AVX-512 registers) and each
-      step of ``k`` is ``rows x cols / 16`` FMAs;
+      buffer lives in vector registers and each step of ``k`` is ``rows x cols / lanes``
+      FMAs.  By default the tile is ``TargetInfo.register_tile`` of ``target_info`` (the
+      host by default): 6 x 64 float32 (24 of 32 registers) with AVX-512, 6 x 16 (12 of
+      16) with AVX2;
     * ``pack``: ``cache_read(B, "global")`` computed at the column block copies the
       ``K x cols`` panel of B that all the row tiles of that block read into one
       contiguous buffer (its exact footprint, allocated once per call);
     * ``parallel``: the column blocks run in parallel, each thread with its own panel
       and accumulator.
     """
+    info = target_facts(target_info)
+    tile_rows, vectors = info.register_tile()
+    rows = tile_rows if rows is None else rows
+    cols = vectors * info.lanes("float32") if cols is None else cols
     stage = s[C]
     right = _right_operand(C)
     i, j = C.op.axis[-2:]
@@ -82,9 +90,12 @@ def _right_operand(C):
         f"B[..., k, j]; '{C.name}' reads no tensor as B[k, j]")
 
 
-def injective_template(s, T, *, vector: int = 16, parallel: bool = True) -> dict:
-    """An elementwise (injective) compute: the innermost loop split by ``vector`` and
-    vectorized, the outermost loop run in parallel."""
+def injective_template(s, T, *, vector: int | None = None, parallel: bool = True,
+                       target_info: TargetInfo | None = None) -> dict:
+    """An elementwise (injective) compute: the innermost loop split by ``vector`` (by
+    default the float32 lanes of ``target_info``, the host by default) and vectorized,
+    the outermost loop run in parallel."""
+    vector = target_facts(target_info).lanes("float32") if vector is None else vector
     stage = s[T]
     axes = T.op.axis
     outer, inner = stage.split(axes[-1], factor=vector)
@@ -160,4 +171,4 @@ def opencl_injective_template(s, T, *, threads: int = 64) -> dict:
 
 from .nn_templates import (conv2d_template, injective_chain_template,  # noqa: E402,F401
                            layer_norm_template, row_reduction_template, softmax_template,
-                           vectorize_and_parallelize)
+                           target_facts, vectorize_and_parallelize)

@@ -11,10 +11,15 @@ LLVM may keep a register tile in registers), others with ``aligned_alloc``, free
 every path.  A temporary private to the iterations of a parallel loop gets one buffer
 per thread, allocated in the outlined loop body.
 
+What to unroll, outline, widen or emit as a transposed copy was decided by the LLVM
+target's lowering passes (:mod:`.passes`), recorded in the loop AST
+(:class:`~polyopt.ast.nodes.Unrolled`, :class:`~polyopt.ast.nodes.Outlined`...); the
+emitter follows it, so it takes a function lowered with ``target="llvm"``.
+
 >>> import polyopt as po
 >>> A = po.placeholder((4,), name="A")
 >>> B = po.compute((4,), lambda i: A[i] + 1.0, name="B")
->>> ir_text = str(module_for(po.lower(po.create_schedule(B), [A, B])))
+>>> ir_text = str(module_for(po.lower(po.create_schedule(B), [A, B], target="llvm")))
 >>> 'define i32 @"B_kernel"(ptr noalias' in ir_text
 True
 """
@@ -25,16 +30,17 @@ import contextlib
 
 from llvmlite import ir
 
-from ...ast.nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run, linear_form,
-                          names_in, offset_in_loop, runs, upper_bound)
+from ...ast.nodes import (Block, For, If, IndexExpr, Int, Intrinsic, Name, Node, Op, Outlined,
+                          Run, Unrolled, Widened, Wrapped, linear_form, loops, names_in,
+                          offset_in_loop, upper_bound)
+from ...ast.tiles import constant_trips
 from ...domain.program import Array
-from ...errors import InternalError
+from ...errors import InternalError, InvalidArgumentError
 from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
-from ...ast.tiles import can_widen, constant_trips, most_trips
 from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
-from .parallel import can_outline, emit_parallel_for
+from .parallel import emit_parallel_for
 from .transpose import emit_transposed_copy
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type, vector_suffix
 
@@ -47,7 +53,8 @@ SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
 # not unrolled by LLVM (see _loop_hints); longer ones need its unrolling (a 28-column
 # row of a 3x3 layer ran 10 times slower without)
 SHORT_VECTOR_LOOP = 16
-UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
+# the target's own code sequences (see the ``transposed_copies`` pass)
+INTRINSICS = {"transposed_copy": emit_transposed_copy}
 STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
 HUGE_PAGE = 2 << 20
 HUGE_THRESHOLD = 4 << 20
@@ -56,7 +63,12 @@ MADV_HUGEPAGE = 14  # Linux
 
 def module_for(func, *, num_threads: int = 0) -> ir.Module:
     """The LLVM module holding ``func`` compiled to one function of the same name
-    (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores)."""
+    (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores).
+    ``func`` comes from ``po.lower(..., target="llvm")``."""
+    if "widen_partial_tiles" not in func.passes:
+        raise InvalidArgumentError(
+            f"{func.name} was not lowered for LLVM (its passes: {', '.join(func.passes)}); "
+            "lower it with po.lower(s, args, target='llvm')")
     return FunctionEmitter(func, num_threads).module
 
 
@@ -64,7 +76,6 @@ class FunctionEmitter:
     def __init__(self, func, num_threads: int = 0):
         self.func = func
         self.num_threads = num_threads
-        self.in_parallel = False
         self.guard = None  # in a widened loop: (its variable, how many iterations are real)
         self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
         self.access_groups: list = []  # of the enclosing loops with independent iterations
@@ -293,10 +304,6 @@ class FunctionEmitter:
         for pointer in pointers:
             self.builder.call(free, [pointer])
 
-    def private_temps(self, loop: For) -> list[Array]:
-        """The temporaries with one buffer per thread that ``loop``'s body uses."""
-        return self._private({run.stmt for run in runs(loop.body)})
-
     def _private(self, statements: set[str] | None = None) -> list[Array]:
         """The temporaries with one buffer per thread (that one of ``statements``
         accesses, when given)."""
@@ -312,19 +319,21 @@ class FunctionEmitter:
         return result
 
     def _statements_outside_threads(self, node: Node) -> set[str]:
-        """Statements that run outside every loop that becomes an OpenMP parallel region
-        (the private temporaries they use need a buffer in the function itself)."""
+        """Statements that run outside every loop outlined to a thread team (the private
+        temporaries they use need a buffer in the function itself)."""
         if isinstance(node, Run):
             return {node.stmt}
+        if isinstance(node, Outlined):
+            return set()  # emit_parallel_for allocates its per-thread buffers
         if isinstance(node, Block):
             return set().union(*(self._statements_outside_threads(n) for n in node.items))
         if isinstance(node, If):
             other = set() if node.otherwise is None else \
                 self._statements_outside_threads(node.otherwise)
             return self._statements_outside_threads(node.then) | other
-        if node.kind == "parallel" and can_outline(node):
-            return set()  # outlined by emit_parallel_for, with per-thread buffers
-        return self._statements_outside_threads(node.body)
+        if isinstance(node, Wrapped):
+            return self._statements_outside_threads(node.loop)
+        return self._statements_outside_threads(node.body)  # For, Intrinsic
 
     def _size_in_bytes(self, array: Array) -> ir.Value:
         size = ir.Constant(I64, _itemsize(array.dtype))
@@ -359,46 +368,33 @@ class FunctionEmitter:
         b.ret(b.load(self.status, typ=ir.IntType(32)))
 
     def _node(self, node: Node) -> None:
-        if not isinstance(node, (Block, Run)) and not (
-                isinstance(node, For) and node.kind == "unrolled"):
+        if not isinstance(node, (Block, Run, Unrolled, Intrinsic)):
             self._write_pending()  # a loop or a branch: its blocks must see memory
         if isinstance(node, Block):
             for item in node.items:
                 self._node(item)
         elif isinstance(node, For):
-            self._for(node)
+            self._serial_loop(node, self._index(node.init))
         elif isinstance(node, If):
             self._if(node)
         elif isinstance(node, Run):
             self._run(node)
+        elif isinstance(node, Unrolled):
+            self._unrolled(node)
+        elif isinstance(node, Widened):
+            self._widened(node)
+        elif isinstance(node, Outlined):
+            emit_parallel_for(self, node, self.num_threads)
+            self._known_in = (0, {})  # the threads wrote memory: nothing is known
+        elif isinstance(node, Intrinsic) and node.name in INTRINSICS:
+            INTRINSICS[node.name](self, node.body)
         else:
             raise InternalError(f"unknown AST node {node!r}")
 
-    def _for(self, loop: For) -> None:
-        if loop.kind == "parallel" and not self.in_parallel:
-            if emit_parallel_for(self, loop, self.num_threads):
-                self._known_in = (0, {})  # the threads wrote memory: nothing is known
-                return
-        if loop.kind == "unrolled" and self._unrolled(loop):
-            return
-        self._write_pending()  # not copied: a loop, whose blocks must see memory
-        if loop.kind == "vectorized" and self._widened(loop):
-            return
-        self._serial_loop(loop, self._index(loop.init))
-
-    def _widened(self, loop: For) -> bool:
+    def _widened(self, node: Widened) -> None:
         """A partial vectorized loop run over the whole tile with conditional stores
-        (see :func:`polyopt.ast.tiles.can_widen`), when it has a real iteration; False
-        (nothing emitted) when that is not safe."""
-        storage = self.func.storage
-        buffers = {}
-        for temp in self.func.temps:
-            footprint = storage.get(temp.name)
-            if all(isinstance(e, Const) for e in temp.shape) and (
-                    not self.in_parallel or footprint is not None and footprint.private):
-                buffers[temp.name] = tuple(e.value for e in temp.shape)
-        if self.guard is not None or not can_widen(loop, self.program, buffers):
-            return False
+        (see :func:`polyopt.ast.tiles.can_widen`), when it has a real iteration."""
+        loop = node.loop
         b = self.builder
         start = self._index(loop.init)
         limit, exclusive = upper_bound(loop)
@@ -409,22 +405,15 @@ class FunctionEmitter:
         b.cbranch(b.icmp_signed(">", count, ir.Constant(I64, 0)), run_block, join)
         b.position_at_end(run_block)
         self.guard = (loop.var, count)  # iteration number < count: a real one
-        self._serial_loop(loop, start, trips=most_trips(loop)[0])
+        self._serial_loop(loop, start, trips=node.trips)
         self.guard = None
         b.branch(join)
         b.position_at_end(join)
-        return True
 
-    def _unrolled(self, loop: For) -> bool:
-        """Emit ``loop`` as copies of its body, one per iteration, when at most
-        :data:`UNROLL_LIMIT` iterations; a bound ``min(init + c, e)`` (a partial tile)
-        guards each copy.  False (nothing emitted) when the count is not a constant."""
-        if emit_transposed_copy(self, loop):
-            return True
-        found = most_trips(loop)
-        if found is None or found[0] > UNROLL_LIMIT:
-            return False
-        trips, guarded = found
+    def _unrolled(self, node: Unrolled) -> None:
+        """``node``'s loop as copies of its body, one per iteration; in a partial tile
+        (``guarded``), its condition guards each copy."""
+        loop, trips, guarded = node.loop, node.trips, node.guarded
         start = self._index(loop.init)
         self._unrolling += 1
         for copy in range(trips):
@@ -439,7 +428,6 @@ class FunctionEmitter:
         self._unrolling -= 1
         if not self._unrolling:
             self._write_pending()
-        return True
 
     def _plus(self, start: ir.Value, offset: int) -> ir.Value:
         """``start + offset``: a constant when ``start`` is one, else computed once per
@@ -699,14 +687,7 @@ def _value_id(value) -> object:
 
 def _has_loop(node: Node, kinds: frozenset[str]) -> bool:
     """Whether ``node`` holds a loop of one of ``kinds``."""
-    if isinstance(node, For):
-        return node.kind in kinds or _has_loop(node.body, kinds)
-    if isinstance(node, Block):
-        return any(_has_loop(item, kinds) for item in node.items)
-    if isinstance(node, If):
-        return _has_loop(node.then, kinds) or (
-            node.otherwise is not None and _has_loop(node.otherwise, kinds))
-    return False
+    return any(loop.kind in kinds for loop in loops(node))
 
 
 def _constant_size(array: Array) -> int | None:

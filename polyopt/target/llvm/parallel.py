@@ -4,8 +4,10 @@ The outlined function receives every value the loop body may use (parameters,
 enclosing loop variables, array pointers and strides) in a struct; the threads take
 the iterations from libgomp in about 8 pieces per thread (a dynamic schedule: on a
 shared machine a thread that loses its core for a while takes fewer).  The thread count
-comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  A parallel loop
-inside another one runs serially in each thread.
+comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  Which loops are
+outlined is decided on the loop AST by the ``outline_parallel`` pass (:mod:`.passes`):
+an :class:`~polyopt.ast.nodes.Outlined` loop; a parallel loop inside one runs serially
+in each thread.
 
 >>> load_openmp()
 """
@@ -17,7 +19,7 @@ import functools
 
 from llvmlite import ir
 
-from ...ast.nodes import For, upper_bound
+from ...ast.nodes import For, Outlined, upper_bound
 from ...errors import MissingBackendError
 from .values import I64
 
@@ -40,14 +42,13 @@ def load_openmp() -> None:
 
 
 def can_outline(loop: For) -> bool:
-    """Whether :func:`emit_parallel_for` runs ``loop`` in parallel (its bounds allow it)."""
+    """Whether :func:`emit_parallel_for` can run ``loop`` in parallel (its bounds allow it)."""
     return upper_bound(loop) is not None and loop.step > 0
 
 
-def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
-    """Emit ``loop`` as an OpenMP parallel loop; False when its bounds do not allow it."""
-    if not can_outline(loop):
-        return False
+def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
+    """Emit ``region``'s loop as an OpenMP parallel loop."""
+    loop = region.loop
     bound = upper_bound(loop)
     b = emitter.builder
     lo = emitter._index(loop.init)
@@ -62,11 +63,10 @@ def emit_parallel_for(emitter, loop: For, num_threads: int) -> bool:
     for index, value in enumerate([lo, hi] + [v for _, v in captured]):
         b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, index)],
                              source_etype=struct))
-    outlined = _outline(emitter, loop, struct, captured)
+    outlined = _outline(emitter, region, struct, captured)
     gomp = _declare(emitter.module, "GOMP_parallel", ir.VoidType(),
                     [ir.PointerType(), ir.PointerType(), I32, I32])
     b.call(gomp, [outlined, slot, ir.Constant(I32, num_threads), ir.Constant(I32, 0)])
-    return True
 
 
 def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
@@ -87,7 +87,7 @@ def _declare(module: ir.Module, name: str, ret, args) -> ir.Function:
     return ir.Function(module, ir.FunctionType(ret, args), name=name)
 
 
-def _outline(emitter, loop: For, struct, captured) -> ir.Function:
+def _outline(emitter, region: Outlined, struct, captured) -> ir.Function:
     """``void name.ompN(ptr data)``: unpacks the struct, picks this thread's block of
     iterations and calls ``name.ompN.body`` on it.  The body receives the array pointers
     as ``noalias`` arguments (they are distinct arrays), so that LLVM vectorizes it as
@@ -96,7 +96,7 @@ def _outline(emitter, loop: For, struct, captured) -> ir.Function:
     count = sum(1 for g in module.globals if g.startswith(f"{emitter.fn.name}.omp")
                 and not g.endswith(".body"))
     name = f"{emitter.fn.name}.omp{count}"
-    body = _body_function(emitter, loop, name, captured)
+    body = _body_function(emitter, region, name, captured)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType()]), name=name)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -152,14 +152,14 @@ def _dynamic_chunks(emitter, loop: For, lo: ir.Value, hi: ir.Value, failed: ir.V
     b.call(_declare(module, "GOMP_loop_end_nowait", ir.VoidType(), []), [])
 
 
-def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
+def _body_function(emitter, region: Outlined, name: str, captured) -> ir.Function:
     module = emitter.module
     types = [v.type for _, v in captured] + [I64, I64]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name=f"{name}.body")
     fn.linkage = "internal"
     fn.attributes.add("alwaysinline")
     saved = (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-             emitter.strides, emitter.in_parallel, emitter.status, emitter.counters)
+             emitter.strides, emitter.status, emitter.counters)
     emitter.counters = {}  # the enclosing loops' counters live in the calling function
     b = emitter.new_builder(fn.append_basic_block("entry"))
     emitter.fn, emitter.builder = fn, b
@@ -176,13 +176,13 @@ def _body_function(emitter, loop: For, name: str, captured) -> ir.Function:
             emitter.pointers[key[0]] = arg
         else:
             emitter.strides[key[0]][key[1]] = arg
-    emitter.in_parallel = True
     # one buffer per thread for temporaries private to the iterations; when one cannot
     # be allocated, the thread does nothing and the kernel reports the failure
-    heap, failed = emitter.allocate_temps(emitter.private_temps(loop))
-    _dynamic_chunks(emitter, loop, fn.args[-2], fn.args[-1], failed)
+    heap, failed = emitter.allocate_temps(
+        [t for t in emitter.func.temps if t.name in region.private])
+    _dynamic_chunks(emitter, region.loop, fn.args[-2], fn.args[-1], failed)
     emitter.free(heap)
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
-     emitter.strides, emitter.in_parallel, emitter.status, emitter.counters) = saved
+     emitter.strides, emitter.status, emitter.counters) = saved
     return fn

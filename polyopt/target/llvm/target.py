@@ -19,6 +19,7 @@ from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
 from .jit import assembly, jit, optimize
 from .parallel import load_openmp
+from .passes import llvm_passes
 from .remarks import loops_asking_for_vectors
 from .vecmath import with_vector_math
 
@@ -27,7 +28,11 @@ class LLVMTarget:
     name = "llvm"
     supports_parallel = True
     supports_vector = True
-    skipped_passes = frozenset()
+
+    def passes(self, pipeline):
+        """The common pipeline, then outlining, transposed copies, unrolling and widening
+        (see :mod:`.passes`)."""
+        return llvm_passes(pipeline)
 
     def build(self, func, *, num_threads: int = 0, **options) -> "LLVMKernel":
         if options:

@@ -13,7 +13,9 @@ which holds only a plain copy between two arrays of one element type: the source
 contiguous along the unrolled variable, the target contiguous along the vectorized one
 and ``n`` or more elements apart along the unrolled one (so no two stores of the block
 meet).  In a partial tile (fewer iterations of either loop) the loads and stores are
-masked to the block's elements.  Otherwise the loops are emitted as scheduled.
+masked to the block's elements.  Otherwise the loops are emitted as scheduled.  The
+LLVM target's ``transposed_copies`` pass (:mod:`.passes`) finds these copies in the
+loop AST; :func:`emit_transposed_copy` writes their code.
 
 >>> import polyopt as po
 >>> W = po.placeholder((16, 16), name="W")
@@ -40,13 +42,10 @@ from .values import I1, I64
 SIZES = (2, 4, 8, 16)
 
 
-def emit_transposed_copy(emitter, loop: For) -> bool:
-    """Emit the unrolled ``loop`` as a transposed block copy when it is one (see the
-    module); False (nothing emitted) otherwise."""
-    found = _square_copy(emitter, loop)
-    if found is None:
-        return False
-    inner, run, n, partial = found
+def emit_transposed_copy(emitter, loop: For) -> None:
+    """Emit the unrolled ``loop``, a transposed block copy (the ``transposed_copies``
+    pass found it with :func:`square_copy`), as one."""
+    inner, run, n, partial = square_copy(emitter.program, loop)
     b = emitter.builder
     outer_start = emitter.scalars[loop.var] = emitter._index(loop.init)
     inner_start = emitter._index(inner.init)
@@ -66,7 +65,6 @@ def emit_transposed_copy(emitter, loop: For) -> bool:
             emitter.store_vector(stmt.target, column,
                                  _only_if(b, n, store_lanes, outer_count, i))
     del emitter.scalars[loop.var], emitter.scalars[inner.var]
-    return True
 
 
 def _count(emitter, loop: For) -> ir.Value:
@@ -134,11 +132,11 @@ def _masks(n: int, half: int) -> tuple[ir.Constant, ir.Constant]:
     return ir.Constant(mask_type, low), ir.Constant(mask_type, high)
 
 
-def _square_copy(emitter, loop: For):
+def square_copy(program, loop: For):
     """``(vectorized loop, copy, n, (partial, partial))`` when ``loop`` is a transposed
     copy of an ``n`` by ``n`` block (see the module; whether each loop is a partial
     tile), else None."""
-    if emitter.guard is not None or loop.step != 1:
+    if loop.step != 1:
         return None
     found = most_trips(loop)
     if found is None or found[0] not in SIZES:
@@ -154,11 +152,10 @@ def _square_copy(emitter, loop: For):
     run = _only(inner.body)
     if not isinstance(run, Run):
         return None
-    stmt = emitter.program.statement(run.stmt)
+    stmt = program.statement(run.stmt)
     source, target = stmt.value, stmt.target
     if not isinstance(source, TensorRead) or source.tensor.dtype != target.tensor.dtype:
         return None
-    program = emitter.program
     if program.array_of(source.tensor).name == program.array_of(target.tensor).name:
         return None
     forms = {id(axis): linear_form(arg) for axis, arg in zip(stmt.index_vars, run.args)}

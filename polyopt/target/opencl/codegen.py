@@ -40,6 +40,7 @@ from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combination, combiner
+from ..info import scope_meaning
 from .plan import (GROUP_IDS, LOCAL_IDS, Kernel, is_block, is_thread, plan_kernels,
                    scoped_arrays, tag_dim)
 from .values import HELPERS, ValuePrinter, cl_type, combine
@@ -113,7 +114,7 @@ class KernelPrinter:
             size = 1
             for extent in buffer.sizes:
                 size *= extent
-            space = "__local " if buffer.array.scope == "shared" else ""
+            space = "__local " if scope_meaning(buffer.array.scope).shared_by == "group" else ""
             self.declarations.append(
                 f"  {space}{cl_type(buffer.array.dtype)} {name}[{max(size, 1)}];")
         body = self._node(k.body, 1, frozenset(), True)

@@ -45,6 +45,7 @@ from ...domain.program import Array, Program
 from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ..accumulate import combination
+from ..info import scope_meaning
 
 DIMS = "xyz"
 # the names of group and local ids in generated code and in isl maps
@@ -156,7 +157,7 @@ def plan_kernels(func) -> list[Kernel]:
 def scoped_arrays(func) -> tuple[Array, ...]:
     """The temporaries that live in ``__local`` or private memory (an array passed by
     the caller stays in global memory whatever its scope)."""
-    return tuple(a for a in func.temps if a.scope != "global")
+    return tuple(a for a in func.temps if scope_meaning(a.scope).shared_by != "all")
 
 
 def _touches(program: Program, stmts, array: str) -> bool:
@@ -389,7 +390,7 @@ def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
         row = kernel.rows[stmt]
         width = row.dim(isl.dim_type.out)
         key = row.apply_range(_select_dims(width, dims))
-        if array.scope == "local":
+        if _per_work_item(array):
             items = _access_items(program, kernel, stmt, array.name)
             key = key.flat_range_product(items.project_out(isl.dim_type.out, 0, 3))
         keys[stmt] = key
@@ -397,7 +398,7 @@ def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
             if access.array == array.name:
                 part = key.reverse().apply_range(access.relation)
                 footprint = part if footprint is None else footprint.union(part)
-    names = names + (list(LOCAL_IDS) if array.scope == "local" else [])
+    names = names + (list(LOCAL_IDS) if _per_work_item(array) else [])
     footprint = footprint.intersect_params(program.context).coalesce()
     lower, sizes, starts = [], [], []
     for dim in range(array.ndim):
@@ -407,7 +408,7 @@ def _buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
         spread = isl.Map.from_pw_aff(low).range_product(along).range().unwrap().deltas()
         top = spread.dim_max_val(0)
         if not top.is_int():
-            unit = "work-group" if array.scope == "shared" else "work-item"
+            unit = scope_meaning(array.scope).unit
             raise ScheduleError(
                 f"the {array.scope} buffer '{array.name}' needs a part of {array.name} per "
                 f"{unit} that grows with the sizes (dimension {dim}); compute it at a loop "
@@ -479,7 +480,7 @@ def _plan_barriers(program: Program, kernel: Kernel) -> None:
     between the work-items of a group."""
     stmts = [s for s in kernel.stmts if s in kernel.work_items]
     for array in program.arrays:
-        if array.name in kernel.buffers and array.scope == "local":
+        if array.name in kernel.buffers and _per_work_item(array):
             continue  # private: no other work-item sees it (flows are checked elsewhere)
         accesses = [(s, a) for s in stmts for a in program.statement(s).accesses
                     if a.array == array.name]
@@ -556,6 +557,11 @@ def _example(program: Program, pairs: isl.Map) -> str:
     return f"{first} and {second}{when}"
 
 
+def _per_work_item(array: Array) -> bool:
+    """Whether ``array`` has one copy per work-item (else per work-group)."""
+    return scope_meaning(array.scope).shared_by == "thread"
+
+
 def _check_scoped_flows(program: Program, kernels: list[Kernel], arrays) -> None:
     """A value in a shared (local) buffer must be read by the group (work-item) that
     wrote it, in the same iteration of the loops enclosing the buffer's accesses: each
@@ -577,7 +583,7 @@ def _check_scoped_flows(program: Program, kernels: list[Kernel], arrays) -> None
         wrong = dep.relation.intersect(source.apply_range(differ).apply_range(sink.reverse()))
         wrong = wrong.intersect_params(program.context)
         if not wrong.is_empty():
-            unit = "work-group" if scoped[dep.array] == "shared" else "work-item"
+            unit = scope_meaning(scoped[dep.array]).unit
             raise ScheduleError(
                 f"{_example(program, wrong)}: the second reads {dep.array} written by the "
                 f"first in another {unit} or another iteration of the loops around the "

@@ -27,6 +27,7 @@ from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, ScheduleError, public_methods
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
+from ..info import TargetInfo
 from .codegen import global_arrays, opencl_source
 from .plan import plan_kernels
 from .runtime import cl, compile_program, describe, queue_for
@@ -36,9 +37,12 @@ class OpenCLTarget:
     name = "opencl"
     supports_parallel = True
     supports_vector = False
-    # shared/local buffers are sized per work-group and work-item by plan.py; the CPU's
-    # full-tile separation would split loops bound to work-items
-    skipped_passes = frozenset({"contract_storage", "flatten_accesses", "separate_full_tiles"})
+
+    def passes(self, pipeline):
+        """The common passes but three: shared/local buffers are sized per work-group and
+        work-item by plan.py; the CPU's full-tile separation would split loops bound to
+        work-items."""
+        return pipeline.without("contract_storage", "flatten_accesses", "separate_full_tiles")
 
     def build(self, func, *, device=None, **options) -> "OpenCLKernel":
         if options:
@@ -46,8 +50,9 @@ class OpenCLTarget:
                 f"unknown option(s) for target opencl: {', '.join(options)}; known: device")
         queue = queue_for(device)
         kernels = plan_kernels(func)
+        info = TargetInfo.for_opencl(queue.device)
         for kernel in kernels:
-            _check_fits(kernel, queue.device)
+            _check_fits(kernel, info)
         source = opencl_source(func, kernels)
         program = compile_program(queue.context, source)
         return OpenCLKernel(func, kernels, source, program, queue)
@@ -139,19 +144,20 @@ class OpenCLKernel(ModuleAPI):
         return f"<OpenCLKernel {self.func.name} on {self.device}>"
 
 
-def _check_fits(kernel, device) -> None:
-    """The group shape and the __local buffers must fit the device."""
+def _check_fits(kernel, info: TargetInfo) -> None:
+    """The group shape and the per-group (__local) buffers must fit the device."""
     size = kernel.local_size[0] * kernel.local_size[1] * kernel.local_size[2]
-    if size > device.max_work_group_size:
+    if size > info.max_group_size:
         raise ScheduleError(
-            f"kernel {kernel.name} needs work-groups of {size} work-items; {device.name} "
-            f"allows {device.max_work_group_size}: use smaller factors for the threadIdx loops")
+            f"kernel {kernel.name} needs work-groups of {size} work-items; {info.name} "
+            f"allows {info.max_group_size}: use smaller factors for the threadIdx loops")
+    shared = info.scope("shared")
     local = sum(int(np.prod(b.sizes, dtype=np.int64)) * np.dtype(b.array.dtype).itemsize
-                for b in kernel.buffers.values() if b.array.scope == "shared")
-    if local > device.local_mem_size:
+                for b in kernel.buffers.values() if b.array.scope == shared.name)
+    if local > shared.capacity:
         raise ScheduleError(
-            f"kernel {kernel.name} needs {local} bytes of __local memory; {device.name} has "
-            f"{device.local_mem_size}: use smaller tiles for the shared buffers")
+            f"kernel {kernel.name} needs {local} bytes of __local memory; {info.name} has "
+            f"{shared.capacity}: use smaller tiles for the shared buffers")
 
 
 def _device_array_type():

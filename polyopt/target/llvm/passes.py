@@ -1,0 +1,133 @@
+"""The LLVM target's lowering passes: decisions on the loop AST that the emitter follows.
+
+Appended to the common pipeline (``polyopt.lower.PIPELINE``) by ``LLVMTarget.passes``,
+in this order:
+
+* ``outline_parallel``: each outermost parallel loop whose bounds allow it becomes an
+  :class:`Outlined` thread region (OpenMP, see :mod:`.parallel`), naming the temporaries
+  that get one buffer per thread; a parallel loop inside one stays a loop, run serially
+  by each thread.  First: the passes below ask whether a loop runs in a thread.
+* ``transposed_copies``: an unrolled loop around a vectorized one copying a square
+  block transposed becomes an :class:`Intrinsic` (see :mod:`.transpose`).  Before
+  ``unroll``, which would copy the loop instead.
+* ``unroll``: a loop marked unrolled with at most :data:`UNROLL_LIMIT` iterations
+  becomes :class:`Unrolled` (one copy of the body per iteration, each guarded in a
+  partial tile); longer ones stay loops.
+* ``widen_partial_tiles``: a partial vectorized tile whose extra iterations stay inside
+  buffers the thread owns runs at full width with conditional stores
+  (:class:`Widened`, see :func:`polyopt.ast.tiles.can_widen`).  After outlining (which
+  buffers a thread owns) and after the transposed copies (which take their loops).
+
+>>> import polyopt as po
+>>> A = po.placeholder((6, 4), name="A")
+>>> B = po.compute((6, 4), lambda i, j: A[i, j] * 2.0, name="B")
+>>> s = po.create_schedule(B)
+>>> _ = s[B].parallel(B.op.axis[0]); _ = s[B].unroll(B.op.axis[1])
+>>> print(po.lower(s, [A, B], target="llvm"))
+void B_kernel(float32 A[6][4], float32 B[6][4]) {
+  #pragma parallel: outlined to a thread team
+  for (i = 0; i < 6; i += 1)
+    #pragma unrolled: 4 copies
+    for (j = 0; j < 4; j += 1)
+      B[i, j] = A[i, j] * 2.0;
+}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from ...ast.nodes import (Block, For, If, Intrinsic, Node, Outlined, Unrolled, Widened,
+                          Wrapped, runs)
+from ...ast.pipeline import Pass
+from ...ast.tiles import can_widen, most_trips
+from ...te.expr import Const
+from .parallel import can_outline
+from .transpose import square_copy
+
+UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
+
+
+def rewrite(node: Node, visit: Callable[[Node], Node | None]) -> Node:
+    """``node`` rebuilt top-down: where ``visit`` returns a node, that node replaces the
+    subtree (``visit`` rewrites its children itself); elsewhere children are rewritten."""
+    found = visit(node)
+    if found is not None:
+        return found
+    if isinstance(node, Block):
+        return Block(tuple(rewrite(n, visit) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else rewrite(node.otherwise, visit)
+        return If(node.cond, rewrite(node.then, visit), other)
+    if isinstance(node, For):
+        return dataclasses.replace(node, body=rewrite(node.body, visit))
+    if isinstance(node, Wrapped):
+        return dataclasses.replace(node, loop=rewrite(node.loop, visit))
+    return node  # a Run; an Intrinsic's loops are the target's own
+
+
+def outline_parallel(func):
+    storage = func.storage
+    private = [t.name for t in func.temps
+               if storage.get(t.name) is not None and storage[t.name].private]
+
+    def visit(node):
+        if isinstance(node, For) and node.kind == "parallel" and can_outline(node):
+            used = {a.array for run in runs(node.body)
+                    for a in func.program.statement(run.stmt).accesses}
+            return Outlined(node, tuple(name for name in private if name in used))
+        return None
+
+    return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def transposed_copies(func):
+    def visit(node):
+        if isinstance(node, For) and node.kind == "unrolled" and \
+                square_copy(func.program, node) is not None:
+            return Intrinsic("transposed_copy", node)
+        return None
+
+    return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def unroll(func):
+    def visit(node):
+        if not (isinstance(node, For) and node.kind == "unrolled"):
+            return None
+        found = most_trips(node)
+        if found is None or found[0] > UNROLL_LIMIT:
+            return None
+        return Unrolled(dataclasses.replace(node, body=rewrite(node.body, visit)), *found)
+
+    return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def widen_partial_tiles(func):
+    storage = func.storage
+    constant = {t.name: tuple(e.value for e in t.shape) for t in func.temps
+                if all(isinstance(e, Const) for e in t.shape)}
+    # in a thread, only its own (private) buffers may take the extra iterations' stores
+    in_thread = {name: shape for name, shape in constant.items()
+                 if storage.get(name) is not None and storage[name].private}
+
+    def visitor(buffers):
+        def visit(node):
+            if isinstance(node, Outlined) and buffers is not in_thread:
+                return dataclasses.replace(node, loop=rewrite(node.loop, visitor(in_thread)))
+            if isinstance(node, For) and node.kind == "vectorized" and \
+                    can_widen(node, func.program, buffers):
+                return Widened(node, most_trips(node)[0])
+            return None
+        return visit
+
+    return dataclasses.replace(func, body=rewrite(func.body, visitor(constant)))
+
+
+def llvm_passes(pipeline):
+    """The common pipeline with the LLVM target's passes appended (see the module)."""
+    return pipeline.append(Pass("outline_parallel", outline_parallel),
+                           Pass("transposed_copies", transposed_copies),
+                           Pass("unroll", unroll),
+                           Pass("widen_partial_tiles", widen_partial_tiles))
