@@ -22,6 +22,7 @@ from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compu
 from .te import ops
 from .te.scan import scan
 from .frontend.kernel import Kernel, kernel
+from .frontend.c import from_c
 from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
 from .transform import templates
