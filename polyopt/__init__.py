@@ -25,6 +25,7 @@ from .frontend.kernel import Kernel, kernel
 from .frontend.c import from_c
 from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
+from .transform.auto import auto_schedule
 from .transform import templates
 from .transform.handwritten import CheckReport, check
 from .lower import lower
