@@ -60,7 +60,7 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
     for dep in deps.items:
         if names is None or (dep.source in names and dep.sink in names):
             relation = relation.union(isl.UnionMap.from_map(dep.relation))
-    relation = relation.intersect_params(program.context)
+    relation = relation.gist_params(program.context)
     ctx = domain.get_ctx()
     saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_serialize_sccs(),
              ctx.get_schedule_whole_component(), ctx.get_max_operations(),
@@ -69,7 +69,6 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
     ctx.set_schedule_outer_coincidence(0)
     ctx.set_schedule_serialize_sccs(serialize)
     ctx.set_schedule_whole_component(whole)
-    ctx.set_schedule_maximize_band_depth(1)
     ctx.reset_operations()
     ctx.set_max_operations(max_operations)
     try:
