@@ -34,7 +34,8 @@ import statistics
 import sys
 import time
 
-import numpy as np
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads must not spin
+import numpy as np  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
@@ -240,6 +241,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-te", action="store_true", help="skip matmul/conv2d")
+    parser.add_argument("--write", action="store_true",
+                        help="write results/polybench.md even with --only")
     args = parser.parse_args()
     paths = sorted(KERNELS.glob("*.c"))
     if args.only:
@@ -268,7 +271,7 @@ def main() -> int:
               f"{t['medians']['template']:.4f}s ({t['ratio']:.2f}x)", flush=True)
     text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]))
     print(text)
-    if not args.quick and not args.only:
+    if not args.quick and (args.write or not args.only):
         write_results("polybench", text, data)
     return 0
 

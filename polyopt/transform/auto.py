@@ -11,7 +11,8 @@ stage's loops are its band.  Then, on the outermost permutable band:
 - inside a tile, the innermost loop is the one with the most stride-1 accesses that
   carries no dependence, marked ``vectorize``;
 - with ``unroll_jam=`` (default 4) a loop around a reduction is unrolled into it
-  (register tiling), when the point loops allow;
+  (unroll-and-jam); ``register_columns=`` (e.g. 32) also splits the vector loop, for
+  a register tile of accumulators held across the reduction;
 - the outermost tile loop without dependences is marked ``parallel``, else the tiles
   run in wavefronts (``wavefront``) whose inner loop is parallel.
 
@@ -58,7 +59,8 @@ class AutoOptions:
     fusion: str = "max"                     # max | min | smart (isl's fusion strategies)
     parallel: bool = True
     vectorize: bool = True
-    unroll_jam: int = 4                     # 0 or 1: no register tiling
+    unroll_jam: int = 4                     # rows of a register tile (0 or 1: none)
+    register_columns: int = 0               # its columns (e.g. 32); 0: the whole tile row
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
@@ -229,10 +231,14 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         if vector:
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
                                 report)
+            s[owner].vectorize(inner[-1], check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
     else:
-        inner, _ = _order_points(s, owner, band, scores, free_names, after, opts, report)
+        inner, vector = _order_points(s, owner, band, scores, free_names, after, opts,
+                                      report)
+        if vector:
+            s[owner].vectorize(inner[-1], check=False)
         parallel = [b for b in inner[:-1] if b in free_names]
         _mark_parallel(s, owner, parallel[:1], [], opts, report)
 
@@ -338,14 +344,12 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
     order = [n for n in inner if n != best] + [best]
     if order != inner:
         s[owner].reorder(*order, check=False)
-    if best in free and opts.vectorize:
-        s[owner].vectorize(best, check=False)
+    if best in free and opts.vectorize:  # marked by the caller, after register tiling
         report.add(f"innermost loop {best} vectorized: stride-1 score {scores[best]}, "
                    "no dependence carried")
         return order, True
     if best not in free and after and opts.vectorize and opts.distribute:
         s[owner].reorder(*order[:-1], *after, best, check=False)
-        s[owner].vectorize(best, check=False)
         report.add(f"statements distributed inside the tile ({', '.join(after)} above "
                    f"{best}); innermost loop {best} vectorized")
         return order[:-1] + after + [best], True
@@ -367,11 +371,19 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
         return inner
     stage = s[owner]
     o, i = stage.split(outer_name, factor=factor, check=False)
-    stage.reorder(o.name, reduction, i.name, vector, check=False)
+    width = opts.register_columns
+    if width > 1:  # the accumulators: factor rows x width columns, kept in registers
+        vo, vi = stage.split(vector, factor=width, check=False)
+        stage.reorder(vo.name, o.name, reduction, i.name, vi.name, check=False)
+        loops = [vo.name, o.name, reduction, i.name, vi.name]
+    else:
+        stage.reorder(o.name, reduction, i.name, vector, check=False)
+        loops = [o.name, reduction, i.name, vector]
     stage.unroll(i.name, check=False)
-    report.add(f"register tile: {outer_name} split by {factor}, its inner part unrolled "
-               f"inside the reduction loop {reduction} (unroll-and-jam)")
-    return inner[:-3] + [o.name, reduction, i.name, vector]
+    report.add(f"register tile: {outer_name} split by {factor}"
+               + (f" and {vector} by {width}" if width > 1 else "")
+               + f", unrolled inside the reduction loop {reduction} (unroll-and-jam)")
+    return inner[:-3] + loops
 
 
 def _mark_parallel(s, owner: str, free: list[str], tiles: list[str], opts, report) -> None:

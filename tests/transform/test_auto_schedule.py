@@ -135,3 +135,10 @@ def test_python_kernel():
     po.build(po.create_schedule(heat))(expected, T=7)
     po.build(s)(a, T=7)
     np.testing.assert_allclose(a, expected, rtol=1e-13)
+
+
+def test_register_tile_option():
+    kernel = po.from_c(str(POLYBENCH / "gemm.c"), defines={"NI": 13, "NJ": 21, "NK": 9})
+    s = po.auto_schedule(kernel, tile_sizes=16, unroll_jam=3, register_columns=8)
+    assert "and j.inner by 8" in str(s.auto_report)
+    compare(kernel, s, {"ni": 13, "nj": 21, "nk": 9})
