@@ -9,7 +9,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "polyopt"
 # Layers in data-flow order; a module may import its own layer and earlier ones.
 LAYERS = ["te", "domain", "frontend", "deps", "transform", "tensorize", "ast", "target", "graph"]
 BASE = {"errors", "dtypes", "names"}  # importable from everywhere
-DRIVERS = {"lower", "build", "cli", "__init__", "__main__"}  # top-level entry points
+DRIVERS = {"lower", "build", "cli", "cli_opt", "emit_c", "__init__", "__main__"}  # entry points
 
 
 def _imported_layers(path: pathlib.Path) -> set[str]:
