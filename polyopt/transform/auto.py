@@ -160,11 +160,17 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     if isl_result is None:
         raise ScheduleError(message)
     rows = flatten(isl_result)
+    fusion = opts.fusion
+    if fusion == "max" and _tileable_run(s, None, rows) is None:
+        separate, _ = isl_schedule(program, s.deps, fusion="min",
+                                   max_operations=opts.max_operations)
+        if separate is not None and _tileable_run(s, None, flatten(separate)) is not None:
+            rows, fusion = flatten(separate), "min (maximal fusion left no band to tile)"
     if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
         order = {st.name: k for k, st in enumerate(program.statements)}
         rows = Rows({n: r + [order[n]] for n, r in rows.rows.items()},
                     rows.permutable + [False], rows.band + [None])
-    report.add(f"affine schedule: {message}, fusion '{opts.fusion}'")
+    report.add(f"affine schedule: {message}, fusion {fusion}")
     names = level_names(rows, program)
     stages = [st.name for st in program.stages]
     for stage in program.stages:
