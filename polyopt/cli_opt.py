@@ -22,7 +22,7 @@ import islpy as isl
 import numpy as np
 
 from .emit_c import replace_scop, scop_c
-from .errors import InvalidArgumentError, PolyoptError
+from .errors import InvalidArgumentError
 from .frontend.c import from_c
 from .frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
 from .build import build
@@ -175,4 +175,4 @@ def _write(path: str | None, text: str) -> None:
     print(f"wrote {path}")
 
 
-__all__ = ["add_parser", "run", "PolyoptError"]
+__all__ = ["add_parser", "run"]

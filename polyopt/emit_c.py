@@ -25,7 +25,7 @@ from .ast import printer
 from .ast.nodes import Block, For, If, Run
 from .errors import FrontendError
 from .lower import lower
-from .target.opencl.values import ValuePrinter, cl_type
+from .target.opencl.values import ValuePrinter
 from .te.expr import TensorRead, Var
 
 # Helpers the printed values may call (the OpenCL printer's names), defined for C.
@@ -149,4 +149,4 @@ def _strip(text: str) -> str:
     return text[1:-1]
 
 
-__all__ = ["PRELUDE", "cl_type", "replace_scop", "scop_c"]
+__all__ = ["PRELUDE", "replace_scop", "scop_c"]

@@ -58,7 +58,7 @@ def preprocess(source: CText, defines: dict | None = None) -> str:
         raise MissingBackendError("from_c runs the C preprocessor, and no 'cc' or 'gcc' is "
                                   "installed: apt-get install gcc (or set CC)")
     flags = [f"-D{k}={v}" for k, v in (defines or {}).items()]
-    filename = source.filename if source.filename != "<string>" else "<string>"
+    filename = source.filename
     command = [compiler, "-E", "-x", "c", *flags, "-I", source.directory, "-"]
     try:
         result = subprocess.run(command, input=f'# 1 "{filename}"\n{text}', text=True,

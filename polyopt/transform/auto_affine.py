@@ -318,3 +318,27 @@ def _fix(space: isl.Space, level: int, value: int) -> isl.Set:
     names = [f"x{k}" for k in range(n)]
     params = ", ".join(space.get_var_names(isl.dim_type.param))
     return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : x{level} = {value} }}")
+
+
+def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[int]:
+    """The levels of the band ``lo..hi`` whose loop, put innermost in a tile, carries
+    no dependence: none has distance 0 at every other band level (and before the band)
+    and a non-zero distance at that level."""
+    maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
+    result = set(range(lo, hi))
+    for dep in deps.items:
+        if dep.source not in maps or dep.sink not in maps:
+            continue
+        deltas = maps[dep.source].reverse().apply_range(dep.relation).apply_range(
+            maps[dep.sink]).deltas()
+        space = deltas.get_space()
+        for level in range(lo):
+            deltas = deltas.intersect(_fix(space, level, 0))
+        for level in list(result):
+            rest = deltas
+            for other in range(lo, hi):
+                if other != level:
+                    rest = rest.intersect(_fix(space, other, 0))
+            if not rest.subtract(_fix(space, level, 0)).is_empty():
+                result.discard(level)
+    return result
