@@ -25,8 +25,10 @@ from .te.extern import call_pure_extern, extern
 from .te.reducers import comm_reducer
 from .te.scan import scan
 from .frontend.kernel import Kernel, kernel
+from .frontend.c import from_c
 from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
+from .transform.auto import auto_schedule
 from .transform import templates
 from .transform.bind import not_yet_tensorize as decl_tensor_intrin
 from .transform.handwritten import CheckReport, check

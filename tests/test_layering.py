@@ -12,7 +12,7 @@ LAYERS = ["te", "domain", "frontend", "deps", "transform", "tensorize", "ast", "
 # that templates and checks query, and imports only errors
 BASE = {"errors", "dtypes", "names", "target.info"}
 TARGET_INFO = "target.info"
-DRIVERS = {"lower", "build", "cli", "__init__", "__main__"}  # top-level entry points
+DRIVERS = {"lower", "build", "cli", "cli_opt", "emit_c", "__init__", "__main__"}  # entry points
 
 
 def _imported_layers(path: pathlib.Path) -> set[str]:

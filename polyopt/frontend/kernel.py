@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 
-from ..domain.accesses import check_in_bounds, statement_accesses
+from ..domain.accesses import array_bounds, check_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace
 from ..domain.from_te import size_context
 from ..domain.program import Array, Program, Statement
@@ -76,6 +76,19 @@ def kernel(fn) -> Kernel:
     """Parse the Python function ``fn`` into a :class:`Kernel` (use as ``@po.kernel``)."""
     tree, source = parse_function(fn)
     globals_, closure = function_namespace(fn)
+    return kernel_from_tree(tree, source, globals_, closure)
+
+
+def kernel_from_tree(tree: ast.FunctionDef, source: Source, globals_: dict, closure: dict, *,
+                     temporaries: frozenset[str] = frozenset(),
+                     infer_sizes: bool = False) -> Kernel:
+    """The :class:`Kernel` of a parsed function: the one path from a loop nest to a Program.
+
+    ``temporaries`` are parameters that are the kernel's own scratch arrays (role
+    "compute", not in ``args``; the C front end's scalars).  With ``infer_sizes`` the
+    sizes' valid range is narrowed to where every access is inside its array (as pet
+    does for C, where an access outside is undefined behaviour) instead of refusing.
+    """
     outer = Translator(source, Scopes(globals_, closure, {}))  # names as seen at 'def'
     specs = _parameter_specs(tree, source, outer)
     params = _collect_vars([e for spec in specs.values() for e in spec.shape]
@@ -88,8 +101,9 @@ def kernel(fn) -> Kernel:
     assignments = parser.parse()
     if not assignments:
         raise source.error(tree, "the kernel assigns no array element, so it computes nothing")
-    program = _program(source, tensors, params, assignments)
-    return Kernel(source.kernel, program, tuple(tensors.values()))
+    program = _program(source, tensors, params, assignments, temporaries, infer_sizes)
+    return Kernel(source.kernel, program,
+                  tuple(t for name, t in tensors.items() if name not in temporaries))
 
 
 def _parameter_specs(tree: ast.FunctionDef, source: Source,
@@ -142,24 +156,40 @@ def _collect_vars(roots, source: Source, tree: ast.FunctionDef) -> tuple[Var, ..
 
 
 def _program(source: Source, tensors: dict[str, Tensor], params: tuple[Var, ...],
-             assignments: list[Assignment]) -> Program:
+             assignments: list[Assignment], temporaries: frozenset[str] = frozenset(),
+             infer_sizes: bool = False) -> Program:
     param_names = tuple(p.name for p in params)
     written = {id(a.target.tensor) for a in assignments}
     arrays = tuple(Array(t.name, t.shape, t.dtype, t,
+                         "compute" if name in temporaries else
                          "inout" if id(t) in written else "placeholder")
-                   for t in tensors.values())
+                   for name, t in tensors.items())
     array_of = {id(a.tensor): a for a in arrays}
     context = size_context(arrays, params)
     names = NameGenerator(reserved=param_names + tuple(a.name for a in arrays))
-    statements = []
-    for k, assignment in enumerate(assignments):
-        stmt = _statement(names.fresh(f"S{k}"), assignment, array_of, param_names, source)
+    statements = [_statement(names.fresh(f"S{k}"), assignment, array_of, param_names, source)
+                  for k, assignment in enumerate(assignments)]
+    if infer_sizes:
+        context = _sizes_in_bounds(statements, array_of, param_names, context, source)
+    for stmt, assignment in zip(statements, assignments):
         check_in_bounds(stmt, array_of, param_names, context, writes=True,
                         origin=source.at_line(assignment.line),
                         hint=_BOUNDS_HINT)
-        statements.append(stmt)
     program = Program(tuple(statements), arrays, params, context, schedule=None)
     return program.with_stages(source_order_stages(statements, assignments))
+
+
+def _sizes_in_bounds(statements, array_of: dict, params: tuple[str, ...], context, source):
+    """``context`` without the sizes for which some access leaves its array."""
+    arrays = {a.name: a for a in array_of.values()}
+    for stmt in statements:
+        for access in stmt.accesses:
+            bounds = array_bounds(arrays[access.array], params)
+            context = context.subtract(access.relation.subtract_range(bounds).params())
+    if context.is_empty():
+        raise source.error(None, "for no sizes do all accesses stay inside their arrays; "
+                                 "check the array sizes and the loop bounds")
+    return context.coalesce()
 
 
 def _statement(name: str, assignment: Assignment, array_of: dict,

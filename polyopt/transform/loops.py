@@ -253,6 +253,11 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
         raise InvalidArgumentError(f"the map {relation!r} is not a function")
     pma = mapping.as_pw_multi_aff()
     out_names = mapping.get_space().get_var_names(isl.dim_type.out)
+    in_names = [a.name for a in current.axes]
+    for pos in range(len(out_names)):  # an unnamed output that is one loop keeps its name
+        k = _input_dim(pma.get_pw_aff(pos))
+        if out_names[pos] is None and k is not None and in_names[k] not in out_names:
+            out_names[pos] = in_names[k]
 
     def change(member, loops):
         values = isl.PwMultiAff.from_pw_aff(loops[0].value)
@@ -280,6 +285,15 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
         return result
 
     return edit_band(program, stage, 1, len(current.axes), change)
+
+
+def _input_dim(value: isl.PwAff) -> int | None:
+    """``k`` when ``value`` is exactly input dimension ``k``."""
+    local = isl.LocalSpace.from_space(value.get_domain_space())
+    for k in range(value.dim(isl.dim_type.in_)):
+        if value.is_equal(isl.PwAff.var_on_domain(local, isl.dim_type.set, k)):
+            return k
+    return None
 
 
 def _point_text(points: isl.Set) -> str:

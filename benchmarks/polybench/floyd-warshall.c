@@ -1,0 +1,15 @@
+/* floyd-warshall: all-pairs shortest paths */
+#ifndef N
+# define N 2800
+#endif
+void kernel_floyd_warshall(int n, double path[N][N])
+{
+  int i, j, k;
+#pragma scop
+  for (k = 0; k < n; k++)
+    for (i = 0; i < n; i++)
+      for (j = 0; j < n; j++)
+        path[i][j] = path[i][j] < path[i][k] + path[k][j] ?
+                     path[i][j] : path[i][k] + path[k][j];
+#pragma endscop
+}

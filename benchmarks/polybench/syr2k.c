@@ -1,0 +1,19 @@
+/* syr2k: C := alpha A B^T + alpha B A^T + beta C, lower triangle */
+#ifndef M
+# define M 1000
+# define N 1200
+#endif
+void kernel_syr2k(int n, int m, double alpha, double beta, double C[N][N], double A[N][M],
+                  double B[N][M])
+{
+  int i, j, k;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    for (j = 0; j <= i; j++)
+      C[i][j] *= beta;
+    for (k = 0; k < m; k++)
+      for (j = 0; j <= i; j++)
+        C[i][j] += A[j][k] * alpha * B[i][k] + B[j][k] * alpha * A[i][k];
+  }
+#pragma endscop
+}

@@ -1,0 +1,109 @@
+"""``po.from_c``: the ``#pragma scop`` region of a C function as a :class:`Kernel`.
+
+The C statements are rewritten as the Python kernel ``@po.kernel`` parses
+(:mod:`~polyopt.frontend.c_translate`), so a C kernel gets exactly the program,
+primitives, checks and back ends of a Python one.  ``int`` parameters are sizes
+(``po.var``), ``double``/``float`` scalar parameters 0-d arrays, array parameters arrays;
+the sizes' valid range is narrowed to where every access is inside its array (C makes
+an access outside undefined, as pet assumes): a kernel writing ``A[0][j]`` needs that
+dimension to be at least 1.
+
+>>> import polyopt as po
+>>> k = po.from_c('''
+... #define N 100
+... void scale(int n, double alpha, double A[n][n]) {
+...   int i, j;
+... #pragma scop
+...   for (i = 0; i < n; i++)
+...     for (j = 0; j <= i; j++)
+...       A[i][j] *= alpha;
+... #pragma endscop
+... }''')
+>>> print(k.program.statement("S0").domain)
+[n] -> { S0[i, j] : 0 <= i < n and 0 <= j <= i }
+>>> print(po.lower(po.create_schedule(k)))
+void scale(float64 alpha, float64 A[n][n]) {
+  for (i = 0; i < n; i += 1)
+    for (j = 0; j <= i; j += 1)
+      A[i, j] = A[i, j] * alpha[];
+}
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..errors import FrontendError
+from ..te.tensor import var
+from . import types as element_types
+from .c_source import declarations_before, find_function, parse_source, read_c, scop_items
+from .c_translate import CParam, CTranslator, Translation
+from .kernel import Kernel, kernel_from_tree
+from .source import Source
+
+# Messages of the Python front end that mean "this scalar is not a plain forward
+# substitution": the C front end then keeps the scalar in a 0-d scratch array.
+_TEMP_PROBLEMS = ("scalar temporary", "where it has no value")
+
+
+class CKernel(Kernel):
+    """A :class:`Kernel` from C; ``c_params`` are the C function's parameters in order
+    (sizes, scalars, arrays), ``c_name`` its name, ``translation`` the Python kernel."""
+
+    def __init__(self, base: Kernel, translation: Translation, source_text: str):
+        super().__init__(base.name, base.program, base.args)
+        self.translation = translation
+        self.c_params: list[CParam] = translation.params
+        self.source_text = source_text
+
+    def __repr__(self) -> str:
+        return "<po.from_c " + super().__repr__()[len("<po.kernel "):]
+
+
+def from_c(path_or_text: str, function: str | None = None, *,
+           defines: dict | None = None) -> CKernel:
+    """The scop of a C function (a path or C text) as a kernel: ``po.create_schedule`` it.
+
+    ``function`` picks the function (default: the one with ``#pragma scop``, or the only
+    one); ``defines`` are macros for the preprocessor (``{"N": 20}``).
+    """
+    source = read_c(path_or_text)
+    unit = parse_source(source, defines)
+    func = find_function(unit, function, source.filename)
+    items = scop_items(func, source.filename)
+    declarations = declarations_before(func, items)
+    scalar_arrays: frozenset[str] = frozenset()
+    for _ in range(64):
+        translator = CTranslator(func, items, declarations, source.filename, scalar_arrays)
+        translation = translator.translate()
+        try:
+            base = _kernel(translation, source.filename)
+        except FrontendError as err:
+            name = _scalar_to_keep(str(err), translator, scalar_arrays)
+            if name is None:
+                raise
+            scalar_arrays = scalar_arrays | {name}
+            continue
+        return CKernel(base, translation, source.text)
+    raise FrontendError(f"too many local scalars in '{func.decl.name}'")  # pragma: no cover
+
+
+def _scalar_to_keep(message: str, translator: CTranslator, kept: frozenset[str]):
+    """The local scalar a temporary-related refusal names, if it is not kept yet."""
+    if not any(problem in message for problem in _TEMP_PROBLEMS):
+        return None
+    for name in re.findall(r"'([A-Za-z_][A-Za-z_0-9]*)'", message):
+        if name in translator.local_scalars and name not in kept:
+            return name
+    return None
+
+
+def _kernel(translation: Translation, filename: str) -> Kernel:
+    sizes = {name: var(name) for name in translation.sizes}
+    namespace = {"math": math, **{short: getattr(element_types, short)
+                                  for short in ("f32", "f64", "i8", "u8", "i32", "i64")}}
+    namespace.update(sizes)
+    source = Source(translation.tree.name, filename, 1)
+    return kernel_from_tree(translation.tree, source, namespace, {},
+                            temporaries=translation.temporaries, infer_sizes=True)

@@ -1,0 +1,619 @@
+"""Rewrite a C function's scop as the Python kernel ``po.kernel`` parses.
+
+There is one path from a loop nest to a :class:`~polyopt.domain.program.Program`:
+the C statements become the Python ``ast`` of an equivalent ``@po.kernel`` function
+(line numbers kept), which :func:`~polyopt.frontend.kernel.kernel_from_tree` parses
+like any other.  The correspondence:
+
+- ``int`` parameters are sizes (``po.var``); array parameters ``double A[N][M + 1]``
+  are array parameters; ``float``/``double`` scalar parameters are 0-d arrays
+  (``alpha`` reads ``alpha[()]``);
+- ``for (i = lo; i < hi; i += s)`` is ``for i in range(lo, hi, s)`` (``<=``, ``i++``,
+  ``++i``, ``i = i + s`` too); a decreasing loop ``for (i = hi; i >= lo; i--)`` runs
+  over ``-i`` (``for i in range(-hi, -lo + 1)``, and ``i`` reads ``-i``);
+- ``if``/``else``, ``=``, ``+= -= *= /=``, ``?:`` (``a < b ? a : b`` is ``min``),
+  ``&& || !``, ``sqrt exp log tanh fabs fmin fmax`` (and their ``f`` forms), ``pow(x, k)``
+  with a small constant integer ``k``; integer ``/`` and ``%`` are floor division and
+  modulo (C's truncation agrees on non-negative operands);
+- local scalars are forward-substituted temporaries where that is exact, otherwise
+  (a value carried across iterations, such as an accumulator) 0-d scratch arrays, as
+  pet does; local arrays are scratch arrays.
+
+Anything else raises :class:`~polyopt.errors.FrontendError` with the file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..errors import FrontendError
+
+_ELEMENT_TYPES = {
+    ("double",): "f64", ("float",): "f32", ("int",): "i32", ("signed", "int"): "i32",
+    ("long",): "i64", ("long", "int"): "i64", ("long", "long"): "i64",
+    ("long", "long", "int"): "i64", ("char",): "i8", ("signed", "char"): "i8",
+    ("unsigned", "char"): "u8",
+}
+_SIZE_TYPES = {("int",), ("long",), ("long", "int"), ("long", "long"), ("unsigned",),
+               ("unsigned", "int"), ("signed", "int"), ("size_t",), ("long", "long", "int")}
+_BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "%": ast.Mod}
+_COMPARES = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq,
+             "!=": ast.NotEq}
+_AUG = {"+=": ast.Add, "-=": ast.Sub, "*=": ast.Mult, "/=": ast.Div}
+_MATH = {name: name for name in ("sqrt", "exp", "log", "tanh", "fabs")}
+_MATH.update({name + "f": name for name in list(_MATH)})
+_MINMAX = {"fmax": "max", "fmin": "min", "fmaxf": "max", "fminf": "min"}
+_MAX_POWER = 8
+# Names the generated Python refers to: a C identifier equal to one is renamed.
+HELPER_NAMES = frozenset({"range", "min", "max", "math", "f32", "f64", "i8", "u8", "i32",
+                          "i64"})
+
+
+@dataclass
+class CParam:
+    """A parameter of the C function: ``kind`` is "size", "scalar" or "array"."""
+
+    name: str
+    kind: str
+    ctype: str          # C element type, e.g. "double"
+    dims: tuple = ()    # C text of each extent, for arrays
+
+
+@dataclass
+class Translation:
+    """The Python kernel of a C function and what the C side needs to call it again."""
+
+    tree: ast.FunctionDef
+    sizes: list[str]                    # int parameters (po.var names)
+    params: list[CParam]                # every C parameter, in order
+    temporaries: frozenset[str]         # scratch arrays (local scalars and arrays)
+    scalar_types: dict[str, str] = field(default_factory=dict)  # local scalar -> short type
+
+
+class CTranslator:
+    """Builds the Python ``FunctionDef`` of one C function's scop."""
+
+    def __init__(self, func, items: list, declarations: list, filename: str,
+                 scalar_arrays: frozenset[str] = frozenset()):
+        from pycparser import c_generator
+        self.func = func
+        self.items = items
+        self.filename = filename
+        self.name = func.decl.name
+        self.show = c_generator.CGenerator().visit
+        self.scalar_arrays = set(scalar_arrays)  # local scalars kept as 0-d arrays
+        self.sizes: list[str] = []
+        self.params: list[CParam] = []
+        self.types: dict[str, str] = {}      # C name -> short element type ("i32", "f64")
+        self.arrays: dict[str, int] = {}     # array name -> rank (0 for scalar arrays)
+        self.local_scalars: dict[str, str] = {}
+        self.local_arrays: dict[str, object] = {}  # name -> Decl
+        self.loops: dict[str, bool] = {}     # active loop variables -> reversed
+        self._declarations(declarations)
+
+    # -- errors -----------------------------------------------------------------------
+    def error(self, node, message: str) -> FrontendError:
+        line = node.coord.line if node is not None and node.coord else self.func.coord.line
+        filename = (node.coord.file if node is not None and node.coord and node.coord.file
+                    else self.filename)
+        return FrontendError(f'File "{filename}", line {line}, in function \'{self.name}\': '
+                             f"{message}")
+
+    def _line(self, node) -> int:
+        return node.coord.line if node is not None and node.coord else self.func.coord.line
+
+    # -- declarations -------------------------------------------------------------------
+    def _declarations(self, declarations: list) -> None:
+        from pycparser import c_ast
+        args = self.func.decl.type.args
+        for decl in (args.params if args is not None else []):
+            if isinstance(decl, c_ast.Typename) and self._base_type(decl.type) == ("void",):
+                continue
+            if isinstance(decl, (c_ast.EllipsisParam, c_ast.Typename)) or decl.name is None:
+                raise self.error(decl, "every parameter needs a name and a type")
+            self._parameter(decl)
+        for decl in declarations:
+            self._local(decl, before_scop=True)
+
+    def _parameter(self, decl) -> None:
+        from pycparser import c_ast
+        name = self.ident(decl.name, decl)
+        kind = decl.type
+        if isinstance(kind, c_ast.TypeDecl):
+            names = self._base_type(kind)
+            if names in _SIZE_TYPES:
+                self.sizes.append(name)
+                self.types[name] = "i64"
+                self.params.append(CParam(name, "size", " ".join(names)))
+                return
+            short = self._element_type(names, decl)
+            self.types[name] = short
+            self.arrays[name] = 0
+            self.params.append(CParam(name, "scalar", " ".join(names)))
+            return
+        if isinstance(kind, c_ast.ArrayDecl):
+            dims, base = self._array_dims(kind, decl)
+            self.types[name] = self._element_type(base, decl)
+            self.arrays[name] = len(dims)
+            self.params.append(CParam(name, "array", " ".join(base), tuple(dims)))
+            return
+        raise self.error(decl, f"parameter '{decl.name}' is a pointer; declare arrays with "
+                               f"their sizes, e.g. double {decl.name}[N][M] (C99)")
+
+    def _local(self, decl, before_scop: bool) -> None:
+        from pycparser import c_ast
+        name = self.ident(decl.name, decl)
+        if isinstance(decl.type, c_ast.TypeDecl):
+            if before_scop and decl.init is not None:
+                raise self.error(decl, f"'{decl.name}' is initialized before the scop; assign "
+                                       "it inside the scop (between the scop pragmas)")
+            self.types[name] = self._element_type(self._base_type(decl.type), decl)
+            self.local_scalars[name] = self.types[name]
+            return
+        if isinstance(decl.type, c_ast.ArrayDecl):
+            if decl.init is not None:
+                raise self.error(decl, f"array '{decl.name}' has an initializer; assign its "
+                                       "elements in loops instead")
+            dims, base = self._array_dims(decl.type, decl)
+            self.types[name] = self._element_type(base, decl)
+            self.arrays[name] = len(dims)
+            self.local_arrays[name] = dims
+            return
+        raise self.error(decl, f"the declaration of '{decl.name}' is not supported (only "
+                               "scalars and arrays with sizes)")
+
+    def _array_dims(self, kind, decl):
+        from pycparser import c_ast
+        dims = []
+        while isinstance(kind, c_ast.ArrayDecl):
+            if kind.dim is None:
+                raise self.error(decl, f"array '{decl.name}' needs the size of every "
+                                       "dimension, e.g. double A[N][M]")
+            dims.append(kind.dim)
+            kind = kind.type
+        if not isinstance(kind, c_ast.TypeDecl):
+            raise self.error(decl, f"'{decl.name}' must be an array of numbers")
+        return dims, self._base_type(kind)
+
+    @staticmethod
+    def _base_type(kind) -> tuple:
+        from pycparser import c_ast
+        inner = getattr(kind, "type", None)
+        if isinstance(inner, c_ast.IdentifierType):
+            return tuple(inner.names)
+        return ("?",)
+
+    def _element_type(self, names: tuple, decl) -> str:
+        short = _ELEMENT_TYPES.get(tuple(n for n in names if n not in ("const",)))
+        if short is None:
+            raise self.error(decl, f"the type '{' '.join(names)}' of '{decl.name}' is not "
+                                   "supported; use double, float, int, long, char or "
+                                   "unsigned char")
+        return short
+
+    def ident(self, name: str, node) -> str:
+        return name + "_" if name in HELPER_NAMES else name
+
+    # -- the function ---------------------------------------------------------------------
+    def translate(self) -> Translation:
+        body = self._block(self.items)
+        scratch = frozenset(self.scalar_arrays) | frozenset(self.local_arrays)
+        args = []
+        for p in self.params:
+            if p.kind == "size":
+                continue
+            dims = [self.size_expr(d) for d in p.dims] if p.kind == "array" else []
+            args.append(self._arg(p.name, self.types[p.name], dims, self.func))
+        for name, dims in self.local_arrays.items():
+            args.append(self._arg(name, self.types[name],
+                                  [self.size_expr(d) for d in dims], self.func))
+        for name in sorted(self.scalar_arrays):
+            args.append(self._arg(name, self.types[name], [], self.func))
+        line = self._line(self.func)
+        tree = ast.FunctionDef(
+            name=self.name, args=ast.arguments(posonlyargs=[], args=args, vararg=None,
+                                               kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                               defaults=[]),
+            body=body or [ast.Pass(lineno=line, col_offset=0)], decorator_list=[],
+            returns=None, type_params=[], lineno=line, col_offset=0)
+        ast.fix_missing_locations(tree)
+        return Translation(tree, self.sizes, self.params, scratch,
+                           {n: t for n, t in self.local_scalars.items()
+                            if n in self.scalar_arrays})
+
+    def _arg(self, name: str, short: str, dims: list, node) -> ast.arg:
+        line = self._line(node)
+        elts = ast.Tuple(elts=dims, ctx=ast.Load(), lineno=line, col_offset=0)
+        annotation = ast.Subscript(value=ast.Name(short, ast.Load(), lineno=line, col_offset=0),
+                                   slice=elts, ctx=ast.Load(), lineno=line, col_offset=0)
+        return ast.arg(arg=name, annotation=annotation, lineno=line, col_offset=0)
+
+    def size_expr(self, node) -> ast.expr:
+        """An array extent: integer arithmetic on sizes and constants."""
+        return self.expr(node)
+
+    # -- statements -----------------------------------------------------------------------
+    def _block(self, items) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for item in items or []:
+            out.extend(self.statement(item))
+        return out
+
+    def statement(self, node) -> list[ast.stmt]:
+        from pycparser import c_ast
+        line = self._line(node)
+        if isinstance(node, c_ast.Compound):
+            return self._block(node.block_items)
+        if isinstance(node, (c_ast.EmptyStatement, c_ast.Pragma)):
+            return []
+        if isinstance(node, c_ast.For):
+            return [self._for(node)]
+        if isinstance(node, c_ast.If):
+            test = self.cond(node.cond)
+            body = self.statement(node.iftrue) or [ast.Pass(lineno=line, col_offset=0)]
+            orelse = self.statement(node.iffalse) if node.iffalse is not None else []
+            return [ast.If(test=test, body=body, orelse=orelse, lineno=line, col_offset=0)]
+        if isinstance(node, c_ast.Assignment):
+            return [self._assignment(node)]
+        if isinstance(node, c_ast.Decl):
+            return self._declaration(node)
+        if isinstance(node, c_ast.DeclList):
+            return [s for decl in node.decls for s in self._declaration(decl)]
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "++", "p--", "--"):
+            raise self.error(node, f"'{self.show(node)}' as a statement is not supported; "
+                                   "write x += 1 (only in loop headers are ++/-- supported)")
+        messages = {
+            c_ast.While: "'while' loops are not supported; write a 'for' loop with affine "
+                         "bounds",
+            c_ast.DoWhile: "'do ... while' loops are not supported; write a 'for' loop",
+            c_ast.Break: "'break' is not supported: loop bounds must be known before the "
+                         "loop runs",
+            c_ast.Continue: "'continue' is not supported; guard the rest of the body with if",
+            c_ast.Return: "'return' is not supported inside the scop",
+            c_ast.Goto: "'goto' is not supported",
+            c_ast.Switch: "'switch' is not supported; use if/else",
+            c_ast.FuncCall: "a function call as a statement is not supported; only values "
+                            "of math functions inside expressions are",
+        }
+        message = messages.get(type(node), f"this {type(node).__name__} statement is not "
+                                           "supported in a scop")
+        raise self.error(node, message)
+
+    def _declaration(self, decl) -> list[ast.stmt]:
+        self._local(decl, before_scop=False)
+        if decl.init is None:
+            return []
+        name = self.ident(decl.name, decl)
+        return [self._store(name, None, self.expr(decl.init), decl)]
+
+    def _for(self, node):
+        from pycparser import c_ast
+        line = self._line(node)
+        var, lo = self._for_init(node)
+        step = self._for_step(node, var)
+        if var in self.loops:
+            raise self.error(node, f"loop variable '{var}' is already the variable of an "
+                                   "enclosing loop")
+        cond = node.cond
+        if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">="):
+            raise self.error(node, "the loop condition must compare the loop variable with a "
+                                   "bound, e.g. i < N or i >= 0")
+        op, bound = cond.op, cond.right
+        if not self._is_var(cond.left, var):
+            if not self._is_var(cond.right, var):
+                raise self.error(node, f"the loop condition must test the loop variable "
+                                       f"'{var}' itself, e.g. {var} < N")
+            op, bound = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op], cond.left
+        reverse = step < 0
+        if reverse != (op in (">", ">=")):
+            raise self.error(node, f"the loop on '{var}' steps {'down' if reverse else 'up'} "
+                                   f"but its condition '{self.show(cond)}' does not bound it "
+                                   "from that side")
+        hi = self.expr(bound)
+        if reverse:
+            lo, hi = self._neg(lo, line), self._neg(hi, line)
+        if op in ("<=", ">="):
+            hi = ast.BinOp(hi, ast.Add(), ast.Constant(1, lineno=line, col_offset=0),
+                           lineno=line, col_offset=0)
+        args = [lo, hi] + ([ast.Constant(abs(step), lineno=line, col_offset=0)]
+                           if abs(step) != 1 else [])
+        self.loops[var] = reverse
+        try:
+            body = self.statement(node.stmt) or [ast.Pass(lineno=line, col_offset=0)]
+        finally:
+            del self.loops[var]
+        call = ast.Call(func=ast.Name("range", ast.Load(), lineno=line, col_offset=0),
+                        args=args, keywords=[], lineno=line, col_offset=0)
+        return ast.For(target=ast.Name(var, ast.Store(), lineno=line, col_offset=0),
+                       iter=call, body=body, orelse=[], lineno=line, col_offset=0)
+
+    def _for_init(self, node):
+        from pycparser import c_ast
+        init = node.init
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 \
+                and init.decls[0].init is not None:
+            decl = init.decls[0]
+            return self.ident(decl.name, decl), self.expr(decl.init)
+        if isinstance(init, c_ast.Assignment) and init.op == "=" \
+                and isinstance(init.lvalue, c_ast.ID):
+            return self.ident(init.lvalue.name, init), self.expr(init.rvalue)
+        raise self.error(node, "the loop must start by setting its variable, e.g. "
+                               "for (i = 0; ...) or for (int i = 0; ...)")
+
+    def _for_step(self, node, var: str) -> int:
+        from pycparser import c_ast
+        nxt = node.next
+        if isinstance(nxt, c_ast.UnaryOp) and self._is_var(nxt.expr, var):
+            if nxt.op in ("p++", "++"):
+                return 1
+            if nxt.op in ("p--", "--"):
+                return -1
+        if isinstance(nxt, c_ast.Assignment) and self._is_var(nxt.lvalue, var):
+            if nxt.op in ("+=", "-=") and self._int_constant(nxt.rvalue) is not None:
+                value = self._int_constant(nxt.rvalue)
+                step = value if nxt.op == "+=" else -value
+                if step != 0:
+                    return step
+            if nxt.op == "=" and isinstance(nxt.rvalue, c_ast.BinaryOp) \
+                    and nxt.rvalue.op in ("+", "-") and self._is_var(nxt.rvalue.left, var):
+                value = self._int_constant(nxt.rvalue.right)
+                if value:
+                    return value if nxt.rvalue.op == "+" else -value
+        raise self.error(node, f"the loop on '{var}' must step by a non-zero integer "
+                               f"constant ({var}++, {var}--, {var} += 2, ...)")
+
+    def _is_var(self, node, name: str) -> bool:
+        from pycparser import c_ast
+        return isinstance(node, c_ast.ID) and self.ident(node.name, node) == name
+
+    @staticmethod
+    def _int_constant(node):
+        from pycparser import c_ast
+        if isinstance(node, c_ast.Constant) and node.type in ("int", "long int"):
+            try:
+                return int(node.value.rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        return None
+
+    def _assignment(self, node) -> ast.stmt:
+        from pycparser import c_ast
+        value = self.expr(node.rvalue)
+        target = node.lvalue
+        if isinstance(target, c_ast.ID):
+            name = self.ident(target.name, target)
+            if name in self.loops:
+                raise self.error(node, f"assigning to the loop variable '{name}' is not "
+                                       "supported")
+            if name not in self.local_scalars and name not in self.arrays:
+                raise self.error(node, f"'{target.name}' is assigned but not declared in the "
+                                       "function; declare it (a local scalar) or make it an "
+                                       "array parameter")
+            if name in self.arrays and self.arrays[name] == 0 and name not in \
+                    self.local_scalars:
+                raise self.error(node, f"the scalar parameter '{target.name}' is passed by "
+                                       "value, so assigning it has no effect outside; use an "
+                                       "array")
+            index = None
+        elif isinstance(target, c_ast.ArrayRef):
+            name, index = self._array_ref(target)
+        else:
+            raise self.error(node, f"assigning to '{self.show(target)}' is not supported; "
+                                   "assign to an array element or a local scalar")
+        if node.op == "=":
+            return self._store(name, index, value, node)
+        op = _AUG.get(node.op)
+        if op is None:
+            raise self.error(node, f"the operator '{node.op}' is not supported; use =, +=, "
+                                   "-=, *= or /=")
+        if self._is_int_type(name) and node.op == "/=":
+            op = ast.FloorDiv
+        line = self._line(node)
+        if index is None and name not in self.scalar_arrays:
+            return ast.AugAssign(target=ast.Name(name, ast.Store(), lineno=line, col_offset=0),
+                                 op=op(), value=value, lineno=line, col_offset=0)
+        return ast.AugAssign(target=self._element(name, index, ast.Store(), line), op=op(),
+                             value=value, lineno=line, col_offset=0)
+
+    def _store(self, name: str, index, value: ast.expr, node) -> ast.stmt:
+        line = self._line(node)
+        if index is None and name not in self.scalar_arrays:
+            target = ast.Name(name, ast.Store(), lineno=line, col_offset=0)
+        else:
+            target = self._element(name, index, ast.Store(), line)
+        return ast.Assign(targets=[target], value=value, lineno=line, col_offset=0)
+
+    def _element(self, name: str, index, ctx, line: int) -> ast.Subscript:
+        elts = index if index is not None else []
+        return ast.Subscript(value=ast.Name(name, ast.Load(), lineno=line, col_offset=0),
+                             slice=ast.Tuple(elts=elts, ctx=ast.Load(), lineno=line,
+                                             col_offset=0),
+                             ctx=ctx, lineno=line, col_offset=0)
+
+    def _array_ref(self, node):
+        from pycparser import c_ast
+        indices = []
+        while isinstance(node, c_ast.ArrayRef):
+            indices.append(node.subscript)
+            node = node.name
+        if not isinstance(node, c_ast.ID):
+            raise self.error(node, f"'{self.show(node)}' cannot be indexed; only arrays can")
+        name = self.ident(node.name, node)
+        rank = self.arrays.get(name)
+        if rank is None or name in self.scalar_arrays:
+            raise self.error(node, f"'{node.name}' is not an array of the function")
+        if rank != len(indices):
+            raise self.error(node, f"array '{node.name}' has {rank} dimension(s) but is "
+                                   f"indexed with {len(indices)}; index every dimension")
+        return name, [self.expr(i) for i in reversed(indices)]
+
+    # -- expressions ----------------------------------------------------------------------
+    def cond(self, node) -> ast.expr:
+        return self.expr(node)
+
+    def expr(self, node) -> ast.expr:
+        from pycparser import c_ast
+        line = self._line(node)
+        at = {"lineno": line, "col_offset": 0}
+        if isinstance(node, c_ast.Constant):
+            return ast.Constant(self._constant(node), **at)
+        if isinstance(node, c_ast.ID):
+            return self._name(node, at)
+        if isinstance(node, c_ast.ArrayRef):
+            name, index = self._array_ref(node)
+            return self._element(name, index, ast.Load(), line)
+        if isinstance(node, c_ast.BinaryOp):
+            return self._binary(node, at)
+        if isinstance(node, c_ast.UnaryOp):
+            if node.op == "-":
+                return ast.UnaryOp(ast.USub(), self.expr(node.expr), **at)
+            if node.op == "+":
+                return self.expr(node.expr)
+            if node.op == "!":
+                return ast.UnaryOp(ast.Not(), self.expr(node.expr), **at)
+            raise self.error(node, f"the operator '{node.op}' in '{self.show(node)}' is not "
+                                   "supported in an expression")
+        if isinstance(node, c_ast.TernaryOp):
+            return self._ternary(node, at)
+        if isinstance(node, c_ast.FuncCall):
+            return self._call(node, at)
+        if isinstance(node, c_ast.Cast):
+            return self._cast(node)
+        raise self.error(node, f"the expression '{self.show(node)}' is not supported")
+
+    def _constant(self, node):
+        text = node.value
+        try:
+            if node.type in ("double", "float", "long double"):
+                return float(text.rstrip("fFlL"))
+            if node.type.endswith("int"):
+                return int(text.rstrip("uUlL"), 0) if not text.startswith("0") or \
+                    text.lower().startswith("0x") or text == "0" else int(text.rstrip("uUlL"), 8)
+        except ValueError:
+            pass
+        raise self.error(node, f"the constant {text} is not supported; use numbers")
+
+    def _name(self, node, at) -> ast.expr:
+        name = self.ident(node.name, node)
+        if name in self.loops:
+            load = ast.Name(name, ast.Load(), **at)
+            return ast.UnaryOp(ast.USub(), load, **at) if self.loops[name] else load
+        if name in self.sizes or (name in self.local_scalars
+                                  and name not in self.scalar_arrays):
+            return ast.Name(name, ast.Load(), **at)
+        if name in self.arrays and (self.arrays[name] == 0 or name in self.scalar_arrays):
+            return self._element(name, None, ast.Load(), at["lineno"])
+        if name in self.scalar_arrays:
+            return self._element(name, None, ast.Load(), at["lineno"])
+        if name in self.arrays:
+            raise self.error(node, f"array '{node.name}' is used without an index")
+        raise self.error(node, f"'{node.name}' is not a parameter, a local variable or a loop "
+                               "variable of the function (macros must be defined in the file "
+                               "or with defines=)")
+
+    def _is_int_type(self, name: str) -> bool:
+        return self.types.get(name, "f64") in ("i8", "u8", "i32", "i64") or name in self.loops
+
+    def is_integer(self, node) -> bool:
+        """Whether a C expression has an integer type (for '/' and '%')."""
+        from pycparser import c_ast
+        if isinstance(node, c_ast.Constant):
+            return node.type.endswith("int") or node.type == "char"
+        if isinstance(node, c_ast.ID):
+            return self._is_int_type(self.ident(node.name, node))
+        if isinstance(node, c_ast.ArrayRef):
+            while isinstance(node, c_ast.ArrayRef):
+                node = node.name
+            return isinstance(node, c_ast.ID) and self._is_int_type(self.ident(node.name, node))
+        if isinstance(node, c_ast.BinaryOp):
+            if node.op in _COMPARES or node.op in ("&&", "||"):
+                return True
+            return self.is_integer(node.left) and self.is_integer(node.right)
+        if isinstance(node, c_ast.UnaryOp):
+            return self.is_integer(node.expr)
+        if isinstance(node, c_ast.TernaryOp):
+            return self.is_integer(node.iftrue) and self.is_integer(node.iffalse)
+        if isinstance(node, c_ast.Cast):
+            names = self._base_type(node.to_type.type)
+            return tuple(names) in _SIZE_TYPES
+        return False
+
+    def _binary(self, node, at) -> ast.expr:
+        op = node.op
+        if op in ("&&", "||"):
+            return ast.BoolOp(ast.And() if op == "&&" else ast.Or(),
+                              [self.expr(node.left), self.expr(node.right)], **at)
+        if op in _COMPARES:
+            return ast.Compare(self.expr(node.left), [_COMPARES[op]()],
+                               [self.expr(node.right)], **at)
+        kind = _BINOPS.get(op)
+        if kind is None:
+            raise self.error(node, f"the operator '{op}' in '{self.show(node)}' is not "
+                                   "supported")
+        if op == "/" and self.is_integer(node.left) and self.is_integer(node.right):
+            kind = ast.FloorDiv
+        if op == "%" and not (self.is_integer(node.left) and self.is_integer(node.right)):
+            raise self.error(node, f"'%' needs integer operands in '{self.show(node)}'")
+        return ast.BinOp(self.expr(node.left), kind(), self.expr(node.right), **at)
+
+    def _ternary(self, node, at) -> ast.expr:
+        from pycparser import c_ast
+        cond = node.cond
+        if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">="):
+            pair = (self.show(cond.left), self.show(cond.right))
+            branches = (self.show(node.iftrue), self.show(node.iffalse))
+            if branches in (pair, pair[::-1]):
+                smaller_first = cond.op in ("<", "<=")
+                picks_min = smaller_first == (branches == pair)
+                return ast.Call(func=ast.Name("min" if picks_min else "max", ast.Load(), **at),
+                                args=[self.expr(node.iftrue), self.expr(node.iffalse)],
+                                keywords=[], **at)
+        return ast.IfExp(self.cond(cond), self.expr(node.iftrue), self.expr(node.iffalse),
+                         **at)
+
+    def _call(self, node, at) -> ast.expr:
+        from pycparser import c_ast
+        if not isinstance(node.name, c_ast.ID):
+            raise self.error(node, f"calling '{self.show(node.name)}' is not supported")
+        func = node.name.name
+        args = list(node.args.exprs) if node.args is not None else []
+        if func in ("pow", "powf"):
+            power = self._int_constant(args[1]) if len(args) == 2 else None
+            if power is None and len(args) == 2 and isinstance(args[1], c_ast.Constant):
+                try:
+                    value = float(args[1].value.rstrip("fF"))
+                    power = int(value) if value.is_integer() else None
+                except ValueError:
+                    power = None
+            if power is None or not 1 <= power <= _MAX_POWER:
+                raise self.error(node, f"pow() is supported with a constant integer exponent "
+                                       f"from 1 to {_MAX_POWER} only")
+            return ast.BinOp(self.expr(args[0]), ast.Pow(), ast.Constant(power, **at), **at)
+        if func in _MATH:
+            if len(args) != 1:
+                raise self.error(node, f"{func}() takes one argument")
+            target = ast.Attribute(ast.Name("math", ast.Load(), **at), _MATH[func], ast.Load(),
+                                   **at)
+            return ast.Call(func=target, args=[self.expr(args[0])], keywords=[], **at)
+        if func in _MINMAX:
+            if len(args) != 2:
+                raise self.error(node, f"{func}() takes two arguments")
+            return ast.Call(func=ast.Name(_MINMAX[func], ast.Load(), **at),
+                            args=[self.expr(a) for a in args], keywords=[], **at)
+        raise self.error(node, f"calling '{func}' is not supported; the scop may call sqrt, "
+                               "exp, log, tanh, fabs, fmin, fmax and pow (constant integer "
+                               "exponent), and min/max macros written as a < b ? a : b")
+
+    def _cast(self, node) -> ast.expr:
+        names = tuple(n for n in self._base_type(node.to_type.type) if n != "const")
+        target_int = names in _SIZE_TYPES or _ELEMENT_TYPES.get(names, "f").startswith(("i", "u"))
+        if target_int == self.is_integer(node.expr):
+            return self.expr(node.expr)
+        raise self.error(node, f"the cast '{self.show(node)}' between integer and floating "
+                               "point is not supported; write the constant in the right type "
+                               "(2.0, not (double)2)")
+
+    @staticmethod
+    def _neg(expr: ast.expr, line: int) -> ast.expr:
+        return ast.UnaryOp(ast.USub(), expr, lineno=line, col_offset=0)

@@ -1,0 +1,421 @@
+"""``po.auto_schedule``: a schedule found automatically, made of ordinary primitives.
+
+For an in-place kernel (``@po.kernel``, ``po.from_c``) isl's scheduler finds an affine
+schedule (Pluto-style: tileable bands, proximity and coincidence; effort bounded, with
+a fallback to the source order); every statement gets it through ``transform`` and the
+statements share their loops through ``compute_with``.  For tensor expressions each
+stage's loops are its band.  Then, on the outermost permutable band:
+
+- tiling, with sizes from a cache model (tiles whose footprint fills half the L2
+  cache), unless ``tile=False`` or ``tile_sizes=`` says otherwise;
+- inside a tile, the innermost loop is the one with the most stride-1 accesses that
+  carries no dependence, marked ``vectorize``;
+- with ``unroll_jam=`` (default 4) a loop around a reduction is unrolled into it
+  (unroll-and-jam); ``register_columns=`` (e.g. 32) also splits the vector loop, for
+  a register tile of accumulators held across the reduction;
+- the outermost tile loop without dependences is marked ``parallel``, else the tiles
+  run in wavefronts (``wavefront``) whose inner loop is parallel.
+
+Everything goes through the primitives with their legality checks, so the result is
+an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
+``s.auto_report`` says what was chosen and why.
+
+>>> import polyopt as po
+>>> N = po.var("N")
+>>> @po.kernel
+... def scale(A: po.f64[N, N], B: po.f64[N, N]):
+...     for i in range(N):
+...         for j in range(N):
+...             B[i, j] = A[i, j] * 2.0
+>>> s = po.auto_schedule(po.create_schedule(scale), tile_sizes=32)
+>>> print(s.script())  # doctest: +NORMALIZE_WHITESPACE
+s["S0"].transform("[N] -> { [i, j] -> [i, j] }")
+s["S0"].split("i", factor=32)
+s["S0"].split("j", factor=32)
+s["S0"].reorder("i.outer", "j.outer", "i.inner", "j.inner")
+s["S0"].vectorize("j.inner")
+s["S0"].parallel("i.outer")
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+
+from ..errors import IllegalScheduleError, InvalidArgumentError, ScheduleError
+from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
+                          map_text, strides, zero_distance_levels)
+
+_FUSIONS = ("max", "min", "smart")
+
+
+@dataclass(frozen=True)
+class AutoOptions:
+    """What :func:`auto_schedule` may do (keyword arguments of the same names)."""
+
+    tile: bool = True
+    tile_sizes: int | tuple | None = None   # None: from the cache model
+    fusion: str = "max"                     # max | min | smart (isl's fusion strategies)
+    parallel: bool = True
+    vectorize: bool = True
+    unroll_jam: int = 4                     # rows of a register tile (0 or 1: none)
+    register_columns: int = 0               # its columns (e.g. 32); 0: the whole tile row
+    max_operations: int = 2_000_000         # isl's effort bound for the scheduler
+    cache_bytes: int | None = None          # None: the L2 size of this machine
+    distribute: bool = True                 # statements get their own innermost loop
+
+
+@dataclass
+class AutoReport:
+    """What :func:`auto_schedule` chose and why, line by line."""
+
+    lines: list = field(default_factory=list)
+    fell_back: bool = False
+    seconds: float = 0.0
+
+    def add(self, text: str) -> None:
+        self.lines.append(text)
+
+    def __str__(self) -> str:
+        head = f"auto_schedule ({self.seconds * 1e3:.0f} ms)"
+        return "\n".join([head] + [f"  - {line}" for line in self.lines])
+
+
+def auto_schedule(schedule, **options):
+    """A new schedule of ``schedule``'s program (or of a kernel or tensors), found
+    automatically; ``options`` are the fields of :class:`AutoOptions`."""
+    from .schedule import Schedule, create_schedule
+    opts = _options(options)
+    if not isinstance(schedule, Schedule):
+        schedule = create_schedule(schedule)
+    if schedule.steps:
+        raise ScheduleError("auto_schedule starts from a schedule without primitives applied: "
+                            "po.auto_schedule(po.create_schedule(...))")
+    start = time.perf_counter()
+    # the full strategy first, then simpler ones if a step turns out illegal
+    attempts = [opts, replace(opts, distribute=False),
+                replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
+    for attempt in attempts:
+        report = AutoReport()
+        result = _copy(schedule)
+        try:
+            if result.kernel is not None:
+                _kernel(result, attempt, report)
+            else:
+                _stages(result, attempt, report)
+            result.check()
+            break
+        except (IllegalScheduleError, ScheduleError) as err:
+            failure = _first_line(err)
+    else:
+        report = AutoReport(fell_back=True)
+        report.add(f"gave up ({failure}); the default schedule is kept")
+        result = _copy(schedule)
+    report.seconds = time.perf_counter() - start
+    result.auto_report = report
+    return result
+
+
+def _options(options: dict) -> AutoOptions:
+    known = AutoOptions.__dataclass_fields__
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidArgumentError(f"auto_schedule has no option {', '.join(unknown)}; "
+                                   f"its options are {', '.join(known)}")
+    opts = AutoOptions(**options)
+    if opts.fusion not in _FUSIONS:
+        raise InvalidArgumentError(f"fusion must be one of {', '.join(_FUSIONS)}, got "
+                                   f"{opts.fusion!r}")
+    sizes = opts.tile_sizes
+    if sizes is not None and not (_positive(sizes) or (
+            isinstance(sizes, (tuple, list)) and sizes and all(_positive(x) for x in sizes))):
+        raise InvalidArgumentError(f"tile_sizes must be a positive integer or a list of them, "
+                                   f"got {sizes!r}")
+    return opts
+
+
+def _positive(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _copy(schedule):
+    """The same schedule without its recorded steps (the state is a value)."""
+    copy = schedule.fork()
+    copy.steps = []
+    return copy
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).splitlines()[0][:200]
+
+
+# -- in-place kernels: isl's affine schedule, then the band ------------------------------
+def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
+    program = s.program
+    if any(not st.dims for st in program.statements):
+        raise ScheduleError("a statement outside every loop is not scheduled automatically")
+    isl_result, message = isl_schedule(program, s.deps, fusion=opts.fusion,
+                                       max_operations=opts.max_operations)
+    if isl_result is None:
+        raise ScheduleError(message)
+    rows = flatten(isl_result)
+    fusion = opts.fusion
+    if fusion == "max" and _tileable_run(rows) is None:
+        separate, _ = isl_schedule(program, s.deps, fusion="min",
+                                   max_operations=opts.max_operations)
+        if separate is not None and _tileable_run(flatten(separate)) is not None:
+            rows, fusion = flatten(separate), "min (maximal fusion left no band to tile)"
+    if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
+        order = {st.name: k for k, st in enumerate(program.statements)}
+        rows = Rows({n: r + [order[n]] for n, r in rows.rows.items()},
+                    rows.permutable + [False], rows.band + [None])
+    report.add(f"affine schedule: {message}, fusion {fusion}")
+    names = level_names(rows, program)
+    stages = [st.name for st in program.stages]
+    for stage in program.stages:
+        if stage.attach.kind != "root":
+            s[stage.name].compute_root(check=False)
+    for name in stages:
+        stmt = program.statement(program.stage(name).main)
+        text = map_text(stmt, rows.rows[stmt.name], names)
+        s[name].transform(text, check=False)
+        report.add(f"{name}: {text[text.index('{') + 2:-2]}")
+    owner = stages[0]
+    for name in stages[1:]:
+        s[name].compute_with(owner, s[owner].axes[-1].name, check=False)
+    if len(stages) > 1:
+        report.add(f"statements share all loops with {owner} (instances ordered by the "
+                   "schedule's values, sequences as constant levels)")
+    _band(s, owner, rows, opts, report)
+
+
+# -- tensor expressions: each stage's loops are its band -----------------------------------
+def _stages(s, opts: AutoOptions, report: AutoReport) -> None:
+    program = s.program
+    report.add("tensor expressions: each stage keeps its loops as one band (stages at the "
+               "root in definition order)")
+    for stage in program.stages:
+        if stage.attach.kind != "root" or not stage.axes:
+            continue
+        main = program.statement(stage.main)
+        rows = Rows({main.name: [a.value for a in stage.axes]}, [True] * len(stage.axes),
+                    [1] * len(stage.axes))
+        try:
+            _band(s, stage.name, rows, opts, report)
+        except (IllegalScheduleError, ScheduleError) as err:
+            report.add(f"{stage.name}: left as it is ({_first_line(err)})")
+
+
+# -- the band: tiles, intra-tile order, vector, register tiles, parallel ------------------
+def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> None:
+    """Tile the first permutable band, order and mark its loops; every step is legal by
+    construction (a permutable band; loops marked only at levels where every remaining
+    dependence has distance 0) and the whole is checked once at the end."""
+    run = _tileable_run(rows)
+    axes = [a.name for a in s[owner].axes]
+    if run is None:
+        report.add("no permutable band of two or more loops: no tiling")
+        free = zero_distance_levels(s.program, s.deps, rows, 0)
+        loops = [axes[k] for k in sorted(free)]
+        _mark_parallel(s, owner, loops[:1], [], opts, report)
+        return
+    lo, hi = run
+    band = axes[lo:hi]
+    free = zero_distance_levels(s.program, s.deps, rows, lo)
+    scores = {axes[k]: _stride_score(s.program, rows, k) for k in range(lo, hi)}
+    free_names = {axes[k] for k in free if lo <= k < hi}
+    after = [axes[k] for k in range(hi, len(axes)) if all(
+        isinstance(row[k], int) for row in rows.rows.values())]
+    if opts.tile:
+        sizes = _tile_sizes(s, owner, rows, run, opts)
+        if not free_names and opts.tile_sizes is None:
+            # a skewed (time-tiled) band: its tiles run in wavefronts and its skew
+            # shrinks the reuse of big tiles (seidel-2d 1000: 256 -> 0.88 s, 32 -> 0.66 s)
+            sizes = [min(size, 32) for size in sizes]
+        outer, inner = _tile(s, owner, band, sizes, report)
+        renamed = dict(zip(band, inner))
+        alone = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi)}
+        inner, vector = _order_points(s, owner, inner, {renamed[b]: scores[b] for b in band},
+                                      {renamed[b] for b in free_names | alone}, after, opts,
+                                      report)
+        if vector:
+            inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
+                                report)
+            s[owner].vectorize(inner[-1], check=False)
+        parallel = [o for o, b in zip(outer, band) if b in free_names]
+        _mark_parallel(s, owner, parallel[:1], outer, opts, report)
+    else:
+        inner, vector = _order_points(s, owner, band, scores, free_names, after, opts,
+                                      report)
+        if vector:
+            s[owner].vectorize(inner[-1], check=False)
+        parallel = [b for b in inner[:-1] if b in free_names]
+        _mark_parallel(s, owner, parallel[:1], [], opts, report)
+
+
+def _tileable_run(rows: Rows) -> tuple[int, int] | None:
+    """The first run of two or more levels of one permutable band with loop values."""
+    levels = [k for k in range(rows.depth) if rows.permutable[k] and not all(
+        isinstance(row[k], int) for row in rows.rows.values())]
+    start = None
+    for k in range(rows.depth + 1):
+        inside = k in levels and (start is None or rows.band[k] == rows.band[start])
+        if start is not None and not inside:
+            if k - start >= 2:
+                return start, k
+            start = None
+        if start is None and k in levels:
+            start = k
+    return None
+
+
+def _stride_score(program, rows: Rows, level: int) -> int:
+    """Higher when more accesses step by one element (writes count double) along
+    ``level``; gathers and strided accesses lower it."""
+    score = 0
+    for kind, step in strides(program, rows, level):
+        weight = 2 if kind == "write" else 1
+        if step == 1:
+            score += 2 * weight
+        elif step == 0:
+            score += weight
+        else:
+            score -= 2 * weight
+    return score
+
+
+def _cache_bytes() -> int:
+    """The L2 cache size of CPU 0 (1 MiB when the system does not say)."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for index in sorted(os.listdir(base)):
+            path = os.path.join(base, index)
+            with open(os.path.join(path, "level")) as f:
+                level = f.read().strip()
+            with open(os.path.join(path, "size")) as f:
+                size = f.read().strip()
+            if level == "2":
+                factor = {"K": 1024, "M": 1 << 20}.get(size[-1], 1)
+                return int(size.rstrip("KM")) * factor
+    except (OSError, ValueError):
+        pass
+    return 1 << 20
+
+
+def _tile_sizes(s, owner: str, rows: Rows, run, opts: AutoOptions) -> list[int]:
+    """A size per band loop: the user's, else the largest power of two ``T`` whose
+    tile footprint (per array, ``T`` to the power of the dimensions it spans in the
+    band) fits in half the L2 cache."""
+    lo, hi = run
+    depth = hi - lo
+    if opts.tile_sizes is not None:
+        sizes = opts.tile_sizes
+        sizes = [sizes] * depth if isinstance(sizes, int) else list(sizes)
+        return (sizes + [sizes[-1]] * depth)[:depth]
+    program = s.program
+    arrays = {}
+    for stmt_name in rows.rows:
+        for access in program.statement(stmt_name).accesses:
+            array = program.array(access.array)
+            arrays[array.name] = (min(array.ndim, depth), _itemsize(array.dtype))
+    budget = (opts.cache_bytes or _cache_bytes()) // 2
+    best = 8
+    for size in (8, 16, 32, 64, 128, 256):
+        footprint = sum(size ** max(rank, 1) * item for rank, item in arrays.values())
+        if footprint <= budget:
+            best = size
+    return [best] * depth
+
+
+def _itemsize(dtype: str) -> int:
+    return {"float64": 8, "int64": 8, "float32": 4, "int32": 4}.get(dtype, 1)
+
+
+def _tile(s, owner: str, band: list[str], sizes: list[int], report) -> tuple[list, list]:
+    outer, inner = [], []
+    for name, size in zip(band, sizes):
+        o, i = s[owner].split(name, factor=size, check=False)
+        outer.append(o.name)
+        inner.append(i.name)
+    s[owner].reorder(*outer, *inner, check=False)
+    report.add(f"tiled loops {', '.join(band)} by {' x '.join(map(str, sizes))} (cache "
+               "model: half the L2 cache per tile, or as given)")
+    return outer, inner
+
+
+def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, after: list,
+                  opts, report) -> tuple[list[str], bool]:
+    """The loop with the best stride-1 score among those carrying no dependence goes
+    innermost and is vectorized; when none is free of dependences and statements follow
+    one another at a constant level after the band, that level moves above the
+    innermost loop (each statement then gets its own innermost loop), checked."""
+    ranked = sorted(inner, key=lambda n: (n not in free, -scores[n], -inner.index(n)))
+    best = ranked[0]
+    order = [n for n in inner if n != best] + [best]
+    if order != inner:
+        s[owner].reorder(*order, check=False)
+    if best in free and scores[best] <= 0:  # gathers: independent scalar iterations
+        report.add(f"innermost loop {best}: no dependence carried, but its accesses are "
+                   f"not stride-1 (score {scores[best]}): scalar, iterations overlap")
+        return order, False
+    if best in free and opts.vectorize:  # marked by the caller, after register tiling
+        report.add(f"innermost loop {best} vectorized: stride-1 score {scores[best]}, "
+                   "no dependence carried")
+        return order, True
+    if best not in free and after and opts.vectorize and opts.distribute:
+        s[owner].reorder(*order[:-1], *after, best, check=False)
+        report.add(f"statements distributed inside the tile ({', '.join(after)} above "
+                   f"{best}); innermost loop {best} vectorized")
+        return order[:-1] + after + [best], True
+    report.add(f"innermost loop {best} (stride-1 score {scores[best]}); "
+               + ("it carries a dependence: not vectorized" if best not in free
+                  else "vectorize=False"))
+    return order, False
+
+
+def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> list[str]:
+    """Register tiling: with point loops ``.., p, r, v`` (``r`` carrying a reduction,
+    ``v`` vectorized, ``p`` free of dependences), split ``p`` by ``unroll_jam`` and
+    unroll its inner part between ``r`` and ``v``."""
+    factor = opts.unroll_jam
+    if factor <= 1 or len(inner) < 3:
+        return inner
+    outer_name, reduction, vector = inner[-3], inner[-2], inner[-1]
+    if reduction in free or outer_name not in free:
+        return inner
+    stage = s[owner]
+    o, i = stage.split(outer_name, factor=factor, check=False)
+    width = opts.register_columns
+    if width > 1:  # the accumulators: factor rows x width columns, kept in registers
+        vo, vi = stage.split(vector, factor=width, check=False)
+        stage.reorder(vo.name, o.name, reduction, i.name, vi.name, check=False)
+        loops = [vo.name, o.name, reduction, i.name, vi.name]
+    else:
+        stage.reorder(o.name, reduction, i.name, vector, check=False)
+        loops = [o.name, reduction, i.name, vector]
+    stage.unroll(i.name, check=False)
+    report.add(f"register tile: {outer_name} split by {factor}"
+               + (f" and {vector} by {width}" if width > 1 else "")
+               + f", unrolled inside the reduction loop {reduction} (unroll-and-jam)")
+    return inner[:-3] + loops
+
+
+def _mark_parallel(s, owner: str, free: list[str], tiles: list[str], opts, report) -> None:
+    """The outermost loop free of dependences is parallel; without one, tiles run in
+    wavefronts (legal for a permutable band: tiles of one wavefront never depend on
+    each other)."""
+    if not opts.parallel:
+        report.add("not parallel (parallel=False)")
+        return
+    if free:
+        s[owner].parallel(free[0], check=False)
+        report.add(f"loop {free[0]} parallel: the outermost loop carrying no dependence")
+        return
+    if len(tiles) >= 2:
+        front = s[owner].wavefront(tiles[0], tiles[1], parallel=False, check=False)
+        s[owner].parallel(tiles[1], check=False)
+        report.add(f"tiles run in wavefronts ({front.name} over {tiles[0]} + {tiles[1]}), "
+                   f"{tiles[1]} parallel inside each")
+        return
+    report.add("no loop free of dependences to run in parallel")

@@ -1,0 +1,344 @@
+"""The affine part of the automatic scheduler: isl's scheduler, and its result as rows.
+
+:func:`isl_schedule` asks isl for a schedule of a program's statements that respects
+every dependence (validity), keeps dependent instances close (proximity) and, where it
+can, makes loops free of dependences (coincidence), in the Pluto style (tileable bands
+first: ``schedule_outer_coincidence`` off).  Its effort is bounded by isl's
+``max_operations`` so that it never hangs; ``None`` comes back when it gives up.
+
+:func:`flatten` turns the schedule tree into one row of affine values per statement,
+all of one length (``0`` where a statement has no loop at that level, sequence
+positions as constants), with, per level, whether it is a member of a permutable band.
+
+>>> import polyopt as po
+>>> N = po.var("N")
+>>> @po.kernel
+... def k(A: po.f64[N, N]):
+...     for i in range(1, N):
+...         for j in range(N):
+...             A[i, j] += A[i - 1, j]
+>>> schedule, _ = isl_schedule(po.create_schedule(k).program, po.deps(po.create_schedule(k)))
+>>> rows = flatten(schedule)
+>>> [str(v) for v in rows.rows["S0"]], rows.permutable
+(['[N] -> { S0[i, j] -> [(j)] }', '[N] -> { S0[i, j] -> [(i)] }'], [True, True])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+_FUSION = {"max": (0, 0), "min": (1, 0), "smart": (0, 1)}  # serialize_sccs, whole_component
+
+
+@dataclass
+class Rows:
+    """Per statement, its new schedule: ``rows[stmt]`` (PwAff or int per level);
+    per level, ``permutable`` (a member of a permutable band for every statement) and
+    ``band`` (an id of the band, equal across consecutive members of one band)."""
+
+    rows: dict
+    permutable: list
+    band: list
+
+    @property
+    def depth(self) -> int:
+        return len(self.permutable)
+
+
+def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_000_000,
+                 statements=None):
+    """``(isl.Schedule or None, message)`` for ``statements`` (default: all)."""
+    names = set(statements) if statements is not None else None
+    domain = isl.UnionSet.empty(program.context.get_space())
+    for stmt in program.statements:
+        if names is None or stmt.name in names:
+            domain = domain.union(isl.UnionSet.from_set(stmt.domain.intersect_params(
+                program.context)))
+    relation = isl.UnionMap.empty(program.context.get_space())
+    for dep in deps.items:
+        if names is None or (dep.source in names and dep.sink in names):
+            relation = relation.union(isl.UnionMap.from_map(dep.relation))
+    relation = relation.gist_params(program.context)
+    ctx = domain.get_ctx()
+    saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_serialize_sccs(),
+             ctx.get_schedule_whole_component(), ctx.get_max_operations(),
+             ctx.get_schedule_maximize_band_depth())
+    serialize, whole = _FUSION[fusion]
+    ctx.set_schedule_outer_coincidence(0)
+    ctx.set_schedule_serialize_sccs(serialize)
+    ctx.set_schedule_whole_component(whole)
+    ctx.reset_operations()
+    ctx.set_max_operations(max_operations)
+    try:
+        constraints = (isl.ScheduleConstraints.on_domain(domain).set_validity(relation)
+                       .set_proximity(relation).set_coincidence(relation))
+        schedule = constraints.compute_schedule()
+        message = "isl's scheduler (proximity + coincidence, tileable bands first)"
+    except isl.Error as err:
+        schedule, message = None, f"isl's scheduler gave up ({_short(err)})"
+    finally:
+        outer, serialize_old, whole_old, operations, depth = saved
+        ctx.set_max_operations(operations)
+        ctx.reset_operations()
+        ctx.set_schedule_outer_coincidence(outer)
+        ctx.set_schedule_serialize_sccs(serialize_old)
+        ctx.set_schedule_whole_component(whole_old)
+        ctx.set_schedule_maximize_band_depth(depth)
+    return schedule, message
+
+
+def _short(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:120] if text else type(err).__name__
+
+
+def flatten(schedule: isl.Schedule) -> Rows:
+    """The rows of every statement (see :class:`Rows`)."""
+    entries: dict[str, list] = {}
+    _walk(schedule.get_root(), {}, entries, [0])
+    depth = max((len(v) for v in entries.values()), default=0)
+    rows, permutable, band = {}, [True] * depth, [None] * depth
+    for name, items in entries.items():
+        items = items + [(0, None)] * (depth - len(items))
+        rows[name] = [value for value, _ in items]
+        for level, (_, key) in enumerate(items):
+            if key is None:
+                permutable[level] = False
+            elif band[level] is None:
+                band[level] = key[0]
+            if key is not None and not key[1]:
+                permutable[level] = False
+    return Rows(rows, permutable, band)
+
+
+def _walk(node, prefix: dict, out: dict, counter: list) -> None:
+    kind = node.get_type()
+    types = isl.schedule_node_type
+    if kind == types.leaf:
+        for stmt_set in _sets(node.get_domain()):
+            name = stmt_set.get_tuple_name()
+            out[name] = list(prefix.get(name, []))
+        return
+    if kind == types.band:
+        counter[0] += 1
+        band_id = counter[0]
+        partial = node.band_get_partial_schedule()
+        permutable = bool(node.band_get_permutable())
+        n = node.band_n_member()
+        extended = {}
+        for stmt_set in _sets(node.get_domain()):
+            name = stmt_set.get_tuple_name()
+            items = list(prefix.get(name, []))
+            for member in range(n):
+                value = _piece(partial.get_union_pw_aff(member), stmt_set)
+                items.append((value, (band_id, permutable or n == 1)))
+            extended[name] = items
+        _walk(node.child(0), {**prefix, **extended}, out, counter)
+        return
+    if kind == types.sequence or kind == types.set:
+        for position in range(node.n_children()):
+            child = node.child(position)  # a filter
+            extended = {}
+            for stmt_set in _sets(child.filter_get_filter()):
+                name = stmt_set.get_tuple_name()
+                extended[name] = list(prefix.get(name, [])) + [(position, None)]
+            _walk(child, {**prefix, **extended}, out, counter)
+        return
+    if node.n_children() > 0:  # domain, filter, mark, context: look through
+        _walk(node.child(0), prefix, out, counter)
+
+
+def _sets(union_set) -> list:
+    result = []
+    union_set.foreach_set(result.append)
+    return result
+
+
+def _piece(upa: isl.UnionPwAff, stmt_set: isl.Set) -> isl.PwAff:
+    """The piece of ``upa`` on the statement of ``stmt_set``."""
+    found = []
+
+    def take(pw_aff):
+        if pw_aff.get_domain_space().get_tuple_name(isl.dim_type.set) == \
+                stmt_set.get_tuple_name():
+            found.append(pw_aff)
+
+    upa.foreach_pw_aff(take)
+    return found[0].gist(stmt_set).coalesce()
+
+
+def row_map(stmt, row: list, names: list[str]) -> isl.Map:
+    """``[params] -> { [d0, ...] -> [row...] }`` for a stage whose loops are ``stmt``'s dims."""
+    space = stmt.domain.get_space()
+    local = isl.LocalSpace.from_space(space)
+    relation = isl.Map.from_domain(isl.Set.universe(space))
+    for value in row:
+        if isinstance(value, int):
+            value = isl.PwAff.from_aff(isl.Aff.zero_on_domain(local).set_constant_val(
+                isl.Val(value)))
+        relation = relation.flat_range_product(isl.Map.from_pw_aff(value))
+    relation = relation.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+    for k, name in enumerate(names):
+        if name is not None:
+            relation = relation.set_dim_name(isl.dim_type.out, k, name)
+    return relation
+
+
+def map_text(stmt, row: list, names: list[str]) -> str:
+    """``[N] -> { [i, j] -> [i, c1 = i + j, 0] }``: the row as text for ``transform``,
+    levels named by ``names`` (a loop that stays a loop keeps its name)."""
+    relation = row_map(stmt, row, [None] * len(row))
+    text = str(relation)
+    params, body = text.split("{", 1) if "->" in text.split("{", 1)[0] else ("", text[1:])
+    head, _, rest = body.partition("->")
+    outputs = _split_top(rest.strip().lstrip("[").rsplit("]", 1)[0])
+    if ":" in rest or len(outputs) != len(row):
+        return text  # pieces or conditions: isl's own text
+    dims = list(stmt.dims)
+    named = [out if out.strip() == name or not name or name in dims else f"{name} = {out.strip()}"
+             for out, name in zip(outputs, names)]
+    return f"{params}{{ {head.strip()} -> [{', '.join(o.strip() for o in named)}] }}"
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return parts + [current]
+
+
+def level_names(rows: Rows, program) -> list[str]:
+    """A name per level: a statement dimension's when every statement has that one
+    there (``i``), else ``c<k>``."""
+    names = []
+    for level in range(rows.depth):
+        found = set()
+        for stmt_name, row in rows.rows.items():
+            value = row[level]
+            dims = program.statement(stmt_name).dims
+            found.add(_single_dim(value, dims))
+        only = found.pop() if len(found) == 1 else None
+        names.append(only if only and only not in names else f"c{level}")
+    return names
+
+
+def _single_dim(value, dims) -> str | None:
+    if isinstance(value, int) or value.n_piece() != 1:
+        return None
+    for k, name in enumerate(dims):
+        local = isl.LocalSpace.from_space(value.get_domain_space())
+        if value.is_equal(isl.PwAff.var_on_domain(local, isl.dim_type.set, k)):
+            return name
+    return None
+
+
+def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None]]:
+    """For each access (write first), how far the element moves in memory when level
+    ``level`` of the new schedule grows by 1: ``0`` (the same element), ``1`` (the next
+    one), another number, or None (not a constant step)."""
+    result = []
+    for stmt_name, row in rows.rows.items():
+        stmt = program.statement(stmt_name)
+        schedule = _named_rows(stmt, row)
+        step = _step_map(schedule.range().get_space(), level)
+        for access in sorted(stmt.accesses, key=lambda a: a.kind != "write"):
+            elements = schedule.reverse().apply_range(access.relation)
+            pairs = elements.reverse().apply_range(step).apply_range(elements)
+            result.append((access.kind, _flat_step(pairs)))
+    return result
+
+
+def _named_rows(stmt, row: list) -> isl.Map:
+    relation = row_map(stmt, row, [f"c{k}" for k in range(len(row))])
+    relation = relation.set_tuple_name(isl.dim_type.in_, stmt.name)
+    return relation.intersect_domain(stmt.domain)
+
+
+def _step_map(space: isl.Space, level: int) -> isl.Map:
+    n = space.dim(isl.dim_type.set)
+    names = [f"x{k}" for k in range(n)]
+    targets = [f"x{k} + 1" if k == level else f"x{k}" for k in range(n)]
+    params = space.get_var_names(isl.dim_type.param)
+    return isl.Map(f"[{', '.join(params)}] -> {{ [{', '.join(names)}] -> "
+                   f"[{', '.join(targets)}] }}")
+
+
+def _flat_step(pairs: isl.Map) -> int | None:
+    if pairs.is_empty():
+        return 0
+    deltas = pairs.deltas()
+    n = deltas.dim(isl.dim_type.set)
+    if n == 0:
+        return 0
+    point = deltas.sample_point()
+    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)]
+    space = deltas.get_space()
+    params = ", ".join(space.get_var_names(isl.dim_type.param))
+    single = isl.Set(f"[{params}] -> {{ {space.get_tuple_name(isl.dim_type.set) or ''}"
+                     f"[{', '.join(map(str, coords))}] }}").intersect_params(deltas.params())
+    if not deltas.is_equal(single):
+        return None
+    if any(coords[:-1]):
+        return 1 << 20  # moves along an outer dimension: a large stride
+    return abs(coords[-1])
+
+
+def zero_distance_levels(program, deps, rows: Rows, outer: int) -> set[int]:
+    """The levels at which every dependence not carried by the first ``outer`` levels
+    has distance 0: such a loop carries no dependence, whatever the order of the other
+    loops of the band (tiles included)."""
+    depth = rows.depth
+    maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
+    result = set(range(depth))
+    for dep in deps.items:
+        if dep.source not in maps or dep.sink not in maps:
+            continue
+        pairs = maps[dep.source].reverse().apply_range(dep.relation).apply_range(maps[dep.sink])
+        deltas = pairs.deltas()
+        for level in range(outer):
+            deltas = deltas.intersect(_fix(deltas.get_space(), level, 0))
+        if deltas.is_empty():
+            continue
+        for level in list(result):
+            if not deltas.subtract(_fix(deltas.get_space(), level, 0)).is_empty():
+                result.discard(level)
+    return result
+
+
+def _fix(space: isl.Space, level: int, value: int) -> isl.Set:
+    n = space.dim(isl.dim_type.set)
+    names = [f"x{k}" for k in range(n)]
+    params = ", ".join(space.get_var_names(isl.dim_type.param))
+    return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : x{level} = {value} }}")
+
+
+def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[int]:
+    """The levels of the band ``lo..hi`` whose loop, put innermost in a tile, carries
+    no dependence: none has distance 0 at every other band level (and before the band)
+    and a non-zero distance at that level."""
+    maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
+    result = set(range(lo, hi))
+    for dep in deps.items:
+        if dep.source not in maps or dep.sink not in maps:
+            continue
+        deltas = maps[dep.source].reverse().apply_range(dep.relation).apply_range(
+            maps[dep.sink]).deltas()
+        space = deltas.get_space()
+        for level in range(lo):
+            deltas = deltas.intersect(_fix(space, level, 0))
+        for level in list(result):
+            rest = deltas
+            for other in range(lo, hi):
+                if other != level:
+                    rest = rest.intersect(_fix(space, other, 0))
+            if not rest.subtract(_fix(space, level, 0)).is_empty():
+                result.discard(level)
+    return result
