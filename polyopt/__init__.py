@@ -28,6 +28,7 @@ from .transform import templates
 from .transform.handwritten import CheckReport, check
 from .lower import lower
 from .build import build
+from . import graph
 
 __version__ = "0.1.0"
 
