@@ -18,12 +18,13 @@ one does, by polyopt's exact dependence check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..build import build
-from ..errors import PolyoptError
+from ..errors import PolyoptError, PolyoptWarning
 from ..te.tensor import ComputeOp, Tensor, placeholder
 from ..transform.nn_templates import (injective_chain_template, producers,
                                       row_reduction_template, vectorize_and_parallelize)
@@ -54,6 +55,7 @@ class LoweredGroup:
     output: Tensor
     kernel_shapes: list[tuple]        # of the inputs, then of the output
     template: str = "default"
+    warnings: list = field(default_factory=list)
 
 
 def lower_group(g, nodes, output: str) -> LoweredGroup:
@@ -181,9 +183,14 @@ def _plain_schedule(s, out: Tensor) -> None:
 
 
 def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0):
-    """The compiled kernel ``f(*inputs, out)`` of a scheduled group."""
-    return build(schedule, [*lowered.placeholders, lowered.output], target="llvm",
-                 num_threads=num_threads)
+    """The compiled kernel ``f(*inputs, out)`` of a scheduled group.  Warnings of the
+    build (a loop LLVM left scalar) are kept in ``lowered.warnings``, not printed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PolyoptWarning)
+        kernel = build(schedule, [*lowered.placeholders, lowered.output], target="llvm",
+                       num_threads=num_threads)
+    lowered.warnings = [str(w.message) for w in caught]
+    return kernel
 
 
 def evaluate_nodes(g, nodes, output: str, arrays: dict) -> np.ndarray:
