@@ -60,9 +60,13 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             continue
         began = time.perf_counter()
         lowered = lower_group(graph, grp.nodes, grp.output)
-        schedule = schedule_group(lowered, grp.kind, grp.op_types)
-        kernel = build_group(lowered, schedule, num_threads=num_threads)
-        steps.append(Step(grp, kernel, lowered.inputs, lowered.kernel_shapes, lowered.template,
+        key = (group_signature(graph, grp), num_threads)
+        cached = _KERNELS.get(key)
+        if cached is None:
+            schedule = schedule_group(lowered, grp.kind, grp.op_types)
+            cached = _KERNELS[key] = (build_group(lowered, schedule, num_threads=num_threads),
+                                      lowered.template)
+        steps.append(Step(grp, cached[0], lowered.inputs, lowered.kernel_shapes, cached[1],
                           time.perf_counter() - began))
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
@@ -70,6 +74,33 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     model.compile_seconds = time.perf_counter() - start
     graph.annotations.update(groups=groups, plan=model.plan, steps=steps)
     return model
+
+
+_KERNELS: dict = {}  # group signature -> (kernel, template): identical groups compile once
+
+
+def group_signature(g: Graph, group: Group) -> tuple:
+    """What a group's kernel depends on: its operators and attributes, how they read
+    each other and the group's inputs (by position), the inputs' shapes and dtypes, and
+    the values of inputs read at compile time (shapes, slice bounds)."""
+    inputs = group.inputs
+    inside = {n.outputs[0]: k for k, n in enumerate(group.nodes)}
+    parts = []
+    for node in group.nodes:
+        reads = []
+        for name in node.inputs:
+            if not name:
+                reads.append(None)
+            elif name in inside:
+                reads.append(("node", inside[name]))
+            elif name in inputs:
+                info = g.tensors[name]
+                reads.append(("input", inputs.index(name), info.shape, info.dtype))
+            else:  # read at compile time
+                reads.append(("value", g.constants[name].tobytes(), g.constants[name].shape))
+        parts.append((node.op_type, repr(sorted(node.attrs.items())), tuple(reads),
+                      g.tensors[node.outputs[0]].shape))
+    return (group.kind, tuple(parts), inside[group.output])
 
 
 def _progress(done: int, total: int) -> None:

@@ -7,7 +7,8 @@ identical groups share one compiled kernel) and :func:`schedule_group` schedules
 * a convolution or matrix product (``complex``) with the conv or matmul template, and its
   elementwise epilogue (bias, batch norm, activation, residual add) inlined into one
   vectorized parallel loop nest after it, in the same program;
-* an elementwise chain with :func:`~polyopt.transform.nn_templates.injective_chain_template`;
+* an elementwise chain as :func:`~polyopt.transform.nn_templates.injective_chain_template`
+  does it (producers inlined, one vectorized parallel loop nest; checked once);
 * softmax and layer norm with the row-reduction template (one parallel pass over rows);
 * anything a template refuses with a plain schedule (outer loops fused and parallel,
   the innermost vectorized where it carries no dependence).
@@ -26,7 +27,7 @@ import numpy as np
 from ..build import build
 from ..errors import PolyoptError, PolyoptWarning
 from ..te.tensor import ComputeOp, Tensor, placeholder
-from ..transform.nn_templates import (injective_chain_template, producers,
+from ..transform.nn_templates import (producers,
                                       row_reduction_template, vectorize_and_parallelize)
 from ..transform.nn_templates import conv2d_template
 from ..transform.schedule import create_schedule
@@ -135,8 +136,11 @@ def _apply_template(s, out: Tensor, kind: str, op_types: list[str]) -> str:
             _inline_epilogue(s, out, anchor)
             template += "+epilogue"
         return template
-    if kind == "injective":
-        injective_chain_template(s, out)
+    if kind == "injective":  # injective_chain_template, checked once at the end
+        for tensor in reversed(producers(out)):
+            s[tensor].compute_inline(check=False)
+        vectorize_and_parallelize(s, out, check=False)
+        s.check()
         return "injective_chain"
     if op_types == ["Softmax"] or op_types == ["LayerNormalization"]:
         row_reduction_template(s, out)
@@ -151,8 +155,9 @@ def _inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
     upstream = {id(t) for t in producers(anchor)} | {id(anchor)}
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
-            s[tensor].compute_inline()
-    vectorize_and_parallelize(s, out)
+            s[tensor].compute_inline(check=False)
+    vectorize_and_parallelize(s, out, check=False)
+    s.check()  # each checked step would re-check every marked loop: check once
 
 
 def _plain_schedule(s, out: Tensor) -> None:

@@ -1,0 +1,184 @@
+"""Graph compilation: fusion on graphs with branches and residuals computes what the
+unfused graph computes, the memory plan never overlaps two live tensors, planning does
+not change results, batch-norm folding, import errors, and small models against
+onnxruntime."""
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import polyopt as po  # noqa: E402
+from polyopt.graph.memory import live_together, overlapping_pairs, plan_memory  # noqa: E402
+from testlib.onnx_models import (ModelBuilder, bert_layer, mobilenet_v2, ort_run,  # noqa: E402
+                                 random_inputs, resnet18, single_op)
+
+RNG = np.random.default_rng(9)
+
+
+def branchy_model():
+    """conv -> (relu -> conv -> bn) + residual -> relu, a second branch through a
+    sigmoid gate, a transpose and a shared input read twice."""
+    m = ModelBuilder(3)
+    x = m.input("x", (1, 4, 9, 9))
+    a = m.add("Conv", [x, m.weight(8, 4, 3, 3), m.const(RNG.standard_normal(8).astype("f4"))],
+              pads=[1, 1, 1, 1])
+    r = m.add("Relu", [a])
+    b = m.add("Conv", [r, m.weight(8, 8, 3, 3)], pads=[1, 1, 1, 1])
+    c = m.const(np.float32(1.5))
+    bn = m.add("BatchNormalization", [b, m.const(np.ones(8, "f4")), m.const(np.zeros(8, "f4")),
+                                      m.const(np.full(8, 0.1, "f4")), m.const(np.ones(8, "f4"))])
+    s = m.add("Add", [bn, a])                      # residual: a is read by two nodes
+    gate = m.add("Sigmoid", [m.add("Mul", [a, c])])
+    y = m.add("Relu", [m.add("Mul", [s, gate])])
+    t = m.add("Transpose", [y], perm=[0, 1, 3, 2])
+    z = m.add("Add", [t, m.add("Tanh", [y])])      # y read by two branches
+    return m.model([z, gate])
+
+
+def test_fusion_equals_unfused_and_onnxruntime():
+    model = branchy_model()
+    g = po.graph.from_onnx(model)
+    feeds = random_inputs(model)
+    fused = po.graph.compile(g, num_threads=1)
+    unfused = po.graph.compile(g, num_threads=1, fuse_ops=False, passes=False)
+    assert len([s for s in fused.steps if s.kernel]) < len([s for s in unfused.steps if s.kernel])
+    kinds = [(grp.kind, grp.op_types) for grp in fused.groups]
+    assert ("complex", ["Conv", "Add", "Mul", "Relu"]) in kinds  # bn folded, epilogue fused
+    expected = ort_run(model, feeds)
+    got, plain = fused.run(feeds), unfused.run(feeds)
+    for name in expected:
+        np.testing.assert_allclose(got[name], plain[name], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-4, atol=1e-4)
+
+
+def test_fused_groups_are_checked_programs():
+    """Each fused group is one polyopt program whose schedule passes the exact check."""
+    model = branchy_model()
+    m = po.graph.compile(po.graph.from_onnx(model), num_threads=1)
+    for step in m.steps:
+        if step.kernel is not None:
+            assert step.template != "plain" or step.group.kind == "reduction"
+            assert step.kernel.func.program is not None
+
+
+def test_batch_norm_folded_into_conv():
+    model = branchy_model()
+    g = po.graph.optimize(po.graph.from_onnx(model))
+    assert "BatchNormalization" not in [n.op_type for n in g.nodes]
+
+
+def test_memory_plan_never_overlaps_live_tensors():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        buffers = []
+        for k in range(int(rng.integers(1, 30))):
+            first = int(rng.integers(0, 20))
+            buffers.append((f"t{k}", first, first + int(rng.integers(0, 6)),
+                            int(rng.integers(1, 5000))))
+        plan = plan_memory(buffers)
+        assert overlapping_pairs(plan) == []
+        assert plan.lower_bound <= plan.arena_bytes <= plan.naive_bytes
+        steps = range(0, 30)
+        assert plan.lower_bound == max(sum(plan.sizes[n] for n in plan.sizes
+                                           if live_together(plan.intervals[n], (s, s)))
+                                       for s in steps)
+
+
+def test_planned_and_unplanned_runs_agree_on_a_model():
+    model = resnet18(width=4, resolution=16, classes=5)
+    g = po.graph.from_onnx(model)
+    feeds = random_inputs(model)
+    planned = po.graph.compile(g, num_threads=1)
+    naive = po.graph.compile(g, num_threads=1, plan=False)
+    assert overlapping_pairs(planned.plan) == []
+    assert planned.plan.arena_bytes < planned.plan.naive_bytes
+    a, b = planned.run(feeds), naive.run(feeds)
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
+    expected = ort_run(model, feeds)
+    for name in expected:
+        np.testing.assert_allclose(a[name], expected[name], rtol=1e-4, atol=1e-4)
+    rows = planned.profile(feeds, repeat=2)
+    assert {r["group"] for r in rows} == {grp.name for grp in planned.groups}
+
+
+@pytest.mark.parametrize("build", [
+    lambda: mobilenet_v2(width=0.25, resolution=32, classes=7),
+    lambda: bert_layer(hidden=32, heads=2, seq=8, ffn=64),
+], ids=["mobilenet_v2", "bert_layer"])
+def test_small_models_against_onnxruntime(build):
+    model = build()
+    feeds = random_inputs(model)
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=2).run(feeds)
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_allclose(got[name], value, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build", [resnet18, mobilenet_v2, bert_layer],
+                         ids=["resnet18", "mobilenet_v2", "bert_layer"])
+def test_full_size_models_against_onnxruntime(build):
+    model = build()
+    feeds = random_inputs(model)
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=2).run(feeds)
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-3, atol=1e-3)
+
+
+# -- import errors --------------------------------------------------------------------------
+
+def test_unsupported_operator_is_refused_with_its_node():
+    model = single_op("HardSwish", [(2, 3)])
+    with pytest.raises(po.graph.UnsupportedOperatorError, match=r"n1_HardSwish.*HardSwish"):
+        po.graph.from_onnx(model)
+
+
+def test_unsupported_attribute_is_refused():
+    model = single_op("MaxPool", [(1, 1, 5, 5)], kernel_shape=[2, 2], ceil_mode=1)
+    with pytest.raises(po.graph.UnsupportedOperatorError, match="ceil_mode"):
+        po.graph.from_onnx(model)
+    model = single_op("Softmax", [(2, 3, 4)], axis=1)
+    with pytest.raises(po.graph.UnsupportedOperatorError, match=r"n1_Softmax.*axis=1"):
+        po.graph.from_onnx(model)
+
+
+def test_int8_operators_wait_for_int8_support():
+    model = single_op("QuantizeLinear", [(2, 3)], consts=[np.float32(0.1)])
+    with pytest.raises(po.PolyoptError, match="int8 support"):
+        po.graph.from_onnx(model)
+
+
+def test_old_opset_and_symbolic_shapes_are_refused():
+    with pytest.raises(po.PolyoptError, match="opset 11"):
+        po.graph.from_onnx(single_op("Relu", [(2, 3)], opset=11))
+    model = single_op("Relu", [(2, 3)])
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    with pytest.raises(po.PolyoptError, match="shapes="):
+        po.graph.from_onnx(model)
+    g = po.graph.from_onnx(model, shapes={"x0": (4, 3)})
+    assert g.tensors["x0"].shape == (4, 3)
+
+
+def test_bad_path_and_bad_feeds(tmp_path):
+    with pytest.raises(po.PolyoptError, match="cannot read"):
+        po.graph.from_onnx(tmp_path / "missing.onnx")
+    m = po.graph.compile(po.graph.from_onnx(single_op("Relu", [(2, 3)])), num_threads=1)
+    with pytest.raises(po.InvalidArgumentError, match="missing"):
+        m.run({})
+    with pytest.raises(po.InvalidArgumentError, match=r"float32\[2, 3\]"):
+        m.run({"x0": np.zeros((3, 2), "float32")})
+
+
+def test_printer_and_builder():
+    b = po.graph.GraphBuilder()
+    x = b.input("x", (1, 3, 8, 8))
+    y = b.op("Conv", [x, b.constant("w", np.ones((4, 3, 3, 3), "float32"))], pads=[1, 1, 1, 1])
+    y = b.op("Relu", [y])
+    g = b.build([y])
+    text = str(g)
+    assert "Conv_0 = Conv(x, w, pads=[1, 1, 1, 1]) -> float32[1, 4, 8, 8]" in text
+    assert g.nx.edges["Conv_0", "Relu_1"]["shape"] == (1, 4, 8, 8)
+    with pytest.raises(po.InvalidArgumentError, match="'nope'"):
+        b.op("Relu", ["nope"])
