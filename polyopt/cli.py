@@ -2,7 +2,8 @@
 
 ``polyopt demo`` builds matmul and conv2d, prints their loop nests and dependences,
 runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
-schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).
+schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`); ``polyopt run``
+compiles and runs an ONNX model (:mod:`polyopt.cli_run`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 import numpy as np
 
 import polyopt as po
-from polyopt import cli_check
+from polyopt import cli_check, cli_run
 
 
 def _matmul(n: int):
@@ -106,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument("--size", type=int, default=256, help="matmul size (default 256)")
     demo_parser.set_defaults(run=demo)
     cli_check.add_parser(commands)
+    cli_run.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
