@@ -108,13 +108,13 @@ def _copy(source: Tensor, name: str) -> Tensor:
     return compute(source.shape, lambda *i: source[i], name=name)
 
 
-def schedule_group(lowered: LoweredGroup, kind: str, op_types: list[str]):
+def schedule_group(lowered: LoweredGroup, kind: str, nodes: list):
     """A schedule of the group's program (see the module's docstring); sets
     ``lowered.template`` to the name of the template used."""
     out = lowered.output
     try:
         s = create_schedule(out)
-        lowered.template = _apply_template(s, out, kind, op_types)
+        lowered.template = _apply_template(s, out, kind, nodes)
         return s
     except PolyoptError:
         s = create_schedule(out)
@@ -123,14 +123,22 @@ def schedule_group(lowered: LoweredGroup, kind: str, op_types: list[str]):
         return s
 
 
-def _apply_template(s, out: Tensor, kind: str, op_types: list[str]) -> str:
+def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
+    op_types = [n.op_type for n in nodes]
     if kind == "complex":
         anchor = next(t for t in [*producers(out), out] if t.op.reduce_axis)
-        if op_types[0] == "Conv":
+        if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
+            _depthwise_schedule(s, anchor)
+            template = "grouped_conv"
+        elif op_types[0] == "Conv":
             conv2d_template(s, anchor)
             template = "conv2d"
         else:
-            matmul_template(s, anchor)
+            rows = _constant_extent(anchor.shape[-2])
+            if rows is not None and rows < 6:  # a matrix-vector product: no packing
+                matmul_template(s, anchor, rows=rows, pack=False)
+            else:
+                matmul_template(s, anchor)
             template = "matmul"
         if anchor is not out:
             _inline_epilogue(s, out, anchor)
@@ -147,6 +155,27 @@ def _apply_template(s, out: Tensor, kind: str, op_types: list[str]) -> str:
         return "row_reduction"
     _plain_schedule(s, out)
     return "plain"
+
+
+def _constant_extent(extent) -> int | None:
+    return extent.value if hasattr(extent, "value") else None
+
+
+def _depthwise_schedule(s, conv: Tensor, *, lanes: int = 16) -> None:
+    """A grouped (depthwise) convolution: the zero padding on its own (vectorized,
+    parallel); then per channel (``n`` and ``f`` fused, in parallel) and output row,
+    blocks of ``lanes`` columns vectorized inside the small reduction ``rc, ry, rx``."""
+    for tensor in producers(conv):
+        vectorize_and_parallelize(s, tensor, check=False)
+    stage = s[conv]
+    n, f, y, x = conv.op.axis
+    rc, ry, rx = conv.op.reduce_axis
+    channels = stage.fuse(n, f, check=False)
+    xo, xi = stage.split(x, factor=lanes, check=False)
+    stage.reorder(channels, y, xo, rc, ry, rx, xi, check=False)
+    stage.vectorize(xi, check=False)
+    stage.parallel(channels, check=False)
+    s.check()
 
 
 def _inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
