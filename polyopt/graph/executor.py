@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .ir import Graph
+from .lstm import LSTMRunner
 from .lowering import build_group, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .passes import Group, fuse, optimize
@@ -60,6 +61,12 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     for grp in groups:
         if grp.kind == "view":
             steps.append(Step(grp, None, grp.inputs, [], "view"))
+            continue
+        if grp.kind == "opaque":  # LSTM: a time loop around kernels
+            began = time.perf_counter()
+            runner = LSTMRunner(graph, grp.nodes[0], num_threads)
+            steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
+                              time.perf_counter() - began))
             continue
         began = time.perf_counter()
         lowered = lower_group(graph, grp.nodes, grp.output)

@@ -205,6 +205,10 @@ class GraphBuilder:
 
         node_name = name or f"{op_type}_{self._counter}"
         self._counter += 1
+        if outputs is not None and not isinstance(outputs, int):
+            outputs = list(outputs)
+            while len(outputs) > 1 and not outputs[-1]:  # absent optional outputs
+                outputs.pop()
         if outputs is None or isinstance(outputs, int):
             count = outputs or 1
             outputs = [node_name if count == 1 else f"{node_name}_{k}" for k in range(count)]

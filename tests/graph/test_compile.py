@@ -11,8 +11,8 @@ pytest.importorskip("onnxruntime")
 
 import polyopt as po  # noqa: E402
 from polyopt.graph.memory import live_together, overlapping_pairs, plan_memory  # noqa: E402
-from testlib.onnx_models import (ModelBuilder, bert_layer, mobilenet_v2, ort_run,  # noqa: E402
-                                 random_inputs, resnet18, single_op)
+from testlib.onnx_models import (ModelBuilder, bert_layer, lstm, mobilenet_v2,  # noqa: E402
+                                 ort_run, random_inputs, resnet18, single_op)
 
 RNG = np.random.default_rng(9)
 
@@ -107,7 +107,8 @@ def test_planned_and_unplanned_runs_agree_on_a_model():
 @pytest.mark.parametrize("build", [
     lambda: mobilenet_v2(width=0.25, resolution=32, classes=7),
     lambda: bert_layer(hidden=32, heads=2, seq=8, ffn=64),
-], ids=["mobilenet_v2", "bert_layer"])
+    lambda: lstm(layers=2, seq=5, width=6, hidden=8),
+], ids=["mobilenet_v2", "bert_layer", "lstm"])
 def test_small_models_against_onnxruntime(build):
     model = build()
     feeds = random_inputs(model)
@@ -117,8 +118,8 @@ def test_small_models_against_onnxruntime(build):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("build", [resnet18, mobilenet_v2, bert_layer],
-                         ids=["resnet18", "mobilenet_v2", "bert_layer"])
+@pytest.mark.parametrize("build", [resnet18, mobilenet_v2, bert_layer, lstm],
+                         ids=["resnet18", "mobilenet_v2", "bert_layer", "lstm"])
 def test_full_size_models_against_onnxruntime(build):
     model = build()
     feeds = random_inputs(model)
@@ -148,6 +149,20 @@ def test_int8_operators_wait_for_int8_support():
     model = single_op("QuantizeLinear", [(2, 3)], consts=[np.float32(0.1)])
     with pytest.raises(po.PolyoptError, match="int8 support"):
         po.graph.from_onnx(model)
+
+
+def test_lstm_options_that_are_not_supported_are_refused():
+    m = ModelBuilder(0)
+    x = m.input("x", (3, 1, 4))
+    w, r = m.weight(1, 8, 4), m.weight(1, 8, 2)
+    m.add("LSTM", [x, w, r], hidden_size=2, direction="bidirectional")
+    with pytest.raises(po.graph.UnsupportedOperatorError, match="direction='bidirectional'"):
+        po.graph.from_onnx(m.model([m.nodes[-1].output[0]]))
+    m = ModelBuilder(0)
+    x = m.input("x", (3, 1, 4))
+    outs = m.add("LSTM", [x, m.weight(1, 8, 4), m.weight(1, 8, 2)], outputs=2, hidden_size=2)
+    with pytest.raises(po.graph.UnsupportedOperatorError, match="asks for 2 outputs"):
+        po.graph.from_onnx(m.model(outs))
 
 
 def test_old_opset_and_symbolic_shapes_are_refused():

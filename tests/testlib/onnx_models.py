@@ -195,3 +195,19 @@ def bert_layer(hidden=768, heads=12, seq=128, ffn=3072, batch=1):
         m.const(np.float32(0.5))])
     out = layer_norm(m.add("Add", [dense(gelu, ffn, hidden), y]))
     return m.model([out])
+
+
+def lstm(layers=2, seq=32, batch=1, width=128, hidden=256):
+    """A stack of forward LSTM layers (ONNX LSTM, gates i, o, f, c), output Y of the last."""
+    m = ModelBuilder(0)
+    x = m.input("input", (seq, batch, width))
+    y, size = x, width
+    for _ in range(layers):
+        scale = 1.0 / np.sqrt(hidden)
+        w = m.const((m.rng.uniform(-scale, scale, (1, 4 * hidden, size))).astype(np.float32))
+        r = m.const((m.rng.uniform(-scale, scale, (1, 4 * hidden, hidden))).astype(np.float32))
+        b = m.const((m.rng.uniform(-scale, scale, (1, 8 * hidden))).astype(np.float32))
+        out = m.add("LSTM", [y, w, r, b], hidden_size=hidden)
+        y = m.add("Squeeze", [out, m.const(np.array([1], np.int64))])
+        size = hidden
+    return m.model([y])
