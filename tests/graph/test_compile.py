@@ -54,13 +54,32 @@ def test_fusion_equals_unfused_and_onnxruntime():
 
 
 def test_fused_groups_are_checked_programs():
-    """Each fused group is one polyopt program whose schedule passes the exact check."""
-    model = branchy_model()
-    m = po.graph.compile(po.graph.from_onnx(model), num_threads=1)
-    for step in m.steps:
-        if step.kernel is not None:
-            assert step.template != "plain" or step.group.kind == "reduction"
-            assert step.kernel.func.program is not None
+    """Each fused group is one polyopt program: its templated schedule passes the exact
+    dependence check, computes what the program's default schedule computes, and an
+    illegal change to it (the conv's reduction loop in parallel) is refused."""
+    from polyopt.graph.lowering import build_group, lower_group, schedule_group
+    from polyopt.transform.nn_templates import producers
+
+    g = po.graph.optimize(po.graph.from_onnx(branchy_model()))
+    rng = np.random.default_rng(4)
+    fused = [grp for grp in po.graph.fuse(g) if len(grp.nodes) > 1]
+    assert fused
+    for grp in fused:
+        lowered = lower_group(g, grp.nodes, grp.output)
+        s = schedule_group(lowered, grp.kind, grp.nodes)
+        s.check()
+        args = [rng.standard_normal(shape).astype("float32") for shape in lowered.kernel_shapes]
+        expected = args[-1].copy()
+        po.build(po.create_schedule(lowered.output),
+                 [*lowered.placeholders, lowered.output])(*args[:-1], expected)
+        build_group(lowered, s, num_threads=1)(*args)
+        np.testing.assert_allclose(args[-1], expected, rtol=1e-5, atol=1e-5)
+        if grp.kind == "complex":
+            conv = next(t for t in [*producers(lowered.output), lowered.output]
+                        if t.op.reduce_axis)
+            fresh = po.create_schedule(lowered.output)
+            with pytest.raises(po.IllegalScheduleError, match="carries a dependence"):
+                fresh[conv].parallel(conv.op.reduce_axis[0])
 
 
 def test_batch_norm_folded_into_conv():
@@ -92,8 +111,20 @@ def test_planned_and_unplanned_runs_agree_on_a_model():
     feeds = random_inputs(model)
     planned = po.graph.compile(g, num_threads=1)
     naive = po.graph.compile(g, num_threads=1, plan=False)
-    assert overlapping_pairs(planned.plan) == []
-    assert planned.plan.arena_bytes < planned.plan.naive_bytes
+    plan = planned.plan
+    assert overlapping_pairs(plan) == []
+    assert plan.arena_bytes < plan.naive_bytes
+    # the arrays the kernels get: live together (by the execution order) -> disjoint
+    steps = planned.steps
+    for name, (first, last) in plan.intervals.items():
+        assert steps[first].group.output == name
+        # (a view -- Flatten -- reads its input's buffer: the buffer lives until the view's reader)
+        assert name in [planned.root.get(n, n) for n in steps[last].inputs] or last == first
+        for other, span in plan.intervals.items():
+            if other != name and live_together((first, last), span):
+                assert not np.shares_memory(planned._buffers[name], planned._buffers[other])
+    assert any(np.shares_memory(planned._buffers[a], planned._buffers[b])
+               for a in plan.offsets for b in plan.offsets if a != b)  # memory is reused
     a, b = planned.run(feeds), naive.run(feeds)
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
@@ -163,6 +194,14 @@ def test_lstm_options_that_are_not_supported_are_refused():
     outs = m.add("LSTM", [x, m.weight(1, 8, 4), m.weight(1, 8, 2)], outputs=2, hidden_size=2)
     with pytest.raises(po.graph.UnsupportedOperatorError, match="asks for 2 outputs"):
         po.graph.from_onnx(m.model(outs))
+
+
+def test_import_without_onnx_says_what_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(po.MissingBackendError, match="pip install onnx"):
+        po.graph.from_onnx("model.onnx")
 
 
 def test_old_opset_and_symbolic_shapes_are_refused():
