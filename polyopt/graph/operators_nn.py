@@ -72,6 +72,22 @@ def pad(X, pads, fill: float, name: str):
         name=name)
 
 
+def _pad_split(X, pads, name: str):
+    """``X`` zero-padded, its columns split into the even and the odd ones:
+    ``[n, c, h, parity, w]`` holds padded column ``2 w + parity``.  A stride-2 window
+    then reads consecutive elements for consecutive output columns (vector loads, not
+    gathers)."""
+    N, C, H, W = (_value(d) for d in X.shape)
+    top, left, bottom, right = pads
+    half = -(-(W + left + right) // 2)
+    return compute(
+        (N, C, H + top + bottom, 2, half),
+        lambda n, c, h, p, w: if_then_else(
+            all_of(h >= top, h < H + top, 2 * w + p >= left, 2 * w + p < W + left),
+            X[n, c, h - top, 2 * w + p - left], 0.0),
+        name=name)
+
+
 def _conv_infer(node, infos, constants):
     x, w = infos[0], infos[1]
     group = attr(node, "group")
@@ -98,7 +114,9 @@ def _conv_lower(node, args, values, out_info, name):
     if plain:
         out = te.ops.conv2d_nchw(X, Wt, padding=pads[0], stride=strides[0], name=conv_name)
     else:
-        padded = pad(X, pads, 0.0, f"{name}_pad")
+        split = group > 1 and strides[1] == 2  # a strided depthwise layer: see _pad_split
+        padded = _pad_split(X, pads, f"{name}_pad") if split else pad(X, pads, 0.0,
+                                                                        f"{name}_pad")
         rc = reduce_axis((0, Cg), name="rc")
         ry = reduce_axis((0, KH), name="ry")
         rx = reduce_axis((0, KW), name="rx")
@@ -109,11 +127,16 @@ def _conv_lower(node, args, values, out_info, name):
             return rc if group == 1 else (f // per_group) * Cg + rc if per_group > 1 else \
                 f * Cg + rc
 
+        def read(n, f, y, x):
+            if split:  # column 2 x + rx dx is in half (rx dx) % 2, at x + (rx dx) // 2
+                return padded[n, channel(f), y * sy + ry * dy, (rx * dx) % 2,
+                              x + (rx * dx) // 2]
+            return padded[n, channel(f), y * sy + ry * dy, x * sx + rx * dx]
+
         out = compute(
             tuple(out_info.shape),
-            lambda n, f, y, x: reduce_sum(
-                padded[n, channel(f), y * sy + ry * dy, x * sx + rx * dx] * Wt[f, rc, ry, rx],
-                axis=[rc, ry, rx]),
+            lambda n, f, y, x: reduce_sum(read(n, f, y, x) * Wt[f, rc, ry, rx],
+                                          axis=[rc, ry, rx]),
             name=conv_name)
     if bias is None:
         return out

@@ -56,6 +56,8 @@ def test_clip_with_and_without_bounds():
     (3, 8, 9, 3, 1, 1, 1, 1),      # plain, odd size
     (4, 6, 11, 3, 2, 1, 1, 1),     # strided
     (8, 8, 7, 3, 1, 1, 8, 1),      # depthwise
+    (6, 6, 11, 3, 2, 1, 6, 1),     # depthwise, stride 2 (even and odd columns apart)
+    (4, 8, 10, 3, 2, 2, 4, 2),     # grouped, stride 2, dilation 2
     (4, 6, 9, 3, 1, 2, 2, 2),      # groups and dilation
     (5, 7, 6, 1, 1, 0, 1, 1),      # pointwise
     (3, 4, 10, 5, 3, 0, 1, 1),     # no padding, stride 3
