@@ -136,7 +136,8 @@ def test_planned_and_unplanned_runs_agree_on_a_model():
 
 
 @pytest.mark.parametrize("build", [
-    lambda: mobilenet_v2(width=0.25, resolution=32, classes=7),
+    pytest.param(lambda: mobilenet_v2(width=0.25, resolution=32, classes=7),
+                 marks=pytest.mark.slow),  # 52 distinct kernels: 15-30 s
     lambda: bert_layer(hidden=32, heads=2, seq=8, ffn=64),
     lambda: lstm(layers=2, seq=5, width=6, hidden=8),
 ], ids=["mobilenet_v2", "bert_layer", "lstm"])
