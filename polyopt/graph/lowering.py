@@ -26,7 +26,7 @@ import numpy as np
 
 from ..build import build
 from ..errors import PolyoptError, PolyoptWarning
-from ..te.tensor import ComputeOp, Tensor, placeholder
+from ..te.tensor import ComputeOp, Tensor, compute, placeholder
 from ..transform.nn_templates import (producers,
                                       row_reduction_template, vectorize_and_parallelize)
 from ..transform.nn_templates import conv2d_channel_template, conv2d_template
@@ -92,9 +92,6 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
             info = type(info)(info.name, (1,), info.dtype)
         name = f"{node.op_type.lower()}{position}" if node.outputs[0] != output else "out"
         env[node.outputs[0]] = OPS[node.op_type].lower(node, args, values, info, name)
-        if env[node.outputs[0]] is args[0]:  # an identity: copy it
-            source = args[0]
-            env[node.outputs[0]] = _copy(source, name)
     result = env[output]
     if result.name != "out" or not isinstance(result.op, ComputeOp):
         result = _copy(result, "out")
@@ -103,8 +100,6 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
 
 
 def _copy(source: Tensor, name: str) -> Tensor:
-    from ..te.tensor import compute
-
     return compute(source.shape, lambda *i: source[i], name=name)
 
 

@@ -15,8 +15,7 @@ from ..errors import InvalidArgumentError
 from ..te.expr import Const
 from ..te.tensor import (all_of, compute, if_then_else, maximum, minimum, reduce_axis,
                          reduce_max, reduce_sum)
-from .operators import (UnsupportedOperatorError, attr, broadcast_read, constant_value,
-                        register)
+from .operators import UnsupportedOperatorError, attr, broadcast_read, register
 
 _CONV_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None,
                "pads": None, "strides": None}
