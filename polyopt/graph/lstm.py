@@ -23,6 +23,7 @@ from .ir import OpNode
 from .lowering import LoweredGroup, build_group, schedule_group
 from .operators import (UnsupportedOperatorError, attr, constant_value, register, sigmoid)
 
+STEP_WORK_FOR_THREADS = 1 << 22  # multiply-adds per step from which its kernels use threads
 _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,
           "clip": None, "direction": "forward", "hidden_size": None, "input_forget": 0,
           "layout": 0}
@@ -105,8 +106,11 @@ class LSTMRunner:
         self.bias = (bias[:4 * hidden] + bias[4 * hidden:]).astype(np.float32)
         self.projection = _kernel(*_affine("proj", seq * batch, 4 * hidden, width, False),
                                   "MatMul", num_threads)
+        # a step's kernels are small (batch x hidden x 4 hidden products): on one thread,
+        # as waking the other threads three times per step costs more than they save
+        step_threads = 1 if batch * hidden * hidden * 4 < STEP_WORK_FOR_THREADS else num_threads
         self.recurrent = _kernel(*_affine("rec", batch, 4 * hidden, hidden, True), "MatMul",
-                                 num_threads)
+                                 step_threads)
         G = placeholder((batch, 4 * hidden), name="gates")
         C = placeholder((batch, hidden), name="cell")
         H4 = hidden
@@ -114,10 +118,10 @@ class LSTMRunner:
         def cell(b, j):
             return sigmoid(G[b, 2 * H4 + j]) * C[b, j] + sigmoid(G[b, j]) * tanh(G[b, 3 * H4 + j])
         c_out = compute((batch, hidden), cell, name="out")
-        self.cell = _kernel([G, C], c_out, "", num_threads)
+        self.cell = _kernel([G, C], c_out, "", step_threads)
         h_out = compute((batch, hidden), lambda b, j: sigmoid(G[b, H4 + j]) * tanh(C[b, j]),
                         name="out")
-        self.hidden = _kernel([G, C], h_out, "", num_threads)
+        self.hidden = _kernel([G, C], h_out, "", step_threads)
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
         self.projected = np.empty((seq * batch, 4 * hidden), np.float32)
