@@ -35,6 +35,7 @@ from .transform.handwritten import CheckReport, check
 from .lower import lower
 from .target.info import TargetInfo
 from .build import build
+from . import graph
 
 __version__ = "0.1.0"
 size_var = var  # TVM's name for a size (polyopt's vars are sizes)

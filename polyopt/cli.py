@@ -3,7 +3,8 @@
 ``polyopt demo`` builds matmul and conv2d, prints their loop nests and dependences,
 runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
 schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).  ``polyopt opt
-kernel.c`` optimizes a C kernel automatically (:mod:`polyopt.cli_opt`).
+kernel.c`` optimizes a C kernel automatically (:mod:`polyopt.cli_opt`); ``polyopt run``
+compiles and runs an ONNX model (:mod:`polyopt.cli_run`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 import numpy as np
 
 import polyopt as po
-from polyopt import cli_check, cli_opt
+from polyopt import cli_check, cli_opt, cli_run
 
 
 def _matmul(n: int):
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.set_defaults(run=demo)
     cli_check.add_parser(commands)
     cli_opt.add_parser(commands)
+    cli_run.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return po.errors.public(args.run)(args)

@@ -1,0 +1,18 @@
+"""The graph layer: models as operator graphs, fused into scheduled polyopt programs.
+
+``po.graph.from_onnx(path_or_model)`` or :class:`GraphBuilder` make a :class:`Graph`;
+``po.graph.compile(g, num_threads=N)`` folds constants and batch norms, fuses operators
+by pattern kind, builds one scheduled kernel per fused group and plans the memory of the
+intermediate tensors; ``m.run({"input": x})`` returns the outputs.  See the README.
+"""
+
+from .executor import CompiledModel, compile
+from .ir import Graph, GraphBuilder, OpNode, TensorInfo
+from .memory import MemoryPlan, plan_memory
+from .onnx_import import from_onnx
+from .operators import OPS, UnsupportedOperatorError
+from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
+
+__all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group", "MemoryPlan", "OPS", "OpNode",
+           "TensorInfo", "UnsupportedOperatorError", "compile", "fold_batch_norm",
+           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory"]

@@ -1,0 +1,68 @@
+"""``polyopt run model.onnx --input x.npy [--threads N] [--profile]``: compile an ONNX
+model with polyopt.graph (a progress bar while the kernels compile) and run it.
+
+``--input`` takes ``x.npy`` for a model with one input, or ``name=x.npy`` per input;
+``--output out.npz`` saves the outputs; ``--draw model.svg`` writes the picture of the
+fused groups and the memory plan.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .errors import InvalidArgumentError
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs",
+                                 description=__doc__.splitlines()[0])
+    parser.add_argument("model", help="the .onnx file")
+    parser.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE.npy",
+                        help="an input array (repeat for several inputs)")
+    parser.add_argument("--threads", type=int, default=0, help="threads (0: all cores)")
+    parser.add_argument("--profile", action="store_true", help="print the time of each group")
+    parser.add_argument("--output", help="save the outputs to this .npz file")
+    parser.add_argument("--draw", help="write the graph's picture (.svg, .png or .dot)")
+    parser.set_defaults(run=run)
+
+
+def _load(path: str) -> np.ndarray:
+    try:
+        return np.load(path)
+    except (OSError, ValueError) as err:
+        raise InvalidArgumentError(f"cannot read the input array {path!r}: {err}") from err
+
+
+def run(args) -> int:
+    from . import graph
+
+    g = graph.from_onnx(args.model)
+    feeds = {}
+    for item in args.input:
+        name, _, path = item.rpartition("=")
+        if not name:
+            if len(g.inputs) != 1:
+                raise InvalidArgumentError(
+                    f"the model has inputs {g.inputs}: pass --input NAME=FILE.npy for each")
+            name = g.inputs[0]
+        feeds[name] = _load(path)
+    started = time.perf_counter()
+    model = graph.compile(g, num_threads=args.threads, progress=True)
+    print(f"compiled {len(g.nodes)} operators into "
+          f"{sum(1 for s in model.steps if s.kernel is not None)} kernels in "
+          f"{time.perf_counter() - started:.1f} s; {model.memory_report()}")
+    started = time.perf_counter()
+    outputs = model.run(feeds)
+    print(f"ran in {1e3 * (time.perf_counter() - started):.2f} ms")
+    for name, value in outputs.items():
+        flat = ", ".join(f"{v:.5g}" for v in value.ravel()[:6])
+        print(f"{name}: {value.dtype}{list(value.shape)} [{flat}{', ...' if value.size > 6 else ''}]")
+    if args.profile:
+        print(model.profile_text(feeds))
+    if args.output:
+        np.savez(args.output, **outputs)
+    if args.draw:
+        print(f"wrote {model.graph.draw(args.draw)}")
+    return 0

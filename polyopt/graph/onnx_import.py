@@ -1,0 +1,139 @@
+"""Import an ONNX model (opset 13 and later) into a :class:`~polyopt.graph.ir.Graph`.
+
+>>> import onnx, polyopt as po
+>>> from onnx import helper, TensorProto
+>>> node = helper.make_node("Relu", ["x"], ["y"])
+>>> model = helper.make_model(helper.make_graph(
+...     [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])]),
+...     opset_imports=[helper.make_opsetid("", 17)])
+>>> print(po.graph.from_onnx(model))
+graph(x: float32[2, 3]) -> (y: float32[2, 3])
+  y = Relu(x) -> float32[2, 3]
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, MissingBackendError
+from .ir import Graph, GraphBuilder
+from .operators import UnsupportedOperatorError
+
+MIN_OPSET = 13
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError as err:
+        raise MissingBackendError(
+            "po.graph.from_onnx needs the 'onnx' package: pip install onnx "
+            "(or pip install 'polyopt[graph]')") from err
+    return onnx
+
+
+def from_onnx(model, *, shapes: dict | None = None) -> Graph:
+    """The graph of an ONNX model (a path or a ``ModelProto``).  ``shapes`` gives the
+    static shape of inputs whose shape has symbolic dimensions (``{"input": (1, 3, 224,
+    224)}``).  An operator, attribute or domain polyopt does not support is refused with
+    :class:`UnsupportedOperatorError` naming it and the node."""
+    onnx = _onnx()
+    if isinstance(model, (str, os.PathLike)):
+        try:
+            model = onnx.load(os.fspath(model))
+        except Exception as err:  # noqa: BLE001  (onnx raises many kinds: say which file)
+            raise InvalidArgumentError(f"cannot read the ONNX model {model!r}: {err}") from err
+    if not isinstance(model, onnx.ModelProto):
+        raise InvalidArgumentError(
+            f"from_onnx needs a path or an onnx.ModelProto, got {type(model).__name__}")
+    opset = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    version = opset.get("ai.onnx")
+    if version is None or version < MIN_OPSET:
+        raise UnsupportedOperatorError(
+            f"the model uses opset {version} of the default ONNX domain; polyopt.graph "
+            f"supports opsets {MIN_OPSET} and later (convert it with "
+            "onnx.version_converter.convert_version(model, 17))")
+    return _convert(onnx, model.graph, shapes or {})
+
+
+def _convert(onnx, graph, shapes: dict) -> Graph:
+    from onnx import numpy_helper
+
+    b = GraphBuilder(graph.name or "onnx")
+    initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for name, value in initializers.items():
+        b.constant(name, value)
+    for value_info in graph.input:
+        if value_info.name in initializers:
+            continue
+        b.input(value_info.name, _static_shape(value_info, shapes),
+                _dtype(onnx, value_info.type.tensor_type.elem_type, value_info.name))
+    for index, node in enumerate(graph.node):
+        name = node.name or f"{node.op_type}_{index}"
+        if node.domain not in ("", "ai.onnx"):
+            raise UnsupportedOperatorError(
+                f"node '{name}': the operator {node.domain}.{node.op_type} of the domain "
+                f"'{node.domain}' is not supported (only the default ONNX domain is)")
+        attrs = {a.name: _attribute(onnx, a) for a in node.attribute}
+        if node.op_type == "Constant":
+            b.constant(node.output[0], _constant_node(name, attrs))
+            continue
+        if node.op_type == "Shape" and node.input[0] in b._tensors and not attrs:
+            b.constant(node.output[0], np.array(b._tensors[node.input[0]].shape, np.int64))
+            continue
+        b.op(node.op_type, list(node.input), list(node.output), name=name, **attrs)
+    return b.build([o.name for o in graph.output])
+
+
+def _static_shape(value_info, shapes: dict) -> tuple[int, ...]:
+    if value_info.name in shapes:
+        return tuple(int(d) for d in shapes[value_info.name])
+    dims = []
+    for dim in value_info.type.tensor_type.shape.dim:
+        if not dim.HasField("dim_value"):
+            raise InvalidArgumentError(
+                f"input '{value_info.name}' has the symbolic dimension "
+                f"'{dim.dim_param or '?'}'; polyopt.graph needs static shapes: pass "
+                f"shapes={{'{value_info.name}': (...)}} to from_onnx")
+        dims.append(dim.dim_value)
+    return tuple(dims)
+
+
+def _dtype(onnx, elem_type: int, name: str) -> str:
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name
+    except (KeyError, TypeError) as err:
+        raise UnsupportedOperatorError(f"input '{name}' has an unsupported element type "
+                                       f"{elem_type}") from err
+
+
+def _attribute(onnx, proto):
+    from onnx import numpy_helper
+
+    value = onnx.helper.get_attribute_value(proto)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list):
+        return [v.decode() if isinstance(v, bytes) else v for v in value]
+    if isinstance(value, (int, float, str)):
+        return value
+    raise UnsupportedOperatorError(
+        f"the attribute '{proto.name}' has a kind polyopt.graph does not read "
+        f"({type(value).__name__})")
+
+
+def _constant_node(name: str, attrs: dict) -> np.ndarray:
+    if "value" in attrs:
+        return np.asarray(attrs["value"])
+    for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
+                       ("value_int", np.int64), ("value_ints", np.int64)):
+        if key in attrs:
+            return np.asarray(attrs[key], dtype)
+    raise UnsupportedOperatorError(
+        f"node '{name}' (Constant): only value, value_float(s) and value_int(s) are "
+        f"supported, got {', '.join(attrs)}")

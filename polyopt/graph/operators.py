@@ -1,0 +1,411 @@
+"""The operators the graph layer knows: shape inference and lowering to tensor expressions.
+
+Each operator is an :class:`OpDef`: its fusion kind (``injective``: each output element
+from a few input elements, fused freely; ``reduction``; ``complex``: convolution and
+matrix products, which take an elementwise epilogue; ``view``: a reshape, no code, the
+output shares the input's memory), its attributes and their defaults, a shape function
+and a lowering to polyopt tensor expressions.  Lowerings receive the tensors of their
+inputs (``None`` for an absent optional input) and, for constant inputs, their values.
+
+>>> OPS["Relu"].kind, OPS["Conv"].kind, OPS["Reshape"].kind
+('injective', 'complex', 'view')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import te
+from ..errors import InvalidArgumentError, PolyoptError
+from ..te.tensor import compute, exp, if_then_else, maximum, minimum, tanh
+
+KINDS = ("injective", "reduction", "complex", "view", "opaque")
+
+
+class UnsupportedOperatorError(InvalidArgumentError):
+    """An operator, attribute or attribute value the graph layer does not support."""
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    kind: str
+    infer: Callable      # (node, input infos, constants) -> [(shape, dtype)]
+    lower: Callable      # (node, tensors, values, out_info, name) -> te.Tensor
+    attrs: dict          # supported attribute -> default
+    min_inputs: int = 1
+
+
+OPS: dict[str, OpDef] = {}
+INT8_OPS = ("QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger",
+            "QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
+
+
+def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1):
+    def wrap(pair):
+        infer, lower = pair
+        OPS[name] = OpDef(name, kind, infer, lower, dict(attrs or {}), min_inputs)
+        return pair
+    return wrap
+
+
+def attr(node, key: str):
+    """An attribute of ``node``, or the operator's default."""
+    return node.attrs.get(key, OPS[node.op_type].attrs.get(key))
+
+
+def check_node(node) -> OpDef:
+    """The operator of ``node``, or :class:`UnsupportedOperatorError` naming what is not
+    supported (operator or attribute) and the node."""
+    if node.op_type in INT8_OPS:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}': the int8 operator {node.op_type} is not supported yet; it "
+            "comes with polyopt's int8 support (the tensorize issue). Export the model in "
+            "float32 for now")
+    spec = OPS.get(node.op_type)
+    if spec is None:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}': the operator {node.op_type} is not supported by "
+            f"polyopt.graph; supported: {', '.join(sorted(OPS))}")
+    for key in node.attrs:
+        if key not in spec.attrs:
+            raise UnsupportedOperatorError(
+                f"node '{node.name}' ({node.op_type}): the attribute '{key}' is not "
+                f"supported; supported attributes: {', '.join(sorted(spec.attrs)) or 'none'}")
+    present = [n for n in node.inputs if n]
+    if len(present) < spec.min_inputs:
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}) needs at least {spec.min_inputs} input(s), "
+            f"got {len(present)}")
+    return spec
+
+
+def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
+    """The shapes and dtypes of ``node``'s outputs from its inputs'."""
+    spec = check_node(node)
+    try:
+        result = spec.infer(node, infos, constants)
+    except PolyoptError:
+        raise
+    except (ValueError, IndexError, TypeError, KeyError) as err:
+        shapes = ", ".join(str(i) if i else "_" for i in infos)
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}) does not accept inputs {shapes}: {err}"
+        ) from err
+    if len(node.outputs) != len(result):
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({node.op_type}) asks for {len(node.outputs)} outputs; "
+            f"polyopt.graph computes {len(result)} (optional outputs are not supported)")
+    return result
+
+
+def constant_value(node, constants, index: int, what: str) -> np.ndarray | None:
+    """The value of input ``index`` of ``node`` when it is a constant (None when absent);
+    refuses a computed tensor where a constant is needed."""
+    if index >= len(node.inputs) or not node.inputs[index]:
+        return None
+    name = node.inputs[index]
+    if name not in constants:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({node.op_type}): its input {what} ('{name}') must be a "
+            "constant (polyopt.graph needs static shapes)")
+    return constants[name]
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+def broadcast_read(T, axes, out_shape):
+    """``T`` read at the output index ``axes`` under NumPy broadcasting."""
+    offset = len(out_shape) - T.ndim
+    index = []
+    for d, extent in enumerate(T.shape):
+        size = extent.value if hasattr(extent, "value") else extent
+        index.append(0 if size == 1 and out_shape[offset + d] != 1 else axes[offset + d])
+    return T[tuple(index)] if index else T[0]
+
+
+def _same(node, infos, constants):
+    return [(infos[0].shape, infos[0].dtype)]
+
+
+def _broadcast(node, infos, constants):
+    shape = np.broadcast_shapes(*(i.shape for i in infos if i))
+    dtypes = {i.dtype for i in infos if i}
+    if len(dtypes) != 1:
+        raise InvalidArgumentError(f"operands of different dtypes {sorted(dtypes)}")
+    return [(tuple(shape), infos[0].dtype)]
+
+
+def _unary(function):
+    def lower(node, args, values, out, name):
+        X = args[0]
+        return compute(out.shape, lambda *i: function(node, X[i]), name=name)
+    return _same, lower
+
+
+def _binary(function):
+    def lower(node, args, values, out, name):
+        A, B = args
+        return compute(out.shape, lambda *i: function(broadcast_read(A, i, out.shape),
+                                                     broadcast_read(B, i, out.shape)),
+                       name=name)
+    return _broadcast, lower
+
+
+for _name, _fn in (("Add", lambda a, b: a + b), ("Sub", lambda a, b: a - b),
+                   ("Mul", lambda a, b: a * b), ("Div", lambda a, b: a / b)):
+    register(_name, "injective", min_inputs=2)(_binary(_fn))
+
+
+def erf(x):
+    """erf(x) to 1.5e-7 (Abramowitz and Stegun 7.1.26), from ``exp``."""
+    ax = abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * ax)
+    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
+            + 0.254829592) * t
+    y = 1.0 - poly * exp(-(ax * ax))
+    return if_then_else(x < 0, -y, y)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + exp(-x))
+
+
+def gelu(node, x):
+    if attr(node, "approximate") == "tanh":
+        return 0.5 * x * (1.0 + tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+
+register("Relu", "injective")(_unary(lambda node, x: maximum(x, 0.0)))
+register("Sigmoid", "injective")(_unary(lambda node, x: sigmoid(x)))
+register("Tanh", "injective")(_unary(lambda node, x: tanh(x)))
+register("Erf", "injective")(_unary(lambda node, x: erf(x)))
+register("Gelu", "injective", {"approximate": "none"})(_unary(gelu))
+register("Sqrt", "injective")(_unary(lambda node, x: te.tensor.sqrt(x)))
+register("Exp", "injective")(_unary(lambda node, x: exp(x)))
+register("Neg", "injective")(_unary(lambda node, x: -x))
+register("Identity", "view")(_unary(lambda node, x: x))
+register("Dropout", "view", {"seed": 0})(_unary(lambda node, x: x))
+
+
+def _clip_lower(node, args, values, out, name):
+    low, high = (None if v is None else float(v.reshape(-1)[0]) for v in values[1:3])
+    X = args[0]
+
+    def body(*i):
+        value = X[i]
+        if low is not None:
+            value = maximum(value, low)
+        if high is not None:
+            value = minimum(value, high)
+        return value
+    return compute(out.shape, body, name=name)
+
+
+def _clip_infer(node, infos, constants):
+    for index, what in ((1, "min"), (2, "max")):
+        constant_value(node, constants, index, what)
+    return _same(node, infos, constants)
+
+
+register("Clip", "injective")((_clip_infer, _clip_lower))
+
+
+def _batch_norm_infer(node, infos, constants):
+    for index, what in ((1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var")):
+        constant_value(node, constants, index, what)
+    return _same(node, infos, constants)
+
+
+def _batch_norm_lower(node, args, values, out, name):
+    X, scale, bias, mean, var = args
+    eps = float(attr(node, "epsilon"))
+    return compute(out.shape, lambda n, c, *hw: (X[(n, c, *hw)] - mean[c])
+                   / te.tensor.sqrt(var[c] + eps) * scale[c] + bias[c], name=name)
+
+
+register("BatchNormalization", "injective", {"epsilon": 1e-5, "momentum": 0.9,
+                                             "training_mode": 0}, min_inputs=5)(
+    (_batch_norm_infer, _batch_norm_lower))
+
+
+# -- shapes and layout ------------------------------------------------------------------------
+
+def _flat_index(axes, shape):
+    """The row-major offset of ``axes`` in ``shape``."""
+    offset = 0
+    for axis, extent in zip(axes, shape):
+        offset = offset * extent + axis
+    return offset
+
+
+def reshape_read(X, in_shape, axes, out_shape):
+    """``X`` (of ``in_shape``) read at ``axes`` of the same data viewed as ``out_shape``."""
+    flat = _flat_index(axes, out_shape)
+    index, stride = [], 1
+    for extent in reversed(in_shape):
+        index.append((flat // stride) % extent if stride > 1 else flat % extent)
+        stride *= extent
+    return X[tuple(reversed(index))]
+
+
+def _view_lower(node, args, values, out, name):
+    X = args[0]
+    in_shape = tuple(d.value for d in X.shape)
+    return compute(out.shape, lambda *i: reshape_read(X, in_shape, i, out.shape), name=name)
+
+
+def _reshape_infer(node, infos, constants):
+    target = [int(d) for d in constant_value(node, constants, 1, "shape")]
+    shape = infos[0].shape
+    if not attr(node, "allowzero"):
+        target = [shape[k] if d == 0 else d for k, d in enumerate(target)]
+    if target.count(-1) > 1:
+        raise InvalidArgumentError("more than one -1 in the target shape")
+    if -1 in target:
+        known = int(np.prod([d for d in target if d != -1]))
+        target[target.index(-1)] = int(np.prod(shape)) // max(known, 1)
+    if int(np.prod(target)) != int(np.prod(shape)):
+        raise InvalidArgumentError(f"cannot reshape {shape} to {tuple(target)}")
+    return [(tuple(target), infos[0].dtype)]
+
+
+def _flatten_infer(node, infos, constants):
+    shape = infos[0].shape
+    axis = attr(node, "axis") % (len(shape) + 1) if shape else 0
+    return [((int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))), infos[0].dtype)]
+
+
+def _axes(node, constants, rank):
+    axes = constant_value(node, constants, 1, "axes") if len(node.inputs) > 1 else None
+    if axes is None:
+        axes = node.attrs.get("axes")
+    return None if axes is None else sorted(int(a) % rank for a in np.ravel(axes))
+
+
+def _squeeze_infer(node, infos, constants):
+    shape = infos[0].shape
+    axes = _axes(node, constants, len(shape))
+    if axes is None:
+        axes = [k for k, d in enumerate(shape) if d == 1]
+    if any(shape[a] != 1 for a in axes):
+        raise InvalidArgumentError(f"squeezed axes {axes} of {shape} are not all of size 1")
+    return [(tuple(d for k, d in enumerate(shape) if k not in axes), infos[0].dtype)]
+
+
+def _unsqueeze_infer(node, infos, constants):
+    shape = list(infos[0].shape)
+    axes = _axes(node, constants, len(shape) + len(np.ravel(
+        constant_value(node, constants, 1, "axes"))))
+    for a in axes:
+        shape.insert(a, 1)
+    return [(tuple(shape), infos[0].dtype)]
+
+
+register("Reshape", "view", {"allowzero": 0}, min_inputs=2)((_reshape_infer, _view_lower))
+register("Flatten", "view", {"axis": 1})((_flatten_infer, _view_lower))
+register("Squeeze", "view")((_squeeze_infer, _view_lower))
+register("Unsqueeze", "view", min_inputs=2)((_unsqueeze_infer, _view_lower))
+
+
+def _perm(node, rank):
+    perm = node.attrs.get("perm")
+    return list(range(rank))[::-1] if perm is None else [int(p) for p in perm]
+
+
+def _transpose_infer(node, infos, constants):
+    shape = infos[0].shape
+    perm = _perm(node, len(shape))
+    if sorted(perm) != list(range(len(shape))):
+        raise InvalidArgumentError(f"perm {perm} is not a permutation of the {len(shape)} axes")
+    return [(tuple(shape[p] for p in perm), infos[0].dtype)]
+
+
+def _transpose_lower(node, args, values, out, name):
+    X = args[0]
+    perm = _perm(node, X.ndim)
+
+    def body(*i):
+        index = [None] * len(perm)
+        for k, p in enumerate(perm):
+            index[p] = i[k]
+        return X[tuple(index)]
+    return compute(out.shape, body, name=name)
+
+
+register("Transpose", "injective", {"perm": None})((_transpose_infer, _transpose_lower))
+
+
+def _concat_infer(node, infos, constants):
+    rank = len(infos[0].shape)
+    axis = attr(node, "axis") % rank
+    shape = list(infos[0].shape)
+    for info in infos[1:]:
+        if len(info.shape) != rank or any(a != b for k, (a, b) in
+                                          enumerate(zip(info.shape, shape)) if k != axis):
+            raise InvalidArgumentError(f"shapes {[i.shape for i in infos]} differ off axis {axis}")
+    shape[axis] = sum(i.shape[axis] for i in infos)
+    return [(tuple(shape), infos[0].dtype)]
+
+
+def _concat_lower(node, args, values, out, name):
+    axis = attr(node, "axis") % len(out.shape)
+    starts, start = [], 0
+    for A in args:
+        starts.append(start)
+        start += A.shape[axis].value
+
+    def body(*i):
+        def read(k):
+            index = list(i)
+            index[axis] = i[axis] - starts[k]
+            return args[k][tuple(index)]
+        value = read(len(args) - 1)
+        for k in range(len(args) - 2, -1, -1):
+            value = if_then_else(i[axis] < starts[k + 1], read(k), value)
+        return value
+    return compute(out.shape, body, name=name)
+
+
+register("Concat", "injective", {"axis": 0})((_concat_infer, _concat_lower))
+
+
+def _slice_ranges(node, constants, shape):
+    starts = constant_value(node, constants, 1, "starts")
+    ends = constant_value(node, constants, 2, "ends")
+    axes = constant_value(node, constants, 3, "axes")
+    steps = constant_value(node, constants, 4, "steps")
+    axes = list(range(len(starts))) if axes is None else [int(a) % len(shape) for a in axes]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
+    ranges = [(0, d, 1) for d in shape]
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        if step == 0:
+            raise InvalidArgumentError("a slice step of 0")
+        begin, stop, _ = slice(int(start), int(end), step).indices(shape[axis])
+        ranges[axis] = (begin, stop, step)
+    return ranges
+
+
+def _slice_infer(node, infos, constants):
+    ranges = _slice_ranges(node, constants, infos[0].shape)
+    return [(tuple(len(range(*r)) for r in ranges), infos[0].dtype)]
+
+
+def _slice_lower(node, args, values, out, name):
+    X = args[0]
+    ranges = _slice_ranges(node, {n: v for n, v in zip(node.inputs, values) if v is not None},
+                           tuple(d.value for d in X.shape))
+    return compute(out.shape, lambda *i: X[tuple(b + s * a if s != 1 else b + a
+                                                  for a, (b, _, s) in zip(i, ranges))],
+                   name=name)
+
+
+register("Slice", "injective", min_inputs=3)((_slice_infer, _slice_lower))
+
+
+from . import operators_nn  # noqa: E402,F401  (registers the neural-network operators)

@@ -1,0 +1,157 @@
+"""Graph passes: constant folding, batch-norm folding, constant weight layouts, fusion.
+
+Each pass takes a :class:`~polyopt.graph.ir.Graph` and returns a new one (or, for
+:func:`fuse`, the fused groups in execution order).
+
+>>> import numpy as np, polyopt as po
+>>> b = po.graph.GraphBuilder()
+>>> x = b.input("x", (1, 2, 4, 4))
+>>> w = b.constant("w", np.ones((3, 2, 1, 1), "float32"))
+>>> y = b.op("Relu", [b.op("Conv", [x, w])])
+>>> [(grp.kind, [n.op_type for n in grp.nodes]) for grp in fuse(b.build([y]))]
+[('complex', ['Conv', 'Relu'])]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ir import Graph, OpNode
+from .lowering import data_inputs, evaluate_nodes
+from .operators import OPS, attr
+
+
+def fold_constants(g: Graph) -> Graph:
+    """Nodes whose inputs are all constants are computed once, at compile time (by
+    polyopt, with the default schedule); their outputs become constants."""
+    constants = dict(g.constants)
+    nodes = []
+    for node in g.nodes:
+        inputs = [n for n in node.inputs if n]
+        if not inputs or not all(n in constants for n in inputs) or \
+                any(o in g.outputs for o in node.outputs):
+            nodes.append(node)
+            continue
+        out = node.outputs[0]
+        if OPS[node.op_type].kind == "view":
+            constants[out] = np.ascontiguousarray(constants[node.inputs[0]]).reshape(
+                g.tensors[out].shape)
+        else:
+            constants[out] = evaluate_nodes(g, [node], out, constants)
+    return g.replace(nodes=nodes, constants=constants)
+
+
+def fold_batch_norm(g: Graph) -> Graph:
+    """``BatchNormalization(Conv(x, W, B))`` with constant parameters becomes one
+    ``Conv(x, W * s, (B - mean) * s + beta)``, ``s = scale / sqrt(var + eps)``, when
+    nothing else reads the convolution's output."""
+    constants = dict(g.constants)
+    replaced: dict[str, OpNode] = {}
+    dropped: set[str] = set()
+    for node in g.nodes:
+        if node.op_type != "BatchNormalization":
+            continue
+        conv = g.producer(node.inputs[0])
+        params = node.inputs[1:5]
+        if conv is None or conv.op_type != "Conv" or len(g.consumers(conv.outputs[0])) != 1 \
+                or conv.outputs[0] in g.outputs or not all(p in constants for p in params):
+            continue
+        weight = conv.inputs[1]
+        bias = conv.inputs[2] if len(conv.inputs) > 2 and conv.inputs[2] else None
+        if weight not in constants or (bias is not None and bias not in constants):
+            continue
+        scale, beta, mean, var = (constants[p].astype(np.float64) for p in params)
+        factor = scale / np.sqrt(var + float(attr(node, "epsilon")))
+        w = constants[weight].astype(np.float64) * factor[:, None, None, None]
+        b = (constants[bias].astype(np.float64) if bias else 0.0) - mean
+        dtype = constants[weight].dtype
+        constants[f"{node.name}_folded_w"] = w.astype(dtype)
+        constants[f"{node.name}_folded_b"] = (b * factor + beta).astype(dtype)
+        replaced[node.name] = OpNode(conv.name, "Conv", (
+            conv.inputs[0], f"{node.name}_folded_w", f"{node.name}_folded_b"),
+            node.outputs, dict(conv.attrs))
+        dropped.add(conv.name)
+    nodes = [replaced.get(n.name, n) for n in g.nodes if n.name not in dropped]
+    return g.replace(nodes=nodes, constants=constants)
+
+
+def transpose_constant_weights(g: Graph) -> Graph:
+    """``Gemm(A, B, transB=1)`` with a constant ``B`` reads ``B.T``, stored once at
+    compile time, with ``transB=0`` (the matmul template packs ``B[k, j]`` panels)."""
+    constants = dict(g.constants)
+    nodes = []
+    for node in g.nodes:
+        if node.op_type == "Gemm" and attr(node, "transB") and node.inputs[1] in constants:
+            name = f"{node.inputs[1]}_transposed"
+            constants[name] = np.ascontiguousarray(constants[node.inputs[1]].T)
+            attrs = {**node.attrs, "transB": 0}
+            node = OpNode(node.name, node.op_type,
+                          (node.inputs[0], name, *node.inputs[2:]), node.outputs, attrs)
+        nodes.append(node)
+    return g.replace(nodes=nodes, constants=constants)
+
+
+def optimize(g: Graph) -> Graph:
+    """The graph passes before fusion, in order."""
+    return fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
+
+
+@dataclass
+class Group:
+    """Operators that become one kernel (``view`` groups: no kernel, the output shares
+    its input's memory).  ``output`` is the tensor the group computes."""
+
+    name: str
+    kind: str
+    nodes: list[OpNode] = field(default_factory=list)
+    output: str = ""
+
+    @property
+    def inputs(self) -> list[str]:
+        """The tensors the group reads from outside (inputs, constants, other groups)."""
+        inside = {o for n in self.nodes for o in n.outputs}
+        seen: list[str] = []
+        for node in self.nodes:
+            for name in data_inputs(node):
+                if name not in inside and name not in seen:
+                    seen.append(name)
+        return seen
+
+    @property
+    def op_types(self) -> list[str]:
+        return [n.op_type for n in self.nodes]
+
+
+def fuse(g: Graph, *, enabled: bool = True) -> list[Group]:
+    """The fused groups of ``g`` in execution order, by pattern kind: an elementwise
+    (injective) operator joins the group computing one of its inputs when that group is
+    a convolution or matrix product with its epilogue so far (``complex``) or an
+    elementwise chain, and nothing else reads that input (a residual add joins the
+    convolution before it; its other operand is read from memory).  Reductions and
+    views stay alone.  With ``enabled=False`` each operator is its own group."""
+    groups: list[Group] = []
+    open_tip: dict[str, Group] = {}
+    position: dict[int, int] = {}
+    for index, node in enumerate(g.nodes):
+        kind = OPS[node.op_type].kind
+        target = None
+        if enabled and kind == "injective":
+            for name in data_inputs(node):
+                group = open_tip.get(name)
+                readers = {n.name for n in g.consumers(name)}
+                if group is not None and group.kind in ("complex", "injective") \
+                        and readers == {node.name} and name not in g.outputs:
+                    target = group
+                    break
+        if target is None:
+            target = Group(f"{node.op_type.lower()}_{len(groups)}", kind)
+            groups.append(target)
+        else:
+            open_tip.pop(target.output, None)
+        target.nodes.append(node)
+        target.output = node.outputs[0]
+        open_tip[target.output] = target
+        position[id(target)] = index
+    return sorted(groups, key=lambda grp: position[id(grp)])
