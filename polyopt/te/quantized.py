@@ -1,0 +1,127 @@
+"""Quantized operators (``po.ops``): int8 matrix products and convolutions with int32
+accumulation in the VNNI weight layout, and requantization epilogues.
+
+The VNNI layout groups 4 consecutive reduction elements per output column:
+``W[k, n]`` is stored as ``Wp[k // 4, n, k % 4]`` (``pack_vnni``), so that one
+``vpdpbusd`` multiplies 4 uint8 activations with the 4 int8 weights of each of 16
+columns.  Pack weights once, ahead of time (:func:`pack_vnni_numpy`).
+
+>>> import polyopt as po
+>>> A = po.placeholder((6, 8), name="A", dtype="uint8")
+>>> W = po.placeholder((2, 16, 4), name="W", dtype="int8")
+>>> C = po.ops.matmul_u8s8(A, W)
+>>> C.shape, C.dtype
+((<Const 6>, <Const 16>), 'int32')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .tensor import (Tensor, compute, if_then_else, maximum, minimum, reduce_axis,
+                     reduce_sum)
+
+VNNI_GROUP = 4
+
+
+def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1) -> np.ndarray:
+    """``W[K, N]`` int8 -> ``Wp[ceil(K/4), N', 4]`` (zeros where K or N is padded; N is
+    padded to a multiple of ``columns``).
+
+    >>> pack_vnni_numpy(np.arange(8, dtype=np.int8).reshape(4, 2))[0].tolist()
+    [[0, 2, 4, 6], [1, 3, 5, 7]]
+    """
+    weight = np.asarray(weight)
+    if weight.ndim != 2:
+        raise InvalidArgumentError(f"pack_vnni_numpy takes a 2-D [K, N] array, got shape "
+                                   f"{weight.shape}")
+    k, n = weight.shape
+    groups = -(-k // VNNI_GROUP)
+    padded_n = -(-n // columns) * columns
+    out = np.zeros((groups * VNNI_GROUP, padded_n), weight.dtype)
+    out[:k, :n] = weight
+    return np.ascontiguousarray(out.reshape(groups, VNNI_GROUP, padded_n).transpose(0, 2, 1))
+
+
+def matmul_u8s8(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
+    """``C[i, j] (int32) = sum_k A[i, k] (uint8) * W[k, j] (int8)`` with the weights in the
+    VNNI layout ``Wp[K/4, N, 4]``; A's width is ``4 * Wp.shape[0]`` (pad K with zeros)."""
+    _check(A, "uint8", 2, "A"); _check(Wp, "int8", 3, "Wp")
+    groups = Wp.shape[0]
+    ko = reduce_axis((0, groups), name="ko")
+    ki = reduce_axis((0, VNNI_GROUP), name="ki")
+    return compute((A.shape[0], Wp.shape[1]), lambda i, j: reduce_sum(
+        A[i, VNNI_GROUP * ko + ki].astype("int32") * Wp[ko, j, ki].astype("int32"),
+        axis=[ko, ki]), name=name)
+
+
+def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, kernel: int, stride: int = 1,
+                     padding: int = 0, name: str = "conv") -> Tensor:
+    """int8 NCHW convolution (batch 1, square kernel) with weights packed to the VNNI
+    layout over the reduction ``(c, ry, rx)``: ``Wp[(C*R*S)/4, F, 4]`` from
+    ``W.reshape(F, C*R*S).T`` (:func:`pack_vnni_numpy`).  The reduction index
+    ``q = (c * R + ry) * S + rx`` runs in groups of 4; the data is read through an
+    im2col compute ``<name>_cols[q, y * OW + x]`` (zero padded), so that the product is a
+    matmul of the columns' transpose by the packed weights: ``out[f, p]`` with
+    ``p = y * OW + x``, then reshaped to NCHW by the caller."""
+    _check(data, "uint8", 4, "data"); _check(Wp, "int8", 3, "Wp")
+    n, c, h, w = (_int(e) for e in data.shape)
+    if n != 1:
+        raise InvalidArgumentError("conv2d_u8s8_nchw takes batch 1")
+    groups, f = _int(Wp.shape[0]), _int(Wp.shape[1])
+    r = kernel
+    depth = c * r * r
+    if groups * VNNI_GROUP < depth:
+        raise InvalidArgumentError(f"Wp has {groups} groups of 4 but the reduction has "
+                                   f"{depth} elements")
+    oh = (h + 2 * padding - r) // stride + 1
+    ow = (w + 2 * padding - r) // stride + 1
+
+    def column(p, q):
+        y, x = p // ow, p % ow
+        ch, rest = q // (r * r), q % (r * r)
+        yy = y * stride + rest // r - padding
+        xx = x * stride + rest % r - padding
+        inside = (q < depth) & (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+        return if_then_else(inside, data[0, minimum(ch, c - 1), yy, xx], 0)
+
+    cols = compute((oh * ow, groups * VNNI_GROUP), column, name=f"{name}_cols")
+    out = matmul_u8s8(cols, Wp, name=name)
+    return out
+
+
+def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",
+               relu: bool = False, bias: Tensor | None = None, name: str = "requant") -> Tensor:
+    """``clip(round(acc * scale) + zero_point)`` to uint8/int8 (``relu``: clip at the
+    zero point from below); ``bias[j]`` (int32) is added to ``acc`` first.  Rounding is
+    to nearest, ties away from zero (``floor(x + 0.5)`` on the magnitude)."""
+    lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(dtype, (None, None))
+    if lo is None:
+        raise InvalidArgumentError(f"requantize produces uint8 or int8, not {dtype!r}")
+    if relu:
+        lo = max(lo, zero_point)
+
+    def value(*index):
+        total = acc[index]
+        if bias is not None:
+            total = total + bias[index[-1]]
+        scaled = total.astype("float32") * float(scale)
+        rounded = if_then_else(scaled >= 0, (scaled + 0.5).astype("int32"),
+                               (scaled - 0.5).astype("int32"))
+        return maximum(minimum(rounded + zero_point, hi), lo).astype(dtype)
+
+    return compute(acc.shape, value, name=name)
+
+
+def _check(tensor: Tensor, dtype: str, ndim: int, what: str) -> None:
+    if tensor.dtype != dtype or tensor.ndim != ndim:
+        raise InvalidArgumentError(f"{what} must be a {ndim}-D {dtype} tensor, got "
+                                   f"{tensor.ndim}-D {tensor.dtype}")
+
+
+def _int(extent) -> int:
+    value = getattr(extent, "value", extent)
+    if not isinstance(value, int):
+        raise InvalidArgumentError(f"conv2d_u8s8_nchw needs constant sizes, got {extent}")
+    return value
