@@ -36,6 +36,8 @@ from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .parallel import can_outline, emit_parallel_for
 from .transpose import emit_transposed_copy
+from .intrinsics import emit_intrinsic_call
+from ...ast.intrinsic_calls import IntrinsicCall
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type, vector_suffix
 
 ALIGNMENT = 64
@@ -369,6 +371,8 @@ class FunctionEmitter:
             self._for(node)
         elif isinstance(node, If):
             self._if(node)
+        elif isinstance(node, IntrinsicCall):  # a tensorized sub-nest
+            emit_intrinsic_call(self, node)
         elif isinstance(node, Run):
             self._run(node)
         else:
