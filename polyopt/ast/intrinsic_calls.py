@@ -47,7 +47,9 @@ def tensorize_calls(program, body: Node) -> Node:
 
 def _replace(node: Node, found: Match, replaced: list) -> Node:
     if isinstance(node, For):
-        if node.dim == found.dim and _runs_stmt(node, found.main):
+        # the loop of ``axis``, or the outermost loop inside it when isl left out loops
+        # of one iteration
+        if node.dim is not None and node.dim >= found.dim and _runs_stmt(node, found.main):
             call = _call(node, found)
             replaced.append(call)
             return call
@@ -57,6 +59,10 @@ def _replace(node: Node, found: Match, replaced: list) -> Node:
     if isinstance(node, If):
         other = None if node.otherwise is None else _replace(node.otherwise, found, replaced)
         return If(node.cond, _replace(node.then, found, replaced), other)
+    if isinstance(node, Run) and node.stmt == found.main:  # every inner loop left out
+        call = _call(node, found)
+        replaced.append(call)
+        return call
     return node
 
 
@@ -78,9 +84,9 @@ def _runs_stmt(node: Node, stmt: str) -> bool:
     return False
 
 
-def _call(loop: For, found: Match) -> IntrinsicCall:
+def _call(loop: For | Run, found: Match) -> IntrinsicCall:
     path: list[For] = []
-    run = _find(loop, found.main, path)
+    run = loop if isinstance(loop, Run) else _find(loop, found.main, path)
     starts = {f.var: f.init for f in path}
     by_dim = {f.dim: f for f in path}
     origin = _substitute(run.args, starts)

@@ -25,9 +25,12 @@ from .tensor import (Tensor, compute, if_then_else, maximum, minimum, reduce_axi
 VNNI_GROUP = 4
 
 
-def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1) -> np.ndarray:
+def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = False
+                    ) -> np.ndarray:
     """``W[K, N]`` int8 -> ``Wp[ceil(K/4), N', 4]`` (zeros where K or N is padded; N is
-    padded to a multiple of ``columns``).
+    padded to a multiple of ``columns``); ``blocked``: ``Wp[N'/columns, ceil(K/4),
+    columns, 4]``, each block of columns contiguous (what a register tile of that width
+    streams through, without the cache conflicts of a large row stride).
 
     >>> pack_vnni_numpy(np.arange(8, dtype=np.int8).reshape(4, 2))[0].tolist()
     [[0, 2, 4, 6], [1, 3, 5, 7]]
@@ -41,19 +44,39 @@ def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1) -> np.ndarray:
     padded_n = -(-n // columns) * columns
     out = np.zeros((groups * VNNI_GROUP, padded_n), weight.dtype)
     out[:k, :n] = weight
-    return np.ascontiguousarray(out.reshape(groups, VNNI_GROUP, padded_n).transpose(0, 2, 1))
+    packed = out.reshape(groups, VNNI_GROUP, padded_n).transpose(0, 2, 1)
+    if blocked:
+        packed = packed.reshape(groups, padded_n // columns, columns, VNNI_GROUP
+                                ).transpose(1, 0, 2, 3)
+    return np.ascontiguousarray(packed)
 
 
 def matmul_u8s8(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
     """``C[i, j] (int32) = sum_k A[i, k] (uint8) * W[k, j] (int8)`` with the weights in the
-    VNNI layout ``Wp[K/4, N, 4]``; A's width is ``4 * Wp.shape[0]`` (pad K with zeros)."""
-    _check(A, "uint8", 2, "A"); _check(Wp, "int8", 3, "Wp")
-    groups = Wp.shape[0]
+    VNNI layout ``Wp[K/4, N, 4]``, or blocked by columns ``Wp[N/cb, K/4, cb, 4]``
+    (:func:`pack_vnni_numpy`); A's width is ``4 * (K/4)`` (pad K with zeros)."""
+    _check(A, "uint8", 2, "A")
+    if Wp.dtype != "int8" or Wp.ndim not in (3, 4):
+        raise InvalidArgumentError(f"Wp must be a 3-D or 4-D int8 tensor (pack_vnni_numpy), "
+                                   f"got {Wp.ndim}-D {Wp.dtype}")
+    blocked = Wp.ndim == 4
+    groups = Wp.shape[1] if blocked else Wp.shape[0]
     ko = reduce_axis((0, groups), name="ko")
     ki = reduce_axis((0, VNNI_GROUP), name="ki")
+    if blocked:
+        block = _int(Wp.shape[2])
+        width = _plus_mul(Wp.shape[0], block)
+        return compute((A.shape[0], width), lambda i, j: reduce_sum(
+            A[i, VNNI_GROUP * ko + ki].astype("int32")
+            * Wp[j // block, ko, j % block, ki].astype("int32"), axis=[ko, ki]), name=name)
     return compute((A.shape[0], Wp.shape[1]), lambda i, j: reduce_sum(
         A[i, VNNI_GROUP * ko + ki].astype("int32") * Wp[ko, j, ki].astype("int32"),
         axis=[ko, ki]), name=name)
+
+
+def _plus_mul(extent, factor: int):
+    value = getattr(extent, "value", extent)
+    return value * factor if isinstance(value, int) else extent * factor
 
 
 def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, kernel: int, stride: int = 1,

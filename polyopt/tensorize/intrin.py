@@ -223,16 +223,17 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
             raise InvalidArgumentError(
                 f"intrinsic compute '{output.name}' reads '{tensor.name}', which is computed; "
                 "an intrinsic's compute reads placeholders only")
-    binds = dict(binds or {})
-    known = {id(t) for t in inputs + (output,)}
-    for tensor in binds:
-        if id(tensor) not in known:
+    binds = {id(getattr(t, "op", t)): (t, b) for t, b in dict(binds or {}).items()}
+    known = {id(t.op) for t in inputs + (output,)}
+    for key, (tensor, _) in binds.items():
+        if key not in known:
             raise InvalidArgumentError(f"binds: '{getattr(tensor, 'name', tensor)}' is not "
                                        f"read or computed by '{output.name}'")
     buffers = []
     for tensor in inputs + (output,):
         shape = tuple(_constant(e, f"the shape of '{tensor.name}'") for e in tensor.shape)
-        buffer = binds.get(tensor) or Buffer(shape, tensor.dtype, tensor.name)
+        buffer = binds.get(id(tensor.op), (None, None))[1] or Buffer(shape, tensor.dtype,
+                                                                      tensor.name)
         if buffer.shape != shape or buffer.dtype != tensor.dtype:
             raise InvalidArgumentError(
                 f"binds: buffer '{buffer.name}' is {buffer.dtype}{list(buffer.shape)} but "

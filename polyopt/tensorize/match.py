@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..deps.dataflow import Dependences
-from ..deps.legality import find_violations, shares_loop
+from ..deps.legality import find_violations, first_point, shares_loop
 from ..domain.program import Program, Statement
 from ..errors import TensorizeError
 from ..te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, TensorRead, Var)
@@ -87,13 +87,9 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
     main = program.statement(stage.main)
     axis = stage.axes[position]
     dim = loop_dimension(program, main.name, axis)
-    inner_axes = stage.axes[position:]
+    inner_axes = [a for a in stage.axes[position:]
+                  if not _constant_in_tiles(program, main.name, dim, a)]
     i_update, i_init = _intrinsic_statements(intrin)
-    is_reduction = stage.init is not None
-    if is_reduction != (i_init is not None):
-        raise TensorizeError(
-            f"stage '{stage_name}' is {'a' if is_reduction else 'not a'} reduction but "
-            f"intrinsic '{intrin.name}' is {'one' if i_init is not None else 'not'}")
     region = [s.name for s in program.statements
               if s.name != main.name and shares_loop(program, s.name, main.name, dim)]
     init_inside = stage.init in region
@@ -103,6 +99,11 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
             f"statement(s) {', '.join(strangers)} run inside loop '{axis_name}' of stage "
             f"'{stage_name}'; the intrinsic would replace only the stage's own work: compute "
             "them at a loop outside it")
+    is_reduction = stage.init is not None
+    if is_reduction != (i_init is not None):
+        raise TensorizeError(
+            f"stage '{stage_name}' is {'a' if is_reduction else 'not a'} reduction but "
+            f"intrinsic '{intrin.name}' is {'one' if i_init is not None else 'not'}")
     i_dims = i_update.dims
     if len(inner_axes) != len(i_dims):
         raise TensorizeError(
@@ -149,11 +150,34 @@ class _Mismatch(Exception):
         self.stage = stage
 
 
+def _constant_in_tiles(program: Program, stmt: str, dim: int, axis) -> bool:
+    """Whether loop ``axis`` has one iteration in every tile (it renames nothing)."""
+    row = program.schedule_of(stmt)
+    width = row.dim(isl.dim_type.out)
+    at = loop_dimension(program, stmt, axis)
+    outer = row.apply_range(_pick(width, range(dim), row))
+    value = row.apply_range(_pick(width, [at], row))
+    return outer.reverse().apply_range(value).is_single_valued()
+
+
 def _intrinsic_statements(intrin: TensorIntrin) -> tuple[Statement, Statement | None]:
     statements = intrin.program.statements
     update = next((s for s in statements if s.name.endswith("_update")), statements[-1])
     init = next((s for s in statements if s.name.endswith("_init")), None)
-    return update, init
+    return _squeezed(update), None if init is None else _squeezed(init)
+
+
+def _squeezed(stmt: Statement) -> Statement:
+    """``stmt`` without the dimensions of extent 1 (as the sub-nest's loops of one
+    iteration are left out: neither renames anything)."""
+    domain, accesses = stmt.domain, list(stmt.accesses)
+    for q in reversed(range(domain.dim(isl.dim_type.set))):
+        if _extent(domain, q) != 1:
+            continue
+        domain = domain.project_out(isl.dim_type.set, q, 1)
+        accesses = [dataclasses.replace(a, relation=a.relation.project_out(
+            isl.dim_type.in_, q, 1)) for a in accesses]
+    return dataclasses.replace(stmt, domain=domain, accesses=tuple(accesses))
 
 
 def _reduce_dims(intrin: TensorIntrin) -> set[str]:
@@ -410,7 +434,10 @@ def _point_image(relation: isl.Map, space: isl.Space, values) -> list[int] | Non
 
 # -- messages --------------------------------------------------------------------------
 def _point(wrapped_or_set: isl.Set) -> tuple[list[int], list[int]]:
-    sample = wrapped_or_set.sample_point()
+    """Small parameters and the first point for them (a stable, readable example)."""
+    if wrapped_or_set.is_wrapping():
+        return first_point(wrapped_or_set.unwrap())
+    sample = wrapped_or_set.lexmin().sample_point()
     n_par = wrapped_or_set.dim(isl.dim_type.param)
     n_set = wrapped_or_set.dim(isl.dim_type.set)
     return ([sample.get_coordinate_val(isl.dim_type.param, k).to_python() for k in range(n_par)],

@@ -1,0 +1,186 @@
+"""Tensorize: exact matching (acceptance and refusal), legality, and bit-exact results."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
+from polyopt.tensorize.templates import int8_matmul_template
+
+RNG = np.random.default_rng(7)
+
+
+def int8_operands(m, n, k, *, blocked_columns=None):
+    a = RNG.integers(0, 256, (m, k), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    if blocked_columns:
+        packed = po.ops.pack_vnni_numpy(w, columns=blocked_columns, blocked=True)
+    else:
+        packed = po.ops.pack_vnni_numpy(w)
+    return a, w, packed, a.astype(np.int32) @ w.astype(np.int32)
+
+
+def int8_matmul(m, n, k):
+    A = po.placeholder((m, k), name="A", dtype="uint8")
+    W = po.placeholder((k // 4, n, 4), name="W", dtype="int8")
+    return A, W, po.ops.matmul_u8s8(A, W)
+
+
+def row_dot_schedule(C, factor=16):
+    """i, j.outer, ko, j.inner, ki: the sub-nest under j.inner is one vpdpbusd."""
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    ko, ki = C.op.reduce_axis
+    jo, ji = s[C].split(j, factor=factor)
+    s[C].reorder(i, jo, ko, ji, ki)
+    return s, ji
+
+
+# -- acceptance ------------------------------------------------------------------------
+def test_split_reorder_matches_update_and_is_bit_exact():
+    A, W, C = int8_matmul(5, 48, 24)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    f = po.build(s, [A, W, C])
+    assert "llvm.x86.avx512.vpdpbusd.512" in f.llvm_ir
+    assert "dot_16x4_u8s8.update" in str(po.lower(s, [A, W, C]))
+    a, _, packed, expected = int8_operands(5, 48, 24)
+    c = np.zeros((5, 48), np.int32)
+    f(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_reduction_inside_matches_as_body_reset_plus_update():
+    A, W, C = int8_matmul(3, 16, 4)          # one group of 4: the whole reduction
+    s = po.create_schedule(C)
+    s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+    lowered = str(po.lower(s, [A, W, C]))
+    assert "dot_16x4_u8s8.body" in lowered and "] = 0;" not in lowered  # init replaced too
+    a, _, packed, expected = int8_operands(3, 16, 4)
+    c = np.full((3, 16), 99, np.int32)
+    po.build(s, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_symbolic_sizes_accepted_only_for_dividing_splits():
+    M, G, N = po.var("M"), po.var("G"), po.var("N")
+    A = po.placeholder((M, 4 * G), name="A", dtype="uint8")
+    W = po.placeholder((G, 16 * N, 4), name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())     # 16 divides 16 * N for every N
+    f = po.build(s, [A, W, C])
+    for m, n, k in ((3, 32, 8), (4, 64, 20)):
+        a, _, packed, expected = int8_operands(m, n, k)
+        c = np.zeros((m, n), np.int32)
+        f(a, packed, c)
+        np.testing.assert_array_equal(c, expected)
+
+
+def test_after_fuse_the_fused_loop_is_renamed():
+    A, W, C = int8_matmul(4, 16, 8)
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    ko, ki = C.op.reduce_axis
+    s[C].reorder(ko, i, j, ki)
+    fused = s[C].fuse(ko, i)                 # one loop over (group, row)
+    assert s[C].can_tensorize(j, dot_16x4_u8s8())
+    s[C].tensorize(j, dot_16x4_u8s8())
+    a, _, packed, expected = int8_operands(4, 16, 8)
+    c = np.zeros((4, 16), np.int32)
+    po.build(s, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+    assert fused.name.endswith("fused")
+
+
+@pytest.mark.parametrize("m, n, k", [(12, 128, 64), (37, 40, 12)])
+def test_template_bit_exact_on_dividing_and_padded_sizes(m, n, k):
+    a, w, _, expected = int8_operands(m, n, k)
+    k_padded = -(-k // 4) * 4
+    a_padded = np.zeros((m, k_padded), np.uint8)
+    a_padded[:, :k] = a
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True)
+    A = po.placeholder((m, k_padded), name="A", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s = po.create_schedule(C)
+    loops = int8_matmul_template(s, C, parallel=m > 20)
+    f = po.build(s, [A, W, C])
+    c = np.zeros((m, packed.shape[0] * 64), np.int32)
+    f(a_padded, packed, c)
+    np.testing.assert_array_equal(c[:, :n], expected)
+    assert loops["rows"] == (6 if m == 12 else 1)
+    assert "vpdpbusd" in f.assembly
+
+
+# -- refusals ----------------------------------------------------------------------------
+def test_non_dividing_extent_refused_with_the_extent():
+    A, W, C = int8_matmul(2, 40, 8)
+    s, ji = row_dot_schedule(C)
+    assert not s[C].can_tensorize(ji, dot_16x4_u8s8())
+    with pytest.raises(po.TensorizeError, match=r"loop 'j.inner' has 8 iteration\(s\) in the "
+                       r"tile at i=0, j.outer=2, ko=0 but the intrinsic's dimension 'i' has "
+                       r"extent 16"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_transposed_access_refused_with_the_access():
+    A = po.placeholder((2, 8), name="A", dtype="uint8")
+    WT = po.placeholder((2, 4, 16), name="WT", dtype="int8")   # [group, k, n]: transposed
+    ko = po.reduce_axis((0, 2), name="ko")
+    ki = po.reduce_axis((0, 4), name="ki")
+    C = po.compute((2, 16), lambda i, j: po.sum(
+        A[i, 4 * ko + ki].astype("int32") * WT[ko, ki, j].astype("int32"), axis=[ko, ki]),
+        name="C")
+    s = po.create_schedule(C)
+    s[C].reorder(C.op.axis[0], ko, C.op.axis[1], ki)
+    with pytest.raises(po.TensorizeError, match=r"the read of WT \(C_update\[i, j, ko, ki\] "
+                       r"-> WT\[ko, ki, j\]\) is not the intrinsic's 'b' .* at j=0, ki=1 it "
+                       r"is offset \(0, 1, 0\) where the intrinsic touches offset \(0, 0, 1\)"):
+        s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+
+
+def test_other_expression_refused():
+    A = po.placeholder((2, 8), name="A", dtype="uint8")
+    W = po.placeholder((2, 16, 4), name="W", dtype="int8")
+    ko = po.reduce_axis((0, 2), name="ko")
+    ki = po.reduce_axis((0, 4), name="ki")
+    C = po.compute((2, 16), lambda i, j: po.sum(
+        A[i, 4 * ko + ki].astype("int32") + W[ko, j, ki].astype("int32"), axis=[ko, ki]),
+        name="C")
+    s, ji = row_dot_schedule(C)
+    with pytest.raises(po.TensorizeError, match="not the intrinsic's .different operations"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_wrong_loop_count_and_dense_stride_refused():
+    A, W, C = int8_matmul(6, 64, 8)
+    s = po.create_schedule(C)
+    with pytest.raises(po.TensorizeError, match=r"3 loop\(s\) \(j, ko, ki\) but intrinsic "
+                       r"'dot_16x4_u8s8' has 2"):
+        s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+    # b is declared dense [16, 4]: a 16 x 4 region of W[ko, j, ki] with 64 columns is too
+    A2, W2, C2 = int8_matmul(6, 16, 8)
+    s2 = po.create_schedule(C2)
+    i, j = C2.op.axis
+    ko, ki = C2.op.reduce_axis
+    s2[C2].reorder(ko, i, j, ki)
+    io, ii = s2[C2].split(i, factor=6)
+    with pytest.raises(po.TensorizeError, match="refused"):
+        s2[C2].tensorize(ii, gemm_u8s8(6, 64))
+
+
+def test_statement_inside_the_loop_refused():
+    A, W, C = int8_matmul(6, 16, 8)
+    s = po.create_schedule(C)
+    local = s.cache_write(C, "local")
+    s[local].compute_at(s[C], C.op.axis[0])
+    with pytest.raises(po.TensorizeError, match=r"run inside loop 'i' of stage 'C'"):
+        s[C].tensorize(C.op.axis[0], dot_16x4_u8s8())
+
+
+def test_not_an_intrinsic_refused():
+    A, W, C = int8_matmul(2, 16, 4)
+    s = po.create_schedule(C)
+    with pytest.raises(po.InvalidArgumentError, match="po.decl_tensor_intrin"):
+        s[C].tensorize(C.op.axis[1], "vpdpbusd")
