@@ -26,6 +26,8 @@ from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
 from .transform import templates
 from .transform.handwritten import CheckReport, check
+from . import tensorize
+from .tensorize import decl_buffer, decl_tensor_intrin
 from .lower import lower
 from .build import build
 
