@@ -291,6 +291,21 @@ def _same_expr(a: Expr, b: Expr, mapping: dict, stmt: Statement, intrin: TensorI
         _same_expr(x, y, mapping, stmt, intrin)
 
 
+def _reads_in_order(stmt: Statement) -> list:
+    """The tensor reads of ``stmt``'s value in pre-order (the order of ``stmt.reads``)."""
+    found = []
+
+    def visit(expr):
+        if isinstance(expr, TensorRead):
+            found.append(expr)
+            return
+        for child in children(expr):
+            visit(child)
+
+    visit(stmt.value)
+    return found
+
+
 def _walk(expr):
     yield expr
     for child in children(expr):
@@ -299,6 +314,7 @@ def _walk(expr):
 
 def _match_access(program, stmt, access, i_access, instances, tiles, buffer: Buffer,
                   buffer_index: int, position, loop_names, dim) -> Operand:
+    read_text = str(stmt.target if position is None else _reads_in_order(stmt)[position])
     array = program.array(access.array)
     rank, i_rank = array.ndim, len(buffer.shape)
     what = f"{'write' if position is None else 'read'} of {access.array}"
@@ -313,50 +329,82 @@ def _match_access(program, stmt, access, i_access, instances, tiles, buffer: Buf
     origin = touched.intersect_domain(at_zero).domain_factor_domain()  # O -> A
     spread = touched.domain().unwrap().domain_map().apply_range(origin)  # [O -> R] -> A
     offsets = touched.sum(spread.neg())
-    embed = _embedding(i_access.relation, rank, access.array)
+    units = _unit_dims(i_access.relation, buffer)
+    deltas = [_delta(offsets, tiles, q, rank) for q in units]
+    embed = _embedding(i_access.relation, deltas, access.array)
     expected = touched.domain().unwrap().range_map().apply_range(
         embed.align_params(touched.get_space()))
     if not offsets.is_equal(expected):
         raise _Mismatch(3, _access_message(program, stmt, access, i_access, buffer, offsets,
-                                           expected, origin, loop_names, dim, what))
-    strides = _strides(array, i_rank, buffer, what)
+                                           expected, origin, loop_names, dim, what,
+                                           read_text))
+    what = f"{what} {read_text}"
+    strides = _strides(array, deltas, buffer, what)
     _check_alignment(program, origin, array, buffer, what)
-    units = _unit_dims(i_access.relation, buffer)
     return Operand(buffer_index, access.array, stmt.name, position, strides, units)
 
 
-def _embedding(i_relation: isl.Map, rank: int, array: str) -> isl.Map:
-    """The intrinsic's access (relative to its value at the domain's origin, which is 0
-    for the intrinsic's buffers) in the last dimensions of a ``rank``-dimensional array."""
+def _delta(offsets: isl.Map, tiles: isl.Map, q: int, rank: int) -> list[int]:
+    """How far (in each array dimension) the access moves in one step along intrinsic
+    dimension ``q`` (at the first tile; the equality test then covers every tile)."""
+    if q < 0:
+        return [0] * rank
+    n_out = offsets.dim(isl.dim_type.out)
+    width = tiles.dim(isl.dim_type.out)
+    n_outer = tiles.dim(isl.dim_type.in_)
+    first = tiles.domain().lexmin()
+    if first.is_empty():
+        return [0] * rank
+    params, outer = _point(first)
+    fixed = offsets
+    for k, v in enumerate(params):
+        fixed = fixed.fix_val(isl.dim_type.param, k, isl.Val(v))
+    point = isl.Set.universe(fixed.get_space().domain())
+    values = list(outer) + [1 if k == q else 0 for k in range(width)]
+    for k, v in enumerate(values[:n_outer + width]):
+        point = point.fix_val(isl.dim_type.set, k, isl.Val(v))
+    image = fixed.intersect_domain(point).range()
+    if image.is_empty():
+        return [0] * rank
+    return _point(image)[1][:n_out]
+
+
+def _embedding(i_relation: isl.Map, deltas: list[list[int]], array: str) -> isl.Map:
+    """The intrinsic's access (relative to its buffers' origins, where the intrinsic's
+    domain starts) as offsets in the program's array: buffer index ``x`` moves the
+    array index by ``sum_e x[e] * deltas[e]``."""
     i_rank = i_relation.dim(isl.dim_type.out)
-    n_in = i_relation.dim(isl.dim_type.in_)
-    ins = [f"r{k}" for k in range(n_in)]
+    rank = len(deltas[0]) if deltas else 0
     outs = [f"x{k}" for k in range(i_rank)]
-    lead = ["0"] * (rank - i_rank)
-    pad = isl.Map(f"{{ [{', '.join(outs)}] -> [{', '.join(lead + outs)}] }}")
+    terms = [" + ".join(f"{deltas[e][d]}x{e}" for e in range(i_rank) if deltas[e][d]) or "0"
+             for d in range(rank)]
+    linear = isl.Map(f"{{ [{', '.join(outs)}] -> [{', '.join(terms)}] }}")
     relation = i_relation.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
-    del ins
-    return relation.apply_range(pad).set_tuple_name(isl.dim_type.out, array)
+    return relation.apply_range(linear).set_tuple_name(isl.dim_type.out, array)
 
 
-def _strides(array, i_rank: int, buffer: Buffer, what: str) -> tuple:
-    """The array's row-major strides in its last ``i_rank`` dimensions, checked against
-    the buffer's declaration (None: dense)."""
+def _strides(array, deltas: list[list[int]], buffer: Buffer, what: str) -> tuple:
+    """Each buffer dimension's stride in the array (row-major: ``sum_d delta[d] *
+    stride_d``), checked against the buffer's declaration (None: dense)."""
     shape = array.shape
-    strides, running = [], Const(1, "int64", True)
+    row, running = [], Const(1, "int64", True)
     for extent in reversed(shape):
-        strides.append(running)
+        row.append(running)
         running = _mul(running, extent)
-    strides = list(reversed(strides))[len(shape) - i_rank:]
+    row = list(reversed(row))
     declared = buffer.strides if buffer.strides is not None else buffer.dense_strides
     result = []
-    for e, (actual, wanted) in enumerate(zip(strides, declared)):
+    for e, (delta, wanted) in enumerate(zip(deltas, declared)):
+        actual = Const(0, "int64", True)
+        for d, step in enumerate(delta):
+            if step:
+                actual = _add(actual, _mul(Const(step, "int64", True), row[d]))
         value = actual.value if isinstance(actual, Const) else None
         if isinstance(wanted, int):
-            if value != wanted:
+            if value != wanted and buffer.shape[e] > 1:
                 raise _Mismatch(4, (
-                    f"the {what} has stride {actual} in buffer dimension {e} but buffer "
-                    f"'{buffer.name}' is declared with stride {wanted}"
+                    f"the {what} has stride {actual} in dimension {e} of buffer "
+                    f"'{buffer.name}', which is declared with stride {wanted}"
                     + (" (dense)" if buffer.strides is None else "")
                     + f": declare strides=[..., po.var('s{e}'), ...] in po.decl_buffer to take "
                     "any stride, or change the layout"))
@@ -364,6 +412,14 @@ def _strides(array, i_rank: int, buffer: Buffer, what: str) -> tuple:
         else:
             result.append(value if value is not None else actual)
     return tuple(result)
+
+
+def _add(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value + b.value, "int64", True)
+    if isinstance(a, Const) and a.value == 0:
+        return b
+    return a + b
 
 
 def _mul(a: Expr, b: Expr) -> Expr:
@@ -500,24 +556,26 @@ def _extent(box: isl.Set, q: int) -> int | None:
 
 
 def _access_message(program, stmt, access, i_access, buffer, offsets, expected, origin,
-                    loop_names, dim, what) -> str:
+                    loop_names, dim, what, read_text) -> str:
     diff = offsets.subtract(expected).union(expected.subtract(offsets)).intersect_params(
         program.context)
     params, values = _point(diff.wrap())
     names = diff.get_space().get_var_names(isl.dim_type.param)
-    n_outer = dim
     n_r = len(loop_names)
-    outer_values, r = values[:n_outer], values[n_outer:n_outer + n_r]
-    got = _image(offsets, params, values[:n_outer + n_r])
-    want = _image(expected, params, values[:n_outer + n_r])
+    outer_values, r = values[:dim], values[dim:dim + n_r]
+    got = _image(offsets, params, values[:dim + n_r])
+    probe = i_access.relation.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(
+        isl.dim_type.out)
+    element = _point_image(probe, probe.get_space().domain(), r)
     point = ", ".join(f"{n}={v}" for n, v in zip(loop_names, r))
-    return (f"the {what} ({_relation_text(access.relation)}) is not the intrinsic's "
-            f"'{buffer.name}' ({_relation_text(i_access.relation)}) relative to the buffer "
-            f"origin: in the tile at {_outer_text(program, stmt.name, outer_values, dim)}"
-            f"{_params_text(program, params, names)}, at {point} it is "
-            f"{'not touched' if got is None else 'offset ' + str(tuple(got))} where the "
-            f"intrinsic touches {'nothing' if want is None else 'offset ' + str(tuple(want))} "
-            "from the origin")
+    touched = ("touches nothing" if element is None else
+               f"touches {buffer.name}[{', '.join(map(str, element))}]")
+    return (f"the {what} {read_text} is not the intrinsic's '{buffer.name}' "
+            f"({_relation_text(i_access.relation)}) relative to the buffer origin: in the "
+            f"tile at {_outer_text(program, stmt.name, outer_values, dim)}"
+            f"{_params_text(program, params, names)}, at {point} it "
+            f"{'touches nothing' if got is None else 'is offset ' + str(tuple(got))} from the "
+            f"origin where the intrinsic {touched}")
 
 
 def _image(relation: isl.Map, params, values) -> list[int] | None:

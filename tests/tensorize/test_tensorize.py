@@ -134,10 +134,25 @@ def test_transposed_access_refused_with_the_access():
         name="C")
     s = po.create_schedule(C)
     s[C].reorder(C.op.axis[0], ko, C.op.axis[1], ki)
-    with pytest.raises(po.TensorizeError, match=r"the read of WT \(C_update\[i, j, ko, ki\] "
-                       r"-> WT\[ko, ki, j\]\) is not the intrinsic's 'b' .* at j=0, ki=1 it "
-                       r"is offset \(0, 1, 0\) where the intrinsic touches offset \(0, 0, 1\)"):
+    with pytest.raises(po.TensorizeError, match=r"the read of WT WT\[ko, ki, j\] has stride 1 in dimension 0 of buffer 'b', "
+                       r"which is declared with stride 4 \(dense\)"):
         s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+
+
+def test_access_that_is_not_the_intrinsics_refused_with_the_instance():
+    A = po.placeholder((2, 8), name="A", dtype="uint8")
+    W = po.placeholder((2, 16, 4), name="W", dtype="int8")
+    ko = po.reduce_axis((0, 2), name="ko")
+    ki = po.reduce_axis((0, 4), name="ki")
+    C = po.compute((2, 16), lambda i, j: po.sum(
+        A[i, 4 * ko + ki // 2].astype("int32") * W[ko, j, ki].astype("int32"), axis=[ko, ki]),
+        name="C")
+    s, ji = row_dot_schedule(C)
+    with pytest.raises(po.TensorizeError, match=r"the read of A A\[i, 4 \* ko \+ ki // 2\] "
+                       r"is not the intrinsic's 'a' .* in the tile at i=0, j.outer=0, ko=0, at "
+                       r"j.inner=0, ki=2 it is offset \(0, 1\) from the origin where the "
+                       r"intrinsic touches a\[2\]"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
 
 
 def test_other_expression_refused():
