@@ -79,39 +79,50 @@ def _plus_mul(extent, factor: int):
     return value * factor if isinstance(value, int) else extent * factor
 
 
-def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, kernel: int, stride: int = 1,
-                     padding: int = 0, name: str = "conv") -> Tensor:
-    """int8 NCHW convolution (batch 1, square kernel) with weights packed to the VNNI
-    layout over the reduction ``(c, ry, rx)``: ``Wp[(C*R*S)/4, F, 4]`` from
-    ``W.reshape(F, C*R*S).T`` (:func:`pack_vnni_numpy`).  The reduction index
-    ``q = (c * R + ry) * S + rx`` runs in groups of 4; the data is read through an
-    im2col compute ``<name>_cols[q, y * OW + x]`` (zero padded), so that the product is a
-    matmul of the columns' transpose by the packed weights: ``out[f, p]`` with
-    ``p = y * OW + x``, then reshaped to NCHW by the caller."""
-    _check(data, "uint8", 4, "data"); _check(Wp, "int8", 3, "Wp")
+def pack_conv_vnni_numpy(weight: np.ndarray, *, columns: int = 64) -> np.ndarray:
+    """Conv weights ``W[F, C, R, S]`` int8 -> ``Wp[F/cols, C/4, R, S, cols, 4]``: for each
+    block of ``columns`` output channels and each kernel tap, the 4 input channels of a
+    group next to each other (the VNNI layout), blocks contiguous.  F must be a multiple
+    of ``columns`` and C of 4."""
+    weight = np.asarray(weight)
+    f, c, r, s = weight.shape
+    if f % columns or c % VNNI_GROUP:
+        raise InvalidArgumentError(f"pack_conv_vnni_numpy: {f} output channels must be a "
+                                   f"multiple of {columns} and {c} input channels of 4")
+    blocked = weight.reshape(f // columns, columns, c // VNNI_GROUP, VNNI_GROUP, r, s)
+    return np.ascontiguousarray(blocked.transpose(0, 2, 4, 5, 1, 3))
+
+
+def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int = 0,
+                     name: str = "conv") -> Tensor:
+    """int8 NCHW convolution (batch 1): ``data[1, C, H, W]`` uint8, weights packed once by
+    :func:`pack_conv_vnni_numpy` (``Wp[F/cb, C/4, R, S, cb, 4]`` int8), int32 output
+    ``[1, F, OH, OW]``.  The input is first copied, zero padded, into groups of 4
+    channels (``<name>_packed[C/4, H + 2p, W + 2p, 4]``), so that the 4 activations one
+    ``vpdpbusd`` lane multiplies are contiguous."""
+    _check(data, "uint8", 4, "data")
+    if Wp.dtype != "int8" or Wp.ndim != 6:
+        raise InvalidArgumentError(f"Wp must be a 6-D int8 tensor (pack_conv_vnni_numpy), "
+                                   f"got {Wp.ndim}-D {Wp.dtype}")
     n, c, h, w = (_int(e) for e in data.shape)
-    if n != 1:
-        raise InvalidArgumentError("conv2d_u8s8_nchw takes batch 1")
-    groups, f = _int(Wp.shape[0]), _int(Wp.shape[1])
-    r = kernel
-    depth = c * r * r
-    if groups * VNNI_GROUP < depth:
-        raise InvalidArgumentError(f"Wp has {groups} groups of 4 but the reduction has "
-                                   f"{depth} elements")
-    oh = (h + 2 * padding - r) // stride + 1
-    ow = (w + 2 * padding - r) // stride + 1
-
-    def column(p, q):
-        y, x = p // ow, p % ow
-        ch, rest = q // (r * r), q % (r * r)
-        yy = y * stride + rest // r - padding
-        xx = x * stride + rest % r - padding
-        inside = (q < depth) & (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
-        return if_then_else(inside, data[0, minimum(ch, c - 1), yy, xx], 0)
-
-    cols = compute((oh * ow, groups * VNNI_GROUP), column, name=f"{name}_cols")
-    out = matmul_u8s8(cols, Wp, name=name)
-    return out
+    blocks, groups, r, s, cb = (_int(e) for e in Wp.shape[:5])
+    if n != 1 or groups * VNNI_GROUP != c:
+        raise InvalidArgumentError(f"conv2d_u8s8_nchw takes batch 1 and weights packed for "
+                                   f"{c} channels (got batch {n}, {groups * VNNI_GROUP})")
+    p = padding
+    packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
+                     if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p),
+                                  data[0, VNNI_GROUP * g + t, y - p, x - p], 0),
+                     name=f"{name}_packed")
+    oh, ow = (h + 2 * p - r) // stride + 1, (w + 2 * p - s) // stride + 1
+    cg = reduce_axis((0, groups), name="cg")
+    ry = reduce_axis((0, r), name="ry")
+    rx = reduce_axis((0, s), name="rx")
+    ci = reduce_axis((0, VNNI_GROUP), name="ci")
+    return compute((1, blocks * cb, oh, ow), lambda b, f, y, x: reduce_sum(
+        packed[cg, y * stride + ry, x * stride + rx, ci].astype("int32")
+        * Wp[f // cb, cg, ry, rx, f % cb, ci].astype("int32"), axis=[cg, ry, rx, ci]),
+        name=name)
 
 
 def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",

@@ -45,3 +45,36 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     if parallel:
         stage.parallel(jo)
     return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows}
+
+
+def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
+                         parallel: bool = True) -> dict:
+    """``Y = po.ops.conv2d_u8s8_nchw(X, Wp, ...)``: for each output row, tiles of ``rows``
+    output columns x ``cols`` output channels accumulated in registers (a ``cache_write``
+    stored channels last) by one :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per
+    (group of 4 channels, kernel tap): the tile's ``rows`` pixels read their 4 packed
+    channels with the conv's stride, the weights of the tap are one contiguous
+    ``cols x 4`` block.  ``rows`` defaults to the largest of 7, 6, 4, 3, 2, 1 dividing
+    the output width."""
+    packed = Y.op.inputs[0]
+    n, f, y, x = Y.op.axis
+    width = Y.shape[3].value
+    if rows is None:
+        rows = next((r for r in (7, 6, 4, 3, 2) if width % r == 0), 1)
+    local = s.cache_write(Y, "local", layout="{ [n, f, y, x] -> [n, y, x, f] }")
+    fo, fi = s[Y].split(f, factor=cols)
+    xo, xi = s[Y].split(x, factor=rows)
+    s[Y].reorder(n, fo, y, xo, xi, fi)
+    s[local].compute_at(s[Y], xo)
+    ln, lf, ly, lx = local.op.axis
+    cg, ry, rx, ci = local.op.reduce_axis
+    s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
+    s[local].tensorize(lx, gemm_u8s8(rows, cols))
+    s[Y].vectorize(fi)
+    rows_loop = s[Y].fuse(fo, y)
+    gy, gx, gc, gt = s[packed].axes
+    s[packed].unroll(gt)
+    if parallel:
+        s[Y].parallel(rows_loop)
+        s[packed].parallel(gy)
+    return {"rows": rows, "local": local, "outer": rows_loop}
