@@ -111,5 +111,5 @@ def layer_norm(X: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5,
                    * gamma[j] + beta[j], name=name)
 
 
-from .quantized import (conv2d_u8s8_nchw, matmul_u8s8, pack_conv_vnni_numpy,  # noqa: E402,F401
+from .quantized import (conv2d_u8s8_nchw, matmul_bf16, matmul_u8s8, pack_conv_vnni_numpy,  # noqa: E402,F401
                         pack_vnni_numpy, requantize)

@@ -25,10 +25,10 @@ from .tensor import (Tensor, compute, if_then_else, maximum, minimum, reduce_axi
 VNNI_GROUP = 4
 
 
-def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = False
-                    ) -> np.ndarray:
+def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = False,
+                    group: int = VNNI_GROUP) -> np.ndarray:
     """``W[K, N]`` int8 -> ``Wp[ceil(K/4), N', 4]`` (zeros where K or N is padded; N is
-    padded to a multiple of ``columns``); ``blocked``: ``Wp[N'/columns, ceil(K/4),
+    padded to a multiple of ``columns``; ``group=2`` for bfloat16 pairs); ``blocked``: ``Wp[N'/columns, ceil(K/4),
     columns, 4]``, each block of columns contiguous (what a register tile of that width
     streams through, without the cache conflicts of a large row stride).
 
@@ -40,13 +40,13 @@ def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = Fal
         raise InvalidArgumentError(f"pack_vnni_numpy takes a 2-D [K, N] array, got shape "
                                    f"{weight.shape}")
     k, n = weight.shape
-    groups = -(-k // VNNI_GROUP)
+    groups = -(-k // group)
     padded_n = -(-n // columns) * columns
-    out = np.zeros((groups * VNNI_GROUP, padded_n), weight.dtype)
+    out = np.zeros((groups * group, padded_n), weight.dtype)
     out[:k, :n] = weight
-    packed = out.reshape(groups, VNNI_GROUP, padded_n).transpose(0, 2, 1)
+    packed = out.reshape(groups, group, padded_n).transpose(0, 2, 1)
     if blocked:
-        packed = packed.reshape(groups, padded_n // columns, columns, VNNI_GROUP
+        packed = packed.reshape(groups, padded_n // columns, columns, group
                                 ).transpose(1, 0, 2, 3)
     return np.ascontiguousarray(packed)
 
@@ -56,21 +56,33 @@ def matmul_u8s8(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
     VNNI layout ``Wp[K/4, N, 4]``, or blocked by columns ``Wp[N/cb, K/4, cb, 4]``
     (:func:`pack_vnni_numpy`); A's width is ``4 * (K/4)`` (pad K with zeros)."""
     _check(A, "uint8", 2, "A")
-    if Wp.dtype != "int8" or Wp.ndim not in (3, 4):
-        raise InvalidArgumentError(f"Wp must be a 3-D or 4-D int8 tensor (pack_vnni_numpy), "
+    return _grouped_matmul(A, Wp, "int8", VNNI_GROUP, "int32", name)
+
+
+def matmul_bf16(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
+    """``C[i, j] (float32) = sum_k A[i, k] * W[k, j]``, both bfloat16 (converted exactly
+    to float32), the weights in pairs ``Wp[K/2, N, 2]`` or ``Wp[N/cb, K/2, cb, 2]``
+    (``pack_vnni_numpy(to_bfloat16_bits(w), group=2, ...)``)."""
+    _check(A, "bfloat16", 2, "A")
+    return _grouped_matmul(A, Wp, "bfloat16", 2, "float32", name)
+
+
+def _grouped_matmul(A: Tensor, Wp: Tensor, dtype: str, group: int, out: str, name: str):
+    if Wp.dtype != dtype or Wp.ndim not in (3, 4):
+        raise InvalidArgumentError(f"Wp must be a 3-D or 4-D {dtype} tensor (pack_vnni_numpy), "
                                    f"got {Wp.ndim}-D {Wp.dtype}")
     blocked = Wp.ndim == 4
     groups = Wp.shape[1] if blocked else Wp.shape[0]
     ko = reduce_axis((0, groups), name="ko")
-    ki = reduce_axis((0, VNNI_GROUP), name="ki")
+    ki = reduce_axis((0, group), name="ki")
     if blocked:
         block = _int(Wp.shape[2])
         width = _plus_mul(Wp.shape[0], block)
         return compute((A.shape[0], width), lambda i, j: reduce_sum(
-            A[i, VNNI_GROUP * ko + ki].astype("int32")
-            * Wp[j // block, ko, j % block, ki].astype("int32"), axis=[ko, ki]), name=name)
+            A[i, group * ko + ki].astype(out)
+            * Wp[j // block, ko, j % block, ki].astype(out), axis=[ko, ki]), name=name)
     return compute((A.shape[0], Wp.shape[1]), lambda i, j: reduce_sum(
-        A[i, VNNI_GROUP * ko + ki].astype("int32") * Wp[ko, j, ki].astype("int32"),
+        A[i, group * ko + ki].astype(out) * Wp[ko, j, ki].astype(out),
         axis=[ko, ki]), name=name)
 
 

@@ -66,6 +66,26 @@ def gemm_u8s8(rows: int = 6, cols: int = 64):
 
 @public
 @functools.cache
+def gemm_bf16(rows: int = 6, cols: int = 64):
+    """A ``rows x cols`` float32 tile += a[rows, 2] x b[cols, 2] (bfloat16 pairs, b dense):
+    ``rows * cols / 16`` ``vdpbf16ps``.  Rounding: the instruction multiplies the pairs
+    and adds them to the accumulator in float32 with round-to-nearest-even (and flushes
+    denormals), so sums differ from the scalar code's order by float32 rounding only."""
+    _check_tile(rows, cols)
+    a = placeholder((rows, 2), name="a", dtype="bfloat16")
+    b = placeholder((cols, 2), name="b", dtype="bfloat16")
+    t = reduce_axis((0, 2), name="t")
+    c = compute((rows, cols), lambda r, j: reduce_sum(
+        a[r, t].astype("float32") * b[j, t].astype("float32"), axis=t), name="c")
+    binds = {a: decl_buffer((rows, 2), "bfloat16", "a", strides=[var("lda"), 1]),
+             c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
+    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("dpbf16_gemm", rows=rows,
+                                                                cols=cols),
+                              binds=binds, name=f"gemm_bf16_{rows}x{cols}")
+
+
+@public
+@functools.cache
 def gemm_f32_rows(rows: int = 6, cols: int = 64):
     """fp32 FMA rows: ``c[r, j] += a[r, 0] * b[0, j]`` for a ``rows x cols`` tile."""
     _check_tile(rows, cols)

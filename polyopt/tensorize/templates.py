@@ -28,6 +28,19 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     the caller reads ``c[:, :N]``); ``rows`` defaults to the largest of 6, 4, 3, 2, 1
     that divides C's height (a partial tile of rows does not match the intrinsic: the
     refusal names the extent)."""
+    return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel)
+
+
+def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
+                         parallel: bool = True) -> dict:
+    """``C = po.ops.matmul_bf16(A, Wp)``: as :func:`int8_matmul_template`, with
+    :func:`~polyopt.tensorize.builtin.gemm_bf16` (``vdpbf16ps`` on pairs)."""
+    from .builtin import gemm_bf16
+
+    return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel)
+
+
+def _packed_matmul(s, C, intrinsic, rows, cols, parallel) -> dict:
     stage = s[C]
     i, j = C.op.axis
     height = getattr(C.shape[0], "value", None)
@@ -40,7 +53,7 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     li, lj = local.op.axis
     ko, ki = local.op.reduce_axis
     s[local].reorder(ko, li, lj, ki)
-    s[local].tensorize(li, gemm_u8s8(rows, cols))
+    s[local].tensorize(li, intrinsic(rows, cols))
     s[C].vectorize(ji)
     if parallel:
         stage.parallel(jo)

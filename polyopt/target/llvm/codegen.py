@@ -724,6 +724,6 @@ def _constant_size(array: Array) -> int | None:
 
 
 def _itemsize(dtype: str) -> int:
-    import numpy as np
+    from ...dtypes import numpy_dtype
 
-    return np.dtype(dtype).itemsize
+    return numpy_dtype(dtype).itemsize

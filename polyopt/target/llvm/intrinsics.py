@@ -10,7 +10,7 @@ fp32 FMA rows).  Code an intrinsic imports (:func:`link_imports`) is linked into
 module (LLVM IR) or compiled into a shared library loaded into the process (C).
 
 >>> sorted(BUILTIN_EMITTERS)
-['fma_rows', 'vnni_gemm']
+['dpbf16_gemm', 'fma_rows', 'vnni_gemm']
 """
 
 from __future__ import annotations
@@ -206,7 +206,30 @@ def fma_rows(ctx: EmitContext, part: str, rows: int, cols: int) -> None:
           lambda acc, r, v: b.call(fma, [a_rows[r], b_vectors[v], acc]))
 
 
-BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "fma_rows": fma_rows}
+class _BFloat(ir.types.Type):
+    """LLVM's ``bfloat`` (llvmlite has no class for it)."""
+
+    def _to_string(self):
+        return "bfloat"
+
+
+def dpbf16_gemm(ctx: EmitContext, part: str, rows: int, cols: int) -> None:
+    """``c[r, j] += sum_t a[r, t] * b[j, t]`` (bfloat16 pairs -> float32) with
+    ``vdpbf16ps``."""
+    b = ctx.builder
+    f16 = ir.VectorType(ir.FloatType(), 16)
+    pairs = ir.VectorType(_BFloat(), 32)
+    v16 = ir.VectorType(I32, 16)
+    dot = intrinsic(ctx.module, "llvm.x86.avx512bf16.dpbf16ps.512", f16, [f16, pairs, pairs])
+    a_rows = [b.bitcast(_splat(b, b.load(ctx.element(0, r, 0), typ=I32, align=2), 16), pairs)
+              for r in range(rows)] if part != "reset" else []
+    b_vectors = [b.bitcast(b.load(ctx.element(1, 16 * v, 0), typ=v16, align=2), pairs)
+                 for v in range(cols // 16)] if part != "reset" else []
+    _tile(ctx, part, rows, cols, ir.FloatType(),
+          lambda acc, r, v: b.call(dot, [acc, a_rows[r], b_vectors[v]]))
+
+
+BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "fma_rows": fma_rows, "dpbf16_gemm": dpbf16_gemm}
 
 
 # -- imported code -----------------------------------------------------------------------------
@@ -261,6 +284,6 @@ def _load_c(item) -> None:
 
 
 def _itemsize(dtype: str) -> int:
-    import numpy as np
+    from ...dtypes import numpy_dtype
 
-    return np.dtype(dtype).itemsize
+    return numpy_dtype(dtype).itemsize
