@@ -199,3 +199,60 @@ def test_not_an_intrinsic_refused():
     s = po.create_schedule(C)
     with pytest.raises(po.InvalidArgumentError, match="po.decl_tensor_intrin"):
         s[C].tensorize(C.op.axis[1], "vpdpbusd")
+
+
+# -- int8 conv and bf16 ------------------------------------------------------------------
+def numpy_conv_int32(x, w, padding, stride):
+    _, c, h, width = x.shape
+    f, _, r, _ = w.shape
+    xp = np.pad(x.astype(np.int32), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh, ow = (h + 2 * padding - r) // stride + 1, (width + 2 * padding - r) // stride + 1
+    cols = np.stack([xp[0, ci, ry:ry + stride * oh:stride, rx:rx + stride * ow:stride]
+                     .reshape(-1) for ci in range(c) for ry in range(r) for rx in range(r)])
+    return (w.reshape(f, -1).astype(np.int32) @ cols).reshape(1, f, oh, ow)
+
+
+@pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
+    (8, 64, 10, 3, 1, 1), (4, 128, 9, 1, 0, 2), (8, 64, 7, 3, 1, 2)])
+def test_int8_conv_template_bit_exact(c, f, size, kernel, padding, stride):
+    from polyopt.tensorize.templates import int8_conv2d_template
+
+    X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
+    W = po.placeholder((f // 64, c // 4, kernel, kernel, 64, 4), name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y")
+    s = po.create_schedule(Y)
+    int8_conv2d_template(s, Y, parallel=True)
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
+    y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
+    kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
+    assert "vpdpbusd" in kernel_fn.llvm_ir
+
+
+def test_bf16_matmul_within_float32_rounding():
+    from polyopt.dtypes import from_bfloat16_bits, to_bfloat16_bits
+    from polyopt.tensorize.templates import bf16_matmul_template
+
+    a = to_bfloat16_bits(RNG.standard_normal((12, 40)).astype(np.float32))
+    w = to_bfloat16_bits(RNG.standard_normal((40, 50)).astype(np.float32))
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True, group=2)
+    A = po.placeholder(a.shape, name="A", dtype="bfloat16")
+    W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
+    C = po.ops.matmul_bf16(A, W)
+    s = po.create_schedule(C)
+    bf16_matmul_template(s, C, parallel=False)
+    f = po.build(s, [A, W, C])
+    c = np.zeros((12, 64), np.float32)
+    f(a, packed, c)
+    exact = from_bfloat16_bits(a).astype(np.float64) @ from_bfloat16_bits(w).astype(np.float64)
+    magnitude = np.abs(from_bfloat16_bits(a)).astype(np.float64) @ np.abs(from_bfloat16_bits(w))
+    assert np.all(np.abs(c[:, :50] - exact) <= 40 * 2 ** -24 * magnitude + 1e-30)
+    assert "llvm.x86.avx512bf16.dpbf16ps.512" in f.llvm_ir
+
+
+def test_bfloat16_is_a_storage_type():
+    A = po.placeholder((4,), name="A", dtype="bfloat16")
+    with pytest.raises(po.DTypeError, match="bfloat16 is a storage type"):
+        po.compute((4,), lambda i: A[i] * A[i])
