@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from ..deps.dataflow import Dependences
 from ..domain.program import Program
-from ..errors import InvalidArgumentError, ScheduleError, TensorizeError
+from ..errors import InvalidArgumentError, ScheduleError, TensorizeError, public
+from ..transform.schedule import Stage
 from .intrin import TensorIntrin
 from .match import match
 
@@ -42,3 +43,28 @@ def can_tensorize(program: Program, deps: Dependences, stage: str, axis: str,
     except (TensorizeError, ScheduleError):
         return False
     return True
+
+
+# -- the schedule primitives (methods of po.Stage, installed here: tensorize is a layer
+# below transform) ------------------------------------------------------------------------
+def _stage_tensorize(self, axis, intrin, *, check: bool = True) -> None:
+    """``s[C].tensorize(ji, intrin)``: loop ``ji`` and the loops inside it become one
+    call of ``intrin`` (``po.decl_tensor_intrin``), when the sub-nest computes exactly
+    what the intrinsic does (else :class:`TensorizeError` naming what differs) and
+    running it as one step respects the dependences (checked unless ``check=False``)."""
+    name = self._axis(axis)
+    deps = self.schedule.deps if check else None
+    self._run("tensorize", (name, getattr(intrin, "name", intrin)), {}, lambda p: (
+        tensorize(p, deps, self.name, name, intrin), None), check=False)
+
+
+def _stage_can_tensorize(self, axis, intrin) -> bool:
+    """Whether ``tensorize`` with these arguments would be accepted."""
+    return can_tensorize(self.schedule.program, self.schedule.deps, self.name,
+                         self._axis(axis), intrin)
+
+
+_stage_tensorize.__name__ = _stage_tensorize.__qualname__ = "tensorize"
+_stage_can_tensorize.__name__ = _stage_can_tensorize.__qualname__ = "can_tensorize"
+Stage.tensorize = public(_stage_tensorize)
+Stage.can_tensorize = public(_stage_can_tensorize)

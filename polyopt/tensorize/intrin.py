@@ -280,10 +280,5 @@ def _constant(extent, what: str) -> int:
     raise InvalidArgumentError(f"{what} must be constant, got {extent}")
 
 
-def stride_value(stride) -> int | None:
-    """A declared stride as an int (None when it is a po.var, bound at match time)."""
-    return stride if isinstance(stride, int) else None
-
-
 __all__ = ["Buffer", "TensorIntrin", "ExternCall", "LLVMEmitter", "Import", "call_extern",
            "decl_buffer", "decl_tensor_intrin", "import_c", "import_llvm", "TensorizeError"]

@@ -43,7 +43,7 @@ from ..deps.dataflow import Dependences
 from ..deps.legality import find_violations, first_point, shares_loop
 from ..domain.program import Program, Statement
 from ..errors import TensorizeError
-from ..te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, TensorRead, Var)
+from ..te.expr import BinOp, Call, Compare, Const, Expr, IterVar, Logical, TensorRead, Var
 from ..te.tensor import children
 from ..transform.check import loop_dimension
 from .intrin import Buffer, TensorIntrin

@@ -623,26 +623,6 @@ class Stage:
 
         self._run("compute_root", (), {}, run, check=check)
 
-    # -- tensorization (see polyopt.tensorize) -----------------------------------------
-    def tensorize(self, axis, intrin, *, check: bool = True) -> None:
-        """``s[C].tensorize(ji, intrin)``: loop ``ji`` and the loops inside it become one
-        call of ``intrin`` (``po.decl_tensor_intrin``), when the sub-nest computes exactly
-        what the intrinsic does (else :class:`TensorizeError` naming what differs) and
-        running it as one step respects the dependences."""
-        from ..tensorize.apply import tensorize
-
-        name = self._axis(axis)
-        deps = self.schedule.deps if check else None
-        self._run("tensorize", (name, getattr(intrin, "name", intrin)), {}, lambda p: (
-            tensorize(p, deps, self.name, name, intrin), None), check=False)
-
-    def can_tensorize(self, axis, intrin) -> bool:
-        """Whether :meth:`tensorize` with these arguments would be accepted."""
-        from ..tensorize.apply import can_tensorize
-
-        return can_tensorize(self.schedule.program, self.schedule.deps, self.name,
-                             self._axis(axis), intrin)
-
     def __repr__(self) -> str:
         return f"Stage({self.name})"
 
