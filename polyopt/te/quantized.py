@@ -122,11 +122,17 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
         raise InvalidArgumentError(f"conv2d_u8s8_nchw takes batch 1 and weights packed for "
                                    f"{c} channels (got batch {n}, {groups * VNNI_GROUP})")
     p = padding
-    packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
-                     if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p),
-                                  data[0, VNNI_GROUP * g + t, y - p, x - p], 0),
-                     name=f"{name}_packed")
     oh, ow = (h + 2 * p - r) // stride + 1, (w + 2 * p - s) // stride + 1
+    if r == s == 1 and p == 0 and stride > 1:  # a strided 1x1: pack only the points read
+        packed = compute((groups, oh, ow, VNNI_GROUP), lambda g, y, x, t:
+                         data[0, VNNI_GROUP * g + t, y * stride, x * stride],
+                         name=f"{name}_packed")
+        stride = 1
+    else:
+        packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
+                         if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p),
+                                      data[0, VNNI_GROUP * g + t, y - p, x - p], 0),
+                         name=f"{name}_packed")
     cg = reduce_axis((0, groups), name="cg")
     ry = reduce_axis((0, r), name="ry")
     rx = reduce_axis((0, s), name="rx")

@@ -83,11 +83,18 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     cg, ry, rx, ci = local.op.reduce_axis
     s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
     s[local].tensorize(lx, gemm_u8s8(rows, cols))
-    s[Y].vectorize(fi)
+    # the tile (pixels x channels) goes out transposed to NCHW (channels x pixels): in
+    # blocks of 16 channels unrolled around the pixels vectorized, a transpose through
+    # registers (see polyopt.target.llvm.transpose)
+    fb, fv = s[Y].split(fi, factor=16)
+    s[Y].reorder(fb, fv, xi)
+    s[Y].unroll(fv)
+    s[Y].vectorize(xi)
     rows_loop = s[Y].fuse(fo, y)
-    gy, gx, gc, gt = s[packed].axes
+    gg, gy, gx, gt = s[packed].axes
     s[packed].unroll(gt)
+    s[packed].vectorize(gx)  # 4 unrolled channel copies: an interleaved store of 4
     if parallel:
         s[Y].parallel(rows_loop)
-        s[packed].parallel(gy)
+        s[packed].parallel(gg)
     return {"rows": rows, "local": local, "outer": rows_loop}
