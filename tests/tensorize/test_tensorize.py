@@ -256,3 +256,15 @@ def test_bfloat16_is_a_storage_type():
     A = po.placeholder((4,), name="A", dtype="bfloat16")
     with pytest.raises(po.DTypeError, match="bfloat16 is a storage type"):
         po.compute((4,), lambda i: A[i] * A[i])
+
+
+def test_illegal_order_around_the_tiles_refused_with_the_dependence():
+    """Tiles run as single steps must keep the dependences between them: here the
+    reduction's groups were reversed unchecked, which the tiles would run backwards."""
+    A, W, C = int8_matmul(2, 16, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].reverse(C.op.reduce_axis[0], check=False)
+    with pytest.raises(po.TensorizeError, match=r"running each tile as one step breaks a "
+                       r"dependence: C_update\[i=0, j=0, ko=0, ki=3\] writes C\[0, 0\] that "
+                       r"C_update\[i=0, j=0, ko=1, ki=0\] reads"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
