@@ -28,9 +28,9 @@ VNNI_GROUP = 4
 def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = False,
                     group: int = VNNI_GROUP) -> np.ndarray:
     """``W[K, N]`` int8 -> ``Wp[ceil(K/4), N', 4]`` (zeros where K or N is padded; N is
-    padded to a multiple of ``columns``; ``group=2`` for bfloat16 pairs); ``blocked``: ``Wp[N'/columns, ceil(K/4),
-    columns, 4]``, each block of columns contiguous (what a register tile of that width
-    streams through, without the cache conflicts of a large row stride).
+    padded to a multiple of ``columns``; ``group=2`` for bfloat16 pairs); ``blocked``:
+    ``Wp[N'/columns, ceil(K/4), columns, 4]``, each block of columns contiguous (what a
+    register tile of that width streams through, without the conflicts of a long row).
 
     >>> pack_vnni_numpy(np.arange(8, dtype=np.int8).reshape(4, 2))[0].tolist()
     [[0, 2, 4, 6], [1, 3, 5, 7]]

@@ -134,7 +134,8 @@ def test_transposed_access_refused_with_the_access():
         name="C")
     s = po.create_schedule(C)
     s[C].reorder(C.op.axis[0], ko, C.op.axis[1], ki)
-    with pytest.raises(po.TensorizeError, match=r"the read of WT WT\[ko, ki, j\] has stride 1 in dimension 0 of buffer 'b', "
+    with pytest.raises(po.TensorizeError, match=r"the read of WT WT\[ko, ki, j\] has stride 1 "
+                       r"in dimension 0 of buffer 'b', "
                        r"which is declared with stride 4 \(dense\)"):
         s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
 
@@ -268,3 +269,12 @@ def test_illegal_order_around_the_tiles_refused_with_the_dependence():
                        r"dependence: C_update\[i=0, j=0, ko=0, ki=3\] writes C\[0, 0\] that "
                        r"C_update\[i=0, j=0, ko=1, ki=0\] reads"):
         s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_opencl_refuses_tensorized_schedules():
+    pytest.importorskip("pyopencl")
+    A, W, C = int8_matmul(2, 16, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    with pytest.raises(po.BackendError, match="builds for target='llvm' only"):
+        po.build(s, [A, W, C], target="opencl")
