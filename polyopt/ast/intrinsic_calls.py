@@ -53,7 +53,12 @@ def _replace(node: Node, found: Match, replaced: list) -> Node:
             call = _call(node, found)
             replaced.append(call)
             return call
-        return _with(node, body=_replace(node.body, found, replaced))
+        before = len(replaced)
+        body = _replace(node.body, found, replaced)
+        if len(replaced) > before and node.kind == "vectorized":
+            # a call is not a scalar statement LLVM could vectorize across iterations
+            return _with(node, body=body, kind="serial")
+        return _with(node, body=body)
     if isinstance(node, Block):
         return Block(tuple(_replace(n, found, replaced) for n in node.items))
     if isinstance(node, If):

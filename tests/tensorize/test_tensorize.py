@@ -278,3 +278,15 @@ def test_opencl_refuses_tensorized_schedules():
     s[C].tensorize(ji, dot_16x4_u8s8())
     with pytest.raises(po.BackendError, match="builds for target='llvm' only"):
         po.build(s, [A, W, C], target="opencl")
+
+
+def test_loop_marked_vectorized_around_the_call_runs_serially():
+    A, W, C = int8_matmul(3, 32, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].vectorize(C.op.axis[0])             # rows carry no dependence
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    assert "#pragma vectorized" not in str(po.lower(s, [A, W, C]))
+    a, _, packed, expected = int8_operands(3, 32, 8)
+    c = np.zeros((3, 32), np.int32)
+    po.build(s, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
