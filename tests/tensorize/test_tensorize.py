@@ -290,3 +290,23 @@ def test_loop_marked_vectorized_around_the_call_runs_serially():
     c = np.zeros((3, 32), np.int32)
     po.build(s, [A, W, C])(a, packed, c)
     np.testing.assert_array_equal(c, expected)
+
+
+def test_fp32_fma_rows_update_within_rounding():
+    from polyopt.tensorize.builtin import gemm_f32_rows
+
+    A = po.placeholder((12, 20), name="A")
+    B = po.placeholder((20, 64), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    io, jo, ii, ji = s[C].tile(i, j, 6, 64)
+    s[C].reorder(io, jo, C.op.reduce_axis[0], ii, ji)
+    s[C].tensorize(ii, gemm_f32_rows(6, 64))
+    f = po.build(s, [A, B, C])
+    a = RNG.standard_normal((12, 20)).astype(np.float32)
+    b = RNG.standard_normal((20, 64)).astype(np.float32)
+    c = np.zeros((12, 64), np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    assert "llvm.fma.v16f32" in f.llvm_ir
