@@ -32,6 +32,8 @@ from .transform.auto import auto_schedule
 from .transform import templates
 from .transform.bind import not_yet_tensorize as decl_tensor_intrin
 from .transform.handwritten import CheckReport, check
+from . import tensorize
+from .tensorize import decl_buffer, decl_tensor_intrin
 from .lower import lower
 from .target.info import TargetInfo
 from .build import build

@@ -1,7 +1,12 @@
 """Data types and the promotion rules of polyopt expressions.
 
-Supported tensor dtypes: float32, float64, int8, uint8, int32, int64.  Comparisons
-produce the internal dtype ``bool``, which only conditions use.
+Supported tensor dtypes: float32, float64, int8, uint8, int32, int64, and bfloat16 as a
+storage type.  Comparisons produce the internal dtype ``bool``, which only conditions use.
+
+``bfloat16`` (the upper 16 bits of a float32) is for storage and conversion only:
+NumPy has no bfloat16, so such arrays are passed as ``uint16`` arrays holding the bits
+(``to_bfloat16_bits``); computations convert first (``A[i].astype("float32")``, exact),
+and a float32 stored to bfloat16 rounds to nearest even.
 
 Promotion of a binary operation between two typed operands (tensors, casts, math
 results) picks the smallest supported dtype that holds every value of both:
@@ -34,11 +39,13 @@ from .errors import DTypeError
 
 FLOATS = ("float32", "float64")
 INTS = ("int8", "uint8", "int32", "int64")
-SUPPORTED = FLOATS + INTS
+BFLOAT16 = "bfloat16"  # a storage type: see the module's doc
+SUPPORTED = FLOATS + INTS + (BFLOAT16,)
 BOOL = "bool"
 INDEX = "int64"  # dtype of axes, vars and integer index arithmetic
 
-_BITS = {"int8": 8, "uint8": 8, "int32": 32, "int64": 64, "float32": 32, "float64": 64}
+_BITS = {"int8": 8, "uint8": 8, "int32": 32, "int64": 64, "float32": 32, "float64": 64,
+         BFLOAT16: 16}
 
 
 def normalize(dtype) -> str:
@@ -47,6 +54,8 @@ def normalize(dtype) -> str:
     >>> normalize(np.float32), normalize("f8")
     ('float32', 'float64')
     """
+    if dtype in (BFLOAT16, "bf16"):
+        return BFLOAT16
     try:
         name = np.dtype(dtype).name
     except TypeError:
@@ -76,6 +85,9 @@ def bits(dtype: str) -> int:
 
 def promote(a: str, b: str) -> str:
     """The dtype of a binary operation between operands of dtypes ``a`` and ``b``."""
+    if BFLOAT16 in (a, b):
+        raise DTypeError("bfloat16 is a storage type: convert it first, e.g. "
+                         "A[i].astype('float32') * B[i].astype('float32')")
     if a == b:
         return a
     if BOOL in (a, b):
@@ -96,4 +108,21 @@ def promote(a: str, b: str) -> str:
 
 
 def numpy_dtype(dtype: str) -> np.dtype:
-    return np.dtype(dtype)
+    """The NumPy dtype of arrays holding ``dtype`` (``uint16`` bits for bfloat16)."""
+    return np.dtype(np.uint16) if dtype == BFLOAT16 else np.dtype(dtype)
+
+
+def to_bfloat16_bits(values) -> np.ndarray:
+    """float32 values -> their bfloat16 bits as uint16, rounded to nearest even.
+
+    >>> to_bfloat16_bits(np.array([1.0, 1.00390625, -2.5], np.float32)).tolist()
+    [16256, 16256, 49184]
+    """
+    bits = np.ascontiguousarray(values, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def from_bfloat16_bits(bits) -> np.ndarray:
+    """bfloat16 bits (uint16) -> float32 values (exact)."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)

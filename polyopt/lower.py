@@ -167,6 +167,14 @@ def _separate_full_tiles(func: LoweredFunc) -> LoweredFunc:
     return dataclasses.replace(func, body=separate_full_tiles(func.body))
 
 
+def _tensorize(func: LoweredFunc) -> LoweredFunc:
+    if not func.program.tensorized:
+        return func
+    from .ast.intrinsic_calls import tensorize_calls
+
+    return dataclasses.replace(func, body=tensorize_calls(func.program, func.body))
+
+
 def _default_name(program: Program, args) -> str:
     """``<last output>_kernel`` for tensor expressions; a kernel's own name otherwise."""
     outputs = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, ComputeOp)]
@@ -190,6 +198,7 @@ PIPELINE = Pipeline((
     Pass("flatten_accesses", _flatten_accesses),  # after contraction: its shapes and indices
     Pass("scan_schedule", _scan),  # from here on, passes rewrite the loop AST (func.body)
     Pass("separate_full_tiles", _separate_full_tiles),  # works on the loops scanning made
+    Pass("tensorize", _tensorize),  # sub-nests to intrinsic calls (after the loops are final)
 ))
 PASSES = PIPELINE.passes  # (name, run) pairs, for reading
 

@@ -91,6 +91,8 @@ def statement_text(run: Run, program: Program) -> str:
 
 def node_lines(node: Node, program: Program, indent: int = 1) -> list[str]:
     pad = "  " * indent
+    if hasattr(node, "match"):  # an IntrinsicCall (polyopt.ast.intrinsic_calls)
+        return [pad + node.text()]
     if isinstance(node, Run):
         return [pad + statement_text(node, program)]
     if isinstance(node, Block):

@@ -125,6 +125,8 @@ class Program:
     schedule: isl.Schedule
     stages: tuple[Stage, ...] = ()
     loop_axes: tuple[tuple[str, tuple[Axis | None, ...]], ...] = ()
+    # sub-nests replaced by intrinsics: (stage, loop, TensorIntrin), see polyopt.tensorize
+    tensorized: tuple = ()
 
     def replace(self, **changes) -> Program:
         """This program with some fields changed.  The schedule has one source of truth:

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from ..domain.program import Array
+from ..dtypes import numpy_dtype
 from ..errors import InvalidArgumentError
 from ..te.evaluate import evaluate
 from ..te.expr import BinOp, Const, Expr, Var
@@ -92,7 +93,7 @@ def _check_array(spec: Array, value, device_types: tuple = ()) -> np.ndarray:
             f"argument '{spec.name}' must be a numpy.ndarray, got {type(value).__name__}; "
             f"convert it with numpy.asarray(x, dtype='{spec.dtype}')"
         )
-    if value.dtype != np.dtype(spec.dtype):
+    if value.dtype != numpy_dtype(spec.dtype):
         raise InvalidArgumentError(
             f"argument '{spec.name}' must have dtype {spec.dtype}, got {value.dtype}; "
             f"convert it with x.astype(numpy.{spec.dtype})"
@@ -229,7 +230,7 @@ def fixed_binder(func) -> Callable[[tuple], list[int] | None] | None:
     """
     if func.program.params or len(func.args) != len(func.arrays):
         return None
-    wanted = [(np.dtype(a.dtype), tuple(evaluate(e, {}) for e in a.shape), a.written)
+    wanted = [(numpy_dtype(a.dtype), tuple(evaluate(e, {}) for e in a.shape), a.written)
               for a in func.arrays]
     if any(evaluate(e, {}) < 0 for t in func.temps for e in t.shape):
         return None

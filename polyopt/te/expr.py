@@ -148,7 +148,7 @@ class IterVar(Expr):
 
 def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
     """The dtype (and weakness) of ``a op b`` by the rules of :mod:`polyopt.dtypes`."""
-    if dtypes.BOOL in (a.dtype, b.dtype):
+    if dtypes.BOOL in (a.dtype, b.dtype) or dtypes.BFLOAT16 in (a.dtype, b.dtype):
         dtypes.promote(a.dtype, b.dtype)  # raises the explanatory error
     if a.weak and b.weak:
         dtype, weak = ("float64" if "float64" in (a.dtype, b.dtype) or dtypes.is_float(a.dtype)

@@ -109,3 +109,7 @@ def layer_norm(X: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5,
                     name=f"{name}_sqdev")
     return compute((rows, cols), lambda i, j: centered(i, j) / sqrt(sqdev[i] / cols + eps)
                    * gamma[j] + beta[j], name=name)
+
+
+from .quantized import (conv2d_u8s8_nchw, matmul_bf16, matmul_u8s8, pack_conv_vnni_numpy,  # noqa: E402,F401
+                        pack_vnni_numpy, requantize)

@@ -42,6 +42,8 @@ from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .parallel import emit_parallel_for
 from .transpose import emit_transposed_copy
+from .intrinsics import emit_intrinsic_call
+from ...ast.intrinsic_calls import IntrinsicCall
 from .values import I1, I64, ValueEmitter, intrinsic, llvm_type, vector_suffix
 
 ALIGNMENT = 64
@@ -377,6 +379,8 @@ class FunctionEmitter:
             self._serial_loop(node, self._index(node.init))
         elif isinstance(node, If):
             self._if(node)
+        elif isinstance(node, IntrinsicCall):  # a tensorized sub-nest
+            emit_intrinsic_call(self, node)
         elif isinstance(node, Run):
             self._run(node)
         elif isinstance(node, Unrolled):
@@ -701,6 +705,6 @@ def _constant_size(array: Array) -> int | None:
 
 
 def _itemsize(dtype: str) -> int:
-    import numpy as np
+    from ...dtypes import numpy_dtype
 
-    return np.dtype(dtype).itemsize
+    return numpy_dtype(dtype).itemsize

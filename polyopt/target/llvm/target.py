@@ -17,6 +17,7 @@ from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, PolyoptWarning, public_methods
 from ..args import bind_arguments, data_pointer, fixed_binder
 from .codegen import module_for
+from .intrinsics import link_imports
 from .jit import assembly, jit, optimize
 from .parallel import load_openmp
 from .passes import llvm_passes
@@ -41,6 +42,7 @@ class LLVMTarget:
         if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
             raise InvalidArgumentError(f"num_threads must be an integer >= 0, got {num_threads!r}")
         ir_text = str(module_for(func, num_threads=num_threads))
+        ir_text = link_imports(func, ir_text)  # code that tensorized intrinsics import
         if "GOMP_parallel" in ir_text:
             load_openmp()
         module = optimize(with_vector_math(ir_text))

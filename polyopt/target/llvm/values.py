@@ -36,7 +36,7 @@ def llvm_type(dtype: str) -> ir.Type:
         return ir.DoubleType()
     if dtype == dtypes.BOOL:
         return I1
-    return ir.IntType(dtypes.bits(dtype))
+    return ir.IntType(dtypes.bits(dtype))  # integers, and bfloat16's bits (i16)
 
 
 def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -214,6 +214,16 @@ class ValueEmitter:
     def convert(self, value: ir.Value, src: str, dst: str) -> ir.Value:
         if src == dst:
             return value
+        if src == dtypes.BFLOAT16:  # the upper half of a float32: exact
+            wide = self.b.shl(self.b.zext(value, ir.IntType(32)), ir.Constant(ir.IntType(32), 16))
+            return self.convert(self.b.bitcast(wide, ir.FloatType()), "float32", dst)
+        if dst == dtypes.BFLOAT16:  # through float32, rounded to nearest even
+            bits = self.b.bitcast(self.convert(value, src, "float32"), ir.IntType(32))
+            odd = self.b.and_(self.b.lshr(bits, ir.Constant(ir.IntType(32), 16)),
+                              ir.Constant(ir.IntType(32), 1))
+            rounded = self.b.add(self.b.add(bits, ir.Constant(ir.IntType(32), 0x7FFF)), odd)
+            return self.b.trunc(self.b.lshr(rounded, ir.Constant(ir.IntType(32), 16)),
+                                ir.IntType(16))
         ty = llvm_type(dst)
         if src == dtypes.BOOL:
             return self.b.uitofp(value, ty) if dtypes.is_float(dst) else self.b.zext(value, ty)

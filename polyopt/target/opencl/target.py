@@ -48,6 +48,9 @@ class OpenCLTarget:
         if options:
             raise InvalidArgumentError(
                 f"unknown option(s) for target opencl: {', '.join(options)}; known: device")
+        if func.program.tensorized:
+            raise BackendError("a tensorized schedule (s[...].tensorize) builds for "
+                               "target='llvm' only; the OpenCL backend has no intrinsics")
         queue = queue_for(device)
         kernels = plan_kernels(func)
         info = TargetInfo.for_opencl(queue.device)

@@ -1,0 +1,362 @@
+"""int8 (VNNI) kernels vs onnxruntime and vs polyopt's fp32 templates, 1 and 2 threads,
+side by side in one run (issue 15).
+
+Run: ``python benchmarks/bench_int8.py`` (``--quick``: small sizes, printed only).
+Writes ``benchmarks/results/int8.md`` and ``int8.json``.
+
+* int8 matmul 1024^3, u8 activations x s8 weights -> s32: polyopt's
+  ``int8_matmul_template`` (``vpdpbusd`` register tiles through ``s[C].tensorize``,
+  weights packed once to the blocked VNNI layout, outside the timing) vs onnxruntime's
+  ``MatMulInteger`` (weights as an initializer, so it may prepack them) vs polyopt's
+  fp32 ``matmul_template`` on the same shape;
+* the five ResNet-18 conv layers of ``bench_suite.py``, batch 1, NCHW: polyopt's
+  ``int8_conv2d_template`` (``po.ops.conv2d_u8s8_nchw``: u8 x s8 -> s32; the input is
+  packed into groups of 4 channels inside the kernel, the weights once, outside the
+  timing) vs onnxruntime's ``ConvInteger`` (the same computation) and ``QLinearConv``
+  (u8 output: it also requantizes) vs polyopt's fp32 ``conv2d_template``; the ratio
+  to onnxruntime uses the faster of its two;
+* bf16 matmul 1024^3 (``bf16_matmul_template``: ``vdpbf16ps`` tiles, float32 sums) vs
+  polyopt's fp32 ``matmul_template`` (target >= 1.6x).
+
+onnxruntime runs with ``session.intra_op.allow_spinning=0`` and the process with
+``OMP_WAIT_POLICY=PASSIVE`` (idle threads would otherwise spin and take the cores from
+whoever runs next: a run without PASSIVE measured polyopt's 2-thread kernels at 1-20
+GOP/s between onnxruntime's).  PASSIVE also slows polyopt's own OpenMP kernels on this
+loaded machine (fp32 conv 64x56, one thread: 106 -> 42 GFLOP/s back to back), so the
+report also compares with the fp32 figures published by ``bench_suite.py`` and
+``bench_matmul.py``.  polyopt's fp32 templates run with their defaults, as there.  The
+sides are timed in alternating blocks (``_env.alternating_samples``), medians.  Every
+result is checked (int32: exactly) before anything is timed.  Targets: int8 >= 1.0x
+onnxruntime and >= 2.5x polyopt fp32; bf16 >= 1.6x fp32.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+if __name__ == "__main__" and os.environ.get("OMP_WAIT_POLICY") != "PASSIVE":
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.execve(sys.executable, [sys.executable, *sys.argv], os.environ)
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from _env import alternating_samples, write_results  # noqa: E402
+
+import polyopt as po  # noqa: E402
+from polyopt.tensorize.templates import (int8_conv2d_template,  # noqa: E402
+                                         int8_matmul_template)
+
+THREADS = (1, 2)
+CONVS = [(64, 64, 56, 3, 1, 1), (128, 128, 28, 3, 1, 1), (256, 256, 14, 3, 1, 1),
+         (512, 512, 7, 3, 1, 1), (64, 128, 56, 1, 0, 2)]
+
+
+def onnxruntime_session(nodes, inputs, outputs, initializers, threads: int):
+    try:
+        import onnx
+        import onnxruntime as ort
+        from onnx import helper
+    except ImportError:
+        sys.exit("bench_int8.py needs onnx and onnxruntime: pip install onnx onnxruntime "
+                 "(or the 'bench' extra)")
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    del onnx
+    return session
+
+
+def ort_matmul_integer(a, w, threads):
+    from onnx import TensorProto, helper, numpy_helper
+    node = helper.make_node("MatMulInteger", ["A", "B"], ["C"])
+    session = onnxruntime_session(
+        [node], [helper.make_tensor_value_info("A", TensorProto.UINT8, a.shape)],
+        [helper.make_tensor_value_info("C", TensorProto.INT32, (a.shape[0], w.shape[1]))],
+        [numpy_helper.from_array(w, "B")], threads)
+    return lambda: session.run(None, {"A": a})[0]
+
+
+def ort_conv_integer(x, w, padding, stride, threads):
+    from onnx import TensorProto, helper, numpy_helper
+    node = helper.make_node("ConvInteger", ["X", "W"], ["Y"], pads=[padding] * 4,
+                            strides=[stride] * 2)
+    session = onnxruntime_session(
+        [node], [helper.make_tensor_value_info("X", TensorProto.UINT8, x.shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(w, "W")], threads)
+    return lambda: session.run(None, {"X": x})[0]
+
+
+def fp32_matmul(m, n, k, threads, rng):
+    A, B = po.placeholder((m, k), name="A"), po.placeholder((k, n), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    po.templates.matmul_template(s, C)  # its defaults, as bench_matmul.py
+    f = po.build(s, [A, B, C], num_threads=threads)
+    a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+    c = np.empty((m, n), np.float32)
+    f(a, b, c)
+    assert np.allclose(c, a @ b, rtol=1e-3), "fp32 matmul differs from NumPy"
+    return lambda: f(a, b, c)
+
+
+def int8_matmul(a, w, threads, cols=64):
+    m, k = a.shape
+    packed = po.ops.pack_vnni_numpy(w, columns=cols, blocked=True)
+    A = po.placeholder((m, k), name="A", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s = po.create_schedule(C)
+    loops = int8_matmul_template(s, C, cols=cols, parallel=threads > 1)
+    f = po.build(s, [A, W, C], num_threads=threads)
+    c = np.empty((m, packed.shape[0] * cols), np.int32)
+    f(a, packed, c)
+    expected = a.astype(np.int32) @ w.astype(np.int32)
+    assert np.array_equal(c[:, :w.shape[1]], expected), "int8 matmul differs from NumPy"
+    return (lambda: f(a, packed, c)), loops["rows"]
+
+
+def fp32_conv(c, f_, size, kernel, padding, stride, threads, rng):
+    X = po.placeholder((1, c, size, size), name="X")
+    W = po.placeholder((f_, c, kernel, kernel), name="W")
+    Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
+    s = po.create_schedule(Y)
+    po.templates.conv2d_template(s, Y)
+    f = po.build(s, [X, W, Y], num_threads=threads)
+    x = rng.random((1, c, size, size), np.float32)
+    w = rng.random((f_, c, kernel, kernel), np.float32)
+    y = np.empty(tuple(e.value for e in Y.shape), np.float32)
+    return lambda: f(x, w, y)
+
+
+def medians(calls: dict, quick: bool) -> dict:
+    names = list(calls)
+    samples = alternating_samples([calls[n] for n in names], repeat=3 if quick else 5,
+                                  rounds=2 if quick else 4)
+    return {n: statistics.median(t) for n, t in zip(names, samples)}
+
+
+def matmul_rows(size: int, quick: bool, rng) -> list[dict]:
+    a = rng.integers(0, 256, (size, size), dtype=np.uint8)
+    w = rng.integers(-128, 128, (size, size), dtype=np.int8)
+    rows = []
+    for threads in THREADS:
+        ours, tile_rows = int8_matmul(a, w, threads)
+        peer = ort_matmul_integer(a, w, threads)
+        assert np.array_equal(peer(), a.astype(np.int32) @ w.astype(np.int32))
+        times = medians({"polyopt int8": ours, "onnxruntime MatMulInteger": peer,
+                         "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
+        ops = 2.0 * size ** 3
+        rows.append({"kernel": f"int8 matmul {size}^3 (tile {tile_rows}x64)", "threads": threads,
+                     **{k: ops / v / 1e9 for k, v in times.items()}})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def ort_qlinear_conv(x, w, padding, stride, threads):
+    from onnx import TensorProto, helper, numpy_helper
+    names = ["X", "xs", "xz", "W", "ws", "wz", "ys", "yz"]
+    node = helper.make_node("QLinearConv", names, ["Y"], pads=[padding] * 4,
+                            strides=[stride] * 2)
+    consts = [numpy_helper.from_array(v, n) for n, v in (
+        ("xs", np.array(0.02, np.float32)), ("xz", np.array(128, np.uint8)),
+        ("W", w), ("ws", np.array(0.01, np.float32)), ("wz", np.array(0, np.int8)),
+        ("ys", np.array(0.5, np.float32)), ("yz", np.array(128, np.uint8)))]
+    session = onnxruntime_session(
+        [node], [helper.make_tensor_value_info("X", TensorProto.UINT8, x.shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)], consts, threads)
+    return lambda: session.run(None, {"X": x})[0]
+
+
+def numpy_conv_int32(x, w, padding, stride):
+    _, c, h, width = x.shape
+    f, _, r, _ = w.shape
+    xp = np.pad(x.astype(np.int32), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh, ow = (h + 2 * padding - r) // stride + 1, (width + 2 * padding - r) // stride + 1
+    cols = np.stack([xp[0, ci, ry:ry + stride * oh:stride, rx:rx + stride * ow:stride]
+                     .reshape(-1) for ci in range(c) for ry in range(r) for rx in range(r)])
+    return (w.reshape(f, -1).astype(np.int32) @ cols).reshape(1, f, oh, ow)
+
+
+def int8_conv(x, w, padding, stride, threads):
+    c, size, f_ = x.shape[1], x.shape[2], w.shape[0]
+    packed = po.ops.pack_conv_vnni_numpy(w)
+    X = po.placeholder(x.shape, name="X", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y")
+    s = po.create_schedule(Y)
+    loops = int8_conv2d_template(s, Y, parallel=threads > 1)
+    f = po.build(s, [X, W, Y], num_threads=threads)
+    y = np.empty(tuple(e.value for e in Y.shape), np.int32)
+    f(x, packed, y)
+    assert np.array_equal(y, numpy_conv_int32(x, w, padding, stride)), \
+        f"int8 conv {c}x{size} -> {f_} differs from NumPy"
+    return (lambda: f(x, packed, y)), loops["rows"]
+
+
+def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
+    from polyopt.dtypes import from_bfloat16_bits, to_bfloat16_bits
+    from polyopt.tensorize.templates import bf16_matmul_template
+
+    a = to_bfloat16_bits(rng.standard_normal((size, size)).astype(np.float32))
+    w = to_bfloat16_bits(rng.standard_normal((size, size)).astype(np.float32))
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True, group=2)
+    exact = from_bfloat16_bits(a).astype(np.float64) @ from_bfloat16_bits(w).astype(np.float64)
+    rows = []
+    for threads in THREADS:
+        A = po.placeholder(a.shape, name="A", dtype="bfloat16")
+        W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
+        C = po.ops.matmul_bf16(A, W)
+        s = po.create_schedule(C)
+        loops = bf16_matmul_template(s, C, parallel=threads > 1)
+        f = po.build(s, [A, W, C], num_threads=threads)
+        c = np.empty((size, packed.shape[0] * 64), np.float32)
+        f(a, packed, c)
+        assert np.allclose(c[:, :size], exact, rtol=1e-4, atol=1e-3), "bf16 matmul is wrong"
+        times = medians({"polyopt bf16": lambda: f(a, packed, c),
+                         "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
+        rows.append({"kernel": f"bf16 matmul {size}^3 (tile {loops['rows']}x64)",
+                     "threads": threads,
+                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()}})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def conv_rows(quick: bool, rng) -> list[dict]:
+    rows = []
+    for c, f_, size, kernel, padding, stride in (CONVS[:1] if quick else CONVS):
+        out = (size + 2 * padding - kernel) // stride + 1
+        ops = 2.0 * f_ * c * kernel * kernel * out * out
+        x = rng.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+        w = rng.integers(-128, 128, (f_, c, kernel, kernel), dtype=np.int8)
+        for threads in THREADS:
+            ours, tile_rows = int8_conv(x, w, padding, stride, threads)
+            peer = ort_conv_integer(x, w, padding, stride, threads)
+            assert np.array_equal(peer(), numpy_conv_int32(x, w, padding, stride))
+            times = medians({"polyopt int8": ours, "onnxruntime ConvInteger": peer,
+                             "onnxruntime QLinearConv": ort_qlinear_conv(x, w, padding, stride,
+                                                                         threads),
+                             "polyopt fp32": fp32_conv(c, f_, size, kernel, padding, stride,
+                                                       threads, rng)}, quick)
+            rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
+                                   f"s{stride} (tile {tile_rows}x64)", "threads": threads,
+                         **{k: ops / v / 1e9 for k, v in times.items()}})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def checks(rows: list[dict]) -> list[dict]:
+    found = []
+    for row in rows:
+        if "polyopt bf16" in row:
+            ratio = row["polyopt bf16"] / row["polyopt fp32"]
+            found.append({"kernel": row["kernel"], "threads": row["threads"],
+                          "vs": "polyopt fp32", "target": 1.6, "ratio": ratio,
+                          "result": "PASS" if ratio >= 1.6 else "FAIL"})
+            continue
+        peer = row.get("onnxruntime MatMulInteger") or max(
+            row["onnxruntime ConvInteger"], row["onnxruntime QLinearConv"])
+        ours = row.get("polyopt int8")
+        for what, base, target in (("onnxruntime", peer, 1.0), ("polyopt fp32",
+                                                                 row["polyopt fp32"], 2.5)):
+            ratio = None if ours is None else ours / base
+            found.append({"kernel": row["kernel"], "threads": row["threads"],
+                          "vs": what, "target": target, "ratio": ratio,
+                          "result": "FAIL" if ratio is None or ratio < target else "PASS"})
+    return found
+
+
+def markdown(rows, found, load) -> str:
+    def g(x):
+        return "-" if x is None else f"{x:.0f}"
+
+    lines = ["# int8 kernels vs onnxruntime and polyopt fp32 (issue 15)", "",
+             f"Load average {load[0]:.1f} before, {load[1]:.1f} after (2 cores, shared).",
+             "GOP/s (2 x multiply-adds per second), medians of alternating blocks.", "",
+             "| kernel | threads | polyopt int8 (bf16) | onnxruntime (MatMulInteger or ConvInteger)"
+             " | onnxruntime QLinearConv | polyopt fp32 |",
+             "|---|---|---|---|---|---|"]
+    for row in rows:
+        peer = row.get("onnxruntime MatMulInteger") or row.get("onnxruntime ConvInteger")
+        ours = row.get("polyopt int8", row.get("polyopt bf16"))
+        lines.append(f"| {row['kernel']} | {row['threads']} | {g(ours)} | "
+                     f"{g(peer)} | {g(row.get('onnxruntime QLinearConv'))} | "
+                     f"{g(row['polyopt fp32'])} |")
+    lines += ["", "| kernel | threads | int8 vs | target | ratio | result |",
+              "|---|---|---|---|---|---|"]
+    for check in found:
+        ratio = "-" if check["ratio"] is None else f"{check['ratio']:.2f}x"
+        lines.append(f"| {check['kernel']} | {check['threads']} | {check['vs']} | "
+                     f">= {check['target']}x | {ratio} | {check['result']} |")
+    lines += ["", "The conv ratios to onnxruntime use the faster of ConvInteger and "
+              "QLinearConv (which also requantizes to uint8); bf16 rows: GFLOP/s, "
+              "compared with polyopt fp32 only."]
+    return "\n".join(lines) + "\n"
+
+
+def published_fp32(rows: list[dict]) -> list[str]:
+    """The int8 figures against polyopt's fp32 figures published by bench_suite.py and
+    bench_matmul.py (other runs, other load): the side-by-side fp32 figures of a run on
+    a loaded machine can be far below them, which flatters the ratios."""
+    import json
+
+    from _env import RESULTS
+
+    published = {}
+    try:
+        suite = json.loads((RESULTS / "suite.json").read_text())
+        for row in suite["rows"]:
+            if row["kernel"].startswith("conv2d "):
+                key = row["kernel"].split(",")[0].replace("conv2d ", "conv ")
+                published[(key, row["threads"])] = row["template_gflops"]
+        for row in json.loads((RESULTS / "matmul.json").read_text()):
+            if row["shape"] == "1024x1024x1024":
+                published[("matmul", row["threads"])] = row["polyopt_gflops"]
+    except (OSError, ValueError, KeyError):
+        return []
+    lines = ["", "Against polyopt's fp32 figures published in suite.md/matmul.md (other runs, "
+             "lower load; ratio = this run's int8 / published fp32):", ""]
+    for row in rows:
+        ours = row.get("polyopt int8", row.get("polyopt bf16"))
+        key = ("matmul" if "matmul" in row["kernel"] else row["kernel"].split(",")[0],
+               row["threads"])
+        base = published.get(key)
+        if ours is not None and base:
+            lines.append(f"- {row['kernel']}, {row['threads']} thread(s): {ours:.0f} vs "
+                         f"{base:.0f} -> {ours / base:.2f}x")
+    return lines if len(lines) > 3 else []
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
+    opts = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    load_before = os.getloadavg()[0]
+    rows = matmul_rows(256 if opts.quick else 1024, opts.quick, rng)
+    rows += bf16_rows(256 if opts.quick else 1024, opts.quick, rng)
+    rows += conv_rows(opts.quick, rng)
+    found = checks(rows)
+    text = markdown(rows, found, (load_before, os.getloadavg()[0]))
+    text += "\n".join(published_fp32(rows)) + "\n"
+    print("\n" + text)
+    if not opts.quick:
+        write_results("int8", text, {"rows": rows, "checks": found})
+        print("wrote benchmarks/results/int8.md and int8.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

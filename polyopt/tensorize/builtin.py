@@ -1,0 +1,113 @@
+"""Ready intrinsic declarations for this CPU family (AVX-512 with VNNI and BF16).
+
+Each function returns a :class:`~polyopt.tensorize.intrin.TensorIntrin` whose
+implementation is a named LLVM emitter of :mod:`polyopt.target.llvm.intrinsics`:
+
+* :func:`dot_16x4_u8s8`: ``vpdpbusd``, 16 int32 lanes each accumulating a dot product of
+  4 uint8 x 4 int8 (``c[i] += sum_k a[k] * b[i, k]``);
+* :func:`gemm_u8s8`: a ``rows x cols`` register tile of ``vpdpbusd`` over one group of 4
+  (``c[r, j] += sum_t a[r, t] * b[j, t]``, b in the VNNI layout ``[j, t]``);
+* :func:`gemm_f32_rows`: fp32 FMA micro-kernel rows (``c[r, j] += a[r, 0] * b[0, j]``).
+
+Integer results equal the scalar code bit for bit (vpdpbusd's int32 sums wrap like the
+scalar int32 additions; the products of u8 x s8 fit in 16 bits with no saturation).
+
+>>> intrin = gemm_u8s8(rows=2, cols=32)
+>>> intrin.output.shape, [b.shape for b in intrin.inputs]
+((2, 32), [(2, 4), (32, 4)])
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import InvalidArgumentError, public
+from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, var
+from .intrin import LLVMEmitter, decl_buffer, decl_tensor_intrin
+
+
+def _emitters(name: str, **params):
+    """(body, reset, update) of the named LLVM emitter (``params`` parameterize it)."""
+    def make(part):
+        return LLVMEmitter(None, name, part, tuple(sorted(params.items())))
+    return make("body"), make("reset"), make("update")
+
+
+@functools.cache
+def dot_16x4_u8s8():
+    """``c[16] int32 += sum_{k<4} a[k] (uint8) * b[i, k] (int8)``: one ``vpdpbusd``."""
+    a = placeholder((4,), name="a", dtype="uint8")
+    b = placeholder((16, 4), name="b", dtype="int8")
+    k = reduce_axis((0, 4), name="k")
+    c = compute((16,), lambda i: reduce_sum(a[k].astype("int32") * b[i, k].astype("int32"),
+                                            axis=k), name="c")
+    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=1, cols=16),
+                              name="dot_16x4_u8s8")
+
+
+@public
+@functools.cache
+def gemm_u8s8(rows: int = 6, cols: int = 64):
+    """A ``rows x cols`` int32 tile += a[rows, 4] (uint8, any row stride) x b[cols, 4]
+    (int8, dense: the VNNI layout of 4 consecutive k per column): ``rows * cols / 16``
+    ``vpdpbusd``."""
+    _check_tile(rows, cols)
+    a = placeholder((rows, 4), name="a", dtype="uint8")
+    b = placeholder((cols, 4), name="b", dtype="int8")
+    t = reduce_axis((0, 4), name="t")
+    c = compute((rows, cols), lambda r, j: reduce_sum(
+        a[r, t].astype("int32") * b[j, t].astype("int32"), axis=t), name="c")
+    binds = {a: decl_buffer((rows, 4), "uint8", "a", strides=[var("lda"), 1]),
+             c: decl_buffer((rows, cols), "int32", "c", strides=[var("ldc"), 1])}
+    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=rows,
+                                                                cols=cols),
+                              binds=binds, name=f"gemm_u8s8_{rows}x{cols}")
+
+
+@public
+@functools.cache
+def gemm_bf16(rows: int = 6, cols: int = 64):
+    """A ``rows x cols`` float32 tile += a[rows, 2] x b[cols, 2] (bfloat16 pairs, b dense):
+    ``rows * cols / 16`` ``vdpbf16ps``.  Rounding: the instruction multiplies the pairs
+    and adds them to the accumulator in float32 with round-to-nearest-even (and flushes
+    denormals), so sums differ from the scalar code's order by float32 rounding only."""
+    _check_tile(rows, cols)
+    a = placeholder((rows, 2), name="a", dtype="bfloat16")
+    b = placeholder((cols, 2), name="b", dtype="bfloat16")
+    t = reduce_axis((0, 2), name="t")
+    c = compute((rows, cols), lambda r, j: reduce_sum(
+        a[r, t].astype("float32") * b[j, t].astype("float32"), axis=t), name="c")
+    binds = {a: decl_buffer((rows, 2), "bfloat16", "a", strides=[var("lda"), 1]),
+             c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
+    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("dpbf16_gemm", rows=rows,
+                                                                cols=cols),
+                              binds=binds, name=f"gemm_bf16_{rows}x{cols}")
+
+
+@public
+@functools.cache
+def gemm_f32_rows(rows: int = 6, cols: int = 64):
+    """fp32 FMA rows: ``c[r, j] += a[r, 0] * b[0, j]`` for a ``rows x cols`` tile."""
+    _check_tile(rows, cols)
+    a = placeholder((rows, 1), name="a")
+    b = placeholder((1, cols), name="b")
+    t = reduce_axis((0, 1), name="t")
+    c = compute((rows, cols), lambda r, j: reduce_sum(a[r, t] * b[t, j], axis=t), name="c")
+    binds = {a: decl_buffer((rows, 1), "float32", "a", strides=[var("lda"), 1]),
+             b: decl_buffer((1, cols), "float32", "b", strides=[var("ldb"), 1]),
+             c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
+    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("fma_rows", rows=rows,
+                                                                cols=cols),
+                              binds=binds, name=f"gemm_f32_rows_{rows}x{cols}")
+
+
+def _check_tile(rows, cols) -> None:
+    for value, what in ((rows, "rows"), (cols, "cols")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
+    if cols % 16:
+        raise InvalidArgumentError(f"cols must be a multiple of 16 (one AVX-512 vector of "
+                                   f"32-bit lanes), got {cols}")
+    if rows * cols // 16 > 28:
+        raise InvalidArgumentError(f"a {rows} x {cols} tile needs {rows * cols // 16} "
+                                   "accumulator registers; AVX-512 has 32 (keep <= 28)")

@@ -1,0 +1,312 @@
+"""Tensorize: exact matching (acceptance and refusal), legality, and bit-exact results."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
+from polyopt.tensorize.templates import int8_matmul_template
+
+RNG = np.random.default_rng(7)
+
+
+def int8_operands(m, n, k, *, blocked_columns=None):
+    a = RNG.integers(0, 256, (m, k), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    if blocked_columns:
+        packed = po.ops.pack_vnni_numpy(w, columns=blocked_columns, blocked=True)
+    else:
+        packed = po.ops.pack_vnni_numpy(w)
+    return a, w, packed, a.astype(np.int32) @ w.astype(np.int32)
+
+
+def int8_matmul(m, n, k):
+    A = po.placeholder((m, k), name="A", dtype="uint8")
+    W = po.placeholder((k // 4, n, 4), name="W", dtype="int8")
+    return A, W, po.ops.matmul_u8s8(A, W)
+
+
+def row_dot_schedule(C, factor=16):
+    """i, j.outer, ko, j.inner, ki: the sub-nest under j.inner is one vpdpbusd."""
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    ko, ki = C.op.reduce_axis
+    jo, ji = s[C].split(j, factor=factor)
+    s[C].reorder(i, jo, ko, ji, ki)
+    return s, ji
+
+
+# -- acceptance ------------------------------------------------------------------------
+def test_split_reorder_matches_update_and_is_bit_exact():
+    A, W, C = int8_matmul(5, 48, 24)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    f = po.build(s, [A, W, C])
+    assert "llvm.x86.avx512.vpdpbusd.512" in f.llvm_ir
+    assert "dot_16x4_u8s8.update" in str(po.lower(s, [A, W, C]))
+    a, _, packed, expected = int8_operands(5, 48, 24)
+    c = np.zeros((5, 48), np.int32)
+    f(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_reduction_inside_matches_as_body_reset_plus_update():
+    A, W, C = int8_matmul(3, 16, 4)          # one group of 4: the whole reduction
+    s = po.create_schedule(C)
+    s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+    lowered = str(po.lower(s, [A, W, C]))
+    assert "dot_16x4_u8s8.body" in lowered and "] = 0;" not in lowered  # init replaced too
+    a, _, packed, expected = int8_operands(3, 16, 4)
+    c = np.full((3, 16), 99, np.int32)
+    po.build(s, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_symbolic_sizes_accepted_only_for_dividing_splits():
+    M, G, N = po.var("M"), po.var("G"), po.var("N")
+    A = po.placeholder((M, 4 * G), name="A", dtype="uint8")
+    W = po.placeholder((G, 16 * N, 4), name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())     # 16 divides 16 * N for every N
+    f = po.build(s, [A, W, C])
+    for m, n, k in ((3, 32, 8), (4, 64, 20)):
+        a, _, packed, expected = int8_operands(m, n, k)
+        c = np.zeros((m, n), np.int32)
+        f(a, packed, c)
+        np.testing.assert_array_equal(c, expected)
+
+
+def test_after_fuse_the_fused_loop_is_renamed():
+    A, W, C = int8_matmul(4, 16, 8)
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    ko, ki = C.op.reduce_axis
+    s[C].reorder(ko, i, j, ki)
+    fused = s[C].fuse(ko, i)                 # one loop over (group, row)
+    assert s[C].can_tensorize(j, dot_16x4_u8s8())
+    s[C].tensorize(j, dot_16x4_u8s8())
+    a, _, packed, expected = int8_operands(4, 16, 8)
+    c = np.zeros((4, 16), np.int32)
+    po.build(s, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+    assert fused.name.endswith("fused")
+
+
+@pytest.mark.parametrize("m, n, k", [(12, 128, 64), (37, 40, 12)])
+def test_template_bit_exact_on_dividing_and_padded_sizes(m, n, k):
+    a, w, _, expected = int8_operands(m, n, k)
+    k_padded = -(-k // 4) * 4
+    a_padded = np.zeros((m, k_padded), np.uint8)
+    a_padded[:, :k] = a
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True)
+    A = po.placeholder((m, k_padded), name="A", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s = po.create_schedule(C)
+    loops = int8_matmul_template(s, C, parallel=m > 20)
+    f = po.build(s, [A, W, C])
+    c = np.zeros((m, packed.shape[0] * 64), np.int32)
+    f(a_padded, packed, c)
+    np.testing.assert_array_equal(c[:, :n], expected)
+    assert loops["rows"] == (6 if m == 12 else 1)
+    assert "vpdpbusd" in f.assembly
+
+
+# -- refusals ----------------------------------------------------------------------------
+def test_non_dividing_extent_refused_with_the_extent():
+    A, W, C = int8_matmul(2, 40, 8)
+    s, ji = row_dot_schedule(C)
+    assert not s[C].can_tensorize(ji, dot_16x4_u8s8())
+    with pytest.raises(po.TensorizeError, match=r"loop 'j.inner' has 8 iteration\(s\) in the "
+                       r"tile at i=0, j.outer=2, ko=0 but the intrinsic's dimension 'i' has "
+                       r"extent 16"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_transposed_access_refused_with_the_access():
+    A = po.placeholder((2, 8), name="A", dtype="uint8")
+    WT = po.placeholder((2, 4, 16), name="WT", dtype="int8")   # [group, k, n]: transposed
+    ko = po.reduce_axis((0, 2), name="ko")
+    ki = po.reduce_axis((0, 4), name="ki")
+    C = po.compute((2, 16), lambda i, j: po.sum(
+        A[i, 4 * ko + ki].astype("int32") * WT[ko, ki, j].astype("int32"), axis=[ko, ki]),
+        name="C")
+    s = po.create_schedule(C)
+    s[C].reorder(C.op.axis[0], ko, C.op.axis[1], ki)
+    with pytest.raises(po.TensorizeError, match=r"the read of WT WT\[ko, ki, j\] has stride 1 "
+                       r"in dimension 0 of buffer 'b', "
+                       r"which is declared with stride 4 \(dense\)"):
+        s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+
+
+def test_access_that_is_not_the_intrinsics_refused_with_the_instance():
+    A = po.placeholder((2, 8), name="A", dtype="uint8")
+    W = po.placeholder((2, 16, 4), name="W", dtype="int8")
+    ko = po.reduce_axis((0, 2), name="ko")
+    ki = po.reduce_axis((0, 4), name="ki")
+    C = po.compute((2, 16), lambda i, j: po.sum(
+        A[i, 4 * ko + ki // 2].astype("int32") * W[ko, j, ki].astype("int32"), axis=[ko, ki]),
+        name="C")
+    s, ji = row_dot_schedule(C)
+    with pytest.raises(po.TensorizeError, match=r"the read of A A\[i, 4 \* ko \+ ki // 2\] "
+                       r"is not the intrinsic's 'a' .* in the tile at i=0, j.outer=0, ko=0, at "
+                       r"j.inner=0, ki=2 it is offset \(0, 1\) from the origin where the "
+                       r"intrinsic touches a\[2\]"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_other_expression_refused():
+    A = po.placeholder((2, 8), name="A", dtype="uint8")
+    W = po.placeholder((2, 16, 4), name="W", dtype="int8")
+    ko = po.reduce_axis((0, 2), name="ko")
+    ki = po.reduce_axis((0, 4), name="ki")
+    C = po.compute((2, 16), lambda i, j: po.sum(
+        A[i, 4 * ko + ki].astype("int32") + W[ko, j, ki].astype("int32"), axis=[ko, ki]),
+        name="C")
+    s, ji = row_dot_schedule(C)
+    with pytest.raises(po.TensorizeError, match="not the intrinsic's .different operations"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_wrong_loop_count_and_dense_stride_refused():
+    A, W, C = int8_matmul(6, 64, 8)
+    s = po.create_schedule(C)
+    with pytest.raises(po.TensorizeError, match=r"3 loop\(s\) \(j, ko, ki\) but intrinsic "
+                       r"'dot_16x4_u8s8' has 2"):
+        s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+    # b is declared dense [16, 4]: a 16 x 4 region of W[ko, j, ki] with 64 columns is too
+    A2, W2, C2 = int8_matmul(6, 16, 8)
+    s2 = po.create_schedule(C2)
+    i, j = C2.op.axis
+    ko, ki = C2.op.reduce_axis
+    s2[C2].reorder(ko, i, j, ki)
+    io, ii = s2[C2].split(i, factor=6)
+    with pytest.raises(po.TensorizeError, match="refused"):
+        s2[C2].tensorize(ii, gemm_u8s8(6, 64))
+
+
+def test_statement_inside_the_loop_refused():
+    A, W, C = int8_matmul(6, 16, 8)
+    s = po.create_schedule(C)
+    local = s.cache_write(C, "local")
+    s[local].compute_at(s[C], C.op.axis[0])
+    with pytest.raises(po.TensorizeError, match=r"run inside loop 'i' of stage 'C'"):
+        s[C].tensorize(C.op.axis[0], dot_16x4_u8s8())
+
+
+def test_not_an_intrinsic_refused():
+    A, W, C = int8_matmul(2, 16, 4)
+    s = po.create_schedule(C)
+    with pytest.raises(po.InvalidArgumentError, match="po.decl_tensor_intrin"):
+        s[C].tensorize(C.op.axis[1], "vpdpbusd")
+
+
+# -- int8 conv and bf16 ------------------------------------------------------------------
+def numpy_conv_int32(x, w, padding, stride):
+    _, c, h, width = x.shape
+    f, _, r, _ = w.shape
+    xp = np.pad(x.astype(np.int32), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh, ow = (h + 2 * padding - r) // stride + 1, (width + 2 * padding - r) // stride + 1
+    cols = np.stack([xp[0, ci, ry:ry + stride * oh:stride, rx:rx + stride * ow:stride]
+                     .reshape(-1) for ci in range(c) for ry in range(r) for rx in range(r)])
+    return (w.reshape(f, -1).astype(np.int32) @ cols).reshape(1, f, oh, ow)
+
+
+@pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
+    (8, 64, 10, 3, 1, 1), (4, 128, 9, 1, 0, 2), (8, 64, 7, 3, 1, 2)])
+def test_int8_conv_template_bit_exact(c, f, size, kernel, padding, stride):
+    from polyopt.tensorize.templates import int8_conv2d_template
+
+    X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
+    W = po.placeholder((f // 64, c // 4, kernel, kernel, 64, 4), name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y")
+    s = po.create_schedule(Y)
+    int8_conv2d_template(s, Y, parallel=True)
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
+    y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
+    kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
+    assert "vpdpbusd" in kernel_fn.llvm_ir
+
+
+def test_bf16_matmul_within_float32_rounding():
+    from polyopt.dtypes import from_bfloat16_bits, to_bfloat16_bits
+    from polyopt.tensorize.templates import bf16_matmul_template
+
+    a = to_bfloat16_bits(RNG.standard_normal((12, 40)).astype(np.float32))
+    w = to_bfloat16_bits(RNG.standard_normal((40, 50)).astype(np.float32))
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True, group=2)
+    A = po.placeholder(a.shape, name="A", dtype="bfloat16")
+    W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
+    C = po.ops.matmul_bf16(A, W)
+    s = po.create_schedule(C)
+    bf16_matmul_template(s, C, parallel=False)
+    f = po.build(s, [A, W, C])
+    c = np.zeros((12, 64), np.float32)
+    f(a, packed, c)
+    exact = from_bfloat16_bits(a).astype(np.float64) @ from_bfloat16_bits(w).astype(np.float64)
+    magnitude = np.abs(from_bfloat16_bits(a)).astype(np.float64) @ np.abs(from_bfloat16_bits(w))
+    assert np.all(np.abs(c[:, :50] - exact) <= 40 * 2 ** -24 * magnitude + 1e-30)
+    assert "llvm.x86.avx512bf16.dpbf16ps.512" in f.llvm_ir
+
+
+def test_bfloat16_is_a_storage_type():
+    A = po.placeholder((4,), name="A", dtype="bfloat16")
+    with pytest.raises(po.DTypeError, match="bfloat16 is a storage type"):
+        po.compute((4,), lambda i: A[i] * A[i])
+
+
+def test_illegal_order_around_the_tiles_refused_with_the_dependence():
+    """Tiles run as single steps must keep the dependences between them: here the
+    reduction's groups were reversed unchecked, which the tiles would run backwards."""
+    A, W, C = int8_matmul(2, 16, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].reverse(C.op.reduce_axis[0], check=False)
+    with pytest.raises(po.TensorizeError, match=r"running each tile as one step breaks a "
+                       r"dependence: C_update\[i=0, j=0, ko=0, ki=3\] writes C\[0, 0\] that "
+                       r"C_update\[i=0, j=0, ko=1, ki=0\] reads"):
+        s[C].tensorize(ji, dot_16x4_u8s8())
+
+
+def test_opencl_refuses_tensorized_schedules():
+    pytest.importorskip("pyopencl")
+    A, W, C = int8_matmul(2, 16, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    with pytest.raises(po.BackendError, match="builds for target='llvm' only"):
+        po.build(s, [A, W, C], target="opencl")
+
+
+def test_loop_marked_vectorized_around_the_call_runs_serially():
+    A, W, C = int8_matmul(3, 32, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].vectorize(C.op.axis[0])             # rows carry no dependence
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    assert "#pragma vectorized" not in str(po.lower(s, [A, W, C]))
+    a, _, packed, expected = int8_operands(3, 32, 8)
+    c = np.zeros((3, 32), np.int32)
+    po.build(s, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_fp32_fma_rows_update_within_rounding():
+    from polyopt.tensorize.builtin import gemm_f32_rows
+
+    A = po.placeholder((12, 20), name="A")
+    B = po.placeholder((20, 64), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    io, jo, ii, ji = s[C].tile(i, j, 6, 64)
+    s[C].reorder(io, jo, C.op.reduce_axis[0], ii, ji)
+    s[C].tensorize(ii, gemm_f32_rows(6, 64))
+    f = po.build(s, [A, B, C])
+    a = RNG.standard_normal((12, 20)).astype(np.float32)
+    b = RNG.standard_normal((20, 64)).astype(np.float32)
+    c = np.zeros((12, 64), np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    assert "llvm.fma.v16f32" in f.llvm_ir
