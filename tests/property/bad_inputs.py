@@ -1,0 +1,2 @@
+def family_bad_input(rng, script):
+    return "ok-refused todo"
