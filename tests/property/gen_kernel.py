@@ -38,6 +38,7 @@ class KernelProgram:
     statements: tuple[Statement, ...]
     walk: str            # defines `walk(sizes, visit)`: visit(name, vector) in program order
     fixed: bool
+    lines: tuple         # (indent, loop header text or None, Statement or None), in order
 
 
 class _Builder:
@@ -141,7 +142,8 @@ class _Builder:
                   f"ARRAYS = {arrays!r}\nSIZES = {sizes!r}\nKWARGS = {kwargs!r}\n")
         walk = self.render(lambda s: f"visit({s.name!r}, ({', '.join(s.loops)}{',' if len(s.loops) == 1 else ''}))")
         walk = "def walk(N, M, T, visit):\n" + walk + "\n"
-        return KernelProgram(source, tuple(self.statements), walk, self.fixed)
+        return KernelProgram(source, tuple(self.statements), walk, self.fixed,
+                             tuple(self.lines))
 
     def render(self, statement_text):
         out = []

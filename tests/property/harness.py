@@ -2,8 +2,8 @@
 
 The text of this module is pasted at the top of every reproducer, so it imports only
 NumPy and polyopt.  A case ends with one outcome: ``ok-accepted``, ``ok-refused`` or a
-defect (``crash``, ``internal``, ``wrong``, ``replay``, ``oracle``, ``accepted-bad``;
-the parent adds ``signal`` and ``timeout``).
+defect (``crash``, ``internal``, ``wrong``, ``replay``, ``accepted-illegal``,
+``oracle``, ``bad-refusal``, ``accepted-bad``; the parent adds ``signal`` and ``timeout``).
 
 >>> classify(po.IllegalScheduleError("x"))
 'ok-refused'
@@ -136,3 +136,20 @@ def outcome_line(error):
     if classify(error) in ("crash", "internal"):
         traceback.print_exception(error)
     return f"{classify(error)} {describe(error)}"
+
+
+def expect(call, mode="either", check=None):
+    """Call a public entry point with a bad input: a PolyoptError (not InternalError) is
+    the right answer; acceptance is a defect in ``mode="refuse"``, and is checked with
+    ``check(result)`` (which raises :class:`Defect`) otherwise."""
+    try:
+        result = call()
+    except po.PolyoptError as error:
+        if isinstance(error, po.InternalError):
+            raise
+        return f"ok-refused {type(error).__name__}: {str(error)[:200]}"
+    if mode == "refuse":
+        raise Defect("accepted-bad", f"accepted a bad input (returned {result!r:.200})")
+    if check is not None:
+        check(result)
+    return "ok-accepted"
