@@ -12,7 +12,7 @@ output, a missing size) acceptance is a defect.
 >>> import random
 >>> from property.script import Script
 >>> call, mode = draw_call(random.Random(1), "te")
->>> mode in ("refuse", "either", "checked")
+>>> mode in ("primitive", "refuse", "either", "checked", "refuse-if-symbolic", "refuse-or-fast")
 True
 """
 

@@ -139,7 +139,8 @@ class _Builder:
                   "    arrays = [a.copy() for a in arrays]\n"
                   "    reference_body(*arrays, sizes['N'], sizes['M'], sizes['T'])\n"
                   "    return arrays\n\n"
-                  f"ARRAYS = {arrays!r}\nSIZES = {sizes!r}\nKWARGS = {kwargs!r}\n")
+                  f"ARRAYS = {arrays!r}\nSIZES = {sizes!r}\nKWARGS = {kwargs!r}\n"
+                  f"REDUCTIONS = {any(s.op == '+=' for s in self.statements)}\n")
         walk = self.render(lambda s: f"visit({s.name!r}, ({', '.join(s.loops)}{',' if len(s.loops) == 1 else ''}))")
         walk = "def walk(N, M, T, visit):\n" + walk + "\n"
         return KernelProgram(source, tuple(self.statements), walk, self.fixed,

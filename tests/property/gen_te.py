@@ -54,6 +54,7 @@ class _Builder:
         self.zero = "0" if self.dtype == "int32" else "0.0"
         self.tensors = []  # (name, rank)
         self.outputs = []
+        self.reductions = False
 
     def extents(self, rank):
         return ("n", "m")[:rank] if not self.square else ("n", "n")[:rank]
@@ -102,6 +103,7 @@ class _Builder:
             self.py.append(f"def {name}_at({', '.join(idx)}):\n"
                            f"    return {' + '.join(r[1] for r in reads)}")
         else:
+            self.reductions = True
             r = f"r{c}"
             if kind in ("window", "window_max"):
                 width = rng.randint(1, 3)
@@ -176,6 +178,7 @@ class _Builder:
         self.po.append(f"outputs = [{', '.join(outputs)}]")
         self.po.append(f"inputs = [{', '.join(inputs)}]")
         self.po.append(f"SIZES = {sizes!r}")
+        self.po.append(f"REDUCTIONS = {self.reductions}")
         reference = (f"DTYPE = np.dtype({self.dtype!r})\n\n"
                      "def reference(arrays, sizes):\n"
                      f"    {', '.join(inputs)}, = arrays\n"

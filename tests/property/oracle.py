@@ -14,8 +14,8 @@ text, a dict or an ``isl.UnionMap``.
 
 >>> import random
 >>> from property.script import Script
->>> family_handwritten(random.Random(0), Script(), dry=True)  # doctest: +ELLIPSIS
-'...SCHEDULE = ...'
+>>> "SCHEDULE = " in family_handwritten(random.Random(0), Script(), dry=True)
+True
 """
 
 from __future__ import annotations
@@ -166,14 +166,14 @@ def _perturb(rng, schedule, loops):
                 dims[k] = f"{dims[k]} + {rng.choice([1, -1, 2])}"
         if kind in ("swap", "fuse") and len(names) >= 2:
             a, b = rng.sample(names, 2)
-            statics = [k for k, d in enumerate(schedule[a]) if d.lstrip("-").isdigit()]
+            statics = [k for k, d in enumerate(schedule[a]) if d.isdigit()
+                       and k < len(schedule[b]) and schedule[b][k].isdigit()]
             if statics:
                 k = rng.choice(statics)
-                if k < len(schedule[b]):
-                    if kind == "swap":
-                        schedule[a][k], schedule[b][k] = schedule[b][k], schedule[a][k]
-                    else:
-                        schedule[a][k] = schedule[b][k]
+                if kind == "swap":
+                    schedule[a][k], schedule[b][k] = schedule[b][k], schedule[a][k]
+                else:
+                    schedule[a][k] = schedule[b][k]
     for k, name in enumerate(names):  # a last dimension: the statement's number
         schedule[name].append(str(k))
     return schedule

@@ -2,7 +2,7 @@
 
 :func:`next_step` looks at the schedule ``s`` (its stages, their loops, the program's
 arrays) and returns the text of one primitive call on it, e.g.
-``s["C1"].split("i", factor=3)`` or ``s.cache_write("S0", "local", layout=...)``, or
+``s['C1'].split('i', factor=3)`` or ``s.cache_write('S0', 'local', layout=...)``, or
 None when the drawn primitive does not apply.  The text is what the worker executes and
 what a reproducer replays.
 
@@ -10,7 +10,7 @@ what a reproducer replays.
 >>> A = po.placeholder((8,), name="A")
 >>> B = po.compute((8,), lambda i: A[i] * 2.0, name="B")
 >>> text = next_step(po.create_schedule(B), random.Random(0), "split")
->>> text.startswith('s["B"].split("i"')
+>>> text.startswith("s['B'].split('i'")
 True
 """
 
