@@ -9,7 +9,8 @@ Python, lists the instances in program order with the elements they read and wri
 and calls the schedule legal when every pair of instances that touch one element (one of
 them writing it) keeps its order; it also runs the statements in both orders and checks
 that a legal schedule computes the same arrays.  ``po.check`` must agree: ``legal``
-exactly when the oracle says so.  The schedule reaches ``po.check`` as isl text, JSON
+exactly when the oracle says so, and each violation it reports must name two instances
+that the new order swaps and an element they really share (issue 12, item 4).  The schedule reaches ``po.check`` as isl text, JSON
 text, a dict or an ``isl.UnionMap``.
 
 >>> import random
@@ -120,7 +121,30 @@ def judge(form):
         said = "legal" if report.legal else "illegal: " + str(report).splitlines()[1][:300]
         truth = "legal" if legal else f"illegal: {witness[0]} and {witness[1]} share {witness[2]}"
         raise Defect("oracle", f"po.check says {said}; the instances say {truth}")
+    for violation in report.violations:
+        check_violation(violation)
     return "ok-accepted" if legal else "ok-refused"
+
+
+def _parse(text):
+    name, _, inside = text.rstrip("]").partition("[")
+    return name, tuple(int(part.split("=")[-1]) for part in inside.split(",") if part.strip())
+
+
+def check_violation(violation):
+    """A violation names two instances that the new schedule swaps and the element they
+    really share (the source writes it for flow and output, reads it for anti)."""
+    kind = violation.dependence.kind
+    source, sink = _parse(violation.source), _parse(violation.sink)
+    element = _parse(violation.element)
+    roles = {"flow": (True, False), "anti": (False, True), "output": (True, True)}[kind]
+    if (element, roles[0]) not in touched(*source) or (element, roles[1]) not in touched(*sink):
+        raise Defect("message", f"the {kind} violation names {violation.source}, "
+                     f"{violation.sink} and {violation.element}, which they do not share "
+                     f"that way: {violation.explain()}")
+    if new_time(*source) < new_time(*sink):
+        raise Defect("message", f"the {kind} violation's pair keeps its order: "
+                     f"{violation.explain()}")
 '''
 
 
