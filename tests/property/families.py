@@ -41,7 +41,8 @@ def _steps(rng, script, count):
     for _ in range(count):
         text = next_step(script.namespace["s"], rng)
         if text is not None:
-            script.run(f"attempt(s, lambda: {text})")
+            unchecked = text[:-1] + ("check=False)" if text.endswith("()") else ", check=False)")
+            script.run(f"attempt(s, lambda: {text},\n        lambda s: {unchecked})")
 
 
 def family_te(rng, script):

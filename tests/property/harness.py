@@ -49,9 +49,12 @@ def describe(error):
 ATTEMPTS = []
 
 
-def attempt(s, call):
+def attempt(s, call, unchecked=None):
     """Run one primitive ``call()`` on schedule ``s``: True if accepted, False if refused
-    with a PolyoptError (which must leave ``s`` as it was); anything else propagates."""
+    with a PolyoptError (which must leave ``s`` as it was); anything else propagates.
+    A refusal that is not an IllegalScheduleError must not be about legality:
+    ``unchecked(copy)``, the same call with ``check=False`` on a copy of ``s``, must be
+    refused too (else the refusal was the legality check's, under the wrong class)."""
     program, count = s.program, len(s.steps)
     ATTEMPTS.append(call)
     try:
@@ -62,6 +65,17 @@ def attempt(s, call):
             raise
         if s.program is not program or len(s.steps) != count:
             raise Defect("crash", f"a refused primitive changed the schedule: {error}") from error
+        if unchecked is not None and not isinstance(error, po.IllegalScheduleError):
+            copy = fresh()
+            copy.replay(s.script())
+            try:
+                unchecked(copy)
+            except po.PolyoptError:
+                return False
+            if not copy.is_legal():
+                raise Defect("refusal-class", f"refused with {type(error).__name__} ({error}); "
+                             "with check=False it applies and the schedule is illegal: "
+                             "an illegal schedule must raise IllegalScheduleError") from error
         return False
 
 
