@@ -57,10 +57,21 @@ def family_kernel_steps(rng, script):
     return kernel_case(rng, script, steps=rng.randint(1, 6))
 
 
+def family_selftest_signal(rng, script):
+    """A case that kills its worker (tests of the runner only)."""
+    script.run("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+
+
+def family_selftest_hang(rng, script):
+    """A case that never ends (tests of the runner only)."""
+    script.run("import time\ntime.sleep(3600)")
+
+
 def families():
     """Family name -> function(rng, script) -> outcome text."""
     from .bad_inputs import family_bad_input
     from .oracle import family_handwritten
     return {"te": family_te, "te-steps": family_te_steps,
             "kernel-steps": family_kernel_steps, "handwritten": family_handwritten,
-            "bad-input": family_bad_input}
+            "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
+            "selftest-hang": family_selftest_hang}

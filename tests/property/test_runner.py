@@ -1,0 +1,46 @@
+"""The runner turns a worker's death or hang into a failed case, with its reproducer,
+and goes on with the next cases in a new worker."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+
+from property.families import families
+from property.pool import run_cases
+from property.script import HARNESS, Script
+
+
+def test_signal_and_hang_are_failures_with_reproducers(tmp_path):
+    records = run_cases([("selftest-signal", 0), ("te", 1), ("selftest-hang", 0), ("te", 2)],
+                        workers=1, timeout=5)
+    outcomes = [r["outcome"] for r in records]
+    assert outcomes == ["signal", "ok-accepted", "timeout", "ok-accepted"]
+    assert "SIGSEGV" in records[0]["detail"]
+    script = tmp_path / "reproducer.py"
+    script.write_text(records[0]["reproducer"])
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=60)
+    assert ran.returncode == -11  # the reproducer dies the same way
+    assert "time.sleep(3600)" in records[2]["reproducer"]
+
+
+@pytest.mark.parametrize("family, seed", [("handwritten", 3), ("kernel-steps", 2),
+                                          ("bad-input", 84)])
+def test_reproducer_prints_the_outcome_of_its_case(tmp_path, family, seed):
+    """A case's script, saved on its own, prints the OUTCOME the worker found."""
+    script = Script(tmp_path / "inflight.py")
+    try:
+        script.run(HARNESS, top=True)
+        outcome = families()[family](random.Random(f"{family}:{seed}"), script)
+    except Exception as error:  # a defect: the script must print its class too
+        outcome = script.namespace["outcome_line"](error)
+    path = tmp_path / "case.py"
+    path.write_text(script.reproducer(f"{family} {seed}"))
+    ran = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                         timeout=120)
+    last = ran.stdout.strip().splitlines()[-1]
+    assert last.split()[:2] == f"OUTCOME: {outcome}".split()[:2], (last, outcome)
