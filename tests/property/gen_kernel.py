@@ -131,8 +131,6 @@ class _Builder:
                       "T": rng.randint(0, 3)} for _ in range(2)]
             header = 'N, M, T = po.var("N"), po.var("M"), po.var("T")\n'
         kwargs = ["T"] if self.has_time and not self.fixed else []
-        if self.has_y and not self.fixed:
-            kwargs = kwargs  # M comes from y's shape
         source = (f"{header}\n\n@po.kernel\ndef kern({annotated}):\n{body}\n\n"
                   f"def reference_body({params}, N, M, T):\n{body}\n\n"
                   "def reference(arrays, sizes):\n"

@@ -31,7 +31,7 @@ class TeProgram:
 _AXES = ("i", "j")
 
 
-def _index(rng, var, extent, square):
+def _index(rng, var, extent):
     """One index expression of a read, as (po text, python text)."""
     kind = rng.choice(["plain", "plain", "offset", "reverse", "stride"])
     if kind == "plain":
@@ -70,7 +70,7 @@ class _Builder:
             idx = (rng.choice(idx),)
         if rank == 2 and len(idx) == 1:
             idx = (idx[0], idx[0])
-        exprs = [_index(rng, v, e, self.square) for v, e in zip(idx, ext)]
+        exprs = [_index(rng, v, e) for v, e in zip(idx, ext)]
         if extra is not None:  # a reduce axis added to one dimension
             dim, r = extra
             exprs[dim % rank] = f"{exprs[dim % rank]} + {r}"
