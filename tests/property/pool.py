@@ -1,7 +1,8 @@
 """Run cases in persistent worker processes, each case under a time limit.
 
 :func:`run_cases` starts ``workers`` processes of :mod:`property.worker` and feeds them
-``(family, seed)`` cases one after another.  A worker that dies (a signal, an exit) or
+``(family, seed)`` cases one after another (a fresh process every :data:`RECYCLE`
+cases, so that memory stays bounded).  A worker that dies (a signal, an exit) or
 does not answer within ``timeout`` seconds is killed and restarted; the case in flight
 gets the outcome ``signal`` or ``timeout`` and the reproducer the worker left in its
 scratch directory.
@@ -27,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OK = ("ok-accepted", "ok-refused")
+RECYCLE = 250  # cases per worker process (compiled kernels stay cached in a process)
 
 
 class Worker:
@@ -35,6 +37,7 @@ class Worker:
     def __init__(self, scratch: Path):
         self.scratch = scratch
         self.process = None
+        self.cases = 0
         self.start()
 
     def start(self):
@@ -53,6 +56,10 @@ class Worker:
         self.log.close()
 
     def run(self, family: str, seed: int, timeout: float) -> dict:
+        self.cases += 1
+        if self.cases % RECYCLE == 0:
+            self.stop()
+            self.start()
         request = json.dumps({"family": family, "seed": seed}) + "\n"
         try:
             self.process.stdin.write(request.encode())
