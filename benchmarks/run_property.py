@@ -9,8 +9,8 @@ Run from the repository root::
 Each case (a family and a seed) runs in one of two persistent worker processes under a
 time limit (tests/property/pool.py); references are computed without polyopt.  Writes
 ``benchmarks/results/property.md`` (the command, the counts per family and outcome
-class, the defects with their reproducers' first lines) and ``property.json`` (every
-record), and saves each defect's standalone reproducer in
+class, the defects grouped by message) and ``property.json`` (the counts and every
+defect's record), and saves each defect's standalone reproducer in
 ``benchmarks/results/property_reproducers/`` (not committed: run them with ``python``).
 Prints PASS when no case found a defect (issue 12: "a slow run of at least 10,000
 generated cases passes with zero defects"), else FAIL.  Progress goes to stderr, and the
@@ -91,8 +91,11 @@ def write_results(records, command, started, planned) -> bool:
             lines.append(f"- **{outcome}** x{len(group)}: {detail} -- {seeds}{more}")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "property.md").write_text("\n".join(lines) + "\n")
-    (RESULTS / "property.json").write_text(json.dumps(
-        [{k: v for k, v in r.items() if k != "reproducer"} for r in done], indent=0))
+    (RESULTS / "property.json").write_text(json.dumps({
+        "command": command, "cases": len(done), "planned": planned, "passed": passed,
+        "counts": {f"{family} {outcome}": n for (family, outcome), n in sorted(counts.items())},
+        "defects": [{k: v for k, v in r.items() if k != "reproducer"} for r in defects]},
+        indent=1) + "\n")
     folder = RESULTS / "property_reproducers"
     for r in defects:
         folder.mkdir(exist_ok=True)
