@@ -66,8 +66,7 @@ def attempt(s, call, unchecked=None):
         if s.program is not program or len(s.steps) != count:
             raise Defect("crash", f"a refused primitive changed the schedule: {error}") from error
         if unchecked is not None and not isinstance(error, po.IllegalScheduleError):
-            copy = fresh()
-            copy.replay(s.script())
+            copy = _copy(s)
             try:
                 unchecked(copy)
             except po.PolyoptError:
@@ -77,6 +76,15 @@ def attempt(s, call, unchecked=None):
                              "with check=False it applies and the schedule is illegal: "
                              "an illegal schedule must raise IllegalScheduleError") from error
         return False
+
+
+def _copy(s):
+    """An independent copy of schedule ``s`` (its program and rewrite state are
+    immutable; only the list of steps grows)."""
+    copy = type(s).__new__(type(s))
+    copy.__dict__.update(s.__dict__)
+    copy.steps = list(s.steps)
+    return copy
 
 
 def finish(s):
