@@ -26,7 +26,7 @@ def test_a_signal_fails_its_case_and_the_next_case_runs(tmp_path):
 
 
 def test_a_hang_is_a_timeout_with_its_reproducer():
-    record, = run_cases([("selftest-hang", 0)], workers=1, timeout=2)
+    record, = run_cases([("selftest-hang", 0)], workers=1, timeout=4)
     assert record["outcome"] == "timeout"
     assert "time.sleep(3600)" in record["reproducer"]
 

@@ -22,6 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy  # noqa: F401  (imported before the first case: not part of its time)
+import polyopt  # noqa: F401
+
 from .families import families
 from .script import HARNESS, Script
 
