@@ -28,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OK = ("ok-accepted", "ok-refused")
+STARTUP = 120.0  # seconds a new worker may take to import polyopt
 RECYCLE = 250  # cases per worker process (compiled kernels stay cached in a process)
 
 
@@ -48,6 +49,15 @@ class Worker:
             [sys.executable, "-m", "property.worker", "--scratch", str(self.scratch)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
             cwd=ROOT)
+        self._read_line(STARTUP)  # the worker's "ready": its imports are not a case's time
+
+    def _read_line(self, timeout: float) -> bytes:
+        """One line from the worker, or b"" if none comes within ``timeout`` seconds."""
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        ready = selector.select(timeout)
+        selector.close()
+        return self.process.stdout.readline() if ready else b""
 
     def stop(self):
         if self.process and self.process.poll() is None:
@@ -66,18 +76,16 @@ class Worker:
             self.process.stdin.flush()
         except BrokenPipeError:
             pass
-        selector = selectors.DefaultSelector()
-        selector.register(self.process.stdout, selectors.EVENT_READ)
-        ready = selector.select(timeout)
-        selector.close()
-        line = self.process.stdout.readline() if ready else b""
+        started = time.monotonic()
+        line = self._read_line(timeout)
         if line:
             return json.loads(line)
-        return self._lost(family, seed, timeout, timed_out=not ready)
+        timed_out = time.monotonic() - started >= timeout * 0.99
+        return self._lost(family, seed, timeout, timed_out=timed_out)
 
     def _lost(self, family, seed, timeout, timed_out):
         """The worker died or hung on this case: kill it, keep its reproducer, restart."""
-        if timed_out:
+        if timed_out or self.process.poll() is None:
             self.process.kill()
         code = self.process.wait()
         inflight = self.scratch / "inflight.py"

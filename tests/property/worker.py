@@ -60,6 +60,7 @@ def serve(scratch: Path) -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    protocol.write(json.dumps({"ready": True}) + "\n")  # imports done: cases may start
     for line in sys.stdin:
         if not line.strip():
             continue
