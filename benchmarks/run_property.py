@@ -24,6 +24,7 @@ import collections
 import datetime
 import json
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -46,6 +47,11 @@ def _commit() -> str:
                               capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def _cause(detail: str) -> str:
+    """A defect's message without its numbers and instances, to group defects by cause."""
+    return re.sub(r"\S*\d\S*", "#", detail.split(" @ ")[0])[:100]
 
 
 def write_results(records, command, started, planned) -> bool:
@@ -84,7 +90,7 @@ def write_results(records, command, started, planned) -> bool:
                   "its saved script from `benchmarks/results/property_reproducers/`.", ""]
         by_cause = collections.defaultdict(list)
         for r in defects:
-            by_cause[(r["outcome"], r["detail"][:90])].append(r)
+            by_cause[(r["outcome"], _cause(r["detail"]))].append(r)
         for (outcome, detail), group in sorted(by_cause.items(), key=lambda kv: -len(kv[1])):
             seeds = ", ".join(f"{r['family']} {r['seed']}" for r in group[:6])
             more = f" (+{len(group) - 6} more)" if len(group) > 6 else ""
@@ -98,9 +104,10 @@ def write_results(records, command, started, planned) -> bool:
         indent=1) + "\n")
     folder = RESULTS / "property_reproducers"
     for r in defects:
-        folder.mkdir(exist_ok=True)
-        (folder / f"{r['outcome']}_{r['family']}_{r['seed']}.py").write_text(
-            r.get("reproducer", ""))
+        if r.get("reproducer"):
+            folder.mkdir(exist_ok=True)
+            (folder / f"{r['outcome']}_{r['family']}_{r['seed']}.py").write_text(
+                r["reproducer"])
     return passed
 
 
