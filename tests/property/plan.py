@@ -10,7 +10,7 @@ True
 
 from __future__ import annotations
 
-FAST = {"te": 12, "te-steps": 35, "kernel-steps": 35, "handwritten": 100, "bad-input": 150}
+FAST = {"te": 10, "te-steps": 30, "kernel-steps": 30, "handwritten": 80, "bad-input": 130}
 SLOW = {"te": 1500, "te-steps": 3000, "kernel-steps": 2500, "handwritten": 1500,
         "bad-input": 1500}
 SLOW_FIRST_SEED = 100_000
