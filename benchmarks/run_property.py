@@ -51,7 +51,8 @@ def _commit() -> str:
 
 def _cause(detail: str) -> str:
     """A defect's message without its numbers and instances, to group defects by cause."""
-    return re.sub(r"\S*\d\S*", "#", detail.split(" @ ")[0])[:100]
+    first = (detail.split(" @ ")[0].splitlines() or [""])[0]
+    return re.sub(r"\S*\d\S*", "#", first)[:64]
 
 
 def write_results(records, command, started, planned) -> bool:
