@@ -1,0 +1,77 @@
+"""The case families: each one builds a case from ``random.Random`` into a
+:class:`~property.script.Script` and returns the case's outcome (or raises).
+
+- ``te``: a random tensor-expression program, default schedule against its twin;
+- ``te-steps``: the same with 1-6 random primitives (:mod:`property.steps`);
+- ``kernel-steps``: a random in-place kernel with 1-6 random primitives;
+- ``handwritten``: a hand-written schedule judged by the instance oracle
+  (:mod:`property.oracle`);
+- ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
+"""
+
+from __future__ import annotations
+
+from .gen_kernel import KERNEL_RUNNER, make_kernel_program
+from .gen_te import TE_RUNNER, make_te_program
+from .steps import next_step
+
+IMPORTS = "import numpy as np\nimport polyopt as po\n"
+
+
+def te_case(rng, script, steps=0):
+    program = make_te_program(rng)
+    script.run(IMPORTS + program.reference, top=True)
+    script.run(program.source + TE_RUNNER)
+    _steps(rng, script, steps)
+    script.run("OUTCOME = finish(s)")
+    return script.namespace["OUTCOME"]
+
+
+def kernel_case(rng, script, steps):
+    program = make_kernel_program(rng)
+    script.run(IMPORTS, top=True)
+    script.run(program.source + KERNEL_RUNNER)
+    _steps(rng, script, steps)
+    script.run("OUTCOME = finish(s)")
+    return script.namespace["OUTCOME"]
+
+
+def _steps(rng, script, count):
+    script.run("s = fresh()")
+    for _ in range(count):
+        text = next_step(script.namespace["s"], rng)
+        if text is not None:
+            unchecked = text[:-1] + ("check=False)" if text.endswith("()") else ", check=False)")
+            script.run(f"attempt(s, lambda: {text},\n        lambda s: {unchecked})")
+
+
+def family_te(rng, script):
+    return te_case(rng, script, steps=0)
+
+
+def family_te_steps(rng, script):
+    return te_case(rng, script, steps=rng.randint(1, 6))
+
+
+def family_kernel_steps(rng, script):
+    return kernel_case(rng, script, steps=rng.randint(1, 6))
+
+
+def family_selftest_signal(rng, script):
+    """A case that kills its worker (tests of the runner only)."""
+    script.run("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+
+
+def family_selftest_hang(rng, script):
+    """A case that never ends (tests of the runner only)."""
+    script.run("import time\ntime.sleep(3600)")
+
+
+def families():
+    """Family name -> function(rng, script) -> outcome text."""
+    from .bad_inputs import family_bad_input
+    from .oracle import family_handwritten
+    return {"te": family_te, "te-steps": family_te_steps,
+            "kernel-steps": family_kernel_steps, "handwritten": family_handwritten,
+            "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
+            "selftest-hang": family_selftest_hang}

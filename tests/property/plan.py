@@ -1,0 +1,39 @@
+"""Which cases the default and the slow property runs take, and how a failure reads.
+
+The default run (``pytest tests/property``) takes :data:`FAST` (seeds from 0), the slow
+run (``pytest -m slow tests/property``, ``benchmarks/run_property.py``) :data:`SLOW`
+(seeds from :data:`SLOW_FIRST_SEED`, so that it looks beyond the fast subset).
+
+>>> sum(SLOW.values()) >= 10_000
+True
+"""
+
+from __future__ import annotations
+
+FAST = {"te": 10, "te-steps": 30, "kernel-steps": 30, "handwritten": 80, "bad-input": 130}
+SLOW = {"te": 1500, "te-steps": 3000, "kernel-steps": 2500, "handwritten": 1500,
+        "bad-input": 1500}
+SLOW_FIRST_SEED = 100_000
+TIMEOUT = 30.0  # seconds per case
+
+
+def cases(plan: dict, first_seed: int = 0, scale: float = 1.0) -> list[tuple[str, int]]:
+    """``(family, seed)`` pairs, families interleaved (so that a partial run covers all)."""
+    counts = {family: max(1, round(count * scale)) for family, count in plan.items()}
+    out = []
+    for k in range(max(counts.values())):
+        out += [(family, first_seed + k) for family, count in counts.items() if k < count]
+    return out
+
+
+def format_defects(defects: list[dict], full: int = 3) -> str:
+    """A failure message: one line per defect, then the reproducers of the first ``full``
+    (each a standalone script: save it and run it with ``python``)."""
+    lines = [f"{len(defects)} defect(s):"]
+    lines += [f"  {d['family']} seed {d['seed']}: {d['outcome']}: {d['detail'][:300]}"
+              for d in defects]
+    for d in defects[:full]:
+        lines += ["", f"----- reproducer of {d['family']} seed {d['seed']} "
+                  f"(or: PYTHONPATH=.:tests python -m property.worker --family {d['family']} "
+                  f"--seed {d['seed']}) -----", d.get("reproducer", "")]
+    return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""Run cases in persistent worker processes, each case under a time limit.
+
+:func:`run_cases` starts ``workers`` processes of :mod:`property.worker` and feeds them
+``(family, seed)`` cases one after another (a fresh process every :data:`RECYCLE`
+cases, so that memory stays bounded).  A worker that dies (a signal, an exit) or
+does not answer within ``timeout`` seconds is killed and restarted; the case in flight
+gets the outcome ``signal`` or ``timeout`` and the reproducer the worker left in its
+scratch directory.
+
+>>> records = run_cases([("te", 1)], workers=1)
+>>> records[0]["outcome"]
+'ok-accepted'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OK = ("ok-accepted", "ok-refused")
+STARTUP = 120.0  # seconds a new worker may take to import polyopt
+RECYCLE = 250  # cases per worker process (compiled kernels stay cached in a process)
+
+
+class Worker:
+    """One worker process and its scratch directory."""
+
+    def __init__(self, scratch: Path):
+        self.scratch = scratch
+        self.process = None
+        self.cases = 0
+        self.start()
+
+    def start(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+                   OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
+        self.log = open(self.scratch / "stderr.log", "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "property.worker", "--scratch", str(self.scratch)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
+            cwd=ROOT)
+        self._read_line(STARTUP)  # the worker's "ready": its imports are not a case's time
+
+    def _read_line(self, timeout: float) -> bytes:
+        """One line from the worker, or b"" if none comes within ``timeout`` seconds."""
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        ready = selector.select(timeout)
+        selector.close()
+        return self.process.stdout.readline() if ready else b""
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+    def run(self, family: str, seed: int, timeout: float) -> dict:
+        self.cases += 1
+        if self.cases % RECYCLE == 0:
+            self.stop()
+            self.start()
+        request = json.dumps({"family": family, "seed": seed}) + "\n"
+        try:
+            self.process.stdin.write(request.encode())
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass
+        started = time.monotonic()
+        line = self._read_line(timeout)
+        if line:
+            return json.loads(line)
+        timed_out = time.monotonic() - started >= timeout * 0.99
+        return self._lost(family, seed, timeout, timed_out=timed_out)
+
+    def _lost(self, family, seed, timeout, timed_out):
+        """The worker died or hung on this case: kill it, keep its reproducer, restart."""
+        if timed_out or self.process.poll() is None:
+            self.process.kill()
+        code = self.process.wait()
+        inflight = self.scratch / "inflight.py"
+        reproducer = inflight.read_text() if inflight.exists() else ""
+        if timed_out:
+            outcome, detail = "timeout", f"no answer within {timeout:.0f} s"
+        elif code < 0:
+            outcome, detail = "signal", f"worker killed by {signal.Signals(-code).name}"
+        else:
+            outcome, detail = "signal", f"worker exited with status {code}"
+        self.log.close()
+        self.start()
+        return {"family": family, "seed": seed, "outcome": outcome, "detail": detail,
+                "reproducer": reproducer.replace("in flight when the worker stopped",
+                                                 f"{outcome}: {detail}")}
+
+
+def run_cases(cases, *, workers: int = 2, timeout: float = 25.0, progress=None) -> list[dict]:
+    """Run ``cases`` (``(family, seed)`` pairs) on ``workers`` processes; returns one
+    record per case, in the order of ``cases``.  ``progress(record)`` is called as each
+    case finishes."""
+    todo = queue.Queue()
+    for index, case in enumerate(cases):
+        todo.put((index, case))
+    results = [None] * len(cases)
+    lock = threading.Lock()
+
+    def serve(scratch):
+        worker = Worker(Path(scratch))
+        try:
+            while True:
+                try:
+                    index, (family, seed) = todo.get_nowait()
+                except queue.Empty:
+                    return
+                started = time.monotonic()
+                record = worker.run(family, seed, timeout)
+                record["seconds"] = round(time.monotonic() - started, 2)
+                results[index] = record
+                if progress is not None:
+                    with lock:
+                        progress(record)
+        finally:
+            worker.stop()
+
+    with tempfile.TemporaryDirectory(prefix="polyopt-property-") as root:
+        threads = [threading.Thread(target=serve, args=(Path(root) / f"w{k}",))
+                   for k in range(workers)]
+        for k, thread in enumerate(threads):
+            (Path(root) / f"w{k}").mkdir()
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return results
+
+
+def defects(records) -> list[dict]:
+    return [r for r in records if r["outcome"] not in OK]

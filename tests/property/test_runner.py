@@ -1,0 +1,48 @@
+"""The runner turns a worker's death or hang into a failed case, with its reproducer,
+and goes on with the next cases in a new worker."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+
+from property.families import families
+from property.pool import run_cases
+from property.script import HARNESS, Script
+
+
+def test_a_signal_fails_its_case_and_the_next_case_runs(tmp_path):
+    records = run_cases([("selftest-signal", 0), ("te", 1)], workers=1, timeout=120)
+    assert [r["outcome"] for r in records] == ["signal", "ok-accepted"]
+    assert "SIGSEGV" in records[0]["detail"]
+    script = tmp_path / "reproducer.py"
+    script.write_text(records[0]["reproducer"])
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=60)
+    assert ran.returncode == -11  # the reproducer dies the same way
+
+
+def test_a_hang_is_a_timeout_with_its_reproducer():
+    record, = run_cases([("selftest-hang", 0)], workers=1, timeout=4)
+    assert record["outcome"] == "timeout"
+    assert "time.sleep(3600)" in record["reproducer"]
+
+
+@pytest.mark.parametrize("family, seed", [("handwritten", 3), ("bad-input", 84)])
+def test_reproducer_prints_the_outcome_of_its_case(tmp_path, family, seed):
+    """A case's script, saved on its own, prints the OUTCOME the worker found."""
+    script = Script(tmp_path / "inflight.py")
+    try:
+        script.run(HARNESS, top=True)
+        outcome = families()[family](random.Random(f"{family}:{seed}"), script)
+    except Exception as error:  # a defect: the script must print its class too
+        outcome = script.namespace["outcome_line"](error)
+    path = tmp_path / "case.py"
+    path.write_text(script.reproducer(f"{family} {seed}"))
+    ran = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                         timeout=120)
+    last = ran.stdout.strip().splitlines()[-1]
+    assert last.split()[:2] == f"OUTCOME: {outcome}".split()[:2], (last, outcome)
