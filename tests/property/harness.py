@@ -59,6 +59,11 @@ def attempt(s, call, unchecked=None):
     ATTEMPTS.append(call)
     try:
         call()
+        if getattr(s, "deferred", None):  # a compute_at waiting for another reader
+            if s.program is not program or len(s.steps) != count:  # (TVM's order): it
+                raise Defect("crash", "a deferred compute_at changed the schedule")
+            s.deferred.clear()  # changed nothing; these cases take it as refused
+            return False
         return True
     except po.PolyoptError as error:
         if isinstance(error, po.InternalError):
@@ -79,12 +84,8 @@ def attempt(s, call, unchecked=None):
 
 
 def _copy(s):
-    """An independent copy of schedule ``s`` (its program and rewrite state are
-    immutable; only the list of steps grows)."""
-    copy = type(s).__new__(type(s))
-    copy.__dict__.update(s.__dict__)
-    copy.steps = list(s.steps)
-    return copy
+    """An independent copy of schedule ``s`` (its state is a value)."""
+    return s.fork()
 
 
 def finish(s):
