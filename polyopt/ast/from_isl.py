@@ -42,9 +42,10 @@ def scan(program: Program) -> Node:
     derived = {s.name: [f for _, f in s.derived] for s in program.statements if s.derived}
     build, _callback_handle = build.set_at_each_domain(
         lambda node, build: _to_call(node, build, derived))
-    root = build.node_from_schedule(_sequence_of_roots(program))
+    nodes = [_node(build.node_from_schedule(part)) for part in _root_groups(program)]
     del _callback_handle  # the callback must stay alive until the AST is built
-    node = _node(root)
+    node = nodes[0] if len(nodes) == 1 else Block(tuple(
+        item for n in nodes for item in (n.items if isinstance(n, Block) else (n,))))
     reserved = frozenset(program.param_names + tuple(a.name for a in program.arrays))
     return _name_loops(_mark_isl_names(node, [0]), program, reserved)
 
@@ -53,44 +54,38 @@ _STAGE_OF = IdentityMemo(size=8)
 SEQUENCE_FROM = 8  # root statements from which the schedule is scanned as a sequence
 
 
-def _sequence_of_roots(program: Program) -> isl.Schedule:
-    """The schedule, as a sequence of the groups of statements that share their first
-    (constant) schedule entry, each with its own band, when there are many: isl then
-    scans each group on its own (on one band over all statements, isl's scan of a
-    chain of K statements takes time growing with K squared).  The order is the same,
-    and so is the code of each group."""
+def _root_groups(program: Program) -> list[isl.Schedule]:
+    """The schedule, as the schedules of the groups of statements that share their
+    first (constant) schedule entry, in order, when there are many: each is scanned on
+    its own (isl's scan of one band over a chain of K statements, or of a sequence of
+    K filters, takes time growing with K squared).  The order is the same, and so is
+    the code of each group."""
     band = program.schedule.get_root().child(0)
     if band.get_type() != isl.schedule_node_type.band or \
             band.child(0).get_type() != isl.schedule_node_type.leaf:
-        return program.schedule  # only the single band that stages build is regrouped
+        return [program.schedule]  # only the single band that stages build is split
     rows = program.schedule_rows()
     groups: dict[int, list[str]] = {}
     for stmt in program.statements:
         row = rows.get(stmt.name)
         value = None if row is None else row.plain_get_val_if_fixed(isl.dim_type.out, 0)
         if value is None or value.is_nan():
-            return program.schedule
+            return [program.schedule]
         groups.setdefault(value.to_python(), []).append(stmt.name)
     if len(groups) < SEQUENCE_FROM:
-        return program.schedule
+        return [program.schedule]
     space = program.context.get_space()
     domains = {s.name: s.domain for s in program.statements}
-    filters = isl.UnionSetList.alloc(isl.DEFAULT_CONTEXT, len(groups))
-    bands = []
+    schedules = []
     for _, names in sorted(groups.items()):
         domain = isl.UnionSet.empty(space)
         band = isl.UnionMap.empty(space)
         for name in names:
             domain = domain.union(isl.UnionSet.from_set(domains[name]))
             band = band.union(isl.UnionMap.from_map(rows[name].intersect_domain(domains[name])))
-        filters = filters.add(domain)
-        bands.append(isl.MultiUnionPwAff.from_union_map(band))
-    node = isl.Schedule.from_domain(program.domains).get_root().child(0)
-    node = node.insert_sequence(filters)
-    for position, band in enumerate(bands):
-        node = node.child(position).child(0).insert_partial_schedule(band)
-        node = node.parent().parent()
-    return node.get_schedule()
+        schedules.append(isl.Schedule.from_domain(domain).insert_partial_schedule(
+            isl.MultiUnionPwAff.from_union_map(band)))
+    return schedules
 
 
 def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNode:

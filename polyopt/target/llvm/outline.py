@@ -7,7 +7,8 @@ top-level nest becomes an internal ``noinline`` function of the arrays it touche
 (``noalias``, as in the kernel itself), the sizes and the strides it needs, which the
 kernel calls in order: each is optimized on its own, in time linear in K.  Nests that
 compile to the same code (a chain of identical stencils on different arrays) share
-one function, so LLVM optimizes and compiles it once.
+one function, so LLVM optimizes and compiles it once.  The kernel itself, then only
+allocations and calls, is left unoptimized.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ def emit_top_level(emitter, body: Node) -> None:
     if len(nests) < OUTLINE_FROM:
         emitter._node(body)
         return
+    # the kernel itself is now a driver (allocations, calls): LLVM's SLP vectorizer would
+    # spend seconds on its long straight-line code of K allocations for nothing
+    emitter.fn.attributes.add("noinline")
+    emitter.fn.attributes.add("optnone")
     shared: dict[str, ir.Function] = {}
     for item in items:
         if next(loops(item), None) is None:
