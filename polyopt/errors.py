@@ -13,6 +13,7 @@ tensor 'A' expects float32, got float64
 
 import functools
 import inspect
+import sys
 
 __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
@@ -121,6 +122,12 @@ def public(function):
                                 f"{err}); {REPORT}") from err
         except (MemoryError, KeyboardInterrupt):
             raise
+        except RecursionError as err:
+            raise InvalidArgumentError(
+                f"{name}: the program is nested too deeply for polyopt (an expression, a "
+                "size or a loop nest deeper than Python's recursion limit, "
+                f"{sys.getrecursionlimit()}); build deep sums as several computes or "
+                "with po.sum over a reduce axis") from err
         except Exception as err:  # the last resort: see the module's doc
             raise InternalError(f"{name} failed inside polyopt ({type(err).__name__}: "
                                 f"{err}); {REPORT}") from err

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import islpy as isl
 
+from ..domain.memo import IdentityMemo
 from ..domain.program import Program
 from ..errors import InternalError
 from ..names import sanitize
+from ..te.fold import fold
 from .nodes import Block, For, If, Int, Name, Node, Op, Run, rename, runs
 
 _OPS = {
@@ -40,11 +42,50 @@ def scan(program: Program) -> Node:
     derived = {s.name: [f for _, f in s.derived] for s in program.statements if s.derived}
     build, _callback_handle = build.set_at_each_domain(
         lambda node, build: _to_call(node, build, derived))
-    root = build.node_from_schedule(program.schedule)
+    nodes = [_node(build.node_from_schedule(part)) for part in _root_groups(program)]
     del _callback_handle  # the callback must stay alive until the AST is built
-    node = _node(root)
+    node = nodes[0] if len(nodes) == 1 else Block(tuple(
+        item for n in nodes for item in (n.items if isinstance(n, Block) else (n,))))
     reserved = frozenset(program.param_names + tuple(a.name for a in program.arrays))
     return _name_loops(_mark_isl_names(node, [0]), program, reserved)
+
+
+_STAGE_OF = IdentityMemo(size=8)
+SEQUENCE_FROM = 8  # root statements from which the schedule is scanned as a sequence
+
+
+def _root_groups(program: Program) -> list[isl.Schedule]:
+    """The schedule, as the schedules of the groups of statements that share their
+    first (constant) schedule entry, in order, when there are many: each is scanned on
+    its own (isl's scan of one band over a chain of K statements, or of a sequence of
+    K filters, takes time growing with K squared).  The order is the same, and so is
+    the code of each group."""
+    band = program.schedule.get_root().child(0)
+    if band.get_type() != isl.schedule_node_type.band or \
+            band.child(0).get_type() != isl.schedule_node_type.leaf:
+        return [program.schedule]  # only the single band that stages build is split
+    rows = program.schedule_rows()
+    groups: dict[int, list[str]] = {}
+    for stmt in program.statements:
+        row = rows.get(stmt.name)
+        value = None if row is None else row.plain_get_val_if_fixed(isl.dim_type.out, 0)
+        if value is None or value.is_nan():
+            return [program.schedule]
+        groups.setdefault(value.to_python(), []).append(stmt.name)
+    if len(groups) < SEQUENCE_FROM:
+        return [program.schedule]
+    space = program.context.get_space()
+    domains = {s.name: s.domain for s in program.statements}
+    schedules = []
+    for _, names in sorted(groups.items()):
+        domain = isl.UnionSet.empty(space)
+        band = isl.UnionMap.empty(space)
+        for name in names:
+            domain = domain.union(isl.UnionSet.from_set(domains[name]))
+            band = band.union(isl.UnionMap.from_map(rows[name].intersect_domain(domains[name])))
+        schedules.append(isl.Schedule.from_domain(domain).insert_partial_schedule(
+            isl.MultiUnionPwAff.from_union_map(band)))
+    return schedules
 
 
 def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNode:
@@ -63,26 +104,45 @@ def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNo
     return isl.AstNode.user_from_expr(build.call_from_pw_multi_aff(call))
 
 
-def _node(node: isl.AstNode) -> Node:
-    kind = node.get_type()
-    if kind == isl.ast_node_type.for_:
-        step = _expr(node.for_get_inc())
-        if not isinstance(step, Int):
-            raise InternalError(f"isl produced a loop with a non-constant step: {step}")
-        return For(node.for_get_iterator().get_id().get_name(), _expr(node.for_get_init()),
-                   _expr(node.for_get_cond()), step.value, _node(node.for_get_body()))
-    if kind == isl.ast_node_type.if_:
-        otherwise = _node(node.if_get_else_node()) if node.if_has_else_node() else None
-        return If(_expr(node.if_get_cond()), _node(node.if_get_then_node()), otherwise)
-    if kind == isl.ast_node_type.block:
-        children = node.block_get_children()
-        return Block(tuple(_node(children.get_at(k)) for k in range(children.n_ast_node())))
-    if kind == isl.ast_node_type.user:
-        call = _expr(node.user_get_expr())
-        return Run(call.args[0].name, call.args[1:])
-    if kind == isl.ast_node_type.mark:
-        return _node(node.mark_get_node())
-    raise InternalError(f"unexpected isl AST node type {kind}")
+def _node(root: isl.AstNode) -> Node:
+    """polyopt's loop AST of an isl AST, built without recursion (isl nests the blocks
+    of a sequence of K statements K deep); nested blocks become one block."""
+    def children(node: isl.AstNode) -> list[isl.AstNode]:
+        kind = node.get_type()
+        if kind == isl.ast_node_type.for_:
+            return [node.for_get_body()]
+        if kind == isl.ast_node_type.if_:
+            return [node.if_get_then_node()] + (
+                [node.if_get_else_node()] if node.if_has_else_node() else [])
+        if kind == isl.ast_node_type.block:
+            items = node.block_get_children()
+            return [items.get_at(k) for k in range(items.n_ast_node())]
+        if kind == isl.ast_node_type.mark:
+            return [node.mark_get_node()]
+        return []
+
+    def combine(node: isl.AstNode, inner: list[Node]) -> Node:
+        kind = node.get_type()
+        if kind == isl.ast_node_type.for_:
+            step = _expr(node.for_get_inc())
+            if not isinstance(step, Int):
+                raise InternalError(f"isl produced a loop with a non-constant step: {step}")
+            return For(node.for_get_iterator().get_id().get_name(),
+                       _expr(node.for_get_init()), _expr(node.for_get_cond()), step.value,
+                       inner[0])
+        if kind == isl.ast_node_type.if_:
+            return If(_expr(node.if_get_cond()), inner[0], inner[1] if len(inner) > 1 else None)
+        if kind == isl.ast_node_type.block:
+            return Block(tuple(item for child in inner for item in (
+                child.items if isinstance(child, Block) else (child,))))
+        if kind == isl.ast_node_type.user:
+            call = _expr(node.user_get_expr())
+            return Run(call.args[0].name, call.args[1:])
+        if kind == isl.ast_node_type.mark:
+            return inner[0]
+        raise InternalError(f"unexpected isl AST node type {kind}")
+
+    return fold(root, children, combine)
 
 
 def index_expr(expr: isl.AstExpr):
@@ -91,19 +151,26 @@ def index_expr(expr: isl.AstExpr):
     return _expr(expr)
 
 
-def _expr(expr: isl.AstExpr):
-    kind = expr.get_type()
-    if kind == isl.ast_expr_type.int:
-        return Int(expr.int_get_val().to_python())
-    if kind == isl.ast_expr_type.id:
-        return Name(expr.id_get_id().get_name())
-    op_type = expr.op_get_type()
-    args = tuple(_expr(expr.op_get_arg(k)) for k in range(expr.op_get_n_arg()))
-    if op_type == isl.ast_expr_op_type.call:
-        return Op("call", args)
-    if op_type not in _OPS:
-        raise InternalError(f"unexpected isl AST operation {op_type}")
-    return _simplify(Op(_OPS[op_type], args))
+def _expr(root: isl.AstExpr):
+    def children(expr: isl.AstExpr) -> list[isl.AstExpr]:
+        if expr.get_type() != isl.ast_expr_type.op:
+            return []
+        return [expr.op_get_arg(k) for k in range(expr.op_get_n_arg())]
+
+    def combine(expr: isl.AstExpr, args: list):
+        kind = expr.get_type()
+        if kind == isl.ast_expr_type.int:
+            return Int(expr.int_get_val().to_python())
+        if kind == isl.ast_expr_type.id:
+            return Name(expr.id_get_id().get_name())
+        op_type = expr.op_get_type()
+        if op_type == isl.ast_expr_op_type.call:
+            return Op("call", tuple(args))
+        if op_type not in _OPS:
+            raise InternalError(f"unexpected isl AST operation {op_type}")
+        return _simplify(Op(_OPS[op_type], tuple(args)))
+
+    return fold(root, children, combine)
 
 
 def _simplify(expr: Op):
@@ -161,7 +228,9 @@ def _axis_of(loop: For, program: Program):
     """The stage loop behind an isl loop ``%<schedule dimension>.<n>``: preferably as
     the stage that owns it names it (not a stage that shares it)."""
     dim = int(loop.var[1:].split(".")[0])
-    stage_of = {n: s for s in program.stages for n in (s.main, s.init) if n}
+    stages = program.stages
+    stage_of = _STAGE_OF.get((stages,), lambda: {
+        n: s for s in stages for n in (s.main, s.init) if n})
     found = []
     for run in runs(loop.body):
         axis = program.axis_at(run.stmt, dim)

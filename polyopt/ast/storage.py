@@ -70,7 +70,7 @@ def contract_storage(program: Program, temps: tuple[Array, ...]
 
 
 def _contract(program: Program, temp: Array):
-    stmts = [s for s in program.statements if any(a.array == temp.name for a in s.accesses)]
+    stmts = list(program.statements_accessing(temp.name))
     if not stmts or any(program.schedule_of(s.name).is_empty() for s in stmts):
         return None
     depth = _deepest_private_depth(program, stmts, temp.name)

@@ -100,25 +100,97 @@ class Dependences:
 
 
 def compute_dependences(program: Program) -> Dependences:
-    """Flow, anti and output dependences of ``program`` under its current schedule."""
+    """Flow, anti and output dependences of ``program`` under its current schedule.
+
+    Each array is analysed with only the statements that access it (a chain of K
+    statements costs K small analyses, not K analyses of the whole program), and an
+    array that one statement writes entirely before others read it needs no isl
+    dataflow analysis at all (see :func:`_written_before_read`)."""
     items: list[Dependence] = []
-    schedule = flow_schedule(program)
-    for array in program.arrays:
-        reads, writes = flow_accesses(program, array.name)
-        if writes.is_empty():
+    rows = program.schedule_rows()
+    context = program.context
+    space = context.get_space()
+    for array, users in _users_by_array(program).items():
+        writes = [(stmt, r) for stmt, kind, r in users if kind is AccessKind.WRITE]
+        if not writes:
             continue
-        flow = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
-                .set_schedule_map(schedule).compute_flow())
-        items += _split("flow", array.name, flow.get_full_must_dependence())
-        anti = (isl.UnionAccessInfo.from_sink(writes).set_may_source(reads).set_kill(writes)
-                .set_schedule_map(schedule).compute_flow())
-        items += _split("anti", array.name, anti.get_full_may_dependence())
-        if written_once(writes):  # no element written twice: no output dependence
+        reads = [(stmt, r) for stmt, kind, r in users if kind is AccessKind.READ]
+        found = _written_before_read(array, writes, reads, rows)
+        if found is not None:
+            items += found
             continue
-        output = (isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
+        # see flow_accesses and flow_schedule for the gist and the constant columns
+        write_union = _union([r for _, r in writes], space).gist_params(context)
+        if write_union.is_empty():
+            continue
+        read_union = _union([r for _, r in reads], space).gist_params(context)
+        names = dict.fromkeys(stmt for stmt, _, _ in users)
+        schedule = _without_constant_columns(
+            _union([rows[name] for name in names if name in rows], space))
+        flow = (isl.UnionAccessInfo.from_sink(read_union).set_must_source(write_union)
+                .set_schedule_map(schedule).compute_flow())
+        items += _split("flow", array, flow.get_full_must_dependence())
+        anti = (isl.UnionAccessInfo.from_sink(write_union).set_may_source(read_union)
+                .set_kill(write_union).set_schedule_map(schedule).compute_flow())
+        items += _split("anti", array, anti.get_full_may_dependence())
+        if written_once(write_union):  # no element written twice: no output dependence
+            continue
+        output = (isl.UnionAccessInfo.from_sink(write_union).set_must_source(write_union)
                   .set_schedule_map(schedule).compute_flow())
-        items += _split("output", array.name, output.get_full_must_dependence())
+        items += _split("output", array, output.get_full_must_dependence())
     return Dependences(tuple(items))
+
+
+def _users_by_array(program: Program) -> dict[str, list[tuple[str, AccessKind, isl.Map]]]:
+    """Per array (in the program's order), its accesses as (statement, kind, relation),
+    in one pass over the statements."""
+    found: dict[str, list] = {a.name: [] for a in program.arrays}
+    for stmt in program.statements:
+        for access in stmt.accesses:
+            found[access.array].append((stmt.name, access.kind, access.relation))
+    return found
+
+
+def _written_before_read(array: str, writes, reads, rows) -> list[Dependence] | None:
+    """The dependences through ``array`` when one statement writes each of its elements
+    at most once and runs entirely before every statement that reads it (a chain of
+    statements at the root of the schedule); None in every other case, which isl's
+    dataflow analysis answers.  Then a read of a written element reads it from its only
+    write (the flow is the writes joined with the reads), no read comes before a write
+    (no anti dependence) and no write follows another (no output dependence)."""
+    writer, written = writes[0]
+    if len(writes) != 1 or writer not in rows or not written.is_injective():
+        return None
+    first = _fixed_first_entry(rows[writer])
+    by_reader: dict[str, isl.Map] = {}
+    for stmt, relation in reads:
+        entry = _fixed_first_entry(rows[stmt]) if stmt in rows else None
+        if first is None or entry is None or not entry > first:
+            return None
+        by_reader[stmt] = relation if stmt not in by_reader else by_reader[stmt].union(relation)
+    items = []
+    for reader, relation in sorted(by_reader.items()):
+        pairs = written.apply_range(relation.reverse()).coalesce()
+        if pairs.is_empty():
+            continue
+        elements = written.intersect_domain(pairs.domain()).coalesce()
+        items.append(Dependence("flow", writer, reader, array, pairs, elements))
+    return items
+
+
+def _fixed_first_entry(row: isl.Map) -> int | None:
+    """The first schedule entry of a row when it is one constant for every instance."""
+    value = row.plain_get_val_if_fixed(isl.dim_type.out, 0)
+    return None if value.is_nan() else value.to_python()
+
+
+def _union(maps: list[isl.Map], space: isl.Space) -> isl.UnionMap:
+    """The union of ``maps`` (of any spaces), built in one balanced pass."""
+    pieces = [isl.UnionMap.from_map(m) for m in maps] or [isl.UnionMap.empty(space)]
+    while len(pieces) > 1:
+        pieces = [pieces[k].union(pieces[k + 1]) if k + 1 < len(pieces) else pieces[k]
+                  for k in range(0, len(pieces), 2)]
+    return pieces[0]
 
 
 def flow_schedule(program: Program) -> isl.UnionMap:

@@ -110,25 +110,29 @@ def topological_order(outputs: list[Tensor]) -> list[Tensor]:
     order: list[Tensor] = []
     visited: set[int] = set()
 
-    def visit(tensor: Tensor) -> None:
-        if id(tensor) in visited:
-            return
-        visited.add(id(tensor))
-        if isinstance(tensor.op, ScanOp):  # states scanned together come as one block
-            group = tensor.op.group.outputs
-            visited.update(id(t) for t in group)
-            for member in group:
-                for source in member.op.inputs:
-                    visit(source)
-            order.extend(group)
-            return
-        if isinstance(tensor.op, ComputeOp):
-            for source in tensor.op.inputs:
-                visit(source)
-        order.append(tensor)
-
+    # depth-first without recursion (a chain of K computes is K deep): a tensor is
+    # entered (its sources pushed), then finished after them
     for out in outputs:
-        visit(out)
+        stack: list[tuple[Tensor, bool]] = [(out, False)]
+        while stack:
+            tensor, finished = stack.pop()
+            if finished:
+                group = tensor.op.group.outputs if isinstance(tensor.op, ScanOp) else (tensor,)
+                order.extend(group)  # states scanned together come as one block
+                continue
+            if id(tensor) in visited:
+                continue
+            visited.add(id(tensor))
+            members = (tensor,)
+            if isinstance(tensor.op, ScanOp):
+                members = tensor.op.group.outputs
+                visited.update(id(t) for t in members)
+            elif not isinstance(tensor.op, ComputeOp):
+                order.append(tensor)
+                continue
+            stack.append((tensor, True))
+            sources = [source for member in members for source in member.op.inputs]
+            stack.extend((source, False) for source in reversed(sources))
     return order
 
 

@@ -180,6 +180,11 @@ class Program:
             result = result.union(isl.UnionMap.from_map(row))
         return result.intersect_domain(self.domains)
 
+    def schedule_rows(self) -> dict[str, isl.Map]:
+        """Each statement's row of the flat schedule (not restricted to its domain; a
+        statement without instances may have none)."""
+        return _rows(self.schedule)
+
     def schedule_of(self, stmt: str) -> isl.Map:
         """The schedule row of one statement, on its domain."""
         domain = self.statement(stmt).domain
@@ -200,29 +205,28 @@ class Program:
 
     def axis_at(self, stmt: str, dim: int) -> Axis | None:
         """The loop that schedule dimension ``dim`` of statement ``stmt`` enumerates."""
-        for name, axes in self.loop_axes:
-            if name == stmt:
-                return axes[dim] if dim < len(axes) else None
-        return None
+        loop_axes = self.loop_axes
+        axes = _BY_NAME.get((loop_axes, "axes"), lambda: dict(reversed(loop_axes))).get(stmt)
+        return None if axes is None or dim >= len(axes) else axes[dim]
 
     def statement(self, name: str) -> Statement:
-        for stmt in self.statements:
-            if stmt.name == name:
-                return stmt
+        found = _by_name(self.statements).get(name)
+        if found is not None:
+            return found
         known = ", ".join(s.name for s in self.statements)
         raise InvalidArgumentError(f"no statement named '{name}'; the program has: {known}")
 
     def array(self, name: str) -> Array:
-        for array in self.arrays:
-            if array.name == name:
-                return array
+        found = _by_name(self.arrays).get(name)
+        if found is not None:
+            return found
         known = ", ".join(a.name for a in self.arrays)
         raise InvalidArgumentError(f"no array named '{name}'; the program has: {known}")
 
     def array_of(self, tensor: Tensor) -> Array:
-        for array in self.arrays:
-            if array.tensor is tensor:
-                return array
+        found = _BY_TENSOR.get((self.arrays,), lambda: _by_tensor(self.arrays)).get(id(tensor))
+        if found is not None and found.tensor is tensor:
+            return found
         raise InvalidArgumentError(
             f"tensor '{tensor.name}' is not part of this program; pass tensors that the "
             "scheduled outputs are computed from"
@@ -239,14 +243,20 @@ class Program:
             result = result.union(isl.UnionSet.from_set(stmt.domain))
         return result
 
+    def statements_accessing(self, array: str) -> tuple[Statement, ...]:
+        """The statements that read or write ``array``, in program order."""
+        users = _USERS.get((self.statements,), lambda: _users(self.statements))
+        return users.get(array, ())
+
     def accesses(self, kind: AccessKind | None = None,
                  array: str | None = None) -> isl.UnionMap:
         """Union of the access relations, optionally of one kind and one array."""
         result = isl.UnionMap.empty(self.context.get_space())
-        for stmt in self.statements:
-            for access in stmt.accesses:
-                if (kind is None or access.kind is kind) and array in (None, access.array):
-                    result = result.union(isl.UnionMap.from_map(access.relation))
+        index = _ACCESS_INDEX.get((self.statements,), lambda: _access_index(self.statements))
+        for access in index.get(array, ()) if array is not None else (
+                a for stmt in self.statements for a in stmt.accesses):
+            if kind is None or access.kind is kind:
+                result = result.union(isl.UnionMap.from_map(access.relation))
         return result
 
 
@@ -311,6 +321,38 @@ for _name, _slot in _SLOTS.items():
 del _name, _slot
 
 _ROWS = IdentityMemo(size=64)
+_ACCESS_INDEX = IdentityMemo(size=16)
+_USERS = IdentityMemo(size=16)
+_BY_NAME = IdentityMemo(size=64)
+
+
+def _users(statements: tuple[Statement, ...]) -> dict[str, tuple[Statement, ...]]:
+    """The statements accessing each array, in statement order."""
+    users: dict[str, dict[int, Statement]] = {}
+    for stmt in statements:
+        for access in stmt.accesses:
+            users.setdefault(access.array, {})[id(stmt)] = stmt
+    return {array: tuple(found.values()) for array, found in users.items()}
+_BY_TENSOR = IdentityMemo(size=32)
+
+
+def _by_name(items: tuple) -> dict:
+    """``items`` (statements or arrays) by name: the first of each name, as a search
+    in order finds it."""
+    return _BY_NAME.get((items,), lambda: {i.name: i for i in reversed(items)})
+
+
+def _by_tensor(arrays: tuple[Array, ...]) -> dict[int, Array]:
+    return {id(a.tensor): a for a in reversed(arrays)}
+
+
+def _access_index(statements: tuple[Statement, ...]) -> dict[str, list[Access]]:
+    """The accesses of ``statements`` per array, in statement order."""
+    index: dict[str, list[Access]] = {}
+    for stmt in statements:
+        for access in stmt.accesses:
+            index.setdefault(access.array, []).append(access)
+    return index
 _SCHEDULE_ROWS = IdentityMemo()
 
 

@@ -40,6 +40,7 @@ from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
 from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
+from .outline import emit_top_level
 from .parallel import emit_parallel_for
 from .transpose import emit_transposed_copy
 from .intrinsics import emit_intrinsic_call
@@ -58,6 +59,8 @@ SHORT_VECTOR_LOOP = 16
 # the target's own code sequences (see the ``transposed_copies`` pass)
 INTRINSICS = {"transposed_copy": emit_transposed_copy}
 STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
+STACK_BUDGET = 512 << 10  # of all of one function's (the rest go to the heap: a chain
+                          # of 500 64x64 temporaries would overflow an 8 MiB stack)
 HUGE_PAGE = 2 << 20
 HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
@@ -286,7 +289,9 @@ class FunctionEmitter:
         heap, failed = [], ir.Constant(I1, 0)
         for temp in temps:
             size = _constant_size(temp)
-            if size is not None and size <= STACK_LIMIT:
+            stacked = self.__dict__.setdefault("_stack_bytes", {}).get(id(self.fn), 0)
+            if size is not None and size <= STACK_LIMIT and stacked + size <= STACK_BUDGET:
+                self._stack_bytes[id(self.fn)] = stacked + size
                 with b.goto_entry_block():
                     slot = b.alloca(ir.ArrayType(ir.IntType(8), max(size, 1)),
                                     name=f"{temp.name}.stack")
@@ -364,7 +369,7 @@ class FunctionEmitter:
         self.free(heap)
         b.ret(ir.Constant(ir.IntType(32), 1))
         b.position_at_end(run_block)
-        self._node(self.func.body)
+        emit_top_level(self, self.func.body)
         self._write_pending()
         self.free(heap)
         b.ret(b.load(self.status, typ=ir.IntType(32)))
