@@ -205,6 +205,25 @@ def aff_expression(aff: isl.Aff, inputs, params) -> Expr | None:
     return result
 
 
+def output_affs(function: isl.Map, params: tuple[str, ...]) -> list[isl.Aff] | None:
+    """Each output of the single-valued map ``function`` as one quasi-affine expression
+    of its inputs (over the parameters ``params``), or None when one is piecewise.
+
+    >>> [str(a) for a in output_affs(isl.Map("{ [a, b] -> [b, 6a + b] }"), ())]
+    ['{ [a, b] -> [(b)] }', '{ [a, b] -> [(6a + b)] }']
+    """
+    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[], params=list(params))
+    values = function.align_params(space).as_pw_multi_aff()
+    affs = []
+    for dim in range(values.dim(isl.dim_type.out)):
+        pieces: list[isl.Aff] = []
+        values.get_pw_aff(dim).foreach_piece(lambda _, aff: pieces.append(aff))
+        if len(pieces) != 1:
+            return None
+        affs.append(pieces[0])
+    return affs
+
+
 def parts(union) -> list:
     """The maps of an ``isl.UnionMap`` (the sets of an ``isl.UnionSet``), as a list.
 

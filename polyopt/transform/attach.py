@@ -30,7 +30,7 @@ import islpy as isl
 
 from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
-from ..domain.affine import AffineSpace, aff_expression
+from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
 from ..domain.schedule import Attach, Stage, identity_axes
 from ..errors import ScheduleError
@@ -200,19 +200,11 @@ def _written_instance(producer: Statement, program: Program):
     if not inverse.is_single_valued():
         raise ScheduleError(f"cannot inline '{producer.op}': it writes an element of its "
                             "array more than once; compute it at its reader instead")
-    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[],
-                                        params=list(program.param_names))
-    values = inverse.align_params(space).as_pw_multi_aff()
-    affs = []
-    for dim in range(values.dim(isl.dim_type.out)):
-        pieces: list[isl.Aff] = []
-        values.get_pw_aff(dim).foreach_piece(lambda _, aff: pieces.append(aff))
-        if len(pieces) != 1:
-            raise ScheduleError(
-                f"cannot inline '{producer.op}': the instance that writes an element of "
-                "its array is a piecewise function of the element; compute it at its "
-                "reader instead")
-        affs.append(pieces[0])
+    affs = output_affs(inverse, program.param_names)
+    if affs is None:
+        raise ScheduleError(
+            f"cannot inline '{producer.op}': the instance that writes an element of its "
+            "array is a piecewise function of the element; compute it at its reader instead")
 
     def instance_of(indices):
         result = []

@@ -23,7 +23,7 @@ import dataclasses
 import islpy as isl
 
 from ..domain.accesses import array_bounds
-from ..domain.affine import aff_expression
+from ..domain.affine import aff_expression, output_affs
 from ..domain.program import Program
 from ..errors import InvalidArgumentError, ScheduleError
 from ..te.expr import BinOp, Const, Expr, TensorRead
@@ -96,18 +96,11 @@ def _functions(layout: str, array, program: Program) -> list[isl.Aff]:
         raise InvalidArgumentError(
             f"the layout {layout!r} must be a function of the indices "
             f"{'(unknown vars: ' + ', '.join(sorted(unknown)) + ')' if unknown else ''}")
-    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[],
-                                        params=list(program.param_names))
-    values = mapping.align_params(space).as_pw_multi_aff()
-    functions = []
-    for dim in range(values.dim(isl.dim_type.out)):
-        pieces: list[isl.Aff] = []
-        values.get_pw_aff(dim).foreach_piece(lambda _, aff: pieces.append(aff))
-        if len(pieces) != 1:
-            raise InvalidArgumentError(
-                f"output {dim} of the layout {layout!r} is piecewise; use one quasi-affine "
-                "expression per output (floor, mod and constants are fine)")
-        functions.append(pieces[0])
+    functions = output_affs(mapping, program.param_names)
+    if functions is None:
+        raise InvalidArgumentError(
+            f"an output of the layout {layout!r} is piecewise; use one quasi-affine "
+            "expression per output (floor, mod and constants are fine)")
     return functions
 
 
