@@ -194,7 +194,11 @@ def first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
         fixed = wrapped
         for pos, value in enumerate(params):
             fixed = fixed.fix_val(isl.dim_type.param, pos, isl.Val(value))
-        first = fixed.lexmin()
+        try:
+            first = fixed.lexmin()
+        except isl.Error:  # isl (bundled with islpy 2026.2.2) fails on some sets with
+            first = fixed  # divisions ("affine expression involves some of the domain
+            # dimensions"): any pair of these small parameters is a witness too
         if not first.is_empty():
             point = first.sample_point()
             return list(params), [point.get_coordinate_val(isl.dim_type.set, k).to_python()
@@ -225,8 +229,11 @@ def _small_parameters(wrapped: isl.Set, n_par: int) -> tuple[int, ...] | None:
             fixed = wrapped
             for pos, value in enumerate(values):
                 fixed = fixed.fix_val(isl.dim_type.param, pos, isl.Val(value))
-            if not fixed.is_empty():
-                return values
+            try:
+                if not fixed.is_empty():
+                    return values
+            except isl.Error:  # see first_point: try other parameters
+                continue
         bound = 2 * bound + 1
     return None
 
