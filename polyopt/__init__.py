@@ -27,7 +27,8 @@ from .transform.schedule import Schedule, Stage, create_schedule
 from .transform import templates
 from .transform.handwritten import CheckReport, check
 from .lower import lower
-from .build import build
+from .build import build, build_cache
+from .target.native import load_module
 
 __version__ = "0.1.0"
 

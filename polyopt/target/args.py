@@ -1,6 +1,9 @@
-"""Check a call's NumPy arguments against a lowered function and bind the vars.
+"""Check a call's NumPy arguments against a kernel's signature and bind the vars.
 
-Shared by every target.  Vars are bound from the arrays' shapes (a dimension that is
+Shared by every target and by saved kernels loaded back (:mod:`.native`): each takes a
+:class:`~.signature.Signature` (or a lowered function, whose signature is taken).
+
+Vars are bound from the arrays' shapes (a dimension that is
 exactly a var binds it; ``n + 2`` binds ``n`` when nothing else does); every shape
 is then checked.  A var that no shape determines is passed by keyword.
 
@@ -21,10 +24,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..domain.program import Array
 from ..errors import InvalidArgumentError
 from ..te.evaluate import evaluate
 from ..te.expr import BinOp, Const, Expr, Var
+from .signature import as_signature
 
 
 def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
@@ -33,6 +36,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
 
     ``device_types`` are array types accepted besides NumPy's (a backend's device
     arrays, e.g. ``pyopencl.array.Array``): they need the same dtype, rank and layout."""
+    func = as_signature(func)
     expected = func.args
     if len(args) != len(expected):
         names = ", ".join(a.name for a in expected)
@@ -46,7 +50,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
             values[spec.name] = _size_value(spec.name, value)
         else:
             arrays.append(_check_array(spec, value, device_types))
-    params = {p.name for p in func.program.params}
+    params = set(func.params)
     for name, value in kwargs.items():
         if name not in params:
             raise InvalidArgumentError(
@@ -55,7 +59,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
             )
         values[name] = _size_value(name, value)
     _bind_from_shapes(func.arrays, arrays, values)
-    missing = [p.name for p in func.program.params if p.name not in values]
+    missing = [p for p in func.params if p not in values]
     if missing:
         raise InvalidArgumentError(
             f"var(s) {', '.join(missing)} of {func.name} are not determined by any argument's "
@@ -74,7 +78,7 @@ def _size_value(name: str, value) -> int:
     return int(value)
 
 
-def _check_array(spec: Array, value, device_types: tuple = ()) -> np.ndarray:
+def _check_array(spec, value, device_types: tuple = ()) -> np.ndarray:
     if not isinstance(value, (np.ndarray, *device_types)):
         raise InvalidArgumentError(
             f"argument '{spec.name}' must be a numpy.ndarray, got {type(value).__name__}; "
@@ -215,7 +219,8 @@ def fixed_binder(func) -> Callable[[tuple], list[int] | None] | None:
     >>> bind((np.zeros(4, "float32"), np.zeros(5, "float32"))) is None
     True
     """
-    if func.program.params or len(func.args) != len(func.arrays):
+    func = as_signature(func)
+    if func.params or len(func.args) != len(func.arrays):
         return None
     wanted = [(np.dtype(a.dtype), tuple(evaluate(e, {}) for e in a.shape), a.written)
               for a in func.arrays]

@@ -1,7 +1,12 @@
 """The interface every backend implements, and the registry that finds them by name.
 
+A target is named by a string: the backend's name, then options as ``-key=value``
+(``"llvm -mcpu=znver4 -mattr=+avx2"``), passed to the backend's constructor.
+
 >>> sorted(available_targets())[:1]
 ['llvm']
+>>> parse_target("llvm -mcpu=znver4 -mattr=+avx2")
+('llvm', {'mcpu': 'znver4', 'mattr': '+avx2'})
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ class Target(Protocol):
     does its own way, e.g. sizing buffers per work-group."""
 
     name: str
+    key: str  # the target with everything that changes its code, for cache keys
     supports_parallel: bool
     supports_vector: bool
     skipped_passes: frozenset[str]
@@ -42,8 +48,27 @@ def available_targets() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def get_target(name: str) -> Target:
-    if not isinstance(name, str) or name not in _REGISTRY:
+def parse_target(text: str) -> tuple[str, dict[str, str]]:
+    """``(backend name, options)`` of a target string."""
+    if not isinstance(text, str) or not text.split():
+        raise InvalidArgumentError(
+            f"a target is a string such as 'llvm' or 'llvm -mcpu=znver4', got {text!r}")
+    name, *words = text.split()
+    options = {}
+    for word in words:
+        key, equals, value = word.partition("=")
+        if not key.startswith("-") or not equals or not key.lstrip("-"):
+            raise InvalidArgumentError(
+                f"target option {word!r} in {text!r} is not of the form -key=value "
+                "(e.g. -mcpu=znver4)")
+        options[key.lstrip("-")] = value
+    return name, options
+
+
+def get_target(text: str) -> Target:
+    """The backend a target string names, built with its options."""
+    name, options = parse_target(text)
+    if name not in _REGISTRY:
         raise InvalidArgumentError(
             f"unknown target {name!r}; available targets: {', '.join(_REGISTRY)}"
         )
@@ -60,4 +85,14 @@ def get_target(name: str) -> Target:
             ) from err
         entry = getattr(module, class_name)
         _REGISTRY[name] = entry
-    return entry()
+    try:
+        return entry(**options)
+    except TypeError as err:
+        raise InvalidArgumentError(
+            f"target {name!r} does not take the option(s) "
+            f"{', '.join('-' + k for k in options)} ({err})") from err
+
+
+def target_key(target: Target) -> str:
+    """What identifies the code a target produces (its CPU and features, for LLVM)."""
+    return getattr(target, "key", target.name)
