@@ -29,6 +29,7 @@ from .transform.handwritten import CheckReport, check
 from .lower import lower
 from .build import build, build_cache
 from .target.native import load_module
+from .aot.library import load_library
 
 __version__ = "0.1.0"
 

@@ -2,7 +2,9 @@
 
 ``polyopt demo`` builds matmul and conv2d, prints their loop nests and dependences,
 runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
-schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).
+schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).  ``polyopt lib
+build`` builds an operator library, ``polyopt cache info|clear`` shows or empties the
+kernel cache (:mod:`polyopt.aot.cli`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 import polyopt as po
 from polyopt import cli_check
+from polyopt.aot import cli as aot_cli
 
 
 def _matmul(n: int):
@@ -106,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument("--size", type=int, default=256, help="matmul size (default 256)")
     demo_parser.set_defaults(run=demo)
     cli_check.add_parser(commands)
+    aot_cli.add_parsers(commands)
     args = parser.parse_args(argv)
     try:
         return po.errors.public(args.run)(args)
