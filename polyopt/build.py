@@ -141,7 +141,7 @@ def build(schedule, args=None, *, target: str = "llvm", name: str | None = None,
                 kernel = backend.build(func, **options)
                 cache[key] = kernel
             if request is not None and hasattr(cache, "remember"):
-                cache.remember(request, key, (program, args))
+                cache.remember(request, key, (program, tuple(args or ())))
     kernel.content_hash = key
     return kernel
 

@@ -78,6 +78,7 @@ def build_library(spec_path: str, out: str, *, name: str | None = None, jobs: in
         for result in run_builds(spec, pending, target, cache.root, jobs=jobs, dask=dask,
                                  progress=advance):
             results[result["name"]] = result
+            _keep(cache, result)
     finally:
         close()
     ordered = [results[v.name] for v in spec.variants]
@@ -88,6 +89,14 @@ def build_library(spec_path: str, out: str, *, name: str | None = None, jobs: in
                      (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
     manifest["cache_hits"] = sum(bool(r.get("cached")) for r in ordered)
     return manifest
+
+
+def _keep(cache: DiskCache, result: dict) -> None:
+    """Cache a result here too (a remote Dask worker cached it on its own disk)."""
+    if "hash" in result and not cache.has(result["hash"]):
+        cache.put(result["hash"], result["object"],
+                  {"signature": result["signature"], "seconds": result["seconds"]})
+        cache.remember(result["request"], result["hash"])
 
 
 def _write_outputs(out: str, name: str, built: list[dict]) -> None:
