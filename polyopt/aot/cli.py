@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from .cache import DiskCache
@@ -44,9 +45,14 @@ def _target(text: str | None) -> str:
 
 def _lib_build(args) -> int:
     start = time.perf_counter()
-    manifest = build_library(args.spec, args.out, name=args.name, jobs=args.jobs,
-                             dask=args.dask, target=_target(args.target),
-                             progress=not args.quiet)
+    try:
+        manifest = build_library(args.spec, args.out, name=args.name, jobs=args.jobs,
+                                 dask=args.dask, target=_target(args.target),
+                                 progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("interrupted: the kernels built so far are cached; run the same command "
+              "again to continue", file=sys.stderr)
+        return 130
     built = sum(len(k["variants"]) for k in manifest["kernels"])
     failures = manifest["failures"]
     print(f"{manifest['library']}: {built} variant(s) in {args.out} "

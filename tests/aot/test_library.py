@@ -4,9 +4,10 @@ a C program linked against it, process pool and Dask builds, an isolated failure
 import json
 import os
 import pathlib
-import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -141,3 +142,26 @@ def test_a_dask_local_cluster_builds_the_same_library(built, tmp_path):
     x, y = np.arange(4, dtype=np.float32), np.empty(4, np.float32)
     lib.scale_factor3(x, y)
     np.testing.assert_array_equal(y, x * 3)
+
+
+def test_an_interrupted_build_continues_from_the_cache(tmp_path):
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=ROOT, POLYOPT_CACHE=str(cache))
+    command = [sys.executable, "-m", "polyopt.cli", "lib", "build", SPEC, "-o",
+               str(tmp_path / "lib"), "-j", "1", "--quiet"]
+    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while DiskCache(str(cache)).info()["kernels"] < 2 and first.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=60)
+    done_before = DiskCache(str(cache)).info()["kernels"]
+    assert done_before >= 2
+    manifest = build_library(SPEC, str(tmp_path / "lib"), jobs=1, cache_root=str(cache),
+                             progress=False)
+    assert manifest["cache_hits"] >= 2 and manifest["failures"] == []
+    assert sum(len(k["variants"]) for k in manifest["kernels"]) == 6
