@@ -90,10 +90,10 @@ class DiskCache:
             for name in files:
                 try:
                     size += os.path.getsize(os.path.join(folder, name))
-                except OSError:
+                except OSError:  # removed by a concurrent clear
                     continue
-                kernels += name.endswith(".o") and os.path.basename(
-                    os.path.dirname(folder)) == "objects"
+                if name.endswith(".o"):
+                    kernels += 1
         return {"path": self.root, "kernels": kernels, "bytes": size}
 
     def clear(self) -> int:

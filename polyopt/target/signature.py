@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from ..dtypes import INDEX
 from ..errors import InvalidArgumentError
-from ..te.evaluate import evaluate
 from ..te.expr import BinOp, Call, Cast, Const, Expr, Var
 
 SIGNATURE_FORMAT = 1  # bumped when the JSON layout changes
@@ -154,7 +153,7 @@ def versions() -> dict[str, str]:
     """The versions a compiled kernel depends on."""
     from .. import __version__
 
-    found = {"polyopt": __version__}
+    found = {"polyopt": __version__}  # (cached: callers must not change it)
     for package in ("islpy", "llvmlite"):
         try:
             found[package] = importlib.metadata.version(package)
@@ -200,8 +199,3 @@ def decode_extent(value) -> Expr:
     if isinstance(value, list) and value and value[0] in _UNARY:
         return Call(value[0], tuple(decode_extent(v) for v in value[1:]), INDEX, True)
     raise InvalidArgumentError(f"a shape entry must be a number, name or [op, a, b], got {value!r}")
-
-
-def shape_of(spec: ArraySpec, sizes: dict[str, int]) -> tuple[int, ...]:
-    """``spec``'s shape for concrete sizes."""
-    return tuple(evaluate(e, sizes) for e in spec.shape)
