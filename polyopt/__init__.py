@@ -30,13 +30,14 @@ from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
 from .transform.auto import auto_schedule
 from .transform import templates
-from .transform.bind import not_yet_tensorize as decl_tensor_intrin
 from .transform.handwritten import CheckReport, check
 from . import tensorize
 from .tensorize import decl_buffer, decl_tensor_intrin
 from .lower import lower
 from .target.info import TargetInfo
-from .build import build
+from .build import build, build_cache
+from .target.native import load_module
+from .aot.library import load_library
 from . import graph
 
 __version__ = "0.1.0"

@@ -4,7 +4,9 @@
 runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
 schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).  ``polyopt opt
 kernel.c`` optimizes a C kernel automatically (:mod:`polyopt.cli_opt`); ``polyopt run``
-compiles and runs an ONNX model (:mod:`polyopt.cli_run`).
+compiles and runs an ONNX model (:mod:`polyopt.cli_run`); ``polyopt lib build`` builds an
+operator library, ``polyopt cache info|clear`` shows or empties the kernel cache
+(:mod:`polyopt.aot.cli`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 import polyopt as po
 from polyopt import cli_check, cli_opt, cli_run
+from polyopt.aot import cli as aot_cli
 
 
 def _matmul(n: int):
@@ -110,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     cli_check.add_parser(commands)
     cli_opt.add_parser(commands)
     cli_run.add_parser(commands)
+    aot_cli.add_parsers(commands)
     args = parser.parse_args(argv)
     try:
         return po.errors.public(args.run)(args)

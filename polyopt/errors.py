@@ -18,7 +18,7 @@ import sys
 __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
            "ScheduleError", "IllegalScheduleError", "TensorizeError", "BackendError",
-           "MissingBackendError", "InternalError", "PolyoptWarning"]
+           "MissingBackendError", "ReleasedKernelError", "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(Exception):
@@ -76,6 +76,10 @@ class TensorizeError(PolyoptError):
 
 class BackendError(PolyoptError):
     """A code generator or runtime failed on a valid program."""
+
+
+class ReleasedKernelError(BackendError):
+    """A compiled kernel was called after ``f.release()`` freed its machine code."""
 
 
 class MissingBackendError(BackendError):

@@ -6,12 +6,13 @@ cd "$(dirname "$0")/.."
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     # PoCL: a real OpenCL runtime for the CPU, used by the OpenCL backend's tests;
     # Oclgrind: a simulated OpenCL device that checks the generated kernels for data
-    # races, out-of-bounds accesses and barrier divergence (tests/target/opencl); gcc:
-    # the C front end's preprocessor and the reference builds of its tests; Graphviz:
-    # the pictures of graphs (g.draw, tests/graph).
+    # races, out-of-bounds accesses and barrier divergence (tests/target/opencl); gcc,
+    # binutils, libc6-dev: the C front end's preprocessor, the reference builds of its
+    # tests, and linking saved kernels and libraries (tests/target/test_export.py,
+    # tests/aot); libgomp1: OpenMP's runtime; Graphviz: the pictures of graphs.
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        pocl-opencl-icd oclgrind gcc libc6-dev graphviz >/dev/null
+        pocl-opencl-icd oclgrind gcc binutils libc6-dev libgomp1 graphviz >/dev/null
 fi
 python3 -m pip install -q -e ".[test]"
 exec python3 -m pytest -q "$@"

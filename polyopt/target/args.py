@@ -1,6 +1,9 @@
-"""Check a call's NumPy arguments against a lowered function and bind the vars.
+"""Check a call's NumPy arguments against a kernel's signature and bind the vars.
 
-Shared by every target.  Vars are bound from the arrays' shapes (a dimension that is
+Shared by every target and by saved kernels loaded back (:mod:`.native`): each takes a
+:class:`~.signature.Signature` (or a lowered function, whose signature is taken).
+
+Vars are bound from the arrays' shapes (a dimension that is
 exactly a var binds it; ``n + 2`` binds ``n`` when nothing else does); every shape
 is then checked.  A var that no shape determines is passed by keyword.
 
@@ -21,11 +24,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..domain.program import Array
 from ..dtypes import numpy_dtype
 from ..errors import InvalidArgumentError
 from ..te.evaluate import evaluate
 from ..te.expr import BinOp, Const, Expr, Var
+from .signature import as_signature
 
 
 def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
@@ -34,6 +37,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
 
     ``device_types`` are array types accepted besides NumPy's (a backend's device
     arrays, e.g. ``pyopencl.array.Array``): they need the same dtype, rank and layout."""
+    func = as_signature(func)
     expected = func.args
     if len(args) != len(expected):
         names = ", ".join(a.name for a in expected)
@@ -47,7 +51,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
             values[spec.name] = _size_value(spec.name, value)
         else:
             arrays.append(_check_array(spec, value, device_types))
-    params = {p.name for p in func.program.params}
+    params = set(func.params)
     for name, value in kwargs.items():
         if name not in params:
             raise InvalidArgumentError(
@@ -56,7 +60,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
             )
         values[name] = _size_value(name, value)
     _bind_from_shapes(func.arrays, arrays, values)
-    missing = [p.name for p in func.program.params if p.name not in values]
+    missing = [p for p in func.params if p not in values]
     if missing:
         raise InvalidArgumentError(
             f"var(s) {', '.join(missing)} of {func.name} are not determined by any argument's "
@@ -70,11 +74,11 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
 
 def _check_least_sizes(func, values: dict[str, int]) -> None:
     """A var declared with ``po.var(name, min=...)`` must be at least that."""
-    for param in func.program.params:
-        if param.least and values[param.name] < param.least:
+    for name, least in func.minimums:
+        if values[name] < least:
             raise InvalidArgumentError(
-                f"{func.name} was built for {param.name} >= {param.least} (po.var("
-                f"{param.name!r}, min={param.least})), got {param.name}={values[param.name]}")
+                f"{func.name} was built for {name} >= {least} (po.var({name!r}, "
+                f"min={least})), got {name}={values[name]}")
 
 
 def _size_value(name: str, value) -> int:
@@ -85,7 +89,7 @@ def _size_value(name: str, value) -> int:
     return int(value)
 
 
-def _check_array(spec: Array, value, device_types: tuple = ()) -> np.ndarray:
+def _check_array(spec, value, device_types: tuple = ()) -> np.ndarray:
     if spec.ndim == 0 and isinstance(value, numbers.Number) and not spec.written:
         value = np.asarray(value, dtype=spec.dtype)  # a scalar input (a float po.var)
     if not isinstance(value, (np.ndarray, *device_types)):
@@ -228,7 +232,8 @@ def fixed_binder(func) -> Callable[[tuple], list[int] | None] | None:
     >>> bind((np.zeros(4, "float32"), np.zeros(5, "float32"))) is None
     True
     """
-    if func.program.params or len(func.args) != len(func.arrays):
+    func = as_signature(func)
+    if func.params or len(func.args) != len(func.arrays):
         return None
     wanted = [(numpy_dtype(a.dtype), tuple(evaluate(e, {}) for e in a.shape), a.written)
               for a in func.arrays]

@@ -1,7 +1,12 @@
 """The interface every backend implements, and the registry that finds them by name.
 
+A target is named by a string: the backend's name, then options as ``-key=value``
+(``"llvm -mcpu=znver4 -mattr=+avx2"``), passed to the backend's constructor.
+
 >>> sorted(available_targets())[:1]
 ['llvm']
+>>> parse_target("llvm -mcpu=znver4 -mattr=+avx2")
+('llvm', {'mcpu': 'znver4', 'mattr': '+avx2'})
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import importlib
 from typing import Protocol
 
 from ..errors import InvalidArgumentError, MissingBackendError
+from .spec import parse_target
 
 
 class Target(Protocol):
@@ -20,6 +26,7 @@ class Target(Protocol):
     or without passes it does its own way (e.g. sizing buffers per work-group)."""
 
     name: str
+    key: str  # the target with everything that changes its code, for cache keys
     supports_parallel: bool
     supports_vector: bool
 
@@ -44,8 +51,16 @@ def available_targets() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def get_target(name: str) -> Target:
-    if not isinstance(name, str) or name not in _REGISTRY:
+# flags of TVM's target strings that mean nothing to polyopt's backends (ignored)
+IGNORED_FLAGS = frozenset({"mtriple", "opt-level", "keys", "libs", "system-lib", "link-params",
+                           "model", "device", "host", "max_num_threads", "thread_warp_size"})
+
+
+def get_target(text) -> Target:
+    """The backend a target string names, built with its options (``-mcpu=...``)."""
+    name, flags = parse_target(text)
+    options = {k: v for k, v in flags.items() if k not in IGNORED_FLAGS}
+    if name not in _REGISTRY:
         raise InvalidArgumentError(
             f"unknown target {name!r}; available targets: {', '.join(_REGISTRY)}"
         )
@@ -62,4 +77,14 @@ def get_target(name: str) -> Target:
             ) from err
         entry = getattr(module, class_name)
         _REGISTRY[name] = entry
-    return entry()
+    try:
+        return entry(**options)
+    except TypeError as err:
+        raise InvalidArgumentError(
+            f"target {name!r} does not take the option(s) "
+            f"{', '.join('-' + k for k in options)} ({err})") from err
+
+
+def target_key(target: Target) -> str:
+    """What identifies the code a target produces (its CPU and features, for LLVM)."""
+    return getattr(target, "key", target.name)

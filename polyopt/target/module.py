@@ -112,6 +112,6 @@ class ModuleAPI:
 
     def export_library(self, *args, **kwargs):
         raise PolyoptError(
-            "export_library is not supported: polyopt compiles in the process (JIT); "
-            "keep the schedule's script (s.script()) and build again, or use "
-            "f.llvm_ir / f.source for the code")
+            "export_library saves LLVM kernels (target 'llvm'); this target's kernels are "
+            "compiled by its runtime in the process: keep the schedule's script "
+            "(s.script()) and build again, or use f.source for the code")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..errors import InvalidArgumentError
 
+_SWITCHES = ("system-lib", "link-params")  # TVM's flags without a value (ignored)
 _GPU_WITHOUT_BACKEND = ("cuda", "nvptx", "rocm", "metal", "vulkan", "webgpu", "hexagon")
 
 
@@ -26,12 +27,15 @@ def parse_target(target) -> tuple[str, dict[str, str]]:
             f"target must be a string such as 'llvm' or 'opencl', got {target!r}")
     words = text.split()
     if not words:
-        return "llvm", {}
+        raise InvalidArgumentError("a target is a string such as 'llvm', "
+                                   "'llvm -mcpu=znver4' or 'opencl', got ''")
     kind, flags = words[0], {}
     for word in words[1:]:
-        if not word.startswith("-"):
-            raise InvalidArgumentError(f"target {text!r}: '{word}' is not a -flag=value option")
-        key, _, value = word.lstrip("-").partition("=")
+        key, equals, value = word.lstrip("-").partition("=")
+        if not word.startswith("-") or not key or (not equals and key not in _SWITCHES):
+            raise InvalidArgumentError(
+                f"target option {word!r} in {text!r} is not of the form -key=value "
+                "(e.g. -mcpu=znver4)")
         flags[key] = value
     if kind in _GPU_WITHOUT_BACKEND:
         raise InvalidArgumentError(

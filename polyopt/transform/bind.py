@@ -36,14 +36,6 @@ from ..errors import InvalidArgumentError, PolyoptError
 VIRTUAL_THREADS = ("vthread", "cthread")
 
 
-def not_yet_tensorize(*_args, **_kwargs):
-    """``s[C].tensorize`` and ``te.decl_tensor_intrin``: not available yet."""
-    raise PolyoptError(
-        "tensorize is not available in polyopt yet (it has its own issue); meanwhile "
-        "schedule the sub-nest with split/reorder/vectorize/unroll, which LLVM turns into "
-        "the vector instructions, or call the intrinsic's library through po.extern")
-
-
 def bind_tag(tag) -> str:
     """``tag`` if it names a work-group or work-item dimension; raises otherwise."""
     if tag not in BIND_TAGS:

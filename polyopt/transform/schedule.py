@@ -34,7 +34,7 @@ from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, 
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import attach
-from .bind import VIRTUAL_THREADS, not_yet_tensorize
+from .bind import VIRTUAL_THREADS
 from .primitives import reference_dependences
 from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
                           stage_op, with_sibling_outputs)
@@ -538,10 +538,6 @@ class Stage:
         name = self._axis(axis)
         self._apply("bind", (name, tag), check=check)
         return self._loop(name)
-
-    def tensorize(self, *args, **kwargs):
-        """Not yet (tensorization has its own issue)."""
-        not_yet_tensorize()
 
     def set_store_predicate(self, predicate) -> None:
         """TVM's ``s[B].set_store_predicate(tx.var.equal(0))`` after a reduction across

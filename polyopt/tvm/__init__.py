@@ -74,5 +74,6 @@ target = _types.SimpleNamespace(Target=_Target, create=_Target)
 autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotuning; meanwhile "
                   "write the schedule with the knob values you want (po.templates has "
                   "tuned templates for matmul and conv2d)")
-relay = _NotYet("tvm.relay", "polyopt has no graph layer yet; build each operator as a "
-                "tensor expression (po.ops has matmul, conv2d_nchw, softmax, layer_norm)")
+relay = _NotYet("tvm.relay", "polyopt has no Relay front end; import a model with "
+                "po.graph.from_onnx(path) and compile it with po.graph.compile(g), or build "
+                "each operator as a tensor expression (po.ops)")

@@ -24,7 +24,7 @@ def test_target_strings():
         np.testing.assert_array_equal(b, 2)
     with pytest.raises(te.InvalidArgumentError, match="unknown target 'cuda'.*'opencl'"):
         tvm.build(s, [A, B], "cuda")
-    with pytest.raises(te.InvalidArgumentError, match="not a -flag=value option"):
+    with pytest.raises(te.InvalidArgumentError, match="not of the form -key=value"):
         tvm.build(s, [A, B], "llvm mcpu")
 
 
@@ -51,10 +51,8 @@ def test_stage_op_body_after_rfactor():
 def test_not_yet_available_parts_say_what_to_use():
     with pytest.raises(te.PolyoptError, match="autotuning; meanwhile"):
         tvm.autotvm.template
-    with pytest.raises(te.PolyoptError, match="no graph layer yet"):
+    with pytest.raises(te.PolyoptError, match="po.graph.from_onnx"):
         tvm.relay.build
-    with pytest.raises(te.PolyoptError, match="tensorize is not available"):
-        te.decl_tensor_intrin(None, None)
 
 
 def test_min_max_values_and_select():
@@ -80,5 +78,3 @@ def test_time_evaluator_checks_its_arguments():
     with pytest.raises(te.InvalidArgumentError, match="number must be an integer >= 1"):
         f.time_evaluator(f.entry_name, tvm.cpu(), number=0)
     assert f["triple"] is f
-    with pytest.raises(te.PolyoptError, match="export_library is not supported"):
-        f.export_library("x.so")

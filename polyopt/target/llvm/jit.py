@@ -1,17 +1,23 @@
-"""Optimize LLVM modules with the O3 pipeline and JIT-compile them for the host CPU.
+"""Optimize LLVM modules with the O3 pipeline and JIT-compile them, for the host CPU or
+a named one (``CPU``: a name and a feature string such as ``"+avx2,-avx512f"``).
 
->>> tm = host_target_machine()
+>>> tm = target_machine(HOST)
 >>> tm.triple.startswith("x86_64") or tm.triple.startswith("aarch64")
 True
+>>> resolve(CPU("haswell", "+avx2")).name
+'haswell'
 """
 
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-from ...errors import BackendError
+from ...errors import BackendError, InvalidArgumentError
 
 
 # Dead store elimination looks for an earlier store that a store kills by walking up
@@ -39,28 +45,102 @@ def _initialize() -> None:
     llvm.set_option("polyopt", f"--unswitch-threshold={UNSWITCH_THRESHOLD}")
 
 
-def host_target_machine() -> llvm.TargetMachine:
-    """A new target machine for this CPU with all its features (an engine owns its own)."""
-    _initialize()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, codemodel="jitdefault")
+@dataclass(frozen=True)
+class CPU:
+    """The CPU code is compiled for: ``name`` (LLVM's, e.g. ``znver4``; empty: the host's)
+    and ``features`` (LLVM's ``+feature,-feature`` list, added to the CPU's own)."""
+
+    name: str = ""
+    features: str = ""
+
+    @property
+    def is_host(self) -> bool:
+        return not self.name and not self.features
+
+
+HOST = CPU()
 
 
 @functools.cache
-def _optimizer_machine() -> llvm.TargetMachine:
-    return host_target_machine()
+def resolve(cpu: CPU) -> CPU:
+    """``cpu`` with the host's name and features filled in where it leaves them out (the
+    host's full feature list when it names no CPU): what a cache key must hold."""
+    _initialize()
+    if cpu.name:
+        return cpu
+    host = llvm.get_host_cpu_features().flatten()
+    return CPU(llvm.get_host_cpu_name(), ",".join(f for f in (host, cpu.features) if f))
 
 
-def optimize(ir_text: str) -> llvm.ModuleRef:
-    """Parse, verify and optimize (O3, loop and SLP vectorization) an IR module."""
-    tm = _optimizer_machine()
+_PROBE = """
+import sys, llvmlite.binding as llvm
+llvm.initialize_native_target(); llvm.initialize_native_asmprinter()
+tm = llvm.Target.from_default_triple().create_target_machine(
+    cpu=sys.argv[1], features=sys.argv[2], opt=0)
+tm.emit_object(llvm.parse_assembly("define i32 @f() { ret i32 0 }"))
+"""
+
+
+@functools.cache
+def check_cpu(cpu: CPU) -> None:
+    """Refuse a CPU or feature LLVM does not know.  LLVM only warns about them, and
+    for an unknown CPU without features aborts the process, so a child process tries
+    them first (once per CPU, about 0.2 s)."""
+    if cpu.is_host:
+        return
+    full = resolve(cpu)
+    try:
+        probe = subprocess.run([sys.executable, "-c", _PROBE, full.name, full.features],
+                               capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise BackendError(f"could not check the CPU {full.name!r} with LLVM: {err}") from err
+    complaints = sorted({line.split(" (ignoring")[0] for line in probe.stderr.splitlines()
+                         if "not a recognized" in line or "LLVM ERROR" in line})
+    if complaints or probe.returncode != 0:
+        said = "; ".join(complaints) or probe.stderr.strip()[-300:]
+        raise InvalidArgumentError(
+            f"LLVM cannot compile for -mcpu={cpu.name or '(host)'} -mattr={cpu.features}: "
+            f"{said}; use LLVM's names (e.g. -mcpu=znver4, skylake-avx512, x86-64-v3; "
+            "-mattr=+avx2,-avx512f)")
+
+
+def host_target_machine() -> llvm.TargetMachine:
+    """A new target machine for this CPU with all its features (an engine owns its own)."""
+    return target_machine(HOST)
+
+
+def target_machine(cpu: CPU, *, shared: bool = False) -> llvm.TargetMachine:
+    """A new target machine for ``cpu``: for the JIT, or position-independent code for a
+    shared library (``shared``)."""
+    full = resolve(cpu)
+    target = llvm.Target.from_default_triple()
+    if shared:
+        return target.create_target_machine(cpu=full.name, features=full.features, opt=3,
+                                            reloc="pic", codemodel="default")
+    return target.create_target_machine(cpu=full.name, features=full.features, opt=3,
+                                        codemodel="jitdefault")
+
+
+@functools.cache
+def _optimizer_machine(cpu: CPU = HOST) -> llvm.TargetMachine:
+    return target_machine(cpu)
+
+
+def parse(ir_text: str) -> llvm.ModuleRef:
+    """Parse and verify an IR module."""
+    _initialize()
     try:
         module = llvm.parse_assembly(ir_text)
         module.verify()
     except RuntimeError as err:
         raise BackendError(f"polyopt generated invalid LLVM IR (a bug, please report): {err}") from err
+    return module
+
+
+def optimize(ir_text: str, cpu: CPU = HOST) -> llvm.ModuleRef:
+    """Parse, verify and optimize (O3, loop and SLP vectorization) an IR module."""
+    tm = _optimizer_machine(cpu)
+    module = parse(ir_text)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
     options = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -72,9 +152,10 @@ def optimize(ir_text: str) -> llvm.ModuleRef:
     return module
 
 
-def jit(module: llvm.ModuleRef, symbol: str) -> tuple[llvm.ExecutionEngine, int]:
+def jit(module: llvm.ModuleRef, symbol: str, cpu: CPU = HOST
+        ) -> tuple[llvm.ExecutionEngine, int]:
     """An execution engine owning ``module`` and the address of its function ``symbol``."""
-    engine = llvm.create_mcjit_compiler(module, host_target_machine())
+    engine = llvm.create_mcjit_compiler(module, target_machine(cpu))
     engine.finalize_object()
     engine.run_static_constructors()
     address = engine.get_function_address(symbol)
@@ -83,5 +164,10 @@ def jit(module: llvm.ModuleRef, symbol: str) -> tuple[llvm.ExecutionEngine, int]
     return engine, address
 
 
-def assembly(module: llvm.ModuleRef) -> str:
-    return _optimizer_machine().emit_assembly(module)
+def assembly(module: llvm.ModuleRef, cpu: CPU = HOST) -> str:
+    return _optimizer_machine(cpu).emit_assembly(module)
+
+
+def object_code(module: llvm.ModuleRef, cpu: CPU = HOST) -> bytes:
+    """``module`` (optimized) as a position-independent ELF object for ``cpu``."""
+    return target_machine(cpu, shared=True).emit_object(module)

@@ -1,31 +1,47 @@
 """The ``llvm`` target: build a lowered function into a callable native kernel.
 
+``target="llvm"`` compiles for the host CPU; ``target="llvm -mcpu=NAME -mattr=+f,-g"``
+(LLVM's and TVM's spelling) for a named CPU and feature list (the features are added to
+or removed from the CPU's own; ``-mattr`` alone adds them to the host's).  Code for
+another CPU runs here only when this CPU has its features; export it with
+``f.export_library(path)`` to run it where it belongs.
+
 >>> import numpy as np, polyopt as po
 >>> A = po.placeholder((3,), name="A")
 >>> B = po.compute((3,), lambda i: A[i] * 2.0, name="B")
 >>> f = po.build(po.create_schedule(B), [A, B], target="llvm")
 >>> b = np.zeros(3, "float32"); f(np.arange(3, dtype="float32"), b); b
 array([0., 2., 4.], dtype=float32)
+>>> po.build(po.create_schedule(B), [A, B], target="llvm -mcpu=haswell").cpu.name
+'haswell'
 """
 
 from __future__ import annotations
 
-import ctypes
+import re
 import warnings
 
 from ..module import ModuleAPI
-from ...errors import BackendError, InvalidArgumentError, PolyoptWarning, public_methods
-from ..args import bind_arguments, data_pointer, fixed_binder
+from ...errors import InvalidArgumentError, PolyoptWarning, public_methods
+from ..native import NativeKernel
+from ..signature import signature_of
 from .codegen import module_for
+from .export import export_library
 from .intrinsics import link_imports
-from .jit import assembly, jit, optimize
+from .jit import CPU, assembly, check_cpu, jit, optimize, resolve
 from .parallel import load_openmp
 from .passes import llvm_passes
 from .remarks import loops_asking_for_vectors
 from .vecmath import with_vector_math
 
 
+_FEATURE = re.compile(r"[+-][A-Za-z0-9_.-]+")
+_CPU_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
 class LLVMTarget:
+    """``target="llvm"``; options ``-mcpu`` and ``-mattr`` (see the module docstring)."""
+
     name = "llvm"
     supports_parallel = True
     supports_vector = True
@@ -35,7 +51,29 @@ class LLVMTarget:
         (see :mod:`.passes`)."""
         return llvm_passes(pipeline)
 
-    def build(self, func, *, num_threads: int = 0, **options) -> "LLVMKernel":
+    def __init__(self, mcpu: str = "", mattr: str = ""):
+        mcpu = "" if mcpu == "native" else mcpu  # TVM's spelling of the host CPU
+        if mcpu and not _CPU_NAME.fullmatch(mcpu):
+            raise InvalidArgumentError(f"-mcpu must be an LLVM CPU name such as znver4 or "
+                                       f"skylake-avx512, got {mcpu!r}")
+        features = [f for f in mattr.split(",") if f]
+        bad = [f for f in features if not _FEATURE.fullmatch(f)]
+        if bad:
+            raise InvalidArgumentError(
+                f"-mattr takes LLVM features, each with + or -, e.g. -mattr=+avx2,-avx512f; "
+                f"got {', '.join(map(repr, bad))}")
+        self.cpu = CPU(mcpu, ",".join(features))
+        check_cpu(self.cpu)
+
+    @property
+    def key(self) -> str:
+        """The target as a cache key: the CPU and features code is really compiled for."""
+        full = resolve(self.cpu)
+        return f"llvm -mcpu={full.name} -mattr={full.features}"
+
+    def compile(self, func, *, num_threads: int = 0, **options):
+        """``(generated IR text, optimized module)`` for ``func``: what ``build``
+        JIT-compiles and ``export_library`` writes as an object."""
         if options:
             raise InvalidArgumentError(
                 f"unknown option(s) for target llvm: {', '.join(options)}; known: num_threads")
@@ -43,12 +81,19 @@ class LLVMTarget:
             raise InvalidArgumentError(f"num_threads must be an integer >= 0, got {num_threads!r}")
         ir_text = str(module_for(func, num_threads=num_threads))
         ir_text = link_imports(func, ir_text)  # code that tensorized intrinsics import
+        if self.cpu.name:  # libmvec's variants are chosen for the host's vector width
+            vector_math = with_vector_math(ir_text, {}, frozenset())
+        else:
+            vector_math = with_vector_math(ir_text)
+        return ir_text, optimize(vector_math, self.cpu)
+
+    def build(self, func, **options) -> "LLVMKernel":
+        ir_text, module = self.compile(func, **options)
         if "GOMP_parallel" in ir_text:
             load_openmp()
-        module = optimize(with_vector_math(ir_text))
         optimized = str(module)
-        engine, address = jit(module, func.name)
-        kernel = LLVMKernel(func, engine, address, ir_text, optimized)
+        engine, address = jit(module, func.name, self.cpu)
+        kernel = LLVMKernel(func, engine, address, ir_text, optimized, self.cpu)
         if kernel.scalar_loops:
             warnings.warn(f"{func.name}: LLVM did not vectorize the loop(s) marked vectorized "
                           f"{', '.join(kernel.scalar_loops)}; they run scalar, with the same "
@@ -59,27 +104,26 @@ class LLVMTarget:
 
 
 @public_methods
-class LLVMKernel(ModuleAPI):
+class LLVMKernel(NativeKernel, ModuleAPI):
     """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
 
     ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after O3 and
-    ``f.assembly`` the machine code; ``f.source`` is the loop program.
-    ``f.scalar_loops`` names the loops marked vectorized that LLVM left scalar (see
-    :mod:`.remarks`).
+    ``f.assembly`` the machine code; ``f.source`` is the loop program and
+    ``f.signature`` what it takes.  ``f.scalar_loops`` names the loops marked
+    vectorized that LLVM left scalar (see :mod:`.remarks`).  ``f.export_library(path)``
+    saves it (``po.load_module(path)`` loads it back); ``f.release()`` frees its
+    machine code.
     """
 
-    def __init__(self, func, engine, address: int, ir_text: str, optimized: str):
+    def __init__(self, func, engine, address: int, ir_text: str, optimized: str,
+                 cpu: CPU = CPU()):
+        super().__init__(signature_of(func), address)
         self.func = func
         self._engine = engine  # keeps the machine code alive
-        n_arrays, n_params = len(func.arrays), len(func.program.params)
-        prototype = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * n_arrays
-                                                      + [ctypes.c_int64] * n_params))
-        self._cfunc = prototype(address)
         self.llvm_ir = ir_text
         self.optimized_ir = optimized
+        self.cpu = cpu
         self.scalar_loops = loops_asking_for_vectors(optimized)
-        self._params = tuple(p.name for p in func.program.params)
-        self._fixed = fixed_binder(func)
 
     @property
     def source(self) -> str:
@@ -87,21 +131,18 @@ class LLVMKernel(ModuleAPI):
 
     @property
     def assembly(self) -> str:
-        return assembly(optimize(self.llvm_ir))
+        return assembly(optimize(self.llvm_ir, self.cpu), self.cpu)
 
-    def __call__(self, *args, **kwargs) -> None:
-        pointers = self._fixed(args) if self._fixed is not None and not kwargs else None
-        if pointers is not None:
-            status = self._cfunc(*pointers)
-        else:
-            arrays, values = bind_arguments(self.func, args, kwargs)
-            status = self._cfunc(*(data_pointer(a) for a in arrays),
-                                 *(values[p] for p in self._params))
-        if status != 0:
-            raise BackendError(
-                f"{self.func.name} could not allocate its intermediate buffers "
-                f"({', '.join(t.name for t in self.func.temps)}): out of memory"
-            )
+    def export_library(self, path) -> None:
+        """Write the kernel as a shared library ``path`` (e.g. ``"k.so"``; a name ending
+        in ``.o`` writes the object file only) with its signature in ``path + ".json"``;
+        ``po.load_module(path)`` loads it in any process."""
+        export_library(self.optimized_ir, self.signature, self.cpu, path)
+
+    def _free(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
 
     def __repr__(self) -> str:
         return f"<LLVMKernel {self.func.name}>"

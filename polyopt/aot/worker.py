@@ -1,0 +1,81 @@
+"""Build variants into object code: what every worker (a process of the pool, a Dask
+worker, or the builder itself with ``-j 1``) runs, one batch at a time.
+
+A result is a plain dict (it crosses process and network boundaries): the variant's
+name, and either ``hash``, ``object`` (bytes), ``signature`` and ``seconds``, or
+``error`` (the failure, as text).  A failure never stops the batch.
+
+>>> import polyopt as po
+>>> text = '''
+... import polyopt as po
+... from polyopt.aot import Kernel
+... def double(n):
+...     A = po.placeholder((n,), name="A"); B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+...     return po.create_schedule(B), [A, B]
+... def kernels():
+...     yield Kernel("double", double, [{"n": 4}])
+... '''
+>>> (result,) = build_batch("spec.py", text, ["double_n4"], "llvm", None)
+>>> result["name"], result["object"][:4], result["signature"]["name"]
+('double_n4', b'\\x7fELF', 'double_n4')
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+from ..lower import lower
+from ..target.base import get_target, target_key
+from ..target.signature import content_hash, signature_of, versions_text
+from .cache import DiskCache
+from .spec import load_spec, request_key
+
+
+def build_batch(spec_path: str, spec_text: str, names: list[str], target: str,
+                cache_root: str | None) -> list[dict]:
+    """Build the named variants of a spec; ``cache_root`` (None: no cache) is read first
+    and written after each build."""
+    spec = load_spec(spec_path, spec_text)
+    backend = get_target(target)
+    key = target_key(backend)
+    cache = DiskCache(cache_root) if cache_root else None
+    by_name = {v.name: v for v in spec.variants}
+    return [_build_one(spec, by_name[name], backend, key, cache) for name in names]
+
+
+def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dict:
+    start = time.perf_counter()
+    request = request_key(spec, variant, key, versions_text())
+    try:
+        entry = spec.entries[variant.kernel]
+        options = dict(entry.options or {})
+        built = entry.build(**variant.param_dict)
+        if not (isinstance(built, tuple) and len(built) == 2):
+            raise TypeError(f"{variant.kernel}'s build function must return (schedule, args), "
+                            f"got {type(built).__name__}")
+        schedule, args = built
+        func = lower(schedule, args, name=variant.name, target=backend)
+        digest = content_hash(func, key, options)
+        found = cache.get(digest) if cache is not None else None
+        if found is not None:
+            code, meta = found
+            cached = True
+        else:
+            from ..target.llvm.jit import object_code  # llvmlite: only where kernels are built
+
+            _, module = backend.compile(func, **options)
+            code = object_code(module, backend.cpu)
+            meta = {"signature": signature_of(func).to_json(),
+                    "seconds": round(time.perf_counter() - start, 3)}
+            cached = False
+            if cache is not None:
+                cache.put(digest, code, meta)
+        if cache is not None:
+            cache.remember(request, digest)
+        return {"name": variant.name, "hash": digest, "object": code, "cached": cached,
+                "signature": meta["signature"], "seconds": meta["seconds"],
+                "request": request}
+    except Exception as err:  # isolated: reported, the rest of the library is built
+        return {"name": variant.name, "error": f"{type(err).__name__}: {err}",
+                "traceback": traceback.format_exc(limit=-3), "request": request}

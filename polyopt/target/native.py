@@ -1,0 +1,134 @@
+"""Native kernels: a C function called through ctypes, checked against its signature.
+
+:class:`NativeKernel` is what JIT-compiled LLVM kernels and kernels loaded from a shared
+library have in common: ``f(*arrays, **vars)`` checks the arrays (:mod:`.args`), binds
+the sizes and calls the function; ``f.release()`` frees its machine code.
+:func:`load_module` loads a kernel that ``f.export_library(path)`` saved, in any process,
+without compiling anything.
+
+>>> import os, tempfile, numpy as np, polyopt as po
+>>> A = po.placeholder((3,), name="A"); B = po.compute((3,), lambda i: A[i] + 1.0, name="B")
+>>> path = os.path.join(tempfile.mkdtemp(), "k.so")
+>>> po.build(po.create_schedule(B), [A, B]).export_library(path)
+>>> g = po.load_module(path); b = np.zeros(3, "float32"); g(np.ones(3, "float32"), b); b
+array([2., 2., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+
+from ..errors import BackendError, InvalidArgumentError, ReleasedKernelError, public, public_methods
+from .args import bind_arguments, data_pointer, fixed_binder
+from .signature import Signature
+
+SIGNATURE_SUFFIX = ".json"  # export_library("k.so") writes its signature to k.so.json
+
+
+@public_methods
+class NativeKernel:
+    """A native function ``int32 f(void *arrays..., int64 sizes...)`` with its signature."""
+
+    def __init__(self, signature: Signature, address: int):
+        self.signature = signature
+        prototype = ctypes.CFUNCTYPE(ctypes.c_int32,
+                                     *([ctypes.c_void_p] * len(signature.arrays)
+                                       + [ctypes.c_int64] * len(signature.params)))
+        self._cfunc = prototype(address)
+        self._fixed = fixed_binder(signature)
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    @property
+    def released(self) -> bool:
+        return self._cfunc is None
+
+    def release(self) -> None:
+        """Free the machine code; calling the kernel afterwards raises
+        :class:`ReleasedKernelError`.  Releasing twice is harmless."""
+        self._cfunc = None
+        self._fixed = None
+        self._free()
+
+    def _free(self) -> None:
+        """Subclasses free what holds the machine code."""
+
+    def __call__(self, *args, **kwargs) -> None:
+        cfunc = self._cfunc
+        if cfunc is None:
+            raise ReleasedKernelError(
+                f"kernel {self.name} was released (f.release()) and its machine code freed; "
+                "build or load it again to call it")
+        pointers = self._fixed(args) if self._fixed is not None and not kwargs else None
+        if pointers is not None:
+            status = cfunc(*pointers)
+        else:
+            arrays, values = bind_arguments(self.signature, args, kwargs)
+            status = cfunc(*(data_pointer(a) for a in arrays),
+                           *(values[p] for p in self.signature.params))
+        if status != 0:
+            raise BackendError(
+                f"{self.name} could not allocate its intermediate buffers "
+                f"({', '.join(t.name for t in self.signature.temps)}): out of memory")
+
+
+@public_methods
+class LoadedKernel(NativeKernel):
+    """A kernel from a shared library (``po.load_module``, ``po.load_library``).
+
+    ``f.signature`` says what it takes; ``f.library`` is the ``ctypes.CDLL``."""
+
+    def __init__(self, library: ctypes.CDLL, signature: Signature):
+        try:
+            function = getattr(library, signature.name)
+        except AttributeError as err:
+            raise InvalidArgumentError(
+                f"the library {library._name} has no function '{signature.name}' although "
+                "its signature names it; rebuild it") from err
+        self.library = library
+        super().__init__(signature, ctypes.cast(function, ctypes.c_void_p).value)
+
+    def _free(self) -> None:
+        self.library = None  # the dynamic loader unloads it when nothing else uses it
+
+    def __repr__(self) -> str:
+        return f"<LoadedKernel {self.name}>"
+
+
+@public
+def load_module(path: str | os.PathLike) -> LoadedKernel:
+    """The kernel ``f.export_library(path)`` saved: ``po.load_module("k.so")``.
+
+    Its signature is read from ``path + ".json"``; nothing is compiled."""
+    path = os.fspath(path)
+    signature = read_signature(path + SIGNATURE_SUFFIX)
+    return LoadedKernel(open_library(path), signature)
+
+
+def read_signature(path: str) -> Signature:
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except FileNotFoundError as err:
+        raise InvalidArgumentError(
+            f"no kernel signature at {path}; export_library writes it beside the "
+            "library: copy both files") from err
+    except (OSError, ValueError) as err:
+        raise InvalidArgumentError(f"cannot read the kernel signature {path}: {err}") from err
+    if not isinstance(data, dict):
+        raise InvalidArgumentError(f"{path} is not a polyopt kernel signature")
+    return Signature.from_json(data)
+
+
+def open_library(path: str) -> ctypes.CDLL:
+    """``ctypes.CDLL(path)`` with a PolyoptError when it cannot be loaded."""
+    if not os.path.isfile(path):
+        raise InvalidArgumentError(f"no shared library at {path}")
+    try:
+        return ctypes.CDLL(os.path.abspath(path))
+    except OSError as err:
+        raise BackendError(f"cannot load the shared library {path}: {err}") from err
