@@ -30,7 +30,7 @@ s["B"].bind("i.inner", "threadIdx.x")
 from __future__ import annotations
 
 from ..domain.schedule import BIND_TAGS
-from ..errors import InvalidArgumentError, PolyoptError
+from ..errors import InvalidArgumentError
 
 # TVM's virtual threads: iterations interleaved in one thread, i.e. an unrolled loop
 VIRTUAL_THREADS = ("vthread", "cthread")
