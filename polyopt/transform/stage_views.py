@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..te.tensor import tensor_of
+from ..errors import InvalidArgumentError
+from ..te.tensor import Tensor, tensor_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,6 +118,10 @@ def with_sibling_outputs(outputs):
     items = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     result = []
     for item in items:
+        if not isinstance(item, Tensor) and tensor_of(item) is None:
+            raise InvalidArgumentError(
+                f"create_schedule takes computed tensors (or their .op), a list of them, "
+                f"or a po.kernel; got {type(item).__name__} {item!r}")
         op = getattr(item, "op", item)
         members = getattr(op, "outputs", ())
         if len(members) < 2:

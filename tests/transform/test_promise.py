@@ -394,3 +394,13 @@ def test_wavefront_after_diamond_tiles_is_checked_quickly(tmp_path):
         print(s.script().count("parallel"))
     """, tmp_path, seconds=20)
     assert int(done.stdout) >= 1
+
+
+@pytest.mark.parametrize("outputs", ["stage", "number in a list", "None", "name"])
+def test_create_schedule_of_something_else(outputs):
+    A = po.placeholder((3,), name="A")
+    B = po.compute((3,), lambda i: A[i] * 2.0, name="B")
+    bad = {"stage": po.create_schedule(B)[B], "number in a list": [B, 3], "None": None,
+           "name": "B"}[outputs]
+    with pytest.raises(po.InvalidArgumentError, match="create_schedule takes computed tensors"):
+        po.create_schedule(bad)
