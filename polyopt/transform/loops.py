@@ -249,6 +249,13 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
             f"the map has {n_in} input dimension(s) but stage '{stage}' has "
             f"{len(current.axes)} loops ({', '.join(a.name for a in current.axes)})"
         )
+    unknown = set(mapping.get_space().get_var_names(isl.dim_type.param)) - set(
+        program.param_names)
+    if unknown:
+        raise InvalidArgumentError(
+            f"the map {relation!r} uses {', '.join(sorted(unknown))}, which "
+            f"{'is not a var' if len(unknown) == 1 else 'are not vars'} of the program "
+            f"(its vars: {', '.join(program.param_names) or 'none'})")
     if not mapping.is_single_valued():
         raise InvalidArgumentError(f"the map {relation!r} is not a function")
     pma = mapping.as_pw_multi_aff()

@@ -404,3 +404,11 @@ def test_create_schedule_of_something_else(outputs):
            "name": "B"}[outputs]
     with pytest.raises(po.InvalidArgumentError, match="create_schedule takes computed tensors"):
         po.create_schedule(bad)
+
+
+def test_transform_with_a_size_the_program_does_not_have():
+    A = po.placeholder((5, 6), name="A")
+    C = po.compute((5, 6), lambda i, j: A[i, j] + 1.0, name="C")
+    s = po.create_schedule(C)
+    with pytest.raises(po.InvalidArgumentError, match="uses Q, which is not a var"):
+        s[C].transform("[Q] -> { [a0, a1] -> [a0 + Q, a1] }")
