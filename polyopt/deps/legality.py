@@ -28,6 +28,7 @@ from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
 from .dataflow import Dependence, Dependences
+from .describe import describe_map
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +241,12 @@ def _small_parameters(wrapped: isl.Set, n_par: int) -> tuple[int, ...] | None:
 
 def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
     n_in = pairs.dim(isl.dim_type.in_)
-    param_values, coords = first_point(pairs)
+    try:
+        param_values, coords = first_point(pairs)
+    except isl.Error:  # no concrete pair: the refusal names the relation instead
+        return Violation(dep, pairs, f"an instance of {dep.source}",
+                         f"an instance of {dep.sink} ({describe_map(pairs)})",
+                         f"an element of {dep.array}", {}, None)
     params = dict(zip(pairs.get_space().get_var_names(isl.dim_type.param), param_values))
     src = instance_text(program, dep.source, coords[:n_in])
     snk = instance_text(program, dep.sink, coords[n_in:])
