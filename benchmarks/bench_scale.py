@@ -38,22 +38,12 @@ if importlib.util.find_spec("polyopt") is None:
 import polyopt as po  # noqa: E402
 from _env import write_results  # noqa: E402
 
+sys.path.insert(0, str(REPO / "tests"))
+from testlib.chains import stencil_chain  # noqa: E402
+
 build_module = importlib.import_module("polyopt.build")
 PHASES = ("program", "dependences", "checked split", "lowering", "LLVM")
 TARGET_K, TARGET_SECONDS = 500, 5.0
-
-
-def chain(stages: int, n: int = 64):
-    A = po.placeholder((n, n), name="A")
-    previous = A
-    for k in range(stages):
-        previous = po.compute((n, n), _mean_of_three(previous), name=f"S{k}")
-    return A, previous
-
-
-def _mean_of_three(p):
-    return lambda i, j: po.if_then_else(
-        po.all(i > 0, j > 0), (p[i, j] + p[i - 1, j] + p[i, j - 1]) * 0.25, p[i, j])
 
 
 def measure(stages: int) -> dict[str, float]:
@@ -61,7 +51,7 @@ def measure(stages: int) -> dict[str, float]:
     gc.collect()
     times = {}
     start = time.perf_counter()
-    A, out = chain(stages)
+    A, out = stencil_chain(stages, 64)
     s = po.create_schedule(out)
     s.program.schedule  # built when first read
     times["program"] = time.perf_counter() - start
