@@ -39,6 +39,8 @@ _REGISTRY: dict[str, str | type] = {
     # name -> "module:Class" (imported on first use, so the core needs no backend package)
     "llvm": "polyopt.target.llvm.target:LLVMTarget",
     "opencl": "polyopt.target.opencl.target:OpenCLTarget",
+    "accel": "polyopt.target.accel.target:AccelTarget",
+    "vta": "polyopt.target.accel.target:AccelTarget",
 }
 
 
