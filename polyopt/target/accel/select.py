@@ -161,9 +161,16 @@ class Selector:
         if len(statements) <= 1 and not _has_thread_loop(node):
             return self.nest(node, env, key)
         if isinstance(node, Block):
-            out = []
-            for k, item in enumerate(node.items):
-                out += self.walk(item, env, key + (k,))
+            # consecutive stage nests share a key: virtual threads interleave whole runs
+            # of them ({loads, GEMM} of one thread, then of the other), not instructions
+            out, segment, leaf = [], 0, False
+            for item in node.items:
+                compound = len({n.stmt for n in walk(item) if isinstance(n, Run)}) > 1 \
+                    or _has_thread_loop(item)
+                if compound or not leaf:
+                    segment += 1
+                leaf = not compound
+                out += self.walk(item, env, key + (segment,))
             return out
         if isinstance(node, If):
             cols = {k: np.array([v]) for k, v in env.items()}
@@ -201,8 +208,8 @@ class Selector:
             values = {v.name: index_value(a, cols, rows) for v, a in
                       zip(stmt.index_vars, run.args)}
             made = self.statement(stmt, run, values, rows)
-            for n, rec in enumerate(made):
-                rec.key = key + (len(out) + n,)
+            for rec in made:
+                rec.key = key
             out += made
         return out
 

@@ -188,7 +188,8 @@ def _loops_of_dimension(func, array: str, dim: int) -> list[str]:
                     inner = [expr.indices[dim]]
                     while inner:
                         e = inner.pop()
-                        if isinstance(e, IterVar) and e.name not in names:
+                        if isinstance(e, IterVar) and e.name not in names and any(
+                                e.name == v.name for v in stmt.iter_vars):
                             names.append(e.name)
                         inner += [x for x in (getattr(e, "a", None), getattr(e, "b", None),
                                               getattr(e, "value", None)) if x is not None]

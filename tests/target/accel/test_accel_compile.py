@@ -129,3 +129,15 @@ def test_target_info_lists_the_device_buffers():
     assert {s.name: s.capacity for s in info.scopes if s.name in ("inp", "wgt", "acc")} == \
         {"inp": 32768, "wgt": 262144, "acc": 131072}
     assert get_target("vta -config=tpu-like").info.scope("wgt").capacity == 4 << 20
+
+
+def test_the_same_schedule_runs_on_the_cpu():
+    """The GEMM intrinsic has a C implementation: a device schedule is checked on llvm."""
+    s, args = matmul(VTA, 1, 6, 5, tile_n=4, tile_k=2)
+    f = po.build(s, args)
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, _shape(args[0]), dtype=np.int8)
+    w = rng.integers(-128, 128, _shape(args[1]), dtype=np.int8)
+    o = np.zeros(_shape(args[2]), np.int8)
+    f(a, w, o)
+    np.testing.assert_array_equal(o, matmul_reference(a, w))
