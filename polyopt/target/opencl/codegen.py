@@ -100,6 +100,8 @@ class KernelPrinter:
             const = "" if array.name in self.written else "const "
             params.append(f"__global {const}{cl_type(array.dtype)}* restrict {array.name}")
         params += [f"const long {p.name}" for p in self.program.params]
+        params += [f"const long {loop.var}" for loop in k.host_loops]
+        self.scope.update({loop.dim: loop.var for loop in k.host_loops})
         lx, ly, lz = k.local_size
         head = [f"__kernel __attribute__((reqd_work_group_size({lx}, {ly}, {lz})))",
                 f"void {k.name}({', '.join(params)}) {{"]

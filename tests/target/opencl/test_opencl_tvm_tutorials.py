@@ -39,6 +39,37 @@ TUTORIALS = {
         f(a, b)
         np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
     """,
+    "scan_time_loop_on_the_host": """
+        m, n = te.var("m"), te.var("n")
+        X = te.placeholder((m, n), name="X")
+        s_state = te.placeholder((m, n))
+        s_init = te.compute((1, n), lambda _, i: X[0, i])
+        s_update = te.compute((m, n), lambda t, i: s_state[t - 1, i] + X[t, i])
+        s_scan = tvm.te.scan(s_init, s_update, s_state, inputs=[X])
+        s = te.create_schedule(s_scan.op)
+        for stage in (s_init, s_update):
+            xo, xi = s[stage].split(stage.op.axis[1], factor=8)
+            s[stage].bind(xo, te.thread_axis("blockIdx.x"))
+            s[stage].bind(xi, te.thread_axis("threadIdx.x"))
+        f = tvm.build(s, [X, s_scan], "opencl", device="oclgrind")
+        x = np.random.rand(4, 19).astype("float32")
+        y = np.zeros_like(x)
+        f(x, y)
+        np.testing.assert_allclose(y, np.cumsum(x, axis=0), rtol=1e-5)
+    """,
+    "split_nparts_of_a_symbolic_extent": """
+        n = te.var("n")
+        A = te.placeholder((n,), name="A")
+        B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+        s = te.create_schedule(B.op)
+        bx, xi = s[B].split(B.op.axis[0], nparts=3)
+        tx, xi = s[B].split(xi, nparts=8)
+        s[B].bind(bx, te.thread_axis("blockIdx.x")); s[B].bind(tx, te.thread_axis("threadIdx.x"))
+        f = tvm.build(s, [A, B], "opencl", device="oclgrind")
+        a = np.random.rand(50).astype("float32"); b = np.zeros(50, "float32")
+        f(a, b)
+        np.testing.assert_allclose(b, a * 2)
+    """,
 }
 
 
