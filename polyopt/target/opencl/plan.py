@@ -334,19 +334,18 @@ def _id_map(row: isl.Map, stmt: str, dims: dict[int, str], starts: dict) -> isl.
 def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
     """Statements whose reduction loop is bound to threadIdx: reduced across work-items."""
     threads = [loop for loop in loops(body) if is_thread(loop.kind)]
-    nested = {id(inner) for outer in threads for inner in loops(outer.body)}
     trees: dict[str, str] = {}
     for loop in threads:
         stmts = {r.stmt for r in runs(loop.body)}
-        reduce = [s for s in stmts if _reduces_at(program, s, loop.dim)]
+        reduce = sorted(s for s in stmts if _reduces_at(program, s, loop.dim))
         if not reduce:
             continue
-        if id(loop) in nested or len(stmts) != 1 or _has_thread_loop(loop.body):
+        if len(reduce) != 1 or _has_thread_loop(loop.body):
             raise ScheduleError(
                 f"the reduction loop '{loop.var}' of {reduce[0]} is bound to {loop.kind}; "
-                "it is reduced across work-items only when it is the outermost threadIdx "
-                "loop of its nest and holds only that reduction (bind the other loops to "
-                "blockIdx, or rfactor first)")
+                "it is reduced across work-items only when it holds one reduction and no "
+                "other threadIdx loop (bind the other loops to blockIdx or to the other threadIdx dimensions, "
+                "or rfactor first)")
         if combination(program.statement(reduce[0])) is None:
             raise ScheduleError(f"{reduce[0]} is not an accumulation; its loop "
                                 f"'{loop.var}' cannot be bound to threadIdx")

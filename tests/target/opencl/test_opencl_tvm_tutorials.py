@@ -39,6 +39,27 @@ TUTORIALS = {
         f(a, b)
         np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
     """,
+    "cross_thread_reduction_in_thread_rows": """
+        n, m = te.var("n"), te.var("m")
+        A = te.placeholder((n, m), name="A")
+        k = te.reduce_axis((0, m), "k")
+        B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+        s = te.create_schedule(B.op)
+        ko, ki = s[B].split(B.op.reduce_axis[0], factor=8)
+        BF = s.rfactor(B, ki)
+        xo, xi = s[B].split(s[B].op.axis[0], factor=4)
+        s[B].bind(xo, te.thread_axis("blockIdx.x"))
+        s[B].bind(xi, te.thread_axis("threadIdx.y"))
+        tx = te.thread_axis("threadIdx.x")
+        s[B].bind(s[B].op.reduce_axis[0], tx)
+        s[BF].compute_at(s[B], s[B].op.reduce_axis[0])
+        s[B].set_store_predicate(tx.var.equal(0))
+        f = tvm.build(s, [A, B], "opencl", device="oclgrind")
+        a = np.random.rand(6, 21).astype("float32")
+        b = np.zeros(6, "float32")
+        f(a, b)
+        np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+    """,
     "scan_time_loop_on_the_host": """
         m, n = te.var("m"), te.var("n")
         X = te.placeholder((m, n), name="X")
