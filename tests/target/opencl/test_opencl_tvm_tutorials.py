@@ -60,6 +60,35 @@ TUTORIALS = {
         f(a, b)
         np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
     """,
+    "convolution_with_shared_copies": """
+        from tests.tvm_compat import test_tvm_gpu_convolution as conv
+        conv.batch = conv.out_channel = 16
+        conv.in_channel = 4
+        A, W, Apad, B = conv.convolution()
+        s = te.create_schedule(B.op)
+        s[Apad].compute_inline()
+        AA = s.cache_read(Apad, "shared", [B])
+        WW = s.cache_read(W, "shared", [B])
+        hi, wi, fi, ni = s[B].op.axis
+        bz = s[B].fuse(hi, wi)
+        by, fi = s[B].split(fi, factor=16)
+        bx, ni = s[B].split(ni, factor=16)
+        ty, fi = s[B].split(fi, nparts=4)
+        tx, ni = s[B].split(ni, nparts=4)
+        ry, rx, rc = s[B].op.reduce_axis
+        rco, rci = s[B].split(rc, factor=2)
+        s[B].reorder(bz, by, bx, rco, ry, rx, ty, tx, rci, fi, ni)
+        for loop, tag in ((bz, "blockIdx.z"), (by, "blockIdx.y"), (bx, "blockIdx.x"),
+                          (ty, "threadIdx.y"), (tx, "threadIdx.x")):
+            s[B].bind(loop, te.thread_axis(tag))
+        for cache in (AA, WW):
+            s[cache].compute_at(s[B], rx)
+            a0, a1, a2, a3 = s[cache].op.axis
+            cx, a3 = s[cache].split(a3, nparts=4)
+            s[cache].reorder(cx, a0, a1, a2, a3)
+            s[cache].bind(cx, te.thread_axis("threadIdx.x"))
+        conv.check(tvm.build(s, [A, W, B], "opencl", device="oclgrind"), A, W, B)
+    """,
     "scan_time_loop_on_the_host": """
         m, n = te.var("m"), te.var("n")
         X = te.placeholder((m, n), name="X")
