@@ -66,3 +66,21 @@ def test_a_scan_cell_of_two_stages_on_the_gpu(opencl):
     for t in range(1, 5):
         expected[t] = expected[t - 1] * 2 + x[t]
     np.testing.assert_allclose(y, expected, rtol=1e-6)
+
+
+def test_a_shared_copy_inside_the_scan_step_is_refilled_per_launch(opencl):
+    X, s_init, s_update, s_scan = cumulative_sum()
+    s = te.create_schedule(s_scan.op)
+    XS = s.cache_read(X, "shared", [s_update])
+    for stage in (s_init, s_update):
+        xo, xi = s[stage].split(stage.op.axis[1], factor=8)
+        s[stage].bind(xo, te.thread_axis("blockIdx.x"))
+        s[stage].bind(xi, te.thread_axis("threadIdx.x"))
+    s[XS].compute_at(s[s_update], s[s_update].axes[1])
+    s[XS].bind(s[XS].op.axis[1], te.thread_axis("threadIdx.x"))
+    f = tvm.build(s, [X, s_scan], "opencl")
+    assert "__local float X_shared[8]" in f.imported_modules[0].get_source()
+    x = np.random.rand(5, 19).astype("float32")
+    y = np.zeros_like(x)
+    f(x, y)
+    np.testing.assert_allclose(y, np.cumsum(x, axis=0), rtol=1e-5)

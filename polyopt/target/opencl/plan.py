@@ -446,7 +446,8 @@ def _common_loops(program: Program, kernel: Kernel, stmts) -> tuple[list[int], l
     """The schedule dimensions of the loops (outside every threadIdx loop) that enclose
     all of ``stmts``, and the names of those loops in the AST."""
     limit = min(kernel.udepth[s] for s in stmts)
-    names = {}
+    # a host loop encloses every statement: each launch has its own copies
+    names = {loop.dim: loop.var for loop in kernel.host_loops}
     for loop in loops(kernel.body):
         inside = {r.stmt for r in runs(loop.body)}
         if loop.dim is not None and loop.dim < limit and set(stmts) <= inside:
