@@ -95,7 +95,7 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
     level = _level(program, stage, axis)
     if nparts is not None:
         _positive_int(nparts, "nparts")
-        extent = constant_extent(program, stage, program.stage(stage).axes[level - 1])
+        extent = _extent_per_attachment(program, stage, program.stage(stage).axes[level - 1])
         if extent is None:
             return _split_parts(program, stage, axis, level, nparts)
         factor = max(1, -(-extent // nparts))
@@ -113,6 +113,29 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
+
+
+def _extent_per_attachment(program: Program, stage: str, axis: Axis) -> int | None:
+    """The largest number of iterations of ``axis`` in one iteration of the loops its
+    stage is computed at (TVM counts ``nparts`` there), else over the whole stage."""
+    outer = program.stage(stage).attach.outer_dims
+    if not outer:
+        return constant_extent(program, stage, axis)
+    domain = program.statement(program.stage(stage).main).domain
+    values = isl.Map.from_pw_aff(axis.value).intersect_domain(domain)
+    values = values.intersect_params(program.context)
+    if values.is_empty():
+        return 1
+    keys = isl.Map.from_domain(domain).add_dims(isl.dim_type.out, outer)
+    for dim in range(outer):
+        keys = keys.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim)
+    per_key = values.reverse().apply_range(keys)          # value -> attachment
+    spans = per_key.apply_range(per_key.reverse()).deltas()
+    spans = spans.project_out(isl.dim_type.param, 0, spans.dim(isl.dim_type.param))
+    largest = spans.dim_max_val(0)
+    if largest.is_infty() or largest.is_nan():
+        return None
+    return largest.to_python() + 1
 
 
 def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: int
