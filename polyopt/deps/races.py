@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
 from .dataflow import Dependence, Dependences
 from .legality import carried_pairs, first_point, instance_text
@@ -38,10 +39,16 @@ def racing_access(program: Program, stmt: str, dim: int,
     for array in program.arrays:
         if array.name in private:
             continue
-        found = carried_pairs(program, memory_conflicts(program, array.name), stmt, dim)
+        conflicts = _CONFLICTS.get((program.statements, array.name),
+                                   lambda: memory_conflicts(program, array.name))
+        found = carried_pairs(program, conflicts, stmt, dim, limit=1)
         if found:
             return _describe(program, *found[0])
     return None
+
+
+_CONFLICTS = IdentityMemo()  # per program's statements and array: one relation object
+# per conflict, so that the loops asked about share its times (legality.time_pairs)
 
 
 def memory_conflicts(program: Program, array: str) -> Dependences:
