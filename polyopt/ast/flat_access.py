@@ -43,10 +43,14 @@ def flatten_accesses(program: Program) -> Program:
     return program.replace(statements=statements)
 
 
+_PIECES = 8  # rows of more pieces are not flattened
+
+
 def _divides(row: isl.Map) -> bool:
     """Whether recovering an instance from its schedule values takes a division."""
-    if row.is_empty() or not row.is_injective():
-        return False
+    if row.n_basic_map() > _PIECES or row.is_empty() or not row.is_injective():
+        return False  # many pieces (split(nparts=) of a symbolic extent): isl's inverse
+        # is slow there, and the addresses stay correct without flattening
     found = []
     isl.PwMultiAff.from_map(row.reverse()).foreach_piece(
         lambda _, values: found.extend(values.get_at(k).dim(isl.dim_type.div) > 0

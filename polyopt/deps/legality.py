@@ -112,14 +112,14 @@ def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
             for dep, pairs in carried_pairs(program, deps, stmt, dim)]
 
 
-def carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int
-                  ) -> list[tuple[Dependence, isl.Map]]:
+def carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int, *,
+                  limit: int | None = None) -> list[tuple[Dependence, isl.Map]]:
     """The one answer to "does this loop carry a dependence": the pairs of each
     dependence that run in one iteration of every loop enclosing ``dim`` (their times
     agree before ``dim``, as for an instance of ``stmt``) but in two iterations of the
     loop at ``dim`` of ``stmt``.  Legality (``parallel``, ``vectorize``, ``bind``) and
     ``po.check``'s loop report use it; it holds for any schedule, polyopt's or one
-    written by hand."""
+    written by hand.  ``limit``: stop after that many dependences."""
     row = program.schedule_of(stmt)
     width = row.dim(isl.dim_type.out)
     if dim >= width:
@@ -141,6 +141,8 @@ def carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int
         pairs = dep.relation.intersect(same_loop).intersect_params(program.context)
         if not pairs.is_empty():
             found.append((dep, pairs))
+            if limit is not None and len(found) >= limit:
+                break
     return found
 
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..domain.affine import parts
+from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
-from .legality import instance_text, other_iteration, shares_loop
+from .dataflow import Dependence, Dependences
+from .legality import carried_pairs, first_point, instance_text
 
 
 def racing_access(program: Program, stmt: str, dim: int,
@@ -31,62 +32,87 @@ def racing_access(program: Program, stmt: str, dim: int,
     """A description of two iterations of the loop at schedule dimension ``dim`` of
     ``stmt`` that touch one element, one of them writing it; None when there are none.
     Arrays named in ``private`` are skipped: each iteration has its own copy (a buffer
-    in a work-group's ``__local`` memory, when the loop is bound to work-groups)."""
-    time = program.schedule_of(stmt)
-    inside = [s.name for s in program.statements if shares_loop(program, s.name, stmt, dim)]
-    rows = isl.UnionMap.empty(time.get_space().params())
-    for name in inside:
-        rows = rows.union(isl.UnionMap.from_map(program.schedule_of(name)))
-    apart = rows.apply_range(isl.UnionMap.from_map(
-        other_iteration(time.get_space().range(), dim))).apply_range(rows.reverse())
+    in a work-group's ``__local`` memory, when the loop is bound to work-groups).
+
+    The answer is :func:`.legality.carried_pairs` (the one analysis of what a loop
+    carries) asked about the memory conflicts instead of the dependences."""
     for array in program.arrays:
         if array.name in private:
             continue
-        writes = _accesses(program, inside, array.name, AccessKind.WRITE)
-        if writes.is_empty():
-            continue
-        touches = _accesses(program, inside, array.name, None)
-        conflicts = writes.apply_range(touches.reverse()).intersect(apart)
-        conflicts = conflicts.intersect_params(program.context)
-        if not conflicts.is_empty():
-            return _describe(program, conflicts, writes)
+        conflicts = _CONFLICTS.get((program.statements, array.name),
+                                   lambda: memory_conflicts(program, array.name))
+        found = carried_pairs(program, conflicts, stmt, dim, limit=1)
+        if found:
+            return _describe(program, *found[0])
     return None
 
 
-def _accesses(program: Program, stmts, array: str, kind) -> isl.UnionMap:
-    result = isl.UnionMap.empty(program.context.get_space())
-    for name in stmts:
-        for access in program.statement(name).accesses:
-            if access.array == array and kind in (None, access.kind):
-                result = result.union(isl.UnionMap.from_map(access.relation))
-    return result
+_CONFLICTS = IdentityMemo()  # per program's statements and array: one relation object
+# per conflict, so that the loops asked about share its times (legality.time_pairs)
 
 
-def _describe(program: Program, conflicts: isl.UnionMap, writes: isl.UnionMap) -> str:
-    maps = parts(conflicts)
-    pair = maps[0]
-    point = pair.wrap().sample_point()
-    n_in = pair.dim(isl.dim_type.in_)
-    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-              for k in range(n_in + pair.dim(isl.dim_type.out))]
-    first = instance_text(program, pair.get_tuple_name(isl.dim_type.in_), coords[:n_in])
-    second_name = pair.get_tuple_name(isl.dim_type.out)
-    second = instance_text(program, second_name, coords[n_in:])
-    instance = isl.Set.universe(pair.get_space().domain())
-    for pos, value in enumerate(coords[:n_in]):
-        instance = instance.fix_val(isl.dim_type.set, pos, isl.Val(value))
-    params = point.get_space().get_var_names(isl.dim_type.param)
-    for pos, _ in enumerate(params):
-        instance = instance.fix_val(isl.dim_type.param, pos,
-                                    point.get_coordinate_val(isl.dim_type.param, pos))
-    element = isl.UnionSet.from_set(instance).apply(writes)
-    elements = parts(element)
-    target = elements[0].sample_point()
+def memory_conflicts(program: Program, array: str) -> Dependences:
+    """Every pair of instances that touch one element of ``array``, the first writing it
+    (an "output" conflict when both write, else "anti"), whatever the order: what must
+    not run at once (the conflicts with reads come first)."""
+    accesses = [(s.name, a) for s in program.statements for a in s.accesses
+                if a.array == array]
+    accesses.sort(key=lambda pair: pair[1].kind is AccessKind.WRITE)  # reads first
+    found = []
+    for source, write in accesses:
+        if write.kind is not AccessKind.WRITE:
+            continue
+        writes = write.relation.intersect_domain(program.statement(source).domain)
+        for sink, other in accesses:
+            touches = other.relation.intersect_domain(program.statement(sink).domain)
+            pairs = writes.apply_range(touches.reverse())
+            if pairs.is_empty():
+                continue
+            kind = "output" if other.kind is AccessKind.WRITE else "anti"
+            found.append(Dependence(kind, source, sink, array, pairs, writes))
+    return Dependences(tuple(found))
+
+
+def _describe(program: Program, conflict: Dependence, pairs: isl.Map) -> str:
+    _, coords = first_point(pairs)
+    n_in = pairs.dim(isl.dim_type.in_)
+    first = instance_text(program, conflict.source, coords[:n_in])
+    second = instance_text(program, conflict.sink, coords[n_in:])
+    element = _shared_element(program, conflict, pairs, coords, n_in)
+    verb = "writes" if conflict.kind == "output" else "reads"
+    return f"{first} writes {element}, which {second} also {verb} in another iteration"
+
+
+def _shared_element(program: Program, conflict: Dependence, pairs: isl.Map, coords,
+                    n_in: int) -> str:
+    """The element that the two instances of the example both touch."""
+    params = pairs.get_space().get_var_names(isl.dim_type.param)
+    point = pairs.wrap()
+    for pos, value in enumerate(coords):
+        point = point.fix_val(isl.dim_type.set, pos, isl.Val(value))
+    point = point.sample_point()
+    values = {name: point.get_coordinate_val(isl.dim_type.param, k)
+              for k, name in enumerate(params)}
+
+    def fixed(stmt: str, relation: isl.Map, instance) -> isl.Set:
+        where = isl.Set.universe(relation.get_space().domain())
+        for pos, value in enumerate(instance):
+            where = where.fix_val(isl.dim_type.set, pos, isl.Val(value))
+        names = relation.get_space().get_var_names(isl.dim_type.param)
+        for pos, name in enumerate(names):
+            if name in values:
+                where = where.fix_val(isl.dim_type.param, pos, values[name])
+        return relation.intersect_domain(where).range()
+
+    touched = fixed(conflict.source, conflict.elements, coords[:n_in])
+    kind = AccessKind.WRITE if conflict.kind == "output" else AccessKind.READ
+    for access in program.statement(conflict.sink).accesses:
+        if access.array == conflict.array and access.kind is kind:
+            shared = touched.intersect(fixed(conflict.sink, access.relation, coords[n_in:]))
+            if not shared.is_empty():
+                touched = shared
+                break
+    target = touched.sample_point()
     index = [target.get_coordinate_val(isl.dim_type.set, k).to_python()
-             for k in range(elements[0].dim(isl.dim_type.set))]
-    verb = "writes" if any(
-        a.kind is AccessKind.WRITE for a in program.statement(second_name).accesses
-        if a.array == elements[0].get_tuple_name()) else "reads"
-    return (f"{first} writes {elements[0].get_tuple_name()}[{', '.join(map(str, index))}], "
-            f"which {second} also {verb} in another iteration")
-
+             for k in range(touched.dim(isl.dim_type.set))]
+    return f"{conflict.array}[{', '.join(map(str, index))}]"

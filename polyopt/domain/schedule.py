@@ -179,13 +179,18 @@ def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
     umap = isl.UnionMap.empty(context.get_space())
     domain = isl.UnionSet.empty(context.get_space())
     loop_axes = []
+    piecewise = False
     for stmt in statements:
         entries, axes = rows[stmt.name]
         padded = entries + [0] * (width - len(entries))
+        piecewise |= any(not isinstance(e, int) and e.n_piece() > 2 for e in padded)
         umap = umap.union(isl.UnionMap.from_map(_row_map(stmt.domain, padded)))
         domain = domain.union(isl.UnionSet.from_set(stmt.domain))
         loop_axes.append((stmt.name, tuple(axes) + (None,) * (width - len(axes))))
-    band = isl.MultiUnionPwAff.from_union_map(umap)
+    if piecewise:  # isl's conversion of the map is slow on many pieces: build it per row
+        band = _band(statements, rows, width, umap)
+    else:
+        band = isl.MultiUnionPwAff.from_union_map(umap)
     schedule = isl.Schedule.from_domain(domain).insert_partial_schedule(band)
     return schedule, tuple(loop_axes), umap
 
@@ -237,6 +242,29 @@ def _entry_axes(entries: list, values: list, axes: list) -> list:
     return result
 
 
+def _band(statements, rows: dict, width: int, umap: isl.UnionMap) -> isl.MultiUnionPwAff:
+    """The schedule band from each row's entries (what ``from_union_map(umap)`` gives)."""
+    dims = []
+    for k in range(width):
+        part = None
+        for stmt in statements:
+            entries = rows[stmt.name][0]
+            entry = entries[k] if k < len(entries) else 0
+            space = stmt.domain.get_space()
+            defined = _row_map(stmt.domain, entries + [0] * (width - len(entries))).domain()
+            if isinstance(entry, int):
+                entry = isl.PwAff.from_aff(isl.Aff.zero_on_domain(
+                    isl.LocalSpace.from_space(space)).set_constant_val(isl.Val(entry)))
+            value = isl.UnionPwAff.from_pw_aff(entry.intersect_domain(defined))
+            part = value if part is None else part.union_add(value)
+        dims.append(part)
+    space = isl.Space.set_alloc(umap.get_ctx(), 0, width).align_params(umap.get_space())
+    listed = isl.UnionPwAffList.alloc(umap.get_ctx(), width)
+    for value in dims:
+        listed = listed.add(value)
+    return isl.MultiUnionPwAff.from_union_pw_aff_list(space, listed)
+
+
 def _row_map(domain: isl.Set, entries: list) -> isl.Map:
     """The row as a map on the whole statement space (so empty domains keep their space).
     A primitive changes one stage: the other rows come again from the same objects."""
@@ -244,6 +272,23 @@ def _row_map(domain: isl.Set, entries: list) -> isl.Map:
 
 
 def _build_row_map(domain: isl.Set, entries: list) -> isl.Map:
+    pieces = max((e for e in entries if not isinstance(e, int)),
+                 key=lambda e: e.n_piece(), default=None)
+    if pieces is not None and pieces.n_piece() > 2:
+        # a loop defined piecewise (split(nparts=) of a symbolic extent): build the row
+        # one piece at a time, so that the loops defined on the same pieces (its inner
+        # loop) do not multiply their pieces in the product
+        relation = None
+        for where, _ in pieces.get_pieces():
+            part = _build_row_map_on(where, [
+                e if isinstance(e, int) else e.intersect_domain(where).coalesce()
+                for e in entries])
+            relation = part if relation is None else relation.union(part)
+        return relation.coalesce()
+    return _build_row_map_on(domain, entries)
+
+
+def _build_row_map_on(domain: isl.Set, entries: list) -> isl.Map:
     local = isl.LocalSpace.from_space(domain.get_space())
     relation = isl.Map.from_domain(isl.Set.universe(domain.get_space()))
     for entry in entries:

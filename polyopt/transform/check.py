@@ -77,6 +77,23 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
                                marking=marking)
 
 
+def _race_repair(program: Program, axis, race: str) -> str:
+    """What to do about a race between iterations of a parallel or bound loop."""
+    cooperative = [a.name for a in program.arrays
+                   if a.scope == "shared" and f" {a.name}[" in f" {race}"]
+    if axis.kind.startswith("threadIdx") and cooperative:
+        return (f"'{cooperative[0]}' is a \"shared\" buffer computed inside the loops bound "
+                "to threadIdx, so every work-item would fill it; a load shared by the "
+                "work-items of a group (TVM's cooperative load inside the thread loops) is "
+                "not supported yet. Meanwhile, order the reduction loops that the copy "
+                "needs outside the threadIdx loops (s[C].reorder(...), as "
+                "po.templates.opencl_matmul_template does), compute the copy at the last of "
+                "them (compute_at) and bind its own loops to threadIdx: each work-item then "
+                "loads its part, with barriers planned around the uses")
+    return (f"compute that stage at a loop inside '{axis.name}' whose tiles do not overlap, "
+            "or make a loop inside the tiles parallel instead")
+
+
 def repair_by_skew(violation: Violation, program: Program) -> str | None:
     """The repair of a loop reordering that makes a dependence distance negative: skew
     the inner loop by an outer one whose distance is positive."""
@@ -134,9 +151,7 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
         if race is not None:
             raise IllegalScheduleError(
                 f"{transform} is illegal: iterations of loop '{axis.name}' would race on a "
-                f"shared buffer: {race}. Repair: compute that stage at a loop inside "
-                f"'{axis.name}' whose tiles do not overlap, or make a loop inside the "
-                "tiles parallel instead")
+                f"shared buffer: {race}. Repair: {_race_repair(program, axis, race)}")
         return
     violation = carried[0]
     dep = violation.dependence

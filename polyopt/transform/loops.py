@@ -86,7 +86,8 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
           nparts: int | None = None) -> tuple[Program, tuple[str, str]]:
     """Split loop ``axis`` into ``axis.outer`` and ``axis.inner`` (``factor`` iterations).
 
-    ``nparts`` instead asks for that many outer iterations (the extent must be constant).
+    ``nparts`` instead asks for that many outer iterations (of a symbolic extent too,
+    see :func:`_split_parts`).
     Extents the factor does not divide are handled exactly: no access leaves its tensor.
     """
     if (factor is None) == (nparts is None):
@@ -94,11 +95,9 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
     level = _level(program, stage, axis)
     if nparts is not None:
         _positive_int(nparts, "nparts")
-        extent = constant_extent(program, stage, program.stage(stage).axes[level - 1])
+        extent = _extent_per_attachment(program, stage, program.stage(stage).axes[level - 1])
         if extent is None:
-            raise ScheduleError(
-                f"split(nparts=) of loop '{axis}' needs a constant extent; use factor= instead"
-            )
+            return _split_parts(program, stage, axis, level, nparts)
         factor = max(1, -(-extent // nparts))
     factor = _positive_int(factor, "factor")
     names: dict[str, tuple[str, str]] = {}
@@ -114,6 +113,105 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
+
+
+def _extent_per_attachment(program: Program, stage: str, axis: Axis) -> int | None:
+    """The largest number of iterations of ``axis`` in one iteration of the loops its
+    stage is computed at (TVM counts ``nparts`` there), else over the whole stage."""
+    outer = program.stage(stage).attach.outer_dims
+    if not outer:
+        return constant_extent(program, stage, axis)
+    domain = program.statement(program.stage(stage).main).domain
+    values = isl.Map.from_pw_aff(axis.value).intersect_domain(domain)
+    values = values.intersect_params(program.context)
+    if values.is_empty():
+        return 1
+    keys = isl.Map.from_domain(domain).add_dims(isl.dim_type.out, outer)
+    for dim in range(outer):
+        keys = keys.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim)
+    per_key = values.reverse().apply_range(keys)          # value -> attachment
+    spans = per_key.apply_range(per_key.reverse()).deltas()
+    spans = spans.project_out(isl.dim_type.param, 0, spans.dim(isl.dim_type.param))
+    largest = spans.dim_max_val(0)
+    if largest.is_infty() or largest.is_nan():
+        return None
+    return largest.to_python() + 1
+
+
+def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: int
+                 ) -> tuple[Program, tuple[str, str]]:
+    """``split(nparts=P)`` of a loop whose extent ``E`` depends on the sizes, as TVM does
+    it: a factor ``f = ceil(E / P)``, ``outer = (i - lo) // f`` and ``inner = (i - lo) % f``.
+    With ``f`` a function of the sizes that is not affine; but ``f`` is quasi-affine in
+    the sizes (``P`` is a constant), and so is ``o * f`` for each constant ``o < P``: the
+    outer loop is ``o`` on the piece ``o * f <= i - lo < (o + 1) * f``, the inner loop
+    ``i - lo - o * f`` there (``P`` pieces, exact).
+
+    >>> import polyopt as po
+    >>> n = po.var("n"); A = po.placeholder((n,), name="A")
+    >>> B = po.compute((n,), lambda i: A[i] + 1, name="B")
+    >>> program, names = split(po.create_schedule(B).program, "B", "i", nparts=2)
+    >>> outer = program.stage("B").axes[0].value
+    >>> [outer.eval(isl.Point.zero(outer.get_domain_space()).set_coordinate_val(
+    ...     isl.dim_type.param, 0, isl.Val(5)).set_coordinate_val(isl.dim_type.set, 0,
+    ...     isl.Val(i))).to_python() for i in range(5)]
+    [0, 0, 0, 1, 1]
+    """
+    if nparts > 64:
+        raise ScheduleError(
+            f"split(nparts={nparts}) of loop '{axis}', whose extent depends on the sizes: "
+            "polyopt splits such a loop into one piece per part, at most 64; use fewer "
+            "parts or split(factor=...) with a constant factor")
+    lo, hi = _scheduled_range(program, stage, program.stage(stage).axes[level - 1])
+    parts = isl.Val(nparts)
+    factor = hi.sub(lo).add_constant_val(isl.Val(nparts)).scale_down_val(parts).floor()
+    names: dict[str, tuple[str, str]] = {}
+
+    def change(member, loops):
+        (old,) = loops
+        space = old.value.get_domain_space()
+        offset = old.value.sub(_on_domain(lo, space))
+        size = _on_domain(factor, space)
+        outer_value = inner_value = None
+        for part in range(nparts):
+            start = size.scale_val(isl.Val(part))
+            piece = offset.ge_set(start).intersect(offset.lt_set(start.add(size)))
+            constant = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space)) \
+                .add_constant_val(isl.Val(part)).intersect_domain(piece)
+            within = offset.sub(start).intersect_domain(piece)
+            outer_value = constant if outer_value is None else outer_value.union_max(constant)
+            inner_value = within if inner_value is None else inner_value.union_max(within)
+        outer = fresh_axis_name(member, f"{old.name}.outer", {old.name})
+        inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
+        names[member.name] = (outer, inner)
+        return [Axis(outer, outer_value.coalesce(), old.kind),
+                Axis(inner, inner_value.coalesce(), "serial")]
+
+    result = edit_band(program, stage, level, level, change)
+    return result, names[stage]
+
+
+def _scheduled_range(program: Program, stage: str, axis: Axis) -> tuple[isl.PwAff, isl.PwAff]:
+    """The smallest and largest value of loop ``axis`` over every statement of the
+    stage (a reduction's init runs its spatial loops even where no update runs), 0 for
+    sizes where it has no value."""
+    values = None
+    owner = program.stage(stage)
+    for stmt, axes in program.loop_axes:
+        dims = [d for d, a in enumerate(axes) if a is axis]
+        if stmt in (owner.init, owner.main) and dims:
+            row = program.schedule_of(stmt).range()
+            dim = dims[0]
+            row = row.project_out(isl.dim_type.set, dim + 1, row.dim(isl.dim_type.set) - dim - 1)
+            row = row.project_out(isl.dim_type.set, 0, dim)
+            values = row if values is None else values.union(row)
+    values = values.intersect_params(program.context).coalesce()
+    zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(values.get_space().params()))
+    if values.is_empty():
+        return zero, zero
+    low, high = values.dim_min(0), values.dim_max(0)
+    outside = zero.intersect_domain(low.domain().complement())
+    return low.union_max(outside), high.union_max(outside)
 
 
 def reorder(program: Program, stage: str, axes: list[str]) -> Program:

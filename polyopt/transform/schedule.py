@@ -81,6 +81,7 @@ class Schedule:
             a.name for t in outputs for a in program.arrays if a.tensor is t),
             strict_fp=strict_fp)
         self.steps: list[Step] = []
+        self.before: list[ScheduleState] = []  # the state before each step (undo, replay)
         self.deferred: list = []  # compute_at calls waiting for another reader (defer)
 
     @property
@@ -117,7 +118,7 @@ class Schedule:
         ``compute_at`` still waiting for another reader (:meth:`defer`) stays with the
         original."""
         copy = Schedule(None, self.outputs, self.default_args, state=self.state)
-        copy.steps = list(self.steps)
+        copy.steps, copy.before = list(self.steps), list(self.before)
         return copy
 
     def defer(self, attempt, error: PolyoptError) -> None:
@@ -147,7 +148,7 @@ class Schedule:
         try:
             yield self
         except BaseException:
-            self.state, self.steps[count:] = state, []
+            self.state, self.steps[count:], self.before[count:] = state, [], []
             raise
 
     def __getitem__(self, key) -> "Stage":
@@ -187,6 +188,7 @@ class Schedule:
         if check:
             marking = step.args[0] if primitive.marks and step.args else None
             state.check(str(step), primitive, marking)
+        self.before.append(self.state)
         self.state = state
         self.steps.append(step)
         self._retry_deferred()
@@ -204,6 +206,7 @@ class Schedule:
             state = self.state.advanced(outcome[0])
         if check:
             state.check(str(step))
+        self.before.append(self.state)
         self.state = state
         self.steps.append(step)
         self._retry_deferred()
@@ -254,7 +257,41 @@ class Schedule:
         if self.kernel is not None:  # recorded by the name of the array it copies
             step = Step(None, "cache_read", (source.name, scope, names), ())
             return self._step(step, source, scope, names, check=check)
+        inlined = self._inlining_step(source)
+        if inlined is not None:
+            return self._cache_read_before_inline(inlined, source, scope, names, check, layout)
         return self._rewrite("cache_read", (source, scope, names), check, layout)
+
+    def _inlining_step(self, tensor: Tensor) -> int | None:
+        """The index of the step that inlined the stage computing ``tensor`` (now gone
+        from the program), or None."""
+        if any(a.tensor is tensor for a in self.program.arrays):
+            return None
+        for index, step in enumerate(self.steps):
+            if step.primitive == "compute_inline" and any(
+                    a.tensor is tensor and a.name == step.stage
+                    for a in self.before[index].program.arrays):
+                return index
+        return None
+
+    def _cache_read_before_inline(self, index: int, source: Tensor, scope: str, names,
+                                  check: bool, layout) -> Tensor:
+        """TVM's ``s[P].compute_inline()`` then ``s.cache_read(P, "shared", [C])``: the
+        cache computes P's expression (P is inlined into the copy).  The steps from the
+        inlining on are undone, the copy made, and those steps replayed."""
+        later = self.steps[index:]
+        makers = [str(st) for st in later[1:] if st.primitive in
+                  ("cache_read", "cache_write", "rfactor")]
+        if makers:
+            raise ScheduleError(
+                f"cache_read of '{source.name}', inlined before {makers[0]}: make the copy "
+                "before the steps that add stages (call cache_read right after "
+                f"s[{source.name!r}].compute_inline(), or before it)")
+        self.state, self.steps, self.before = (self.before[index], self.steps[:index],
+                                               self.before[:index])
+        cached = self._rewrite("cache_read", (source, scope, names), check, layout)
+        self.replay(later)
+        return cached
 
     def cache_write(self, tensor, scope: str, *, layout: str | None = None,
                     check: bool = True) -> Tensor:

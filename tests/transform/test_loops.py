@@ -107,13 +107,20 @@ def test_split_nparts_numbers(nparts):
     np.testing.assert_array_equal(run(s, [A, B], [a]), a * 2 + 1)
 
 
-def test_split_nparts_of_a_parametric_extent_is_refused():
+def test_split_nparts_of_a_parametric_extent():
+    """TVM's factor ceil(n / parts), exact: one affine piece per part."""
     A, B = elementwise(*symbolic())
     s = po.create_schedule(B)
-    with pytest.raises(po.ScheduleError, match=r"split\(nparts=\) of loop 'i' needs a "
-                                               r"constant extent; use factor= instead"):
-        s[B].split(B.op.axis[0], nparts=2)
-    assert s.steps == []
+    outer, inner = s[B].split(B.op.axis[0], nparts=3)
+    f = po.build(s, [A, B])
+    rng = np.random.default_rng(3)  # not the module's stream: later tests keep their data
+    for rows in (1, 2, 3, 7, 10):
+        a = rng.standard_normal((rows, 5)).astype("float32")
+        b = np.zeros_like(a)
+        f(a, b)
+        np.testing.assert_array_equal(b, a * 2 + 1)
+    with pytest.raises(po.ScheduleError, match=r"split\(nparts=65\) of loop 'j'.* at most 64"):
+        s[B].split(B.op.axis[1], nparts=65)
 
 
 @pytest.mark.parametrize("kwargs, message", [

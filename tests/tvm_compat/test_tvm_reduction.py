@@ -57,10 +57,26 @@ def test_cross_thread_reduction_on_opencl(opencl):
     BF = s.rfactor(B, ki)
     xo, xi = s[B].split(s[B].op.axis[0], factor=32)
     s[B].bind(xo, te.thread_axis("blockIdx.x"))
-    # the tutorial binds xi to threadIdx.y and computes BF at the reduction loop: polyopt's
-    # OpenCL backend reduces across work-items only in the outermost threadIdx loop of a
-    # nest that holds that reduction alone (see the report of issue 14), so xi stays a
-    # loop and BF is its own kernel
+    s[B].bind(xi, te.thread_axis("threadIdx.y"))
+    tx = te.thread_axis("threadIdx.x")
+    s[B].bind(s[B].op.reduce_axis[0], tx)
+    s[BF].compute_at(s[B], s[B].op.reduce_axis[0])
+    s[B].set_store_predicate(tx.var.equal(0))
+    fcl = tvm.build(s, [A, B], "opencl")
+    source = fcl.imported_modules[0].get_source()
+    assert "__kernel" in source and "reduction across work-items (threadIdx.x)" in source
+    check(fcl)
+    check(fcl, (3, 5))
+    check(fcl, (64, 16))
+
+
+def test_cross_thread_reduction_with_the_partial_sums_in_their_own_kernel(opencl):
+    A, B = row_sum()
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(B.op.reduce_axis[0], factor=16)
+    BF = s.rfactor(B, ki)
+    xo, xi = s[B].split(s[B].op.axis[0], factor=32)
+    s[B].bind(xo, te.thread_axis("blockIdx.x"))
     tx = te.thread_axis("threadIdx.x")
     s[B].bind(s[B].op.reduce_axis[0], tx)
     s[B].set_store_predicate(tx.var.equal(0))
@@ -69,7 +85,6 @@ def test_cross_thread_reduction_on_opencl(opencl):
     s[BF].bind(bo, "blockIdx.x")
     s[BF].bind(bi, "threadIdx.x")
     fcl = tvm.build(s, [A, B], "opencl")
-    assert "__kernel" in fcl.imported_modules[0].get_source()
     check(fcl)
     check(fcl, (3, 5))
 

@@ -36,15 +36,31 @@ def test_split_by_factor():
 def test_split_by_nparts():
     A, B = row_sum()
     s = te.create_schedule(B.op)
-    with pytest.raises(te.ScheduleError, match="needs a constant extent; use factor="):
-        s[B].split(B.op.axis[0], nparts=32)  # the factor ceil(m / 32) is not affine
-    m = 45
-    A = te.placeholder((m, 13), name="A")
-    k = te.reduce_axis((0, 13), name="k")
-    B = te.compute((m,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    bx, tx = s[B].split(B.op.axis[0], nparts=32)   # the factor ceil(m / 32) depends on m
+    assert [a.name for a in s[B].axes][:2] == ["i.outer", "i.inner"]
+    f = tvm.build(s, [A, B], "llvm")
+    for m in (1, 31, 32, 45, 100):
+        a = np.random.default_rng(m).random((m, 13), dtype="float32")
+        b = np.zeros(m, "float32")
+        f(a, b)
+        np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_split_by_nparts_of_a_symbolic_extent_onto_gpu_threads(opencl):
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
     s = te.create_schedule(B.op)
-    bx, tx = s[B].split(B.op.axis[0], nparts=32)
-    check_row_sum(s, A, B, (45, 13))
+    bx, xi = s[B].split(B.op.axis[0], nparts=3)
+    tx, xi = s[B].split(xi, nparts=8)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    f = tvm.build(s, [A, B], "opencl")
+    for size in (1, 5, 24, 100):
+        a = np.random.rand(size).astype("float32")
+        b = np.zeros(size, "float32")
+        f(a, b)
+        np.testing.assert_allclose(b, a * 2)
 
 
 def test_tile_then_fuse():

@@ -90,6 +90,7 @@ class KernelPrinter:
         self.declarations: list[str] = []
         self.trees = 0
         self.scope: dict[int, str] = {}  # schedule dimension -> enclosing loop variable
+        self.predicates: list[str] = []  # guards of the predicated threadIdx loops around
         written = {w.array for s in self.program.statements for w in s.writes}
         self.written = written
 
@@ -100,6 +101,8 @@ class KernelPrinter:
             const = "" if array.name in self.written else "const "
             params.append(f"__global {const}{cl_type(array.dtype)}* restrict {array.name}")
         params += [f"const long {p.name}" for p in self.program.params]
+        params += [f"const long {loop.var}" for loop in k.host_loops]
+        self.scope.update({loop.dim: loop.var for loop in k.host_loops})
         lx, ly, lz = k.local_size
         head = [f"__kernel __attribute__((reqd_work_group_size({lx}, {ly}, {lz})))",
                 f"void {k.name}({', '.join(params)}) {{"]
@@ -181,8 +184,11 @@ class KernelPrinter:
             return self._bound(node, GROUP_IDS[tag_dim(node.kind)], depth, threads, uniform)
         if is_thread(node.kind):
             stmts = {r.stmt for r in runs(node.body)}
-            if uniform and stmts & set(self.kernel.trees):
+            if uniform and self.kernel.trees.get(
+                    next(iter(stmts & set(self.kernel.trees)), None)) == node.kind:
                 return self._tree(node, depth, threads)
+            if uniform and stmts & set(self.kernel.trees):  # a tree inside: stay uniform
+                return self._predicated(node, depth, threads)
             return self._bound(node, LOCAL_IDS[tag_dim(node.kind)], depth,
                                threads | {tag_dim(node.kind)}, False)
         head = (f"{pad}for (long {node.var} = {index_text(node.init)}; "
@@ -234,6 +240,24 @@ class KernelPrinter:
                               threads, uniform)
         return lines + [pad + "}"]
 
+    def _predicated(self, loop: For, depth: int, threads) -> list[str]:
+        """A threadIdx loop holding a reduction across the work-items of another
+        dimension: every work-item runs its body (the tree's barriers must be reached by
+        all), the statements only where the loop's guard holds."""
+        pad = "  " * depth
+        start = self._first(loop)
+        ident = LOCAL_IDS[tag_dim(loop.kind)]
+        value = ident if start == Int(0) else f"{index_text(start)} + {ident}"
+        flag = f"po_in{len(self.predicates)}"
+        lines = [pad + "{", f"{pad}  const long {loop.var} = {value};",
+                 f"{pad}  const int {flag} = {self._guard(loop)};"]
+        self.predicates.append(flag)
+        try:
+            lines += self._node(loop.body, depth + 1, threads | {tag_dim(loop.kind)}, True)
+        finally:
+            self.predicates.pop()
+        return lines + [pad + "}"]
+
     def _first(self, loop: For) -> IndexExpr:
         """Where the ids of a bound loop start: the plan's first value (so the code runs
         each iteration on the work-item the plan checked), else the loop's own start."""
@@ -246,7 +270,7 @@ class KernelPrinter:
 
     def _others_zero(self, threads) -> list[str]:
         return [f"{LOCAL_IDS[d]} == 0" for d in range(3)
-                if self.kernel.local_size[d] > 1 and d not in threads]
+                if self.kernel.local_size[d] > 1 and d not in threads] + self.predicates
 
     def _run(self, run: Run, depth: int, threads) -> list[str]:
         pad = "  " * depth
@@ -270,16 +294,25 @@ class KernelPrinter:
         self.trees += 1
         dim = tag_dim(loop.kind)
         size = self.kernel.local_size[dim]
-        stmt_name = next(iter({r.stmt for r in runs(loop.body)}))
+        stmt_name = next(s for s in {r.stmt for r in runs(loop.body)}
+                         if self.kernel.trees.get(s) == loop.kind)
         stmt = self.program.statement(stmt_name)
+        lx, ly, _ = self.kernel.local_size
+        group = lx * ly * self.kernel.local_size[2]
+        stride = (1, lx, lx * ly)[dim]
+        # one slot per work-item: the work-items along the other dimensions reduce apart
+        slot = " + ".join(f"{LOCAL_IDS[d]} * {(1, lx, lx * ly)[d]}" if d else LOCAL_IDS[d]
+                          for d in range(3) if self.kernel.local_size[d] > 1) or "0"
         op = combiner(stmt)
         vtype = stmt.value.dtype
         acc, has, red, ok = f"po_acc{n}", f"po_has{n}", f"po_red{n}", f"po_red_has{n}"
-        self.declarations += [f"  __local {cl_type(vtype)} {red}[{size}];",
-                              f"  __local int {ok}[{size}];"]
+        self.declarations += [f"  __local {cl_type(vtype)} {red}[{group}];",
+                              f"  __local int {ok}[{group}];"]
         state = {}
 
         def contribute(run: Run, inner_depth: int) -> list[str]:
+            if run.stmt != stmt_name:  # a work-item's own computation (rfactor's part)
+                return self._run(run, inner_depth, threads | {dim})
             bound = self._bind_run(run)
             state["target"] = self._address(bound.target)
             x = self.values.emit(accumulated_value(bound), vtype)
@@ -300,30 +333,32 @@ class KernelPrinter:
         first = self._first(loop)
         start = "" if first == Int(0) else f"{index_text(first)} + "
         guard = " && ".join([self._guard(loop)] + others)
-        combined = combine(op, f"{red}[{lid}]", f"{red}[{lid} + po_s]", vtype)
+        mine, partner = f"{red}[po_slot]", f"{red}[po_slot + po_s * {stride}]"
+        combined = combine(op, mine, partner, vtype)
         final = ValuePrinter.convert(
-            combine(op, ValuePrinter.convert(target, stmt.target.dtype, vtype), f"{red}[0]",
+            combine(op, ValuePrinter.convert(target, stmt.target.dtype, vtype), mine,
                     vtype), vtype, stmt.target.dtype)
         only = "".join(f"{c} && " for c in others)
         step = 1 << max(size - 1, 0).bit_length()
         lines = [f"{pad}{{  // {stmt_name}: reduction across work-items ({loop.kind})",
                  f"{pad}  {cl_type(vtype)} {acc} = 0;",
                  f"{pad}  int {has} = 0;",
+                 f"{pad}  const int po_slot = {slot};",
                  f"{pad}  {{",
                  f"{pad}    const long {loop.var} = {start}{lid};",
                  f"{pad}    if ({guard}) {{", *body, f"{pad}    }}", f"{pad}  }}",
-                 f"{pad}  {'if (' + only[:-4] + ') ' if only else ''}{{ {red}[{lid}] = {acc}; "
-                 f"{ok}[{lid}] = {has}; }}",
+                 f"{pad}  {'if (' + only[:-4] + ') ' if only else ''}{{ {mine} = {acc}; "
+                 f"{ok}[po_slot] = {has}; }}",
                  f"{pad}  {BARRIER}",
                  f"{pad}  for (int po_s = {step // 2}; po_s > 0; po_s >>= 1) {{",
                  f"{pad}    if ({only}{lid} < po_s && {lid} + po_s < {size} && "
-                 f"{ok}[{lid} + po_s]) {{",
-                 f"{pad}      {red}[{lid}] = {ok}[{lid}] ? {combined} : {red}[{lid} + po_s];",
-                 f"{pad}      {ok}[{lid}] = 1;",
+                 f"{ok}[po_slot + po_s * {stride}]) {{",
+                 f"{pad}      {mine} = {ok}[po_slot] ? {combined} : {partner};",
+                 f"{pad}      {ok}[po_slot] = 1;",
                  f"{pad}    }}",
                  f"{pad}    {BARRIER}",
                  f"{pad}  }}",
-                 f"{pad}  if ({only}{lid} == 0 && {ok}[0])",
+                 f"{pad}  if ({only}{lid} == 0 && {ok}[po_slot])",
                  f"{pad}    {target} = {final};",
                  f"{pad}  {BARRIER}",
                  f"{pad}}}"]

@@ -90,6 +90,7 @@ class Kernel:
     trees: dict[str, str] = field(default_factory=dict)       # stmt -> threadIdx tag
     barrier_pairs: set = field(default_factory=set)           # (source stmt, sink stmt)
     barrier_dims: set = field(default_factory=set)            # uniform loops: at body end
+    host: tuple = ()        # the host loops (For) and guards (If) around the kernel
     work_items: dict = field(default_factory=dict)            # stmt -> isl.Map
     rows: dict = field(default_factory=dict)                  # stmt -> schedule row
     udepth: dict = field(default_factory=dict)                # stmt -> first thread dim
@@ -104,6 +105,12 @@ class Kernel:
             return None
         dims = low.dim(isl.dim_type.in_)
         return key_expr(low, [names.get(d, f"po_c{d}") for d in range(dims)])
+
+    @property
+    def host_loops(self) -> tuple[For, ...]:
+        """The serial loops run on the host around this kernel (their variables are
+        arguments of the kernel)."""
+        return tuple(n for n in self.host if isinstance(n, For))
 
     def groups(self, params: dict[str, int]) -> tuple[int, int, int]:
         """The number of work-groups along x, y, z for these sizes."""
@@ -122,11 +129,27 @@ def _evaluate(pa: isl.PwAff, params: dict[str, int]) -> int:
     return 0 if value.is_nan() else value.to_python()
 
 
-def split_kernels(node: Node) -> list[Node]:
-    """The top-level nests of a function body, in order."""
+
+def split_kernels(node: Node, host: tuple = ()) -> list[tuple[Node, tuple]]:
+    """The nests of a function body that become kernels, in order, each with the host
+    loops and guards around it: a serial loop whose body holds loops bound to blockIdx
+    (a scan's time loop) runs on the host, launching its body's kernels per iteration."""
     if isinstance(node, Block):
-        return [k for item in node.items for k in split_kernels(item)]
-    return [node]
+        return [k for item in node.items for k in split_kernels(item, host)]
+    if isinstance(node, For) and node.kind not in BIND_TAGS and _has_block_loop(node.body):
+        return split_kernels(node.body, host + (node,))
+    if isinstance(node, If) and node.otherwise is None and _has_host_loop(node.then):
+        return split_kernels(node.then, host + (node,))
+    return [(node, host)]
+
+
+def _has_block_loop(node: Node) -> bool:
+    return any(is_block(loop.kind) for loop in loops(node))
+
+
+def _has_host_loop(node: Node) -> bool:
+    return any(loop.kind not in BIND_TAGS and _has_block_loop(loop.body)
+               for loop in loops(node))
 
 
 def plan_kernels(func) -> list[Kernel]:
@@ -136,9 +159,9 @@ def plan_kernels(func) -> list[Kernel]:
     kernels = []
     owner: dict[str, str] = {}
     scoped = scoped_arrays(func)
-    for number, body in enumerate(split_kernels(func.body)):
+    for number, (body, host) in enumerate(split_kernels(func.body)):
         name = f"{func.name}_k{number}" if number else func.name
-        kernel = _plan(program, name, body, scoped)
+        kernel = _plan(program, name, body, scoped, host)
         for array in scoped:
             if _touches(program, kernel.stmts, array.name):
                 if array.name in owner:
@@ -164,7 +187,7 @@ def _touches(program: Program, stmts, array: str) -> bool:
     return any(a.array == array for s in stmts for a in program.statement(s).accesses)
 
 
-def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
+def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> Kernel:
     stmts = frozenset(r.stmt for r in runs(body))
     _check_structure(body)
     rows = {s: program.schedule_of(s).intersect_params(program.context) for s in stmts}
@@ -204,7 +227,7 @@ def _plan(program: Program, name: str, body: Node, scoped) -> Kernel:
             f"kernel {name} would have work-groups of {local[0]}x{local[1]}x{local[2]} "
             f"work-items, more than {MAX_GROUP_SIZE}; use smaller factors for the loops "
             "bound to threadIdx")
-    kernel = Kernel(name, body, stmts, extents, tuple(local), first=first,
+    kernel = Kernel(name, body, stmts, extents, tuple(local), first=first, host=host,
                     trees=_tree_reductions(program, body), rows=rows)
     for stmt, row in rows.items():
         for dim in bound[stmt]:  # a loop of one iteration has no For: its id is 0
@@ -311,19 +334,18 @@ def _id_map(row: isl.Map, stmt: str, dims: dict[int, str], starts: dict) -> isl.
 def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
     """Statements whose reduction loop is bound to threadIdx: reduced across work-items."""
     threads = [loop for loop in loops(body) if is_thread(loop.kind)]
-    nested = {id(inner) for outer in threads for inner in loops(outer.body)}
     trees: dict[str, str] = {}
     for loop in threads:
         stmts = {r.stmt for r in runs(loop.body)}
-        reduce = [s for s in stmts if _reduces_at(program, s, loop.dim)]
+        reduce = sorted(s for s in stmts if _reduces_at(program, s, loop.dim))
         if not reduce:
             continue
-        if id(loop) in nested or len(stmts) != 1 or _has_thread_loop(loop.body):
+        if len(reduce) != 1 or _has_thread_loop(loop.body):
             raise ScheduleError(
                 f"the reduction loop '{loop.var}' of {reduce[0]} is bound to {loop.kind}; "
-                "it is reduced across work-items only when it is the outermost threadIdx "
-                "loop of its nest and holds only that reduction (bind the other loops to "
-                "blockIdx, or rfactor first)")
+                "it is reduced across work-items only when it holds one reduction and no "
+                "other threadIdx loop (bind the other loops to blockIdx or to the other threadIdx dimensions, "
+                "or rfactor first)")
         if combination(program.statement(reduce[0])) is None:
             raise ScheduleError(f"{reduce[0]} is not an accumulation; its loop "
                                 f"'{loop.var}' cannot be bound to threadIdx")
@@ -424,7 +446,8 @@ def _common_loops(program: Program, kernel: Kernel, stmts) -> tuple[list[int], l
     """The schedule dimensions of the loops (outside every threadIdx loop) that enclose
     all of ``stmts``, and the names of those loops in the AST."""
     limit = min(kernel.udepth[s] for s in stmts)
-    names = {}
+    # a host loop encloses every statement: each launch has its own copies
+    names = {loop.dim: loop.var for loop in kernel.host_loops}
     for loop in loops(kernel.body):
         inside = {r.stmt for r in runs(loop.body)}
         if loop.dim is not None and loop.dim < limit and set(stmts) <= inside:
@@ -504,6 +527,10 @@ def _conflict(program, kernel, array, s, a, t, b) -> None:
         where_a, where_b = a.relation, b.relation
     pairs = where_a.apply_range(where_b.reverse()).intersect(before)
     pairs = pairs.intersect_params(program.context)
+    for loop in kernel.host_loops:  # other iterations of a host loop: other launches
+        same = isl.Map.universe(isl.Space.map_from_set(rows[s].get_space().range())).equate(
+            isl.dim_type.in_, loop.dim, isl.dim_type.out, loop.dim)
+        pairs = pairs.intersect(rows[s].apply_range(same).apply_range(rows[t].reverse()))
     if pairs.is_empty():
         return
     items_a = _access_items(program, kernel, s, array.name)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ast.nodes import For, If, Int, Name, Op
 from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, ScheduleError, public_methods
 from ...te.evaluate import evaluate
@@ -80,8 +81,8 @@ class OpenCLKernel(ModuleAPI):
         n_buffers = len(func.arrays) + len(self._temps)
         for kernel in kernels:
             handle = getattr(program, kernel.name)
-            handle.set_scalar_arg_dtypes([None] * n_buffers
-                                         + [np.int64] * len(func.program.params))
+            handle.set_scalar_arg_dtypes([None] * n_buffers + [np.int64] * (
+                len(func.program.params) + len(kernel.host_loops)))
             self._launch.append((kernel, handle))
         self._params = tuple(p.name for p in func.program.params)
 
@@ -119,19 +120,37 @@ class OpenCLKernel(ModuleAPI):
             buffers.append(pyopencl.Buffer(context, flags.READ_WRITE, nbytes))
         scalars = [values[p] for p in self._params]
         try:
-            for kernel, handle in self._launch:
-                groups = kernel.groups(values)
-                if 0 in groups:
-                    continue
-                local = kernel.local_size
-                global_size = tuple(g * l for g, l in zip(groups, local))
-                handle(self.queue, global_size, local, *buffers, *scalars)
+            self._run_launches(host_tree(self._launch), dict(values), buffers, scalars)
             for array, buffer in copies:
                 pyopencl.enqueue_copy(self.queue, array, buffer)
             self.queue.finish()
         except pyopencl.Error as err:
             raise BackendError(f"running {self.func.name} on {self.device} failed: {err}"
                                ) from None
+
+    def _run_launches(self, items, values: dict, buffers, scalars) -> None:
+        """Launch the kernels in order; a host loop (a scan's time loop) launches its
+        body's kernels once per iteration, passing the loop variable."""
+        for item in items:
+            if isinstance(item[0], (For, If)):
+                node, inner = item
+                if isinstance(node, If):
+                    if evaluate_index(node.cond, values):
+                        self._run_launches(inner, values, buffers, scalars)
+                    continue
+                values[node.var] = evaluate_index(node.init, values)
+                while evaluate_index(node.cond, values):
+                    self._run_launches(inner, values, buffers, scalars)
+                    values[node.var] += node.step
+                continue
+            kernel, handle = item
+            groups = kernel.groups(values)
+            if 0 in groups:
+                continue
+            local = kernel.local_size
+            global_size = tuple(g * l for g, l in zip(groups, local))
+            host = [values[loop.var] for loop in kernel.host_loops]
+            handle(self.queue, global_size, local, *buffers, *scalars, *host)
 
     def _check_device_array(self, spec, array) -> None:
         if array.queue is not None and array.queue.context != self.queue.context:
@@ -145,6 +164,51 @@ class OpenCLKernel(ModuleAPI):
 
     def __repr__(self) -> str:
         return f"<OpenCLKernel {self.func.name} on {self.device}>"
+
+
+def host_tree(launches: list) -> list:
+    """The launches ``(kernel, handle)`` nested in their host loops and guards: a list
+    of launches and ``(For or If, [items])``."""
+    tree: list = []
+    for launch in launches:
+        items = tree
+        for node in launch[0].host:
+            if not (items and items[-1][0] is node):
+                items.append((node, []))
+            items = items[-1][1]
+        items.append(launch)
+    return tree
+
+
+_INDEX_OPS = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "min": min, "max": max, "fdiv_q": lambda a, b: a // b, "pdiv_q": lambda a, b: a // b,
+    "pdiv_r": lambda a, b: a % b, "div": lambda a, b: a // b,
+    "zdiv_r": lambda a, b: a - b * int(a / b), "eq": lambda a, b: a == b,
+    "le": lambda a, b: a <= b, "lt": lambda a, b: a < b, "ge": lambda a, b: a >= b,
+    "gt": lambda a, b: a > b, "and": lambda a, b: a and b, "or": lambda a, b: a or b,
+}
+
+
+def evaluate_index(expr, values: dict) -> int:
+    """The value of an index expression of the loop AST for these sizes and loop values.
+
+    >>> evaluate_index(Op("fdiv_q", (Op("sub", (Name("n"), Int(9))), Int(4))), {"n": 2})
+    -2
+    """
+    if isinstance(expr, Int):
+        return expr.value
+    if isinstance(expr, Name):
+        return values[expr.name]
+    args = [evaluate_index(a, values) for a in expr.args]
+    if expr.op == "neg":
+        return -args[0]
+    if expr.op == "select":
+        return args[1] if args[0] else args[2]
+    result = args[0]
+    for arg in args[1:]:
+        result = _INDEX_OPS[expr.op](result, arg)
+    return int(result)
 
 
 def _check_fits(kernel, info: TargetInfo) -> None:

@@ -85,9 +85,19 @@ def test_unknown_tags_and_misplaced_bound_loops():
     with pytest.raises(po.InvalidArgumentError, match="use one of blockIdx.x"):
         s[B].bind(B.op.axis[0], "threadIdx.w")
     io, ii = s[B].split(B.op.axis[0], factor=8)
+    s[B].bind(io, "threadIdx.x")
     s[B].bind(ii, "blockIdx.x")
     with pytest.raises(po.ScheduleError, match="not one of the outermost loops"):
         po.build(s, [A, B], target="opencl")
+    s = po.create_schedule(B)  # a serial loop around one runs on the host (as a scan's)
+    io, ii = s[B].split(B.op.axis[0], factor=8)
+    s[B].bind(ii, "blockIdx.x")
+    f = po.build(s, [A, B], target="opencl")
+    assert "const long i_outer" in f.source
+    a = np.random.rand(21).astype("float32")
+    b = np.zeros(21, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a + 1.0)
     s = po.create_schedule(B)
     s[B].bind(B.op.axis[0], "threadIdx.x")
     with pytest.raises(po.ScheduleError, match="no constant extent; split it"):
