@@ -23,7 +23,8 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from .ir import Graph
 from .lstm import LSTMRunner
-from .lowering import build_group, lower_group, schedule_group
+from .kernel_cache import KernelCache
+from .lowering import build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .passes import Group, fuse, optimize
 
@@ -42,18 +43,25 @@ class Step:
 
 
 def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: bool = True,
-            plan: bool = True, passes: bool = True, progress: bool = False) -> "CompiledModel":
+            plan: bool = True, passes: bool = True, progress: bool = False,
+            cache: bool | str = True) -> "CompiledModel":
     """Compile ``g``: graph passes (constant and batch-norm folding, constant weight
     layouts), fusion (``fuse_ops``), one scheduled kernel per fused group (built for
     ``num_threads`` threads, 0: all cores) and a memory plan (``plan``; without it each
     intermediate tensor has its own buffer).  ``progress`` prints a progress bar to
-    stderr while the kernels compile."""
+    stderr while the kernels compile.  ``cache`` keeps the kernels in the on-disk kernel
+    cache (True: ``$POLYOPT_CACHE``, by default ``~/.cache/polyopt``; a folder; False:
+    none), so compiling the model again in another process loads them:
+    ``m.cache_stats`` says how many were loaded and how many built."""
     if target != "llvm":
         raise InvalidArgumentError(f"po.graph.compile supports target='llvm', got {target!r}")
     if not isinstance(g, Graph):
         raise InvalidArgumentError(f"compile needs a po.graph.Graph, got {type(g).__name__}")
+    if not isinstance(cache, (bool, str, os.PathLike)):
+        raise InvalidArgumentError(f"cache is True, False or a folder, got {cache!r}")
     start = time.perf_counter()
     keep_freed_memory()
+    store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
     graph = optimize(g) if passes else g
     groups = fuse(graph, enabled=fuse_ops)
     steps = []
@@ -62,28 +70,45 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         if grp.kind == "view":
             steps.append(Step(grp, None, grp.inputs, [], "view"))
             continue
+        began = time.perf_counter()
         if grp.kind == "opaque":  # LSTM: a time loop around kernels
-            began = time.perf_counter()
-            runner = LSTMRunner(graph, grp.nodes[0], num_threads)
+            runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store)
             steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
                               time.perf_counter() - began))
             continue
-        began = time.perf_counter()
-        lowered = lower_group(graph, grp.nodes, grp.output)
-        key = (group_signature(graph, grp), num_threads)
-        cached = _KERNELS.get(key)
-        if cached is None:
-            schedule = schedule_group(lowered, grp.kind, grp.nodes)
-            cached = _KERNELS[key] = (build_group(lowered, schedule, num_threads=num_threads),
-                                      lowered.template)
-        steps.append(Step(grp, cached[0], lowered.inputs, lowered.kernel_shapes, cached[1],
-                          time.perf_counter() - began))
+        kernel, template = _group_kernel(graph, grp, num_threads, store)
+        names, shapes = group_arguments(graph, grp.nodes, grp.output)
+        steps.append(Step(grp, kernel, names, shapes, template, time.perf_counter() - began))
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
     model = CompiledModel(graph, steps, plan=plan)
     model.compile_seconds = time.perf_counter() - start
+    model.cache_stats = {"loaded": store.loaded if store else 0,
+                         "built": store.built if store else 0}
     graph.annotations.update(groups=groups, plan=model.plan, steps=steps)
     return model
+
+
+def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
+    """``(kernel, template name)`` of a group: compiled in this process already, loaded
+    from the disk cache, or lowered, scheduled and built now."""
+    signature = group_signature(graph, grp)
+    key = (signature, num_threads)
+    cached = _KERNELS.get(key)
+    if cached is not None:
+        return cached
+    request = store.request(signature, num_threads) if store is not None else None
+    found = store.find(request) if store is not None else None
+    if found is not None:
+        kernel, meta = found
+        cached = (kernel, meta.get("template", "cached"))
+    else:
+        lowered = lower_group(graph, grp.nodes, grp.output)
+        schedule = schedule_group(lowered, grp.kind, grp.nodes)
+        cached = (build_group(lowered, schedule, num_threads=num_threads, cache=store,
+                              request=request), lowered.template)
+    _KERNELS[key] = cached
+    return cached
 
 
 def keep_freed_memory() -> None:
@@ -147,6 +172,7 @@ class CompiledModel:
         self.graph = graph
         self.steps = steps
         self.compile_seconds = 0.0
+        self.cache_stats = {"loaded": 0, "built": 0}
         self.root = self._aliases()
         self.plan = self._plan()
         self._buffers = self._allocate(plan)

@@ -59,31 +59,39 @@ class LoweredGroup:
     warnings: list = field(default_factory=list)
 
 
+def group_arguments(g, nodes, output: str) -> tuple[list[str], list[tuple]]:
+    """The group's input tensors in argument order and the shapes its kernel sees (of
+    the inputs, then of ``output``), known without lowering the group."""
+    row_wise = len(nodes) == 1 and nodes[0].op_type in ROW_WISE
+    produced: set[str] = set()
+    arguments: dict[str, tuple] = {}
+    for node in nodes:
+        for k, name in enumerate(node.inputs):
+            if not name or k in _ATTRIBUTE_INPUTS.get(node.op_type, ()) \
+                    or name in produced or name in arguments:
+                continue
+            shape = g.tensors[name].shape or (1,)
+            if row_wise:
+                rows, cols = rows_and_columns(g.tensors[node.inputs[0]].shape)
+                shape = (rows, cols) if k == 0 else (cols,)
+            arguments[name] = shape
+        produced.add(node.outputs[0])
+    out_shape = g.tensors[output].shape
+    out_shape = rows_and_columns(out_shape) if row_wise else (out_shape or (1,))
+    return list(arguments), [*arguments.values(), tuple(out_shape)]
+
+
 def lower_group(g, nodes, output: str) -> LoweredGroup:
     """The group ``nodes`` (in execution order) of graph ``g`` as tensor expressions
     computing the tensor ``output``."""
-    env: dict[str, Tensor] = {}
-    inputs: list[str] = []
-    placeholders: list[Tensor] = []
-    shapes: list[tuple] = []
+    names, shapes = group_arguments(g, nodes, output)
+    placeholders = [placeholder(shape, name=f"in{k}", dtype=g.tensors[name].dtype)
+                    for k, (name, shape) in enumerate(zip(names, shapes))]
+    env: dict[str, Tensor] = dict(zip(names, placeholders))
     row_wise = len(nodes) == 1 and nodes[0].op_type in ROW_WISE
     for position, node in enumerate(nodes):
-        args = []
-        for k, name in enumerate(node.inputs):
-            if not name or k in _ATTRIBUTE_INPUTS.get(node.op_type, ()):
-                args.append(None)
-                continue
-            if name not in env:
-                info = g.tensors[name]
-                shape = info.shape or (1,)
-                if row_wise:
-                    rows, cols = rows_and_columns(g.tensors[node.inputs[0]].shape)
-                    shape = (rows, cols) if k == 0 else (cols,)
-                env[name] = placeholder(shape, name=f"in{len(inputs)}", dtype=info.dtype)
-                inputs.append(name)
-                placeholders.append(env[name])
-                shapes.append(shape)
-            args.append(env[name])
+        args = [env[name] if name and k not in _ATTRIBUTE_INPUTS.get(node.op_type, ())
+                else None for k, name in enumerate(node.inputs)]
         values = [g.constants.get(name) if name else None for name in node.inputs]
         info = g.tensors[node.outputs[0]]
         if row_wise:
@@ -95,8 +103,8 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
     result = env[output]
     if result.name != "out" or not isinstance(result.op, ComputeOp):
         result = _copy(result, "out")
-    return LoweredGroup(inputs, placeholders, result, shapes + [tuple(
-        d.value for d in result.shape)])
+    kernel_shapes = shapes[:-1] + [tuple(d.value for d in result.shape)]
+    return LoweredGroup(names, placeholders, result, kernel_shapes)
 
 
 def _copy(source: Tensor, name: str) -> Tensor:
@@ -223,13 +231,20 @@ def _plain_schedule(s, out: Tensor) -> None:
             pass
 
 
-def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0):
-    """The compiled kernel ``f(*inputs, out)`` of a scheduled group.  Warnings of the
-    build (a loop LLVM left scalar) are kept in ``lowered.warnings``, not printed."""
+def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0, cache=None,
+                request: str | None = None):
+    """The compiled kernel ``f(*inputs, out)`` of a scheduled group, through the disk
+    ``cache`` (a :class:`~.kernel_cache.KernelCache`, remembered under ``request``) when
+    one is given.  Warnings of the build (a loop LLVM left scalar) are kept in
+    ``lowered.warnings``, not printed."""
+    args = [*lowered.placeholders, lowered.output]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PolyoptWarning)
-        kernel = build(schedule, [*lowered.placeholders, lowered.output], target="llvm",
-                       num_threads=num_threads)
+        if cache is None:
+            kernel = build(schedule, args, target="llvm", num_threads=num_threads)
+        else:
+            kernel, _ = cache.build(schedule, args, num_threads=num_threads, request=request,
+                                    meta={"template": lowered.template})
     lowered.warnings = [str(w.message) for w in caught]
     return kernel
 

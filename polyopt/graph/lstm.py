@@ -64,12 +64,12 @@ def _no_lowering(node, args, values, out, name):
 register("LSTM", "opaque", _ATTRS, min_inputs=3)((_infer, _no_lowering))
 
 
-def _kernel(placeholders, out, anchor_op: str, num_threads: int):
+def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None):
     lowered = LoweredGroup([p.name for p in placeholders], list(placeholders), out,
                            [tuple(d.value for d in t.shape) for t in [*placeholders, out]])
     schedule = schedule_group(lowered, "complex" if anchor_op else "injective",
                               [OpNode("lstm", anchor_op or "Add", (), ())])
-    return build_group(lowered, schedule, num_threads=num_threads)
+    return build_group(lowered, schedule, num_threads=num_threads, cache=cache)
 
 
 def _affine(name: str, rows: int, cols: int, inner: int, with_term: bool):
@@ -90,7 +90,7 @@ class LSTMRunner:
     """``runner(X, W, R, [B], [initial_h], [initial_c], Y)`` for one LSTM node (the
     arguments are the node's present inputs; ``W``, ``R``, ``B`` are read at build time)."""
 
-    def __init__(self, g, node, num_threads: int):
+    def __init__(self, g, node, num_threads: int, cache=None):
         self.inputs = [n for n in node.inputs if n]
         self.positions = {name: k for k, name in enumerate(node.inputs) if name}
         seq, batch, width = g.tensors[node.inputs[0]].shape
@@ -105,12 +105,12 @@ class LSTMRunner:
         self.r_t = np.ascontiguousarray(R.T.astype(np.float32))
         self.bias = (bias[:4 * hidden] + bias[4 * hidden:]).astype(np.float32)
         self.projection = _kernel(*_affine("proj", seq * batch, 4 * hidden, width, False),
-                                  "MatMul", num_threads)
+                                  "MatMul", num_threads, cache)
         # a step's kernels are small (batch x hidden x 4 hidden products): on one thread,
         # as waking the other threads three times per step costs more than they save
         step_threads = 1 if batch * hidden * hidden * 4 < STEP_WORK_FOR_THREADS else num_threads
         self.recurrent = _kernel(*_affine("rec", batch, 4 * hidden, hidden, True), "MatMul",
-                                 step_threads)
+                                 step_threads, cache)
         G = placeholder((batch, 4 * hidden), name="gates")
         C = placeholder((batch, hidden), name="cell")
         H4 = hidden
@@ -118,10 +118,10 @@ class LSTMRunner:
         def cell(b, j):
             return sigmoid(G[b, 2 * H4 + j]) * C[b, j] + sigmoid(G[b, j]) * tanh(G[b, 3 * H4 + j])
         c_out = compute((batch, hidden), cell, name="out")
-        self.cell = _kernel([G, C], c_out, "", step_threads)
+        self.cell = _kernel([G, C], c_out, "", step_threads, cache)
         h_out = compute((batch, hidden), lambda b, j: sigmoid(G[b, H4 + j]) * tanh(C[b, j]),
                         name="out")
-        self.hidden = _kernel([G, C], h_out, "", step_threads)
+        self.hidden = _kernel([G, C], h_out, "", step_threads, cache)
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
         self.projected = np.empty((seq * batch, 4 * hidden), np.float32)
