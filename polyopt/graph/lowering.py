@@ -232,10 +232,10 @@ def _plain_schedule(s, out: Tensor) -> None:
 
 
 def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0, cache=None,
-                request: str | None = None):
+                request: str | None = None, meta: dict | None = None):
     """The compiled kernel ``f(*inputs, out)`` of a scheduled group, through the disk
     ``cache`` (a :class:`~.kernel_cache.KernelCache`, remembered under ``request``) when
-    one is given.  Warnings of the build (a loop LLVM left scalar) are kept in
+    one is given, with ``meta`` stored beside it.  Warnings of the build (a loop LLVM left scalar) are kept in
     ``lowered.warnings``, not printed."""
     args = [*lowered.placeholders, lowered.output]
     with warnings.catch_warnings(record=True) as caught:
@@ -244,7 +244,7 @@ def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0, cache=
             kernel = build(schedule, args, target="llvm", num_threads=num_threads)
         else:
             kernel, _ = cache.build(schedule, args, num_threads=num_threads, request=request,
-                                    meta={"template": lowered.template})
+                                    meta={"template": lowered.template, **(meta or {})})
     lowered.warnings = [str(w.message) for w in caught]
     return kernel
 
