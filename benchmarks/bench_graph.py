@@ -211,7 +211,7 @@ def measure(name: str, model, quick: bool, threads_list=THREADS) -> list[dict]:
             "date": str(datetime.datetime.now().replace(microsecond=0)),
             "load_before": load, "load_after": os.getloadavg()[0],
             "arena_mib": plan.arena_bytes / 2**20, "lower_bound_mib": plan.lower_bound / 2**20,
-            "naive_mib": plan.naive_bytes / 2**20,
+            "naive_mib": plan.naive_bytes / 2**20, "in_place": len(compiled.in_place),
             "arena_vs_bound": plan.arena_bytes / max(plan.lower_bound, 1),
             "kernels": sum(1 for s in compiled.steps if s.kernel is not None),
             "operators": len(g.nodes), "max_rel_error": error,
