@@ -329,3 +329,26 @@ def test_in_place_outputs_take_dead_inputs_only():
     for name in expected:
         np.testing.assert_array_equal(a[name], b[name])
         np.testing.assert_allclose(a[name], expected[name], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("seq, batch, width, hidden, initial", [
+    (1, 1, 3, 5, False), (4, 3, 7, 5, True), (6, 2, 4, 17, True)])
+def test_lstm_is_one_scan_kernel_and_matches_onnxruntime(seq, batch, width, hidden, initial):
+    """The recurrence runs as one po.scan kernel (the gate matmul a reduction cell in the
+    time loop): odd sizes, batches, initial states given as graph inputs."""
+    m = ModelBuilder(5)
+    x = m.input("x", (seq, batch, width))
+    w, r = m.weight(1, 4 * hidden, width), m.weight(1, 4 * hidden, hidden)
+    b = m.const(RNG.standard_normal((1, 8 * hidden)).astype("f4"))
+    inputs = [x, w, r, b]
+    if initial:
+        inputs += ["", m.input("init_h", (1, batch, hidden)), m.input("init_c", (1, batch, hidden))]
+    out = m.add("LSTM", inputs, hidden_size=hidden)
+    model = m.model([out])
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    (step,) = [s for s in compiled.steps if s.template == "lstm"]
+    assert step.kernel.recurrence.signature.arrays[-1].shape[0].value == seq + 1
+    feeds = random_inputs(model)
+    got = compiled.run(feeds)
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5)
