@@ -32,6 +32,7 @@ from ..transform.nn_templates import (producers,
 from ..transform.nn_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..transform.templates import matmul_template
+from ..target.info import TargetInfo
 from .operators import OPS
 from .operators_nn import ROW_WISE, rows_and_columns
 
@@ -129,7 +130,10 @@ def schedule_group(lowered: LoweredGroup, kind: str, nodes: list):
 def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
     op_types = [n.op_type for n in nodes]
     if kind == "complex":
-        anchor = next(t for t in [*producers(out), out] if t.op.reduce_axis)
+        anchor = next((t for t in [*producers(out), out] if t.op.reduce_axis), None)
+        if anchor is None:  # a grouped conv written as an explicit sum: elementwise
+            _unrolled_conv_schedule(s, out)
+            return "grouped_conv_unrolled"
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor)
             template = "grouped_conv"
@@ -191,6 +195,45 @@ def _depthwise_schedule(s, conv: Tensor, *, lanes: int = 16) -> None:
     stage.vectorize(xi, check=False)
     stage.parallel(channels, check=False)
     s.check()
+
+
+def _unrolled_conv_schedule(s, out: Tensor, *, lanes: int | None = None) -> None:
+    """A grouped convolution whose sum is written out (no reduction): the zero padding
+    on its own (vectorized, parallel), the convolution and its epilogue inlined into
+    ``out``, computed per channel (``n`` and ``f`` fused, in parallel) and row, blocks of
+    ``lanes`` columns vectorized: each output is summed in registers and stored once."""
+    lanes = lanes or TargetInfo.host().lanes(out.dtype)
+    padding = {id(t) for t in producers(out) if not producers(t)}  # reads inputs only
+    for tensor in reversed(producers(out)):
+        if id(tensor) in padding and len(tensor.op.axis) == 5:  # split in column halves
+            _deinterleave_schedule(s, tensor, lanes)
+        elif id(tensor) in padding:
+            vectorize_and_parallelize(s, tensor, check=False)
+        else:
+            s[tensor].compute_inline(check=False)
+    stage = s[out]
+    n, f, y, x = out.op.axis
+    channels = stage.fuse(n, f, check=False)
+    _, inner = stage.split(x, factor=lanes, check=False)
+    stage.vectorize(inner, check=False)
+    stage.parallel(channels, check=False)
+    s.check()
+
+
+def _deinterleave_schedule(s, padded: Tensor, lanes: int) -> None:
+    """The zero padding of a stride-2 layer split in even and odd columns
+    (``[n, c, h, 2, w]``): per channel (in parallel) and row, both halves in one
+    vectorized loop over ``w`` (``p`` unrolled inside it), so that LLVM reads the
+    input row with contiguous loads and shuffles them apart (one half at a time, it
+    gathered every other element)."""
+    stage = s[padded]
+    n, c, h, p, w = padded.op.axis
+    channels = stage.fuse(n, c, check=False)
+    outer, inner = stage.split(w, factor=lanes, check=False)
+    stage.reorder(channels, h, outer, inner, p, check=False)
+    stage.unroll(p, check=False)
+    stage.vectorize(inner, check=False)
+    stage.parallel(channels, check=False)
 
 
 def _inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
