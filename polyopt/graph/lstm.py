@@ -67,12 +67,22 @@ def _no_lowering(node, args, values, out, name):
 register("LSTM", "opaque", _ATTRS, min_inputs=3)((_infer, _no_lowering))
 
 
-def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None):
+def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, request=None):
+    """The matmul (``anchor_op``) or elementwise kernel of ``out``, templated."""
     lowered = LoweredGroup([p.name for p in placeholders], list(placeholders), out,
                            [tuple(d.value for d in t.shape) for t in [*placeholders, out]])
     schedule = schedule_group(lowered, "complex" if anchor_op else "injective",
                               [OpNode("lstm", anchor_op or "Add", (), ())])
-    return build_group(lowered, schedule, num_threads=num_threads, cache=cache)
+    return build_group(lowered, schedule, num_threads=num_threads, cache=cache,
+                       request=request)
+
+
+def _cached(cache, description, num_threads: int, build_it):
+    """The kernel ``description`` names, from the disk cache by its request when it is
+    there (nothing lowered), else ``build_it(request)``."""
+    request = cache.request(description, num_threads) if cache is not None else None
+    found = cache.find(request) if cache is not None else None
+    return found[0] if found is not None else build_it(request)
 
 
 def _projection(rows: int, cols: int, inner: int):
@@ -146,10 +156,13 @@ class LSTMRunner:
         self.w_t = np.ascontiguousarray(W.T.astype(np.float32))
         self.r_t = np.ascontiguousarray(R.T.astype(np.float32))
         self.bias = (bias[:4 * hidden] + bias[4 * hidden:]).astype(np.float32)
-        self.projection = _kernel(*_projection(seq * batch, 4 * hidden, width), "MatMul",
-                                  num_threads, cache)
-        schedule, args = recurrence(seq, batch, hidden)
-        self.recurrence = _build(schedule, args, cache)
+        self.projection = _cached(
+            cache, ("lstm projection", seq * batch, hidden, width), num_threads,
+            lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width), "MatMul",
+                                    num_threads, cache, request))
+        self.recurrence = _cached(
+            cache, ("lstm recurrence", seq, batch, hidden), 1,
+            lambda request: _build(*recurrence(seq, batch, hidden), cache, request))
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
         self.projected = np.empty((seq, batch, 4 * hidden), np.float32)
@@ -173,9 +186,9 @@ class LSTMRunner:
         return self.zeros
 
 
-def _build(schedule, args, cache):
+def _build(schedule, args, cache, request):
     """The single-threaded kernel of a schedule (through the disk cache when given): a
     step's work is small, and waking threads at every step costs more than they save."""
     if cache is None:
         return build(schedule, args, target="llvm", num_threads=1)
-    return cache.build(schedule, args, num_threads=1)[0]
+    return cache.build(schedule, args, num_threads=1, request=request)[0]
