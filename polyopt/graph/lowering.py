@@ -38,7 +38,7 @@ from .operators_nn import ROW_WISE, rows_and_columns
 
 # inputs read as values at compile time (shapes, slice bounds, clip limits), not as data
 _ATTRIBUTE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Clip": (1, 2),
-                     "Squeeze": (1,), "Unsqueeze": (1,)}
+                     "Squeeze": (1,), "Unsqueeze": (1,), "QLinearConv": (1, 6)}
 
 
 def data_inputs(node) -> list[str]:

@@ -41,8 +41,7 @@ class OpDef:
 
 
 OPS: dict[str, OpDef] = {}
-INT8_OPS = ("QLinearConv", "MatMulInteger", "QLinearMatMul", "ConvInteger",
-            "DynamicQuantizeLinear")
+INT8_OPS = ("QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
 
 
 def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1):

@@ -178,7 +178,7 @@ def test_unsupported_attribute_is_refused():
 
 
 def test_int8_operators_wait_for_int8_support():
-    model = single_op("MatMulInteger", [(2, 3)], consts=[np.ones((3, 2), np.uint8)])
+    model = single_op("ConvInteger", [(1, 1, 3, 3)], consts=[np.ones((1, 1, 1, 1), np.uint8)])
     with pytest.raises(po.PolyoptError, match="int8 support"):
         po.graph.from_onnx(model)
 

@@ -77,3 +77,47 @@ def test_unsupported_quantization_is_refused():
     q = m.add("QuantizeLinear", [x, m.const(np.array([0.1, 0.2], np.float32))], axis=1)
     with pytest.raises(po.PolyoptError, match="scale has shape"):
         po.graph.from_onnx(m.model([q]))
+
+
+def _quantized_input(m, name, shape, dtype):
+    """A float input quantized in the model (onnx.helper inputs are float here)."""
+    x = m.input(name, shape)
+    return m.add("QuantizeLinear", [x, m.const(np.float32(0.05)),
+                                    m.const(np.array(3 if dtype == "uint8" else -2, dtype))])
+
+
+@pytest.mark.parametrize("b_dtype, per_column", [("int8", False), ("uint8", True)])
+def test_matmul_integer_against_onnxruntime(b_dtype, per_column):
+    rng = np.random.default_rng(5)
+    m = ModelBuilder(3)
+    a = _quantized_input(m, "a", (5, 7), "uint8")
+    b = m.const(rng.integers(0, 120, (7, 9)).astype(b_dtype))
+    b_point = np.arange(9).astype(b_dtype) if per_column else np.array(4, b_dtype)
+    y = m.add("MatMulInteger", [a, b, m.const(np.uint8(3)), m.const(b_point)])
+    model = m.model([y], dtypes={y: "int32"})
+    feeds = {"a": rng.standard_normal((5, 7)).astype(np.float32)}
+    got, expected = _run_both(model, feeds)
+    assert got[y].dtype == np.int32
+    np.testing.assert_array_equal(got[y], expected[y])
+
+
+@pytest.mark.parametrize("per_channel, stride, pads", [(False, 1, 1), (True, 2, 0)])
+def test_qlinear_conv_against_onnxruntime(per_channel, stride, pads):
+    rng = np.random.default_rng(6)
+    m = ModelBuilder(4)
+    x = _quantized_input(m, "x", (1, 3, 9, 9), "uint8")
+    w = m.const(rng.integers(-60, 60, (4, 3, 3, 3)).astype(np.int8))
+    w_scale = np.array([0.02, 0.03, 0.01, 0.05] if per_channel else 0.02, np.float32)
+    w_point = np.zeros(4 if per_channel else (), np.int8)
+    bias = m.const(rng.integers(-500, 500, 4).astype(np.int32))
+    y = m.add("QLinearConv", [x, m.const(np.float32(0.05)), m.const(np.uint8(3)), w,
+                              m.const(w_scale), m.const(w_point), m.const(np.float32(0.4)),
+                              m.const(np.uint8(100)), bias],
+              strides=[stride, stride], pads=[pads] * 4)
+    model = m.model([y], dtypes={y: "uint8"})
+    feeds = {"x": rng.standard_normal((1, 3, 9, 9)).astype(np.float32)}
+    got, expected = _run_both(model, feeds)
+    assert got[y].dtype == np.uint8 and got[y].shape == expected[y].shape
+    # integer sums are exact; the float requantization may round a tie differently
+    assert np.abs(got[y].astype(int) - expected[y].astype(int)).max() <= 1
+    assert (got[y] == expected[y]).mean() > 0.95
