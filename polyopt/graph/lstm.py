@@ -27,6 +27,7 @@ from .ir import OpNode
 from .lowering import LoweredGroup, build_group, schedule_group
 from .operators import (UnsupportedOperatorError, attr, constant_value, register, sigmoid)
 
+WORK_FOR_THREADS = 1 << 24  # multiply-adds of the projection from which it uses threads
 _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,
           "clip": None, "direction": "forward", "hidden_size": None, "input_forget": 0,
           "layout": 0}
@@ -156,10 +157,12 @@ class LSTMRunner:
         self.w_t = np.ascontiguousarray(W.T.astype(np.float32))
         self.r_t = np.ascontiguousarray(R.T.astype(np.float32))
         self.bias = (bias[:4 * hidden] + bias[4 * hidden:]).astype(np.float32)
+        # a small projection on one thread: waking a sleeping thread costs more
+        threads = num_threads if seq * batch * width * 4 * hidden >= WORK_FOR_THREADS else 1
         self.projection = _cached(
-            cache, ("lstm projection", seq * batch, hidden, width), num_threads,
+            cache, ("lstm projection", seq * batch, hidden, width), threads,
             lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width), "MatMul",
-                                    num_threads, cache, request))
+                                    threads, cache, request))
         self.recurrence = _cached(
             cache, ("lstm recurrence", seq, batch, hidden), 1,
             lambda request: _build(*recurrence(seq, batch, hidden), cache, request))
