@@ -30,8 +30,6 @@ from ..aot.cache import DiskCache, default_cache_dir
 from ..errors import PolyoptError
 from ..lower import lower
 from ..target.base import get_target, target_key
-from ..target.llvm.export import imported_symbols, load_object
-from ..target.llvm.jit import object_code
 from ..target.signature import Signature, content_hash, signature_of, versions_text
 
 
@@ -88,6 +86,9 @@ class KernelCache:
         if found is not None:
             self.loaded += 1
         else:
+            from ..target.llvm.export import imported_symbols, load_object
+            from ..target.llvm.jit import object_code  # llvmlite: only where kernels are built
+
             _, module = self.backend.compile(func, **options)
             code = object_code(module, self.backend.cpu)
             info = {"signature": signature_of(func).to_json(),
@@ -112,6 +113,8 @@ class KernelCache:
         if entry is None:
             return None
         code, meta = entry
+        from ..target.llvm.export import load_object  # llvmlite: only when a kernel loads
+
         try:
             signature = Signature.from_json(meta["signature"])
             return load_object(code, signature, meta.get("imports", []),
