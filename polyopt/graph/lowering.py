@@ -198,18 +198,17 @@ def _depthwise_schedule(s, conv: Tensor, *, lanes: int = 16) -> None:
 
 
 def _unrolled_conv_schedule(s, out: Tensor, *, lanes: int | None = None) -> None:
-    """A grouped convolution whose sum is written out (no reduction): the zero padding
-    on its own (vectorized, parallel), the convolution and its epilogue inlined into
-    ``out``, computed per channel (``n`` and ``f`` fused, in parallel) and row, blocks of
-    ``lanes`` columns vectorized: each output is summed in registers and stored once."""
+    """A grouped convolution whose sum is written out (no reduction): the convolution
+    and its epilogue inlined into ``out``, computed per channel (``n`` and ``f`` fused,
+    in parallel) and row, blocks of ``lanes`` columns vectorized: each output is summed
+    in registers and stored once.  The zero padding is computed per channel, right
+    before the channel's rows (``compute_at``): the padded channel stays in cache (a
+    whole padded tensor went through memory, twice the traffic of the convolution)."""
     lanes = lanes or TargetInfo.host().lanes(out.dtype)
-    padding = {id(t) for t in producers(out) if not producers(t)}  # reads inputs only
+    padding = [t for t in producers(out) if not producers(t)]  # reads inputs only
+    padded = {id(t) for t in padding}
     for tensor in reversed(producers(out)):
-        if id(tensor) in padding and len(tensor.op.axis) == 5:  # split in column halves
-            _deinterleave_schedule(s, tensor, lanes)
-        elif id(tensor) in padding:
-            vectorize_and_parallelize(s, tensor, check=False)
-        else:
+        if id(tensor) not in padded:
             s[tensor].compute_inline(check=False)
     stage = s[out]
     n, f, y, x = out.op.axis
@@ -217,23 +216,25 @@ def _unrolled_conv_schedule(s, out: Tensor, *, lanes: int | None = None) -> None
     _, inner = stage.split(x, factor=lanes, check=False)
     stage.vectorize(inner, check=False)
     stage.parallel(channels, check=False)
+    for tensor in padding:
+        s[tensor].compute_at(stage, channels, check=False)
+        _padding_rows(s, tensor, lanes)
     s.check()
 
 
-def _deinterleave_schedule(s, padded: Tensor, lanes: int) -> None:
-    """The zero padding of a stride-2 layer split in even and odd columns
-    (``[n, c, h, 2, w]``): per channel (in parallel) and row, both halves in one
-    vectorized loop over ``w`` (``p`` unrolled inside it), so that LLVM reads the
-    input row with contiguous loads and shuffles them apart (one half at a time, it
-    gathered every other element)."""
+def _padding_rows(s, padded: Tensor, lanes: int) -> None:
+    """The rows of a padded channel, ``lanes`` columns vectorized.  A stride-2 layer's
+    padding is split in even and odd columns (``[n, c, h, 2, w]``): both halves in one
+    vectorized loop over ``w`` (``p`` unrolled inside it), so that LLVM reads the input
+    row with contiguous loads and shuffles them apart (one half at a time, it gathered
+    every other element)."""
     stage = s[padded]
-    n, c, h, p, w = padded.op.axis
-    channels = stage.fuse(n, c, check=False)
-    outer, inner = stage.split(w, factor=lanes, check=False)
-    stage.reorder(channels, h, outer, inner, p, check=False)
-    stage.unroll(p, check=False)
+    axes = padded.op.axis
+    outer, inner = stage.split(axes[-1], factor=lanes, check=False)
+    if len(axes) == 5:
+        stage.reorder(axes[2], outer, inner, axes[3], check=False)
+        stage.unroll(axes[3], check=False)
     stage.vectorize(inner, check=False)
-    stage.parallel(channels, check=False)
 
 
 def _inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
