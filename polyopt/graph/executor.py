@@ -215,6 +215,9 @@ class CompiledModel:
             root[out] = out
             for position in step.in_place if planned and out in intermediate else ():
                 source = root.get(step.inputs[position], step.inputs[position])
+                if any(root.get(name, name) == source for k, name in enumerate(step.inputs)
+                       if k != position):
+                    continue  # also read through another argument (a view of it)
                 if source in intermediate and g.tensors[source].nbytes == \
                         g.tensors[out].nbytes and \
                         buffer_last.get(source, last_read.get(source)) == index:
