@@ -21,9 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..target.args import data_pointer
 from .ir import Graph
 from .lstm import LSTMRunner
-from .lowering import build_group, lower_group, schedule_group
+from .inplace import overwritable_inputs
+from .kernel_cache import KernelCache
+from .lowering import build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .passes import Group, fuse, optimize
 
@@ -39,21 +42,29 @@ class Step:
     kernel_shapes: list[tuple]
     template: str
     compile_seconds: float = 0.0
+    in_place: tuple = ()  # positions of inputs the kernel may write its output over
 
 
 def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: bool = True,
-            plan: bool = True, passes: bool = True, progress: bool = False) -> "CompiledModel":
+            plan: bool = True, passes: bool = True, progress: bool = False,
+            cache: bool | str = True) -> "CompiledModel":
     """Compile ``g``: graph passes (constant and batch-norm folding, constant weight
     layouts), fusion (``fuse_ops``), one scheduled kernel per fused group (built for
     ``num_threads`` threads, 0: all cores) and a memory plan (``plan``; without it each
     intermediate tensor has its own buffer).  ``progress`` prints a progress bar to
-    stderr while the kernels compile."""
+    stderr while the kernels compile.  ``cache`` keeps the kernels in the on-disk kernel
+    cache (True: ``$POLYOPT_CACHE``, by default ``~/.cache/polyopt``; a folder; False:
+    none), so compiling the model again in another process loads them:
+    ``m.cache_stats`` says how many were loaded and how many built."""
     if target != "llvm":
         raise InvalidArgumentError(f"po.graph.compile supports target='llvm', got {target!r}")
     if not isinstance(g, Graph):
         raise InvalidArgumentError(f"compile needs a po.graph.Graph, got {type(g).__name__}")
+    if not isinstance(cache, (bool, str, os.PathLike)):
+        raise InvalidArgumentError(f"cache is True, False or a folder, got {cache!r}")
     start = time.perf_counter()
     keep_freed_memory()
+    store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
     graph = optimize(g) if passes else g
     groups = fuse(graph, enabled=fuse_ops)
     steps = []
@@ -62,28 +73,48 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         if grp.kind == "view":
             steps.append(Step(grp, None, grp.inputs, [], "view"))
             continue
+        began = time.perf_counter()
         if grp.kind == "opaque":  # LSTM: a time loop around kernels
-            began = time.perf_counter()
-            runner = LSTMRunner(graph, grp.nodes[0], num_threads)
+            runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store)
             steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
                               time.perf_counter() - began))
             continue
-        began = time.perf_counter()
-        lowered = lower_group(graph, grp.nodes, grp.output)
-        key = (group_signature(graph, grp), num_threads)
-        cached = _KERNELS.get(key)
-        if cached is None:
-            schedule = schedule_group(lowered, grp.kind, grp.nodes)
-            cached = _KERNELS[key] = (build_group(lowered, schedule, num_threads=num_threads),
-                                      lowered.template)
-        steps.append(Step(grp, cached[0], lowered.inputs, lowered.kernel_shapes, cached[1],
-                          time.perf_counter() - began))
+        kernel, template, in_place = _group_kernel(graph, grp, num_threads, store)
+        names, shapes = group_arguments(graph, grp.nodes, grp.output)
+        steps.append(Step(grp, kernel, names, shapes, template, time.perf_counter() - began,
+                          in_place))
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
     model = CompiledModel(graph, steps, plan=plan)
     model.compile_seconds = time.perf_counter() - start
+    model.cache_stats = {"loaded": store.loaded if store else 0,
+                         "built": store.built if store else 0}
     graph.annotations.update(groups=groups, plan=model.plan, steps=steps)
     return model
+
+
+def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
+    """``(kernel, template name, overwritable inputs)`` of a group: compiled in this
+    process already, loaded from the disk cache, or lowered, scheduled and built now."""
+    signature = group_signature(graph, grp)
+    key = (signature, num_threads)
+    cached = _KERNELS.get(key)
+    if cached is not None:
+        return cached
+    request = store.request(signature, num_threads) if store is not None else None
+    found = store.find(request) if store is not None else None
+    if found is not None:
+        kernel, meta = found
+        cached = (kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ())))
+    else:
+        lowered = lower_group(graph, grp.nodes, grp.output)
+        schedule = schedule_group(lowered, grp.kind, grp.nodes)
+        in_place = overwritable_inputs(lowered.placeholders, lowered.output, schedule)
+        kernel = build_group(lowered, schedule, num_threads=num_threads, cache=store,
+                             request=request, meta={"in_place": list(in_place)})
+        cached = (kernel, lowered.template, in_place)
+    _KERNELS[key] = cached
+    return cached
 
 
 def keep_freed_memory() -> None:
@@ -147,7 +178,9 @@ class CompiledModel:
         self.graph = graph
         self.steps = steps
         self.compile_seconds = 0.0
-        self.root = self._aliases()
+        self.cache_stats = {"loaded": 0, "built": 0}
+        self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
+        self.root = self._aliases(plan)
         self.plan = self._plan()
         self._buffers = self._allocate(plan)
 
@@ -155,16 +188,43 @@ class CompiledModel:
     def groups(self) -> list[Group]:
         return [s.group for s in self.steps]
 
-    def _aliases(self) -> dict[str, str]:
-        """Each intermediate tensor -> the tensor whose buffer holds it (views share)."""
-        root = {}
+    def _aliases(self, planned: bool) -> dict[str, str]:
+        """Each intermediate tensor -> the tensor whose buffer holds it: views share
+        their input's buffer, and (when ``planned``) a kernel writes its output over an
+        input it may overwrite (:mod:`.inplace`) when that input is an intermediate
+        tensor of the same size read by no later step.  ``self.in_place`` lists those."""
+        g = self.graph
+        view_root: dict[str, str] = {}
         for step in self.steps:
             out = step.group.output
+            is_view = step.kernel is None and step.inputs
+            view_root[out] = view_root.get(step.inputs[0], step.inputs[0]) if is_view else out
+        last_read = {}
+        for index, step in enumerate(self.steps):
+            for name in step.inputs:
+                last_read[view_root.get(name, name)] = index
+        intermediate = {s.group.output for s in self.steps
+                        if s.kernel is not None and s.group.output not in g.outputs}
+        root: dict[str, str] = {}
+        buffer_last: dict[str, int] = {}  # a shared buffer's last reader so far
+        for index, step in enumerate(self.steps):
+            out = step.group.output
             if step.kernel is None and step.inputs:
-                source = step.inputs[0]
-                root[out] = root.get(source, source)
-            else:
-                root[out] = out
+                root[out] = root.get(step.inputs[0], step.inputs[0])
+                continue
+            root[out] = out
+            for position in step.in_place if planned and out in intermediate else ():
+                source = root.get(step.inputs[position], step.inputs[position])
+                if any(root.get(name, name) == source for k, name in enumerate(step.inputs)
+                       if k != position):
+                    continue  # also read through another argument (a view of it)
+                if source in intermediate and g.tensors[source].nbytes == \
+                        g.tensors[out].nbytes and \
+                        buffer_last.get(source, last_read.get(source)) == index:
+                    root[out] = source
+                    buffer_last[source] = last_read.get(out, index)
+                    self.in_place[out] = step.inputs[position]
+                    break
         return root
 
     def _plan(self) -> MemoryPlan:
@@ -178,7 +238,9 @@ class CompiledModel:
                 if r in planned:
                     first.setdefault(r, index)
                     last[r] = index
-        return plan_memory([(r, first[r], last[r], g.tensors[r].nbytes) for r in first])
+        return plan_memory([(r, first[r], last[r], g.tensors[r].nbytes) for r in first],
+                           in_place=[(name, source, g.tensors[name].nbytes)
+                                     for name, source in self.in_place.items()])
 
     def _allocate(self, planned: bool) -> dict[str, np.ndarray]:
         g = self.graph
@@ -192,6 +254,10 @@ class CompiledModel:
                                            offset=self.plan.offsets[name])
             else:
                 buffers[name] = np.empty(info.shape, info.dtype)
+        for name in self.in_place:  # written over the buffer of the tensor it replaces
+            info = g.tensors[name]
+            buffers[name] = buffers[self.root[name]].view(np.uint8).reshape(-1)[
+                :info.nbytes].view(info.dtype).reshape(info.shape)
         return buffers
 
     def _inputs(self, feeds: dict) -> dict[str, np.ndarray]:
@@ -235,7 +301,11 @@ class CompiledModel:
                     out = np.empty(info.shape, info.dtype)
                 args = [values[n].reshape(shape) for n, shape in
                         zip(step.inputs, step.kernel_shapes)]
-                step.kernel(*args, out.reshape(step.kernel_shapes[-1]))
+                if out_name in self.in_place:  # the arguments share memory, as checked
+                    step.kernel.call_pointers([data_pointer(a) for a in args]
+                                              + [data_pointer(out)])
+                else:
+                    step.kernel(*args, out.reshape(step.kernel_shapes[-1]))
                 values[out_name] = out
             if times is not None:
                 times.append(time.perf_counter() - started)

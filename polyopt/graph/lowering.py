@@ -32,12 +32,13 @@ from ..transform.nn_templates import (producers,
 from ..transform.nn_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..transform.templates import matmul_template
+from ..target.info import TargetInfo
 from .operators import OPS
 from .operators_nn import ROW_WISE, rows_and_columns
 
 # inputs read as values at compile time (shapes, slice bounds, clip limits), not as data
 _ATTRIBUTE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Clip": (1, 2),
-                     "Squeeze": (1,), "Unsqueeze": (1,)}
+                     "Squeeze": (1,), "Unsqueeze": (1,), "QLinearConv": (1, 6)}
 
 
 def data_inputs(node) -> list[str]:
@@ -59,31 +60,39 @@ class LoweredGroup:
     warnings: list = field(default_factory=list)
 
 
+def group_arguments(g, nodes, output: str) -> tuple[list[str], list[tuple]]:
+    """The group's input tensors in argument order and the shapes its kernel sees (of
+    the inputs, then of ``output``), known without lowering the group."""
+    row_wise = len(nodes) == 1 and nodes[0].op_type in ROW_WISE
+    produced: set[str] = set()
+    arguments: dict[str, tuple] = {}
+    for node in nodes:
+        for k, name in enumerate(node.inputs):
+            if not name or k in _ATTRIBUTE_INPUTS.get(node.op_type, ()) \
+                    or name in produced or name in arguments:
+                continue
+            shape = g.tensors[name].shape or (1,)
+            if row_wise:
+                rows, cols = rows_and_columns(g.tensors[node.inputs[0]].shape)
+                shape = (rows, cols) if k == 0 else (cols,)
+            arguments[name] = shape
+        produced.add(node.outputs[0])
+    out_shape = g.tensors[output].shape
+    out_shape = rows_and_columns(out_shape) if row_wise else (out_shape or (1,))
+    return list(arguments), [*arguments.values(), tuple(out_shape)]
+
+
 def lower_group(g, nodes, output: str) -> LoweredGroup:
     """The group ``nodes`` (in execution order) of graph ``g`` as tensor expressions
     computing the tensor ``output``."""
-    env: dict[str, Tensor] = {}
-    inputs: list[str] = []
-    placeholders: list[Tensor] = []
-    shapes: list[tuple] = []
+    names, shapes = group_arguments(g, nodes, output)
+    placeholders = [placeholder(shape, name=f"in{k}", dtype=g.tensors[name].dtype)
+                    for k, (name, shape) in enumerate(zip(names, shapes))]
+    env: dict[str, Tensor] = dict(zip(names, placeholders))
     row_wise = len(nodes) == 1 and nodes[0].op_type in ROW_WISE
     for position, node in enumerate(nodes):
-        args = []
-        for k, name in enumerate(node.inputs):
-            if not name or k in _ATTRIBUTE_INPUTS.get(node.op_type, ()):
-                args.append(None)
-                continue
-            if name not in env:
-                info = g.tensors[name]
-                shape = info.shape or (1,)
-                if row_wise:
-                    rows, cols = rows_and_columns(g.tensors[node.inputs[0]].shape)
-                    shape = (rows, cols) if k == 0 else (cols,)
-                env[name] = placeholder(shape, name=f"in{len(inputs)}", dtype=info.dtype)
-                inputs.append(name)
-                placeholders.append(env[name])
-                shapes.append(shape)
-            args.append(env[name])
+        args = [env[name] if name and k not in _ATTRIBUTE_INPUTS.get(node.op_type, ())
+                else None for k, name in enumerate(node.inputs)]
         values = [g.constants.get(name) if name else None for name in node.inputs]
         info = g.tensors[node.outputs[0]]
         if row_wise:
@@ -95,8 +104,8 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
     result = env[output]
     if result.name != "out" or not isinstance(result.op, ComputeOp):
         result = _copy(result, "out")
-    return LoweredGroup(inputs, placeholders, result, shapes + [tuple(
-        d.value for d in result.shape)])
+    kernel_shapes = shapes[:-1] + [tuple(d.value for d in result.shape)]
+    return LoweredGroup(names, placeholders, result, kernel_shapes)
 
 
 def _copy(source: Tensor, name: str) -> Tensor:
@@ -121,7 +130,10 @@ def schedule_group(lowered: LoweredGroup, kind: str, nodes: list):
 def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
     op_types = [n.op_type for n in nodes]
     if kind == "complex":
-        anchor = next(t for t in [*producers(out), out] if t.op.reduce_axis)
+        anchor = next((t for t in [*producers(out), out] if t.op.reduce_axis), None)
+        if anchor is None:  # a grouped conv written as an explicit sum: elementwise
+            _unrolled_conv_schedule(s, out)
+            return "grouped_conv_unrolled"
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor)
             template = "grouped_conv"
@@ -185,6 +197,46 @@ def _depthwise_schedule(s, conv: Tensor, *, lanes: int = 16) -> None:
     s.check()
 
 
+def _unrolled_conv_schedule(s, out: Tensor, *, lanes: int | None = None) -> None:
+    """A grouped convolution whose sum is written out (no reduction): the convolution
+    and its epilogue inlined into ``out``, computed per channel (``n`` and ``f`` fused,
+    in parallel) and row, blocks of ``lanes`` columns vectorized: each output is summed
+    in registers and stored once.  The zero padding is computed per channel, right
+    before the channel's rows (``compute_at``): the padded channel stays in cache (a
+    whole padded tensor went through memory, twice the traffic of the convolution)."""
+    lanes = lanes or TargetInfo.host().lanes(out.dtype)
+    padding = [t for t in producers(out) if not producers(t)]  # reads inputs only
+    padded = {id(t) for t in padding}
+    for tensor in reversed(producers(out)):
+        if id(tensor) not in padded:
+            s[tensor].compute_inline(check=False)
+    stage = s[out]
+    n, f, y, x = out.op.axis
+    channels = stage.fuse(n, f, check=False)
+    _, inner = stage.split(x, factor=lanes, check=False)
+    stage.vectorize(inner, check=False)
+    stage.parallel(channels, check=False)
+    for tensor in padding:
+        s[tensor].compute_at(stage, channels, check=False)
+        _padding_rows(s, tensor, lanes)
+    s.check()
+
+
+def _padding_rows(s, padded: Tensor, lanes: int) -> None:
+    """The rows of a padded channel, ``lanes`` columns vectorized.  A stride-2 layer's
+    padding is split in even and odd columns (``[n, c, h, 2, w]``): both halves in one
+    vectorized loop over ``w`` (``p`` unrolled inside it), so that LLVM reads the input
+    row with contiguous loads and shuffles them apart (one half at a time, it gathered
+    every other element)."""
+    stage = s[padded]
+    axes = padded.op.axis
+    outer, inner = stage.split(axes[-1], factor=lanes, check=False)
+    if len(axes) == 5:
+        stage.reorder(axes[2], outer, inner, axes[3], check=False)
+        stage.unroll(axes[3], check=False)
+    stage.vectorize(inner, check=False)
+
+
 def _inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
     """Inline the elementwise stages between ``anchor`` and ``out`` into ``out``, then
     vectorize ``out`` and run it in parallel."""
@@ -223,13 +275,20 @@ def _plain_schedule(s, out: Tensor) -> None:
             pass
 
 
-def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0):
-    """The compiled kernel ``f(*inputs, out)`` of a scheduled group.  Warnings of the
-    build (a loop LLVM left scalar) are kept in ``lowered.warnings``, not printed."""
+def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0, cache=None,
+                request: str | None = None, meta: dict | None = None):
+    """The compiled kernel ``f(*inputs, out)`` of a scheduled group, through the disk
+    ``cache`` (a :class:`~.kernel_cache.KernelCache`, remembered under ``request``) when
+    one is given, with ``meta`` stored beside it.  Warnings of the build (a loop LLVM left scalar) are kept in
+    ``lowered.warnings``, not printed."""
+    args = [*lowered.placeholders, lowered.output]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PolyoptWarning)
-        kernel = build(schedule, [*lowered.placeholders, lowered.output], target="llvm",
-                       num_threads=num_threads)
+        if cache is None:
+            kernel = build(schedule, args, target="llvm", num_threads=num_threads)
+        else:
+            kernel, _ = cache.build(schedule, args, num_threads=num_threads, request=request,
+                                    meta={"template": lowered.template, **(meta or {})})
     lowered.warnings = [str(w.message) for w in caught]
     return kernel
 

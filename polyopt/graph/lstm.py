@@ -1,15 +1,15 @@
-"""ONNX ``LSTM`` (one direction, output ``Y``): a loop over time steps in the executor,
-each step three compiled kernels.
-
-The recurrence reads ``h[t-1] @ R^T``, a reduction over the previous step's state, which
-``po.scan`` refuses (a scan's update may not be a reduction), so the time loop runs in
-Python around polyopt kernels instead:
+"""ONNX ``LSTM`` (one direction, output ``Y``): the input projection, then the whole
+recurrence as one ``po.scan`` kernel.
 
 * once per call, the input projection of every step ``P = X @ W^T + (Wb + Rb)``
   (``[seq * batch, 4 * hidden]``, the matmul template with its bias epilogue);
-* per step ``t``: ``G = P[t] + h @ R^T`` (the matmul template, unpacked for a few rows),
-  ``c = f * c + i * g`` and ``h = o * tanh(c)`` (``i, o, f, g``: ONNX's gate order),
-  ``h`` written straight into ``Y[t]``.
+* one scan over the time steps with two states, ``h`` and ``c`` (``Y[0]`` is the
+  initial state).  Each step computes the gates ``G[t] = h[t-1] @ R^T`` (a reduction:
+  a cell of the scan, in the time loop; scheduled as a matrix-vector product, blocks
+  of ``4 * lanes`` gate columns in vector registers while the reduction runs), then
+  ``c[t] = f * c[t-1] + i * g`` and ``h[t] = o * tanh(c[t])`` (``i, o, f, g``: ONNX's
+  gate order, each gate also reading ``P[t]``), vectorized.  The time loop runs in the
+  kernel: no call per step.
 
 ``W``, ``R`` and ``B`` must be constants: their transposes are stored at compile time.
 """
@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..build import build
+from ..te.scan import scan
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
+from ..target.info import TargetInfo
+from ..transform.schedule import create_schedule
 from .ir import OpNode
 from .lowering import LoweredGroup, build_group, schedule_group
 from .operators import (UnsupportedOperatorError, attr, constant_value, register, sigmoid)
 
-STEP_WORK_FOR_THREADS = 1 << 22  # multiply-adds per step from which its kernels use threads
+WORK_FOR_THREADS = 1 << 24  # multiply-adds of the projection from which it uses threads
 _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,
           "clip": None, "direction": "forward", "hidden_size": None, "input_forget": 0,
           "layout": 0}
@@ -64,33 +68,82 @@ def _no_lowering(node, args, values, out, name):
 register("LSTM", "opaque", _ATTRS, min_inputs=3)((_infer, _no_lowering))
 
 
-def _kernel(placeholders, out, anchor_op: str, num_threads: int):
+def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, request=None):
+    """The matmul (``anchor_op``) or elementwise kernel of ``out``, templated."""
     lowered = LoweredGroup([p.name for p in placeholders], list(placeholders), out,
                            [tuple(d.value for d in t.shape) for t in [*placeholders, out]])
     schedule = schedule_group(lowered, "complex" if anchor_op else "injective",
                               [OpNode("lstm", anchor_op or "Add", (), ())])
-    return build_group(lowered, schedule, num_threads=num_threads)
+    return build_group(lowered, schedule, num_threads=num_threads, cache=cache,
+                       request=request)
 
 
-def _affine(name: str, rows: int, cols: int, inner: int, with_term: bool):
-    """``out = A @ B (+ T)``: A ``[rows, inner]``, B ``[inner, cols]``, T ``[cols]`` or
-    ``[rows, cols]``."""
-    A = placeholder((rows, inner), name=f"{name}_a")
-    B = placeholder((inner, cols), name=f"{name}_b")
-    T = placeholder((cols,) if not with_term else (rows, cols), name=f"{name}_t")
+def _cached(cache, description, num_threads: int, build_it):
+    """The kernel ``description`` names, from the disk cache by its request when it is
+    there (nothing lowered), else ``build_it(request)``."""
+    request = cache.request(description, num_threads) if cache is not None else None
+    found = cache.find(request) if cache is not None else None
+    return found[0] if found is not None else build_it(request)
+
+
+def _projection(rows: int, cols: int, inner: int):
+    """``out = A @ B + T``: A ``[rows, inner]``, B ``[inner, cols]``, T ``[cols]``."""
+    A = placeholder((rows, inner), name="proj_a")
+    B = placeholder((inner, cols), name="proj_b")
+    T = placeholder((cols,), name="proj_t")
     k = reduce_axis((0, inner), name="k")
     product = compute((rows, cols), lambda i, j: reduce_sum(A[i, k] * B[k, j], axis=k),
-                      name=f"{name}_mm")
-    out = compute((rows, cols), lambda i, j: product[i, j] + (T[i, j] if with_term else T[j]),
-                  name="out")
-    return [A, B, T], out
+                      name="proj_mm")
+    return [A, B, T], compute((rows, cols), lambda i, j: product[i, j] + T[j], name="out")
+
+
+def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None):
+    """The LSTM recurrence as a scheduled ``po.scan``: ``(schedule, [P, RT, h0, c0, H, C])``
+    where ``P`` ``[seq, batch, 4 hidden]`` holds the input projections with the biases,
+    ``RT`` ``[hidden, 4 hidden]`` the recurrent weights transposed, and ``H``, ``C``
+    ``[seq + 1, batch, hidden]`` the states (``H[0] = h0``).  ``block`` gate columns are
+    accumulated in registers over the reduction (by default half the vector registers'
+    worth: measured best at hidden 256).  Every step is a checked primitive."""
+    gates = 4 * hidden
+    if block is None:
+        info = TargetInfo.host()
+        block = info.lanes("float32") * (16 if info.vector_registers >= 32 else 8)
+    P = placeholder((seq, batch, gates), name="P")
+    RT = placeholder((hidden, gates), name="RT")
+    h0, c0 = placeholder((batch, hidden), name="h0"), placeholder((batch, hidden), name="c0")
+    h_state = placeholder((seq + 1, batch, hidden), name="h_state")
+    c_state = placeholder((seq + 1, batch, hidden), name="c_state")
+    k = reduce_axis((0, hidden), name="k")
+    G = compute((seq + 1, batch, gates),
+                lambda t, b, j: reduce_sum(h_state[t - 1, b, k] * RT[k, j], axis=k), name="G")
+
+    def gate(t, b, j, which):
+        return G[t, b, which * hidden + j] + P[t - 1, b, which * hidden + j]
+
+    cell = compute((seq + 1, batch, hidden), lambda t, b, j: sigmoid(gate(t, b, j, 2))
+                   * c_state[t - 1, b, j] + sigmoid(gate(t, b, j, 0)) * tanh(gate(t, b, j, 3)),
+                   name="cell")
+    h_next = compute((seq + 1, batch, hidden),
+                     lambda t, b, j: sigmoid(gate(t, b, j, 1)) * tanh(cell[t, b, j]), name="h_next")
+    c_next = compute((seq + 1, batch, hidden), lambda t, b, j: cell[t, b, j], name="c_next")
+    h_init = compute((1, batch, hidden), lambda t, b, j: h0[b, j], name="h_init")
+    c_init = compute((1, batch, hidden), lambda t, b, j: c0[b, j], name="c_init")
+    H, C = scan([h_init, c_init], [h_next, c_next], [h_state, c_state], name="lstm")
+    s = create_schedule([H, C])
+    _, b, j = G.op.axis
+    outer, inner = s[G].split(j, factor=min(block, gates))
+    s[G].reorder(b, outer, k, inner)
+    s[G].vectorize(inner)
+    for tensor in (cell, h_next, c_next):
+        s[tensor].vectorize(tensor.op.axis[2])
+    return s, [P, RT, h0, c0, H, C]
 
 
 class LSTMRunner:
     """``runner(X, W, R, [B], [initial_h], [initial_c], Y)`` for one LSTM node (the
     arguments are the node's present inputs; ``W``, ``R``, ``B`` are read at build time)."""
 
-    def __init__(self, g, node, num_threads: int):
+    def __init__(self, g, node, num_threads: int, cache=None):
         self.inputs = [n for n in node.inputs if n]
         self.positions = {name: k for k, name in enumerate(node.inputs) if name}
         seq, batch, width = g.tensors[node.inputs[0]].shape
@@ -104,54 +157,41 @@ class LSTMRunner:
         self.w_t = np.ascontiguousarray(W.T.astype(np.float32))
         self.r_t = np.ascontiguousarray(R.T.astype(np.float32))
         self.bias = (bias[:4 * hidden] + bias[4 * hidden:]).astype(np.float32)
-        self.projection = _kernel(*_affine("proj", seq * batch, 4 * hidden, width, False),
-                                  "MatMul", num_threads)
-        # a step's kernels are small (batch x hidden x 4 hidden products): on one thread,
-        # as waking the other threads three times per step costs more than they save
-        step_threads = 1 if batch * hidden * hidden * 4 < STEP_WORK_FOR_THREADS else num_threads
-        self.recurrent = _kernel(*_affine("rec", batch, 4 * hidden, hidden, True), "MatMul",
-                                 step_threads)
-        G = placeholder((batch, 4 * hidden), name="gates")
-        C = placeholder((batch, hidden), name="cell")
-        H4 = hidden
-
-        def cell(b, j):
-            return sigmoid(G[b, 2 * H4 + j]) * C[b, j] + sigmoid(G[b, j]) * tanh(G[b, 3 * H4 + j])
-        c_out = compute((batch, hidden), cell, name="out")
-        self.cell = _kernel([G, C], c_out, "", step_threads)
-        h_out = compute((batch, hidden), lambda b, j: sigmoid(G[b, H4 + j]) * tanh(C[b, j]),
-                        name="out")
-        self.hidden = _kernel([G, C], h_out, "", step_threads)
+        # a small projection on one thread: waking a sleeping thread costs more
+        threads = num_threads if seq * batch * width * 4 * hidden >= WORK_FOR_THREADS else 1
+        self.projection = _cached(
+            cache, ("lstm projection", seq * batch, hidden, width), threads,
+            lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width), "MatMul",
+                                    threads, cache, request))
+        self.recurrence = _cached(
+            cache, ("lstm recurrence", seq, batch, hidden), 1,
+            lambda request: _build(*recurrence(seq, batch, hidden), cache, request))
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
-        self.projected = np.empty((seq * batch, 4 * hidden), np.float32)
-        self.gates = np.empty((batch, 4 * hidden), np.float32)
-        self.cells = [np.empty((batch, hidden), np.float32) for _ in range(2)]
-        self.h0 = np.zeros((batch, hidden), np.float32)
+        self.projected = np.empty((seq, batch, 4 * hidden), np.float32)
+        self.states = [np.empty((seq + 1, batch, hidden), np.float32) for _ in range(2)]
+        self.zeros = np.zeros((batch, hidden), np.float32)
 
     def __call__(self, *args) -> None:
         *inputs, Y = args
         seq, batch, hidden = self.shape
-        x = inputs[0]
-        self.projection(x.reshape(seq * batch, -1), self.w_t, self.bias, self.projected)
-        projected = self.projected.reshape(seq, batch, 4 * hidden)
-        h = self._initial(inputs, 5, self.h0)
-        c = self._initial(inputs, 6, None)
-        current = self.cells[0]
-        if c is None:
-            current[...] = 0.0
-        else:
-            current[...] = c
-        for t in range(seq):
-            self.recurrent(h, self.r_t, projected[t], self.gates)
-            new = self.cells[(t + 1) % 2]
-            self.cell(self.gates, current, new)
-            h = Y[t, 0]
-            self.hidden(self.gates, new, h)
-            current = new
+        self.projection(inputs[0].reshape(seq * batch, -1), self.w_t, self.bias,
+                        self.projected.reshape(seq * batch, -1))
+        h0 = self._initial(inputs, 5)
+        c0 = self._initial(inputs, 6)
+        self.recurrence(self.projected, self.r_t, h0, c0, *self.states)
+        Y.reshape(seq, batch, hidden)[...] = self.states[0][1:]
 
-    def _initial(self, inputs, index, default):
+    def _initial(self, inputs, index):
         for name, position in self.positions.items():
             if position == index:
-                return inputs[self.inputs.index(name)][0]
-        return default
+                return np.ascontiguousarray(inputs[self.inputs.index(name)][0])
+        return self.zeros
+
+
+def _build(schedule, args, cache, request):
+    """The single-threaded kernel of a schedule (through the disk cache when given): a
+    step's work is small, and waking threads at every step costs more than they save."""
+    if cache is None:
+        return build(schedule, args, target="llvm", num_threads=1)
+    return cache.build(schedule, args, num_threads=1, request=request)[0]

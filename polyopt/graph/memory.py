@@ -14,7 +14,7 @@ arena next to the lower bound (the most bytes live at once) and the naive sum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ALIGNMENT = 64
 
@@ -33,12 +33,15 @@ class MemoryPlan:
     arena_bytes: int
     lower_bound: int
     naive_bytes: int
+    in_place: dict = field(default_factory=dict)  # tensor -> the input it was written over
 
     def report(self) -> str:
         ratio = self.arena_bytes / self.lower_bound if self.lower_bound else 1.0
+        reused = (f"; {len(self.in_place)} tensors written in place over an input"
+                  if self.in_place else "")
         return (f"arena {self.arena_bytes / 2**20:.2f} MiB for {len(self.offsets)} buffers: "
                 f"{ratio:.3f}x the lower bound {self.lower_bound / 2**20:.2f} MiB (most bytes "
-                f"live at once); the naive sum is {self.naive_bytes / 2**20:.2f} MiB")
+                f"live at once); the naive sum is {self.naive_bytes / 2**20:.2f} MiB{reused}")
 
 
 def live_together(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -46,8 +49,10 @@ def live_together(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] <= b[1] and b[0] <= a[1]
 
 
-def plan_memory(buffers) -> MemoryPlan:
-    """Place ``buffers``, each ``(name, first_step, last_step, bytes)``."""
+def plan_memory(buffers, in_place=()) -> MemoryPlan:
+    """Place ``buffers``, each ``(name, first_step, last_step, bytes)``.  ``in_place``
+    lists the tensors written over another's buffer, each ``(name, source, bytes)``:
+    reported, and counted in the naive sum."""
     sizes = {name: _aligned(size) for name, _, _, size in buffers}
     intervals = {name: (first, last) for name, first, last, _ in buffers}
     order = sorted(sizes, key=lambda n: (-sizes[n], intervals[n][0], n))
@@ -60,7 +65,9 @@ def plan_memory(buffers) -> MemoryPlan:
     steps = {s for first, last in intervals.values() for s in (first, last)}
     bound = max((sum(sizes[n] for n in sizes if intervals[n][0] <= s <= intervals[n][1])
                  for s in steps), default=0)
-    return MemoryPlan(offsets, sizes, intervals, arena, bound, sum(sizes.values()))
+    naive = sum(sizes.values()) + sum(_aligned(size) for _, _, size in in_place)
+    return MemoryPlan(offsets, sizes, intervals, arena, bound, naive,
+                      {name: source for name, source, _ in in_place})
 
 
 def _best_fit(busy: list[tuple[int, int]], size: int) -> int:

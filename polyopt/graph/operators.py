@@ -41,8 +41,7 @@ class OpDef:
 
 
 OPS: dict[str, OpDef] = {}
-INT8_OPS = ("QuantizeLinear", "DequantizeLinear", "QLinearConv", "MatMulInteger",
-            "QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
+INT8_OPS = ("QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
 
 
 def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1):
@@ -409,3 +408,4 @@ register("Slice", "injective", min_inputs=3)((_slice_infer, _slice_lower))
 
 
 from . import operators_nn  # noqa: E402,F401  (registers the neural-network operators)
+from . import operators_quant  # noqa: E402,F401  (QuantizeLinear, DequantizeLinear)

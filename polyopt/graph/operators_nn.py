@@ -3,7 +3,12 @@
 Convolutions in the common form (one group, no dilation, the same padding on every side
 and the same stride both ways) are ``po.ops.conv2d_nchw``, which the conv templates
 schedule; the others (groups, depthwise, dilation, uneven padding) are written here in
-the same shape ``out[n, f, y, x] = sum over (rc, ry, rx)``.
+the same shape ``out[n, f, y, x] = sum over (rc, ry, rx)``.  A grouped convolution with
+few terms per output (a depthwise 3 x 3: 9) writes the sum out term by term, in the
+order of the reduction, without a reduction: each output is computed in registers and
+stored once (as a reduction, it was accumulated in memory, and its partial vectors
+paid a store-to-load stall per term: 8x slower), and the schedule vectorizes it
+like an elementwise operator.
 """
 
 from __future__ import annotations
@@ -11,8 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import te
+from ..dtypes import INDEX
 from ..errors import InvalidArgumentError
 from ..te.expr import Const
+from ..te.substitute import substitute
 from ..te.tensor import (all_of, compute, if_then_else, maximum, minimum, reduce_axis,
                          reduce_max, reduce_sum)
 from .operators import UnsupportedOperatorError, attr, broadcast_read, register
@@ -132,14 +139,33 @@ def _conv_lower(node, args, values, out_info, name):
                               x + (rx * dx) // 2]
             return padded[n, channel(f), y * sy + ry * dy, x * sx + rx * dx]
 
-        out = compute(
-            tuple(out_info.shape),
-            lambda n, f, y, x: reduce_sum(read(n, f, y, x) * Wt[f, rc, ry, rx],
-                                          axis=[rc, ry, rx]),
-            name=conv_name)
+        if group > 1 and Cg * KH * KW <= UNROLLED_TERMS:
+            out = compute(tuple(out_info.shape), lambda n, f, y, x: _unrolled_sum(
+                read, Wt, (n, f, y, x), (rc, ry, rx), (Cg, KH, KW)), name=conv_name)
+        else:
+            out = compute(
+                tuple(out_info.shape),
+                lambda n, f, y, x: reduce_sum(read(n, f, y, x) * Wt[f, rc, ry, rx],
+                                              axis=[rc, ry, rx]),
+                name=conv_name)
     if bias is None:
         return out
     return compute(out_info.shape, lambda n, f, y, x: out[n, f, y, x] + bias[f], name=name)
+
+
+UNROLLED_TERMS = 32  # a grouped convolution with at most this many terms: an explicit sum
+
+
+def _unrolled_sum(read, Wt, index, axes, extents):
+    """``sum over axes of read(index) * Wt[f, axes]`` written out term by term, in the
+    reduction's order (so with its rounding), with the axes replaced by constants."""
+    n, f, y, x = index
+    total = None
+    for values in np.ndindex(*extents):
+        mapping = {axis: Const(int(v), INDEX) for axis, v in zip(axes, values)}
+        term = substitute(read(n, f, y, x) * Wt[(f, *axes)], mapping)
+        total = term if total is None else total + term
+    return total
 
 
 register("Conv", "complex", _CONV_ATTRS, min_inputs=2)((_conv_infer, _conv_lower))

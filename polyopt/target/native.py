@@ -70,6 +70,17 @@ class NativeKernel:
             arrays, values = bind_arguments(self.signature, args, kwargs)
             status = cfunc(*(data_pointer(a) for a in arrays),
                            *(values[p] for p in self.signature.params))
+        self._status(status)
+
+    def call_pointers(self, pointers: list[int]) -> None:
+        """Call with the arrays' data addresses, unchecked: the caller vouches for their
+        dtypes, shapes and layouts, and for any sharing of memory between them (the
+        graph layer's in-place outputs, proven safe per kernel)."""
+        if self._cfunc is None:
+            raise ReleasedKernelError(f"kernel {self.name} was released (f.release())")
+        self._status(self._cfunc(*pointers))
+
+    def _status(self, status: int) -> None:
         if status != 0:
             raise BackendError(
                 f"{self.name} could not allocate its intermediate buffers "

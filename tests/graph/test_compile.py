@@ -178,7 +178,7 @@ def test_unsupported_attribute_is_refused():
 
 
 def test_int8_operators_wait_for_int8_support():
-    model = single_op("QuantizeLinear", [(2, 3)], consts=[np.float32(0.1)])
+    model = single_op("ConvInteger", [(1, 1, 3, 3)], consts=[np.ones((1, 1, 1, 1), np.uint8)])
     with pytest.raises(po.PolyoptError, match="int8 support"):
         po.graph.from_onnx(model)
 
@@ -237,3 +237,118 @@ def test_printer_and_builder():
     assert g.nx.edges["Conv_0", "Relu_1"]["shape"] == (1, 4, 8, 8)
     with pytest.raises(po.InvalidArgumentError, match="'nope'"):
         b.op("Relu", ["nope"])
+
+
+# -- in-place outputs --------------------------------------------------------------------------
+
+def test_overwritable_inputs_follow_the_exact_accesses():
+    """An output may take an input's buffer only where each element of the input is read
+    by the instance writing the same output element: an elementwise epilogue (also when
+    scheduled vectorized and parallel) yes; a shifted read, a convolution's input, the
+    input of a row reduction no."""
+    from polyopt.graph.inplace import overwritable_inputs
+    from polyopt.graph.lowering import lower_group, schedule_group
+
+    def positions(build, scheduled=False):
+        A = po.placeholder((6, 16), name="in0")
+        B = po.placeholder((6, 16), name="in1")
+        out = build(A, B)
+        s = po.create_schedule(out)
+        if scheduled:
+            outer, inner = s[out].split(out.op.axis[1], factor=8)
+            s[out].vectorize(inner)
+            s[out].parallel(out.op.axis[0])
+        return overwritable_inputs([A, B], out, s)
+
+    assert positions(lambda A, B: po.compute((6, 16), lambda i, j: po.maximum(A[i, j] + B[i, j], 0.0),
+                                             name="out")) == (0, 1)
+    assert positions(lambda A, B: po.compute((6, 16), lambda i, j: A[i, j] * B[i, j],
+                                             name="out"), scheduled=True) == (0, 1)
+    assert positions(lambda A, B: po.compute((6, 16), lambda i, j: A[i, j] + B[(i + 1) % 6, j],
+                                             name="out")) == (0,)
+    k = po.reduce_axis((0, 16), name="k")
+    assert positions(lambda A, B: po.compute(
+        (6, 16), lambda i, j: A[i, j] + po.sum(B[i, k], axis=k), name="out")) == (0,)
+    # a fused conv + residual add + relu of a model: the residual, not the conv input
+    g = po.graph.optimize(po.graph.from_onnx(branchy_model()))
+    grp = next(grp for grp in po.graph.fuse(g) if grp.op_types == ["Conv", "Add", "Mul", "Relu"])
+    lowered = lower_group(g, grp.nodes, grp.output)
+    s = schedule_group(lowered, grp.kind, grp.nodes)
+    found = overwritable_inputs(lowered.placeholders, lowered.output, s)
+    conv_input = lowered.inputs.index(grp.nodes[0].inputs[0])
+    assert found and conv_input not in found
+    # the kernel run with its output over such an input computes what it computes apart
+    from polyopt.graph.lowering import build_group
+    from polyopt.target.args import data_pointer
+
+    kernel = build_group(lowered, s, num_threads=2)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(shape).astype("float32") for shape in lowered.kernel_shapes]
+    expected = args[-1].copy()
+    kernel(*args[:-1], expected)
+    shared = list(args)
+    shared[-1] = shared[found[0]]  # the same memory
+    kernel.call_pointers([data_pointer(a) for a in shared])
+    np.testing.assert_array_equal(shared[found[0]], expected)
+
+
+def test_in_place_outputs_take_dead_inputs_only():
+    """On a ResNet, residual epilogues write over their residual input; a tensor shares
+    memory with another only when one's last reader is the step computing the other,
+    and results equal those without planning (no in-place) and onnxruntime's."""
+    model = resnet18(width=4, resolution=16, classes=5)
+    g = po.graph.from_onnx(model)
+    planned = po.graph.compile(g, num_threads=1)
+    naive = po.graph.compile(g, num_threads=1, plan=False)
+    assert planned.in_place and not naive.in_place
+    assert planned.plan.in_place == planned.in_place
+    assert f"{len(planned.in_place)} tensors written in place" in planned.memory_report()
+    steps = planned.steps
+    defined = {s.group.output: k for k, s in enumerate(steps) if s.kernel is not None}
+    last_read = {}
+    for k, s in enumerate(steps):
+        for name in s.inputs:
+            last_read[planned.root.get(name, name) if name not in defined else name] = k
+    views = {s.group.output: s.inputs[0] for s in steps if s.kernel is None and s.inputs}
+    for view, source in views.items():  # a view's readers read its source
+        last_read[source] = max(last_read.get(source, 0), last_read.get(view, 0))
+    buffers = planned._buffers
+    names = [n for n in defined if n in buffers]
+    for a in names:
+        for b in names:
+            if a >= b or not np.shares_memory(buffers[a], buffers[b]):
+                continue
+            first, second = sorted((a, b), key=defined.get)
+            assert last_read.get(first, defined[first]) <= defined[second], (first, second)
+            if last_read.get(first) == defined[second]:  # the handover step: in place only
+                assert planned.in_place.get(second) == first \
+                    or planned.root[second] == planned.root[first]
+    feeds = random_inputs(model)
+    a, b = planned.run(feeds), naive.run(feeds)
+    expected = ort_run(model, feeds)
+    for name in expected:
+        np.testing.assert_array_equal(a[name], b[name])
+        np.testing.assert_allclose(a[name], expected[name], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("seq, batch, width, hidden, initial", [
+    (1, 1, 3, 5, False), (4, 3, 7, 5, True), (6, 2, 4, 17, True)])
+def test_lstm_is_one_scan_kernel_and_matches_onnxruntime(seq, batch, width, hidden, initial):
+    """The recurrence runs as one po.scan kernel (the gate matmul a reduction cell in the
+    time loop): odd sizes, batches, initial states given as graph inputs."""
+    m = ModelBuilder(5)
+    x = m.input("x", (seq, batch, width))
+    w, r = m.weight(1, 4 * hidden, width), m.weight(1, 4 * hidden, hidden)
+    b = m.const(RNG.standard_normal((1, 8 * hidden)).astype("f4"))
+    inputs = [x, w, r, b]
+    if initial:
+        inputs += ["", m.input("init_h", (1, batch, hidden)), m.input("init_c", (1, batch, hidden))]
+    out = m.add("LSTM", inputs, hidden_size=hidden)
+    model = m.model([out])
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    (step,) = [s for s in compiled.steps if s.template == "lstm"]
+    assert step.kernel.recurrence.signature.arrays[-1].shape[0].value == seq + 1
+    feeds = random_inputs(model)
+    got = compiled.run(feeds)
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5)

@@ -59,6 +59,8 @@ def test_clip_with_and_without_bounds():
     (6, 6, 11, 3, 2, 1, 6, 1),     # depthwise, stride 2 (even and odd columns apart)
     (4, 8, 10, 3, 2, 2, 4, 2),     # grouped, stride 2, dilation 2
     (4, 6, 9, 3, 1, 2, 2, 2),      # groups and dilation
+    (8, 4, 9, 3, 1, 1, 2, 1),      # groups of 4 channels: 36 terms, a reduction
+    (6, 6, 8, 3, 1, 0, 6, 1),      # depthwise without padding
     (5, 7, 6, 1, 1, 0, 1, 1),      # pointwise
     (3, 4, 10, 5, 3, 0, 1, 1),     # no padding, stride 3
 ])

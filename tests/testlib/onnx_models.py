@@ -44,8 +44,11 @@ class ModelBuilder:
                                            **attrs))
         return names[0] if outputs == 1 else names
 
-    def model(self, outputs, opset=OPSET):
-        outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
+    def model(self, outputs, opset=OPSET, dtypes=None):
+        """``dtypes``: {output: numpy dtype} for outputs that are not float32."""
+        dtypes = dtypes or {}
+        outs = [helper.make_tensor_value_info(o, helper.np_dtype_to_tensor_dtype(
+            np.dtype(dtypes.get(o, "float32"))), None) for o in outputs]
         graph = helper.make_graph(self.nodes, "model", self.inputs, outs, self.inits)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 

@@ -5,6 +5,8 @@ C compiler (``cc``, or ``$CC``) links them into a shared library, ``ar`` into a 
 one.  A kernel with parallel loops needs libgomp, one calling libmvec's vector ``exp``,
 ``log`` or ``tanh`` needs libmvec: the shared library is linked against them.  Every
 file is written to a temporary name and renamed, so a reader never sees half a file.
+:func:`load_object` loads an object back into this process (no C compiler: LLVM's
+JIT links it), as the graph layer does with kernels from the on-disk cache.
 
 >>> import os, tempfile, polyopt as po
 >>> A = po.placeholder((3,), name="A"); B = po.compute((3,), lambda i: A[i] * 2.0, name="B")
@@ -20,9 +22,12 @@ import json
 import os
 import tempfile
 
-from ...errors import InvalidArgumentError
+import re
+
+from ...errors import BackendError, InvalidArgumentError
 from ..linker import libraries_needed, link_shared, write_atomically
-from .jit import CPU, object_code, parse
+from ..native import NativeKernel
+from .jit import CPU, object_code, parse, target_machine
 
 
 def object_for(optimized_ir: str, cpu: CPU) -> bytes:
@@ -49,3 +54,57 @@ def export_library(optimized_ir: str, signature, cpu: CPU, path) -> None:
             link_shared([obj], path, libraries_needed([optimized_ir]))
     write_atomically(path + ".json",
                      (json.dumps(signature.to_json(), indent=1) + "\n").encode())
+
+
+_DECLARED = re.compile(r'^declare [^@]*@"?([\w.$]+)"?\(', re.M)
+
+
+def imported_symbols(optimized_ir: str) -> list[str]:
+    """The functions an optimized module calls but does not define (LLVM intrinsics
+    aside): what :func:`load_object` must find in the process."""
+    return sorted({name for name in _DECLARED.findall(optimized_ir)
+                   if not name.startswith("llvm.")})
+
+
+class ObjectKernel(NativeKernel):
+    """A kernel loaded from object code by :func:`load_object`."""
+
+    def __init__(self, signature, engine, address: int):
+        super().__init__(signature, address)
+        self._engine = engine  # owns the machine code
+
+    def _free(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+
+    def __repr__(self) -> str:
+        return f"<ObjectKernel {self.name}>"
+
+
+def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU()) -> ObjectKernel:
+    """The kernel ``signature`` from the ELF object ``code`` (:func:`object_for`), linked
+    into this process by LLVM's JIT.  ``imports`` (:func:`imported_symbols`) must all
+    resolve (libgomp and libmvec are loaded for them first): otherwise BackendError,
+    before LLVM would abort the process on an unresolved symbol."""
+    import llvmlite.binding as llvm
+
+    from .parallel import load_openmp
+    from .vecmath import host_variants
+
+    if any(name.startswith("GOMP_") for name in imports):
+        load_openmp()
+    if any(name.startswith("_ZGV") for name in imports):
+        host_variants()
+    missing = [name for name in imports if not llvm.address_of_symbol(name)]
+    if missing:
+        raise BackendError(f"the object of {signature.name} calls {', '.join(missing)}, "
+                           "which this process does not have; build the kernel again")
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine(cpu))
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    address = engine.get_function_address(signature.name)
+    if not address:
+        engine.close()
+        raise BackendError(f"the object has no function '{signature.name}'")
+    return ObjectKernel(signature, engine, address)

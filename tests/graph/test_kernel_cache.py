@@ -1,0 +1,79 @@
+"""A second ``po.graph.compile`` of a model in a new process loads every kernel from the
+on-disk kernel cache (the AOT libraries' cache, ``POLYOPT_CACHE``), compiles none, and
+computes what onnxruntime does."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import polyopt as po  # noqa: E402
+from polyopt.aot.cache import DiskCache  # noqa: E402
+from testlib.onnx_models import lstm, ort_run, random_inputs, resnet18, single_op  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHILD = """
+import json, sys, numpy as np, onnx, polyopt as po
+model = onnx.load(sys.argv[1])
+feeds = dict(np.load(sys.argv[2]))
+m = po.graph.compile(po.graph.from_onnx(model), num_threads=1)
+np.savez(sys.argv[3], **m.run(feeds))
+kernels = len({id(s.kernel) for s in m.steps if s.kernel is not None and s.template != "lstm"})
+print(json.dumps({**m.cache_stats, "groups": kernels}))
+"""
+
+
+def _compile_in_child(tmp_path, cache, model_path, feeds_path, tag):
+    out = tmp_path / f"out_{tag}.npz"
+    env = dict(os.environ, PYTHONPATH=ROOT, POLYOPT_CACHE=str(cache))
+    done = subprocess.run([sys.executable, "-c", CHILD, str(model_path), str(feeds_path),
+                           str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), dict(np.load(out))
+
+
+@pytest.mark.parametrize("build", [lambda: resnet18(width=4, resolution=16, classes=5),
+                                   lambda: lstm(layers=2, seq=4, width=6, hidden=8)],
+                         ids=["resnet18", "lstm"])
+def test_second_process_loads_every_kernel_from_the_cache(tmp_path, build):
+    model = build()
+    feeds = random_inputs(model)
+    model_path, feeds_path = tmp_path / "model.onnx", tmp_path / "feeds.npz"
+    onnx.save(model, str(model_path))
+    np.savez(feeds_path, **feeds)
+    cache = tmp_path / "cache"
+    first, first_out = _compile_in_child(tmp_path, cache, model_path, feeds_path, "cold")
+    assert first["built"] > 0  # (identical kernels, e.g. of the two LSTM layers, load)
+    assert DiskCache(str(cache)).info()["kernels"] == first["built"]
+    second, second_out = _compile_in_child(tmp_path, cache, model_path, feeds_path, "warm")
+    assert second["built"] == 0 and second["loaded"] == first["built"] + first["loaded"]
+    expected = ort_run(model, feeds)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(second_out[name], first_out[name])
+        np.testing.assert_allclose(second_out[name], value, rtol=1e-4, atol=1e-4)
+
+
+def test_cache_can_be_off_or_a_folder(tmp_path):
+    model = single_op("Relu", [(3, 5)])
+    g = po.graph.from_onnx(model)
+    feeds = random_inputs(model)
+    off = po.graph.compile(g, num_threads=1, cache=False)
+    assert off.cache_stats == {"loaded": 0, "built": 0}
+    folder = tmp_path / "mine"
+    po.graph.executor._KERNELS.clear()
+    on = po.graph.compile(g, num_threads=1, cache=str(folder))
+    assert on.cache_stats["built"] == 1 and DiskCache(str(folder)).info()["kernels"] == 1
+    po.graph.executor._KERNELS.clear()
+    again = po.graph.compile(g, num_threads=1, cache=str(folder))
+    assert again.cache_stats == {"loaded": 1, "built": 0}
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_array_equal(again.run(feeds)[name], value)
+        np.testing.assert_array_equal(off.run(feeds)[name], value)
+    with pytest.raises(po.InvalidArgumentError, match="cache"):
+        po.graph.compile(g, cache=3)
