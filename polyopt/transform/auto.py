@@ -153,8 +153,6 @@ def _first_line(err: Exception) -> str:
 # -- in-place kernels: isl's affine schedule, then the band ------------------------------
 def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     program = s.program
-    if any(not st.dims for st in program.statements):
-        raise ScheduleError("a statement outside every loop is not scheduled automatically")
     isl_result, message = isl_schedule(program, s.deps, fusion=opts.fusion,
                                        max_operations=opts.max_operations)
     if isl_result is None:
