@@ -1,4 +1,5 @@
 /* correlation: Pearson correlation matrix of M variables over N observations */
+#include <math.h>
 #ifndef M
 # define M 1200
 # define N 1400

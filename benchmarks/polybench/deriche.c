@@ -1,5 +1,6 @@
 /* deriche: Deriche's recursive edge-detection filter, horizontal then vertical passes
    (each a causal and an anti-causal recursion, summed) */
+#include <math.h>
 #ifndef W
 # define W 4096
 # define H 2160

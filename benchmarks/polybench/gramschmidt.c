@@ -1,4 +1,5 @@
 /* gramschmidt: QR decomposition by modified Gram-Schmidt, A (M x N) = Q R */
+#include <math.h>
 #ifndef M
 # define M 1000
 # define N 1200
