@@ -43,7 +43,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-from ..errors import IllegalScheduleError, InvalidArgumentError, ScheduleError
+from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
                           map_text, strides, zero_distance_levels)
 
@@ -190,11 +190,12 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
 
 # -- tensor expressions: each stage's loops are its band -----------------------------------
 def _stages(s, opts: AutoOptions, report: AutoReport) -> None:
+    handled = _recognized(s, opts, report)
     program = s.program
     report.add("tensor expressions: each stage keeps its loops as one band (stages at the "
                "root in definition order)")
     for stage in program.stages:
-        if stage.attach.kind != "root" or not stage.axes:
+        if stage.attach.kind != "root" or not stage.axes or stage.name in handled:
             continue
         main = program.statement(stage.main)
         rows = Rows({main.name: [a.value for a in stage.axes]}, [True] * len(stage.axes),
@@ -203,6 +204,72 @@ def _stages(s, opts: AutoOptions, report: AutoReport) -> None:
             _band(s, stage.name, rows, opts, report)
         except (IllegalScheduleError, ScheduleError) as err:
             report.add(f"{stage.name}: left as it is ({_first_line(err)})")
+
+
+def _recognized(s, opts: AutoOptions, report: AutoReport) -> set:
+    """Outputs that are a contraction (``C[i, j] = sum_k A[i, k] B[k, j]``) or a direct
+    convolution (``po.ops.conv2d_nchw``) get the recipe of their template (a register
+    tile through the reduction, packed panels), applied with the ordinary primitives and
+    checked; the stages it scheduled are returned (the others get the generic band)."""
+    from .nn_templates import _check_conv, _conv_operands
+    from .templates import _right_operand, conv2d_template, matmul_template
+    if not opts.tile or opts.tile_sizes is not None or opts.unroll_jam <= 1:
+        return set()  # the user asked for something else than the recipes
+    handled = set()
+    for tensor in s.outputs:
+        op = getattr(tensor, "op", None)
+        if op is None or not getattr(op, "reduce_axis", None):
+            continue
+        recipes = [("a contraction: the matmul recipe", _is_contraction, matmul_template),
+                   ("a direct convolution: the conv2d recipe", _is_conv, conv2d_template)]
+        for what, matches, template in recipes:
+            if not matches(tensor, _right_operand, _check_conv, _conv_operands):
+                continue
+            before = {st.name for st in s.program.stages}
+            try:
+                with s.atomic():
+                    template(s, tensor, parallel=opts.parallel)
+                    s.check()
+            except (IllegalScheduleError, ScheduleError, InvalidArgumentError) as err:
+                report.add(f"{tensor.name}: {what} was refused ({_first_line(err)})")
+                continue
+            added = {st.name for st in s.program.stages} - before
+            handled |= added | {s[tensor].name} | {
+                s[p].name for p in _producers(tensor) if _has_stage(s, p)}
+            report.add(f"{tensor.name} is {what} ({template.__name__}: register tile "
+                       "through the reduction; stages " + ", ".join(sorted(handled)) + ")")
+            break
+    return handled
+
+
+def _is_contraction(tensor, right_operand, *_) -> bool:
+    try:
+        right_operand(tensor)
+    except InvalidArgumentError:
+        return False
+    return len(tensor.op.reduce_axis) == 1
+
+
+def _is_conv(tensor, _right, check_conv, conv_operands) -> bool:
+    try:
+        check_conv(tensor, "auto_schedule")
+        conv_operands(tensor)
+    except InvalidArgumentError:
+        return False
+    return True
+
+
+def _producers(tensor) -> list:
+    from .nn_templates import producers
+    return producers(tensor)
+
+
+def _has_stage(s, tensor) -> bool:
+    try:
+        s[tensor]
+    except PolyoptError:  # a placeholder or an inlined producer
+        return False
+    return True
 
 
 # -- the band: tiles, intra-tile order, vector, register tiles, parallel ------------------
