@@ -11,10 +11,18 @@ stage's loops are its band.  Then, on the outermost permutable band:
 - inside a tile, the innermost loop is the one with the most stride-1 accesses that
   carries no dependence, marked ``vectorize``;
 - with ``unroll_jam=`` (default 4) a loop around a reduction is unrolled into it
-  (unroll-and-jam); ``register_columns=`` (e.g. 32) also splits the vector loop, for
-  a register tile of accumulators held across the reduction;
+  (unroll-and-jam) and ``register_columns=`` (default: 64 bytes, 8 doubles) splits the
+  vector loop: a register tile of accumulators held across the reduction;
 - the outermost tile loop without dependences is marked ``parallel``, else the tiles
-  run in wavefronts (``wavefront``) whose inner loop is parallel.
+  run in wavefronts (``wavefront``) whose inner loop is parallel;
+- loop nests that the affine schedule puts in sequence get a band each; maximal fusion
+  gives way to isl's minimal fusion when more statements then span a band of their own
+  (an init statement fused into a reduction's band would run under a guard);
+- when no loop of a single statement's band can go innermost without carrying a
+  dependence (Gauss-Seidel), the last band loop is skewed by the first (time), which
+  then runs innermost in a tile: independent chains instead of one;
+- a tensor-expression output that is a contraction or a direct convolution gets the
+  recipe of its template (``po.templates``), applied with the same primitives.
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
@@ -60,7 +68,8 @@ class AutoOptions:
     parallel: bool = True
     vectorize: bool = True
     unroll_jam: int = 4                     # rows of a register tile (0 or 1: none)
-    register_columns: int = 0               # its columns (e.g. 32); 0: the whole tile row
+    register_columns: int | None = None     # its columns; None: 64 bytes of elements
+                                            # (8 doubles); 0: the whole tile row
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
@@ -159,33 +168,104 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         raise ScheduleError(message)
     rows = flatten(isl_result)
     fusion = opts.fusion
-    if fusion == "max" and _tileable_run(rows) is None:
+    score, perfect = _fusion_score(rows, program)
+    if fusion == "max" and not perfect:
         separate, _ = isl_schedule(program, s.deps, fusion="min",
                                    max_operations=opts.max_operations)
-        if separate is not None and _tileable_run(flatten(separate)) is not None:
-            rows, fusion = flatten(separate), "min (maximal fusion left no band to tile)"
+        if separate is not None and _fusion_score(flatten(separate), program)[0] > score:
+            rows, fusion = flatten(separate), (
+                "min (more statements span a tileable band of their own than with maximal "
+                "fusion)")
     if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
         order = {st.name: k for k, st in enumerate(program.statements)}
-        rows = Rows({n: r + [order[n]] for n, r in rows.rows.items()},
-                    rows.permutable + [False], rows.band + [None])
+        rows = rows.extended(order)
     report.add(f"affine schedule: {message}, fusion {fusion}")
+    groups = _sequence_groups(rows, program)
+    if opts.tile:  # (statements of a nest are rather distributed inside its tiles)
+        for group in groups:
+            if len(group) == 1 or not opts.distribute:
+                rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
     names = level_names(rows, program)
-    stages = [st.name for st in program.stages]
+    stage_of = {st.main: st.name for st in program.stages}
     for stage in program.stages:
         if stage.attach.kind != "root":
             s[stage.name].compute_root(check=False)
-    for name in stages:
-        stmt = program.statement(program.stage(name).main)
+    for stage in program.stages:
+        stmt = program.statement(stage.main)
         text = map_text(stmt, rows.rows[stmt.name], names)
-        s[name].transform(text, check=False)
-        report.add(f"{name}: {text[text.index('{') + 2:-2]}")
-    owner = stages[0]
-    for name in stages[1:]:
-        s[name].compute_with(owner, s[owner].axes[-1].name, check=False)
-    if len(stages) > 1:
-        report.add(f"statements share all loops with {owner} (instances ordered by the "
-                   "schedule's values, sequences as constant levels)")
-    _band(s, owner, rows, opts, report)
+        s[stage.name].transform(text, check=False)
+        report.add(f"{stage.name}: {text[text.index('{') + 2:-2]}")
+    owners = []
+    for group in groups:
+        owner, *others = [stage_of[n] for n in group]
+        for name in others:
+            s[name].compute_with(owner, s[owner].axes[-1].name, check=False)
+        owners.append(owner)
+        if others:
+            report.add(f"{', '.join(others)} share all loops with {owner} (instances ordered "
+                       "by the schedule's values, sequences as constant levels)")
+    for owner in owners[1:]:
+        s[owner].compute_with(owners[0], s[owners[0]].axes[0].name, check=False)
+    if len(owners) > 1:
+        report.add(f"{len(owners)} loop nests in sequence (level 0), each with its own band: "
+                   + ", ".join(owners))
+    for group, owner in zip(groups, owners):
+        _band(s, owner, rows.subset(group), opts, report)
+
+
+def _fusion_score(rows: Rows, program) -> tuple[int, bool]:
+    """How many statements span a tileable band of their loop nest with all their
+    loops (an init statement inside a reduction's band does not: it runs under a
+    guard in the innermost loop), and whether every statement of two or more loops
+    does."""
+    score, perfect = 0, True
+    for group in _sequence_groups(rows, program):
+        run = _tileable_run(rows.subset(group))
+        for name in group:
+            dims = len(program.statement(name).dims)
+            spans = run is not None and dims >= run[1] - run[0]
+            score += spans
+            perfect = perfect and (spans or dims < 2) and (run is None or dims >= 2 or
+                                                            len(group) == 1)
+    return score, perfect
+
+
+def _sequence_groups(rows: Rows, program) -> list[list[str]]:
+    """The statements of each loop nest the schedule puts in sequence at level 0
+    (in that order); one group when level 0 is a loop."""
+    order = [st.name for st in program.statements if st.name in rows.rows]
+    if rows.depth < 2 or not all(isinstance(rows.rows[n][0], int) for n in order):
+        return [order]
+    values = sorted({rows.rows[n][0] for n in order})
+    return [[n for n in order if rows.rows[n][0] == v] for v in values]
+
+
+def _skew_for_inner_parallel(program, deps, all_rows: Rows, group: list,
+                             report: AutoReport) -> Rows:
+    """When no loop of the tileable band can go innermost in a tile without carrying a
+    dependence (Gauss-Seidel: isl gives ``t, t + i, 2t + i + j``), skew the last band
+    loop by the first one (``3t + i + j``): every distance stays non-negative, so the
+    band stays permutable, and the first loop (time) becomes free innermost: a tile then
+    runs independent chains side by side instead of one latency-bound chain."""
+    rows = all_rows.subset(group)
+    run = _tileable_run(rows)
+    if run is None or run[1] - run[0] < 3:
+        return all_rows
+    lo, hi = run
+    if innermost_free_levels(program, deps, rows, lo, hi) or \
+            zero_distance_levels(program, deps, rows, lo) & set(range(lo, hi)):
+        return all_rows
+    last = hi - 1
+    if not all(not isinstance(row[lo], int) and not isinstance(row[last], int)
+               for row in rows.rows.values()):
+        return all_rows
+    values = {name: row[last].add(row[lo]).coalesce() for name, row in rows.rows.items()}
+    if lo not in innermost_free_levels(program, deps, rows.replaced(last, values), lo, hi):
+        return all_rows
+    report.add(f"band level {last} skewed by level {lo} ({', '.join(group)}): level {lo} "
+               "now carries no dependence innermost in a tile (independent chains)")
+    return all_rows.replaced(last, {**{n: r[last] for n, r in all_rows.rows.items()},
+                                    **values})
 
 
 # -- tensor expressions: each stage's loops are its band -----------------------------------
@@ -282,7 +362,8 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     if run is None:
         report.add("no permutable band of two or more loops: no tiling")
         free = zero_distance_levels(s.program, s.deps, rows, 0)
-        loops = [axes[k] for k in sorted(free)]
+        loops = [axes[k] for k in sorted(free) if not all(  # loops, not sequence levels
+            isinstance(row[k], int) for row in rows.rows.values())]
         _mark_parallel(s, owner, loops[:1], [], opts, report)
         return
     lo, hi = run
@@ -452,6 +533,8 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
     stage = s[owner]
     o, i = stage.split(outer_name, factor=factor, check=False)
     width = opts.register_columns
+    if width is None:  # a cache line of accumulators per row: 8 doubles, 16 floats
+        width = 64 // _itemsize(_written_dtype(s, owner))
     if width > 1:  # the accumulators: factor rows x width columns, kept in registers
         vo, vi = stage.split(vector, factor=width, check=False)
         stage.reorder(vo.name, o.name, reduction, i.name, vi.name, check=False)
@@ -464,6 +547,13 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
                + (f" and {vector} by {width}" if width > 1 else "")
                + f", unrolled inside the reduction loop {reduction} (unroll-and-jam)")
     return inner[:-3] + loops
+
+
+def _written_dtype(s, owner: str) -> str:
+    program = s.program
+    stmt = program.statement(program.stage(owner).main)
+    writes = [a for a in stmt.accesses if a.kind == "write"]
+    return program.array(writes[0].array).dtype if writes else "float64"
 
 
 def _mark_parallel(s, owner: str, free: list[str], tiles: list[str], opts, report) -> None:
