@@ -183,7 +183,7 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     groups = _sequence_groups(rows, program)
     if opts.tile:  # (statements of a nest are rather distributed inside its tiles)
         for group in groups:
-            if len(group) == 1 or not opts.distribute:
+            if len(group) == 1:
                 rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
     names = level_names(rows, program)
     stage_of = {st.main: st.name for st in program.stages}
@@ -373,7 +373,14 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     free_names = {axes[k] for k in free if lo <= k < hi}
     after = [axes[k] for k in range(hi, len(axes)) if all(
         isinstance(row[k], int) for row in rows.rows.values())]
-    if opts.tile:
+    outside = [k for k in range(lo) if not all(isinstance(row[k], int)
+                                               for row in rows.rows.values())]
+    sweeps = bool(outside) and not free_names and opts.tile_sizes is None
+    if sweeps:  # (Floyd-Warshall: k around an (i, j) band with no free loop)
+        report.add(f"band {', '.join(band)} not tiled: loop {axes[outside[-1]]} around it "
+                   "sweeps it whole each time and no band loop is free, so its tiles would "
+                   "run in wavefronts for little reuse")
+    if opts.tile and not sweeps:
         sizes = _tile_sizes(s, owner, rows, run, opts)
         if not free_names and opts.tile_sizes is None:
             # a skewed (time-tiled) band: its tiles run in wavefronts and its skew
@@ -498,6 +505,11 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
     innermost loop (each statement then gets its own innermost loop), checked."""
     ranked = sorted(inner, key=lambda n: (n not in free, -scores[n], -inner.index(n)))
     best = ranked[0]
+    strided = max(inner, key=lambda n: (scores[n], inner.index(n)))
+    if best in free and scores[best] <= 0 < scores[strided] and after and opts.vectorize \
+            and opts.distribute:
+        best = strided  # rather a stride-1 loop with the statements distributed (Jacobi)
+        free = free - {best}
     order = [n for n in inner if n != best] + [best]
     if order != inner:
         s[owner].reorder(*order, check=False)

@@ -170,3 +170,23 @@ def test_not_a_contraction_keeps_the_generic_band():
     r = np.empty(9, np.float32)
     po.build(s, [A, R])(a, r)
     np.testing.assert_allclose(r, (a * a).sum(axis=1), rtol=1e-5)
+
+
+def test_gauss_seidel_runs_time_innermost_after_a_skew():
+    kernel = po.from_c(str(POLYBENCH / "seidel-2d.c"), defines={"N": 19, "TSTEPS": 5})
+    s = po.auto_schedule(kernel, tile_sizes=4)
+    assert "skewed by level 0" in str(s.auto_report)
+    assert "3t + i + j" in s.script()
+    stage = s.program.stages[0]
+    assert stage.axes[-1].name == "t.inner"
+    compare(kernel, s, {"n": 19, "tsteps": 5})
+
+
+def test_nests_in_sequence_get_a_band_each():
+    kernel = po.from_c(str(POLYBENCH / "gemm.c"), defines={"NI": 13, "NJ": 11, "NK": 7})
+    s = po.auto_schedule(kernel, tile_sizes=4)
+    text = str(s.auto_report)
+    assert "fusion min" in text and "2 loop nests in sequence" in text
+    assert text.count("tiled loops") == 2
+    assert 's["S1"].compute_with("S0", "c0")' in s.script()
+    compare(kernel, s, {"ni": 13, "nj": 11, "nk": 7})
