@@ -10,9 +10,10 @@ stage's loops are its band.  Then, on the outermost permutable band:
   cache), unless ``tile=False`` or ``tile_sizes=`` says otherwise;
 - inside a tile, the innermost loop is the one with the most stride-1 accesses that
   carries no dependence, marked ``vectorize``;
-- with ``unroll_jam=`` (default 4) a loop around a reduction is unrolled into it
-  (unroll-and-jam) and ``register_columns=`` (default: 64 bytes, 8 doubles) splits the
-  vector loop: a register tile of accumulators held across the reduction;
+- with ``unroll_jam=`` a loop around a reduction is unrolled into it (unroll-and-jam)
+  and ``register_columns=`` splits the vector loop: a register tile of accumulators held
+  across the reduction, by default the host's (``TargetInfo.register_tile``: 6 rows of
+  4 vectors with AVX-512, 6 x 32 doubles);
 - the outermost tile loop without dependences is marked ``parallel``, else the tiles
   run in wavefronts (``wavefront``) whose inner loop is parallel;
 - loop nests that the affine schedule puts in sequence get a band each; maximal fusion
@@ -52,6 +53,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
+from ..target.info import TargetInfo
 from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
                           map_text, strides, zero_distance_levels)
 
@@ -67,9 +69,10 @@ class AutoOptions:
     fusion: str = "max"                     # max | min | smart (isl's fusion strategies)
     parallel: bool = True
     vectorize: bool = True
-    unroll_jam: int = 4                     # rows of a register tile (0 or 1: none)
-    register_columns: int | None = None     # its columns; None: 64 bytes of elements
-                                            # (8 doubles); 0: the whole tile row
+    unroll_jam: int | None = None           # rows of a register tile (0 or 1: none;
+                                            # None: the host's, TargetInfo.register_tile)
+    register_columns: int | None = None     # its columns; None: the host's register tile
+                                            # (vectors x lanes); 0: the whole tile row
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
@@ -293,7 +296,8 @@ def _recognized(s, opts: AutoOptions, report: AutoReport) -> set:
     checked; the stages it scheduled are returned (the others get the generic band)."""
     from .nn_templates import _check_conv, _conv_operands
     from .templates import _right_operand, conv2d_template, matmul_template
-    if not opts.tile or opts.tile_sizes is not None or opts.unroll_jam <= 1:
+    if not opts.tile or opts.tile_sizes is not None or (opts.unroll_jam is not None and
+                                                          opts.unroll_jam <= 1):
         return set()  # the user asked for something else than the recipes
     handled = set()
     for tensor in s.outputs:
@@ -539,7 +543,8 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
     """Register tiling: with point loops ``.., p, r, v`` (``r`` carrying a reduction,
     ``v`` vectorized, ``p`` free of dependences), split ``p`` by ``unroll_jam`` and
     unroll its inner part between ``r`` and ``v``."""
-    factor = opts.unroll_jam
+    rows, vectors = TargetInfo.host().register_tile()
+    factor = rows if opts.unroll_jam is None else opts.unroll_jam
     if factor <= 1 or len(inner) < 3:
         return inner
     outer_name, reduction, vector = inner[-3], inner[-2], inner[-1]
@@ -548,8 +553,8 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
     stage = s[owner]
     o, i = stage.split(outer_name, factor=factor, check=False)
     width = opts.register_columns
-    if width is None:  # a cache line of accumulators per row: 8 doubles, 16 floats
-        width = 64 // _itemsize(_written_dtype(s, owner))
+    if width is None:  # the host's register tile: 4 vectors with AVX-512, 2 with AVX2
+        width = vectors * TargetInfo.host().lanes(_written_dtype(s, owner))
     if width > 1:  # the accumulators: factor rows x width columns, kept in registers
         vo, vi = stage.split(vector, factor=width, check=False)
         stage.reorder(vo.name, o.name, reduction, i.name, vi.name, check=False)
