@@ -177,8 +177,8 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                                    max_operations=opts.max_operations)
         if separate is not None and _fusion_score(flatten(separate), program)[0] > score:
             rows, fusion = flatten(separate), (
-                "min (more statements span a tileable band of their own than with maximal "
-                "fusion)")
+                "min (more of the deepest statements make up a tileable band of their own "
+                "than with maximal fusion)")
     if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
         order = {st.name: k for k, st in enumerate(program.statements)}
         rows = rows.extended(order)
@@ -216,21 +216,22 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         _band(s, owner, rows.subset(group), opts, report)
 
 
-def _fusion_score(rows: Rows, program) -> tuple[int, bool]:
-    """How many statements span a tileable band of their loop nest with all their
-    loops (an init statement inside a reduction's band does not: it runs under a
-    guard in the innermost loop), and whether every statement of two or more loops
-    does."""
-    score, perfect = 0, True
+def _fusion_score(rows: Rows, program) -> tuple[tuple, bool]:
+    """Per number of loops, most first, how many statements with that many loops make
+    up a tileable band exactly (all their loops in it, no other): an init statement
+    inside a reduction's band does not (it runs under a guard in the innermost loop),
+    nor a reduction whose loop is left outside a fused band; and whether every
+    statement of two or more loops does."""
+    counts, perfect = [0] * 9, True
     for group in _sequence_groups(rows, program):
         run = _tileable_run(rows.subset(group))
         for name in group:
             dims = len(program.statement(name).dims)
-            spans = run is not None and dims >= run[1] - run[0]
-            score += spans
+            spans = run is not None and dims == run[1] - run[0]
+            counts[min(dims, 8)] += spans
             perfect = perfect and (spans or dims < 2) and (run is None or dims >= 2 or
                                                             len(group) == 1)
-    return score, perfect
+    return tuple(reversed(counts)), perfect
 
 
 def _sequence_groups(rows: Rows, program) -> list[list[str]]:
