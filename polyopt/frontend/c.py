@@ -37,7 +37,8 @@ import re
 from ..errors import FrontendError
 from ..te.tensor import var
 from . import types as element_types
-from .c_source import declarations_before, find_function, parse_source, read_c, scop_items
+from .c_source import (declarations_before, find_function, parse_source, read_c,
+                       resolve_typedefs, scop_items)
 from .c_translate import CParam, CTranslator, Translation
 from .kernel import Kernel, kernel_from_tree
 from .source import Source
@@ -71,6 +72,7 @@ def from_c(path_or_text: str, function: str | None = None, *,
     source = read_c(path_or_text)
     unit = parse_source(source, defines)
     func = find_function(unit, function, source.filename)
+    resolve_typedefs(unit, func)
     items = scop_items(func, source.filename)
     declarations = declarations_before(func, items)
     scalar_arrays: frozenset[str] = frozenset()

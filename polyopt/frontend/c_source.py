@@ -139,3 +139,25 @@ def _items(compound) -> list:
 def _is_pragma(node, word: str) -> bool:
     from pycparser import c_ast
     return isinstance(node, c_ast.Pragma) and node.string.split()[:1] == [word]
+
+
+def resolve_typedefs(unit, func) -> None:
+    """In ``func``, replace the names of file-level typedefs of plain types
+    (``typedef char base;``) by those types, in place."""
+    from pycparser import c_ast
+    names = {}
+    for node in unit.ext:
+        if isinstance(node, c_ast.Typedef) and isinstance(node.type, c_ast.TypeDecl) and \
+                isinstance(node.type.type, c_ast.IdentifierType):
+            names[node.name] = list(node.type.type.names)
+    if not names:
+        return
+
+    class Resolver(c_ast.NodeVisitor):
+        def visit_IdentifierType(self, node):
+            for _ in range(len(names)):  # typedefs of typedefs, without looping forever
+                if len(node.names) != 1 or node.names[0] not in names:
+                    break
+                node.names = list(names[node.names[0]])
+
+    Resolver().visit(func)

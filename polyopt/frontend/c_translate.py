@@ -17,7 +17,11 @@ like any other.  The correspondence:
   modulo (C's truncation agrees on non-negative operands);
 - local scalars are forward-substituted temporaries where that is exact, otherwise
   (a value carried across iterations, such as an accumulator) 0-d scratch arrays, as
-  pet does; local arrays are scratch arrays.
+  pet does; local arrays are scratch arrays; a scalar initialized where it is declared
+  before the scop (``double eps = 0.1;``) is assigned first in the scop;
+- ``a = b = v`` is ``b = v; a = b``; ``(double)n`` of an integer is exact (``n * 1.0``);
+  a cast from floating point to an integer is refused;
+- file-level typedefs of plain types (``typedef char base;``) are resolved.
 
 Anything else raises :class:`~polyopt.errors.FrontendError` with the file and line.
 """
@@ -88,6 +92,7 @@ class CTranslator:
         self.types: dict[str, str] = {}      # C name -> short element type ("i32", "f64")
         self.arrays: dict[str, int] = {}     # array name -> rank (0 for scalar arrays)
         self.local_scalars: dict[str, str] = {}
+        self.initialized: list = []          # scalars initialized before the scop
         self.local_arrays: dict[str, object] = {}  # name -> Decl
         self.loops: dict[str, bool] = {}     # active loop variables -> reversed
         self._declarations(declarations)
@@ -146,8 +151,7 @@ class CTranslator:
         name = self.ident(decl.name, decl)
         if isinstance(decl.type, c_ast.TypeDecl):
             if before_scop and decl.init is not None:
-                raise self.error(decl, f"'{decl.name}' is initialized before the scop; assign "
-                                       "it inside the scop (between the scop pragmas)")
+                self.initialized.append(decl)  # assigned first in the scop (as C runs it)
             self.types[name] = self._element_type(self._base_type(decl.type), decl)
             self.local_scalars[name] = self.types[name]
             return
@@ -197,7 +201,8 @@ class CTranslator:
 
     # -- the function ---------------------------------------------------------------------
     def translate(self) -> Translation:
-        body = self._block(self.items)
+        body = [s for decl in self.initialized for s in self._store_init(decl)]
+        body += self._block(self.items)
         scratch = frozenset(self.scalar_arrays) | frozenset(self.local_arrays)
         args = []
         for p in self.params:
@@ -255,6 +260,11 @@ class CTranslator:
             orelse = self.statement(node.iffalse) if node.iffalse is not None else []
             return [ast.If(test=test, body=body, orelse=orelse, lineno=line, col_offset=0)]
         if isinstance(node, c_ast.Assignment):
+            inner = node.rvalue
+            if isinstance(inner, c_ast.Assignment) and node.op == "=":
+                # a = b = v: b = v, then a = b
+                return self.statement(inner) + [self._assignment(
+                    c_ast.Assignment("=", node.lvalue, inner.lvalue, node.coord))]
             return [self._assignment(node)]
         if isinstance(node, c_ast.Decl):
             return self._declaration(node)
@@ -282,6 +292,9 @@ class CTranslator:
 
     def _declaration(self, decl) -> list[ast.stmt]:
         self._local(decl, before_scop=False)
+        return self._store_init(decl)
+
+    def _store_init(self, decl) -> list[ast.stmt]:
         if decl.init is None:
             return []
         name = self.ident(decl.name, decl)
@@ -610,9 +623,12 @@ class CTranslator:
         target_int = names in _SIZE_TYPES or _ELEMENT_TYPES.get(names, "f").startswith(("i", "u"))
         if target_int == self.is_integer(node.expr):
             return self.expr(node.expr)
+        if not target_int:  # an integer made floating point: exact below 2**53
+            at = {"lineno": self._line(node), "col_offset": 0}
+            return ast.BinOp(self.expr(node.expr), ast.Mult(), ast.Constant(1.0, **at), **at)
         raise self.error(node, f"the cast '{self.show(node)}' between integer and floating "
                                "point is not supported; write the constant in the right type "
-                               "(2.0, not (double)2)")
+                               "(2, not (int)2.0)")
 
     @staticmethod
     def _neg(expr: ast.expr, line: int) -> ast.expr:

@@ -10,11 +10,20 @@ stage's loops are its band.  Then, on the outermost permutable band:
   cache), unless ``tile=False`` or ``tile_sizes=`` says otherwise;
 - inside a tile, the innermost loop is the one with the most stride-1 accesses that
   carries no dependence, marked ``vectorize``;
-- with ``unroll_jam=`` (default 4) a loop around a reduction is unrolled into it
-  (unroll-and-jam); ``register_columns=`` (e.g. 32) also splits the vector loop, for
-  a register tile of accumulators held across the reduction;
+- with ``unroll_jam=`` a loop around a reduction is unrolled into it (unroll-and-jam)
+  and ``register_columns=`` splits the vector loop: a register tile of accumulators held
+  across the reduction, by default the host's (``TargetInfo.register_tile``: 6 rows of
+  4 vectors with AVX-512, 6 x 32 doubles);
 - the outermost tile loop without dependences is marked ``parallel``, else the tiles
-  run in wavefronts (``wavefront``) whose inner loop is parallel.
+  run in wavefronts (``wavefront``) whose inner loop is parallel;
+- loop nests that the affine schedule puts in sequence get a band each; maximal fusion
+  gives way to isl's minimal fusion when more statements then span a band of their own
+  (an init statement fused into a reduction's band would run under a guard);
+- when no loop of a single statement's band can go innermost without carrying a
+  dependence (Gauss-Seidel), the last band loop is skewed by the first (time), which
+  then runs innermost in a tile: independent chains instead of one;
+- a tensor-expression output that is a contraction or a direct convolution gets the
+  recipe of its template (``po.templates``), applied with the same primitives.
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
@@ -43,7 +52,8 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-from ..errors import IllegalScheduleError, InvalidArgumentError, ScheduleError
+from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
+from ..target.info import TargetInfo
 from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
                           map_text, strides, zero_distance_levels)
 
@@ -59,8 +69,10 @@ class AutoOptions:
     fusion: str = "max"                     # max | min | smart (isl's fusion strategies)
     parallel: bool = True
     vectorize: bool = True
-    unroll_jam: int = 4                     # rows of a register tile (0 or 1: none)
-    register_columns: int = 0               # its columns (e.g. 32); 0: the whole tile row
+    unroll_jam: int | None = None           # rows of a register tile (0 or 1: none;
+                                            # None: the host's, TargetInfo.register_tile)
+    register_columns: int | None = None     # its columns; None: the host's register tile
+                                            # (vectors x lanes); 0: the whole tile row
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
@@ -153,50 +165,121 @@ def _first_line(err: Exception) -> str:
 # -- in-place kernels: isl's affine schedule, then the band ------------------------------
 def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     program = s.program
-    if any(not st.dims for st in program.statements):
-        raise ScheduleError("a statement outside every loop is not scheduled automatically")
     isl_result, message = isl_schedule(program, s.deps, fusion=opts.fusion,
                                        max_operations=opts.max_operations)
     if isl_result is None:
         raise ScheduleError(message)
     rows = flatten(isl_result)
     fusion = opts.fusion
-    if fusion == "max" and _tileable_run(rows) is None:
+    score, perfect = _fusion_score(rows, program)
+    if fusion == "max" and not perfect:
         separate, _ = isl_schedule(program, s.deps, fusion="min",
                                    max_operations=opts.max_operations)
-        if separate is not None and _tileable_run(flatten(separate)) is not None:
-            rows, fusion = flatten(separate), "min (maximal fusion left no band to tile)"
+        if separate is not None and _fusion_score(flatten(separate), program)[0] > score:
+            rows, fusion = flatten(separate), (
+                "min (more of the deepest statements make up a tileable band of their own "
+                "than with maximal fusion)")
     if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
         order = {st.name: k for k, st in enumerate(program.statements)}
-        rows = Rows({n: r + [order[n]] for n, r in rows.rows.items()},
-                    rows.permutable + [False], rows.band + [None])
+        rows = rows.extended(order)
     report.add(f"affine schedule: {message}, fusion {fusion}")
+    groups = _sequence_groups(rows, program)
+    if opts.tile:  # (statements of a nest are rather distributed inside its tiles)
+        for group in groups:
+            if len(group) == 1:
+                rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
     names = level_names(rows, program)
-    stages = [st.name for st in program.stages]
+    stage_of = {st.main: st.name for st in program.stages}
     for stage in program.stages:
         if stage.attach.kind != "root":
             s[stage.name].compute_root(check=False)
-    for name in stages:
-        stmt = program.statement(program.stage(name).main)
+    for stage in program.stages:
+        stmt = program.statement(stage.main)
         text = map_text(stmt, rows.rows[stmt.name], names)
-        s[name].transform(text, check=False)
-        report.add(f"{name}: {text[text.index('{') + 2:-2]}")
-    owner = stages[0]
-    for name in stages[1:]:
-        s[name].compute_with(owner, s[owner].axes[-1].name, check=False)
-    if len(stages) > 1:
-        report.add(f"statements share all loops with {owner} (instances ordered by the "
-                   "schedule's values, sequences as constant levels)")
-    _band(s, owner, rows, opts, report)
+        s[stage.name].transform(text, check=False)
+        report.add(f"{stage.name}: {text[text.index('{') + 2:-2]}")
+    owners = []
+    for group in groups:
+        owner, *others = [stage_of[n] for n in group]
+        for name in others:
+            s[name].compute_with(owner, s[owner].axes[-1].name, check=False)
+        owners.append(owner)
+        if others:
+            report.add(f"{', '.join(others)} share all loops with {owner} (instances ordered "
+                       "by the schedule's values, sequences as constant levels)")
+    for owner in owners[1:]:
+        s[owner].compute_with(owners[0], s[owners[0]].axes[0].name, check=False)
+    if len(owners) > 1:
+        report.add(f"{len(owners)} loop nests in sequence (level 0), each with its own band: "
+                   + ", ".join(owners))
+    for group, owner in zip(groups, owners):
+        _band(s, owner, rows.subset(group), opts, report)
+
+
+def _fusion_score(rows: Rows, program) -> tuple[tuple, bool]:
+    """Per number of loops, most first, how many statements with that many loops make
+    up a tileable band exactly (all their loops in it, no other): an init statement
+    inside a reduction's band does not (it runs under a guard in the innermost loop),
+    nor a reduction whose loop is left outside a fused band; and whether every
+    statement of two or more loops does."""
+    counts, perfect = [0] * 9, True
+    for group in _sequence_groups(rows, program):
+        run = _tileable_run(rows.subset(group))
+        for name in group:
+            dims = len(program.statement(name).dims)
+            spans = run is not None and dims == run[1] - run[0]
+            counts[min(dims, 8)] += spans
+            perfect = perfect and (spans or dims < 2) and (run is None or dims >= 2 or
+                                                            len(group) == 1)
+    return tuple(reversed(counts)), perfect
+
+
+def _sequence_groups(rows: Rows, program) -> list[list[str]]:
+    """The statements of each loop nest the schedule puts in sequence at level 0
+    (in that order); one group when level 0 is a loop."""
+    order = [st.name for st in program.statements if st.name in rows.rows]
+    if rows.depth < 2 or not all(isinstance(rows.rows[n][0], int) for n in order):
+        return [order]
+    values = sorted({rows.rows[n][0] for n in order})
+    return [[n for n in order if rows.rows[n][0] == v] for v in values]
+
+
+def _skew_for_inner_parallel(program, deps, all_rows: Rows, group: list,
+                             report: AutoReport) -> Rows:
+    """When no loop of the tileable band can go innermost in a tile without carrying a
+    dependence (Gauss-Seidel: isl gives ``t, t + i, 2t + i + j``), skew the last band
+    loop by the first one (``3t + i + j``): every distance stays non-negative, so the
+    band stays permutable, and the first loop (time) becomes free innermost: a tile then
+    runs independent chains side by side instead of one latency-bound chain."""
+    rows = all_rows.subset(group)
+    run = _tileable_run(rows)
+    if run is None or run[1] - run[0] < 3:
+        return all_rows
+    lo, hi = run
+    if innermost_free_levels(program, deps, rows, lo, hi) or \
+            zero_distance_levels(program, deps, rows, lo) & set(range(lo, hi)):
+        return all_rows
+    last = hi - 1
+    if not all(not isinstance(row[lo], int) and not isinstance(row[last], int)
+               for row in rows.rows.values()):
+        return all_rows
+    values = {name: row[last].add(row[lo]).coalesce() for name, row in rows.rows.items()}
+    if lo not in innermost_free_levels(program, deps, rows.replaced(last, values), lo, hi):
+        return all_rows
+    report.add(f"band level {last} skewed by level {lo} ({', '.join(group)}): level {lo} "
+               "now carries no dependence innermost in a tile (independent chains)")
+    return all_rows.replaced(last, {**{n: r[last] for n, r in all_rows.rows.items()},
+                                    **values})
 
 
 # -- tensor expressions: each stage's loops are its band -----------------------------------
 def _stages(s, opts: AutoOptions, report: AutoReport) -> None:
+    handled = _recognized(s, opts, report)
     program = s.program
     report.add("tensor expressions: each stage keeps its loops as one band (stages at the "
                "root in definition order)")
     for stage in program.stages:
-        if stage.attach.kind != "root" or not stage.axes:
+        if stage.attach.kind != "root" or not stage.axes or stage.name in handled:
             continue
         main = program.statement(stage.main)
         rows = Rows({main.name: [a.value for a in stage.axes]}, [True] * len(stage.axes),
@@ -205,6 +288,73 @@ def _stages(s, opts: AutoOptions, report: AutoReport) -> None:
             _band(s, stage.name, rows, opts, report)
         except (IllegalScheduleError, ScheduleError) as err:
             report.add(f"{stage.name}: left as it is ({_first_line(err)})")
+
+
+def _recognized(s, opts: AutoOptions, report: AutoReport) -> set:
+    """Outputs that are a contraction (``C[i, j] = sum_k A[i, k] B[k, j]``) or a direct
+    convolution (``po.ops.conv2d_nchw``) get the recipe of their template (a register
+    tile through the reduction, packed panels), applied with the ordinary primitives and
+    checked; the stages it scheduled are returned (the others get the generic band)."""
+    from .nn_templates import _check_conv, _conv_operands
+    from .templates import _right_operand, conv2d_template, matmul_template
+    if not opts.tile or opts.tile_sizes is not None or (opts.unroll_jam is not None and
+                                                          opts.unroll_jam <= 1):
+        return set()  # the user asked for something else than the recipes
+    handled = set()
+    for tensor in s.outputs:
+        op = getattr(tensor, "op", None)
+        if op is None or not getattr(op, "reduce_axis", None):
+            continue
+        recipes = [("a contraction: the matmul recipe", _is_contraction, matmul_template),
+                   ("a direct convolution: the conv2d recipe", _is_conv, conv2d_template)]
+        for what, matches, template in recipes:
+            if not matches(tensor, _right_operand, _check_conv, _conv_operands):
+                continue
+            before = {st.name for st in s.program.stages}
+            try:
+                with s.atomic():
+                    template(s, tensor, parallel=opts.parallel)
+                    s.check()
+            except (IllegalScheduleError, ScheduleError, InvalidArgumentError) as err:
+                report.add(f"{tensor.name}: {what} was refused ({_first_line(err)})")
+                continue
+            added = {st.name for st in s.program.stages} - before
+            handled |= added | {s[tensor].name} | {
+                s[p].name for p in _producers(tensor) if _has_stage(s, p)}
+            report.add(f"{tensor.name} is {what} ({template.__name__}: register tile "
+                       "through the reduction; stages " + ", ".join(sorted(handled)) + ")")
+            break
+    return handled
+
+
+def _is_contraction(tensor, right_operand, *_) -> bool:
+    try:
+        right_operand(tensor)
+    except InvalidArgumentError:
+        return False
+    return len(tensor.op.reduce_axis) == 1
+
+
+def _is_conv(tensor, _right, check_conv, conv_operands) -> bool:
+    try:
+        check_conv(tensor, "auto_schedule")
+        conv_operands(tensor)
+    except InvalidArgumentError:
+        return False
+    return True
+
+
+def _producers(tensor) -> list:
+    from .nn_templates import producers
+    return producers(tensor)
+
+
+def _has_stage(s, tensor) -> bool:
+    try:
+        s[tensor]
+    except PolyoptError:  # a placeholder or an inlined producer
+        return False
+    return True
 
 
 # -- the band: tiles, intra-tile order, vector, register tiles, parallel ------------------
@@ -217,7 +367,8 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     if run is None:
         report.add("no permutable band of two or more loops: no tiling")
         free = zero_distance_levels(s.program, s.deps, rows, 0)
-        loops = [axes[k] for k in sorted(free)]
+        loops = [axes[k] for k in sorted(free) if not all(  # loops, not sequence levels
+            isinstance(row[k], int) for row in rows.rows.values())]
         _mark_parallel(s, owner, loops[:1], [], opts, report)
         return
     lo, hi = run
@@ -227,12 +378,22 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     free_names = {axes[k] for k in free if lo <= k < hi}
     after = [axes[k] for k in range(hi, len(axes)) if all(
         isinstance(row[k], int) for row in rows.rows.values())]
-    if opts.tile:
+    outside = [k for k in range(lo) if not all(isinstance(row[k], int)
+                                               for row in rows.rows.values())]
+    sweeps = bool(outside) and not free_names and opts.tile_sizes is None
+    if sweeps:  # (Floyd-Warshall: k around an (i, j) band with no free loop)
+        report.add(f"band {', '.join(band)} not tiled: loop {axes[outside[-1]]} around it "
+                   "sweeps it whole each time and no band loop is free, so its tiles would "
+                   "run in wavefronts for little reuse")
+    if opts.tile and not sweeps:
         sizes = _tile_sizes(s, owner, rows, run, opts)
         if not free_names and opts.tile_sizes is None:
             # a skewed (time-tiled) band: its tiles run in wavefronts and its skew
-            # shrinks the reuse of big tiles (seidel-2d 1000: 256 -> 0.88 s, 32 -> 0.66 s)
-            sizes = [min(size, 32) for size in sizes]
+            # shrinks the reuse of big tiles: short in time (32), long along the last
+            # (stride-1, vector) loop (256), 64 between (jacobi-2d 1300, 50 steps: 32^3
+            # tiles 1.9x gcc, these 2.5x)
+            sizes = [32 if k == 0 else 256 if k == len(sizes) - 1 else 64
+                     for k in range(len(sizes))]
         outer, inner = _tile(s, owner, band, sizes, report)
         renamed = dict(zip(band, inner))
         alone = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi)}
@@ -352,6 +513,11 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
     innermost loop (each statement then gets its own innermost loop), checked."""
     ranked = sorted(inner, key=lambda n: (n not in free, -scores[n], -inner.index(n)))
     best = ranked[0]
+    strided = max(inner, key=lambda n: (scores[n], inner.index(n)))
+    if best in free and scores[best] <= 0 < scores[strided] and after and opts.vectorize \
+            and opts.distribute:
+        best = strided  # rather a stride-1 loop with the statements distributed (Jacobi)
+        free = free - {best}
     order = [n for n in inner if n != best] + [best]
     if order != inner:
         s[owner].reorder(*order, check=False)
@@ -378,7 +544,8 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
     """Register tiling: with point loops ``.., p, r, v`` (``r`` carrying a reduction,
     ``v`` vectorized, ``p`` free of dependences), split ``p`` by ``unroll_jam`` and
     unroll its inner part between ``r`` and ``v``."""
-    factor = opts.unroll_jam
+    rows, vectors = TargetInfo.host().register_tile()
+    factor = rows if opts.unroll_jam is None else opts.unroll_jam
     if factor <= 1 or len(inner) < 3:
         return inner
     outer_name, reduction, vector = inner[-3], inner[-2], inner[-1]
@@ -387,6 +554,8 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
     stage = s[owner]
     o, i = stage.split(outer_name, factor=factor, check=False)
     width = opts.register_columns
+    if width is None:  # the host's register tile: 4 vectors with AVX-512, 2 with AVX2
+        width = vectors * TargetInfo.host().lanes(_written_dtype(s, owner))
     if width > 1:  # the accumulators: factor rows x width columns, kept in registers
         vo, vi = stage.split(vector, factor=width, check=False)
         stage.reorder(vo.name, o.name, reduction, i.name, vi.name, check=False)
@@ -399,6 +568,13 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
                + (f" and {vector} by {width}" if width > 1 else "")
                + f", unrolled inside the reduction loop {reduction} (unroll-and-jam)")
     return inner[:-3] + loops
+
+
+def _written_dtype(s, owner: str) -> str:
+    program = s.program
+    stmt = program.statement(program.stage(owner).main)
+    writes = [a for a in stmt.accesses if a.kind == "write"]
+    return program.array(writes[0].array).dtype if writes else "float64"
 
 
 def _mark_parallel(s, owner: str, free: list[str], tiles: list[str], opts, report) -> None:

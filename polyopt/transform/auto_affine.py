@@ -41,10 +41,28 @@ class Rows:
     rows: dict
     permutable: list
     band: list
+    keys: dict | None = None  # per statement, per level: (band id, permutable) or None
 
     @property
     def depth(self) -> int:
         return len(self.permutable)
+
+    def subset(self, names) -> "Rows":
+        """The rows of statements ``names`` only, with their own band flags."""
+        if self.keys is None:
+            return Rows({n: self.rows[n] for n in names}, self.permutable, self.band)
+        return _rows_of({n: list(zip(self.rows[n], self.keys[n])) for n in names})
+
+    def extended(self, values: dict) -> "Rows":
+        """One more level, a constant per statement (``values[name]``)."""
+        keys = None if self.keys is None else {n: k + [None] for n, k in self.keys.items()}
+        return Rows({n: r + [values[n]] for n, r in self.rows.items()},
+                    self.permutable + [False], self.band + [None], keys)
+
+    def replaced(self, level: int, values: dict) -> "Rows":
+        """The same rows with level ``level`` of each statement replaced."""
+        return Rows({n: r[:level] + [values[n]] + r[level + 1:] for n, r in self.rows.items()},
+                    self.permutable, self.band, self.keys)
 
 
 def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_000_000,
@@ -98,11 +116,16 @@ def flatten(schedule: isl.Schedule) -> Rows:
     """The rows of every statement (see :class:`Rows`)."""
     entries: dict[str, list] = {}
     _walk(schedule.get_root(), {}, entries, [0])
+    return _rows_of(entries)
+
+
+def _rows_of(entries: dict) -> Rows:
     depth = max((len(v) for v in entries.values()), default=0)
-    rows, permutable, band = {}, [True] * depth, [None] * depth
+    rows, permutable, band, keys = {}, [True] * depth, [None] * depth, {}
     for name, items in entries.items():
         items = items + [(0, None)] * (depth - len(items))
         rows[name] = [value for value, _ in items]
+        keys[name] = [key for _, key in items]
         for level, (_, key) in enumerate(items):
             if key is None:
                 permutable[level] = False
@@ -110,7 +133,9 @@ def flatten(schedule: isl.Schedule) -> Rows:
                 band[level] = key[0]
             if key is not None and not key[1]:
                 permutable[level] = False
-    return Rows(rows, permutable, band)
+            if key is not None and band[level] != key[0]:
+                permutable[level] = False  # different bands at one level: not one band
+    return Rows(rows, permutable, band, keys)
 
 
 def _walk(node, prefix: dict, out: dict, counter: list) -> None:

@@ -365,7 +365,11 @@ def transform_loops(program: Program, stage: str, relation: str) -> Program:
             out_names[pos] = in_names[k]
 
     def change(member, loops):
-        values = isl.PwMultiAff.from_pw_aff(loops[0].value)
+        if not loops:  # a statement outside every loop: the map gives it its first loops
+            space = program.statement(member.main).domain.get_space()
+            values = isl.PwMultiAff.from_map(isl.Map.from_domain(isl.Set.universe(space)))
+        else:
+            values = isl.PwMultiAff.from_pw_aff(loops[0].value)
         for loop in loops[1:]:
             values = values.flat_range_product(isl.PwMultiAff.from_pw_aff(loop.value))
         composed = _align_params(pma, values).pullback_pw_multi_aff(values)

@@ -110,6 +110,7 @@ def test_tensor_expression_conv2d():
     weight = po.placeholder((5, 3, 3, 3), name="weight")
     out = po.ops.conv2d_nchw(data, weight, padding=1)
     s = po.auto_schedule(po.create_schedule(out))
+    assert "conv is a direct convolution: the conv2d recipe" in str(s.auto_report)
     rng = np.random.default_rng(2)
     d = rng.standard_normal((1, 3, 9, 11), dtype=np.float32)
     w = rng.standard_normal((5, 3, 3, 3), dtype=np.float32)
@@ -142,3 +143,50 @@ def test_register_tile_option():
     s = po.auto_schedule(kernel, tile_sizes=16, unroll_jam=3, register_columns=8)
     assert "and j.inner by 8" in str(s.auto_report)
     compare(kernel, s, {"ni": 13, "nj": 21, "nk": 9})
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (37, 45, 29)])
+def test_contraction_gets_the_matmul_recipe(m, n, k):
+    M, N, K = po.var("M"), po.var("N"), po.var("K")
+    A, B = po.placeholder((M, K), name="A"), po.placeholder((K, N), name="B")
+    C = po.ops.matmul(A, B)
+    s = po.auto_schedule(po.create_schedule(C))
+    assert "C is a contraction: the matmul recipe" in str(s.auto_report)
+    assert s.is_legal() and 'cache_write("C", "local")' in s.script()
+    rng = np.random.default_rng(4)
+    a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
+    c = np.empty((m, n), np.float32)
+    po.build(s, [A, B, C])(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+def test_not_a_contraction_keeps_the_generic_band():
+    A = po.placeholder((9, 7), name="A")
+    k = po.reduce_axis((0, 7), name="k")
+    R = po.compute((9,), lambda i: po.sum(A[i, k] * A[i, k], axis=k), name="R")
+    s = po.auto_schedule(po.create_schedule(R))
+    assert "recipe" not in str(s.auto_report)
+    a = np.random.default_rng(5).random((9, 7), dtype=np.float32)
+    r = np.empty(9, np.float32)
+    po.build(s, [A, R])(a, r)
+    np.testing.assert_allclose(r, (a * a).sum(axis=1), rtol=1e-5)
+
+
+def test_gauss_seidel_runs_time_innermost_after_a_skew():
+    kernel = po.from_c(str(POLYBENCH / "seidel-2d.c"), defines={"N": 19, "TSTEPS": 5})
+    s = po.auto_schedule(kernel, tile_sizes=4)
+    assert "skewed by level 0" in str(s.auto_report)
+    assert "3t + i + j" in s.script()
+    stage = s.program.stages[0]
+    assert stage.axes[-1].name == "t.inner"
+    compare(kernel, s, {"n": 19, "tsteps": 5})
+
+
+def test_nests_in_sequence_get_a_band_each():
+    kernel = po.from_c(str(POLYBENCH / "gemm.c"), defines={"NI": 13, "NJ": 11, "NK": 7})
+    s = po.auto_schedule(kernel, tile_sizes=4)
+    text = str(s.auto_report)
+    assert "fusion min" in text and "2 loop nests in sequence" in text
+    assert text.count("tiled loops") == 2
+    assert 's["S1"].compute_with("S0", "c0")' in s.script()
+    compare(kernel, s, {"ni": 13, "nj": 11, "nk": 7})

@@ -662,6 +662,10 @@ class FunctionEmitter:
         if op in ("eq", "le", "lt", "ge", "gt"):
             symbol = {"eq": "==", "le": "<=", "lt": "<", "ge": ">=", "gt": ">"}[op]
             return b.icmp_signed(symbol, args[0], args[1])
+        if op in ("and", "or", "select"):  # isl may give a constant as a condition: "|| 1"
+            args[:2 if op != "select" else 1] = [
+                a if a.type == ir.IntType(1) else b.icmp_signed("!=", a, ir.Constant(a.type, 0))
+                for a in args[:2 if op != "select" else 1]]
         if op in ("and", "or"):
             return (b.and_ if op == "and" else b.or_)(args[0], args[1])
         if op == "select":
