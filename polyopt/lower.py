@@ -52,6 +52,7 @@ class LoweredFunc:
     footprints: tuple[Footprint, ...] = ()
     passes: tuple[str, ...] = ()  # the lowering passes that made it, in order
     device: object = None  # a target's own code made by its passes (accel: instructions)
+    strict_fp: bool = False  # reductions accumulate in the written order, not reassociated
 
     @property
     def storage(self) -> dict[str, Footprint]:
@@ -74,6 +75,8 @@ class LoweredFunc:
             else:
                 params.append(f"int64 {arg.name}")
         lines = [f"void {self.name}({', '.join(params)}) {{"]
+        if self.strict_fp:
+            lines.append("  // strict_fp: reductions accumulate in the written order")
         storage = self.storage
         for temp in self.temps:
             dims = "".join(f"[{e}]" for e in temp.shape)
@@ -234,7 +237,8 @@ def lower(schedule, args=None, *, name: str | None = None,
     if name is None:
         name = _default_name(program, args)
     pipeline = PIPELINE if target is None else _target_of(target).passes(PIPELINE)
-    func = LoweredFunc(name, program, tuple(args))
+    func = LoweredFunc(name, program, tuple(args),
+                       strict_fp=bool(getattr(schedule, "strict_fp", False)))
     verbose = print_passes if print_passes is not None else \
         os.environ.get("POLYOPT_PRINT_PASSES", "") not in ("", "0")
     for step in pipeline.passes:

@@ -582,7 +582,7 @@ class FunctionEmitter:
             self._emit_statement(stmt)
 
     def _emit_statement(self, stmt) -> None:
-        self.values.reduction = combination(stmt)
+        self.values.reduction = None if self.func.strict_fp else combination(stmt)
         if self._branches(stmt):
             self._write_pending()
         value = self.values.emit(stmt.value, stmt.target.dtype)
