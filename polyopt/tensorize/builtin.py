@@ -19,6 +19,7 @@ scalar int32 additions; the products of u8 x s8 fit in 16 bits with no saturatio
 
 from __future__ import annotations
 
+import ast
 import functools
 
 from ..errors import InvalidArgumentError, public
@@ -42,7 +43,7 @@ def dot_16x4_u8s8():
     c = compute((16,), lambda i: reduce_sum(a[k].astype("int32") * b[i, k].astype("int32"),
                                             axis=k), name="c")
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=1, cols=16),
-                              name="dot_16x4_u8s8")
+                              name="dot_16x4_u8s8", key="dot_16x4_u8s8()")
 
 
 @public
@@ -61,7 +62,8 @@ def gemm_u8s8(rows: int = 6, cols: int = 64):
              c: decl_buffer((rows, cols), "int32", "c", strides=[var("ldc"), 1])}
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=rows,
                                                                 cols=cols),
-                              binds=binds, name=f"gemm_u8s8_{rows}x{cols}")
+                              binds=binds, name=f"gemm_u8s8_{rows}x{cols}",
+                              key=f"gemm_u8s8(rows={rows}, cols={cols})")
 
 
 @public
@@ -81,7 +83,8 @@ def gemm_bf16(rows: int = 6, cols: int = 64):
              c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("dpbf16_gemm", rows=rows,
                                                                 cols=cols),
-                              binds=binds, name=f"gemm_bf16_{rows}x{cols}")
+                              binds=binds, name=f"gemm_bf16_{rows}x{cols}",
+                              key=f"gemm_bf16(rows={rows}, cols={cols})")
 
 
 @public
@@ -98,7 +101,8 @@ def gemm_f32_rows(rows: int = 6, cols: int = 64):
              c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("fma_rows", rows=rows,
                                                                 cols=cols),
-                              binds=binds, name=f"gemm_f32_rows_{rows}x{cols}")
+                              binds=binds, name=f"gemm_f32_rows_{rows}x{cols}",
+                              key=f"gemm_f32_rows(rows={rows}, cols={cols})")
 
 
 def _check_tile(rows, cols) -> None:
@@ -111,3 +115,27 @@ def _check_tile(rows, cols) -> None:
     if rows * cols // 16 > 28:
         raise InvalidArgumentError(f"a {rows} x {cols} tile needs {rows * cols // 16} "
                                    "accumulator registers; AVX-512 has 32 (keep <= 28)")
+
+
+BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8, "gemm_bf16": gemm_bf16,
+            "gemm_f32_rows": gemm_f32_rows}
+
+
+def from_key(key: str):
+    """The built-in intrinsic a recorded key such as ``"gemm_u8s8(rows=6, cols=64)"``
+    names (made again), or None when the key is not a built-in's."""
+    try:
+        call = ast.parse(key, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id in BUILTINS and not call.args):
+        return None
+    try:
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except ValueError:
+        return None
+    try:
+        return BUILTINS[call.func.id](**kwargs)
+    except TypeError as err:
+        raise InvalidArgumentError(f"intrinsic '{key}': {err}") from None

@@ -1,0 +1,189 @@
+"""Tensorize as a registered primitive (recorded, replayed, checked after later steps)
+and partial tiles around a tensorized sub-nest (full tiles call the intrinsic, the
+remainder runs as scalar code), bit-exact against NumPy on non-dividing sizes."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
+from polyopt.tensorize.templates import int8_conv2d_template, int8_matmul_template
+from polyopt.transform.state import PRIMITIVES, ScheduleState
+
+from testlib.tensorize import (check_gemv, gemv8, gemv_program, int8_matmul, int8_operands,
+                               numpy_conv_int32, row_dot_schedule)
+
+RNG = np.random.default_rng(15)
+
+
+def run_matmul(s, A, W, C, m, n, k):
+    f = po.build(s, [A, W, C])
+    a, _, packed, expected = int8_operands(m, n, k)
+    c = np.full((m, n), 7, np.int32)
+    f(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+    return f
+
+
+# -- the registered primitive ------------------------------------------------------------
+def test_tensorize_is_a_registered_pure_primitive():
+    A, W, C = int8_matmul(2, 16, 8)
+    s, ji = row_dot_schedule(C)
+    before = s.state
+    after, result = PRIMITIVES["tensorize"].apply(before, "C", "j.inner", dot_16x4_u8s8())
+    assert result is None and before.program.tensorized == ()
+    assert [t[:2] for t in after.program.tensorized] == [("C", "j.inner")]
+    after.check('s["C"].tensorize(...)')                      # legal
+    assert isinstance(after, ScheduleState)
+
+
+def test_script_records_the_builtin_and_replay_reproduces_it():
+    A = po.placeholder((12, 16), name="A", dtype="uint8")
+    W = po.placeholder((2, 4, 64, 4), name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s = po.create_schedule(C)
+    int8_matmul_template(s, C, rows=6, parallel=False)
+    script = s.script()
+    assert 's["C_local"].tensorize("i", "gemm_u8s8(rows=6, cols=64)")' in script
+    fresh = po.create_schedule(C).replay(script)
+    assert str(po.lower(fresh, [A, W, C])) == str(po.lower(s, [A, W, C]))
+    again = po.create_schedule(C).replay(s.steps)
+    assert again.program.tensorized[0][2] is s.program.tensorized[0][2]
+    a, _, packed, expected = int8_operands(12, 128, 16, blocked_columns=64)
+    c = np.zeros((12, 128), np.int32)
+    po.build(fresh, [A, W, C])(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_builtin_key_is_made_again_when_not_alive():
+    from polyopt.tensorize.intrin import intrinsic_by_key
+
+    made = intrinsic_by_key("gemm_u8s8(rows=3, cols=48)")
+    assert made.name == "gemm_u8s8_3x48" and made.output.shape == (3, 48)
+    with pytest.raises(po.InvalidArgumentError, match="no intrinsic 'nope' is declared"):
+        intrinsic_by_key("nope")
+
+
+def test_user_intrinsic_is_recorded_by_its_key_and_replayed():
+    A, B, C = gemv_program(3, 16, 24)
+    intrin = gemv8()
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    jo, ji = s[C].split(j, factor=8)
+    ro, ri = s[C].split(C.op.reduce_axis[0], factor=8)
+    s[C].reorder(i, jo, ro, ji, ri)
+    s[C].tensorize(ji, intrin)
+    assert f'tensorize("j.inner", "{intrin.key}")' in s.script()
+    fresh = po.create_schedule(C).replay(s.script())
+    assert fresh.program.tensorized[0][2] is intrin
+    check_gemv(fresh, A, B, C, 3, 16, 24)
+
+
+def test_two_user_intrinsics_with_one_name_get_distinct_keys():
+    first, second = gemv8(), gemv8()
+    assert first.key != second.key and second.key.startswith(first.name)
+
+
+def test_a_later_step_that_breaks_the_tensorize_is_refused():
+    A, W, C = int8_matmul(2, 32, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    assert not s[C].can_split(ji, factor=4)
+    with pytest.raises(po.ScheduleError, match=r"breaks the tensorize of stage 'C' at "
+                       r"'j.inner': stage 'C' has no loop 'j.inner'"):
+        s[C].split(ji, factor=4)
+    run_matmul(s, A, W, C, 2, 32, 8)                      # the schedule is unchanged
+
+
+def test_unchecked_tensorize_is_caught_by_check():
+    A, W, C = int8_matmul(2, 16, 8)
+    s, ji = row_dot_schedule(C)
+    s[C].reverse(C.op.reduce_axis[0], check=False)
+    s[C].tensorize(ji, dot_16x4_u8s8(), check=False)     # illegal, not checked
+    assert not s.is_legal()
+    with pytest.raises(po.TensorizeError, match="running each tile as one step breaks"):
+        s.check()
+
+
+# -- partial tiles -----------------------------------------------------------------------
+@pytest.mark.parametrize("m, n, k", [(5, 40, 24), (3, 17, 8)])
+def test_partial_column_tile_runs_as_scalar_code(m, n, k):
+    A, W, C = int8_matmul(m, n, k)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    lowered = str(po.lower(s, [A, W, C]))
+    assert "if (j_outer " in lowered                              # the full tiles: the call
+    assert "dot_16x4_u8s8.update" in lowered and "(int32)A[i, 4 * ko + ki]" in lowered
+    f = run_matmul(s, A, W, C, m, n, k)
+    assert "llvm.x86.avx512.vpdpbusd.512" in f.llvm_ir
+
+
+def test_partial_tiles_with_symbolic_sizes():
+    M, G, N = po.var("M"), po.var("G"), po.var("N")
+    A = po.placeholder((M, 4 * G), name="A", dtype="uint8")
+    W = po.placeholder((G, N, 4), name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s, ji = row_dot_schedule(C)
+    s[C].tensorize(ji, dot_16x4_u8s8())
+    f = po.build(s, [A, W, C])
+    for m, n, k in ((3, 40, 8), (2, 7, 4), (4, 32, 12)):   # partial, only partial, full
+        a, _, packed, expected = int8_operands(m, n, k)
+        c = np.zeros((m, n), np.int32)
+        f(a, packed, c)
+        np.testing.assert_array_equal(c, expected)
+
+
+@pytest.mark.parametrize("m", [37, 13])
+def test_matmul_template_with_a_partial_row_tile(m):
+    n, k = 64, 20
+    a, w, _, expected = int8_operands(m, n, k)
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True)
+    A = po.placeholder((m, k), name="A", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    s = po.create_schedule(C)
+    loops = int8_matmul_template(s, C, rows=6, parallel=True)
+    assert loops["rows"] == 6
+    c = np.zeros((m, 64), np.int32)
+    f = po.build(s, [A, W, C], num_threads=2)
+    f(a, packed, c)
+    np.testing.assert_array_equal(c, expected)
+    assert "vpdpbusd" in f.assembly
+
+
+def test_conv_template_with_a_partial_pixel_tile():
+    c, f, size = 8, 64, 7                                 # 7 output columns, tiles of 4
+    X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
+    W = po.placeholder((1, c // 4, 3, 3, 64, 4), name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, name="Y")
+    s = po.create_schedule(Y)
+    assert int8_conv2d_template(s, Y, rows=4, parallel=False)["rows"] == 4
+    kernel = po.build(s, [X, W, Y])
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, 3, 3), dtype=np.int8)
+    y = np.zeros((1, f, size, size), np.int32)
+    kernel(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 1, 1))
+
+
+def test_partial_tile_of_a_user_intrinsic_with_reset_and_update():
+    A, B, C = gemv_program(2, 20, 8)                      # 20 columns: tiles of 8, 8, 4
+    s = po.create_schedule(C)
+    jo, ji = s[C].split(C.op.axis[1], factor=8)
+    s[C].tensorize(ji, gemv8())
+    check_gemv(s, A, B, C, 2, 20, 8)
+
+
+def test_strict_refusal_suggests_the_split():
+    A, W, C = int8_matmul(6, 64, 8)
+    s = po.create_schedule(C)
+    i, j = C.op.axis
+    ko, ki = C.op.reduce_axis
+    io, ii = s[C].split(i, factor=4)
+    s[C].reorder(io, ko, ii, j, ki)
+    with pytest.raises(po.TensorizeError, match=r"loop 'i.inner' has 2 iteration\(s\) .* "
+                       r"extent 4 and strict=True .* split the loop by 4"):
+        s[C].tensorize(ii, gemm_u8s8(4, 64), strict=True)
+    s[C].tensorize(ii, gemm_u8s8(4, 64))
+    assert 'strict' not in s.script()
+    run_matmul(s, A, W, C, 6, 64, 8)
