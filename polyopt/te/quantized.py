@@ -144,20 +144,26 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
 
 
 def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",
-               relu: bool = False, bias: Tensor | None = None, name: str = "requant") -> Tensor:
+               relu: bool = False, bias: Tensor | None = None, axis: int = -1,
+               name: str = "requant") -> Tensor:
     """``clip(round(acc * scale) + zero_point)`` to uint8/int8 (``relu``: clip at the
-    zero point from below); ``bias[j]`` (int32) is added to ``acc`` first.  Rounding is
-    to nearest, ties away from zero (``floor(x + 0.5)`` on the magnitude)."""
+    zero point from below); ``bias[c]`` (int32) is added to ``acc`` first, ``c`` the
+    index of dimension ``axis`` (the columns of a matmul; ``axis=1`` for the channels
+    of an NCHW conv).  Rounding is to nearest, ties away from zero (``floor(x + 0.5)``
+    on the magnitude)."""
     lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(dtype, (None, None))
     if lo is None:
         raise InvalidArgumentError(f"requantize produces uint8 or int8, not {dtype!r}")
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -acc.ndim <= axis < acc.ndim:
+        raise InvalidArgumentError(f"requantize: axis must be an int in [{-acc.ndim}, "
+                                   f"{acc.ndim}), got {axis!r}")
     if relu:
         lo = max(lo, zero_point)
 
     def value(*index):
         total = acc[index]
         if bias is not None:
-            total = total + bias[index[-1]]
+            total = total + bias[index[axis]]
         scaled = total.astype("float32") * float(scale)
         rounded = if_then_else(scaled >= 0, (scaled + 0.5).astype("int32"),
                                (scaled - 0.5).astype("int32"))

@@ -187,3 +187,74 @@ def test_strict_refusal_suggests_the_split():
     s[C].tensorize(ii, gemm_u8s8(4, 64))
     assert 'strict' not in s.script()
     run_matmul(s, A, W, C, 6, 64, 8)
+
+
+# -- requantization fused into the int8 tile ---------------------------------------------
+def numpy_requantize(acc, scale, zero_point, *, relu, bias=None, axis=-1, dtype=np.uint8):
+    if bias is not None:
+        shape = [1] * acc.ndim
+        shape[axis] = -1
+        acc = acc + bias.reshape(shape)
+    scaled = acc.astype(np.float32) * np.float32(scale)
+    rounded = np.where(scaled >= 0, np.floor(scaled + 0.5), np.ceil(scaled - 0.5))
+    info = np.iinfo(dtype)
+    return np.clip(rounded + zero_point, zero_point if relu else info.min, info.max
+                   ).astype(dtype)
+
+
+def stored_arrays(lowered: str) -> set[str]:
+    return {line.split("[")[0].strip() for line in lowered.splitlines() if "] = " in line}
+
+
+@pytest.mark.parametrize("size, rows", [(8, None), (7, 4)])    # dividing, partial tile
+def test_conv_template_requantizes_in_the_tile(size, rows):
+    c, f = 8, 64
+    X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
+    W = po.placeholder((1, c // 4, 3, 3, 64, 4), name="W", dtype="int8")
+    bias = po.placeholder((f,), name="bias", dtype="int32")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, name="Y")
+    R = po.ops.requantize(Y, 0.004, 5, relu=True, bias=bias, axis=1, name="R")
+    s = po.create_schedule(R)
+    int8_conv2d_template(s, Y, rows=rows, parallel=True, epilogue=R)
+    lowered = str(po.lower(s, [X, W, bias, R]))
+    assert "gemm_u8s8" in lowered and stored_arrays(lowered) >= {"R", "Y_local"}
+    assert "Y" not in stored_arrays(lowered)                 # no int32 output round trip
+    kernel = po.build(s, [X, W, bias, R], num_threads=2)
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, 3, 3), dtype=np.int8)
+    b = RNG.integers(-3000, 3000, f, dtype=np.int32)
+    r = np.zeros((1, f, size, size), np.uint8)
+    kernel(x, po.ops.pack_conv_vnni_numpy(w), b, r)
+    expected = numpy_requantize(numpy_conv_int32(x, w, 1, 1), 0.004, 5, relu=True, bias=b,
+                                axis=1)
+    np.testing.assert_array_equal(r, expected)
+
+
+@pytest.mark.parametrize("m, dtype", [(12, "uint8"), (9, "int8")])
+def test_matmul_template_requantizes_in_the_tile(m, dtype):
+    n, k = 64, 32
+    a, w, _, acc = int8_operands(m, n, k)
+    packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True)
+    A = po.placeholder((m, k), name="A", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    Q = po.ops.requantize(C, 0.0021, -3 if dtype == "int8" else 9, dtype=dtype, name="Q")
+    s = po.create_schedule(Q)
+    int8_matmul_template(s, C, parallel=False, epilogue=Q)
+    lowered = str(po.lower(s, [A, W, Q]))
+    assert "C" not in stored_arrays(lowered) and "Q" in stored_arrays(lowered)
+    q = np.zeros((m, n), dtype)
+    po.build(s, [A, W, Q])(a, packed, q)
+    np.testing.assert_array_equal(q, numpy_requantize(acc, 0.0021, -3 if dtype == "int8" else 9,
+                                                      relu=False, dtype=np.dtype(dtype)))
+
+
+def test_epilogue_must_read_the_accumulator():
+    A = po.placeholder((6, 8), name="A", dtype="uint8")
+    W = po.placeholder((1, 2, 64, 4), name="W", dtype="int8")
+    C = po.ops.matmul_u8s8(A, W)
+    other = po.placeholder((6, 64), name="other", dtype="int32")
+    Q = po.ops.requantize(other, 0.5)
+    s = po.create_schedule([C, Q])
+    with pytest.raises(po.InvalidArgumentError, match="computed element by element from 'C'"):
+        int8_matmul_template(s, C, epilogue=Q)
