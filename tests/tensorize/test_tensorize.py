@@ -83,7 +83,7 @@ def test_template_bit_exact_on_dividing_and_padded_sizes(m, n, k):
     c = np.zeros((m, packed.shape[0] * 64), np.int32)
     f(a_padded, packed, c)
     np.testing.assert_array_equal(c[:, :n], expected)
-    assert loops["rows"] == (6 if m == 12 else 1)
+    assert loops["rows"] == (6 if m == 12 else 4)   # 37: a partial tile of 1 row, scalar
     assert "vpdpbusd" in f.assembly
 
 
