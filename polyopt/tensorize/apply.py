@@ -62,6 +62,11 @@ def check_tensorized(state, step: str) -> None:
     """Raise :class:`TensorizeError` unless every tensorized sub-nest still matches its
     intrinsic and running each of its tiles as one step respects the dependences."""
     program = state.program
+    if not program.tensorized:
+        return
+    key = _checked_key(program)
+    if key is not None and _CHECKED.get(key) is state.reference:
+        return  # the same schedule rows, accesses and reference: checked before
     for stage, axis, intrin in program.tensorized:
         try:
             match(program, state.reference.dependences(), stage, axis, intrin)
@@ -70,6 +75,28 @@ def check_tensorized(state, step: str) -> None:
                 raise
             raise type(err)(f"{step} breaks the tensorize of stage '{stage}' at '{axis}': "
                             f"{err}") from None
+    if key is not None:
+        if len(_CHECKED) > 32:
+            _CHECKED.clear()
+        _CHECKED[key] = state.reference
+
+
+# checked programs: what a tensorize's match and legality depend on -> the reference
+# (a loop kind marked after the tensorize, e.g. parallel, changes none of it)
+_CHECKED: dict = {}
+
+
+def _checked_key(program):
+    try:
+        tensorized = tuple((stage, axis, intrin.key, id(intrin), tuple(
+            a.name for a in program.stage(stage).axes))
+            for stage, axis, intrin in program.tensorized)
+    except ScheduleError:
+        return None
+    rows = tuple(str(program.schedule_of(st.name)) for st in program.statements)
+    accesses = tuple(str(a.relation) for st in program.statements for a in st.accesses)
+    values = tuple(f"{st.target} = {st.value}" for st in program.statements)
+    return tensorized, rows, accesses, values, str(program.context)
 
 
 STATE_CHECKS.append(check_tensorized)
