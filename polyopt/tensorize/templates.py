@@ -100,13 +100,22 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     width = Y.shape[3].value
     if rows is None:
         rows = next((r for r in (4, 7, 6, 3, 2) if width % r == 0), 4)
-    local = s.cache_write(Y, "local", layout="{ [n, f, y, x] -> [n, y, x, f] }")
+    channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
+    local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
+    if epilogue is not None:  # computed on the tile channels last (vectors along the
+        # channels), then copied out transposed like the int32 tile
+        out_local = s.cache_write(Y, "local", layout=channels_last)
     n, f, y, x = Y.op.axis
     fo, fi = s[Y].split(f, factor=cols)
     xo, xi = s[Y].split(x, factor=rows)
     s[Y].reorder(n, fo, y, xo, xi, fi)
     s[local].compute_at(s[Y], xo)
+    if epilogue is not None:
+        s[out_local].compute_at(s[Y], xo)
+        on, of, oy, ox = out_local.op.axis
+        s[out_local].reorder(on, oy, ox, of)
+        s[out_local].vectorize(of)
     ln, lf, ly, lx = local.op.axis
     cg, ry, rx, ci = local.op.reduce_axis
     s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
