@@ -23,6 +23,7 @@ import ast
 import functools
 
 from ..errors import InvalidArgumentError, public
+from ..target.info import TargetInfo
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, var
 from .intrin import LLVMEmitter, decl_buffer, decl_tensor_intrin
 
@@ -105,16 +106,35 @@ def gemm_f32_rows(rows: int = 6, cols: int = 64):
                               key=f"gemm_f32_rows(rows={rows}, cols={cols})")
 
 
+LANES = 16  # 32-bit lanes of the AVX-512 vectors the emitters write
+
+
+def accumulator_budget(info=None) -> int:
+    """How many vector registers a register tile may hold as accumulators on ``info``
+    (a :class:`~polyopt.target.info.TargetInfo`, the host by default): all but 4, for
+    the loaded and broadcast operands (32 on AVX-512 -> 28)."""
+    info = info or TargetInfo.host()
+    return max(1, info.vector_registers - 4)
+
+
+def max_tile_rows(cols: int, info=None) -> int:
+    """The most rows a ``rows x cols`` int32/float32 tile may have on ``info``."""
+    return max(1, accumulator_budget(info) // max(1, cols // LANES))
+
+
 def _check_tile(rows, cols) -> None:
     for value, what in ((rows, "rows"), (cols, "cols")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
-    if cols % 16:
-        raise InvalidArgumentError(f"cols must be a multiple of 16 (one AVX-512 vector of "
-                                   f"32-bit lanes), got {cols}")
-    if rows * cols // 16 > 28:
-        raise InvalidArgumentError(f"a {rows} x {cols} tile needs {rows * cols // 16} "
-                                   "accumulator registers; AVX-512 has 32 (keep <= 28)")
+    if cols % LANES:
+        raise InvalidArgumentError(f"cols must be a multiple of {LANES} (one AVX-512 vector "
+                                   f"of 32-bit lanes), got {cols}")
+    info = TargetInfo.host()
+    if rows * cols // LANES > accumulator_budget(info):
+        raise InvalidArgumentError(
+            f"a {rows} x {cols} tile needs {rows * cols // LANES} accumulator registers; "
+            f"this CPU has {info.vector_registers} vector registers (keep <= "
+            f"{accumulator_budget(info)}: at most {max_tile_rows(cols, info)} rows of {cols})")
 
 
 BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8, "gemm_bf16": gemm_bf16,

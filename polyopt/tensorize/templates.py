@@ -13,7 +13,7 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
-from .builtin import gemm_u8s8
+from .builtin import gemm_u8s8, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -47,7 +47,7 @@ def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
 def _packed_matmul(s, C, intrinsic, rows, cols, parallel, epilogue=None) -> dict:
     height = getattr(C.shape[0], "value", None)
     if rows is None:
-        rows = next((r for r in (6, 4, 3, 2) if isinstance(height, int) and height % r == 0), 4)
+        rows = _default_rows((6, 4, 3, 2), height, cols)
     local = s.cache_write(C, "local")
     out = _fused_epilogue(s, C, epilogue)
     stage = s[out]
@@ -63,6 +63,16 @@ def _packed_matmul(s, C, intrinsic, rows, cols, parallel, epilogue=None) -> dict
     if parallel:
         stage.parallel(jo)
     return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows}
+
+
+def _default_rows(preferred, extent, cols: int) -> int:
+    """The first of ``preferred`` that divides ``extent`` and whose tile fits the host's
+    registers (:func:`~polyopt.tensorize.builtin.max_tile_rows`), else the largest
+    that fits of 4 or fewer (its last tile partial, run as scalar code)."""
+    most = max_tile_rows(cols)
+    fitting = [r for r in preferred if r <= most]
+    return next((r for r in fitting if isinstance(extent, int) and extent % r == 0),
+                min(4, most))
 
 
 def _fused_epilogue(s, C, epilogue):
@@ -99,7 +109,7 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     packed = Y.op.inputs[0]
     width = Y.shape[3].value
     if rows is None:
-        rows = next((r for r in (4, 7, 6, 3, 2) if width % r == 0), 4)
+        rows = _default_rows((4, 7, 6, 3, 2), width, cols)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
     local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
