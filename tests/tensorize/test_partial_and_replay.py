@@ -258,3 +258,27 @@ def test_epilogue_must_read_the_accumulator():
     s = po.create_schedule([C, Q])
     with pytest.raises(po.InvalidArgumentError, match="computed element by element from 'C'"):
         int8_matmul_template(s, C, epilogue=Q)
+
+
+def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
+    """QLinearConv's computation: padding with the input zero point, its sum folded into
+    a per-channel bias, then the requantization, all in the int8 tile."""
+    c, f, size, zero = 8, 64, 6, 128
+    X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
+    W = po.placeholder((1, c // 4, 3, 3, 64, 4), name="W", dtype="int8")
+    bias = po.placeholder((f,), name="bias", dtype="int32")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=zero, name="Y")
+    Q = po.ops.requantize(Y, 0.0004, 128, bias=bias, axis=1, name="Q")
+    s = po.create_schedule(Q)
+    int8_conv2d_template(s, Y, parallel=False, epilogue=Q)
+    kernel = po.build(s, [X, W, bias, Q])
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, 3, 3), dtype=np.int8)
+    b = (-zero * w.astype(np.int32).sum(axis=(1, 2, 3))).astype(np.int32)
+    q = np.zeros((1, f, size, size), np.uint8)
+    kernel(x, po.ops.pack_conv_vnni_numpy(w), b, q)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=zero)
+    acc = numpy_conv_int32(padded.astype(np.int32) - zero, w, 0, 1)   # sum (x - z) w
+    np.testing.assert_array_equal(q, numpy_requantize(acc, 0.0004, 128, relu=False))
+    with pytest.raises(po.InvalidArgumentError, match="pad_value must be a uint8 value"):
+        po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=300)
