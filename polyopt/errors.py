@@ -14,6 +14,7 @@ tensor 'A' expects float32, got float64
 import functools
 import inspect
 import sys
+import threading
 
 __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
@@ -128,24 +129,87 @@ def public(function):
         except (MemoryError, KeyboardInterrupt):
             raise
         except RecursionError as err:
+            if not getattr(_DEEP, "active", False):
+                return guarded_deep(*args, **kwargs)
             raise InvalidArgumentError(
                 f"{name}: the program is nested too deeply for polyopt (an expression, a "
-                "size or a loop nest deeper than Python's recursion limit, "
-                f"{sys.getrecursionlimit()}); build deep sums as several computes or "
-                "with po.sum over a reduce axis") from err
+                "size or a loop nest deeper than polyopt's recursion limit, "
+                f"{DEEP_RECURSION_LIMIT}, even on a {DEEP_STACK_BYTES >> 20} MiB stack); "
+                "build deep sums as several computes or with po.sum over a reduce "
+                "axis") from err
         except Exception as err:  # the last resort: see the module's doc
             raise InternalError(f"{name} failed inside polyopt ({type(err).__name__}: "
                                 f"{err}); {REPORT}") from err
+
+    def guarded_deep(*args, **kwargs):
+        return run_deep(guarded, *args, **kwargs)
 
     guarded.__wrapped_public__ = True
     return guarded
 
 
+# A deep program (an expression of 5,000 nested sums, a chain of 1,000 stages) makes
+# polyopt's walkers recurse deeper than Python's default limit of 1,000 frames.  A
+# public call that hits the limit runs again, once, on a thread with a large stack (only
+# touched pages are committed) and a higher recursion limit.
+DEEP_STACK_BYTES = 1 << 30
+DEEP_RECURSION_LIMIT = 200_000
+_DEEP = threading.local()
+_DEEP_LOCK = threading.Lock()
+_DEEP_RUNNING = [0]
+_LIMIT_BEFORE = [0]
+
+
+def run_deep(function, *args, **kwargs):
+    """``function(*args, **kwargs)`` on a thread with a deep stack; its result, or its
+    exception.
+
+    >>> def depth(n):
+    ...     return 0 if n == 0 else 1 + depth(n - 1)
+    >>> run_deep(depth, 20_000)
+    20000
+    """
+    outcome: list = []
+
+    def body():
+        _DEEP.active = True
+        try:
+            outcome.append((True, function(*args, **kwargs)))
+        except BaseException as err:  # handed to the caller's thread as it is
+            outcome.append((False, err))
+
+    with _DEEP_LOCK:
+        if _DEEP_RUNNING[0] == 0:
+            _LIMIT_BEFORE[0] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_LIMIT_BEFORE[0], DEEP_RECURSION_LIMIT))
+        _DEEP_RUNNING[0] += 1
+        size = threading.stack_size(DEEP_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=body, name="polyopt-deep", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(size)
+    try:
+        thread.join()
+    finally:
+        with _DEEP_LOCK:
+            _DEEP_RUNNING[0] -= 1
+            if _DEEP_RUNNING[0] == 0:
+                sys.setrecursionlimit(_LIMIT_BEFORE[0])
+    succeeded, value = outcome[0]
+    if succeeded:
+        return value
+    raise value
+
+
+_PUBLIC_DUNDERS = ("__call__", "__getitem__", "__str__", "__repr__")
+
+
 def public_methods(cls):
     """Class decorator: :func:`public` on every method whose name has no leading
-    underscore, and on ``__call__`` and ``__getitem__``."""
+    underscore, and on ``__call__``, ``__getitem__``, ``__str__`` and ``__repr__``."""
     for attr, value in list(vars(cls).items()):
-        if (not attr.startswith("_") or attr in ("__call__", "__getitem__")) and \
+        if (not attr.startswith("_") or attr in _PUBLIC_DUNDERS) and \
                 inspect.isfunction(value):
             setattr(cls, attr, public(value))
     return cls

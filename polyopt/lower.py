@@ -31,13 +31,14 @@ from .ast.printer import node_lines
 from .ast.storage import Footprint, contract_storage
 from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
-from .errors import InvalidArgumentError, UndefinedTensorError, public
+from .errors import InvalidArgumentError, UndefinedTensorError, public, public_methods
 from .names import sanitize
 from .target.info import scope_meaning
 from .te.expr import TensorRead, Var
 from .te.tensor import ComputeOp, Tensor
 
 
+@public_methods
 @dataclass(frozen=True, slots=True)
 class LoweredFunc:
     """A loop function: the caller passes ``args`` (arrays, then any vars listed), then

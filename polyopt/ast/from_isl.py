@@ -37,55 +37,96 @@ _OPS = {
 
 
 def scan(program: Program) -> Node:
-    """The loop AST that executes ``program``'s statements in its schedule's order."""
+    """The loop AST that executes ``program``'s statements in its schedule's order
+    (memoized: a program is a value, and ``po.lower`` then ``po.build`` scan it twice)."""
+    return _SCANNED.get((program,), lambda: _scan(program))
+
+
+def _scan(program: Program) -> Node:
     build = isl.AstBuild.from_context(program.context)
     derived = {s.name: [f for _, f in s.derived] for s in program.statements if s.derived}
     build, _callback_handle = build.set_at_each_domain(
         lambda node, build: _to_call(node, build, derived))
-    nodes = [_node(build.node_from_schedule(part)) for part in _root_groups(program)]
+    counter = [0]
+    nodes = [_mark_isl_names(_node(build.node_from_schedule(part)), counter, columns)
+             for part, columns in _root_groups(program)]
     del _callback_handle  # the callback must stay alive until the AST is built
     node = nodes[0] if len(nodes) == 1 else Block(tuple(
         item for n in nodes for item in (n.items if isinstance(n, Block) else (n,))))
     reserved = frozenset(program.param_names + tuple(a.name for a in program.arrays))
-    return _name_loops(_mark_isl_names(node, [0]), program, reserved)
+    return _name_loops(node, program, reserved)
 
 
+_SCANNED = IdentityMemo(size=4)
 _STAGE_OF = IdentityMemo(size=8)
 SEQUENCE_FROM = 8  # root statements from which the schedule is scanned as a sequence
 
 
-def _root_groups(program: Program) -> list[isl.Schedule]:
+def _root_groups(program: Program) -> list[tuple[isl.Schedule, tuple[int, ...] | None]]:
     """The schedule, as the schedules of the groups of statements that share their
     first (constant) schedule entry, in order, when there are many: each is scanned on
     its own (isl's scan of one band over a chain of K statements, or of a sequence of
     K filters, takes time growing with K squared).  The order is the same, and so is
-    the code of each group."""
+    the code of each group.
+
+    A group's band keeps only the columns that order its statements (a constant that
+    all of them share orders nothing; isl's scan takes twice as long with the 2d+1
+    schedule's constant columns, and 100 times as long after 100 splits), and comes
+    with the schedule dimension of each column it keeps (None: all of them)."""
     band = program.schedule.get_root().child(0)
+    whole = [(program.schedule, None)]
     if band.get_type() != isl.schedule_node_type.band or \
             band.child(0).get_type() != isl.schedule_node_type.leaf:
-        return [program.schedule]  # only the single band that stages build is split
+        return whole  # only the single band that stages build is split
     rows = program.schedule_rows()
     groups: dict[int, list[str]] = {}
     for stmt in program.statements:
         row = rows.get(stmt.name)
-        value = None if row is None else row.plain_get_val_if_fixed(isl.dim_type.out, 0)
-        if value is None or value.is_nan():
-            return [program.schedule]
-        groups.setdefault(value.to_python(), []).append(stmt.name)
+        value = None if row is None else _fixed(row, 0)
+        if value is None:
+            return whole
+        groups.setdefault(value, []).append(stmt.name)
     if len(groups) < SEQUENCE_FROM:
-        return [program.schedule]
+        groups = {0: [name for names in groups.values() for name in names]}
     space = program.context.get_space()
     domains = {s.name: s.domain for s in program.statements}
     schedules = []
     for _, names in sorted(groups.items()):
+        columns = _ordering_columns([rows[name] for name in names])
         domain = isl.UnionSet.empty(space)
         band = isl.UnionMap.empty(space)
         for name in names:
+            row = _keep_columns(rows[name].intersect_domain(domains[name]), columns)
             domain = domain.union(isl.UnionSet.from_set(domains[name]))
-            band = band.union(isl.UnionMap.from_map(rows[name].intersect_domain(domains[name])))
-        schedules.append(isl.Schedule.from_domain(domain).insert_partial_schedule(
-            isl.MultiUnionPwAff.from_union_map(band)))
+            band = band.union(isl.UnionMap.from_map(row))
+        schedules.append((isl.Schedule.from_domain(domain).insert_partial_schedule(
+            isl.MultiUnionPwAff.from_union_map(band)), columns))
     return schedules
+
+
+def _fixed(row: isl.Map, dim: int) -> int | None:
+    value = row.plain_get_val_if_fixed(isl.dim_type.out, dim)
+    return None if value.is_nan() else value.to_python()
+
+
+def _ordering_columns(rows: list[isl.Map]) -> tuple[int, ...]:
+    """The columns of ``rows`` that are not one constant shared by all of them."""
+    width = rows[0].dim(isl.dim_type.out)
+    kept = []
+    for dim in range(width):
+        values = {_fixed(row, dim) for row in rows}
+        if len(values) > 1 or None in values:
+            kept.append(dim)
+    return tuple(kept) or (width - 1,)  # a band needs a column
+
+
+def _keep_columns(row: isl.Map, columns: tuple[int, ...]) -> isl.Map:
+    """``row`` with only ``columns`` of its range, in order."""
+    width = row.dim(isl.dim_type.out)
+    for dim in reversed(range(width)):
+        if dim not in columns:
+            row = row.project_out(isl.dim_type.out, dim, 1)
+    return row
 
 
 def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNode:
@@ -209,19 +250,24 @@ def _name_loops(node: Node, program: Program, taken: frozenset[str]) -> Node:
                axis.kind if axis else renamed.kind, int(node.var[1:].split(".")[0]))
 
 
-def _mark_isl_names(node: Node, counter: list[int]) -> Node:
-    """Give every loop a placeholder name that no real name can equal."""
+def _mark_isl_names(node: Node, counter: list[int], columns: tuple[int, ...] | None) -> Node:
+    """Give every loop a placeholder name that no real name can equal and that keeps
+    the schedule dimension it scans: isl's ``c3`` becomes ``%<dim>.<n>``, where dim is
+    3, or the third of ``columns`` when the band kept only those."""
     if isinstance(node, Block):
-        return Block(tuple(_mark_isl_names(n, counter) for n in node.items))
+        return Block(tuple(_mark_isl_names(n, counter, columns) for n in node.items))
     if isinstance(node, If):
-        other = None if node.otherwise is None else _mark_isl_names(node.otherwise, counter)
-        return If(node.cond, _mark_isl_names(node.then, counter), other)
+        other = None if node.otherwise is None else \
+            _mark_isl_names(node.otherwise, counter, columns)
+        return If(node.cond, _mark_isl_names(node.then, counter, columns), other)
     if isinstance(node, Run):
         return node
-    counter[0] += 1  # keep isl's schedule dimension: c3 becomes %3.<n>
-    renamed = rename(node, node.var, f"%{node.var[1:]}.{counter[0]}")
+    counter[0] += 1
+    column = int(node.var[1:])
+    dim = column if columns is None else columns[column]
+    renamed = rename(node, node.var, f"%{dim}.{counter[0]}")
     return For(renamed.var, renamed.init, renamed.cond, renamed.step,
-               _mark_isl_names(renamed.body, counter), renamed.kind)
+               _mark_isl_names(renamed.body, counter, columns), renamed.kind)
 
 
 def _axis_of(loop: For, program: Program):

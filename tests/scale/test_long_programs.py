@@ -103,23 +103,60 @@ def test_fold_walks_5000_deep_without_recursion():
     assert total == 5000 * 5001 // 2
 
 
-def test_a_sum_of_5000_terms_raises_a_polyopt_error_not_a_recursion_error():
+def test_a_sum_of_5000_terms_builds_and_matches_numpy():
+    """Deeper than Python's recursion limit: the call runs again on a deep stack."""
     A = po.placeholder((4,), name="A")
 
     def deep(i):
         expr = A[i]
-        for _ in range(5000):
-            expr = expr + A[i]
+        for k in range(5000):
+            expr = expr + A[i] * float(k % 3)
         return expr
 
-    try:
-        B = po.compute((4,), deep, name="B")
-        s = po.create_schedule(B)
-        f = po.build(s, [A, B], target="llvm")
-    except po.PolyoptError as err:
-        assert "nested too deeply" in str(err)
-    else:  # once every walk is iterative, the numbers must be right
-        a = np.arange(4, dtype=np.float32)
-        b = np.empty_like(a)
-        f(a, b)
-        np.testing.assert_allclose(b, a * 5001)
+    B = po.compute((4,), deep, name="B")
+    s = po.create_schedule(B)
+    assert str(po.lower(s, [A, B])).count("A[i]") == 5001
+    f = po.build(s, [A, B], target="llvm")
+    a = np.arange(4, dtype=np.float32)
+    b = np.empty_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * (1 + sum(k % 3 for k in range(5000))))
+
+
+def test_a_size_nested_3000_deep_builds():
+    m = po.var("m")
+    size = m
+    for _ in range(3000):
+        size = size + 1 - 1
+    A = po.placeholder((size,), name="A")
+    B = po.compute((size,), lambda i: A[i] * 2.0, name="B")
+    f = po.build(po.create_schedule(B), [A, B])
+    a = np.arange(5, dtype=np.float32)
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_a_public_call_that_recurses_forever_raises_a_polyopt_error():
+    @po.errors.public
+    def forever(n):
+        return forever.__wrapped__(n + 1)
+
+    with pytest.raises(po.InvalidArgumentError, match="nested too deeply"):
+        forever(0)
+    assert sys.getrecursionlimit() < po.errors.DEEP_RECURSION_LIMIT  # restored
+
+
+def test_long_names_build():
+    """LLVM refuses local names over 1,024 characters (300 nested splits name a loop
+    i_outer_outer...): the IR's names are clipped, with a hash that keeps them apart."""
+    A = po.placeholder((8, 4), name="A" * 2000)
+    k = po.reduce_axis((0, 4), name="k" * 2000)
+    B = po.compute((8,), lambda i: po.sum(A[i, k], axis=k), name="B" * 1500)
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=2)
+    f = po.build(s, [A, B])
+    a = np.arange(32, dtype=np.float32).reshape(8, 4)
+    b = np.zeros(8, dtype=np.float32)
+    f(a, b)
+    np.testing.assert_array_equal(b, a.sum(axis=1))

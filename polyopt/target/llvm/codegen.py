@@ -45,7 +45,7 @@ from .parallel import emit_parallel_for
 from .transpose import emit_transposed_copy
 from .intrinsics import emit_intrinsic_call
 from ...ast.intrinsic_calls import IntrinsicCall
-from .values import I1, I64, ValueEmitter, intrinsic, llvm_type, vector_suffix
+from .values import I1, I64, ValueEmitter, intrinsic, ir_name, llvm_type, vector_suffix
 
 ALIGNMENT = 64
 LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
@@ -103,11 +103,11 @@ class FunctionEmitter:
         self._leaves: dict[int, tuple] = {}          # see _value_key
         self._indices: dict[tuple, ir.Value] = {}    # see _index
         for param, arg in zip(params, self.fn.args[len(arrays):]):
-            arg.name = param.name
+            arg.name = ir_name(param.name)
             self.scalars[param.name] = arg
         self.pointers: dict[str, ir.Value] = {}
         for array, arg in zip(arrays, self.fn.args):
-            arg.name = array.name
+            arg.name = ir_name(array.name)
             arg.add_attribute("noalias")
             self.pointers[array.name] = arg
         self.strides = {a.name: self._strides(a) for a in self.program.arrays}
@@ -294,7 +294,7 @@ class FunctionEmitter:
                 self._stack_bytes[id(self.fn)] = stacked + size
                 with b.goto_entry_block():
                     slot = b.alloca(ir.ArrayType(ir.IntType(8), max(size, 1)),
-                                    name=f"{temp.name}.stack")
+                                    name=ir_name(f"{temp.name}.stack"))
                 slot.align = ALIGNMENT
                 slot.type = ir.PointerType()
                 self.pointers[temp.name] = slot
@@ -460,25 +460,25 @@ class FunctionEmitter:
         if trips is None and last is None:
             trips = constant_trips(loop)
         preheader = b.block
-        header = b.append_basic_block(f"{loop.var}.header")
-        body = b.append_basic_block(f"{loop.var}.body")
-        exit_block = b.append_basic_block(f"{loop.var}.exit")
+        header = b.append_basic_block(ir_name(f"{loop.var}.header"))
+        body = b.append_basic_block(ir_name(f"{loop.var}.body"))
+        exit_block = b.append_basic_block(ir_name(f"{loop.var}.exit"))
         b.branch(header)
         b.position_at_end(header)
         if trips is None:
-            iv = counter = b.phi(I64, name=loop.var)
+            iv = counter = b.phi(I64, name=ir_name(loop.var))
             iv.add_incoming(start, preheader)
             self.scalars[loop.var] = iv
             cond = self._index(loop.cond) if last is None else b.icmp_signed("<=", iv, last)
         else:
-            counter = b.phi(I64, name=f"{loop.var}.count")
+            counter = b.phi(I64, name=ir_name(f"{loop.var}.count"))
             counter.add_incoming(ir.Constant(I64, 0), preheader)
             cond = b.icmp_signed("<", counter, ir.Constant(I64, trips))
         b.cbranch(cond, body, exit_block)
         b.position_at_end(body)
         if trips is not None:
             iv = b.add(start, b.mul(counter, ir.Constant(I64, loop.step), flags=("nsw",)),
-                       flags=("nsw",), name=loop.var)
+                       flags=("nsw",), name=ir_name(loop.var))
             self.scalars[loop.var] = iv
             self.counters[loop.var] = (counter, linear_form(loop.init), loop.step)
         group = self._access_group(loop)

@@ -14,6 +14,7 @@ are not reductions give bit-identical results.  NaN and infinity keep their IEEE
 
 from __future__ import annotations
 
+import hashlib
 from typing import Callable
 
 from llvmlite import ir
@@ -27,6 +28,22 @@ FAST = ("reassoc", "contract", "nsz")  # accumulations: lets LLVM vectorize redu
 EXACT = ()  # everything else: the same rounding under every schedule
 I64 = ir.IntType(64)
 I1 = ir.IntType(1)
+
+
+NAME_LIMIT = 64  # LLVM refuses local names over 1,024 characters (300 nested splits)
+
+
+def ir_name(name: str) -> str:
+    """``name`` for an LLVM local value or block: long names are clipped, with a hash
+    of the whole name so that clipped names stay distinct and deterministic.
+
+    >>> ir_name("i_outer"), len(ir_name("i" + "_outer" * 300))
+    ('i_outer', 64)
+    """
+    if len(name) <= NAME_LIMIT:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:15]
+    return f"{name[:NAME_LIMIT - 16]}.{digest}"
 
 
 def llvm_type(dtype: str) -> ir.Type:
