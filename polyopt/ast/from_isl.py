@@ -12,6 +12,8 @@ For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value
 
 from __future__ import annotations
 
+from typing import Callable
+
 import islpy as isl
 
 from ..domain.memo import IdentityMemo
@@ -48,8 +50,8 @@ def _scan(program: Program) -> Node:
     build, _callback_handle = build.set_at_each_domain(
         lambda node, build: _to_call(node, build, derived))
     counter = [0]
-    nodes = [_mark_isl_names(_node(build.node_from_schedule(part)), counter, columns)
-             for part, columns in _root_groups(program)]
+    nodes = [_mark_isl_names(_node(build.node_from_schedule(part)), counter, dims)
+             for part, dims in _root_groups(program)]
     del _callback_handle  # the callback must stay alive until the AST is built
     node = nodes[0] if len(nodes) == 1 else Block(tuple(
         item for n in nodes for item in (n.items if isinstance(n, Block) else (n,))))
@@ -62,7 +64,7 @@ _STAGE_OF = IdentityMemo(size=8)
 SEQUENCE_FROM = 8  # root statements from which the schedule is scanned as a sequence
 
 
-def _root_groups(program: Program) -> list[tuple[isl.Schedule, tuple[int, ...] | None]]:
+def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], int]]]:
     """The schedule, as the schedules of the groups of statements that share their
     first (constant) schedule entry, in order, when there are many: each is scanned on
     its own (isl's scan of one band over a chain of K statements, or of a sequence of
@@ -72,9 +74,10 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, tuple[int, ...] |
     A group's band keeps only the columns that order its statements (a constant that
     all of them share orders nothing; isl's scan takes twice as long with the 2d+1
     schedule's constant columns, and 100 times as long after 100 splits), and comes
-    with the schedule dimension of each column it keeps (None: all of them)."""
+    with the function from a band column to its schedule dimension (isl scans a
+    non-injective schedule's instances with loops after the band's columns)."""
     band = program.schedule.get_root().child(0)
-    whole = [(program.schedule, None)]
+    whole = [(program.schedule, lambda column: column)]
     if band.get_type() != isl.schedule_node_type.band or \
             band.child(0).get_type() != isl.schedule_node_type.leaf:
         return whole  # only the single band that stages build is split
@@ -93,6 +96,7 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, tuple[int, ...] |
     schedules = []
     for _, names in sorted(groups.items()):
         columns = _ordering_columns([rows[name] for name in names])
+        width = rows[names[0]].dim(isl.dim_type.out)
         domain = isl.UnionSet.empty(space)
         band = isl.UnionMap.empty(space)
         for name in names:
@@ -100,7 +104,7 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, tuple[int, ...] |
             domain = domain.union(isl.UnionSet.from_set(domains[name]))
             band = band.union(isl.UnionMap.from_map(row))
         schedules.append((isl.Schedule.from_domain(domain).insert_partial_schedule(
-            isl.MultiUnionPwAff.from_union_map(band)), columns))
+            isl.MultiUnionPwAff.from_union_map(band)), _dims_of(columns, width)))
     return schedules
 
 
@@ -118,6 +122,13 @@ def _ordering_columns(rows: list[isl.Map]) -> tuple[int, ...]:
         if len(values) > 1 or None in values:
             kept.append(dim)
     return tuple(kept) or (width - 1,)  # a band needs a column
+
+
+def _dims_of(columns: tuple[int, ...], width: int) -> Callable[[int], int]:
+    """Column k of a band that kept ``columns`` of ``width`` scans schedule dimension
+    ``columns[k]``; isl's loops after the band's columns scan the instances it leaves
+    apart, as they would after the whole band."""
+    return lambda k: columns[k] if k < len(columns) else width + k - len(columns)
 
 
 def _keep_columns(row: isl.Map, columns: tuple[int, ...]) -> isl.Map:
@@ -250,24 +261,21 @@ def _name_loops(node: Node, program: Program, taken: frozenset[str]) -> Node:
                axis.kind if axis else renamed.kind, int(node.var[1:].split(".")[0]))
 
 
-def _mark_isl_names(node: Node, counter: list[int], columns: tuple[int, ...] | None) -> Node:
+def _mark_isl_names(node: Node, counter: list[int], dim_of: Callable[[int], int]) -> Node:
     """Give every loop a placeholder name that no real name can equal and that keeps
-    the schedule dimension it scans: isl's ``c3`` becomes ``%<dim>.<n>``, where dim is
-    3, or the third of ``columns`` when the band kept only those."""
+    the schedule dimension it scans: isl's ``c3`` becomes ``%<dim_of(3)>.<n>``."""
     if isinstance(node, Block):
-        return Block(tuple(_mark_isl_names(n, counter, columns) for n in node.items))
+        return Block(tuple(_mark_isl_names(n, counter, dim_of) for n in node.items))
     if isinstance(node, If):
         other = None if node.otherwise is None else \
-            _mark_isl_names(node.otherwise, counter, columns)
-        return If(node.cond, _mark_isl_names(node.then, counter, columns), other)
+            _mark_isl_names(node.otherwise, counter, dim_of)
+        return If(node.cond, _mark_isl_names(node.then, counter, dim_of), other)
     if isinstance(node, Run):
         return node
     counter[0] += 1
-    column = int(node.var[1:])
-    dim = column if columns is None else columns[column]
-    renamed = rename(node, node.var, f"%{dim}.{counter[0]}")
+    renamed = rename(node, node.var, f"%{dim_of(int(node.var[1:]))}.{counter[0]}")
     return For(renamed.var, renamed.init, renamed.cond, renamed.step,
-               _mark_isl_names(renamed.body, counter, columns), renamed.kind)
+               _mark_isl_names(renamed.body, counter, dim_of), renamed.kind)
 
 
 def _axis_of(loop: For, program: Program):

@@ -144,6 +144,53 @@ def test_a_dask_local_cluster_builds_the_same_library(built, tmp_path):
     np.testing.assert_array_equal(y, x * 3)
 
 
+def _free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_dask_scheduler_at_a_tcp_address_builds_the_same_library(built, tmp_path):
+    """A real scheduler and two real workers, started as the dask command line starts
+    them; polyopt lib build --dask tcp://... connects to them."""
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="the dask extra: pip install 'polyopt[dask]'")
+    out, _, _ = built
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    env = dict(os.environ, PYTHONPATH=ROOT, POLYOPT_CACHE=str(tmp_path / "cache"))
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "2",
+         "--nthreads", "1", "--no-dashboard"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        dask_out = tmp_path / "tcp"
+        done = subprocess.run(
+            [sys.executable, "-m", "polyopt.cli", "lib", "build", SPEC, "-o", str(dask_out),
+             "--dask", address, "--quiet"], capture_output=True, text=True, env=env,
+            timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        for name in OUTPUTS[:3]:
+            assert (pathlib.Path(out) / name).read_bytes() == \
+                (dask_out / name).read_bytes(), name
+        manifest = json.loads((dask_out / "manifest.json").read_text())
+        assert manifest["failures"] == []
+        lib = po.load_library(str(dask_out))
+        x, y = np.arange(4, dtype=np.float32), np.empty(4, np.float32)
+        lib.scale_factor3(x, y)
+        np.testing.assert_array_equal(y, x * 3)
+    finally:
+        for process in (workers, scheduler):
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def test_an_interrupted_build_continues_from_the_cache(tmp_path):
     cache = tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=ROOT, POLYOPT_CACHE=str(cache))
