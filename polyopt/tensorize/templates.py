@@ -97,6 +97,7 @@ def _fused_epilogue(s, C, epilogue):
 # at a time, narrower ones 4 channels per pixel (64 channels of 56 + 2 x 58: 62 -> 39 us;
 # of 28: 12 -> 13 us, of 7: 3.8 -> 4.4 us)
 WIDE_PACKED_ROW = 48
+SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
 
 
 def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
@@ -137,9 +138,10 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
     s[local].tensorize(lx, gemm_u8s8(rows, cols))
     # the tile (pixels x channels) goes out transposed to NCHW (channels x pixels): in
-    # blocks of 16 channels unrolled around the pixels vectorized, a transpose through
-    # registers (see polyopt.target.llvm.transpose)
-    fb, fv = s[Y].split(fi, factor=16)
+    # blocks of channels unrolled around the pixels vectorized, square when the pixels
+    # are 2, 4, 8 or 16 (a transpose through registers, polyopt.target.llvm.transpose;
+    # else LLVM gathers)
+    fb, fv = s[Y].split(fi, factor=rows if rows in SQUARE_BLOCKS else 16)
     s[Y].reorder(fb, fv, xi)
     s[Y].unroll(fv)
     s[Y].vectorize(xi)
