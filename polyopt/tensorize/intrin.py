@@ -260,6 +260,8 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
         if not isinstance(item, Import):
             raise InvalidArgumentError("imports takes po.tensorize.import_llvm(...) or "
                                        "import_c(...) values")
+    if key is not None and (not isinstance(key, str) or not key):
+        raise InvalidArgumentError(f"key must be a non-empty string, got {key!r}")
     name = name or output.name
     intrin = TensorIntrin(name, buffers[-1], tuple(buffers[:-1]), inputs + (output,),
                           program, body, reset, update, tuple(imports),

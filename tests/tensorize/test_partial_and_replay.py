@@ -82,6 +82,11 @@ def test_user_intrinsic_is_recorded_by_its_key_and_replayed():
 def test_two_user_intrinsics_with_one_name_get_distinct_keys():
     first, second = gemv8(), gemv8()
     assert first.key != second.key and second.key.startswith(first.name)
+    a = po.placeholder((4,), name="a")
+    c = po.compute((4,), lambda i: a[i] * 2.0, name="c")
+    with pytest.raises(po.InvalidArgumentError, match="key must be a non-empty string"):
+        po.decl_tensor_intrin(c.op, lambda ins, outs: po.tensorize.call_extern(
+            "void", "f", outs[0].access_ptr("w")), key=5)
 
 
 def test_a_later_step_that_breaks_the_tensorize_is_refused():
