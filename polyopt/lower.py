@@ -51,6 +51,7 @@ class LoweredFunc:
     body: Node = Block(())
     footprints: tuple[Footprint, ...] = ()
     passes: tuple[str, ...] = ()  # the lowering passes that made it, in order
+    device: object = None  # a target's own code made by its passes (accel: instructions)
 
     @property
     def storage(self) -> dict[str, Footprint]:
@@ -88,6 +89,8 @@ class LoweredFunc:
             lines.append(f"  {temp.dtype} {temp.name}{dims};  // {note}")
         lines += node_lines(self.body, self.program)
         lines.append("}")
+        if hasattr(self.device, "listing"):
+            lines += ["// device instructions:", self.device.listing()]
         return "\n".join(lines)
 
 

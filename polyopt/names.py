@@ -37,12 +37,14 @@ class NameGenerator:
     """Hands out sanitized names that are distinct from each other and from ``reserved``."""
 
     def __init__(self, reserved=()):
-        self._taken = set(reserved)
+        # a frozenset is shared, not copied: one per program serves all its statements
+        self._reserved = reserved if isinstance(reserved, frozenset) else frozenset(reserved)
+        self._taken: set[str] = set()
 
     def fresh(self, base: str) -> str:
         name = sanitize(base)
         candidate, counter = name, 0
-        while candidate in self._taken:
+        while candidate in self._taken or candidate in self._reserved:
             counter += 1
             candidate = f"{name}_{counter}"
         self._taken.add(candidate)

@@ -103,9 +103,11 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
             row = _keep_columns(rows[name].intersect_domain(domains[name]), columns)
             domain = domain.union(isl.UnionSet.from_set(domains[name]))
             band = band.union(isl.UnionMap.from_map(row))
+        if band.is_empty():
+            continue  # no instance of the group runs
         schedules.append((isl.Schedule.from_domain(domain).insert_partial_schedule(
             isl.MultiUnionPwAff.from_union_map(band)), _dims_of(columns, width)))
-    return schedules
+    return schedules or whole
 
 
 def _fixed(row: isl.Map, dim: int) -> int | None:

@@ -19,6 +19,7 @@ from ..errors import OutOfBoundsError
 from ..te.expr import Const, Expr, Select, TensorRead
 from ..te.tensor import children
 from .affine import AffineSpace
+from .memo import IdentityMemo
 from .program import Access, AccessKind
 
 
@@ -92,7 +93,7 @@ def check_in_bounds(stmt, array_of: dict, params: tuple[str, ...], context: isl.
     The message names one offending instance; ``origin`` says where the statement comes
     from (default ``compute '<op>'``) and ``hint`` how to fix it.
     """
-    arrays = {a.name: a for a in array_of.values()}
+    arrays = _BY_NAME.get((array_of,), lambda: {a.name: a for a in array_of.values()})
     for access in (stmt.accesses if writes else stmt.reads):
         array = arrays[access.array]
         outside = access.relation.intersect_params(context).subtract_range(
@@ -105,6 +106,7 @@ def check_in_bounds(stmt, array_of: dict, params: tuple[str, ...], context: isl.
             hint or _TE_HINT))
 
 
+_BY_NAME = IdentityMemo(size=4)
 _TE_HINT = ("Shrink the compute's range, use the same po.var for sizes that must agree, "
             "guard the read with po.if_then_else, or, if the program is only meant for sizes "
             "of at least some value, say so: po.var(\"n\", min=1)")

@@ -35,6 +35,7 @@ from .accesses import check_reads_in_bounds, statement_accesses
 from .affine import AffineSpace
 from .program import Array, Program, Statement
 from .from_scan import scan_stages, scan_statements
+from .memo import IdentityMemo
 from .schedule import Stage, identity_axes
 
 
@@ -179,7 +180,7 @@ def _statements(array: Array, array_of: dict, params: tuple[str, ...],
     """The statements of a compute (init and update for a reduction); ``first_step``
     starts its first dimension there (a stage of a scan's step, after the init)."""
     op: ComputeOp = array.tensor.op
-    dim_names = NameGenerator(reserved=params + tuple(a.name for a in array_of.values()))
+    dim_names = NameGenerator(reserved=_reserved_names(params, array_of))
     axes = op.axis
     dims = tuple(dim_names.fresh(ax.name) for ax in axes)
     target = TensorRead(array.tensor, axes)
@@ -225,6 +226,16 @@ def _space(name, axes, dims, params, context: str) -> AffineSpace:
     space = AffineSpace(name, axes, dims, params)
     space.context = context
     return space
+
+
+def _reserved_names(params: tuple[str, ...], array_of: dict) -> frozenset[str]:
+    """The parameters' and arrays' names, which no dimension may take (one set per
+    program: a chain of K computes would otherwise build K sets of K names)."""
+    return _RESERVED.get((array_of, params), lambda: frozenset(
+        params + tuple(a.name for a in array_of.values())))
+
+
+_RESERVED = IdentityMemo(size=4)
 
 
 def _statement(name, domain, axes, target, value, array_of, space, op_name) -> Statement:

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ..errors import ScheduleError
-from ..target.info import BIND_TAGS  # target facts, importable from every layer
+from ..target.info import BIND_TAGS, VIRTUAL_THREAD  # target facts, for every layer
 from .memo import IdentityMemo
 
-KINDS = ("serial", "parallel", "vectorized", "unrolled") + BIND_TAGS
+KINDS = ("serial", "parallel", "vectorized", "unrolled", VIRTUAL_THREAD) + BIND_TAGS
 # loops whose iterations run at the same time: they must carry no dependence
-CONCURRENT_KINDS = ("parallel", "vectorized") + BIND_TAGS
+CONCURRENT_KINDS = ("parallel", "vectorized", VIRTUAL_THREAD) + BIND_TAGS
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,12 @@ class MemoryScope:
 # the scopes' meanings (the same on every target; a target sets their capacities)
 SCOPES = (MemoryScope("global", "all", 1), MemoryScope("shared", "group", 3),
           MemoryScope("local", "thread", 0))
+# an accelerator's on-chip buffers (input, weight, accumulator; see target/accel): one
+# copy per virtual thread, like "local" elsewhere (a CPU keeps them as ordinary buffers)
+ACCEL_SCOPES = (MemoryScope("inp", "thread", 0), MemoryScope("wgt", "thread", 0),
+                MemoryScope("acc", "thread", 0))
+# the loop kind of ``virtual_thread``: iterations interleaved on one device
+VIRTUAL_THREAD = "vthread"
 # what a loop bound to a tag distributes, by the tag's prefix
 BIND_UNITS = {"blockIdx": "group", "threadIdx": "thread"}
 BIND_TAGS = tuple(f"{unit}.{d}" for unit in BIND_UNITS for d in "xyz")
@@ -58,17 +64,20 @@ BIND_TAGS = tuple(f"{unit}.{d}" for unit in BIND_UNITS for d in "xyz")
 
 def scope_meaning(name: str) -> MemoryScope:
     """The meaning of the scope ``name`` (``"global"``, ``"shared"`` or ``"local"``)."""
-    for scope in SCOPES:
+    for scope in SCOPES + ACCEL_SCOPES:
         if scope.name == name:
             return scope
     raise InvalidArgumentError(
-        f"unknown scope {name!r}; use one of {', '.join(s.name for s in SCOPES)}")
+        f"unknown scope {name!r}; use one of "
+        f"{', '.join(s.name for s in SCOPES + ACCEL_SCOPES)}")
 
 
 def private_scopes(bind_tag: str) -> tuple[str, ...]:
     """The scopes of which each iteration of a loop bound to ``bind_tag`` has its own
     copy: a work-group (``blockIdx``) has its own shared and local buffers, a work-item
-    (``threadIdx``) its own local ones."""
+    (``threadIdx``) its own local ones, a virtual thread its own accelerator buffers."""
+    if bind_tag == VIRTUAL_THREAD:
+        return ("local",) + tuple(s.name for s in ACCEL_SCOPES)
     unit = BIND_UNITS.get(bind_tag.split(".")[0])
     if unit is None:
         raise InvalidArgumentError(

@@ -19,7 +19,7 @@ from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
-from ..target.info import private_scopes
+from ..target.info import VIRTUAL_THREAD, private_scopes
 
 
 def check_schedule(result: Program, deps: Dependences, transform: str, *, repair=None,
@@ -45,7 +45,7 @@ def check_marked_loops(program: Program, deps: Dependences, transform: str, *,
             if axis.kind in ("parallel", "vectorized"):
                 check_loop_carries_nothing(program, deps, stage.name, level, transform,
                                            marking=marking)
-            elif axis.kind in BIND_TAGS:
+            elif axis.kind in BIND_TAGS or axis.kind == VIRTUAL_THREAD:
                 check_bound_loop(program, deps, stage.name, level, transform,
                                  marking=marking)
 
@@ -59,7 +59,7 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
     them (a tree reduction in ``__local`` memory), so its own accumulation is allowed."""
     stage_obj = program.stage(stage)
     axis = stage_obj.axes[level - 1]
-    threads = axis.kind.startswith("threadIdx")
+    threads = axis.kind.startswith("threadIdx")  # (a virtual thread reduces nothing)
     scopes = private_scopes(axis.kind)
     private = frozenset(a.name for a in program.arrays if a.scope in scopes)
     # the reductions across these work-items: this stage's, or that of a stage it is

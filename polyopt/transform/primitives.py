@@ -129,6 +129,30 @@ def bind(state, stage, axis, tag):
     return _marking(bind_tag(tag))(state, stage, axis)
 
 
+@register("virtual_thread", marks=True)
+def virtual_thread(state, stage, axis):
+    """Run the loop's iterations as virtual threads interleaved on one accelerator: each
+    has its own copies of the buffers computed inside it (so the loads of one overlap
+    the compute of another); checked like ``bind``: no dependence may cross iterations
+    except through those private buffers."""
+    from ..target.info import VIRTUAL_THREAD
+    return _marking(VIRTUAL_THREAD)(state, stage, axis)
+
+
+@register("set_scope")
+def set_scope(state, stage, scope):
+    """Keep the stage's computed tensor in memory ``scope`` (e.g. an accelerator's
+    ``"acc"`` buffer); what is computed does not change."""
+    program = state.program
+    target = program.array_of(program.statement(program.stage(stage).main).target.tensor)
+    cache._scope(scope)
+    if target.role != "compute":
+        raise ScheduleError(f"set_scope: '{target.name}' is not computed by the program")
+    arrays = tuple(dataclasses.replace(a, scope=scope) if a.name == target.name else a
+                   for a in program.arrays)
+    return state.advanced(program.replace(arrays=arrays)), None
+
+
 # -- where a stage is computed -------------------------------------------------------
 
 @register("compute_with", repair=repair_by_shift)

@@ -510,11 +510,26 @@ class Stage:
         (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
         dependence (see :mod:`polyopt.transform.bind`)."""
         tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
+        if tag == "cthread":  # VTA's: interleaved on the accelerator (see virtual_thread)
+            return self.virtual_thread(axis, check=check)
         if tag in VIRTUAL_THREADS:  # TVM's virtual threads run one after the other
             return self.unroll(axis, check=check)
         name = self._axis(axis)
         self._apply("bind", (name, tag), check=check)
         return self._loop(name)
+
+    def virtual_thread(self, axis, *, check: bool = True) -> LoopAxis:
+        """Interleave the loop's iterations on an accelerator (``target="accel"``), each
+        with its own copies of the buffers computed inside it: the loads of one overlap
+        the compute of the other (VTA's latency hiding).  Checked like ``bind``."""
+        name = self._axis(axis)
+        self._apply("virtual_thread", (name,), check=check)
+        return self._loop(name)
+
+    def set_scope(self, scope: str) -> None:
+        """Keep this stage's tensor in ``scope`` (``"acc"``: the accelerator's
+        accumulator buffer, ``"inp"``/``"wgt"``: its input and weight buffers)."""
+        self._apply("set_scope", (scope,))
 
     def set_store_predicate(self, predicate) -> None:
         """TVM's ``s[B].set_store_predicate(tx.var.equal(0))`` after a reduction across

@@ -55,8 +55,8 @@ def _outline(emitter, item: Node) -> tuple[ir.Function, list[ir.Value]]:
             for access in emitter.program.statement(run.stmt).accesses}
     captured = [("status", None, emitter.status)]
     captured += [("scalar", name, value) for name, value in emitter.scalars.items()]
-    captured += [("pointer", name, value) for name, value in emitter.pointers.items()
-                 if name in used]
+    captured += [("pointer", name, emitter.pointers[name])
+                 for name in sorted(used & emitter.pointers.keys(), key=_positions(emitter).get)]
     for name in sorted(used & set(emitter.strides)):
         captured += [("stride", (name, d), v) for d, v in enumerate(emitter.strides[name])
                      if v is not None and not isinstance(v, ir.Constant)]
@@ -91,6 +91,16 @@ def _outline(emitter, item: Node) -> tuple[ir.Function, list[ir.Value]]:
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,
      emitter.strides, emitter.status, emitter.counters, emitter._known_in) = saved
     return fn, [v for *_, v in captured]
+
+
+def _positions(emitter) -> dict[str, int]:
+    """Each array's position among the kernel's pointers (the order of a nest's
+    arguments), computed once, not once per nest."""
+    found = emitter.__dict__.get("_pointer_positions")
+    if found is None or len(found) != len(emitter.pointers):
+        found = {name: k for k, name in enumerate(emitter.pointers)}
+        emitter._pointer_positions = found
+    return found
 
 
 def _text_without_names(fn: ir.Function) -> str | None:
