@@ -109,14 +109,16 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     channels with the conv's stride, the weights of the tap are one contiguous
     ``cols x 4`` block.  ``rows`` defaults to the first of 4, 7, 6, 3, 2, 1 dividing
     the output width (4 x 64 keeps LLVM's schedule of the unrolled taps within the 32
-    vector registers; 7 x 64 spilled: 64x56 layer 294 -> 356 GOP/s, 1x1 s2 123 -> 173);
-    else 4 (the last, partial tile of pixels runs as scalar code).  ``epilogue``: as in
+    vector registers; 7 x 64 spilled: 64x56 layer 294 -> 356 GOP/s, 1x1 s2 123 -> 173).
+    An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
+    scalar code.  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
     axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
     packed = Y.op.inputs[0]
     width = Y.shape[3].value
-    if rows is None:
-        rows = _default_rows((4, 7, 6, 3, 2), width, cols)
+    if rows is None:  # a dividing one (a partial tile of many channels makes isl's scan
+        # of the scalar remainder very slow: 256 channels, width 14, rows=4 > 10 min)
+        rows = _default_rows((4, 7, 6, 3, 2, 1), width, cols)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
     local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
