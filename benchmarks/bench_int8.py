@@ -1,7 +1,8 @@
 """int8 (VNNI) kernels vs onnxruntime and vs polyopt's fp32 templates, 1 and 2 threads,
 side by side in one run (issue 15).
 
-Run: ``python benchmarks/bench_int8.py`` (``--quick``: small sizes, printed only).
+Run: ``python benchmarks/bench_int8.py`` (``--quick``: small sizes, printed only;
+``--only conv`` / ``--only matmul,bf16`` and ``--threads 1``: a part, printed only).
 Writes ``benchmarks/results/int8.md`` and ``int8.json``.
 
 * int8 matmul 1024^3, u8 activations x s8 weights -> s32: polyopt's
@@ -12,9 +13,11 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
 * the five ResNet-18 conv layers of ``bench_suite.py``, batch 1, NCHW: polyopt's
   ``int8_conv2d_template`` (``po.ops.conv2d_u8s8_nchw``: u8 x s8 -> s32; the input is
   packed into groups of 4 channels inside the kernel, the weights once, outside the
-  timing) vs onnxruntime's ``ConvInteger`` (the same computation) and ``QLinearConv``
-  (u8 output: it also requantizes) vs polyopt's fp32 ``conv2d_template``; the ratio
-  to onnxruntime uses the faster of its two;
+  timing) vs onnxruntime's ``ConvInteger`` (the same computation) vs polyopt's fp32
+  ``conv2d_template``; and polyopt's conv with the requantization to uint8 fused into
+  the tile (``epilogue=po.ops.requantize(Y, ...)``) vs onnxruntime's ``QLinearConv``
+  (the same computation).  The check against onnxruntime takes the smaller of the two
+  like-for-like ratios (int32 out vs ConvInteger, uint8 out vs QLinearConv);
 * bf16 matmul 1024^3 (``bf16_matmul_template``: ``vdpbf16ps`` tiles, float32 sums) vs
   polyopt's fp32 ``matmul_template`` (target >= 1.6x).
 
@@ -171,9 +174,9 @@ def ort_qlinear_conv(x, w, padding, stride, threads):
     node = helper.make_node("QLinearConv", names, ["Y"], pads=[padding] * 4,
                             strides=[stride] * 2)
     consts = [numpy_helper.from_array(v, n) for n, v in (
-        ("xs", np.array(0.02, np.float32)), ("xz", np.array(128, np.uint8)),
-        ("W", w), ("ws", np.array(0.01, np.float32)), ("wz", np.array(0, np.int8)),
-        ("ys", np.array(0.5, np.float32)), ("yz", np.array(128, np.uint8)))]
+        ("xs", np.array(X_SCALE, np.float32)), ("xz", np.array(X_ZERO, np.uint8)),
+        ("W", w), ("ws", np.array(W_SCALE, np.float32)), ("wz", np.array(0, np.int8)),
+        ("ys", np.array(Y_SCALE, np.float32)), ("yz", np.array(Y_ZERO, np.uint8)))]
     session = onnxruntime_session(
         [node], [helper.make_tensor_value_info("X", TensorProto.UINT8, x.shape)],
         [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)], consts, threads)
@@ -190,20 +193,37 @@ def numpy_conv_int32(x, w, padding, stride):
     return (w.reshape(f, -1).astype(np.int32) @ cols).reshape(1, f, oh, ow)
 
 
-def int8_conv(x, w, padding, stride, threads):
+# the requantization of the QLinearConv peer: x = 0.02 (x_q - 128), w = 0.01 w_q,
+# y = 0.5 y_q + 128 -> y_q = round(acc * 0.02 * 0.01 / 0.5) + 128 with acc over
+# (x_q - 128) w_q; polyopt's fused conv computes that from acc over x_q w_q with the
+# bias -128 * sum(w_q) per channel
+X_SCALE, X_ZERO, W_SCALE, Y_SCALE, Y_ZERO = 0.02, 128, 0.01, 0.5, 128
+
+
+def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
     c, size, f_ = x.shape[1], x.shape[2], w.shape[0]
     packed = po.ops.pack_conv_vnni_numpy(w)
     X = po.placeholder(x.shape, name="X", dtype="uint8")
     W = po.placeholder(packed.shape, name="W", dtype="int8")
-    Y = po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y")
-    s = po.create_schedule(Y)
-    loops = int8_conv2d_template(s, Y, parallel=threads > 1)
-    f = po.build(s, [X, W, Y], num_threads=threads)
-    y = np.empty(tuple(e.value for e in Y.shape), np.int32)
-    f(x, packed, y)
-    assert np.array_equal(y, numpy_conv_int32(x, w, padding, stride)), \
-        f"int8 conv {c}x{size} -> {f_} differs from NumPy"
-    return (lambda: f(x, packed, y)), loops["rows"]
+    Y = po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y",
+                                pad_value=X_ZERO if requantized else 0)
+    out, args, extra = Y, [X, W, Y], []
+    if requantized:  # padded with the zero point, as QLinearConv
+        bias = po.placeholder((f_,), name="bias", dtype="int32")
+        out = po.ops.requantize(Y, X_SCALE * W_SCALE / Y_SCALE, Y_ZERO, bias=bias, axis=1,
+                                name="Q")
+        args = [X, W, bias, out]
+        extra = [(-X_ZERO * w.astype(np.int32).sum(axis=(1, 2, 3))).astype(np.int32)]
+    s = po.create_schedule(out)
+    loops = int8_conv2d_template(s, Y, parallel=threads > 1,
+                                 epilogue=out if requantized else None)
+    f = po.build(s, args, num_threads=threads)
+    y = np.empty(tuple(e.value for e in out.shape), out.dtype)
+    f(x, packed, *extra, y)
+    if not requantized:
+        assert np.array_equal(y, numpy_conv_int32(x, w, padding, stride)), \
+            f"int8 conv {c}x{size} -> {f_} differs from NumPy"
+    return (lambda: f(x, packed, *extra, y)), (loops["rows"], y)
 
 
 def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
@@ -242,14 +262,20 @@ def conv_rows(quick: bool, rng) -> list[dict]:
         x = rng.integers(0, 256, (1, c, size, size), dtype=np.uint8)
         w = rng.integers(-128, 128, (f_, c, kernel, kernel), dtype=np.int8)
         for threads in THREADS:
-            ours, tile_rows = int8_conv(x, w, padding, stride, threads)
+            ours, (tile_rows, _) = int8_conv(x, w, padding, stride, threads)
             peer = ort_conv_integer(x, w, padding, stride, threads)
             assert np.array_equal(peer(), numpy_conv_int32(x, w, padding, stride))
-            times = medians({"polyopt int8": ours, "onnxruntime ConvInteger": peer,
-                             "onnxruntime QLinearConv": ort_qlinear_conv(x, w, padding, stride,
-                                                                         threads),
-                             "polyopt fp32": fp32_conv(c, f_, size, kernel, padding, stride,
-                                                       threads, rng)}, quick)
+            qlinear = ort_qlinear_conv(x, w, padding, stride, threads)
+            calls = {"polyopt int8": ours, "onnxruntime ConvInteger": peer,
+                     "onnxruntime QLinearConv": qlinear,
+                     "polyopt fp32": fp32_conv(c, f_, size, kernel, padding, stride,
+                                               threads, rng)}
+            fused, (_, q) = int8_conv(x, w, padding, stride, threads, requantized=True)
+            # the two roundings (float32 scale here) may differ by one step on ties
+            assert np.abs(q.astype(int) - qlinear().astype(int)).max() <= 1, \
+                "fused requantization differs from QLinearConv"
+            calls["polyopt int8+requant"] = fused
+            times = medians(calls, quick)
             rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
                                    f"s{stride} (tile {tile_rows}x64)", "threads": threads,
                          **{k: ops / v / 1e9 for k, v in times.items()}})
@@ -266,12 +292,14 @@ def checks(rows: list[dict]) -> list[dict]:
                           "vs": "polyopt fp32", "target": 1.6, "ratio": ratio,
                           "result": "PASS" if ratio >= 1.6 else "FAIL"})
             continue
-        peer = row.get("onnxruntime MatMulInteger") or max(
-            row["onnxruntime ConvInteger"], row["onnxruntime QLinearConv"])
         ours = row.get("polyopt int8")
-        for what, base, target in (("onnxruntime", peer, 1.0), ("polyopt fp32",
-                                                                 row["polyopt fp32"], 2.5)):
-            ratio = None if ours is None else ours / base
+        if "onnxruntime MatMulInteger" in row:
+            peer_ratio = ours / row["onnxruntime MatMulInteger"]
+        else:  # the smaller of the like-for-like ratios
+            peer_ratio = min(ours / row["onnxruntime ConvInteger"],
+                             row["polyopt int8+requant"] / row["onnxruntime QLinearConv"])
+        for what, ratio, target in (("onnxruntime", peer_ratio, 1.0),
+                                    ("polyopt fp32", ours / row["polyopt fp32"], 2.5)):
             found.append({"kernel": row["kernel"], "threads": row["threads"],
                           "vs": what, "target": target, "ratio": ratio,
                           "result": "FAIL" if ratio is None or ratio < target else "PASS"})
@@ -286,23 +314,24 @@ def markdown(rows, found, load) -> str:
              f"Load average {load[0]:.1f} before, {load[1]:.1f} after (2 cores, shared).",
              "GOP/s (2 x multiply-adds per second), medians of alternating blocks.", "",
              "| kernel | threads | polyopt int8 (bf16) | onnxruntime (MatMulInteger or ConvInteger)"
-             " | onnxruntime QLinearConv | polyopt fp32 |",
-             "|---|---|---|---|---|---|"]
+             " | polyopt int8 + requantize to u8, fused | onnxruntime QLinearConv "
+             "| polyopt fp32 |",
+             "|---|---|---|---|---|---|---|"]
     for row in rows:
         peer = row.get("onnxruntime MatMulInteger") or row.get("onnxruntime ConvInteger")
         ours = row.get("polyopt int8", row.get("polyopt bf16"))
         lines.append(f"| {row['kernel']} | {row['threads']} | {g(ours)} | "
-                     f"{g(peer)} | {g(row.get('onnxruntime QLinearConv'))} | "
-                     f"{g(row['polyopt fp32'])} |")
+                     f"{g(peer)} | {g(row.get('polyopt int8+requant'))} | "
+                     f"{g(row.get('onnxruntime QLinearConv'))} | {g(row['polyopt fp32'])} |")
     lines += ["", "| kernel | threads | int8 vs | target | ratio | result |",
               "|---|---|---|---|---|---|"]
     for check in found:
         ratio = "-" if check["ratio"] is None else f"{check['ratio']:.2f}x"
         lines.append(f"| {check['kernel']} | {check['threads']} | {check['vs']} | "
                      f">= {check['target']}x | {ratio} | {check['result']} |")
-    lines += ["", "The conv ratios to onnxruntime use the faster of ConvInteger and "
-              "QLinearConv (which also requantizes to uint8); bf16 rows: GFLOP/s, "
-              "compared with polyopt fp32 only."]
+    lines += ["", "The conv ratio to onnxruntime is the smaller of int32 out vs ConvInteger "
+              "and uint8 out (requantization fused into the tile) vs QLinearConv; bf16 "
+              "rows: GFLOP/s, compared with polyopt fp32 only."]
     return "\n".join(lines) + "\n"
 
 
@@ -342,17 +371,32 @@ def published_fp32(rows: list[dict]) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
+    parser.add_argument("--only", default="matmul,bf16,conv",
+                        help="comma-separated parts: matmul, bf16, conv (a part: printed only)")
+    parser.add_argument("--threads", default=None,
+                        help="comma-separated thread counts (default 1,2; others: printed only)")
     opts = parser.parse_args(argv)
+    parts = {p.strip() for p in opts.only.split(",") if p.strip()}
+    if not parts <= {"matmul", "bf16", "conv"}:
+        parser.error(f"--only takes matmul, bf16, conv; got {opts.only}")
+    global THREADS
+    if opts.threads:
+        THREADS = tuple(int(t) for t in opts.threads.split(","))
+    complete = parts == {"matmul", "bf16", "conv"} and THREADS == (1, 2) and not opts.quick
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
-    rows = matmul_rows(256 if opts.quick else 1024, opts.quick, rng)
-    rows += bf16_rows(256 if opts.quick else 1024, opts.quick, rng)
-    rows += conv_rows(opts.quick, rng)
+    rows = []
+    if "matmul" in parts:
+        rows += matmul_rows(256 if opts.quick else 1024, opts.quick, rng)
+    if "bf16" in parts:
+        rows += bf16_rows(256 if opts.quick else 1024, opts.quick, rng)
+    if "conv" in parts:
+        rows += conv_rows(opts.quick, rng)
     found = checks(rows)
     text = markdown(rows, found, (load_before, os.getloadavg()[0]))
     text += "\n".join(published_fp32(rows)) + "\n"
     print("\n" + text)
-    if not opts.quick:
+    if complete:
         write_results("int8", text, {"rows": rows, "checks": found})
         print("wrote benchmarks/results/int8.md and int8.json")
     return 0

@@ -71,8 +71,9 @@ class IllegalScheduleError(ScheduleError):
         self.violation = violation
 
 
-class TensorizeError(PolyoptError):
-    """A sub-nest does not match the requested intrinsic."""
+class TensorizeError(ScheduleError):
+    """A sub-nest does not match the requested intrinsic (or running it as one step
+    would be illegal)."""
 
 
 class BackendError(PolyoptError):

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import islpy as isl
+
 from ..errors import TensorizeError
 from ..tensorize.match import Match, match
+from .from_isl import index_expr
 from .nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run, map_exprs
 from .printer import index_text
 
@@ -34,41 +37,75 @@ class IntrinsicCall(Run):
 
 
 def tensorize_calls(program, body: Node) -> Node:
-    """``body`` with each tensorized sub-nest of ``program`` replaced by a call."""
+    """``body`` with each tensorized sub-nest of ``program`` replaced by a call (in a
+    partial tile, ``if (the tile is full) call; else <the scalar loops>``)."""
     for stage, axis, intrin in program.tensorized:
         found = match(program, None, stage, axis, intrin)
         replaced = []
-        body = _replace(body, found, replaced)
+        body = _replace(body, found, replaced, ())
         if not replaced:
             raise TensorizeError(f"the loop '{axis}' of stage '{stage}' tensorized with "
                                  f"'{intrin.name}' is not in the generated code")
     return body
 
 
-def _replace(node: Node, found: Match, replaced: list) -> Node:
+def _replace(node: Node, found: Match, replaced: list, outer: tuple[For, ...]) -> Node:
     if isinstance(node, For):
         # the loop of ``axis``, or the outermost loop inside it when isl left out loops
         # of one iteration
         if node.dim is not None and node.dim >= found.dim and _runs_stmt(node, found.main):
             call = _call(node, found)
             replaced.append(call)
-            return call
+            return _guarded(call, node, found, outer)
         before = len(replaced)
-        body = _replace(node.body, found, replaced)
+        body = _replace(node.body, found, replaced, outer + (node,))
         if len(replaced) > before and node.kind == "vectorized":
             # a call is not a scalar statement LLVM could vectorize across iterations
             return _with(node, body=body, kind="serial")
         return _with(node, body=body)
     if isinstance(node, Block):
-        return Block(tuple(_replace(n, found, replaced) for n in node.items))
+        return Block(tuple(_replace(n, found, replaced, outer) for n in node.items))
     if isinstance(node, If):
-        other = None if node.otherwise is None else _replace(node.otherwise, found, replaced)
-        return If(node.cond, _replace(node.then, found, replaced), other)
+        other = (None if node.otherwise is None
+                 else _replace(node.otherwise, found, replaced, outer))
+        return If(node.cond, _replace(node.then, found, replaced, outer), other)
     if isinstance(node, Run) and node.stmt == found.main:  # every inner loop left out
         call = _call(node, found)
         replaced.append(call)
-        return call
+        return _guarded(call, node, found, outer)
     return node
+
+
+def _guarded(call: IntrinsicCall, scalar: Node, found: Match, outer: tuple[For, ...]) -> Node:
+    """``call`` in the tiles the intrinsic runs, ``scalar`` (the sub-nest's own loops)
+    in the partial ones."""
+    if found.full is None:
+        return call
+    condition = full_tile_test(found.full, outer)
+    if condition is None:
+        return call
+    return If(condition, call, scalar)
+
+
+def full_tile_test(full: isl.Set, outer: tuple[For, ...]) -> IndexExpr | None:
+    """``full`` (values of the first schedule dimensions) as a test on the variables of
+    the loops ``outer`` that enumerate them (None: always true).  A dimension without a
+    loop has one value wherever the sub-nest runs, so it is projected out."""
+    names = {loop.dim: loop.var for loop in outer if loop.dim is not None}
+    test = full
+    for d in reversed(range(full.dim(isl.dim_type.set))):
+        if d in names:
+            test = test.set_dim_name(isl.dim_type.set, d, names[d])
+        else:
+            test = test.project_out(isl.dim_type.set, d, 1)
+    test = test.move_dims(isl.dim_type.param, test.dim(isl.dim_type.param),
+                          isl.dim_type.set, 0, test.dim(isl.dim_type.set)).coalesce()
+    if test.plain_is_universe():
+        return None
+    if test.is_empty():
+        raise TensorizeError("internal: a tensorized sub-nest runs in no full tile")
+    build = isl.AstBuild.from_context(isl.Set.universe(test.get_space()))
+    return index_expr(build.expr_from_set(test))
 
 
 def _with(loop: For, **changes) -> For:

@@ -106,12 +106,13 @@ def pack_conv_vnni_numpy(weight: np.ndarray, *, columns: int = 64) -> np.ndarray
 
 
 def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int = 0,
-                     name: str = "conv") -> Tensor:
+                     pad_value: int = 0, name: str = "conv") -> Tensor:
     """int8 NCHW convolution (batch 1): ``data[1, C, H, W]`` uint8, weights packed once by
     :func:`pack_conv_vnni_numpy` (``Wp[F/cb, C/4, R, S, cb, 4]`` int8), int32 output
     ``[1, F, OH, OW]``.  The input is first copied, zero padded, into groups of 4
     channels (``<name>_packed[C/4, H + 2p, W + 2p, 4]``), so that the 4 activations one
-    ``vpdpbusd`` lane multiplies are contiguous."""
+    ``vpdpbusd`` lane multiplies are contiguous.  ``pad_value`` (0 to 255) fills the
+    padding: a quantized graph pads with the input's zero point."""
     _check(data, "uint8", 4, "data")
     if Wp.dtype != "int8" or Wp.ndim != 6:
         raise InvalidArgumentError(f"Wp must be a 6-D int8 tensor (pack_conv_vnni_numpy), "
@@ -121,6 +122,9 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     if n != 1 or groups * VNNI_GROUP != c:
         raise InvalidArgumentError(f"conv2d_u8s8_nchw takes batch 1 and weights packed for "
                                    f"{c} channels (got batch {n}, {groups * VNNI_GROUP})")
+    if isinstance(pad_value, bool) or not isinstance(pad_value, int) or not 0 <= pad_value <= 255:
+        raise InvalidArgumentError(f"pad_value must be a uint8 value (0 to 255), got "
+                                   f"{pad_value!r}")
     p = padding
     oh, ow = (h + 2 * p - r) // stride + 1, (w + 2 * p - s) // stride + 1
     if r == s == 1 and p == 0 and stride > 1:  # a strided 1x1: pack only the points read
@@ -131,7 +135,7 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     else:
         packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
                          if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p),
-                                      data[0, VNNI_GROUP * g + t, y - p, x - p], 0),
+                                      data[0, VNNI_GROUP * g + t, y - p, x - p], pad_value),
                          name=f"{name}_packed")
     cg = reduce_axis((0, groups), name="cg")
     ry = reduce_axis((0, r), name="ry")
@@ -144,20 +148,26 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
 
 
 def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",
-               relu: bool = False, bias: Tensor | None = None, name: str = "requant") -> Tensor:
+               relu: bool = False, bias: Tensor | None = None, axis: int = -1,
+               name: str = "requant") -> Tensor:
     """``clip(round(acc * scale) + zero_point)`` to uint8/int8 (``relu``: clip at the
-    zero point from below); ``bias[j]`` (int32) is added to ``acc`` first.  Rounding is
-    to nearest, ties away from zero (``floor(x + 0.5)`` on the magnitude)."""
+    zero point from below); ``bias[c]`` (int32) is added to ``acc`` first, ``c`` the
+    index of dimension ``axis`` (the columns of a matmul; ``axis=1`` for the channels
+    of an NCHW conv).  Rounding is to nearest, ties away from zero (``floor(x + 0.5)``
+    on the magnitude)."""
     lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(dtype, (None, None))
     if lo is None:
         raise InvalidArgumentError(f"requantize produces uint8 or int8, not {dtype!r}")
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -acc.ndim <= axis < acc.ndim:
+        raise InvalidArgumentError(f"requantize: axis must be an int in [{-acc.ndim}, "
+                                   f"{acc.ndim}), got {axis!r}")
     if relu:
         lo = max(lo, zero_point)
 
     def value(*index):
         total = acc[index]
         if bias is not None:
-            total = total + bias[index[-1]]
+            total = total + bias[index[axis]]
         scaled = total.astype("float32") * float(scale)
         rounded = if_then_else(scaled >= 0, (scaled + 0.5).astype("int32"),
                                (scaled - 0.5).astype("int32"))

@@ -1,4 +1,12 @@
-"""Recording a tensorize on a program, and ``can_tensorize``.
+"""The ``tensorize`` primitive (registered like the others) and ``can_tensorize``.
+
+``tensorize`` is a pure function of a :class:`~polyopt.transform.state.ScheduleState`:
+it matches the sub-nest exactly (:func:`polyopt.tensorize.match.match`) and marks it.
+Its legality (each tile of the intrinsic run as one step) is part of the state's check,
+so it is checked after the step like any primitive's, skipped with ``check=False``, and
+checked again after every later step (a later reorder may break it).  A step records
+the intrinsic by its key (a built-in's constructor call, or a declared intrinsic's
+name), so ``s.script()`` and ``replay`` reproduce it.
 
 >>> import polyopt as po
 >>> from polyopt.tensorize.builtin import dot_16x4_u8s8
@@ -10,58 +18,112 @@
 >>> s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
 >>> s.program.tensorized[0][:2]
 ('C', 'j')
+>>> print(s.script())
+s["C"].reorder("i", "ko", "j", "ki")
+s["C"].tensorize("j", "dot_16x4_u8s8()")
 """
 
 from __future__ import annotations
 
-from ..deps.dataflow import Dependences
-from ..domain.program import Program
-from ..errors import InvalidArgumentError, ScheduleError, TensorizeError, public
+from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError, TensorizeError,
+                      public)
 from ..transform.schedule import Stage
-from .intrin import TensorIntrin
+from ..transform.state import STATE_CHECKS, register
+from .intrin import TensorIntrin, intrinsic_by_key
 from .match import match
 
 
-def tensorize(program: Program, deps: Dependences | None, stage: str, axis: str,
-              intrin: TensorIntrin) -> Program:
-    """``program`` with the sub-nest of ``stage`` under ``axis`` marked to run as
-    ``intrin`` (checked: :func:`polyopt.tensorize.match.match`)."""
+def _intrinsic(intrin) -> TensorIntrin:
+    if isinstance(intrin, str):
+        return intrinsic_by_key(intrin)
     if not isinstance(intrin, TensorIntrin):
-        raise InvalidArgumentError(f"tensorize takes an intrinsic from po.decl_tensor_intrin, "
-                                   f"got {intrin!r}")
+        raise InvalidArgumentError(f"tensorize takes an intrinsic from po.decl_tensor_intrin "
+                                   f"(or its key), got {intrin!r}")
+    return intrin
+
+
+@register("tensorize")
+def tensorize(state, stage: str, axis: str, intrin, strict: bool = False):
+    """The state with the sub-nest of ``stage`` under loop ``axis`` marked to run as
+    ``intrin`` (a :class:`TensorIntrin` or its key), when it computes exactly what the
+    intrinsic does (else :class:`TensorizeError` naming what differs); partial tiles run
+    as scalar code unless ``strict``.  Legality is the state's check."""
+    intrin = _intrinsic(intrin)
+    program = state.program
     for other_stage, other_axis, _ in program.tensorized:
         if other_stage == stage:
             raise TensorizeError(f"stage '{stage}' is already tensorized at '{other_axis}'")
-    match(program, deps, stage, axis, intrin)
-    return program.replace(tensorized=program.tensorized + ((stage, axis, intrin),))
+    match(program, None, stage, axis, intrin, strict=strict)
+    return state.advanced(program.replace(
+        tensorized=program.tensorized + ((stage, axis, intrin),))), None
 
 
-def can_tensorize(program: Program, deps: Dependences, stage: str, axis: str,
-                  intrin: TensorIntrin) -> bool:
+def check_tensorized(state, step: str) -> None:
+    """Raise :class:`TensorizeError` unless every tensorized sub-nest still matches its
+    intrinsic and running each of its tiles as one step respects the dependences."""
+    program = state.program
+    if not program.tensorized:
+        return
+    key = _checked_key(program)
+    if key is not None and _CHECKED.get(key) is state.reference:
+        return  # the same schedule rows, accesses and reference: checked before
+    for stage, axis, intrin in program.tensorized:
+        try:
+            match(program, state.reference.dependences(), stage, axis, intrin)
+        except ScheduleError as err:
+            if ".tensorize(" in step:
+                raise
+            raise type(err)(f"{step} breaks the tensorize of stage '{stage}' at '{axis}': "
+                            f"{err}") from None
+    if key is not None:
+        if len(_CHECKED) > 32:
+            _CHECKED.clear()
+        _CHECKED[key] = state.reference
+
+
+# checked programs: what a tensorize's match and legality depend on -> the reference
+# (a loop kind marked after the tensorize, e.g. parallel, changes none of it)
+_CHECKED: dict = {}
+
+
+def _checked_key(program):
     try:
-        tensorize(program, deps, stage, axis, intrin)
-    except (TensorizeError, ScheduleError):
+        tensorized = tuple((stage, axis, intrin.key, id(intrin), tuple(
+            a.name for a in program.stage(stage).axes))
+            for stage, axis, intrin in program.tensorized)
+    except ScheduleError:
+        return None
+    rows = tuple(str(program.schedule_of(st.name)) for st in program.statements)
+    accesses = tuple(str(a.relation) for st in program.statements for a in st.accesses)
+    values = tuple(f"{st.target} = {st.value}" for st in program.statements)
+    return tensorized, rows, accesses, values, str(program.context)
+
+
+STATE_CHECKS.append(check_tensorized)
+
+
+# -- the methods of po.Stage (installed here: tensorize is a layer below transform) ------
+def _stage_tensorize(self, axis, intrin, *, strict: bool = False, check: bool = True) -> None:
+    """``s[C].tensorize(ji, intrin)``: loop ``ji`` and the loops inside it become one
+    call of ``intrin`` (``po.decl_tensor_intrin``, or its key as ``s.script()`` records
+    it) per tile, when the sub-nest computes exactly what the intrinsic does (else
+    :class:`TensorizeError` naming what differs) and running each tile as one step
+    respects the dependences (checked unless ``check=False``).  Where an extent does not
+    divide, the partial tiles run as scalar code; ``strict=True`` refuses them instead."""
+    name = self._axis(axis)
+    intrin = _intrinsic(intrin)
+    self._apply("tensorize", (name, intrin.key), {"strict": strict} if strict else {},
+                check=check)
+
+
+def _stage_can_tensorize(self, axis, intrin, *, strict: bool = False) -> bool:
+    """Whether ``tensorize`` with these arguments would be accepted."""
+    trial = self.schedule.fork()
+    try:
+        _stage_tensorize(Stage(trial, self.name), axis, intrin, strict=strict)
+    except (IllegalScheduleError, ScheduleError):
         return False
     return True
-
-
-# -- the schedule primitives (methods of po.Stage, installed here: tensorize is a layer
-# below transform) ------------------------------------------------------------------------
-def _stage_tensorize(self, axis, intrin, *, check: bool = True) -> None:
-    """``s[C].tensorize(ji, intrin)``: loop ``ji`` and the loops inside it become one
-    call of ``intrin`` (``po.decl_tensor_intrin``), when the sub-nest computes exactly
-    what the intrinsic does (else :class:`TensorizeError` naming what differs) and
-    running it as one step respects the dependences (checked unless ``check=False``)."""
-    name = self._axis(axis)
-    deps = self.schedule.deps if check else None
-    self._run("tensorize", (name, getattr(intrin, "name", intrin)), {}, lambda p: (
-        tensorize(p, deps, self.name, name, intrin), None), check=False)
-
-
-def _stage_can_tensorize(self, axis, intrin) -> bool:
-    """Whether ``tensorize`` with these arguments would be accepted."""
-    return can_tensorize(self.schedule.program, self.schedule.deps, self.name,
-                         self._axis(axis), intrin)
 
 
 _stage_tensorize.__name__ = _stage_tensorize.__qualname__ = "tensorize"

@@ -19,9 +19,11 @@ scalar int32 additions; the products of u8 x s8 fit in 16 bits with no saturatio
 
 from __future__ import annotations
 
+import ast
 import functools
 
 from ..errors import InvalidArgumentError, public
+from ..target.info import TargetInfo
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, var
 from .intrin import LLVMEmitter, decl_buffer, decl_tensor_intrin
 
@@ -42,7 +44,7 @@ def dot_16x4_u8s8():
     c = compute((16,), lambda i: reduce_sum(a[k].astype("int32") * b[i, k].astype("int32"),
                                             axis=k), name="c")
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=1, cols=16),
-                              name="dot_16x4_u8s8")
+                              name="dot_16x4_u8s8", key="dot_16x4_u8s8()")
 
 
 @public
@@ -61,7 +63,8 @@ def gemm_u8s8(rows: int = 6, cols: int = 64):
              c: decl_buffer((rows, cols), "int32", "c", strides=[var("ldc"), 1])}
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=rows,
                                                                 cols=cols),
-                              binds=binds, name=f"gemm_u8s8_{rows}x{cols}")
+                              binds=binds, name=f"gemm_u8s8_{rows}x{cols}",
+                              key=f"gemm_u8s8(rows={rows}, cols={cols})")
 
 
 @public
@@ -81,7 +84,8 @@ def gemm_bf16(rows: int = 6, cols: int = 64):
              c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("dpbf16_gemm", rows=rows,
                                                                 cols=cols),
-                              binds=binds, name=f"gemm_bf16_{rows}x{cols}")
+                              binds=binds, name=f"gemm_bf16_{rows}x{cols}",
+                              key=f"gemm_bf16(rows={rows}, cols={cols})")
 
 
 @public
@@ -98,16 +102,60 @@ def gemm_f32_rows(rows: int = 6, cols: int = 64):
              c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
     return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("fma_rows", rows=rows,
                                                                 cols=cols),
-                              binds=binds, name=f"gemm_f32_rows_{rows}x{cols}")
+                              binds=binds, name=f"gemm_f32_rows_{rows}x{cols}",
+                              key=f"gemm_f32_rows(rows={rows}, cols={cols})")
+
+
+LANES = 16  # 32-bit lanes of the AVX-512 vectors the emitters write
+
+
+def accumulator_budget(info=None) -> int:
+    """How many vector registers a register tile may hold as accumulators on ``info``
+    (a :class:`~polyopt.target.info.TargetInfo`, the host by default): all but 4, for
+    the loaded and broadcast operands (32 on AVX-512 -> 28)."""
+    info = info or TargetInfo.host()
+    return max(1, info.vector_registers - 4)
+
+
+def max_tile_rows(cols: int, info=None) -> int:
+    """The most rows a ``rows x cols`` int32/float32 tile may have on ``info``."""
+    return max(1, accumulator_budget(info) // max(1, cols // LANES))
 
 
 def _check_tile(rows, cols) -> None:
     for value, what in ((rows, "rows"), (cols, "cols")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
-    if cols % 16:
-        raise InvalidArgumentError(f"cols must be a multiple of 16 (one AVX-512 vector of "
-                                   f"32-bit lanes), got {cols}")
-    if rows * cols // 16 > 28:
-        raise InvalidArgumentError(f"a {rows} x {cols} tile needs {rows * cols // 16} "
-                                   "accumulator registers; AVX-512 has 32 (keep <= 28)")
+    if cols % LANES:
+        raise InvalidArgumentError(f"cols must be a multiple of {LANES} (one AVX-512 vector "
+                                   f"of 32-bit lanes), got {cols}")
+    info = TargetInfo.host()
+    if rows * cols // LANES > accumulator_budget(info):
+        raise InvalidArgumentError(
+            f"a {rows} x {cols} tile needs {rows * cols // LANES} accumulator registers; "
+            f"this CPU has {info.vector_registers} vector registers (keep <= "
+            f"{accumulator_budget(info)}: at most {max_tile_rows(cols, info)} rows of {cols})")
+
+
+BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8, "gemm_bf16": gemm_bf16,
+            "gemm_f32_rows": gemm_f32_rows}
+
+
+def from_key(key: str):
+    """The built-in intrinsic a recorded key such as ``"gemm_u8s8(rows=6, cols=64)"``
+    names (made again), or None when the key is not a built-in's."""
+    try:
+        call = ast.parse(key, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id in BUILTINS and not call.args):
+        return None
+    try:
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except ValueError:
+        return None
+    try:
+        return BUILTINS[call.func.id](**kwargs)
+    except TypeError as err:
+        raise InvalidArgumentError(f"intrinsic '{key}': {err}") from None

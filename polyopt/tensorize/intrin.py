@@ -27,6 +27,7 @@ None.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -188,6 +189,7 @@ class TensorIntrin:
     reset: tuple
     update: tuple
     imports: tuple[Import, ...] = field(default=())
+    key: str = ""  # how a recorded step names it (see :func:`intrinsic_by_key`)
 
     @property
     def buffers(self) -> tuple[Buffer, ...]:
@@ -206,12 +208,14 @@ class TensorIntrin:
 
 @public
 def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
-                       imports=()) -> TensorIntrin:
+                       imports=(), key: str | None = None) -> TensorIntrin:
     """Declare an intrinsic: ``op`` is the compute (``c.op`` or ``c``) saying what it
     computes, ``fimpl(ins, outs)`` returns its implementation from the buffers (see the
     module), ``binds`` maps the compute's tensors to :func:`decl_buffer` descriptors
     (default: dense buffers of their shapes), ``imports`` holds :func:`import_llvm` /
-    :func:`import_c` code the implementation calls."""
+    :func:`import_c` code the implementation calls.  ``key`` is how ``s.script()``
+    records it and ``replay`` finds it (default: its name, numbered if another live
+    intrinsic has it)."""
     output = op if isinstance(op, Tensor) else None
     if output is None and isinstance(op, ComputeOp):
         output = Tensor(op)
@@ -225,8 +229,8 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
                 "an intrinsic's compute reads placeholders only")
     binds = {id(getattr(t, "op", t)): (t, b) for t, b in dict(binds or {}).items()}
     known = {id(t.op) for t in inputs + (output,)}
-    for key, (tensor, _) in binds.items():
-        if key not in known:
+    for op_id, (tensor, _) in binds.items():
+        if op_id not in known:
             raise InvalidArgumentError(f"binds: '{getattr(tensor, 'name', tensor)}' is not "
                                        f"read or computed by '{output.name}'")
     buffers = []
@@ -256,8 +260,48 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
         if not isinstance(item, Import):
             raise InvalidArgumentError("imports takes po.tensorize.import_llvm(...) or "
                                        "import_c(...) values")
-    return TensorIntrin(name or output.name, buffers[-1], tuple(buffers[:-1]),
-                        inputs + (output,), program, body, reset, update, tuple(imports))
+    if key is not None and (not isinstance(key, str) or not key):
+        raise InvalidArgumentError(f"key must be a non-empty string, got {key!r}")
+    name = name or output.name
+    intrin = TensorIntrin(name, buffers[-1], tuple(buffers[:-1]), inputs + (output,),
+                          program, body, reset, update, tuple(imports),
+                          key or _unique_key(name))
+    _DECLARED[intrin.key] = intrin
+    return intrin
+
+
+# the live declared intrinsics by key (a recorded tensorize step names its intrinsic so)
+_DECLARED: "weakref.WeakValueDictionary[str, TensorIntrin]" = weakref.WeakValueDictionary()
+
+
+def _unique_key(name: str) -> str:
+    if name not in _DECLARED:
+        return name
+    number = 2
+    while f"{name}#{number}" in _DECLARED:
+        number += 1
+    return f"{name}#{number}"
+
+
+def intrinsic_by_key(key: str) -> TensorIntrin:
+    """The intrinsic a recorded step names: a declared one that is still alive, or a
+    built-in's constructor call (``"gemm_u8s8(rows=6, cols=64)"``, made again).
+
+    >>> from polyopt.tensorize.builtin import gemm_u8s8
+    >>> intrinsic_by_key(gemm_u8s8(4, 32).key) is gemm_u8s8(4, 32)
+    True
+    """
+    found = _DECLARED.get(key)
+    if found is not None:
+        return found
+    from . import builtin  # a later module of this package (it declares with this one)
+
+    made = builtin.from_key(key)
+    if made is None:
+        raise InvalidArgumentError(
+            f"no intrinsic '{key}' is declared: declare it (po.decl_tensor_intrin(..., "
+            f"key={key!r})) before replaying the schedule, or pass the intrinsic itself")
+    return made
 
 
 def _part(value, what: str) -> tuple:
@@ -281,4 +325,5 @@ def _constant(extent, what: str) -> int:
 
 
 __all__ = ["Buffer", "TensorIntrin", "ExternCall", "LLVMEmitter", "Import", "call_extern",
-           "decl_buffer", "decl_tensor_intrin", "import_c", "import_llvm", "TensorizeError"]
+           "decl_buffer", "decl_tensor_intrin", "import_c", "import_llvm", "intrinsic_by_key",
+           "TensorizeError"]

@@ -75,13 +75,18 @@ class Match:
     dim: int                  # the schedule dimension of ``axis`` (main's row)
     inner_dims: tuple[int, ...]  # per intrinsic dimension, the schedule dimension
     operands: tuple[Operand, ...]
+    # the tiles the intrinsic runs, as values of the schedule's first ``dim`` dimensions
+    # (simplified within the tiles that exist); None: all of them.  The others (partial
+    # tiles, when the extent does not divide) run as scalar code.
+    full: isl.Set | None = None
 
 
 def match(program: Program, deps: Dependences | None, stage_name: str, axis_name: str,
-          intrin: TensorIntrin) -> Match:
+          intrin: TensorIntrin, *, strict: bool = False) -> Match:
     """The match of ``stage_name``'s sub-nest under ``axis_name`` with ``intrin``, or
     :class:`TensorizeError` saying what differs; legality is checked when ``deps`` is
-    given."""
+    given.  Partial tiles (a subset of the intrinsic's domain, where an extent does not
+    divide) run as scalar code unless ``strict``, which refuses them with the extent."""
     stage = program.stage(stage_name)
     position = stage.axis(axis_name)
     main = program.statement(stage.main)
@@ -117,12 +122,24 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
         try:
             inner_dims = tuple(loop_dimension(program, main.name, inner_axes[k]) for k in order)
             names = [inner_axes[k].name for k in order]
-            operands = _match_statement(program, main, i_update, dim, inner_dims, names, intrin)
+            nests = [(main, i_update, inner_dims, names)]
             if init_inside:
-                init = program.statement(stage.init)
-                init_dims = tuple(d for d, k in zip(inner_dims, order) if not reduce_flags[k])
-                init_names = [n for n, k in zip(names, order) if not reduce_flags[k]]
-                _match_statement(program, init, i_init, dim, init_dims, init_names, intrin)
+                nests.append((program.statement(stage.init), i_init,
+                              tuple(d for d, k in zip(inner_dims, order) if not reduce_flags[k]),
+                              [n for n, k in zip(names, order) if not reduce_flags[k]]))
+            full = None
+            for stmt, i_stmt, dims, loop_names in nests:
+                found = _full_tiles(program, stmt, i_stmt, dim, dims, loop_names, strict)
+                if found is not None:
+                    full = found if full is None else full.intersect(found)
+            if full is not None and full.intersect_params(program.context).is_empty():
+                stmt, i_stmt, dims, loop_names = nests[0]
+                raise _Mismatch(0, _domain_message(program, stmt, dim, dims, loop_names,
+                                                   i_stmt, no_full_tile=True))
+            operands = _match_statement(program, main, i_update, dim, inner_dims, names,
+                                        intrin, full)
+            if init_inside:
+                _match_statement(program, *nests[1][:2], dim, *nests[1][2:], intrin, full)
             break
         except _Mismatch as err:
             failures.append(err)
@@ -137,8 +154,11 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
             f"outside), so the intrinsic's update part is needed, and '{intrin.name}' has "
             "none: return (body, reset, update) from fimpl, or tensorize a loop outside the "
             "reduction loops")
+    if full is not None:
+        full = full.gist(_outer_of(program, main.name, dim).range()).gist_params(
+            program.context)
     result = Match(stage_name, axis_name, intrin, main.name,
-                   stage.init if init_inside else None, part, dim, inner_dims, operands)
+                   stage.init if init_inside else None, part, dim, inner_dims, operands, full)
     if deps is not None:
         check_legal(program, deps, result)
     return result
@@ -212,17 +232,45 @@ def _tile_maps(program: Program, stmt: str, dim: int, inner_dims):
     return outer, relative
 
 
-def _match_statement(program: Program, stmt: Statement, i_stmt: Statement, dim: int,
-                     inner_dims, loop_names, intrin: TensorIntrin) -> tuple[Operand, ...]:
+def _tiles(program: Program, stmt: Statement, i_stmt: Statement, dim: int, inner_dims):
+    """``(placed, tiles, expected)``: each instance at its tile (outer values O) and its
+    position R in it (``D -> [O -> R]``), the tiles' positions (``O -> R``), and what
+    they would be if every tile were the intrinsic's domain."""
     outer, relative = _tile_maps(program, stmt.name, dim, inner_dims)
     placed = outer.range_product(relative)           # D -> [O -> R]
-    instances = placed.reverse()                      # [O -> R] -> D
     tiles = placed.range().unwrap()                   # O -> R
     domain = _anonymous(i_stmt.domain).align_params(tiles.get_space())
-    expected = isl.Map.from_domain_and_range(tiles.domain(), domain)
-    if not tiles.is_equal(expected):
-        raise _Mismatch(0, _domain_message(program, stmt, tiles, expected, domain, dim,
-                                           loop_names, i_stmt))
+    return placed, tiles, isl.Map.from_domain_and_range(tiles.domain(), domain)
+
+
+def _full_tiles(program: Program, stmt: Statement, i_stmt: Statement, dim: int, inner_dims,
+                loop_names, strict: bool) -> isl.Set | None:
+    """The tiles that are exactly the intrinsic's domain (None: all of them); the
+    others must be partial (a part of it) and are refused when ``strict``."""
+    _, tiles, expected = _tiles(program, stmt, i_stmt, dim, inner_dims)
+    if tiles.is_equal(expected):
+        return None
+    if strict or not tiles.subtract(expected).intersect_params(program.context).is_empty():
+        raise _Mismatch(0, _domain_message(program, stmt, dim, inner_dims, loop_names,
+                                           i_stmt, strict=strict))
+    return tiles.domain().subtract(expected.subtract(tiles).domain())
+
+
+def _match_statement(program: Program, stmt: Statement, i_stmt: Statement, dim: int,
+                     inner_dims, loop_names, intrin: TensorIntrin,
+                     full: isl.Set | None = None) -> tuple[Operand, ...]:
+    """The operands of ``stmt``'s sub-nest as the intrinsic's (in the tiles ``full``;
+    None: every tile, all checked equal to the intrinsic's domain)."""
+    placed, tiles, expected = _tiles(program, stmt, i_stmt, dim, inner_dims)
+    if full is not None:
+        in_full = isl.Map.from_domain_and_range(
+            full.align_params(tiles.get_space()),
+            isl.Set.universe(tiles.get_space().range())).wrap()
+        placed = placed.intersect_range(in_full)
+        tiles = placed.range().unwrap()
+    elif not tiles.is_equal(expected):
+        raise _Mismatch(0, _domain_message(program, stmt, dim, inner_dims, loop_names, i_stmt))
+    instances = placed.reverse()                      # [O -> R] -> D
     pairs = _pair_reads(stmt, i_stmt, intrin)
     operands = []
     for position, (access, i_access) in enumerate(pairs):
@@ -515,7 +563,10 @@ def _params_text(program: Program, params: list[int], names) -> str:
     return " when " + ", ".join(f"{n}={v}" for n, v in zip(names, params))
 
 
-def _domain_message(program, stmt, tiles, expected, domain, dim, loop_names, i_stmt) -> str:
+def _domain_message(program, stmt, dim, inner_dims, loop_names, i_stmt, *,
+                    strict: bool = False, no_full_tile: bool = False) -> str:
+    _, tiles, expected = _tiles(program, stmt, i_stmt, dim, inner_dims)
+    domain = expected.range()
     diff = expected.subtract(tiles).union(tiles.subtract(expected)).intersect_params(
         program.context)
     params, values = _point(diff.wrap())
@@ -536,10 +587,19 @@ def _domain_message(program, stmt, tiles, expected, domain, dim, loop_names, i_s
             break
         have = _extent(present, q)
         if have != extent:
+            if have is not None and have > extent:
+                why = "(the loop is longer)"
+            elif no_full_tile:
+                why = "and no tile of the loop is complete"
+            elif strict:
+                why = ("and strict=True refuses partial tiles (without it they run as "
+                       "scalar code)")
+            else:
+                why = f"({extent} does not divide the loop's extent)"
             return (f"loop '{loop}' has {have} iteration(s) {where} but the intrinsic's "
-                    f"dimension '{i_dim}' has extent {extent} ({extent} does not divide the "
-                    f"loop's extent): split by a factor that divides it, or pad the tensors "
-                    f"to a multiple of {extent}")
+                    f"dimension '{i_dim}' has extent {extent} {why}: split the loop by "
+                    f"{extent} (or a multiple of it) so that its tiles are complete, or pad "
+                    f"the tensors to a multiple of {extent}")
     missing = not expected.subtract(tiles).is_empty()
     point = ", ".join(f"{d}={v}" for d, v in zip(i_stmt.dims, r))
     return (f"the sub-nest's instances differ from the intrinsic's domain {where}: "
@@ -604,6 +664,9 @@ def check_legal(program: Program, deps: Dependences, found: Match) -> None:
     dependence in order (see the module)."""
     region = [found.main] + ([found.init] if found.init else [])
     outer = {name: _outer_of(program, name, found.dim) for name in region}
+    if found.full is not None:  # partial tiles run as scalar code: only full tiles are steps
+        outer = {name: o.intersect_range(found.full.align_params(o.get_space()))
+                 for name, o in outer.items()}
     output = program.statement(found.main).writes[0].array
     kept = []
     for dep in deps:
@@ -621,7 +684,8 @@ def check_legal(program: Program, deps: Dependences, found: Match) -> None:
                 continue
             dep = dataclasses.replace(dep, relation=relation)
         kept.append(dep)
-    collapsed = _collapsed_program(program, region, found.dim)
+    collapsed = _collapsed_program(program, {name: o.domain() for name, o in outer.items()},
+                                   found.dim)
     violations = find_violations(collapsed, Dependences(tuple(kept)), limit=1)
     if violations:
         raise TensorizeError(
@@ -634,7 +698,9 @@ def _outer_of(program: Program, stmt: str, dim: int) -> isl.Map:
     return row.apply_range(_pick(row.dim(isl.dim_type.out), range(dim), row))
 
 
-def _collapsed_program(program: Program, region: list[str], dim: int) -> Program:
+def _collapsed_program(program: Program, region: dict[str, isl.Set], dim: int) -> Program:
+    """``program`` with the instances ``region[stmt]`` (those of the intrinsic's tiles)
+    scheduled at their tile's first ``dim`` dimensions (one step each)."""
     rows = isl.UnionMap.empty(program.context.get_space())
     for stmt in program.statements:
         row = program.schedule_of(stmt.name)
@@ -643,7 +709,9 @@ def _collapsed_program(program: Program, region: list[str], dim: int) -> Program
             names = [f"t{k}" for k in range(width)]
             outs = names[:dim] + ["0"] * (width - dim)
             cut = isl.Map(f"{{ [{', '.join(names)}] -> [{', '.join(outs)}] }}")
-            row = row.apply_range(cut.align_params(row.get_space()))
+            steps = region[stmt.name]
+            row = row.intersect_domain(steps).apply_range(
+                cut.align_params(row.get_space())).union(row.subtract_domain(steps))
         rows = rows.union(isl.UnionMap.from_map(row))
     schedule = isl.Schedule.from_domain(program.domains).insert_partial_schedule(
         isl.MultiUnionPwAff.from_union_map(rows))

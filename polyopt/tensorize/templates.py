@@ -13,11 +13,11 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
-from .builtin import gemm_u8s8
+from .builtin import gemm_u8s8, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
-                         parallel: bool = True) -> dict:
+                         parallel: bool = True, epilogue=None) -> dict:
     """``C = po.ops.matmul_u8s8(A, Wp)``: a ``rows x cols`` int32 accumulator tile
     (``cache_write`` computed at the tile, in registers) updated by one
     :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per group of 4 reduction elements
@@ -25,10 +25,14 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
 
     C's width must be a multiple of ``cols`` (pack the weights with
     ``pack_vnni_numpy(w, columns=cols, blocked=True)``: the padded columns are zero, and
-    the caller reads ``c[:, :N]``); ``rows`` defaults to the largest of 6, 4, 3, 2, 1
-    that divides C's height (a partial tile of rows does not match the intrinsic: the
-    refusal names the extent)."""
-    return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel)
+    the caller reads ``c[:, :N]``); ``rows`` defaults to the largest of 6, 4, 3, 2
+    that divides C's height, else 4 (the last, partial tile of rows runs as scalar code).
+
+    ``epilogue``: a tensor computed element by element from C, such as
+    ``po.ops.requantize(C, scale, zero_point, relu=True)`` (the schedule's output): it
+    is computed from the int32 tile right after the tile's last update, in the same
+    loop nest (C itself is never stored)."""
+    return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel, epilogue)
 
 
 def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -40,13 +44,14 @@ def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel)
 
 
-def _packed_matmul(s, C, intrinsic, rows, cols, parallel) -> dict:
-    stage = s[C]
-    i, j = C.op.axis
+def _packed_matmul(s, C, intrinsic, rows, cols, parallel, epilogue=None) -> dict:
     height = getattr(C.shape[0], "value", None)
     if rows is None:
-        rows = next((r for r in (6, 4, 3, 2) if isinstance(height, int) and height % r == 0), 1)
+        rows = _default_rows((6, 4, 3, 2), height, cols)
     local = s.cache_write(C, "local")
+    out = _fused_epilogue(s, C, epilogue)
+    stage = s[out]
+    i, j = out.op.axis
     io, jo, ii, ji = stage.tile(i, j, rows, cols)
     stage.reorder(jo, io, ii, ji)
     s[local].compute_at(stage, io)
@@ -54,14 +59,49 @@ def _packed_matmul(s, C, intrinsic, rows, cols, parallel) -> dict:
     ko, ki = local.op.reduce_axis
     s[local].reorder(ko, li, lj, ki)
     s[local].tensorize(li, intrinsic(rows, cols))
-    s[C].vectorize(ji)
+    stage.vectorize(ji)
     if parallel:
         stage.parallel(jo)
     return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows}
 
 
+def _default_rows(preferred, extent, cols: int) -> int:
+    """The first of ``preferred`` that divides ``extent`` and whose tile fits the host's
+    registers (:func:`~polyopt.tensorize.builtin.max_tile_rows`), else the largest
+    that fits of 4 or fewer (its last tile partial, run as scalar code)."""
+    most = max_tile_rows(cols)
+    fitting = [r for r in preferred if r <= most]
+    return next((r for r in fitting if isinstance(extent, int) and extent % r == 0),
+                min(4, most))
+
+
+def _fused_epilogue(s, C, epilogue):
+    """The stage the template schedules: C's copy out of its accumulator tile, or, with
+    an ``epilogue`` reading C element by element, the epilogue with that copy inlined
+    into it (so the epilogue reads the tile)."""
+    if epilogue is None:
+        return C
+    from ..errors import InvalidArgumentError
+
+    if not any(t is C for t in getattr(epilogue.op, "inputs", ())) or tuple(
+            getattr(e, "value", e) for e in epilogue.shape) != tuple(
+            getattr(e, "value", e) for e in C.shape):
+        raise InvalidArgumentError(
+            f"epilogue '{getattr(epilogue, 'name', epilogue)}' must be computed element by "
+            f"element from '{C.name}' (same shape), e.g. po.ops.requantize({C.name}, ...)")
+    s[C].compute_inline()
+    return epilogue
+
+
+# packed input rows at least this wide are copied one channel row (a vector along x)
+# at a time, narrower ones 4 channels per pixel (64 channels of 56 + 2 x 58: 62 -> 39 us;
+# of 28: 12 -> 13 us, of 7: 3.8 -> 4.4 us)
+WIDE_PACKED_ROW = 48
+SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
+
+
 def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
-                         parallel: bool = True) -> dict:
+                         parallel: bool = True, epilogue=None) -> dict:
     """``Y = po.ops.conv2d_u8s8_nchw(X, Wp, ...)``: for each output row, tiles of ``rows``
     output columns x ``cols`` output channels accumulated in registers (a ``cache_write``
     stored channels last) by one :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per
@@ -69,30 +109,48 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     channels with the conv's stride, the weights of the tap are one contiguous
     ``cols x 4`` block.  ``rows`` defaults to the first of 4, 7, 6, 3, 2, 1 dividing
     the output width (4 x 64 keeps LLVM's schedule of the unrolled taps within the 32
-    vector registers; 7 x 64 spilled: 64x56 layer 294 -> 356 GOP/s, 1x1 s2 123 -> 173)."""
+    vector registers; 7 x 64 spilled: 64x56 layer 294 -> 356 GOP/s, 1x1 s2 123 -> 173).
+    An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
+    scalar code.  ``epilogue``: as in
+    :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
+    axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
     packed = Y.op.inputs[0]
-    n, f, y, x = Y.op.axis
     width = Y.shape[3].value
-    if rows is None:
-        rows = next((r for r in (4, 7, 6, 3, 2) if width % r == 0), 1)
-    local = s.cache_write(Y, "local", layout="{ [n, f, y, x] -> [n, y, x, f] }")
+    if rows is None:  # a dividing one (a partial tile of many channels makes isl's scan
+        # of the scalar remainder very slow: 256 channels, width 14, rows=4 > 10 min)
+        rows = _default_rows((4, 7, 6, 3, 2, 1), width, cols)
+    channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
+    local = s.cache_write(Y, "local", layout=channels_last)
+    Y = _fused_epilogue(s, Y, epilogue)
+    if epilogue is not None:  # computed on the tile channels last (vectors along the
+        # channels), then copied out transposed like the int32 tile
+        out_local = s.cache_write(Y, "local", layout=channels_last)
+    n, f, y, x = Y.op.axis
     fo, fi = s[Y].split(f, factor=cols)
     xo, xi = s[Y].split(x, factor=rows)
     s[Y].reorder(n, fo, y, xo, xi, fi)
     s[local].compute_at(s[Y], xo)
+    if epilogue is not None:
+        s[out_local].compute_at(s[Y], xo)
+        on, of, oy, ox = out_local.op.axis
+        s[out_local].reorder(on, oy, ox, of)
+        s[out_local].vectorize(of)
     ln, lf, ly, lx = local.op.axis
     cg, ry, rx, ci = local.op.reduce_axis
     s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
     s[local].tensorize(lx, gemm_u8s8(rows, cols))
     # the tile (pixels x channels) goes out transposed to NCHW (channels x pixels): in
-    # blocks of 16 channels unrolled around the pixels vectorized, a transpose through
-    # registers (see polyopt.target.llvm.transpose)
-    fb, fv = s[Y].split(fi, factor=16)
+    # blocks of channels unrolled around the pixels vectorized, square when the pixels
+    # are 2, 4, 8 or 16 (a transpose through registers, polyopt.target.llvm.transpose;
+    # else LLVM gathers)
+    fb, fv = s[Y].split(fi, factor=rows if rows in SQUARE_BLOCKS else 16)
     s[Y].reorder(fb, fv, xi)
     s[Y].unroll(fv)
     s[Y].vectorize(xi)
     rows_loop = s[Y].fuse(fo, y)
     gg, gy, gx, gt = s[packed].axes
+    if packed.shape[2].value >= WIDE_PACKED_ROW:  # 4 channel rows each vectorized
+        s[packed].reorder(gg, gy, gt, gx)
     s[packed].unroll(gt)
     s[packed].vectorize(gx)  # 4 unrolled channel copies: an interleaved store of 4
     if parallel:

@@ -194,24 +194,6 @@ class Schedule:
         self._retry_deferred()
         return result
 
-    def apply(self, step: Step, run, *, check: bool = True):
-        """Apply an unregistered step: ``run(program) -> (program, result)`` changes the
-        loops (the reference stays), or ``(program, result, dependences)`` rewrites a
-        tensor-expression program (``dependences``, or a function computing them, are
-        the new reference)."""
-        outcome = run(self.program)
-        if len(outcome) > 2:
-            state = self.state.rewritten(outcome[0], outcome[2])
-        else:
-            state = self.state.advanced(outcome[0])
-        if check:
-            state.check(str(step))
-        self.before.append(self.state)
-        self.state = state
-        self.steps.append(step)
-        self._retry_deferred()
-        return outcome[1]
-
     # -- primitives that add stages -------------------------------------------------
     def _tensor(self, value) -> Tensor:
         value = tensor_of(value) or value
@@ -344,7 +326,7 @@ class Schedule:
     def is_legal(self) -> bool:
         try:
             self.check()
-        except IllegalScheduleError:
+        except ScheduleError:  # illegal, or a later layer's check (a tensorize) fails
             return False
         return True
 
@@ -461,12 +443,6 @@ class Stage:
         stage = self._stage
         axis = stage.axes[stage.axis(name)]
         return LoopAxis(self.name, axis.name, axis.kind)
-
-    def _run(self, primitive: str, args: tuple, kwargs: dict, run, *, check=True):
-        """Apply an unregistered step on this stage (see :meth:`Schedule.apply`)."""
-        step = Step(self.name, primitive, tuple(_plain(a) for a in args),
-                    tuple((k, _plain(v)) for k, v in kwargs.items()))
-        return self.schedule.apply(step, run, check=check)
 
     def _apply(self, primitive: str, args: tuple, kwargs: dict | None = None, *,
                check: bool = True, recorded: dict | None = None):

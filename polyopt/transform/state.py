@@ -159,8 +159,11 @@ class ScheduleState:
 
     def check(self, step: str, primitive: "Primitive | None" = None,
               marking: str | None = None) -> None:
-        """Raise IllegalScheduleError unless the program respects the reference."""
+        """Raise IllegalScheduleError unless the program respects the reference (and
+        the checks of later layers, :data:`STATE_CHECKS`, pass)."""
         self.reference.check(self.program, step, primitive, marking)
+        for check in STATE_CHECKS:
+            check(self, step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,9 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+# checks that later layers add to every state check: ``check(state, step)`` raises a
+# ScheduleError (e.g. polyopt.tensorize: every tensorized tile is still one legal step)
+STATE_CHECKS: list[Callable[["ScheduleState", str], None]] = []
 
 
 def register(name: str, *, repair=None, hint: str | None = None, marks: bool = False):

@@ -7,34 +7,8 @@ import polyopt as po
 from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
 from polyopt.tensorize.templates import int8_matmul_template
 
-RNG = np.random.default_rng(7)
-
-
-def int8_operands(m, n, k, *, blocked_columns=None):
-    a = RNG.integers(0, 256, (m, k), dtype=np.uint8)
-    w = RNG.integers(-128, 128, (k, n), dtype=np.int8)
-    if blocked_columns:
-        packed = po.ops.pack_vnni_numpy(w, columns=blocked_columns, blocked=True)
-    else:
-        packed = po.ops.pack_vnni_numpy(w)
-    return a, w, packed, a.astype(np.int32) @ w.astype(np.int32)
-
-
-def int8_matmul(m, n, k):
-    A = po.placeholder((m, k), name="A", dtype="uint8")
-    W = po.placeholder((k // 4, n, 4), name="W", dtype="int8")
-    return A, W, po.ops.matmul_u8s8(A, W)
-
-
-def row_dot_schedule(C, factor=16):
-    """i, j.outer, ko, j.inner, ki: the sub-nest under j.inner is one vpdpbusd."""
-    s = po.create_schedule(C)
-    i, j = C.op.axis
-    ko, ki = C.op.reduce_axis
-    jo, ji = s[C].split(j, factor=factor)
-    s[C].reorder(i, jo, ko, ji, ki)
-    return s, ji
-
+from testlib.tensorize import (RNG, int8_matmul, int8_operands, numpy_conv_int32,  # noqa: F401
+                               row_dot_schedule)
 
 # -- acceptance ------------------------------------------------------------------------
 def test_split_reorder_matches_update_and_is_bit_exact():
@@ -109,18 +83,28 @@ def test_template_bit_exact_on_dividing_and_padded_sizes(m, n, k):
     c = np.zeros((m, packed.shape[0] * 64), np.int32)
     f(a_padded, packed, c)
     np.testing.assert_array_equal(c[:, :n], expected)
-    assert loops["rows"] == (6 if m == 12 else 1)
+    assert loops["rows"] == (6 if m == 12 else 4)   # 37: a partial tile of 1 row, scalar
     assert "vpdpbusd" in f.assembly
 
 
 # -- refusals ----------------------------------------------------------------------------
-def test_non_dividing_extent_refused_with_the_extent():
+def test_non_dividing_extent_refused_with_the_extent_when_strict():
     A, W, C = int8_matmul(2, 40, 8)
     s, ji = row_dot_schedule(C)
-    assert not s[C].can_tensorize(ji, dot_16x4_u8s8())
+    assert s[C].can_tensorize(ji, dot_16x4_u8s8())      # partial tiles run as scalar code
+    assert not s[C].can_tensorize(ji, dot_16x4_u8s8(), strict=True)
     with pytest.raises(po.TensorizeError, match=r"loop 'j.inner' has 8 iteration\(s\) in the "
                        r"tile at i=0, j.outer=2, ko=0 but the intrinsic's dimension 'i' has "
-                       r"extent 16"):
+                       r"extent 16 and strict=True refuses partial tiles .*: split the loop "
+                       r"by 16"):
+        s[C].tensorize(ji, dot_16x4_u8s8(), strict=True)
+
+
+def test_no_complete_tile_refused_even_without_strict():
+    A, W, C = int8_matmul(2, 8, 8)                       # 8 columns: never 16
+    s, ji = row_dot_schedule(C)
+    with pytest.raises(po.TensorizeError, match=r"extent 16 and no tile of the loop is "
+                       r"complete"):
         s[C].tensorize(ji, dot_16x4_u8s8())
 
 
@@ -203,16 +187,6 @@ def test_not_an_intrinsic_refused():
 
 
 # -- int8 conv and bf16 ------------------------------------------------------------------
-def numpy_conv_int32(x, w, padding, stride):
-    _, c, h, width = x.shape
-    f, _, r, _ = w.shape
-    xp = np.pad(x.astype(np.int32), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    oh, ow = (h + 2 * padding - r) // stride + 1, (width + 2 * padding - r) // stride + 1
-    cols = np.stack([xp[0, ci, ry:ry + stride * oh:stride, rx:rx + stride * ow:stride]
-                     .reshape(-1) for ci in range(c) for ry in range(r) for rx in range(r)])
-    return (w.reshape(f, -1).astype(np.int32) @ cols).reshape(1, f, oh, ow)
-
-
 @pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
     (8, 64, 10, 3, 1, 1), (4, 128, 9, 1, 0, 2), (8, 64, 7, 3, 1, 2)])
 def test_int8_conv_template_bit_exact(c, f, size, kernel, padding, stride):

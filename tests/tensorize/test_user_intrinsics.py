@@ -7,17 +7,7 @@ from llvmlite import ir
 
 import polyopt as po
 
-GEMV_C = r"""
-#include <stdint.h>
-void test_gemv8_update(int32_t *c, const uint8_t *a, const int8_t *b, int64_t ldb) {
-    for (int i = 0; i < 8; ++i) {
-        int32_t sum = 0;
-        for (int k = 0; k < 8; ++k) sum += a[k] * b[i * ldb + k];
-        c[i] += sum;
-    }
-}
-void test_gemv8_reset(int32_t *c) { for (int i = 0; i < 8; ++i) c[i] = 0; }
-"""
+from testlib.tensorize import check_gemv, gemv8, gemv_program  # noqa: F401
 
 SCALE_LL = r"""
 define void @test_scale4(ptr %c, ptr %a) {
@@ -27,48 +17,6 @@ define void @test_scale4(ptr %c, ptr %a) {
   ret void
 }
 """
-
-
-def gemv8():
-    """c[i] += sum_k a[k] * b[i, k], b with any row stride, as external C."""
-    a = po.placeholder((8,), name="a", dtype="uint8")
-    b = po.placeholder((8, 8), name="b", dtype="int8")
-    k = po.reduce_axis((0, 8), name="k")
-    c = po.compute((8,), lambda i: po.sum(a[k].astype("int32") * b[i, k].astype("int32"),
-                                          axis=k), name="c")
-    bb = po.decl_buffer((8, 8), "int8", "b", strides=[po.var("ldb"), 1])
-
-    def impl(ins, outs):
-        aa, b_buf = ins
-        cc, = outs
-        reset = po.tensorize.call_extern("void", "test_gemv8_reset", cc.access_ptr("w"))
-        update = po.tensorize.call_extern("void", "test_gemv8_update", cc.access_ptr("rw"),
-                                          aa.access_ptr("r"), b_buf.access_ptr("r"),
-                                          b_buf.stride(0))
-        return None, reset, update
-
-    return po.decl_tensor_intrin(c.op, impl, binds={b: bb},
-                                 imports=[po.tensorize.import_c(GEMV_C)])
-
-
-def gemv_program(m, n, k):
-    A = po.placeholder((m, k), name="A", dtype="uint8")
-    B = po.placeholder((n, k), name="B", dtype="int8")
-    r = po.reduce_axis((0, k), name="r")
-    C = po.compute((m, n), lambda i, j: po.sum(A[i, r].astype("int32") * B[j, r].astype("int32"),
-                                               axis=r), name="C")
-    return A, B, C
-
-
-def check_gemv(s, A, B, C, m, n, k):
-    rng = np.random.default_rng(3)
-    a = rng.integers(0, 256, (m, k), dtype=np.uint8)
-    b = rng.integers(-128, 128, (n, k), dtype=np.int8)
-    c = np.full((m, n), -5, np.int32)
-    f = po.build(s, [A, B, C])
-    f(a, b, c)
-    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32).T)
-    return f
 
 
 def test_external_c_update_with_a_runtime_stride():
