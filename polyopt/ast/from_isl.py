@@ -90,7 +90,9 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
             return whole
         groups.setdefault(value, []).append(stmt.name)
     if len(groups) < SEQUENCE_FROM:
-        groups = {0: [name for names in groups.values() for name in names]}
+        columns = _ordering_columns(list(rows.values()))
+        width = rows[program.statements[0].name].dim(isl.dim_type.out)
+        return [(_keep_members(program.schedule, columns), _dims_of(columns, width))]
     space = program.context.get_space()
     domains = {s.name: s.domain for s in program.statements}
     schedules = []
@@ -131,6 +133,25 @@ def _dims_of(columns: tuple[int, ...], width: int) -> Callable[[int], int]:
     ``columns[k]``; isl's loops after the band's columns scan the instances it leaves
     apart, as they would after the whole band."""
     return lambda k: columns[k] if k < len(columns) else width + k - len(columns)
+
+
+def _keep_members(schedule: isl.Schedule, columns: tuple[int, ...]) -> isl.Schedule:
+    """``schedule`` (a domain and one band) with only the band members ``columns``.
+    (The band's own functions, not rebuilt from the rows: isl's conversion of rows with
+    local variables, a tiled copy's, can take minutes to scan.)"""
+    partial = schedule.get_root().child(0).band_get_partial_schedule()
+    width = partial.dim(isl.dim_type.set)
+    if len(columns) == width:
+        return schedule
+    space = partial.get_space()
+    for dim in reversed(range(width)):
+        if dim not in columns:
+            space = space.drop_dims(isl.dim_type.set, dim, 1)
+    members = isl.UnionPwAffList.alloc(partial.get_ctx(), len(columns))
+    for dim in columns:
+        members = members.add(partial.get_union_pw_aff(dim))
+    return isl.Schedule.from_domain(schedule.get_domain()).insert_partial_schedule(
+        isl.MultiUnionPwAff.from_union_pw_aff_list(space, members))
 
 
 def _keep_columns(row: isl.Map, columns: tuple[int, ...]) -> isl.Map:

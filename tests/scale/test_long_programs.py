@@ -160,3 +160,28 @@ def test_long_names_build():
     b = np.zeros(8, dtype=np.float32)
     f(a, b)
     np.testing.assert_array_equal(b, a.sum(axis=1))
+
+
+HANG_GUARD = """
+import numpy as np
+import polyopt as po
+from polyopt.tensorize.templates import int8_conv2d_template
+X = po.placeholder((1, 256, 14, 14), name="X", dtype="uint8")
+W = po.placeholder((4, 64, 3, 3, 64, 4), name="W", dtype="int8")
+Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, name="Y")
+s = po.create_schedule(Y)
+int8_conv2d_template(s, Y, rows=4, parallel=False)
+text = str(po.lower(s, [X, W, Y], target="llvm"))
+assert "Y[" in text and "gemm_u8s8_4x64.update" in text, text[-3000:]
+print("lowered")
+"""
+
+
+def test_a_tiled_copy_with_local_variables_scans_in_a_subprocess_without_hanging():
+    """The band is trimmed from the schedule's own functions: rebuilt from the rows (a
+    tiled copy's row has local variables), isl's scan ran for more than 10 minutes.
+    Run in a child under a generous limit, so a regression fails instead of stalling."""
+    import subprocess
+    done = subprocess.run([sys.executable, "-c", HANG_GUARD], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "lowered" in done.stdout, done.stderr[-2000:]
