@@ -257,9 +257,16 @@ class Selector:
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
-        _, dst_index, dst_shape = self._entries(stmt.target, sub, n)
-        source, src_index, src_shape = self._entries(value, sub, n)
-        copied = np.ones(n, bool) if cond is None else expr_value(cond, sub, n).astype(bool)
+        hull = _box_hull(self._entries(stmt.target, sub, n)[1][:-2], sub)
+        exact = [(sub, n)]
+        for sub, n in ([(hull, len(next(iter(hull.values()))))] if hull else []) + exact:
+            _, dst_index, dst_shape = self._entries(stmt.target, sub, n)
+            source, src_index, src_shape = self._entries(value, sub, n)
+            copied = np.ones(n, bool) if cond is None else \
+                expr_value(cond, sub, n).astype(bool)
+            if sub is exact[0][0] or _in_bounds(src_index, src_shape, copied) and len(
+                    np.unique(np.stack(dst_index[:-2], 1), axis=0)) == n:
+                break  # the hull's entries are distinct and read inside the source
         if src_shape[-2:] != dst_shape[-2:]:
             raise ScheduleError(f"'{source.name}' has entries {src_shape[-2:]} but "
                                 f"'{target.name}' {dst_shape[-2:]}: pack it in the device layout")
@@ -582,6 +589,42 @@ def _dma_pieces(dst: np.ndarray, src: np.ndarray, grid: list):
         out.append((int(zeros[k]), 0, 0, 0, 1, (0, 0, run, 0)))
         k += run
     return out
+
+
+def _box_hull(lead: list, values: dict) -> dict | None:
+    """The copy's values extended to the box hull of the buffer entries it writes
+    (``lead``: their leading indices), when its footprint is not a dense box but every
+    variable is an affine function of those indices (a strided convolution's input:
+    every other row and column).  Loading the box is one rectangle per DMA instead of
+    one LOAD per entry; the buffer holds the box already (it is the footprint's hull).
+    None when the footprint is a box or the variables are not affine in it.
+
+    >>> _box_hull([np.array([0, 0, 2, 2]), np.array([0, 2, 0, 2])],
+    ...           {"y": np.array([0, 0, 2, 2]), "x": np.array([4, 6, 4, 6])})["x"]
+    array([4, 5, 6, 4, 5, 6, 4, 5, 6])
+    """
+    if not lead or not values or len(lead[0]) == 0:
+        return None
+    lows, highs = [int(v.min()) for v in lead], [int(v.max()) for v in lead]
+    box = int(np.prod([h - l + 1 for l, h in zip(lows, highs)], dtype=np.int64))
+    if box == len(lead[0]):
+        return None
+    moving = [k for k in range(len(lead)) if highs[k] > lows[k]]
+    known = np.stack([np.ones_like(lead[0])] + [lead[k] for k in moving], 1)
+    axes = np.meshgrid(*[np.arange(lows[k], highs[k] + 1) for k in moving], indexing="ij")
+    points = np.stack([np.ones(box, np.int64)] + [a.ravel() for a in axes], 1)
+    out = {}
+    for name, value in values.items():
+        coef = np.rint(np.linalg.lstsq(known.astype(float), value.astype(float),
+                                       rcond=None)[0]).astype(np.int64)
+        if not np.array_equal(known @ coef, value):
+            return None
+        out[name] = points @ coef
+    return out
+
+
+def _in_bounds(index: list, shape: tuple, copied: np.ndarray) -> bool:
+    return all(((i[copied] >= 0) & (i[copied] < e)).all() for i, e in zip(index, shape))
 
 
 def _padded_rectangle(dst, src, y, x):

@@ -73,6 +73,27 @@ def test_conv_bit_exact(size, stride, kernel, rows, threads):
         assert any("pad" in line for line in f.listing().splitlines())
 
 
+@pytest.mark.parametrize("size, kernel, rows, threads", [
+    (16, 1, 3, 1), (15, 1, 4, 2), (9, 3, 2, 1)])
+def test_strided_conv_loads_one_rectangle_per_tile(size, kernel, rows, threads):
+    """A stride-2 input footprint (every other row and column) is loaded as its box
+    hull: one LOAD per tile and input-channel block, not one per entry."""
+    s, args = conv2d(VTA, size, 32, 64, kernel, 2, rows=rows, cout_tile=2, cin_tile=1,
+                     threads=threads)
+    f = po.build(s, args, target="accel")
+    rng = np.random.default_rng(size + kernel)
+    d = rng.integers(-128, 128, _shape(args[0]), dtype=np.int8)
+    k = rng.integers(-128, 128, _shape(args[1]), dtype=np.int8)
+    o = np.zeros(_shape(args[2]), np.int8)
+    f(d, k, o)  # the simulator raises HazardError if a token misses the hull's writes
+    np.testing.assert_array_equal(o, conv2d_reference(d, k, 2))
+    out = (size + 2 * (kernel // 2) - kernel) // 2 + 1
+    tiles = -(-out // rows) * (64 // 16 // 2) * (32 // 16)
+    inp_loads = [i for i in f.program if getattr(i, "buffer", "") == "inp"]
+    assert len(inp_loads) == tiles
+    assert all(i.rows > 1 and i.cols > 1 for i in inp_loads)
+
+
 def test_capacity_refusal_names_buffer_footprint_and_split():
     s, args = matmul(VTA, 1, 64, 64, tile_n=64, tile_k=32)  # 64x32 weight tiles: 512 KiB
     with pytest.raises(ScheduleError) as err:
