@@ -559,9 +559,18 @@ def _strided_runs(src: np.ndarray, dst: np.ndarray):
 
 def _dma_pieces(dst: np.ndarray, src: np.ndarray, grid: list):
     """``(sram, offset, rows, cols, stride, pad)`` loads writing ``dst[k] <- src[k]``
-    (``src < 0``: zero padding).  Per value of the leading grid dimensions, the last two
-    form a rectangle; its copied part, a sub-rectangle, is one padded load when its
-    source is strided.  Otherwise, contiguous runs (padding as zero-only loads)."""
+    (``src < 0``: zero padding): per value of the leading grid dimensions, one padded
+    load when the last two form a rectangle whose copied part is a strided source
+    sub-rectangle; or 2-D strided runs (padding as zero-only loads); whichever takes
+    fewer loads."""
+    rectangles = _rectangle_pieces(dst, src, grid)
+    if rectangles is not None and len(rectangles) == 1:
+        return rectangles
+    runs = _run_pieces(dst, src)
+    return runs if rectangles is None or len(runs) < len(rectangles) else rectangles
+
+
+def _rectangle_pieces(dst: np.ndarray, src: np.ndarray, grid: list):
     if len(grid) >= 2:
         outer = np.stack(grid[:-2], 1) if len(grid) > 2 else np.zeros((len(dst), 0), np.int64)
         keys, group = np.unique(outer, axis=0, return_inverse=True)
@@ -576,6 +585,10 @@ def _dma_pieces(dst: np.ndarray, src: np.ndarray, grid: list):
             pieces.append(piece)
         if pieces is not None:
             return pieces
+    return None
+
+
+def _run_pieces(dst: np.ndarray, src: np.ndarray):
     out = []
     copied = src >= 0
     for sram, offset, rows, cols, stride in _strided_runs(dst[copied], src[copied]):

@@ -92,6 +92,8 @@ def test_strided_conv_loads_one_rectangle_per_tile(size, kernel, rows, threads):
     inp_loads = [i for i in f.program if getattr(i, "buffer", "") == "inp"]
     assert len(inp_loads) == tiles
     assert all(i.rows > 1 and i.cols > 1 for i in inp_loads)
+    # the weight blocks of a tile: one strided load across the output-channel blocks
+    assert len([i for i in f.program if getattr(i, "buffer", "") == "wgt"]) == tiles
 
 
 def test_capacity_refusal_names_buffer_footprint_and_split():
