@@ -7,6 +7,8 @@ run at compile time; each stage's nest becomes instructions at once:
 
 * a copy into the ``inp``/``wgt`` (or ``acc``) scope -> 2-D strided LOADs, with zero
   padding where the copy is an ``if_then_else(..., 0)`` (a padded convolution input);
+  a strided footprint (a stride-2 convolution's input) is loaded as its box hull, which
+  the buffer holds, the tokens counting every entry a LOAD writes;
 * the init of a stage in ``acc`` -> a GEMM reset; its update tensorized with
   :func:`.intrin.gemm_intrin` -> a GEMM over micro-ops (two loops of the nest become
   the instruction's affine loops when the micro-ops shift uniformly along them);
@@ -615,6 +617,8 @@ def _box_hull(lead: list, values: dict) -> dict | None:
     >>> _box_hull([np.array([0, 0, 2, 2]), np.array([0, 2, 0, 2])],
     ...           {"y": np.array([0, 0, 2, 2]), "x": np.array([4, 6, 4, 6])})["x"]
     array([4, 5, 6, 4, 5, 6, 4, 5, 6])
+    >>> _box_hull([np.array([0, 2, 3])], {"y": np.array([0, 4, 9])}) is None  # not affine
+    True
     """
     if not lead or not values or len(lead[0]) == 0:
         return None
