@@ -90,26 +90,47 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
             return whole
         groups.setdefault(value, []).append(stmt.name)
     if len(groups) < SEQUENCE_FROM:
-        columns = _ordering_columns(list(rows.values()))
-        width = rows[program.statements[0].name].dim(isl.dim_type.out)
-        return [(_keep_members(program.schedule, columns), _dims_of(columns, width))]
-    space = program.context.get_space()
+        groups = {0: [stmt.name for stmt in program.statements]}
+    partial = band.band_get_partial_schedule()
+    width = partial.dim(isl.dim_type.set)
+    members = [partial.get_union_pw_aff(dim) for dim in range(width)]
     domains = {s.name: s.domain for s in program.statements}
     schedules = []
     for _, names in sorted(groups.items()):
         columns = _ordering_columns([rows[name] for name in names])
-        width = rows[names[0]].dim(isl.dim_type.out)
-        domain = isl.UnionSet.empty(space)
-        band = isl.UnionMap.empty(space)
-        for name in names:
-            row = _keep_columns(rows[name].intersect_domain(domains[name]), columns)
-            domain = domain.union(isl.UnionSet.from_set(domains[name]))
-            band = band.union(isl.UnionMap.from_map(row))
-        if band.is_empty():
-            continue  # no instance of the group runs
-        schedules.append((isl.Schedule.from_domain(domain).insert_partial_schedule(
-            isl.MultiUnionPwAff.from_union_map(band)), _dims_of(columns, width)))
+        schedule = _group_band(names, domains, members, columns, program.context)
+        if schedule is not None:
+            schedules.append((schedule, _dims_of(columns, width)))
     return schedules or whole
+
+
+def _group_band(names: list[str], domains: dict, members: list, columns: tuple[int, ...],
+                context: isl.Set) -> isl.Schedule | None:
+    """The band of the statements ``names`` with only the members ``columns``: the
+    schedule's own functions of each statement, looked up by its space (rebuilt from
+    the rows, a tiled copy's row with local variables made isl's scan run for more
+    than 10 minutes).  None when no instance of the group runs."""
+    space = context.get_space()
+    domain = isl.UnionSet.empty(space)
+    parts = [None] * len(columns)
+    for name in names:
+        if domains[name].is_empty():
+            continue
+        domain = domain.union(isl.UnionSet.from_set(domains[name]))
+        function_space = domains[name].get_space().from_domain().add_dims(isl.dim_type.out, 1)
+        for position, dim in enumerate(columns):
+            value = isl.UnionPwAff.from_pw_aff(members[dim].extract_pw_aff(function_space))
+            parts[position] = value if parts[position] is None else \
+                parts[position].union_add(value)
+    if parts[0] is None:
+        return None
+    band_space = isl.Space.set_alloc(context.get_ctx(), 0, len(columns)).align_params(
+        domain.get_space())
+    listed = isl.UnionPwAffList.alloc(context.get_ctx(), len(columns))
+    for value in parts:
+        listed = listed.add(value)
+    return isl.Schedule.from_domain(domain).insert_partial_schedule(
+        isl.MultiUnionPwAff.from_union_pw_aff_list(band_space, listed))
 
 
 def _fixed(row: isl.Map, dim: int) -> int | None:
@@ -133,34 +154,6 @@ def _dims_of(columns: tuple[int, ...], width: int) -> Callable[[int], int]:
     ``columns[k]``; isl's loops after the band's columns scan the instances it leaves
     apart, as they would after the whole band."""
     return lambda k: columns[k] if k < len(columns) else width + k - len(columns)
-
-
-def _keep_members(schedule: isl.Schedule, columns: tuple[int, ...]) -> isl.Schedule:
-    """``schedule`` (a domain and one band) with only the band members ``columns``.
-    (The band's own functions, not rebuilt from the rows: isl's conversion of rows with
-    local variables, a tiled copy's, can take minutes to scan.)"""
-    partial = schedule.get_root().child(0).band_get_partial_schedule()
-    width = partial.dim(isl.dim_type.set)
-    if len(columns) == width:
-        return schedule
-    space = partial.get_space()
-    for dim in reversed(range(width)):
-        if dim not in columns:
-            space = space.drop_dims(isl.dim_type.set, dim, 1)
-    members = isl.UnionPwAffList.alloc(partial.get_ctx(), len(columns))
-    for dim in columns:
-        members = members.add(partial.get_union_pw_aff(dim))
-    return isl.Schedule.from_domain(schedule.get_domain()).insert_partial_schedule(
-        isl.MultiUnionPwAff.from_union_pw_aff_list(space, members))
-
-
-def _keep_columns(row: isl.Map, columns: tuple[int, ...]) -> isl.Map:
-    """``row`` with only ``columns`` of its range, in order."""
-    width = row.dim(isl.dim_type.out)
-    for dim in reversed(range(width)):
-        if dim not in columns:
-            row = row.project_out(isl.dim_type.out, dim, 1)
-    return row
 
 
 def _to_call(node: isl.AstNode, build: isl.AstBuild, derived: dict) -> isl.AstNode:
