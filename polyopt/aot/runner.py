@@ -18,7 +18,7 @@ from ..errors import InvalidArgumentError, MissingBackendError
 from .worker import build_batch
 
 BATCHES_PER_WORKER = 2  # enough to balance uneven kernels, few enough to start fast
-MAX_BATCH = 64
+MAX_BATCH = 32  # a batch is at most a few seconds: the last one does not leave a worker idle long
 
 
 def batches(items: list, workers: int) -> list[list]:
