@@ -18,6 +18,7 @@ import islpy as isl
 
 from ..domain.memo import IdentityMemo
 from ..domain.program import Program
+from ..domain.schedule import fixed_entry
 from ..errors import InternalError
 from ..names import sanitize
 from ..te.fold import fold
@@ -85,7 +86,7 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
     groups: dict[int, list[str]] = {}
     for stmt in program.statements:
         row = rows.get(stmt.name)
-        value = None if row is None else _fixed(row, 0)
+        value = None if row is None else fixed_entry(row, 0)
         if value is None:
             return whole
         groups.setdefault(value, []).append(stmt.name)
@@ -133,17 +134,13 @@ def _group_band(names: list[str], domains: dict, members: list, columns: tuple[i
         isl.MultiUnionPwAff.from_union_pw_aff_list(band_space, listed))
 
 
-def _fixed(row: isl.Map, dim: int) -> int | None:
-    value = row.plain_get_val_if_fixed(isl.dim_type.out, dim)
-    return None if value.is_nan() else value.to_python()
-
 
 def _ordering_columns(rows: list[isl.Map]) -> tuple[int, ...]:
     """The columns of ``rows`` that are not one constant shared by all of them."""
     width = rows[0].dim(isl.dim_type.out)
     kept = []
     for dim in range(width):
-        values = {_fixed(row, dim) for row in rows}
+        values = {fixed_entry(row, dim) for row in rows}
         if len(values) > 1 or None in values:
             kept.append(dim)
     return tuple(kept) or (width - 1,)  # a band needs a column

@@ -23,6 +23,7 @@ import islpy as isl
 
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
+from ..domain.schedule import fixed_entry
 from .describe import describe_map, function_text
 
 
@@ -161,10 +162,10 @@ def _written_before_read(array: str, writes, reads, rows) -> list[Dependence] | 
     writer, written = writes[0]
     if len(writes) != 1 or writer not in rows or not written.is_injective():
         return None
-    first = _fixed_first_entry(rows[writer])
+    first = fixed_entry(rows[writer], 0)
     by_reader: dict[str, isl.Map] = {}
     for stmt, relation in reads:
-        entry = _fixed_first_entry(rows[stmt]) if stmt in rows else None
+        entry = fixed_entry(rows[stmt], 0) if stmt in rows else None
         if first is None or entry is None or not entry > first:
             return None
         by_reader[stmt] = relation if stmt not in by_reader else by_reader[stmt].union(relation)
@@ -176,12 +177,6 @@ def _written_before_read(array: str, writes, reads, rows) -> list[Dependence] | 
         elements = written.intersect_domain(pairs.domain()).coalesce()
         items.append(Dependence("flow", writer, reader, array, pairs, elements))
     return items
-
-
-def _fixed_first_entry(row: isl.Map) -> int | None:
-    """The first schedule entry of a row when it is one constant for every instance."""
-    value = row.plain_get_val_if_fixed(isl.dim_type.out, 0)
-    return None if value.is_nan() else value.to_python()
 
 
 def _union(maps: list[isl.Map], space: isl.Space) -> isl.UnionMap:

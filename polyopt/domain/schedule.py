@@ -303,6 +303,17 @@ _ROW_MAPS = IdentityMemo()
 _INIT_VALUES = IdentityMemo()
 
 
+def fixed_entry(row: isl.Map, dim: int) -> int | None:
+    """Entry ``dim`` of a schedule row when it is one constant for every instance
+    (as isl's constraints show it plainly), else None.
+
+    >>> fixed_entry(isl.Map("{ S[i] -> [2, i] }"), 0), fixed_entry(isl.Map("{ S[i] -> [2, i] }"), 1)
+    (2, None)
+    """
+    value = row.plain_get_val_if_fixed(isl.dim_type.out, dim)
+    return None if value.is_nan() else value.to_python()
+
+
 def check_axis_kind(kind: str) -> str:
     if kind not in KINDS:
         raise ScheduleError(f"unknown loop kind {kind!r}; use one of {', '.join(KINDS)}")
