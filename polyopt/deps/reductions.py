@@ -34,6 +34,7 @@ import islpy as isl
 
 from ..domain.memo import IdentityMemo
 from ..domain.program import Program
+from ..domain.schedule import init_hoisted
 from .dataflow import Dependences
 
 _RELAXED = IdentityMemo()
@@ -41,44 +42,64 @@ _RELAXED = IdentityMemo()
 
 def reassociated(program: Program, deps: Dependences) -> Dependences:
     """``deps`` with the accumulation order of every reduction relaxed (see above)."""
-    updates = _reduction_updates(program)
-    if not updates:
+    groups = _reduction_groups(program)
+    if not groups:
         return deps
-    key = (deps,) + tuple(x for update, outer in updates for x in (update, outer))
-    return _RELAXED.get(key, lambda: _relax(deps, _same_element_relations(updates)))
+    key = (deps,) + tuple(x for updates, outer in groups for x in (*updates, outer))
+    return _RELAXED.get(key, lambda: _relax(deps, *_same_element_relations(groups)))
 
 
-def _reduction_updates(program: Program) -> list:
-    """The update statement of every reduction stage (one that writes one array), with
-    the number of its leading dimensions that say which recomputation it belongs to
-    (a stage computed at a loop of another recomputes its reduction per iteration)."""
-    found = []
+def _reduction_groups(program: Program) -> list:
+    """The update statements of every reduction (one per stage with an init that writes
+    one array; all the outputs' updates for a reduction over a tuple, whose stages share
+    every loop), with the number of leading dimensions that say which recomputation
+    they belong to (a stage computed at a loop of another recomputes per iteration)."""
+    found: dict[str, tuple[list, int]] = {}
     for stage in program.stages:
-        if stage.init is not None:
-            update = program.statement(stage.main)
-            if len(update.writes) == 1:
-                found.append((update, stage.attach.outer_dims))
-    return found
+        if stage.init is None:
+            continue
+        update = program.statement(stage.main)
+        if len(update.writes) != 1:
+            continue
+        owner = stage.attach.stage if init_hoisted(stage) else stage.name
+        found.setdefault(owner, ([], stage.attach.outer_dims))[0].append(update)
+    return [(tuple(updates), outer) for updates, outer in found.values()]
 
 
-def _same_element_relations(updates) -> dict[tuple[str, str], isl.Map]:
-    """For each reduction update (statement, accumulator): ``{ U[x] -> U[y] }`` for the
-    instances that update the same element in the same recomputation."""
-    relations = {}
-    for update, outer in updates:
-        write = update.writes[0].relation.intersect_domain(update.domain)
-        same = write.apply_range(write.reverse())
-        for dim in range(outer):
-            same = same.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim)
-        relations[(update.name, update.writes[0].array)] = same
-    return relations
+def _same_element_relations(groups):
+    """For each update ``U`` of a reduction and each accumulator ``A`` of it:
+    ``{ U[x] -> U[y] }`` for the instances that update the same element in the same
+    recomputation; and for two updates of one reduction, ``{ U[x] -> V[x] }`` (one
+    instance of a reduction over a tuple updates all its outputs in a fixed order)."""
+    relations, same_instance = {}, {}
+    for updates, outer in groups:
+        accumulators = [u.writes[0].array for u in updates]
+        for update in updates:
+            write = update.writes[0].relation.intersect_domain(update.domain)
+            same = write.apply_range(write.reverse())
+            for dim in range(outer):
+                same = same.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim)
+            for array in accumulators:
+                relations[(update.name, array)] = same
+            identity = isl.Map.identity(update.domain.get_space().map_from_set())
+            for other in updates:
+                same_instance[(update.name, other.name)] = identity.set_tuple_name(
+                    isl.dim_type.out, other.name)
+    return relations, same_instance
 
 
-def _relax(deps: Dependences, same_element: dict[tuple[str, str], isl.Map]) -> Dependences:
+def _relax(deps: Dependences, same_element: dict[tuple[str, str], isl.Map],
+           same_instance: dict[tuple[str, str], isl.Map]) -> Dependences:
     kept = []
     for dep in deps:
-        if dep.source == dep.sink and (dep.source, dep.array) in same_element:
-            continue  # the order of the accumulation itself
+        internal = same_instance.get((dep.source, dep.sink))
+        if internal is not None and (dep.source, dep.array) in same_element:
+            # the order of the accumulation itself: only the order inside one instance
+            # (of the updates of a reduction over a tuple) stays
+            relation = dep.relation.intersect(internal)
+            if not relation.is_empty():
+                kept.append(dataclasses.replace(dep, relation=relation, elements=dep.elements))
+            continue
         relation = dep.relation
         into, out_of = (same_element.get((dep.sink, dep.array)),
                         same_element.get((dep.source, dep.array)))

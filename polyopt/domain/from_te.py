@@ -19,6 +19,7 @@ vars; the context says every var and every extent is non-negative.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Sequence
 
@@ -29,6 +30,7 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..names import NameGenerator
 from ..te.expr import BinOp, Call, Const, Expr, Reduce, Select, TensorRead, Var
+from ..te.reducers import TupleCombiner, tuple_combiner
 from ..te.scan import ScanOp
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor, walk
 from .accesses import check_reads_in_bounds, statement_accesses
@@ -36,7 +38,7 @@ from .affine import AffineSpace
 from .program import Array, Program, Statement
 from .from_scan import scan_stages, scan_statements
 from .memo import IdentityMemo
-from .schedule import Stage, identity_axes
+from .schedule import Attach, Stage, identity_axes
 
 
 def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
@@ -86,10 +88,48 @@ def _statements_and_stages(computed, array_of, params, stmt_names):
                                                        for t in op.group.cells])
             stages += scan_stages(members, cell_stages)
             continue
+        if tuple_combiner(op.body) is not None:  # a reduction over a tuple
+            if id(op.group) in scanned:
+                continue
+            scanned.add(id(op.group))
+            members = [array_of[id(t)] for t in op.group]
+            groups = [_statements(m, array_of, params, stmt_names) for m in members]
+            statements += [s for group in groups for s in group]
+            stages += tuple_stages(groups, [m.name for m in members])
+            continue
         group = _statements(array, array_of, params, stmt_names)
         statements += group
         stages += default_stages([group], [array.name])
     return tuple(statements), stages
+
+
+def tuple_stages(groups: list[list[Statement]], names: list[str]) -> tuple[Stage, ...]:
+    """The stages of a reduction over a tuple: one per output, all sharing every loop of
+    the first (so each instance updates all outputs, in an order where every update
+    reads the accumulators it needs before they are overwritten)."""
+    updates = [group[1] for group in groups]
+    tensors = [u.target.tensor for u in updates]
+    after: dict[int, set[int]] = {j: set() for j in range(len(updates))}
+    for j, update in enumerate(updates):  # update j reads old l: j must run before l
+        for node in walk(update.value):
+            if isinstance(node, TensorRead):
+                for l, tensor in enumerate(tensors):
+                    if l != j and node.tensor is tensor:
+                        after[l].add(j)
+    order: list[int] = []
+    while len(order) < len(updates):
+        ready = [j for j in range(len(updates)) if j not in order and after[j] <= set(order)]
+        if not ready:
+            raise InvalidArgumentError(
+                f"reducer over a tuple ({', '.join(names)}): every new value reads every "
+                "other accumulator, so no order of the updates works in place; polyopt "
+                "needs at least one value that reads only its own accumulator (as argmax's "
+                "value does). Reduce the values in separate computes meanwhile")
+        order.append(ready[0])
+    stages = default_stages([groups[j] for j in order], [names[j] for j in order])
+    owner, depth = stages[0], len(stages[0].axes)
+    shared = Attach("with", owner.name, depth)
+    return (owner,) + tuple(dataclasses.replace(s, attach=shared) for s in stages[1:])
 
 
 def _as_tensor_list(outputs) -> list[Tensor]:
@@ -118,7 +158,8 @@ def topological_order(outputs: list[Tensor]) -> list[Tensor]:
         while stack:
             tensor, finished = stack.pop()
             if finished:
-                group = tensor.op.group.outputs if isinstance(tensor.op, ScanOp) else (tensor,)
+                group = tensor.op.group.outputs if isinstance(tensor.op, ScanOp) else (
+                    tuple(tensor.op.group) if tuple_combiner(tensor.op.body) else (tensor,))
                 order.extend(group)  # states scanned together come as one block
                 continue
             if id(tensor) in visited:
@@ -127,6 +168,9 @@ def topological_order(outputs: list[Tensor]) -> list[Tensor]:
             members = (tensor,)
             if isinstance(tensor.op, ScanOp):
                 members = tensor.op.group.outputs
+                visited.update(id(t) for t in members)
+            elif isinstance(tensor.op, ComputeOp) and tuple_combiner(tensor.op.body):
+                members = tuple(tensor.op.group)  # a reduction over a tuple: all outputs
                 visited.update(id(t) for t in members)
             elif not isinstance(tensor.op, ComputeOp):
                 order.append(tensor)
@@ -196,12 +240,10 @@ def _statements(array: Array, array_of: dict, params: tuple[str, ...],
     update_name = stmt_names.fresh(f"{array.name}_update")
     init_space = _space(init_name, axes, dims, params, f"compute '{op.name}'")
     init_domain = _from_step(init_space.box([ax.dom for ax in axes]), init_space, first_step)
-    init_value = (Const(identity(body.combiner, array.dtype), array.dtype)
-                  if isinstance(body.combiner, str) else body.combiner.identity(array.dtype))
+    init_value, value = _reduction_values(body, target, op)
     all_axes = axes + reduce_axes
     space = _space(update_name, all_axes, dims + reduce_dims, params, f"compute '{op.name}'")
     domain = _from_step(space.box([ax.dom for ax in all_axes]), space, first_step)
-    value = _combine(body.combiner, target, body.source)
     if body.where is not None:
         space.context = f"where= of compute '{op.name}'"
         affine, residual = space.split_condition(body.where)
@@ -241,6 +283,18 @@ _RESERVED = IdentityMemo(size=4)
 def _statement(name, domain, axes, target, value, array_of, space, op_name) -> Statement:
     accesses = statement_accesses(name, domain, target, value, array_of, space)
     return Statement(name, domain, axes, target, value, accesses, op_name)
+
+
+def _reduction_values(body: Reduce, target: TensorRead, op: ComputeOp) -> tuple[Expr, Expr]:
+    """The init's and the update's values of a reduction into ``target``."""
+    combiner, dtype = body.combiner, target.dtype
+    if isinstance(combiner, TupleCombiner):  # each output's update, from all accumulators
+        accumulators = tuple(TensorRead(t, target.indices) for t in op.group)
+        return (combiner.identities()[combiner.index],
+                combiner.combined(accumulators)[combiner.index])
+    init = (Const(identity(combiner, dtype), dtype) if isinstance(combiner, str)
+            else combiner.identity(dtype))
+    return init, _combine(combiner, target, body.source)
 
 
 def _combine(combiner, target: TensorRead, source: Expr) -> Expr:

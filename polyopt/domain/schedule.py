@@ -110,6 +110,13 @@ class _Layout:
             if stage.attach.kind == "with":
                 key = (stage.attach.stage, stage.attach.depth)
                 self.children.setdefault(key, []).append((self.index[stage.name], stage.name))
+        # the other outputs of a reduction over a tuple share all the loops of the first;
+        # their inits run with its init, right after it
+        self.hoisted: dict[tuple[str, int], list[str]] = {}
+        for stage in stages:
+            if init_hoisted(stage):
+                key = (stage.attach.stage, stage.init_level)
+                self.hoisted.setdefault(key, []).append(stage.name + ".init")
 
     def position(self, parent: str, level: int, member: str) -> int:
         """Rank of ``member`` ("stage", or "stage.init") among what shares loop ``level``."""
@@ -118,6 +125,9 @@ class _Layout:
         members.append((self.index[parent], parent))
         if stage.init is not None and stage.init_level == level:
             members.append((self.index[parent] - 0.5, parent + ".init"))
+            hoisted = self.hoisted.get((parent, level), [])
+            members += [(self.index[parent] - 0.5 + (k + 1) / (4 * len(hoisted) + 4), name)
+                        for k, name in enumerate(hoisted)]
         members.sort()
         return [name for _, name in members].index(member)
 
@@ -138,11 +148,19 @@ class _Layout:
                 entries.append(self.position(parent.name, level, parent.name))
         return entries + [self.position(parent.name, depth, stage.name)]
 
-    def row(self, stage: Stage, statement, values: list, *, init: bool) -> list:
+    def row(self, stage: Stage, statement, values: list, *, init: bool,
+            member: str | None = None) -> list:
+        if init and init_hoisted(stage):  # placed as the owner's init is
+            owner = self.stages[stage.attach.stage]
+            if owner.init is None or owner.init_level != stage.init_level:
+                raise ScheduleError(
+                    f"stage '{stage.name}' (an output of a reduction over a tuple) no longer "
+                    f"has the loops of '{owner.name}' around its init")
+            return self.row(owner, statement, values, init=True, member=stage.name + ".init")
         k = stage.attach.depth if stage.attach.kind == "with" else 0
         entries = self.head(stage, values[:k])
         last = stage.init_level if init else len(stage.axes)
-        member = stage.name + ".init" if init else stage.name
+        member = member or (stage.name + ".init" if init else stage.name)
         entries.append(self.position(stage.name, k, member if last == k else stage.name))
         for level in range(k + 1, last + 1):
             entries.append(values[level - 1])
@@ -153,6 +171,13 @@ class _Layout:
                 if value is not None:
                     entries += [value, 0]
         return entries
+
+
+def init_hoisted(stage: Stage) -> bool:
+    """Whether ``stage`` shares loops inside its reduction with another stage (only
+    the outputs of a reduction over a tuple do): its init then runs with the other's."""
+    return (stage.attach.kind == "with" and stage.init is not None
+            and stage.init_level < stage.attach.depth)
 
 
 def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):

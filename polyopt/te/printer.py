@@ -86,7 +86,10 @@ def _render(expr: Expr, name_of: NameOf) -> tuple[str, int]:
     if isinstance(expr, Reduce):
         axes = ", ".join(a.name for a in expr.axes)
         where = "" if expr.where is None else f", where={_render(expr.where, name_of)[0]}"
-        return f"{expr.combiner}({_render(expr.source, name_of)[0]}, axis=[{axes}]{where})", _ATOM
+        sources = getattr(expr.combiner, "sources", None)  # a reduction over a tuple
+        source = (_render(expr.source, name_of)[0] if sources is None else
+                  "(" + ", ".join(_render(s, name_of)[0] for s in sources) + ")")
+        return f"{expr.combiner}({source}, axis=[{axes}]{where})", _ATOM
     raise TypeError(f"cannot render {type(expr).__name__}")
 
 

@@ -5,14 +5,28 @@
 >>> A = po.placeholder((4, 3), name="A"); k = po.reduce_axis((0, 3), name="k")
 >>> str(po.compute((4,), lambda i: product(A[i, k], axis=k), name="P").op.body)
 'product(A[i, k], axis=[k])'
+
+A reducer over tuples (argmax: ``fcombine`` takes and returns ``(index, value)`` pairs)
+gives one reduction per element of the tuple; ``po.compute`` returns one tensor each,
+and every instance of the reduction updates all of them together:
+
+>>> def fcombine(x, y):
+...     keep = x[1] >= y[1]
+...     return po.if_then_else(keep, x[0], y[0]), po.if_then_else(keep, x[1], y[1])
+>>> argmax = comm_reducer(fcombine, lambda t0, t1: (po.const(-1, t0), po.min_value(t1)))
+>>> I, V = po.compute((4,), lambda i: argmax((k, A[i, k]), axis=k), name="T")
+>>> I.name, V.name, str(V.op.body)
+('T.v0', 'T.v1', 'reduce[1]((k, A[i, k]), axis=[k])')
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import InvalidArgumentError, PolyoptError
-from .expr import Cast, Expr, as_expr
+from .expr import Cast, Expr, Reduce, as_expr
 from .tensor import make_reduce
 
 
@@ -30,12 +44,18 @@ class CommReducer:
 
     def __call__(self, expr, axis, where=None):
         if isinstance(expr, (tuple, list)):
-            raise PolyoptError(
-                f"reducer '{self.name}' over a tuple (argmax-style, several accumulators) is "
-                "not supported yet; meanwhile reduce in two computes: the value with "
-                "po.max, then its index with po.min(po.if_then_else(A[i, k] == M[i], k, n), "
-                "axis=k)")
+            return self._tuple_reduce(tuple(expr), axis, where)
         return make_reduce(self, expr, axis, where)
+
+    def _tuple_reduce(self, sources: tuple, axis, where) -> tuple[Reduce, ...]:
+        """One :class:`Reduce` per element of the tuple (TVM's ``value_index``)."""
+        if not sources:
+            raise InvalidArgumentError(f"reducer '{self.name}' over an empty tuple")
+        parts = [make_reduce(self, s, axis, where) for s in sources]
+        sources = tuple(p.source for p in parts)
+        dtypes_ = tuple(p.dtype for p in parts)
+        return tuple(dataclasses.replace(p, combiner=TupleCombiner(self, sources, dtypes_, j))
+                     for j, p in enumerate(parts))
 
     def combine(self, accumulated: Expr, value: Expr) -> Expr:
         """The update's value: ``fcombine(accumulated, value)`` in the result's dtype."""
@@ -48,12 +68,57 @@ class CommReducer:
 
     def _expr(self, value, what: str) -> Expr:
         if isinstance(value, (tuple, list)):
-            raise PolyoptError(f"reducer '{self.name}': {what} returns a tuple; tuple "
-                               "reductions are not supported yet")
+            raise InvalidArgumentError(
+                f"reducer '{self.name}': {what} returns a tuple but is applied to one value; "
+                "apply it to a tuple of values, e.g. argmax((k, A[i, k]), axis=k)")
         return as_expr(value)
 
     def __str__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True, eq=False)
+class TupleCombiner:
+    """Element ``index`` of a tuple reduction by ``reducer`` over ``sources``: the
+    combiner of one of its outputs (each output's :class:`Reduce` carries one)."""
+
+    reducer: CommReducer
+    sources: tuple[Expr, ...]
+    dtypes: tuple[str, ...]
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.reducer.name}[{self.index}]"
+
+    def identities(self) -> tuple[Expr, ...]:
+        """``fidentity(dtype0, dtype1, ...)``, each in its output's dtype."""
+        return self._tuple(self.reducer.fidentity(*self.dtypes), "fidentity")
+
+    def combined(self, accumulators: tuple[Expr, ...]) -> tuple[Expr, ...]:
+        """``fcombine(accumulators, sources)``, each in its output's dtype."""
+        return self._tuple(self.reducer.fcombine(tuple(accumulators), self.sources),
+                           "fcombine")
+
+    def _tuple(self, values, what: str) -> tuple[Expr, ...]:
+        name = self.reducer.name
+        if not isinstance(values, (tuple, list)) or len(values) != len(self.dtypes):
+            raise InvalidArgumentError(
+                f"reducer '{name}' is applied to a tuple of {len(self.dtypes)} values, so "
+                f"{what} must return a tuple of {len(self.dtypes)}; it returned {values!r}")
+        exprs = []
+        for value, dtype in zip(values, self.dtypes):
+            try:
+                value = as_expr(value)
+            except PolyoptError as err:
+                raise InvalidArgumentError(f"reducer '{name}': {what}: {err}") from err
+            exprs.append(value if value.dtype == dtype else Cast(value, dtype))
+        return tuple(exprs)
+
+
+def tuple_combiner(expr) -> TupleCombiner | None:
+    """The :class:`TupleCombiner` of a reduction over a tuple, else None."""
+    combiner = getattr(expr, "combiner", None) if isinstance(expr, Reduce) else None
+    return combiner if isinstance(combiner, TupleCombiner) else None
 
 
 def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce") -> CommReducer:

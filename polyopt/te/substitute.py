@@ -50,9 +50,14 @@ def _rebuild_children(node: Expr, visit) -> Expr:
             return node
         return dataclasses.replace(node, indices=indices)
     if isinstance(node, Reduce):
-        source = visit(node.source)
         where = None if node.where is None else visit(node.where)
-        return dataclasses.replace(node, source=source, where=where)
+        sources = getattr(node.combiner, "sources", None)
+        if sources is None:
+            return dataclasses.replace(node, source=visit(node.source), where=where)
+        sources = tuple(visit(s) for s in sources)  # a reduction over a tuple
+        combiner = dataclasses.replace(node.combiner, sources=sources)
+        return dataclasses.replace(node, combiner=combiner, source=sources[combiner.index],
+                                   where=where)
     return node
 
 

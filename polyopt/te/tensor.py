@@ -164,8 +164,9 @@ def children(node: Expr) -> tuple[Expr, ...]:
         return (node.cond, node.then, node.otherwise)
     if isinstance(node, TensorRead):
         return node.indices
-    if isinstance(node, Reduce):
-        return (node.source,) if node.where is None else (node.source, node.where)
+    if isinstance(node, Reduce):  # (a reduction over a tuple reads all its sources)
+        sources = getattr(node.combiner, "sources", None) or (node.source,)
+        return sources if node.where is None else sources + (node.where,)
     if isinstance(node, IterVar):
         return (node.lo, node.hi)
     return ()
@@ -272,10 +273,27 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: st
         return _compute_tensor(name, shape, axes, body)
     if not bodies:
         raise InvalidArgumentError(f"the function of compute '{name}' returns an empty tuple")
+    _check_tuple_reduction(bodies, name)
     group: list[Tensor] = []
     for k, part in enumerate(bodies):
         group.append(_compute_tensor(f"{name}.v{k}", shape, axes, part, group))
     return group
+
+
+def _check_tuple_reduction(bodies: list[Expr], name: str) -> None:
+    """A reduction over a tuple is the whole tuple, in order (TVM's rule)."""
+    combiners = [getattr(b, "combiner", None) if isinstance(b, Reduce) else None
+                 for b in bodies]
+    tuples = [c for c in combiners if hasattr(c, "sources")]
+    if not tuples:
+        return
+    first = tuples[0]
+    if len(tuples) != len(bodies) or any(
+            c.reducer is not first.reducer or c.sources is not first.sources or c.index != k
+            for k, c in enumerate(tuples)) or len(bodies) != len(first.sources):
+        raise InvalidArgumentError(
+            f"compute '{name}': a reduction over a tuple must be the whole result, all its "
+            "values in order: T0, T1 = po.compute(shape, lambda i: argmax((a, b), axis=k))")
 
 
 def _compute_tensor(name, shape, axes, body: Expr, group=None) -> Tensor:
