@@ -289,7 +289,7 @@ def _reduction_values(body: Reduce, target: TensorRead, op: ComputeOp) -> tuple[
     """The init's and the update's values of a reduction into ``target``."""
     combiner, dtype = body.combiner, target.dtype
     if isinstance(combiner, TupleCombiner):  # each output's update, from all accumulators
-        accumulators = tuple(TensorRead(t, target.indices) for t in op.group)
+        accumulators = tuple(TensorRead(t, target.indices) for t in op.group or [target.tensor])
         return (combiner.identities()[combiner.index],
                 combiner.combined(accumulators)[combiner.index])
     init = (Const(identity(combiner, dtype), dtype) if isinstance(combiner, str)

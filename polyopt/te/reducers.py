@@ -45,7 +45,9 @@ class CommReducer:
     def __call__(self, expr, axis, where=None):
         if isinstance(expr, (tuple, list)):
             return self._tuple_reduce(tuple(expr), axis, where)
-        return make_reduce(self, expr, axis, where)
+        reduce = make_reduce(self, expr, axis, where)
+        self.identity(reduce.dtype), self.combine(reduce.source, reduce.source)  # checked now
+        return reduce
 
     def _tuple_reduce(self, sources: tuple, axis, where) -> tuple[Reduce, ...]:
         """One :class:`Reduce` per element of the tuple (TVM's ``value_index``)."""
@@ -54,17 +56,31 @@ class CommReducer:
         parts = [make_reduce(self, s, axis, where) for s in sources]
         sources = tuple(p.source for p in parts)
         dtypes_ = tuple(p.dtype for p in parts)
-        return tuple(dataclasses.replace(p, combiner=TupleCombiner(self, sources, dtypes_, j))
-                     for j, p in enumerate(parts))
+        combiners = [TupleCombiner(self, sources, dtypes_, j) for j in range(len(parts))]
+        combiners[0].identities(), combiners[0].combined(sources)  # checked now
+        return tuple(dataclasses.replace(p, combiner=c) for p, c in zip(parts, combiners))
 
     def combine(self, accumulated: Expr, value: Expr) -> Expr:
         """The update's value: ``fcombine(accumulated, value)`` in the result's dtype."""
-        result = self._expr(self.fcombine(accumulated, value), "fcombine")
+        result = self._expr(self.call("fcombine", accumulated, value), "fcombine")
         return result if result.dtype == accumulated.dtype else Cast(result, accumulated.dtype)
 
     def identity(self, dtype: str) -> Expr:
-        result = self._expr(self.fidentity(dtype), "fidentity")
+        result = self._expr(self.call("fidentity", dtype), "fidentity")
         return result if result.dtype == dtype else Cast(result, dtype)
+
+    def call(self, what: str, *args):
+        """``fcombine(*args)`` or ``fidentity(*args)``; what they raise is reported."""
+        try:
+            return getattr(self, what)(*args)
+        except PolyoptError:
+            raise
+        except Exception as err:
+            raise InvalidArgumentError(
+                f"reducer '{self.name}': {what} raised {type(err).__name__}: {err}; applied "
+                "to one value a reducer calls fcombine(x, y) and fidentity(dtype), applied to "
+                "a tuple fcombine(xs, ys) and fidentity(dtype0, dtype1, ...) (a reducer over "
+                "tuples is applied to a tuple: argmax((k, A[i, k]), axis=k))") from err
 
     def _expr(self, value, what: str) -> Expr:
         if isinstance(value, (tuple, list)):
@@ -92,11 +108,11 @@ class TupleCombiner:
 
     def identities(self) -> tuple[Expr, ...]:
         """``fidentity(dtype0, dtype1, ...)``, each in its output's dtype."""
-        return self._tuple(self.reducer.fidentity(*self.dtypes), "fidentity")
+        return self._tuple(self.reducer.call("fidentity", *self.dtypes), "fidentity")
 
     def combined(self, accumulators: tuple[Expr, ...]) -> tuple[Expr, ...]:
         """``fcombine(accumulators, sources)``, each in its output's dtype."""
-        return self._tuple(self.reducer.fcombine(tuple(accumulators), self.sources),
+        return self._tuple(self.reducer.call("fcombine", tuple(accumulators), self.sources),
                            "fcombine")
 
     def _tuple(self, values, what: str) -> tuple[Expr, ...]:

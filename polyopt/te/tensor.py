@@ -270,6 +270,7 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: st
             "compute, index only polyopt tensors and use polyopt functions (po.exp, ...)"
         ) from err
     if bodies is None:
+        _check_tuple_reduction([body], name)
         return _compute_tensor(name, shape, axes, body)
     if not bodies:
         raise InvalidArgumentError(f"the function of compute '{name}' returns an empty tuple")

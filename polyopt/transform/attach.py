@@ -32,7 +32,7 @@ from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
-from ..domain.schedule import Attach, Stage, identity_axes
+from ..domain.schedule import Attach, Stage, identity_axes, init_hoisted
 from ..errors import ScheduleError
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
@@ -42,6 +42,25 @@ from .group import band_group
 
 def _stage_statements(stage: Stage) -> tuple[str, ...]:
     return tuple(n for n in (stage.init, stage.main) if n is not None)
+
+
+def _tuple_outputs(program: Program, name: str) -> list[Stage]:
+    """Stage ``name`` and, for a reduction over a tuple, the stages of its other outputs
+    (they share every loop of the first: compute_at moves them with it)."""
+    return [program.stage(name)] + [s for s in program.stages if init_hoisted(s)
+                                    and s.attach.stage == name]
+
+
+def _with_sibling_writes(program: Program, outputs_of: list[Stage], name: str) -> Statement:
+    """Statement ``name`` of the first output, as if it wrote the elements of all the
+    outputs its instance updates (what a reader of any of them needs computed)."""
+    stmt = program.statement(name)
+    position = _stage_statements(outputs_of[0]).index(name)
+    extra = tuple(dataclasses.replace(w, stmt=name, relation=w.relation.set_tuple_name(
+        isl.dim_type.in_, name))
+        for member in outputs_of[1:]
+        for w in program.statement(_stage_statements(member)[position]).writes)
+    return dataclasses.replace(stmt, accesses=stmt.accesses + extra) if extra else stmt
 
 
 def _check_not_nested(program: Program, producer: str, consumer: str) -> None:
@@ -251,16 +270,21 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     if stage.attach.kind != "root":
         raise ScheduleError(f"stage '{producer}' is already attached to '{stage.attach.stage}';"
                             f" call s[{producer!r}].compute_root() first")
+    outputs_of = _tuple_outputs(program, producer)  # [stage] but for a tuple reduction
+    own_stages = {s.name for s in outputs_of}
     for other in program.stages:
-        if other.attach.kind == "with" and other.attach.stage == producer:
+        if other.attach.kind == "with" and other.attach.stage == producer \
+                and other.name not in own_stages:
             raise ScheduleError(f"stage '{other.name}' shares the loops of '{producer}'; "
                                 "attach it after moving the producer")
     # every stage inside those loops (the consumer and what shares them) reads the tile
-    tile = [s for s in band_group(program, consumer, depth, depth) if s.name != producer]
+    tile = [s for s in band_group(program, consumer, depth, depth) if s.name not in own_stages]
     consumer_stmts = tuple(n for s in tile for n in _stage_statements(s))
+    own_stmts = {n for s in outputs_of for n in _stage_statements(s)}
+    arrays = {program.statement(s.main).writes[0].array for s in outputs_of}
     for stmt in program.statements:
-        if stmt.name not in consumer_stmts and stmt.name not in _stage_statements(stage) \
-                and any(r.array == producer for r in stmt.reads):
+        if stmt.name not in consumer_stmts and stmt.name not in own_stmts \
+                and any(r.array in arrays for r in stmt.reads):
             raise ReaderOutsideError(
                 f"cannot compute '{producer}' at '{consumer}': statement {stmt.name} reads it "
                 "too, outside those loops, and would see only what the last tile computed; "
@@ -273,11 +297,17 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     outer_names = [names.fresh(a.name) for a in cons.axes[:depth]]
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
-        stmt = program.statement(name)
+        stmt = _with_sibling_writes(program, outputs_of, name)
         needed[name] = (footprint or read_footprint)(program, stmt, consumer_stmts, loops)
-        if producer in outputs and not needed[name].range().is_equal(stmt.domain):
+        for member in outputs_of[1:]:  # the same instances of the other outputs
+            other = _stage_statements(member)[_stage_statements(stage).index(name)]
+            needed[other] = needed[name].set_tuple_name(isl.dim_type.out, other)
+    for name, relation in needed.items():
+        stmt = program.statement(name)
+        owner_of = next(s.name for s in outputs_of if name in _stage_statements(s))
+        if owner_of in outputs and not relation.range().is_equal(stmt.domain):
             raise ScheduleError(
-                f"cannot compute '{producer}' at '{consumer}': it is an output, and the tiles "
+                f"cannot compute '{owner_of}' at '{consumer}': it is an output, and the tiles "
                 f"of '{consumer}' do not read all of it")
     # one set of names for the outer loops of every statement of the stage (an init and
     # its update correspond by dimension name, so their copies must agree on them)
@@ -297,9 +327,19 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     own = {a.name for a in lifted}
     shared = tuple(dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
                    for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims))
-    new_stage = dataclasses.replace(stage, axes=shared + lifted,
-                                    attach=Attach("with", owner, depth, outer_dims=depth))
-    stages = tuple(new_stage if s.name == producer else s for s in program.stages)
+    moved = {producer: dataclasses.replace(stage, axes=shared + lifted,
+                                           attach=Attach("with", owner, depth, outer_dims=depth))}
+    for member in outputs_of[1:]:  # they keep sharing every loop of the first output
+        main = copies[member.main]
+        member_axes = tuple(
+            dataclasses.replace(x, value=a.value) for a, x in
+            zip(identity_axes(main.domain)[:depth], shared)) + tuple(
+            dataclasses.replace(a, value=a.value.pullback_multi_aff(_projection_aff(main, depth)))
+            for a in member.axes)
+        moved[member.name] = dataclasses.replace(
+            member, axes=member_axes,
+            attach=Attach("with", producer, len(member_axes), outer_dims=depth))
+    stages = tuple(moved.get(s.name, s) for s in program.stages)
     result = program.with_stages(stages, statements=statements)
     mapped = None if deps is None else _map_dependences(deps, projections, loops,
                                                          consumer_stmts, depth)
@@ -328,11 +368,11 @@ def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:
 def read_footprint(program: Program, stmt: Statement, consumer_stmts,
                    loops: dict[str, isl.Map]) -> isl.Map:
     """{ loop values -> instances of ``stmt`` whose writes the consumer reads there }."""
-    writes = None
+    written: dict[str, isl.Map] = {}
     for access in stmt.writes:
-        rel = access.relation
-        writes = rel if writes is None else writes.union(rel)
-    written = {w.array for w in stmt.writes}
+        known = written.get(access.array)
+        written[access.array] = access.relation if known is None else known.union(
+            access.relation)
     result = None
     for name in consumer_stmts:
         if name not in loops:
@@ -341,7 +381,7 @@ def read_footprint(program: Program, stmt: Statement, consumer_stmts,
             if access.array not in written:
                 continue
             part = loops[name].reverse().apply_range(access.relation).apply_range(
-                writes.reverse())
+                written[access.array].reverse())
             result = part if result is None else result.union(part)
     if result is None:
         raise ScheduleError(f"'{stmt.name}' is not read inside those loops of the consumer")

@@ -15,6 +15,7 @@ import islpy as isl
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Array, Program, Statement
+from ..domain.schedule import init_hoisted
 from ..errors import ScheduleError
 from ..names import NameGenerator
 from ..te.expr import Const, Expr, IterVar, TensorRead
@@ -79,6 +80,17 @@ def retarget(stmt: Statement, old: Tensor, new: Tensor, program: Program,
     return rebuilt
 
 
+def refuse_tuple_reduction(program: Program, stage_name: str, primitive: str) -> None:
+    """``primitive`` does not apply to a reduction over a tuple (several outputs updated
+    by each instance) yet: say so, and what works."""
+    outputs = [s.name for s in program.stages if init_hoisted(s) and s.attach.stage == stage_name]
+    if outputs:
+        raise ScheduleError(
+            f"{primitive} of '{stage_name}', a reduction over a tuple (it updates "
+            f"{', '.join([stage_name] + outputs)} together), is not supported yet; split, "
+            "reorder, fuse, parallelize or compute_at it instead")
+
+
 def require_default_schedule(program: Program, stage_name: str, primitive: str) -> None:
     """Primitives that rewrite a stage's statements must come before its loops change."""
     stage = program.stage(stage_name)
@@ -88,6 +100,7 @@ def require_default_schedule(program: Program, stage_name: str, primitive: str) 
             f"{primitive} must be applied to stage '{stage_name}' before its loops are "
             "changed or it is attached; apply it first, then schedule the stages"
         )
+    refuse_tuple_reduction(program, stage_name, primitive)
     for other in program.stages:
         if other.attach.kind == "with" and other.attach.stage == stage_name:
             raise ScheduleError(f"{primitive}: stage '{other.name}' shares the loops of "

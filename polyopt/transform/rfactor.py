@@ -30,7 +30,7 @@ from ..te.expr import BinOp, Call, Const, Expr, IterVar, TensorRead
 from ..te.tensor import Reduce
 from .loops import axis_range
 from .rewrite import (ZERO, expand_stage, fresh_statement_name, make_statement, new_array,
-                      new_tensor)
+                      new_tensor, refuse_tuple_reduction)
 
 
 def aff_to_expr(aff: isl.Aff, dims: list[Expr], params: list[Expr]) -> Expr:
@@ -62,6 +62,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     stage = program.stage(stage_name)
     if stage.init is None:
         raise ScheduleError(f"rfactor needs a reduction; stage '{stage_name}' is not one")
+    refuse_tuple_reduction(program, stage_name, "rfactor")
     if stage.attach.kind != "root":
         raise ScheduleError(f"apply rfactor to '{stage_name}' before attaching it")
     axis = stage.axes[stage.axis(axis_name)]

@@ -37,7 +37,7 @@ from . import attach
 from .bind import VIRTUAL_THREADS
 from .primitives import reference_dependences
 from .stage_views import (check_store_predicate, refresh_partial_op, stage_computing,
-                          stage_op, with_sibling_outputs)
+                          stage_op, tuple_owner, with_sibling_outputs)
 from .state import PRIMITIVES, Primitive, ScheduleState
 
 
@@ -164,7 +164,7 @@ class Schedule:
                                            f"'{key.name}'")
             if not any(a.tensor is key for a in self.program.arrays):
                 return stage_computing(self.program, key) or self.program.array_of(key).name
-            return self.program.array_of(key).name
+            return tuple_owner(self.program, self.program.array_of(key).name)
         if isinstance(key, str):
             self.program.stage(key)
             return key

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import InvalidArgumentError
+from ..domain.schedule import init_hoisted
 from ..te.tensor import Tensor, tensor_of
 
 
@@ -110,6 +111,13 @@ def check_store_predicate(program, stage_name: str, predicate) -> None:
             "thread.var.equal(0) for a thread index bound to a reduction loop of the stage "
             "(bind the reduction loop first; the store then happens once per group); "
             "for other conditions write them into the compute with po.if_then_else")
+
+
+def tuple_owner(program, stage_name: str) -> str:
+    """The stage that schedules ``stage_name``: itself, or for an output of a reduction
+    over a tuple, the first output's stage (TVM schedules all outputs as one stage)."""
+    stage = program.stage(stage_name)
+    return stage.attach.stage if init_hoisted(stage) else stage_name
 
 
 def with_sibling_outputs(outputs):
