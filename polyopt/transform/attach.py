@@ -281,7 +281,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     tile = [s for s in band_group(program, consumer, depth, depth) if s.name not in own_stages]
     consumer_stmts = tuple(n for s in tile for n in _stage_statements(s))
     own_stmts = {n for s in outputs_of for n in _stage_statements(s)}
-    arrays = {program.statement(s.main).writes[0].array for s in outputs_of}
+    arrays = {producer} | {program.statement(s.main).writes[0].array for s in outputs_of[1:]}
     for stmt in program.statements:
         if stmt.name not in consumer_stmts and stmt.name not in own_stmts \
                 and any(r.array in arrays for r in stmt.reads):

@@ -128,9 +128,22 @@ def test_comm_reducer_declares_a_product():
     np.testing.assert_allclose(b, a.prod(axis=1), rtol=1e-5)
 
 
-def test_tuple_reducers_say_what_to_do_meanwhile():
-    argmax = te.comm_reducer(lambda x, y: (x[0], y[1]), lambda t0, t1: (0, 0), name="argmax")
-    A = te.placeholder((4, 5), name="A", dtype="int32")
-    k = te.reduce_axis((0, 5), name="k")
-    with pytest.raises(te.PolyoptError, match="not supported yet; meanwhile"):
-        te.compute((4,), lambda i: argmax((k, A[i, k]), axis=k))
+def test_a_tuple_reducer_sums_and_counts_in_one_pass():
+    sum_count = te.comm_reducer(lambda x, y: (x[0] + y[0], x[1] + y[1]),
+                                lambda t0, t1: (tvm.tir.const(0, t0), tvm.tir.const(0, t1)),
+                                name="sum_count")
+    A = te.placeholder((6, 9), name="A")
+    k = te.reduce_axis((0, 9), name="k")
+    S, C = te.compute((6,), lambda i: sum_count((A[i, k], te.if_then_else(A[i, k] > 0.5, 1, 0)),
+                                                axis=k), name="SC")
+    M = te.compute((6,), lambda i: S[i] / C[i], name="M")
+    s = te.create_schedule(M.op)
+    s[S].compute_at(s[M], M.op.axis[0])
+    ko, ki = s[S].split(k, factor=4)
+    s[S].reorder(ki, ko)
+    f = tvm.build(s, [A, M], "llvm")
+    a = np.random.rand(6, 9).astype("float32")
+    a[:, 0] = 0.9  # every row counts at least one
+    m = np.zeros(6, M.dtype)  # float32 / int64 is float64, as in NumPy
+    f(a, m)
+    np.testing.assert_allclose(m, a.sum(axis=1) / (a > 0.5).sum(axis=1), rtol=1e-5)
