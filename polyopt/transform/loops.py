@@ -101,6 +101,7 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
         factor = max(1, -(-extent // nparts))
     factor = _positive_int(factor, "factor")
     names: dict[str, tuple[str, str]] = {}
+    start = _start_per_attachment(program, stage, level)
 
     def change(member, loops):
         (old,) = loops
@@ -108,11 +109,51 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
         inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
         names[member.name] = (outer, inner)
         val = isl.Val(factor)
-        return [Axis(outer, old.value.scale_down_val(val).floor(), old.kind),
-                Axis(inner, old.value.mod_val(val), "serial")]
+        offset = old.value if start is None else old.value.sub(start(member))
+        return [Axis(outer, offset.scale_down_val(val).floor(), old.kind),
+                Axis(inner, offset.mod_val(val), "serial")]
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
+
+
+def _start_per_attachment(program: Program, stage: str, level: int):
+    """For loop ``level`` of a stage computed at another (``compute_at``), inside the
+    loops it shares: ``start(member)``, the loop's first value in each iteration of the
+    shared loops, as a function on ``member``'s statement (TVM's loops start at 0 in each
+    attachment, so its tiles do); else None (a root loop's tiles start at 0 already).
+
+    Tiles are exact whatever the start: it only has to be one value per attachment."""
+    owner = program.stage(stage)
+    depth = owner.attach.depth
+    if not owner.attach.outer_dims or level <= depth:
+        return None
+    domain = program.statement(owner.main).domain
+    keys = _loops_map(owner.axes[:depth], domain)
+    values = isl.Map.from_pw_aff(owner.axes[level - 1].value).intersect_domain(domain)
+    first = keys.reverse().apply_range(values).lexmin()          # shared loops -> start
+
+    def start(member) -> isl.PwAff:
+        space = member.axes[level - 1].value.get_domain_space()
+        universe = isl.Set.universe(space)
+        on_member = _loops_map(member.axes[:depth], universe).apply_range(first)
+        value = isl.PwMultiAff.from_map(on_member).get_pw_aff(0) if not \
+            on_member.is_empty() else None
+        zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+        if value is None:
+            return zero
+        return value.union_max(zero.intersect_domain(value.domain().complement())).coalesce()
+
+    return start
+
+
+def _loops_map(axes, domain: isl.Set) -> isl.Map:
+    """``{ instance -> (values of axes) }`` on ``domain``."""
+    result = isl.Map.from_domain(domain)
+    for axis in axes:
+        result = result.flat_range_product(isl.Map.from_pw_aff(axis.value).intersect_domain(
+            domain))
+    return result
 
 
 def _extent_per_attachment(program: Program, stage: str, axis: Axis) -> int | None:

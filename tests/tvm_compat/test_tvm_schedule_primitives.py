@@ -33,6 +33,26 @@ def test_split_by_factor():
     check_row_sum(s, A, B)
 
 
+def test_split_of_a_stage_computed_at_another_tiles_from_each_attachment():
+    n = te.var("n")
+    A = te.placeholder((n + 2,), name="A")
+    B = te.compute((n + 2,), lambda i: A[i] * 2, name="B")
+    C = te.compute((n,), lambda i: B[i] + B[i + 1] + B[i + 2], name="C")
+    s = te.create_schedule(C.op)
+    co, ci = s[C].split(C.op.axis[0], factor=5)
+    s[B].compute_at(s[C], co)
+    bo, bi = s[B].split(s[B].op.axis[0], factor=4)   # 7 values per attachment: 4 + 3
+    text = str(tvm.lower(s, [A, C], simple_mode=True))
+    assert "for (i_outer_1 = 0; i_outer_1 <= " in text            # starts at 0 in each
+    assert "for (i_inner = 0; i_inner <= min(3, " in text
+    f = tvm.build(s, [A, C], "llvm")
+    for size in (0, 1, 5, 13, 20):
+        a = np.random.default_rng(size).random(size + 2, dtype="float32")
+        c = np.zeros(size, "float32")
+        f(a, c)
+        np.testing.assert_allclose(c, 2 * (a[:-2] + a[1:-1] + a[2:]), rtol=1e-5)
+
+
 def test_split_by_nparts():
     A, B = row_sum()
     s = te.create_schedule(B.op)
