@@ -17,8 +17,8 @@ from .deps.dataflow import Dependence, Dependences, compute_dependences
 from .errors import *  # noqa: F401,F403
 from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compute, exp,
                         if_then_else, log, maximum, minimum, placeholder, reduce_axis,
-                        reduce_max as max, reduce_min as min, reduce_sum as sum, sqrt, tanh,
-                        var)
+                        reduce_max as max, reduce_min as min, reduce_sum as sum, sigmoid,
+                        sqrt, tanh, var)
 from .te import ops
 from .te.compat import (const, indexdiv, indexmod, max_value, min_value, thread_axis)
 from .te.extern import call_pure_extern, extern

@@ -419,4 +419,10 @@ def _math(func: str):
 
 
 exp, log, sqrt, tanh, abs_ = (_math(f) for f in ("exp", "log", "sqrt", "tanh", "abs"))
+
+
+@public
+def sigmoid(x) -> Expr:
+    """Elementwise ``1 / (1 + exp(-x))``: ``po.sigmoid(A[i])``."""
+    return 1.0 / (1.0 + exp(-as_expr(x)))
 maximum, minimum = _math("maximum"), _math("minimum")

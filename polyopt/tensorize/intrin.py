@@ -26,6 +26,7 @@ None.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import weakref
 from dataclasses import dataclass, field
@@ -127,11 +128,31 @@ class Import:
 def call_extern(ret_dtype: str, name: str, *args) -> ExternCall:
     """TVM's ``call_extern``: an implementation that calls ``name(*args)``."""
     for arg in args:
-        if not isinstance(arg, (PointerArg, StrideArg, int)) or isinstance(arg, bool):
+        if not isinstance(arg, (PointerArg, StrideArg, int, Var)) or isinstance(arg, bool):
             raise InvalidArgumentError(
                 f"call_extern arguments are buffer pointers (buf.access_ptr('r')), strides "
-                f"(buf.stride(0)) or ints; got {arg!r}")
+                f"(buf.stride(0), or buf.strides[0] when declared as a po.var) or ints; "
+                f"got {arg!r}")
     return ExternCall(ret_dtype, name, tuple(args))
+
+
+def _strides_bound(item, buffers):
+    """``item`` with each po.var argument (``buf.strides[0]``, as TVM code passes a
+    declared stride) replaced by the stride of the buffer that declares it."""
+    if not isinstance(item, ExternCall) or not any(isinstance(a, Var) for a in item.args):
+        return item
+    args = []
+    for arg in item.args:
+        if isinstance(arg, Var):
+            found = [StrideArg(b, d) for b in buffers for d, v in enumerate(b.strides or ())
+                     if v is arg]
+            if not found:
+                raise InvalidArgumentError(
+                    f"call_extern '{item.name}' passes po.var '{arg.name}', which is no "
+                    "buffer's declared stride; pass buf.stride(d) or an int")
+            arg = found[0]
+        args.append(arg)
+    return dataclasses.replace(item, args=tuple(args))
 
 
 @public
@@ -252,8 +273,9 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
         body, reset, update = parts
     else:
         body, reset, update = parts, None, None
-    body, reset, update = (_part(p, what) for p, what in
-                           ((body, "body"), (reset, "reset"), (update, "update")))
+    body, reset, update = (tuple(_strides_bound(item, buffers) for item in _part(p, what))
+                           for p, what in ((body, "body"), (reset, "reset"),
+                                           (update, "update")))
     if not body and not (reset and update):
         raise InvalidArgumentError("fimpl returned no body (and no reset and update)")
     for item in imports:

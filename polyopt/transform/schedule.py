@@ -541,6 +541,20 @@ class Stage:
         self._apply("unroll", (name,), check=check)
         return self._loop(name)
 
+    def pragma(self, axis, pragma_type: str, pragma_value=None) -> None:
+        """TVM's pragmas: polyopt has none yet; the error says what to write instead."""
+        if pragma_type in ("import_llvm", "import_c"):
+            raise ScheduleError(
+                f"s[{self.name!r}].pragma(..., {pragma_type!r}, code) is not available in "
+                "polyopt yet; give the code to the intrinsic that calls it: "
+                "po.decl_tensor_intrin(c.op, fimpl, binds, imports=[po.tensorize."
+                "import_llvm(ll_code)]) or imports=[po.tensorize.import_c(c_code)] (C is "
+                "compiled with the system C compiler when building; no clang is needed)")
+        raise ScheduleError(
+            f"s[{self.name!r}].pragma(..., {pragma_type!r}) is not available in polyopt; "
+            "unroll with s[C].unroll(axis), parallelize with s[C].parallel(axis) (LLVM "
+            "decides the rest of the unrolling itself)")
+
     def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
         """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
         (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no

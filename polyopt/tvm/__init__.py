@@ -29,9 +29,11 @@ from . import contrib, testing, tir  # noqa: F401
 from .runtime import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
 from .runtime import NDArray as _NDArray, array as _array, empty as _empty
+from ..target.native import load_module as _load_module
 
 nd = _types.SimpleNamespace(array=_array, empty=_empty, NDArray=_NDArray)
-runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device)
+runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device,
+                                 load_module=_load_module)
 
 
 class _PassContext:
@@ -74,6 +76,9 @@ target = _types.SimpleNamespace(Target=_Target, create=_Target)
 autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotuning; meanwhile "
                   "write the schedule with the knob values you want (po.templates has "
                   "tuned templates for matmul and conv2d)")
+ir = _NotYet("tvm.ir", "polyopt has no custom intrinsic lowering rules "
+             "(register_intrin_lowering, register_op_attr); call C math functions by name "
+             "with tvm.tir.call_pure_extern(dtype, 'expf', x), or write the function out")
 relay = _NotYet("tvm.relay", "polyopt has no Relay front end; import a model with "
                 "po.graph.from_onnx(path) and compile it with po.graph.compile(g), or build "
                 "each operator as a tensor expression (po.ops)")

@@ -5,6 +5,7 @@ import types
 import numpy as np
 
 from ..te.extern import call_packed, extern, register_func
+from .unsupported import NotYet as _NotYet
 
 
 @register_func("tvm.contrib.cblas.matmul", override=True)
@@ -20,3 +21,7 @@ def _matmul(lhs, rhs, transa=False, transb=False, **_ignored):
 
 
 cblas = types.SimpleNamespace(matmul=_matmul)
+
+clang = _NotYet("tvm.contrib.clang", "give C code to the intrinsic that calls it: "
+                "po.decl_tensor_intrin(..., imports=[po.tensorize.import_c(c_code)]) (compiled "
+                "with the system C compiler when building)")
