@@ -108,3 +108,12 @@ def test_shapes_written_with_true_division():
     b = np.zeros_like(a)
     f(a, b)
     np.testing.assert_allclose(b, 2 * a)
+
+
+def test_export_library_and_runtime_load_module(tmp_path):
+    A, B, C = vector_add()
+    s = te.create_schedule(C.op)
+    fadd = tvm.build(s, [A, B, C], "llvm", name="myadd")
+    path = str(tmp_path / "myadd.so")
+    fadd.export_library(path)
+    run_and_check(tvm.runtime.load_module(path), n=37)

@@ -53,6 +53,23 @@ def test_not_yet_available_parts_say_what_to_use():
         tvm.autotvm.template
     with pytest.raises(te.PolyoptError, match="po.graph.from_onnx"):
         tvm.relay.build
+    with pytest.raises(te.PolyoptError, match="call_pure_extern"):
+        tvm.ir.register_intrin_lowering
+    A = te.placeholder((4,), name="A")
+    with pytest.raises(te.PolyoptError, match="call_pure_extern"):
+        te.compute(A.shape, lambda i: tvm.tir.call_intrin("float32", "tir.mylog", A[i]))
+    with pytest.raises(te.PolyoptError, match="import_c"):
+        tvm.contrib.clang.create_llvm
+
+
+def test_sigmoid_through_te_and_tir():
+    A = te.placeholder((7,), name="A")
+    B = te.compute(A.shape, lambda i: te.sigmoid(A[i]) + tvm.tir.sigmoid(A[i] * 2), name="B")
+    f = tvm.build(te.create_schedule(B.op), [A, B], "llvm")
+    a = np.random.uniform(-3, 3, size=7).astype("float32")
+    b = np.zeros(7, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, 1 / (1 + np.exp(-a)) + 1 / (1 + np.exp(-2 * a)), rtol=1e-5)
 
 
 def test_min_max_values_and_select():
