@@ -33,6 +33,7 @@ from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
 from ..domain.schedule import Attach, Stage, identity_axes, init_hoisted
+from ..target.info import VIRTUAL_THREAD
 from ..errors import ScheduleError
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
@@ -42,6 +43,54 @@ from .group import band_group
 
 def _stage_statements(stage: Stage) -> tuple[str, ...]:
     return tuple(n for n in (stage.init, stage.main) if n is not None)
+
+
+def _is_thread_loop(axis) -> bool:
+    return axis.kind.startswith("threadIdx") or axis.kind == VIRTUAL_THREAD
+
+
+def sink_thread_loops(program: Program, producer: str, consumer: str, axis: str) -> Program:
+    """TVM's cooperative load: a ``"shared"`` copy computed at a serial loop of a stage
+    that is itself computed inside loops bound to work-items (``threadIdx``, ``vthread``)
+    is loaded once per work-group and iteration of that loop, by all its work-items.
+
+    On OpenCL every work-item runs the serial loops, so the thread loops may as well be
+    inside them: the consumer's thread loops move (with their values, kinds and the
+    statements' instances unchanged) to just inside loop ``axis``, and the consumer then
+    shares only the loops outside them.  The copy computed at ``axis`` has one footprint
+    per group, its own loops are bound to the work-items by the user, and the
+    schedule's check (exact dependences) and the OpenCL plan (barriers) decide the rest.
+    Anything else is returned unchanged."""
+    array = next((a for a in program.arrays if a.name == producer), None)
+    cons = program.stage(consumer)
+    if array is None or array.scope != "shared" or cons.attach.kind != "with":
+        return program
+    shared, level = cons.attach.depth, cons.axis(axis) + 1
+    bound = [k for k in range(shared) if _is_thread_loop(cons.axes[k])]
+    if level <= shared or not any(cons.axes[k].kind.startswith("threadIdx") for k in bound):
+        return program
+    first = bound[0]
+    own = cons.axes[shared:level]
+    if bound != list(range(first, shared)) or any(a.kind != "serial" for a in own):
+        return program  # not the pattern: the usual checks say what is wrong
+    for other in program.stages:
+        if other.attach.kind == "with" and other.attach.stage == consumer \
+                and first < other.attach.depth <= level:
+            return program
+    def permuted(loops):
+        return loops[:first] + loops[shared:level] + loops[first:shared] + loops[level:]
+
+    moved = {consumer: dataclasses.replace(cons, axes=permuted(cons.axes), attach=dataclasses
+                                           .replace(cons.attach, depth=first))}
+    inside = [consumer]  # stages sharing the moved loops (attached inside them) follow
+    while inside:
+        parent = inside.pop()
+        for other in program.stages:
+            if other.attach.kind == "with" and other.attach.stage == parent \
+                    and other.attach.depth > level:
+                moved[other.name] = dataclasses.replace(other, axes=permuted(other.axes))
+                inside.append(other.name)
+    return program.with_stages(tuple(moved.get(s.name, s) for s in program.stages))
 
 
 def _tuple_outputs(program: Program, name: str) -> list[Stage]:
@@ -264,6 +313,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     ``footprint(program, stmt, consumer_stmts, loops)`` may replace the
     access-based footprint (in-place kernels use value-based dataflow)."""
     _check_not_nested(program, producer, consumer)
+    program = sink_thread_loops(program, producer, consumer, axis)
     stage = program.stage(producer)
     cons = program.stage(consumer)
     depth = cons.axis(axis) + 1
