@@ -1,10 +1,11 @@
 """The "how to optimize convolution on GPU" tutorial, ported by changing the imports
 only, at small sizes.  The tutorial's own schedule attaches its shared-memory copies
-inside the thread loops (a load shared by the work-items of a group): polyopt does not
-have that yet and refuses it, naming the two work-items that would race and saying
-what to write meanwhile; the schedule it suggests (the reduction loops outside the
-thread loops, the copies computed there and loaded by all work-items) runs on OpenCL.
-The padding stage is inlined before its shared copy is made, as the tutorial does."""
+at a reduction loop inside the thread loops (a load shared by the work-items of a
+group): polyopt moves the thread loops of that stage inside its reduction loops (the
+same kernel on OpenCL), so each copy has one footprint per group and step, loaded by
+all the work-items, with barriers placed by the exact analysis.  Writing the reduction
+loops outside the thread loops directly works too.  The padding stage is inlined before
+its shared copy is made, as the tutorial does."""
 
 import numpy as np
 import pytest
@@ -52,8 +53,9 @@ def check(func, A, W, B):
     tvm.testing.assert_allclose(b.numpy(), expected, rtol=1e-4)
 
 
-def test_the_tutorials_cooperative_load_inside_the_thread_loops_is_refused_clearly():
-    A, W, Apad, B = convolution()
+def tutorial_schedule(A, W, Apad, B):
+    """The tutorial's schedule, as written: the shared copies are computed at a reduction
+    loop inside the thread loops and loaded by all the work-items of a group."""
     s = te.create_schedule(B.op)
     s[Apad].compute_inline()
     AA = s.cache_read(Apad, "shared", [B])
@@ -63,22 +65,27 @@ def test_the_tutorials_cooperative_load_inside_the_thread_loops_is_refused_clear
     BL = s.cache_write(B, "local")
     tile, num_thread, step, vthread = 4, 4, 4, 2
     block_factor = tile * num_thread
+    block_x = te.thread_axis("blockIdx.x")
+    block_y = te.thread_axis("blockIdx.y")
+    block_z = te.thread_axis("blockIdx.z")
     thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
     thread_y = te.thread_axis((0, num_thread), "threadIdx.y")
+    thread_xz = te.thread_axis((0, vthread), "vthread", name="vx")
+    thread_yz = te.thread_axis((0, vthread), "vthread", name="vy")
     hi, wi, fi, ni = s[B].op.axis
     bz = s[B].fuse(hi, wi)
     by, fi = s[B].split(fi, factor=block_factor)
     bx, ni = s[B].split(ni, factor=block_factor)
-    s[B].bind(bz, te.thread_axis("blockIdx.z"))
-    s[B].bind(by, te.thread_axis("blockIdx.y"))
-    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(bz, block_z)
+    s[B].bind(by, block_y)
+    s[B].bind(bx, block_x)
     tyz, fi = s[B].split(fi, nparts=vthread)
     txz, ni = s[B].split(ni, nparts=vthread)
     ty, fi = s[B].split(fi, nparts=num_thread)
     tx, ni = s[B].split(ni, nparts=num_thread)
     s[B].reorder(bz, by, bx, tyz, txz, ty, tx, fi, ni)
-    s[B].bind(tyz, te.thread_axis((0, vthread), "vthread", name="vy"))
-    s[B].bind(txz, te.thread_axis((0, vthread), "vthread", name="vx"))
+    s[B].bind(tyz, thread_yz)
+    s[B].bind(txz, thread_xz)
     s[B].bind(ty, thread_y)
     s[B].bind(tx, thread_x)
     s[BL].compute_at(s[B], tx)
@@ -86,16 +93,56 @@ def test_the_tutorials_cooperative_load_inside_the_thread_loops_is_refused_clear
     ry, rx, rc = s[BL].op.reduce_axis
     rco, rci = s[BL].split(rc, factor=step)
     s[BL].reorder(rco, ry, rx, rci, fi, ni)
-    s[AA].compute_at(s[BL], rx)  # waits for AL, its other reader (TVM's any order)
+    s[AA].compute_at(s[BL], rx)
     s[WW].compute_at(s[BL], rx)
     s[AL].compute_at(s[BL], rci)
     s[WL].compute_at(s[BL], rci)
-    # (the tutorial then splits and binds the copies' loops: refused already)
-    with pytest.raises(te.IllegalScheduleError) as refused:
-        tvm.lower(s, [A, W, B], simple_mode=True)
-    message = str(refused.value)
-    assert "Apad_shared[yy_xx_fused=" in message and "in another iteration" in message
-    assert "not supported yet. Meanwhile, order the reduction loops" in message
+    yi, xi, ci, ni = s[AA].op.axis
+    ty, ci = s[AA].split(ci, nparts=num_thread)
+    tx, ni = s[AA].split(ni, nparts=num_thread)
+    _, ni = s[AA].split(ni, factor=4)
+    s[AA].reorder(ty, tx, yi, xi, ci, ni)
+    s[AA].bind(ty, thread_y)
+    s[AA].bind(tx, thread_x)
+    s[AA].vectorize(ni)
+    yi, xi, ci, fi = s[WW].op.axis
+    ty, ci = s[WW].split(ci, nparts=num_thread)
+    tx, fi = s[WW].split(fi, nparts=num_thread)
+    _, fi = s[WW].split(fi, factor=4)
+    s[WW].reorder(ty, tx, yi, xi, ci, fi)
+    s[WW].bind(ty, thread_y)
+    s[WW].bind(tx, thread_x)
+    s[WW].vectorize(fi)
+    return s
+
+
+def test_the_tutorials_cooperative_load_runs_as_written(opencl):
+    A, W, Apad, B = convolution()
+    s = tutorial_schedule(A, W, Apad, B)
+    text = str(tvm.lower(s, [A, W, B], simple_mode=True))
+    # the thread loops of B_local now run inside its reduction loops, and the copies
+    # (one footprint per group and reduction step) are loaded by all the work-items
+    assert text.index("for (rx = 0") < text.index("Apad_shared[0, 0, ax2_outer")
+    assert "scope shared: per work-group" in text
+    func = tvm.build(s, [A, W, B], "opencl")
+    source = func.imported_modules[0].get_source()
+    assert "__local float Apad_shared" in source and "barrier(" in source
+    check(func, A, W, B)
+
+
+def test_a_shared_copy_inside_thread_loops_without_a_serial_loop_is_still_refused():
+    A, W, Apad, B = convolution()
+    s = te.create_schedule(B.op)
+    s[Apad].compute_inline()
+    AA = s.cache_read(Apad, "shared", [B])
+    hi, wi, fi, ni = s[B].op.axis
+    bz = s[B].fuse(hi, wi)
+    by, fi = s[B].split(fi, factor=16)
+    tx, fi = s[B].split(fi, nparts=4)
+    s[B].bind(bz, te.thread_axis("blockIdx.z"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    with pytest.raises(te.IllegalScheduleError, match="cooperative load"):
+        s[AA].compute_at(s[B], tx)   # per work-item copies of one per-group buffer
 
 
 def test_the_suggested_schedule_loads_the_shared_copies_with_all_work_items(opencl):
