@@ -89,6 +89,14 @@ TUTORIALS = {
             s[cache].bind(cx, te.thread_axis("threadIdx.x"))
         conv.check(tvm.build(s, [A, W, B], "opencl", device="oclgrind"), A, W, B)
     """,
+    "convolution_as_the_tutorial_writes_it": """
+        from tests.tvm_compat import test_tvm_gpu_convolution as conv
+        conv.batch = conv.out_channel = 16
+        conv.in_channel = 4
+        A, W, Apad, B = conv.convolution()
+        s = conv.tutorial_schedule(A, W, Apad, B)
+        conv.check(tvm.build(s, [A, W, B], "opencl", device="oclgrind"), A, W, B)
+    """,
     "scan_time_loop_on_the_host": """
         m, n = te.var("m"), te.var("n")
         X = te.placeholder((m, n), name="X")
