@@ -83,13 +83,14 @@ def _race_repair(program: Program, axis, race: str) -> str:
                    if a.scope == "shared" and f" {a.name}[" in f" {race}"]
     if axis.kind.startswith("threadIdx") and cooperative:
         return (f"'{cooperative[0]}' is a \"shared\" buffer computed inside the loops bound "
-                "to threadIdx, so every work-item would fill it; a load shared by the "
-                "work-items of a group (TVM's cooperative load inside the thread loops) is "
-                "not supported yet. Meanwhile, order the reduction loops that the copy "
-                "needs outside the threadIdx loops (s[C].reorder(...), as "
-                "po.templates.opencl_matmul_template does), compute the copy at the last of "
-                "them (compute_at) and bind its own loops to threadIdx: each work-item then "
-                "loads its part, with barriers planned around the uses")
+                "to threadIdx, so every work-item would fill it. For a load shared by the "
+                "work-items of a group (TVM's cooperative load), compute the copy at a "
+                "serial loop of a stage computed inside the thread loops (a reduction loop: "
+                "the thread loops then move inside it), or order the reduction loops outside "
+                "the threadIdx loops yourself (s[C].reorder(...), as "
+                "po.templates.opencl_matmul_template does) and compute the copy at the last "
+                "of them; then bind the copy's own loops to threadIdx: each work-item loads "
+                "its part, with barriers planned around the uses")
     return (f"compute that stage at a loop inside '{axis.name}' whose tiles do not overlap, "
             "or make a loop inside the tiles parallel instead")
 
