@@ -164,3 +164,22 @@ def test_the_same_schedule_runs_on_the_cpu():
     o = np.zeros(_shape(args[2]), np.int8)
     f(a, w, o)
     np.testing.assert_array_equal(o, matmul_reference(a, w))
+
+
+@pytest.mark.parametrize("config, cin, cout, cout_tile, rows, threads", [
+    (TPU_LIKE, 64, 128, 1, 3, 2), (VTA, 32, 96, 4, 4, 1)], ids=["tpu-like", "vta-ragged"])
+def test_conv_on_the_other_configuration_and_non_dividing_channel_tiles(
+        config, cin, cout, cout_tile, rows, threads):
+    """The second configuration runs the same conv schedule (batch 8, 64x64 core); on
+    VTA, 6 output-channel blocks in tiles of 4 leave a partial tile."""
+    s, args = conv2d(config, 6, cin, cout, 3, 1, rows=rows, cout_tile=cout_tile,
+                     cin_tile=1, threads=threads)
+    f = po.build(s, args, target="accel" if config is VTA else "accel -config=tpu-like")
+    rng = np.random.default_rng(cout)
+    d = rng.integers(-128, 128, _shape(args[0]), dtype=np.int8)
+    k = rng.integers(-128, 128, _shape(args[1]), dtype=np.int8)
+    o = np.zeros(_shape(args[2]), np.int8)
+    f(d, k, o)
+    np.testing.assert_array_equal(o, conv2d_reference(d, k, 1))
+    blocks_in, blocks_out = cin // config.block_in, cout // config.block_out
+    assert f.report.gemm_ops == 6 * 6 * 9 * blocks_in * blocks_out
