@@ -165,19 +165,26 @@ class AccelConv:
         self.report: Report | None = None
 
     def _programs(self) -> list[_Chunk]:
-        """Device programs covering the window matrix's rows: as many rows per program
-        as the input and accumulator buffers hold with two virtual threads."""
+        """Device programs covering the window matrix's rows, with two virtual threads;
+        the rows per program are chosen to move the fewest bytes from DRAM (few rows:
+        the weights are loaded once per program; many rows: the input tiles are loaded
+        again for each chunk of output columns, the accumulators holding fewer)."""
         c = self.config
         n, k = self.columns // c.block_out, self.depth // c.block_in
-        per = -(-self.rows // c.batch)
-        while True:
-            try:
-                gemm_sizes(c, per, n, 1, 2)
-                break
-            except InvalidArgumentError:
-                per = (per + 1) // 2
-        chunks, done = [], 0
         tiles = -(-self.rows // c.batch)
+        best = None
+        for per in sorted({tiles, *(1 << e for e in range(12) if 1 << e < tiles)}):
+            try:
+                tile_n, _ = gemm_sizes(c, per, n, k, 2)
+            except InvalidArgumentError:
+                continue
+            programs = -(-tiles // per)
+            traffic = (tiles * k * c.entry_bytes("inp") * -(-n // tile_n)
+                       + programs * n * k * c.entry_bytes("wgt"))
+            if best is None or traffic < best[0]:
+                best = (traffic, per)
+        per = best[1]
+        chunks, done = [], 0
         while done < tiles:
             m = min(per, tiles - done)
             if not chunks or chunks[-1].rows != m * c.batch:
