@@ -6,14 +6,15 @@ tiles and ``w`` of ``n x k`` weight tiles (DRAM tensors ``"x"``, ``"w"``, laid o
 accumulators (``shift``: ``clip(acc >> shift, -128, 127)``, two ALU instructions), or
 kept whole (``wide=True``: the int32 accumulators leave the device as four int8 byte
 planes, STORE narrowing to the low byte and an ALU ``shr 8`` between the stores;
-:func:`gemm_result` puts them together again).  The output columns are processed in chunks of ``tile_n`` tiles and the reduction in chunks of
-``tile_k``, sized so that every buffer fits; ``virtual_threads=2`` splits the input,
-weight and accumulator buffers in halves so that the loads of one chunk overlap the GEMM
-of the previous one and the store of one output chunk overlaps the next (VTA's latency
-hiding), with the dependence tokens placed accordingly.
+:func:`gemm_result` puts them together again).  The output columns are processed in
+chunks of ``tile_n`` tiles and the reduction in chunks of ``tile_k``, sized so that
+every buffer fits; ``virtual_threads=2`` splits the input, weight and accumulator buffers
+in halves so that the loads of one chunk overlap the GEMM of the previous one and the
+store of one output chunk overlaps the next (VTA's latency hiding), with the dependence
+tokens placed accordingly.
 
-It is written by hand, as a library routine: the compiler's lowering of schedules onto
-the device (caches in its memory scopes, tensorize onto the GEMM core) is not built yet.
+It is written by hand, as a library routine (the graph layer's offload of int8
+convolutions uses it; schedules are lowered onto the device by :mod:`.target`).
 
 >>> from polyopt.target.accel.config import VTA
 >>> program, uops = gemm_program(VTA, 1, 64, 64)
