@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, PolyoptWarning
+from ..errors import InvalidArgumentError, PolyoptError, PolyoptWarning
 from ..target.accel.gemm import gemm_dram, gemm_program, gemm_result, gemm_sizes
 from ..target.accel.sim import Report, run
 from ..target.base import get_target
@@ -73,14 +73,20 @@ def offload_groups(graph, groups: list[Group], offload) -> tuple[list[Group], di
         head = grp.nodes[0] if grp.nodes else None
         device = devices.get(head.op_type) if head is not None else None
         reason = device and refusal(graph, head, device.config)
+        runner = None
+        if device and not reason:
+            try:
+                runner = AccelConv(graph, head, device.config)
+            except PolyoptError as err:
+                reason = str(err)
         if reason:
             warnings.warn(f"node '{head.name}' (QLinearConv) runs on the CPU: {reason}",
                           PolyoptWarning, stacklevel=3)
-        if not device or reason:
+        if runner is None:
             out.append(grp)
             continue
         alone = Group(f"accel_{grp.name}", "accel", [head], head.outputs[0])
-        runners[alone.name] = AccelConv(graph, head, device.config)
+        runners[alone.name] = runner
         out.append(alone)
         if len(grp.nodes) > 1:
             out.append(Group(f"{grp.name}_epilogue", "injective", grp.nodes[1:], grp.output))
@@ -172,18 +178,25 @@ class AccelConv:
         c = self.config
         n, k = self.columns // c.block_out, self.depth // c.block_in
         tiles = -(-self.rows // c.batch)
-        best = None
+        options = []
         for per in sorted({tiles, *(1 << e for e in range(12) if 1 << e < tiles)}):
             try:
                 tile_n, _ = gemm_sizes(c, per, n, k, 2)
             except InvalidArgumentError:
                 continue
-            programs = -(-tiles // per)
             traffic = (tiles * k * c.entry_bytes("inp") * -(-n // tile_n)
-                       + programs * n * k * c.entry_bytes("wgt"))
-            if best is None or traffic < best[0]:
-                best = (traffic, per)
-        per = best[1]
+                       + -(-tiles // per) * n * k * c.entry_bytes("wgt"))
+            options.append((traffic, per))
+        for _, per in sorted(options):
+            try:  # (too many micro-ops for the uop buffer: fewer rows)
+                return self._cover(tiles, per, n, k)
+            except InvalidArgumentError:
+                continue
+        raise InvalidArgumentError(f"node '{self.node.name}': no device program of the "
+                                   "GEMM routine fits this convolution's buffers")
+
+    def _cover(self, tiles: int, per: int, n: int, k: int) -> list[_Chunk]:
+        c = self.config
         chunks, done = [], 0
         while done < tiles:
             m = min(per, tiles - done)

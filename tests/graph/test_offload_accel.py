@@ -86,6 +86,27 @@ def test_tpu_like_device_and_an_unsigned_weight_zero_point():
     assert report.gemm_ops == 5 * 1 * 3  # 36 rows in 5 batches of 8, 1 filter block, 144 / 64
 
 
+def test_dilation_strides_and_uneven_padding_on_the_device():
+    rng = np.random.default_rng(4)
+    m = ModelBuilder(4)
+    x = m.input("x", (1, 5, 9, 7))
+    q = m.add("QuantizeLinear", [x, m.const(np.float32(0.05)), m.const(np.int8(-1))])
+    w = m.const(rng.integers(-90, 90, (17, 5, 3, 3)).astype(np.int8))
+    c = m.add("QLinearConv", [q, m.const(np.float32(0.05)), m.const(np.int8(-1)), w,
+                              m.const(np.float32(0.01)), m.const(np.int8(0)),
+                              m.const(np.float32(0.2)), m.const(np.int8(4))],
+              dilations=[2, 1], strides=[1, 2], pads=[2, 0, 2, 1])
+    model = m.model([c], dtypes={c: "int8"})
+    feeds = {"x": (rng.standard_normal((1, 5, 9, 7)) * 4).astype(np.float32)}
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1,
+                                offload={"conv_int8": "vta"})
+    got = compiled.run(feeds)[c]
+    np.testing.assert_array_equal(got, ort_run(model, feeds)[c])
+    assert got.shape == (1, 17, 9, 3)
+    # 27 rows, 17 filters in 2 blocks, 5 x 3 x 3 = 45 weights per filter in 3 blocks
+    assert device_reports(compiled)[compiled.graph.producer(c).name].gemm_ops == 27 * 2 * 3
+
+
 def test_a_convolution_the_device_cannot_take_stays_on_the_cpu_with_a_warning():
     rng = np.random.default_rng(3)
     m = ModelBuilder(3)
