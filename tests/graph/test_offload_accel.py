@@ -71,6 +71,19 @@ def test_int8_convs_on_the_accelerator_rest_on_the_cpu_equal_onnxruntime(x_dtype
     assert first.loaded["wgt"] > 0 and first.cycles > 0
 
 
+@pytest.mark.parametrize("x_dtype", ["uint8", "int8"])
+def test_the_same_model_on_the_cpu_alone_equals_onnxruntime_too(x_dtype):
+    """The CPU lowering of QLinearConv scales in onnxruntime's order, (x_scale *
+    w_scale) / y_scale in float32: ties round the same way (this model has some)."""
+    model, y, c1 = _model(x_dtype)
+    feeds = {"x": (np.random.default_rng(1).standard_normal((2, 3, 10, 10)) * 3).astype(
+        np.float32)}
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=1).run(feeds)
+    expected = ort_run(model, feeds)
+    np.testing.assert_array_equal(got[c1], expected[c1])
+    np.testing.assert_array_equal(got[y], expected[y])
+
+
 def test_tpu_like_device_and_an_unsigned_weight_zero_point():
     rng = np.random.default_rng(2)
     m = ModelBuilder(2)
