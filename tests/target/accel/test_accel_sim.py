@@ -201,6 +201,22 @@ def test_a_missing_token_is_a_hazard():
         run(broken, dict(dram), VTA)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_byte_plane_shift_before_its_store_read_the_accumulators_is_a_hazard(threads):
+    """Wide output: each ``shr 8`` waits for the previous plane's STORE; without that
+    token (and the STORE's push, so the others stay paired) the simulator objects."""
+    program, uops = gemm_program(VTA, 2, 4, 2, virtual_threads=threads, tile_n=1, wide=True)
+    dram = gemm_dram(VTA, int8(2, 32), int8(64, 32), uops, wide=True)
+    run(program, dict(dram, y=dram["y"].copy()), VTA)  # as generated: ordered
+    shifts = [k for k, ins in enumerate(program) if isinstance(ins, Alu)]
+    stores = [k for k, ins in enumerate(program) if isinstance(ins, Store)]
+    broken = list(program)
+    broken[shifts[0]] = dataclasses.replace(broken[shifts[0]], tokens=Tokens(push_next=True))
+    broken[stores[0]] = dataclasses.replace(broken[stores[0]], tokens=Tokens(pop_prev=True))
+    with pytest.raises(HazardError, match="no dependence token orders them"):
+        run(broken, dict(dram, y=dram["y"].copy()), VTA)
+
+
 def test_a_pop_that_nothing_pushes_is_a_deadlock():
     program = [Gemm(0, 0, tokens=Tokens(pop_prev=True))]
     with pytest.raises(HazardError, match="deadlock"):
