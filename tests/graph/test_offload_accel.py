@@ -136,6 +136,23 @@ def test_a_convolution_the_device_cannot_take_stays_on_the_cpu_with_a_warning():
     assert not any(isinstance(s.kernel, AccelConv) for s in compiled.steps)
 
 
+def test_polyopt_run_offloads_and_prints_the_device_counters(tmp_path, capsys):
+    from polyopt.cli import main
+
+    model, y, c1 = _model()
+    onnx.save(model, tmp_path / "m.onnx")
+    x = (np.random.default_rng(1).standard_normal((2, 3, 10, 10)) * 3).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    status = main(["run", str(tmp_path / "m.onnx"), "--input", str(tmp_path / "x.npy"),
+                   "--threads", "1", "--offload", "conv_int8=accel",
+                   "--output", str(tmp_path / "out.npz")])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert out.count("on the accelerator: ") == 2 and "800 GEMM ops" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npz")[y],
+                                  ort_run(model, {"x": x})[y])
+
+
 @pytest.mark.parametrize("offload, match", [({"Conv": "accel"}, "cannot send 'Conv'"),
                                             ({"conv_int8": "llvm"}, "accelerator target"),
                                             (["accel"], "is a dict")])
