@@ -13,7 +13,8 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
-from .builtin import gemm_u8s8, max_tile_rows
+from ..target.info import TargetInfo
+from .builtin import LANES, gemm_u8s8, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -100,25 +101,32 @@ WIDE_PACKED_ROW = 48
 SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
 
 
-def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
+def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = None,
                          parallel: bool = True, epilogue=None) -> dict:
     """``Y = po.ops.conv2d_u8s8_nchw(X, Wp, ...)``: for each output row, tiles of ``rows``
     output columns x ``cols`` output channels accumulated in registers (a ``cache_write``
     stored channels last) by one :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per
     (group of 4 channels, kernel tap): the tile's ``rows`` pixels read their 4 packed
     channels with the conv's stride, the weights of the tap are one contiguous
-    ``cols x 4`` block.  ``rows`` defaults to the first of 4, 7, 6, 3, 2, 1 dividing
-    the output width (4 x 64 keeps LLVM's schedule of the unrolled taps within the 32
-    vector registers; 7 x 64 spilled: 64x56 layer 294 -> 356 GOP/s, 1x1 s2 123 -> 173).
+    ``cols x 4`` block.  By default (:func:`conv_tile`) the tile is the one with the
+    most accumulators within half the vector registers whose ``rows`` divides the output
+    width and whose ``cols`` divides the weights' block: 4 x 64 for widths 56 and 28,
+    7 x 32 for 14 and 7 (7 x 64 spilled: 256x14 layer 389 -> 411 GOP/s with 7 x 32).
     An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
     scalar code.  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
     axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
     packed = Y.op.inputs[0]
-    width = Y.shape[3].value
-    if rows is None:  # a dividing one (a partial tile of many channels makes isl's scan
-        # of the scalar remainder very slow: 256 channels, width 14, rows=4 > 10 min)
-        rows = _default_rows((4, 7, 6, 3, 2, 1), width, cols)
+    width, block = Y.shape[3].value, Y.op.inputs[1].shape[4].value
+    if cols is not None and (isinstance(cols, bool) or not isinstance(cols, int)
+                             or cols < 1 or block % cols):
+        from ..errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"cols={cols!r}: the tile's output channels must divide "
+                                   f"the weights' block of {block} (pack_conv_vnni_numpy's "
+                                   f"columns), e.g. {block} or {block // 2}")
+    if rows is None or cols is None:
+        rows, cols = conv_tile(width, block, rows=rows, cols=cols)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
     local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
@@ -156,4 +164,36 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     if parallel:
         s[Y].parallel(rows_loop)
         s[packed].parallel(gg)
-    return {"rows": rows, "local": local, "outer": rows_loop}
+    return {"rows": rows, "cols": cols, "local": local, "outer": rows_loop}
+
+
+def conv_tile(width: int, block: int, *, rows: int | None = None, cols: int | None = None,
+              info=None) -> tuple[int, int]:
+    """The ``(rows, cols)`` register tile of :func:`int8_conv2d_template` for an output
+    ``width`` and weights packed in blocks of ``block`` channels: ``cols`` (a multiple of
+    16 dividing ``block``) and ``rows`` (dividing ``width``, so no partial tile) with the
+    most ``rows * cols / 16`` accumulators within half the vector registers of ``info``
+    (the host's; the other half holds the weights and broadcasts of LLVM's unrolled
+    taps), wider ``cols`` first on ties (fewer broadcasts per ``vpdpbusd``).  A given
+    ``rows`` or ``cols`` is kept.
+
+    >>> conv_tile(56, 64, info=TargetInfo(vector_bits=512, vector_registers=32))
+    (4, 64)
+    >>> conv_tile(14, 64, info=TargetInfo(vector_bits=512, vector_registers=32))
+    (7, 32)
+    """
+    info = info or TargetInfo.host()
+    budget = max(1, info.vector_registers // 2)
+    widths = [cols] if cols is not None else [
+        c for c in range(block, LANES - 1, -LANES) if block % c == 0] or [block]
+    candidates = []
+    for c in widths:
+        vectors = max(1, c // LANES)
+        heights = [rows] if rows is not None else [
+            r for r in range(max(1, budget // vectors), 0, -1) if width % r == 0]
+        candidates += [(heights[0], c, heights[0] * vectors)] if heights else []
+    if not candidates:
+        return rows or 1, cols or block
+    fits = [t for t in candidates if t[2] <= budget] or [min(candidates, key=lambda t: t[2])]
+    rows, cols, _ = max(fits, key=lambda t: (t[2], t[1]))
+    return rows, cols
