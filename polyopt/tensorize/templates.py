@@ -76,6 +76,12 @@ def _default_rows(preferred, extent, cols: int) -> int:
                 min(4, most))
 
 
+def _square_block(rows: int, cols: int) -> int:
+    """The channels per block of the tile's transposed copy: the smallest of
+    ``SQUARE_BLOCKS`` holding ``rows`` pixels that divides ``cols``, else 16."""
+    return next((b for b in SQUARE_BLOCKS if b >= rows and cols % b == 0), 16)
+
+
 def _fused_epilogue(s, C, epilogue):
     """The stage the template schedules: C's copy out of its accumulator tile, or, with
     an ``epilogue`` reading C element by element, the epilogue with that copy inlined
@@ -148,10 +154,11 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
     s[local].tensorize(lx, gemm_u8s8(rows, cols))
     # the tile (pixels x channels) goes out transposed to NCHW (channels x pixels): in
-    # blocks of channels unrolled around the pixels vectorized, square when the pixels
-    # are 2, 4, 8 or 16 (a transpose through registers, polyopt.target.llvm.transpose;
-    # else LLVM gathers)
-    fb, fv = s[Y].split(fi, factor=rows if rows in SQUARE_BLOCKS else 16)
+    # blocks of channels unrolled around the pixels vectorized, square blocks of 2, 4,
+    # 8 or 16 (the pixels: that many, or fewer in a masked block) are transposed through
+    # registers (polyopt.target.llvm.transpose; else LLVM gathers: 64x56 -> 128, 1x1 s2
+    # 172 -> ... GOP/s)
+    fb, fv = s[Y].split(fi, factor=_square_block(rows, cols))
     s[Y].reorder(fb, fv, xi)
     s[Y].unroll(fv)
     s[Y].vectorize(xi)

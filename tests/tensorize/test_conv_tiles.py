@@ -58,3 +58,16 @@ def test_a_tile_wider_than_the_block_is_refused():
     s = po.create_schedule(Y)
     with pytest.raises(po.InvalidArgumentError, match="must divide the weights' block of 64"):
         int8_conv2d_template(s, Y, cols=48)
+
+
+@pytest.mark.parametrize("size, kernel, padding, stride", [(14, 3, 1, 1), (16, 1, 0, 2)])
+def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride):
+    """The tile (pixels x channels) is written to NCHW through register transposes, also
+    for 7 pixels (masked 8 x 8 blocks) and inside the fused channel-block/row loop:
+    no gathers."""
+    X, W, Y = conv_program(4, 64, size, kernel, padding, stride)
+    s = po.create_schedule(Y)
+    int8_conv2d_template(s, Y, parallel=False)
+    kernel_fn = po.build(s, [X, W, Y])
+    assert "shufflevector" in kernel_fn.llvm_ir
+    assert "gather" not in kernel_fn.assembly
