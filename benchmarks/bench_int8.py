@@ -223,7 +223,7 @@ def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
     if not requantized:
         assert np.array_equal(y, numpy_conv_int32(x, w, padding, stride)), \
             f"int8 conv {c}x{size} -> {f_} differs from NumPy"
-    return (lambda: f(x, packed, *extra, y)), (loops["rows"], y)
+    return (lambda: f(x, packed, *extra, y)), (f"{loops['rows']}x{loops['cols']}", y)
 
 
 def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
@@ -254,9 +254,10 @@ def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
     return rows
 
 
-def conv_rows(quick: bool, rng) -> list[dict]:
+def conv_rows(quick: bool, rng, layers=None) -> list[dict]:
     rows = []
-    for c, f_, size, kernel, padding, stride in (CONVS[:1] if quick else CONVS):
+    chosen = CONVS[:1] if quick else [CONVS[i] for i in (layers or range(len(CONVS)))]
+    for c, f_, size, kernel, padding, stride in chosen:
         out = (size + 2 * padding - kernel) // stride + 1
         ops = 2.0 * f_ * c * kernel * kernel * out * out
         x = rng.integers(0, 256, (1, c, size, size), dtype=np.uint8)
@@ -277,7 +278,7 @@ def conv_rows(quick: bool, rng) -> list[dict]:
             calls["polyopt int8+requant"] = fused
             times = medians(calls, quick)
             rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
-                                   f"s{stride} (tile {tile_rows}x64)", "threads": threads,
+                                   f"s{stride} (tile {tile_rows})", "threads": threads,
                          **{k: ops / v / 1e9 for k, v in times.items()}})
             print(rows[-1], flush=True)
     return rows
@@ -373,6 +374,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
     parser.add_argument("--only", default="matmul,bf16,conv",
                         help="comma-separated parts: matmul, bf16, conv (a part: printed only)")
+    parser.add_argument("--convs", default=None,
+                        help="comma-separated indices of the conv layers (0-4; a part: "
+                             "printed only)")
     parser.add_argument("--threads", default=None,
                         help="comma-separated thread counts (default 1,2; others: printed only)")
     opts = parser.parse_args(argv)
@@ -382,7 +386,9 @@ def main(argv=None) -> int:
     global THREADS
     if opts.threads:
         THREADS = tuple(int(t) for t in opts.threads.split(","))
-    complete = parts == {"matmul", "bf16", "conv"} and THREADS == (1, 2) and not opts.quick
+    layers = [int(i) for i in opts.convs.split(",")] if opts.convs else None
+    complete = (parts == {"matmul", "bf16", "conv"} and THREADS == (1, 2) and not opts.quick
+                and layers is None)
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
     rows = []
@@ -391,7 +397,7 @@ def main(argv=None) -> int:
     if "bf16" in parts:
         rows += bf16_rows(256 if opts.quick else 1024, opts.quick, rng)
     if "conv" in parts:
-        rows += conv_rows(opts.quick, rng)
+        rows += conv_rows(opts.quick, rng, layers)
     found = checks(rows)
     text = markdown(rows, found, (load_before, os.getloadavg()[0]))
     text += "\n".join(published_fp32(rows)) + "\n"
