@@ -114,10 +114,10 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     stored channels last) by one :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per
     (group of 4 channels, kernel tap): the tile's ``rows`` pixels read their 4 packed
     channels with the conv's stride, the weights of the tap are one contiguous
-    ``cols x 4`` block.  By default (:func:`conv_tile`) the tile is the one with the
-    most accumulators within half the vector registers whose ``rows`` divides the output
-    width and whose ``cols`` divides the weights' block: 4 x 64 for widths 56 and 28,
-    7 x 32 for 14 and 7 (7 x 64 spilled: 256x14 layer 389 -> 411 GOP/s with 7 x 32).
+    ``cols x 4`` block.  By default (:func:`conv_tile`) the tile has the most rows
+    within half the vector registers, ``rows`` dividing the output width and ``cols``
+    the weights' block: 8 x 32 for width 56, 7 x 32 for 28, 14 and 7 (7 x 64 spilled:
+    256x14 layer 389 -> 411 GOP/s with 7 x 32).
     An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
     scalar code.  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
@@ -177,22 +177,25 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
 def conv_tile(width: int, block: int, *, rows: int | None = None, cols: int | None = None,
               info=None) -> tuple[int, int]:
     """The ``(rows, cols)`` register tile of :func:`int8_conv2d_template` for an output
-    ``width`` and weights packed in blocks of ``block`` channels: ``cols`` (a multiple of
-    16 dividing ``block``) and ``rows`` (dividing ``width``, so no partial tile) with the
-    most ``rows * cols / 16`` accumulators within half the vector registers of ``info``
-    (the host's; the other half holds the weights and broadcasts of LLVM's unrolled
-    taps), wider ``cols`` first on ties (fewer broadcasts per ``vpdpbusd``).  A given
-    ``rows`` or ``cols`` is kept.
+    ``width`` and weights packed in blocks of ``block`` channels: at most half the vector
+    registers of ``info`` (the host's) as ``rows * cols / 16`` accumulators (the other
+    half holds the weights and broadcasts of LLVM's unrolled taps), ``rows`` dividing
+    ``width`` (no partial tile), ``cols`` a multiple of 16 dividing ``block`` and of at
+    least 2 vectors when the block allows; the most ``rows`` first (each weight vector
+    streamed from the caches serves that many pixels, and the tile goes out in wider
+    transposed blocks: one thread, 64x56 layer 353 -> 370 GOP/s with 8 x 32 over 4 x 64,
+    strided 1x1 241 -> 284 with 7 x 32), then the widest ``cols``.  A given ``rows`` or
+    ``cols`` is kept.
 
-    >>> conv_tile(56, 64, info=TargetInfo(vector_bits=512, vector_registers=32))
-    (4, 64)
-    >>> conv_tile(14, 64, info=TargetInfo(vector_bits=512, vector_registers=32))
-    (7, 32)
+    >>> avx512 = TargetInfo(vector_bits=512, vector_registers=32)
+    >>> conv_tile(56, 64, info=avx512), conv_tile(14, 64, info=avx512)
+    ((8, 32), (7, 32))
     """
     info = info or TargetInfo.host()
     budget = max(1, info.vector_registers // 2)
     widths = [cols] if cols is not None else [
-        c for c in range(block, LANES - 1, -LANES) if block % c == 0] or [block]
+        c for c in range(block, LANES - 1, -LANES)
+        if block % c == 0 and (c >= 2 * LANES or block < 2 * LANES)] or [block]
     candidates = []
     for c in widths:
         vectors = max(1, c // LANES)
@@ -202,5 +205,5 @@ def conv_tile(width: int, block: int, *, rows: int | None = None, cols: int | No
     if not candidates:
         return rows or 1, cols or block
     fits = [t for t in candidates if t[2] <= budget] or [min(candidates, key=lambda t: t[2])]
-    rows, cols, _ = max(fits, key=lambda t: (t[2], t[1]))
+    rows, cols, _ = max(fits, key=lambda t: (t[0], t[1]))
     return rows, cols

@@ -1,4 +1,4 @@
-"""The int8 conv template's register tiles (``conv_tile``): 4 x 64 or 7 x 32 chosen from
+"""The int8 conv template's register tiles (``conv_tile``): 8 x 32, 7 x 32... chosen from
 the register budget, tiles narrower than the weights' block, and explicit tiles that do
 not divide the width (a scalar remainder), all bit-exact against NumPy."""
 
@@ -16,7 +16,7 @@ AVX512 = TargetInfo(vector_bits=512, vector_registers=32)
 
 
 @pytest.mark.parametrize("width, rows, cols, expected", [
-    (56, None, None, (4, 64)), (28, None, None, (4, 64)), (14, None, None, (7, 32)),
+    (56, None, None, (8, 32)), (28, None, None, (7, 32)), (14, None, None, (7, 32)),
     (7, None, None, (7, 32)), (9, None, None, (3, 64)), (10, None, None, (5, 32)),
     (7, 4, None, (4, 64)), (14, 7, None, (7, 32)), (7, None, 64, (1, 64))])
 def test_conv_tile_fits_half_the_registers_and_divides_the_width(width, rows, cols, expected):
@@ -35,6 +35,7 @@ def conv_program(c, f, size, kernel, padding, stride):
 @pytest.mark.parametrize("c, f, size, kernel, padding, stride, rows, cols, tile", [
     (8, 128, 14, 3, 1, 1, None, None, (7, 32)),   # 2 blocks of 64 in 4 tiles of 32
     (4, 64, 7, 3, 1, 1, None, None, (7, 32)),
+    (4, 64, 8, 3, 1, 1, None, None, (8, 32)),     # full 8 x 8 transposed blocks
     (8, 64, 10, 3, 1, 1, 4, 32, (4, 32)),         # 10 = 4 + 4 + a partial tile of 2
     (8, 128, 9, 1, 0, 2, None, None, (5, 32)),    # strided 1x1: 5 output columns
     (4, 64, 7, 3, 1, 1, 3, 16, (3, 16))])         # 7 = 3 + 3 + 1, tiles of 16 channels
