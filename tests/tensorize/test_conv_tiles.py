@@ -2,6 +2,8 @@
 the register budget, tiles narrower than the weights' block, and explicit tiles that do
 not divide the width (a scalar remainder), all bit-exact against NumPy."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -61,14 +63,20 @@ def test_a_tile_wider_than_the_block_is_refused():
         int8_conv2d_template(s, Y, cols=48)
 
 
-@pytest.mark.parametrize("size, kernel, padding, stride", [(14, 3, 1, 1), (16, 1, 0, 2)])
-def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride):
+@pytest.mark.parametrize("size, kernel, padding, stride, parallel", [
+    (14, 3, 1, 1, False), (16, 1, 0, 2, False), (40, 3, 1, 1, True)])
+def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride, parallel):
     """The tile (pixels x channels) is written to NCHW through register transposes, also
     for 7 pixels (masked 8 x 8 blocks) and inside the fused channel-block/row loop:
-    no gathers."""
+    no gathers; in the outlined parallel loop the tile is zeroed without scatters."""
     X, W, Y = conv_program(4, 64, size, kernel, padding, stride)
     s = po.create_schedule(Y)
-    int8_conv2d_template(s, Y, parallel=False)
-    kernel_fn = po.build(s, [X, W, Y])
+    int8_conv2d_template(s, Y, parallel=parallel)
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2 if parallel else 1)
     assert "shufflevector" in kernel_fn.llvm_ir
-    assert "gather" not in kernel_fn.assembly
+    assert not re.search(r"gather|scatter", kernel_fn.assembly)
+    x = RNG.integers(0, 256, (1, 4, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (64, 4, kernel, kernel), dtype=np.int8)
+    y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
+    kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
