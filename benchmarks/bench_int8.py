@@ -147,8 +147,14 @@ def fp32_conv(c, f_, size, kernel, padding, stride, threads, rng):
 def medians(calls: dict, quick: bool) -> dict:
     names = list(calls)
     samples = alternating_samples([calls[n] for n in names], repeat=3 if quick else 5,
-                                  rounds=2 if quick else 4)
-    return {n: statistics.median(t) for n, t in zip(names, samples)}
+                                  rounds=2 if quick else 6)
+    spread = {n: _relative_iqr(t) for n, t in zip(names, samples)}  # IQR / median per side
+    return {n: statistics.median(t) for n, t in zip(names, samples)} | {"spread": spread}
+
+
+def _relative_iqr(times: list[float]) -> float:
+    q = statistics.quantiles(times, n=4)
+    return (q[2] - q[0]) / statistics.median(times)
 
 
 def matmul_rows(size: int, quick: bool, rng) -> list[dict]:
@@ -163,7 +169,8 @@ def matmul_rows(size: int, quick: bool, rng) -> list[dict]:
                          "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
         ops = 2.0 * size ** 3
         rows.append({"kernel": f"int8 matmul {size}^3 (tile {tile_rows}x64)", "threads": threads,
-                     **{k: ops / v / 1e9 for k, v in times.items()}})
+                     **{k: ops / v / 1e9 for k, v in times.items() if k != "spread"},
+                     "spread": times["spread"]})
         print(rows[-1], flush=True)
     return rows
 
@@ -249,7 +256,8 @@ def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
                          "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
         rows.append({"kernel": f"bf16 matmul {size}^3 (tile {loops['rows']}x64)",
                      "threads": threads,
-                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()}})
+                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()
+                        if k != "spread"}, "spread": times["spread"]})
         print(rows[-1], flush=True)
     return rows
 
@@ -279,7 +287,8 @@ def conv_rows(quick: bool, rng, layers=None) -> list[dict]:
             times = medians(calls, quick)
             rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
                                    f"s{stride} (tile {tile_rows})", "threads": threads,
-                         **{k: ops / v / 1e9 for k, v in times.items()}})
+                         **{k: ops / v / 1e9 for k, v in times.items() if k != "spread"},
+                         "spread": times["spread"]})
             print(rows[-1], flush=True)
     return rows
 
@@ -316,24 +325,35 @@ def markdown(rows, found, load) -> str:
              "GOP/s (2 x multiply-adds per second), medians of alternating blocks.", "",
              "| kernel | threads | polyopt int8 (bf16) | onnxruntime (MatMulInteger or ConvInteger)"
              " | polyopt int8 + requantize to u8, fused | onnxruntime QLinearConv "
-             "| polyopt fp32 |",
-             "|---|---|---|---|---|---|---|"]
+             "| polyopt fp32 | noise |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         peer = row.get("onnxruntime MatMulInteger") or row.get("onnxruntime ConvInteger")
         ours = row.get("polyopt int8", row.get("polyopt bf16"))
         lines.append(f"| {row['kernel']} | {row['threads']} | {g(ours)} | "
                      f"{g(peer)} | {g(row.get('polyopt int8+requant'))} | "
-                     f"{g(row.get('onnxruntime QLinearConv'))} | {g(row['polyopt fp32'])} |")
+                     f"{g(row.get('onnxruntime QLinearConv'))} | {g(row['polyopt fp32'])} | "
+                     f"{_noise(row)} |")
     lines += ["", "| kernel | threads | int8 vs | target | ratio | result |",
               "|---|---|---|---|---|---|"]
     for check in found:
         ratio = "-" if check["ratio"] is None else f"{check['ratio']:.2f}x"
         lines.append(f"| {check['kernel']} | {check['threads']} | {check['vs']} | "
                      f">= {check['target']}x | {ratio} | {check['result']} |")
-    lines += ["", "The conv ratio to onnxruntime is the smaller of int32 out vs ConvInteger "
+    lines += ["", "noise: the interquartile range of the samples (6 alternating blocks) as a "
+              "share of the median, for polyopt int8 (bf16) / the onnxruntime peer "
+              "(QLinearConv or MatMulInteger).",
+              "", "The conv ratio to onnxruntime is the smaller of int32 out vs ConvInteger "
               "and uint8 out (requantization fused into the tile) vs QLinearConv; bf16 "
               "rows: GFLOP/s, compared with polyopt fp32 only."]
     return "\n".join(lines) + "\n"
+
+
+def _noise(row: dict) -> str:
+    spread = row.get("spread", {})
+    ours = spread.get("polyopt int8", spread.get("polyopt bf16"))
+    peer = spread.get("onnxruntime QLinearConv", spread.get("onnxruntime MatMulInteger"))
+    return " / ".join("-" if v is None else f"{100 * v:.0f}%" for v in (ours, peer))
 
 
 def published_fp32(rows: list[dict]) -> list[str]:
