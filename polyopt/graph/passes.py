@@ -21,6 +21,7 @@ import numpy as np
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
 from .operators import OPS, attr
+from .quantize import vnni_rewrite
 
 
 def fold_constants(g: Graph) -> Graph:
@@ -95,7 +96,8 @@ def transpose_constant_weights(g: Graph) -> Graph:
 
 def optimize(g: Graph) -> Graph:
     """The graph passes before fusion, in order."""
-    return fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
+    return vnni_rewrite(fold_constants(transpose_constant_weights(fold_batch_norm(
+        fold_constants(g)))))
 
 
 @dataclass
