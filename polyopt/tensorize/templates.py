@@ -70,6 +70,8 @@ def _default_rows(preferred, extent, cols: int) -> int:
     registers (:func:`~polyopt.tensorize.builtin.max_tile_rows`), else the largest
     that fits of 4 or fewer (its last tile partial, run as scalar code)."""
     most = max_tile_rows(cols)
+    if isinstance(extent, int) and extent < min(4, most):  # a matrix-vector product
+        return extent  # (a tile taller than the matrix has no loop over its rows)
     fitting = [r for r in preferred if r <= most]
     return next((r for r in fitting if isinstance(extent, int) and extent % r == 0),
                 min(4, most))
