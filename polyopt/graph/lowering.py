@@ -138,7 +138,10 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
             return "grouped_conv_unrolled"
         if op_types[0] in INT8_KERNELS:
             return _int8_schedule(s, out, anchor, op_types[0])
-        if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
+        if op_types[0] == "ConvBlocked":  # weights packed at compile time
+            conv2d_channel_template(s, anchor)
+            template = "conv2d_channel_prepacked"
+        elif op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor)
             template = "grouped_conv"
         elif op_types[0] == "Conv" and _narrow_pointwise(anchor):
