@@ -35,6 +35,7 @@ from ..transform.templates import matmul_template
 from ..target.info import TargetInfo
 from ..tensorize.templates import int8_conv2d_template, int8_matmul_template
 from .operators import OPS
+from .layouts import schedule_packed_conv
 from .operators_int8 import INT8_KERNELS
 from .operators_nn import ROW_WISE, rows_and_columns
 
@@ -138,10 +139,10 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
             return "grouped_conv_unrolled"
         if op_types[0] in INT8_KERNELS:
             return _int8_schedule(s, out, anchor, op_types[0])
-        if op_types[0] == "ConvBlocked":  # weights packed at compile time
-            conv2d_channel_template(s, anchor)
-            template = "conv2d_channel_prepacked"
-        elif op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
+        if op_types[0] == "ConvPacked":  # weights blocked at compile time
+            schedule_packed_conv(s, out, anchor)
+            return "conv2d_blocked"
+        if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor)
             template = "grouped_conv"
         elif op_types[0] == "Conv" and _narrow_pointwise(anchor):

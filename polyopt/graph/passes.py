@@ -21,7 +21,7 @@ import numpy as np
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
 from .operators import OPS, attr
-from .layouts import block_conv_weights
+from .layouts import pack_conv_weights
 from .quantize import vnni_rewrite
 
 
@@ -97,10 +97,10 @@ def transpose_constant_weights(g: Graph) -> Graph:
 
 def optimize(g: Graph, *, layouts: bool = True) -> Graph:
     """The graph passes before fusion, in order (``layouts``: convolution weights
-    stored in the blocked layout their schedule reads, :mod:`.layouts`)."""
+    laid out as their schedule reads them, :mod:`.layouts`)."""
     g = vnni_rewrite(fold_constants(transpose_constant_weights(fold_batch_norm(
         fold_constants(g)))))
-    return block_conv_weights(g) if layouts else g
+    return pack_conv_weights(g) if layouts else g
 
 
 @dataclass

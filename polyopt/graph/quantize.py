@@ -52,7 +52,7 @@ def quantize(g: Graph, calibration_inputs, *, num_threads: int = 0,
     if not feeds:
         raise InvalidArgumentError("quantize needs at least one calibration input, e.g. "
                                    "[{'input': x}] for the model's input 'input'")
-    graph = optimize(g, layouts=False)  # (the float convolutions are blocked at compile)
+    graph = optimize(g, layouts=False)  # (float convolutions: laid out at compile time)
     targets = {n.name: n for n in graph.nodes if n.name not in skip and _weights(graph, n)
                is not None}
     if not targets:

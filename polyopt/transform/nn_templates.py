@@ -434,13 +434,10 @@ def _schedule_padding(s, out: Tensor, parallel: bool, info: TargetInfo) -> None:
 
 
 def _conv_operands(out: Tensor) -> tuple[TensorRead, TensorRead]:
-    """The reads of the (padded) input and of the weights, ``weight[f, rc, ry, rx]``
-    (or packed ahead of time in blocks of output channels,
-    ``weight[f / block, rc, ry, rx, f % block]``)."""
+    """The reads of the (padded) input and of the weights, ``weight[f, rc, ry, rx]``."""
     f = out.op.axis[1]
     reads = [node for node in walk(out.op.body) if isinstance(node, TensorRead)]
-    weights = [r for r in reads if (len(r.indices) == 4 and r.indices[0] is f)
-               or len(r.indices) == 5]
+    weights = [r for r in reads if len(r.indices) == 4 and r.indices[0] is f]
     inputs = [r for r in reads if len(r.indices) == 4 and r.indices[0] is not f]
     if len(weights) != 1 or len(inputs) != 1:
         raise InvalidArgumentError(
@@ -515,19 +512,15 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int | None = None,
         _positive(value, what)
     _check_conv(out, "conv2d_channel_template")
     channels, width = _constant(out.shape[1]), _constant(out.shape[-1])
-    _, weight = _conv_operands(out)
-    blocked = len(weight.indices) == 5  # packed once: [f / block, c, a, b, f % block]
-    if blocked:
-        channel_tile = _constant(weight.tensor.shape[-1])
-    elif channels is not None:
+    if channels is not None:
         channel_tile = min(channel_tile, -(-channels // lanes) * lanes)
     if width is None:
         raise InvalidArgumentError(
             f"conv2d_channel_template needs a constant output width; '{out.name}' has "
             f"{out.shape[-1]}")
     _schedule_padding(s, out, parallel, info)
-    packed = None if blocked else s.cache_read(weight.tensor, "global", [out], check=False,
-                                               layout=(
+    _, weight = _conv_operands(out)
+    packed = s.cache_read(weight.tensor, "global", [out], check=False, layout=(
         f"{{ [f, c, a, b] -> [floor(f / {channel_tile}), c, a, b, f mod {channel_tile}] }}"))
     local = s.cache_write(out, "local", layout="{ [n, f, y, x] -> [n, y, x, f] }",
                           check=False)
@@ -537,9 +530,8 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int | None = None,
     stage.reorder(n, fo, fi, y, x, check=False)
     s[local].compute_at(stage, fo, check=False)
     rc_outer = _channel_register_tile(s, local, _largest_divisor(width, cols), reduce_tile)
-    if packed is not None:
-        s[packed].compute_at(s[local], rc_outer, check=False)
-        _copy_transposed(s, packed, lanes)
+    s[packed].compute_at(s[local], rc_outer, check=False)
+    _copy_transposed(s, packed, lanes)
     if parallel:
         stage.parallel(fo, check=False)
     s.check()

@@ -32,8 +32,7 @@ def test_polyopt_run_prints_and_saves_outputs(tmp_path, capsys):
     assert status == 0
     out = capsys.readouterr()
     assert "compiled 5 operators into 2 kernels" in out.out
-    # the profile (the 6-column conv reads its weights blocked, packed at compile time)
-    assert "conv2d_channel_prepacked+epilogue" in out.out and "ConvBlocked+Add+Relu" in out.out
+    assert "conv2d+epilogue" in out.out and "Conv+Add+Relu" in out.out   # the profile
     assert "compiling [" in out.err                                      # the progress bar
     saved = np.load(tmp_path / "out.npz")
     (name, expected), = ort_run(model, {"x": x}).items()
@@ -52,7 +51,7 @@ def test_draw_shows_groups_and_memory(tmp_path):
     m = po.graph.compile(g, num_threads=1)
     dot = m.graph.draw(tmp_path / "m.dot")
     text = open(dot).read()
-    assert "cluster_0" in text and "conv2d_channel_prepacked+epilogue" in text and "arena" in text
+    assert "cluster_0" in text and "conv2d+epilogue" in text and "arena" in text
     if shutil.which("dot"):
         svg = m.graph.draw(tmp_path / "m.svg")
         assert "<svg" in open(svg).read()

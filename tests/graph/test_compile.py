@@ -45,8 +45,7 @@ def test_fusion_equals_unfused_and_onnxruntime():
     unfused = po.graph.compile(g, num_threads=1, fuse_ops=False, passes=False)
     assert len([s for s in fused.steps if s.kernel]) < len([s for s in unfused.steps if s.kernel])
     kinds = [(grp.kind, grp.op_types) for grp in fused.groups]
-    assert ("complex", ["ConvBlocked", "Add", "Mul", "Relu"]) in kinds  # bn folded, fused;
-    # (a narrow conv: its weights blocked at compile time, layouts.py)
+    assert ("complex", ["Conv", "Add", "Mul", "Relu"]) in kinds  # bn folded, epilogue fused
     expected = ort_run(model, feeds)
     got, plain = fused.run(feeds), unfused.run(feeds)
     for name in expected:
@@ -272,8 +271,7 @@ def test_overwritable_inputs_follow_the_exact_accesses():
         (6, 16), lambda i, j: A[i, j] + po.sum(B[i, k], axis=k), name="out")) == (0,)
     # a fused conv + residual add + relu of a model: the residual, not the conv input
     g = po.graph.optimize(po.graph.from_onnx(branchy_model()))
-    grp = next(grp for grp in po.graph.fuse(g)
-               if grp.op_types == ["ConvBlocked", "Add", "Mul", "Relu"])
+    grp = next(grp for grp in po.graph.fuse(g) if grp.op_types == ["Conv", "Add", "Mul", "Relu"])
     lowered = lower_group(g, grp.nodes, grp.output)
     s = schedule_group(lowered, grp.kind, grp.nodes)
     found = overwritable_inputs(lowered.placeholders, lowered.output, s)

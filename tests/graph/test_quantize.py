@@ -61,7 +61,7 @@ def test_quantize_fuses_into_a_convolution_epilogue():
     model = m.model([q], dtypes={q: "uint8"})
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1)
     assert [g.op_types for g in compiled.groups if g.kind == "complex"] == [
-        ["ConvBlocked", "Relu", "QuantizeLinear"]]
+        ["Conv", "Relu", "QuantizeLinear"]]
     feeds = {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)}
     got = compiled.run(feeds)[q]
     expected = ort_run(model, feeds)[q]
