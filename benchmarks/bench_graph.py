@@ -405,7 +405,7 @@ def main() -> int:
     for name, model in models(quick).items():
         if only is None or only in name:
             rows.extend(measure(name, model, quick, threads))
-    if only is None or only in INT8:
+    if only is None or only in ("int8", INT8):
         rows.extend(measure_int8(quick, threads, inputs=10 if quick else 100))
     if not quick:
         rows = merged_rows(rows) if only is not None or threads != THREADS else rows
