@@ -47,11 +47,17 @@ def quantize(g: Graph, calibration_inputs, *, num_threads: int = 0,
     from .executor import compile as compile_graph
     from .passes import optimize
 
-    feeds = list(calibration_inputs) if not isinstance(calibration_inputs, dict) \
-        else [calibration_inputs]
-    if not feeds:
-        raise InvalidArgumentError("quantize needs at least one calibration input, e.g. "
-                                   "[{'input': x}] for the model's input 'input'")
+    if not isinstance(g, Graph):
+        raise InvalidArgumentError(f"quantize needs a po.graph.Graph, got {type(g).__name__}")
+    feeds = [calibration_inputs] if isinstance(calibration_inputs, dict) else \
+        list(calibration_inputs) if isinstance(calibration_inputs, (list, tuple)) else []
+    if not feeds or not all(isinstance(f, dict) for f in feeds):
+        raise InvalidArgumentError(
+            "quantize needs a list of calibration inputs, each a dict {input name: array} "
+            f"(e.g. [{{'{g.inputs[0] if g.inputs else 'input'}': x}}]), got "
+            f"{type(calibration_inputs).__name__}")
+    if isinstance(skip, str) or not all(isinstance(n, str) for n in skip):
+        raise InvalidArgumentError(f"skip is a tuple of node names, got {skip!r}")
     graph = optimize(g, layouts=False)  # (float convolutions: laid out at compile time)
     targets = {n.name: n for n in graph.nodes if n.name not in skip and _weights(graph, n)
                is not None}

@@ -112,8 +112,13 @@ def test_quantized_model_agrees_with_the_float_model_and_uses_int8_kernels():
 
 def test_quantize_refuses_no_calibration_input_and_keeps_skipped_nodes():
     g = po.graph.from_onnx(_small_cnn())
-    with pytest.raises(po.PolyoptError, match="calibration input"):
-        po.graph.quantize(g, [])
+    for bad in ([], None, [3], "x"):
+        with pytest.raises(po.PolyoptError, match="calibration inputs"):
+            po.graph.quantize(g, bad)
+    with pytest.raises(po.PolyoptError, match="Graph"):
+        po.graph.quantize("model.onnx", [{"x": np.ones((1, 8, 12, 12), np.float32)}])
+    with pytest.raises(po.PolyoptError, match="skip"):
+        po.graph.quantize(g, [{"x": np.ones((1, 8, 12, 12), np.float32)}], skip="conv")
     first = next(n.name for n in po.graph.optimize(g, layouts=False).nodes
                  if n.op_type == "Conv")
     q = po.graph.quantize(g, {"x": np.ones((1, 8, 12, 12), np.float32)}, num_threads=1,
