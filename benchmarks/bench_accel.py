@@ -12,7 +12,15 @@ used.  Nothing is timed on the host: cycles come from the simulator's cycle mode
   give exactly 4,096 GEMM operations and 1,048,576 weight bytes.
 * The five ResNet-18 int8 convolutions of the CPU suite, bit-exact against NumPy, with
   counters and cycles without and with latency hiding; target: >= 88% GEMM-core
-  utilization with latency hiding on the compute-bound layers (VTA's figure).
+  utilization with latency hiding on the compute-bound layers (VTA's figure).  Each
+  layer's bound is computed, not assumed: its DRAM time at the modelled bandwidth (the
+  bytes it must move at least) against its compute-module time, and on the compute
+  module its GEMM work against the requantization's ALU work (GEMM and ALU
+  instructions run one after the other there, as in VTA's ``compute`` stage), also with
+  VTA's own HLS timing (an ALU micro-op every 2 cycles, a clip as max then min).
+* The graph layer: the same five layers as QLinearConv models, offloaded with
+  ``po.graph.compile(g, offload={"conv_int8": "accel"})``, bit-exact against
+  onnxruntime, with the device's counters per layer.
 
     python benchmarks/bench_accel.py [--only NAME]   ->  benchmarks/results/accel.md
 """
@@ -31,7 +39,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "target" / "accel"))
 
+sys.path.insert(0, str(ROOT / "tests"))
+
 import polyopt as po  # noqa: E402
+from polyopt.graph.offload import device_reports  # noqa: E402
 from polyopt.target.accel.config import VTA  # noqa: E402
 from schedules import conv2d, conv2d_reference, matmul, matmul_reference  # noqa: E402
 
@@ -86,6 +97,124 @@ def conv_layer(spec, threads):
     return f, np.array_equal(o, conv2d_reference(d, k, stride)), built, simulated
 
 
+def bounds(spec, report) -> dict:
+    """The layer's bounds in cycles: DRAM (the bytes it must move at least: the input
+    pixels its windows touch, the weights, the int8 output) and the compute module
+    (GEMM, then the requantization's ALU work: 2 instructions per accumulator tile
+    here, 3 at 2 cycles each with VTA's HLS timing)."""
+    _, cin, cout, size, kernel, stride, _ = spec
+    pad, out = kernel // 2, (size + 2 * (kernel // 2) - kernel) // stride + 1
+    touched = {y * stride + r - pad for y in range(out) for r in range(kernel)}
+    rows = len([t for t in touched if 0 <= t < size])
+    dram = rows * rows * cin + cout * cin * kernel * kernel + out * out * cout
+    gemm, alu = report.gemm_ops * VTA.gemm_cycles, report.alu_ops * VTA.alu_cycles
+    tiles = report.alu_ops // 2  # shift and clip per accumulator tile
+    return {"dram_bytes": dram, "dram": dram / VTA.dram_bytes_per_cycle, "gemm": gemm,
+            "alu": alu, "ceiling": gemm / (gemm + alu),
+            "vta_ceiling": gemm / (gemm + 3 * 2 * tiles)}
+
+
+def analysis_lines(lines, analysis) -> None:
+    lines += ["## Which layers can reach 88%: the bounds, per layer (with latency hiding)", "",
+              "DRAM: the bytes a layer must move at least (input pixels its windows touch, "
+              f"weights, int8 output) at {VTA.dram_bytes_per_cycle} bytes/cycle. Compute "
+              "module: GEMM cycles (one per GEMM op) plus the requantization's ALU cycles; "
+              "GEMM and ALU instructions share VTA's compute module and run one after the "
+              "other, so GEMM / (GEMM + ALU) caps the GEMM core's utilization whatever the "
+              "tiling. The last column is that cap with VTA's published HLS timing instead "
+              "of this model's (`vta.cc`: the ALU loop is pipelined at II=2, GEMM at II=1; "
+              "the ALU has min, max, add, shr but no clip, so requantization is shr, max, "
+              "min: 6 cycles per accumulator tile instead of 2).", "",
+              "| layer | DRAM bytes (min) | DRAM cycles (min) | GEMM cycles | ALU cycles | "
+              "arithmetic intensity (GEMM ops / byte; ridge "
+              f"{1 / VTA.dram_bytes_per_cycle:.4f}) | bound | utilization cap (model) | "
+              "reached | cap with VTA's HLS timing |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r, b in analysis:
+        bound = ("GEMM" if b["ceiling"] >= 0.88 else "ALU (requantization)") \
+            if b["gemm"] + b["alu"] >= b["dram"] else "DRAM"
+        lines.append(f"| {name} | {b['dram_bytes']} | {b['dram']:.0f} | {b['gemm']} | "
+                     f"{b['alu']} | {r.gemm_ops / b['dram_bytes']:.3f} | {bound} | "
+                     f"{b['ceiling']:.1%} | {r.utilization:.1%} | {b['vta_ceiling']:.1%} |")
+    lines.append("")
+    for name, r, b in analysis:
+        if b["ceiling"] >= 0.88 or b["gemm"] + b["alu"] < b["dram"]:
+            continue
+        per_tile = r.gemm_ops / (r.alu_ops / 2)
+        lines += [f"**{name}: why 88% is out of reach.** Its arithmetic intensity "
+                  f"({r.gemm_ops / b['dram_bytes']:.3f} GEMM ops per byte) is "
+                  f"{r.gemm_ops / b['dram_bytes'] * VTA.dram_bytes_per_cycle:.0f}x the ridge "
+                  "point: DRAM is not what limits it. But each accumulator tile gets only "
+                  f"{per_tile:.0f} GEMM ops (a 1x1 window over {per_tile:.0f} input-channel "
+                  "blocks) and then needs its requantization (shift, clip: 2 ALU ops) on the "
+                  "same compute module, so the GEMM core can be busy at most "
+                  f"{per_tile:.0f} / {per_tile + 2:.0f} = {b['ceiling']:.1%} of the time, "
+                  f"whatever the tiling or overlap; the schedule reaches {r.utilization:.1%} "
+                  "(the rest: 4 issue cycles per instruction, the first load and the last "
+                  "store). The model is already kinder than VTA here: VTA's ALU has no "
+                  "clip (max then min) and runs at II=2, which caps this layer at "
+                  f"{b['vta_ceiling']:.1%}. Passing 88% would need a device whose ALU runs "
+                  "beside the GEMM core or a fused shift-and-clip instruction, i.e. another "
+                  "device than VTA's published one; the compiler cannot get there. The issue's "
+                  "88% target is reported as it stands (FAIL), with the layer's distance "
+                  "to its cap beside it.", ""]
+
+
+def offload_layers(lines, checks, only) -> None:
+    """The five layers as QLinearConv models, the convs offloaded to the device."""
+    try:
+        from testlib.onnx_models import ModelBuilder, ort_run
+    except ImportError as err:
+        lines += ["## Graph offload", "", f"NOT RUN: {err} (pip install onnx onnxruntime)", ""]
+        return
+    lines += ["## Graph offload: QLinearConv models, convs on the device, the rest on the CPU",
+              "", "`po.graph.compile(g, offload={\"conv_int8\": \"accel\"})` on a model "
+              "x (float) -> QuantizeLinear (uint8) -> QLinearConv (int8 weights, per-channel "
+              "scales, int32 bias) -> DequantizeLinear -> Relu. The host packs the windows "
+              "(im2col), the device's GEMM core computes the int32 sums (out as four byte "
+              "planes: 3 ALU shifts and 4 STOREs per accumulator tile), the host adds the "
+              "zero-point correction and the bias and requantizes as onnxruntime does.", "",
+              "| layer | bit-exact vs onnxruntime | GEMM ops | ALU ops | input bytes | weight "
+              "bytes | stored bytes | load / compute / store busy | cycles | GEMM "
+              "utilization | run s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for spec in LAYERS:
+        name, cin, cout, size, kernel, stride, _ = spec
+        if only and only not in name:
+            continue
+        rng = np.random.default_rng(size)
+        m = ModelBuilder(size)
+        x = m.input("x", (1, cin, size, size))
+        q = m.add("QuantizeLinear", [x, m.const(np.float32(0.05)), m.const(np.uint8(3))])
+        w = m.const(rng.integers(-100, 100, (cout, cin, kernel, kernel)).astype(np.int8))
+        c = m.add("QLinearConv", [
+            q, m.const(np.float32(0.05)), m.const(np.uint8(3)), w,
+            m.const(rng.uniform(0.001, 0.004, cout).astype(np.float32)),
+            m.const(np.zeros(cout, np.int8)), m.const(np.float32(0.4)), m.const(np.uint8(7)),
+            m.const(rng.integers(-3000, 3000, cout).astype(np.int32))],
+            strides=[stride, stride], pads=[kernel // 2] * 4)
+        y = m.add("Relu", [m.add("DequantizeLinear", [c, m.const(np.float32(0.4)),
+                                                      m.const(np.uint8(7))])])
+        model = m.model([y, c], dtypes={c: "uint8"})
+        feeds = {"x": (rng.standard_normal((1, cin, size, size)) * 3).astype(np.float32)}
+        compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1,
+                                    offload={"conv_int8": "accel"})
+        start = time.perf_counter()
+        got = compiled.run(feeds)
+        ran = time.perf_counter() - start
+        expected = ort_run(model, feeds)
+        exact = all(np.array_equal(got[t], expected[t]) for t in (c, y))
+        r, = device_reports(compiled).values()
+        busy = " / ".join(str(r.busy[q_]) for q_ in ("load", "compute", "store"))
+        lines.append(f"| {name} | {'yes' if exact else 'NO'} | {r.gemm_ops} | {r.alu_ops} | "
+                     f"{r.loaded['inp']} | {r.loaded['wgt']} | {r.stored} | {busy} | "
+                     f"{r.cycles} | {r.utilization:.1%} | {ran:.1f} |")
+        print(lines[-1], flush=True)
+        expected_ops = (size // stride) ** 2 * (cout // 16) * -(-cin * kernel * kernel // 16)
+        checks.append((f"graph offload, {name}: bit-exact against onnxruntime, the GEMM work "
+                       f"on the device ({r.gemm_ops} GEMM ops, expected {expected_ops})",
+                       exact and r.gemm_ops == expected_ops))
+    lines.append("")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", help="run only the layers whose name contains this")
@@ -98,7 +227,7 @@ def main() -> None:
              f"accumulator buffers, DMA at {VTA.dram_bytes_per_cycle} bytes/cycle after "
              f"{VTA.dram_latency} cycles). Load average at the start: "
              f"{os.getloadavg()[0]:.1f} (it affects only the build times).", ""]
-    checks = []
+    checks, analysis = [], []
     if not options.only:
         vta_matmul(lines, checks)
     lines += ["## ResNet-18 int8 convolutions (padding by the DMA loads, requantized in the "
@@ -121,24 +250,37 @@ def main() -> None:
                          f"{'yes' if exact else 'NO'} | {built:.1f} | {simulated:.1f} |")
             hiding = "with" if threads == 2 else "without"
             checks.append((f"{name}: bit-exact ({hiding} latency hiding)", exact))
-            compute_bound = r.busy["compute"] >= r.busy["load"]
-            if threads == 2 and compute_bound:
-                # the compute queue runs the requantization's ALU work too: GEMM ops /
-                # (GEMM + ALU ops) bounds the utilization whatever the tiling
-                ceiling = r.gemm_ops / (r.gemm_ops + r.alu_ops * VTA.alu_cycles)
-                checks.append((f"{name} (compute-bound): GEMM utilization >= 88% with "
-                               f"latency hiding ({r.utilization:.1%}; its ALU work bounds "
-                               f"it to {ceiling:.1%})", r.utilization >= 0.88))
-            elif threads == 2:
-                lines_note = (f"{name} is load-bound (load busy {r.busy['load']} > compute "
-                              f"busy {r.busy['compute']}): utilization {r.utilization:.1%}, "
-                              "not held to the 88% target")
-                checks.append((lines_note, True))
+            if threads == 2:
+                b = bounds(spec, r)
+                analysis.append((name, r, b))
+                compute_bound = b["gemm"] + b["alu"] >= b["dram"]
+                gemm_bound = b["ceiling"] >= 0.88
+                if compute_bound and gemm_bound:
+                    checks.append((f"{name} (compute-bound, GEMM-bound: cap {b['ceiling']:.1%})"
+                                   f": GEMM utilization >= 88% with latency hiding "
+                                   f"({r.utilization:.1%})", r.utilization >= 0.88))
+                elif compute_bound:  # the issue's target stands; the cap explains it
+                    checks.append((f"{name} (compute-bound): GEMM utilization >= 88% with "
+                                   f"latency hiding ({r.utilization:.1%}; out of reach on "
+                                   f"this device: the requantization's ALU work caps the "
+                                   f"GEMM core at {b['ceiling']:.1%}, {b['vta_ceiling']:.1%} "
+                                   "with VTA's HLS timing; see the analysis)",
+                                   r.utilization >= 0.88))
+                    checks.append((f"{name}: within 90% of its cap ({r.utilization:.1%} of "
+                                   f"{b['ceiling']:.1%}: "
+                                   f"{r.utilization / b['ceiling']:.1%}; not the issue's target)",
+                                   r.utilization >= 0.9 * b["ceiling"]))
+                else:
+                    checks.append((f"{name} is memory-bound (DRAM {b['dram']:.0f} cycles > "
+                                   f"compute {b['gemm'] + b['alu']} cycles): utilization "
+                                   f"{r.utilization:.1%}, not held to the 88% target", True))
             print(lines[-1], flush=True)
-    lines += ["", "## Targets", ""]
+    lines += [""]
+    analysis_lines(lines, analysis)
+    offload_layers(lines, checks, options.only)
+    lines += ["## Targets", ""]
     lines += [f"- {'PASS' if ok else 'FAIL'}: {text}" for text, ok in checks]
-    lines += ["- NOT BUILT: the graph layer sending a model's int8 convolutions to the device "
-              "(needs the graph layer's int8 support)", ""]
+    lines += [""]
     RESULTS.mkdir(exist_ok=True)
     if not options.only:
         (RESULTS / "accel.md").write_text("\n".join(lines))

@@ -3,7 +3,8 @@ model with polyopt.graph (a progress bar while the kernels compile) and run it.
 
 ``--input`` takes ``x.npy`` for a model with one input, or ``name=x.npy`` per input;
 ``--output out.npz`` saves the outputs; ``--draw model.svg`` writes the picture of the
-fused groups and the memory plan.
+fused groups and the memory plan; ``--offload conv_int8=accel`` runs the int8
+convolutions on the simulated accelerator and prints each one's counters and cycles.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def add_parser(commands) -> None:
     parser.add_argument("--profile", action="store_true", help="print the time of each group")
     parser.add_argument("--output", help="save the outputs to this .npz file")
     parser.add_argument("--draw", help="write the graph's picture (.svg, .png or .dot)")
+    parser.add_argument("--offload", action="append", default=[], metavar="OPS=TARGET",
+                        help="run these operators on a device: conv_int8=accel")
     parser.set_defaults(run=run)
 
 
@@ -48,8 +51,15 @@ def run(args) -> int:
                     f"the model has inputs {g.inputs}: pass --input NAME=FILE.npy for each")
             name = g.inputs[0]
         feeds[name] = _load(path)
+    offload = {}
+    for item in args.offload:
+        ops, sep, target = item.partition("=")
+        if not sep:
+            raise InvalidArgumentError(f"--offload takes OPS=TARGET (conv_int8=accel), got "
+                                       f"{item!r}")
+        offload[ops] = target
     started = time.perf_counter()
-    model = graph.compile(g, num_threads=args.threads, progress=True)
+    model = graph.compile(g, num_threads=args.threads, progress=True, offload=offload)
     print(f"compiled {len(g.nodes)} operators into "
           f"{sum(1 for s in model.steps if s.kernel is not None)} kernels in "
           f"{time.perf_counter() - started:.1f} s; {model.memory_report()}")
@@ -59,6 +69,9 @@ def run(args) -> int:
     for name, value in outputs.items():
         flat = ", ".join(f"{v:.5g}" for v in value.ravel()[:6])
         print(f"{name}: {value.dtype}{list(value.shape)} [{flat}{', ...' if value.size > 6 else ''}]")
+    if offload:  # (graph.offload is loaded with graph.compile)
+        for name, report in graph.offload.device_reports(model).items():
+            print(f"{name} on the accelerator: {report}")
     if args.profile:
         print(model.profile_text(feeds))
     if args.output:

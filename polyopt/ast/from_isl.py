@@ -115,9 +115,12 @@ def _group_band(names: list[str], domains: dict, members: list, columns: tuple[i
     domain = isl.UnionSet.empty(space)
     parts = [None] * len(columns)
     for name in names:
-        if domains[name].is_empty():
+        # the schedule's functions need only cover the sizes the context allows (a
+        # symbolic split's pieces say nothing of a negative size)
+        within = domains[name].intersect_params(context)
+        if within.is_empty():
             continue
-        domain = domain.union(isl.UnionSet.from_set(domains[name]))
+        domain = domain.union(isl.UnionSet.from_set(within))
         function_space = domains[name].get_space().from_domain().add_dims(isl.dim_type.out, 1)
         for position, dim in enumerate(columns):
             value = isl.UnionPwAff.from_pw_aff(members[dim].extract_pw_aff(function_space))

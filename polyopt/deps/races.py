@@ -51,20 +51,26 @@ _CONFLICTS = IdentityMemo()  # per program's statements and array: one relation 
 # per conflict, so that the loops asked about share its times (legality.time_pairs)
 
 
-def memory_conflicts(program: Program, array: str) -> Dependences:
+def memory_conflicts(program: Program, array: str, *, stmts=None,
+                     storage=None) -> Dependences:
     """Every pair of instances that touch one element of ``array``, the first writing it
     (an "output" conflict when both write, else "anti"), whatever the order: what must
-    not run at once (the conflicts with reads come first)."""
-    accesses = [(s.name, a) for s in program.statements for a in s.accesses
-                if a.array == array]
+    not run at once (the conflicts with reads come first).
+
+    ``stmts``: only these statements (default: all).  ``storage(stmt, access)``: where
+    an access really goes, as a map from instances (default: ``access.relation``, the
+    element; an OpenCL plan passes each work-group's copy of a ``__local`` buffer)."""
+    where = storage or (lambda stmt, access: access.relation)
+    chosen = program.statements if stmts is None else [program.statement(s) for s in stmts]
+    accesses = [(s.name, a) for s in chosen for a in s.accesses if a.array == array]
     accesses.sort(key=lambda pair: pair[1].kind is AccessKind.WRITE)  # reads first
     found = []
     for source, write in accesses:
         if write.kind is not AccessKind.WRITE:
             continue
-        writes = write.relation.intersect_domain(program.statement(source).domain)
+        writes = where(source, write).intersect_domain(program.statement(source).domain)
         for sink, other in accesses:
-            touches = other.relation.intersect_domain(program.statement(sink).domain)
+            touches = where(sink, other).intersect_domain(program.statement(sink).domain)
             pairs = writes.apply_range(touches.reverse())
             if pairs.is_empty():
                 continue

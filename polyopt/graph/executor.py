@@ -28,6 +28,7 @@ from .inplace import overwritable_inputs
 from .kernel_cache import KernelCache
 from .lowering import build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
+from .offload import offload_groups
 from .passes import Group, fuse, optimize
 
 
@@ -47,7 +48,7 @@ class Step:
 
 def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: bool = True,
             plan: bool = True, passes: bool = True, progress: bool = False,
-            cache: bool | str = True) -> "CompiledModel":
+            cache: bool | str = True, offload: dict | None = None) -> "CompiledModel":
     """Compile ``g``: graph passes (constant and batch-norm folding, constant weight
     layouts), fusion (``fuse_ops``), one scheduled kernel per fused group (built for
     ``num_threads`` threads, 0: all cores) and a memory plan (``plan``; without it each
@@ -65,8 +66,9 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     start = time.perf_counter()
     keep_freed_memory()
     store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
-    graph = optimize(g) if passes else g
-    groups = fuse(graph, enabled=fuse_ops)
+    # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
+    graph = optimize(g, vnni=not offload) if passes else g
+    groups, devices = offload_groups(graph, fuse(graph, enabled=fuse_ops), offload)
     steps = []
     kernels = [grp for grp in groups if grp.kind != "view"]
     for grp in groups:
@@ -77,6 +79,11 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         if grp.kind == "opaque":  # LSTM: a time loop around kernels
             runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store)
             steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
+                              time.perf_counter() - began))
+            continue
+        if grp.name in devices:  # on the accelerator
+            runner = devices[grp.name]
+            steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "accel",
                               time.perf_counter() - began))
             continue
         kernel, template, in_place = _group_kernel(graph, grp, num_threads, store)

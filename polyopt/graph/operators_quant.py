@@ -200,8 +200,8 @@ def _qlinear_conv_infer(node, infos, constants):
 
 def _qlinear_conv_lower(node, args, values, out, name):
     X, _, x_point, W, w_scale, w_point, _, y_point, bias = (list(args) + [None] * 9)[:9]
-    ratio = float(np.float32(np.asarray(values[1]).reshape(-1)[0])
-                  / np.float32(np.asarray(values[6]).reshape(-1)[0]))
+    x_scale, y_scale = (float(np.float32(np.asarray(values[k]).reshape(-1)[0]))
+                        for k in (1, 6))
     _, C, H, Wd = (d.value for d in X.shape)
     _, _, KH, KW = (d.value for d in W.shape)
     pads, (sy, sx), (dy, dx), _ = window(node, [H, Wd], (KH, KW))
@@ -220,7 +220,8 @@ def _qlinear_conv_lower(node, args, values, out, name):
 
     def requantized(n, f, y, x):
         total = acc[n, f, y, x] + (bias[(f,)] if bias is not None else 0)
-        scale = _parameter(w_scale, (n, f, y, x), 1) * ratio
+        # onnxruntime's order, in float32: (x_scale * w_scale) / y_scale
+        scale = _parameter(w_scale, (n, f, y, x), 1) * x_scale / y_scale
         q = round_half_even(maximum(minimum(total.astype("float32") * scale, 1e9), -1e9))
         if y_point is not None:
             q = q + _parameter(y_point, (n, f, y, x), 1).astype("int32")

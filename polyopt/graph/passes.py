@@ -95,11 +95,12 @@ def transpose_constant_weights(g: Graph) -> Graph:
     return g.replace(nodes=nodes, constants=constants)
 
 
-def optimize(g: Graph, *, layouts: bool = True) -> Graph:
+def optimize(g: Graph, *, layouts: bool = True, vnni: bool = True) -> Graph:
     """The graph passes before fusion, in order (``layouts``: convolution weights
-    laid out as their schedule reads them, :mod:`.layouts`)."""
-    g = vnni_rewrite(fold_constants(transpose_constant_weights(fold_batch_norm(
-        fold_constants(g)))))
+    blocked as their schedule reads them, :mod:`.layouts`; ``vnni``: QLinearConv and
+    MatMulInteger on the VNNI kernels, :func:`~.quantize.vnni_rewrite`)."""
+    g = fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
+    g = vnni_rewrite(g) if vnni else g
     return pack_conv_weights(g) if layouts else g
 
 

@@ -22,7 +22,7 @@ import islpy as isl
 from ..domain.program import Program
 from ..domain.schedule import Axis
 from ..errors import InvalidArgumentError, ScheduleError
-from .group import edit_band, fresh_axis_name
+from .group import band_group, edit_band, fresh_axis_name
 
 
 def _level(program: Program, stage: str, axis: str) -> int:
@@ -108,11 +108,25 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
         inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
         names[member.name] = (outer, inner)
         val = isl.Val(factor)
-        return [Axis(outer, old.value.scale_down_val(val).floor(), old.kind),
-                Axis(inner, old.value.mod_val(val), "serial")]
+        outer_kind, inner_kind = _split_kinds(old.kind)
+        return [Axis(outer, old.value.scale_down_val(val).floor(), outer_kind),
+                Axis(inner, old.value.mod_val(val), inner_kind)]
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
+
+
+def _split_kinds(kind: str) -> tuple[str, str]:
+    """The kinds of the outer and inner loop of a split loop: vectorizing or unrolling
+    stays with the inner loop (the lanes, the copies), the rest with the outer one
+    (threads, work-groups).
+
+    >>> _split_kinds("vectorized"), _split_kinds("parallel")
+    (('serial', 'vectorized'), ('parallel', 'serial'))
+    """
+    if kind in ("vectorized", "unrolled"):
+        return "serial", kind
+    return kind, "serial"
 
 
 def _extent_per_attachment(program: Program, stage: str, axis: Axis) -> int | None:
@@ -162,7 +176,9 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
             f"split(nparts={nparts}) of loop '{axis}', whose extent depends on the sizes: "
             "polyopt splits such a loop into one piece per part, at most 64; use fewer "
             "parts or split(factor=...) with a constant factor")
-    lo, hi = _scheduled_range(program, stage, program.stage(stage).axes[level - 1])
+    sharing = [(member.name, member.axes[level - 1])
+               for member in band_group(program, stage, level, level)]
+    lo, hi = _scheduled_range(program, sharing)
     parts = isl.Val(nparts)
     factor = hi.sub(lo).add_constant_val(isl.Val(nparts)).scale_down_val(parts).floor()
     names: dict[str, tuple[str, str]] = {}
@@ -184,27 +200,30 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
         outer = fresh_axis_name(member, f"{old.name}.outer", {old.name})
         inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
         names[member.name] = (outer, inner)
-        return [Axis(outer, outer_value.coalesce(), old.kind),
-                Axis(inner, inner_value.coalesce(), "serial")]
+        outer_kind, inner_kind = _split_kinds(old.kind)
+        return [Axis(outer, outer_value.coalesce(), outer_kind),
+                Axis(inner, inner_value.coalesce(), inner_kind)]
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
 
 
-def _scheduled_range(program: Program, stage: str, axis: Axis) -> tuple[isl.PwAff, isl.PwAff]:
-    """The smallest and largest value of loop ``axis`` over every statement of the
-    stage (a reduction's init runs its spatial loops even where no update runs), 0 for
-    sizes where it has no value."""
+def _scheduled_range(program: Program, loops) -> tuple[isl.PwAff, isl.PwAff]:
+    """The smallest and largest value of a loop over every statement that runs in it
+    (``loops``: each stage sharing it, with its axis; a reduction's init runs its spatial
+    loops even where no update runs), 0 for sizes where it has no value."""
     values = None
-    owner = program.stage(stage)
-    for stmt, axes in program.loop_axes:
-        dims = [d for d, a in enumerate(axes) if a is axis]
-        if stmt in (owner.init, owner.main) and dims:
-            row = program.schedule_of(stmt).range()
-            dim = dims[0]
-            row = row.project_out(isl.dim_type.set, dim + 1, row.dim(isl.dim_type.set) - dim - 1)
-            row = row.project_out(isl.dim_type.set, 0, dim)
-            values = row if values is None else values.union(row)
+    for stage, axis in loops:
+        owner = program.stage(stage)
+        for stmt, axes in program.loop_axes:
+            dims = [d for d, a in enumerate(axes) if a is axis]
+            if stmt in (owner.init, owner.main) and dims:
+                row = program.schedule_of(stmt).range()
+                dim = dims[0]
+                row = row.project_out(isl.dim_type.set, dim + 1,
+                                      row.dim(isl.dim_type.set) - dim - 1)
+                row = row.project_out(isl.dim_type.set, 0, dim)
+                values = row if values is None else values.union(row)
     values = values.intersect_params(program.context).coalesce()
     zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(values.get_space().params()))
     if values.is_empty():

@@ -123,6 +123,38 @@ def test_split_nparts_of_a_parametric_extent():
         s[B].split(B.op.axis[1], nparts=65)
 
 
+N_, M_, T_ = po.var("N"), po.var("M"), po.var("T")
+
+
+@po.kernel
+def _two_nests_in_a_time_loop(A: po.f64[N_], y: po.f64[M_]):
+    for t in range(T_):
+        for i in range(2, N_ - 2):
+            A[i] += A[i - 1] * 0.5
+        for q in range(M_):
+            y[q] = y[q] * 0.5 + 1.0
+
+
+def test_split_nparts_of_a_shared_loop_covers_every_statement_in_it():
+    """The parts of a symbolic loop come from every statement that runs in it: with the
+    first nest empty (N < 5) the second still runs every time step (a defect found by
+    the slow property run: the parts covered only the first nest's steps)."""
+    s = po.create_schedule(_two_nests_in_a_time_loop)
+    s["S0"].split("t", nparts=3)
+    f = po.build(s)
+    for n, m, steps in ((3, 4, 7), (8, 3, 5), (6, 0, 4), (9, 2, 1)):
+        a = np.arange(n, dtype="float64")
+        y = np.ones(m)
+        want_a, want_y = a.copy(), y.copy()
+        for _ in range(steps):
+            for i in range(2, n - 2):
+                want_a[i] += want_a[i - 1] * 0.5
+            want_y = want_y * 0.5 + 1.0
+        f(a, y, N=n, M=m, T=steps)
+        np.testing.assert_array_equal(a, want_a)
+        np.testing.assert_array_equal(y, want_y)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"factor": 0}, "factor must be a positive integer, got 0"),
     ({"factor": -2}, "factor must be a positive integer, got -2"),

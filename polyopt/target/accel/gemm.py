@@ -3,15 +3,18 @@
 ``gemm_program(config, m, n, k)`` computes ``y = x @ w.T`` for ``x`` of ``m x k`` input
 tiles and ``w`` of ``n x k`` weight tiles (DRAM tensors ``"x"``, ``"w"``, laid out by
 :func:`gemm_dram`), into ``y`` of ``m x n`` output tiles, optionally requantized on the
-accumulators (``shift``: ``clip(acc >> shift, -128, 127)``, two ALU instructions).  The
-output columns are processed in chunks of ``tile_n`` tiles and the reduction in chunks of
-``tile_k``, sized so that every buffer fits; ``virtual_threads=2`` splits the input,
-weight and accumulator buffers in halves so that the loads of one chunk overlap the GEMM
-of the previous one and the store of one output chunk overlaps the next (VTA's latency
-hiding), with the dependence tokens placed accordingly.
+accumulators (``shift``: ``clip(acc >> shift, -128, 127)``, two ALU instructions), or
+kept whole (``wide=True``: the int32 accumulators leave the device as four int8 byte
+planes, STORE narrowing to the low byte and an ALU ``shr 8`` between the stores;
+:func:`gemm_result` puts them together again).  The output columns are processed in
+chunks of ``tile_n`` tiles and the reduction in chunks of ``tile_k``, sized so that
+every buffer fits; ``virtual_threads=2`` splits the input, weight and accumulator buffers
+in halves so that the loads of one chunk overlap the GEMM of the previous one and the
+store of one output chunk overlaps the next (VTA's latency hiding), with the dependence
+tokens placed accordingly.
 
-It is written by hand, as a library routine: the compiler's lowering of schedules onto
-the device (caches in its memory scopes, tensorize onto the GEMM core) is not built yet.
+It is written by hand, as a library routine (the graph layer's offload of int8
+convolutions uses it; schedules are lowered onto the device by :mod:`.target`).
 
 >>> from polyopt.target.accel.config import VTA
 >>> program, uops = gemm_program(VTA, 1, 64, 64)
@@ -54,10 +57,12 @@ def gemm_sizes(config: AccelConfig, m: int, n: int, k: int, virtual_threads: int
 
 def gemm_program(config: AccelConfig, m: int, n: int, k: int, *, virtual_threads: int = 1,
                  shift: int | None = None, tile_n: int | None = None,
-                 tile_k: int | None = None) -> tuple[list, list[Uop]]:
+                 tile_k: int | None = None, wide: bool = False) -> tuple[list, list[Uop]]:
     """The instructions, and the micro-ops they use (the DRAM tensor ``"uops"``)."""
     if virtual_threads not in (1, 2):
         raise InvalidArgumentError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
+    if wide and shift is not None:
+        raise InvalidArgumentError("wide=True stores the whole accumulators: no shift")
     auto_n, auto_k = gemm_sizes(config, m, n, k, virtual_threads)
     tile_n, tile_k = min(tile_n or auto_n, auto_n), min(tile_k or auto_k, auto_k)
     half = {b: config.entries(b) // virtual_threads for b in ("inp", "wgt", "acc")}
@@ -79,8 +84,11 @@ def gemm_program(config: AccelConfig, m: int, n: int, k: int, *, virtual_threads
         acc = (out_index % virtual_threads) * half["acc"]
         begin = uop_set(acc, 0, 0, tn, 1)
         # accumulator (r, j) is acc + r * tn + j; reuse a half once its store is done
+        # the store of the last chunk that used this half is done (wide, one thread:
+        # the previous chunk's last byte plane; see the last GEMM below for two)
+        reuse = out_index >= virtual_threads and not (wide and virtual_threads > 1)
         body.append(Gemm(begin, begin + m, iter_out=tn, dst_out=1, reset=True,
-                         tokens=Tokens(pop_next=out_index >= virtual_threads)))
+                         tokens=Tokens(pop_next=reuse)))
         k_chunks = _chunks(k, tile_k)
         for k_index, (k0, tk) in enumerate(k_chunks):
             side = chunk % virtual_threads
@@ -91,17 +99,30 @@ def gemm_program(config: AccelConfig, m: int, n: int, k: int, *, virtual_threads
             body.append(Load("wgt", "w", n0 * k + k0, sram=wgt, rows=tn, cols=tk, stride=k,
                              tokens=Tokens(push_next=True)))
             begin = uop_set(acc, inp, wgt, tn, tk)
-            to_store = k_index == len(k_chunks) - 1 and shift is None
+            last = k_index == len(k_chunks) - 1
+            # wide, two threads: the previous chunk's last byte plane is popped here, after
+            # that chunk's ALU pops and before this chunk's, so the pops stay in order
+            wait_store = last and wide and virtual_threads > 1 and out_index > 0
             body.append(Gemm(begin, begin + m, iter_out=tn, iter_in=tk, dst_out=1,
                              wgt_out=tk, src_in=1, wgt_in=1,
                              tokens=Tokens(pop_prev=True, push_prev=True,
-                                           push_next=to_store)))
+                                           push_next=last and shift is None,
+                                           pop_next=wait_store)))
             chunk += 1
         if shift is not None:
             begin = uop_set(acc, 0, 0, tn, 1)
             body.append(Alu("shr", begin, begin + m, iter_out=tn, dst_out=1, imm=shift))
             body.append(Alu("clip", begin, begin + m, iter_out=tn, dst_out=1,
                             imm=(-128, 127), tokens=Tokens(push_next=True)))
+        if wide:
+            begin = uop_set(acc, 0, 0, tn, 1)
+            for plane in range(4):
+                if plane:  # after the previous plane's store read the accumulators
+                    body.append(Alu("shr", begin, begin + m, iter_out=tn, dst_out=1, imm=8,
+                                    tokens=Tokens(pop_next=True, push_next=True)))
+                body.append(Store("y", plane * m * n + n0, sram=acc, rows=m, cols=tn,
+                                  stride=n, tokens=Tokens(pop_prev=True, push_prev=True)))
+            continue
         body.append(Store("y", n0, sram=acc, rows=m, cols=tn, stride=n,
                           tokens=Tokens(pop_prev=True, push_prev=True)))
     load_uops = Load("uop", "uops", 0, sram=0, rows=1, cols=len(uops), stride=len(uops))
@@ -111,7 +132,8 @@ def gemm_program(config: AccelConfig, m: int, n: int, k: int, *, virtual_threads
     return [load_uops] + body, uops
 
 
-def gemm_dram(config: AccelConfig, x: np.ndarray, w: np.ndarray, uops: list[Uop]) -> dict:
+def gemm_dram(config: AccelConfig, x: np.ndarray, w: np.ndarray, uops: list[Uop], *,
+              wide: bool = False) -> dict:
     """DRAM tensors for :func:`gemm_program` from int8 matrices ``x`` (M x K) and ``w``
     (N x K), with M, K, N multiples of batch, block_in and block_out; ``"y"`` receives
     the result (read it back with :func:`gemm_result`)."""
@@ -127,11 +149,17 @@ def gemm_dram(config: AccelConfig, x: np.ndarray, w: np.ndarray, uops: list[Uop]
     return {"x": np.ascontiguousarray(tiles_x.reshape(m * k, c.batch, c.block_in), np.int8),
             "w": np.ascontiguousarray(tiles_w.reshape(n * k, c.block_out, c.block_in),
                                       np.int8),
-            "y": np.zeros((m * n, c.batch, c.block_out), np.int8), "uops": uop_array(uops)}
+            "y": np.zeros(((4 if wide else 1) * m * n, c.batch, c.block_out), np.int8),
+            "uops": uop_array(uops)}
 
 
 def gemm_result(config: AccelConfig, y: np.ndarray, m: int, n: int) -> np.ndarray:
-    """The output tiles as an (M x N) int8 matrix."""
+    """The output tiles as an (M x N) int8 matrix, or int32 from the four byte planes of
+    a ``wide`` program."""
     c = config
+    if len(y) == 4 * m * n:
+        planes = y.reshape(4, m * n, c.batch, c.block_out).view(np.uint8).astype(np.uint32)
+        whole = (planes[0] | planes[1] << 8 | planes[2] << 16 | planes[3] << 24)
+        return gemm_result(config, whole.view(np.int32), m, n)
     return y.reshape(m, n, c.batch, c.block_out).transpose(0, 2, 1, 3).reshape(
         m * c.batch, n * c.block_out)

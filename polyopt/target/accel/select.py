@@ -165,14 +165,26 @@ class Selector:
         if isinstance(node, Block):
             # consecutive stage nests share a key: virtual threads interleave whole runs
             # of them ({loads, GEMM} of one thread, then of the other), not instructions
-            out, segment, leaf = [], 0, False
+            # (a run of them just before a compound item joins that item's first part:
+            # a thread's accumulator reset then waits for that thread's last store while
+            # the other thread computes, not at once)
+            out, segment, leaf, waiting = [], 0, False, []
             for item in node.items:
                 compound = len({n.stmt for n in walk(item) if isinstance(n, Run)}) > 1 \
                     or _has_thread_loop(item)
                 if compound or not leaf:
                     segment += 1
+                    if not compound:  # a run of stage nests begins
+                        waiting = []
                 leaf = not compound
-                out += self.walk(item, env, key + (segment,))
+                made = self.walk(item, env, key + (segment,))
+                if compound:
+                    for rec in waiting if made else []:
+                        rec.key = made[0].key
+                    waiting = []
+                else:
+                    waiting += made
+                out += made
             return out
         if isinstance(node, If):
             cols = {k: np.array([v]) for k, v in env.items()}

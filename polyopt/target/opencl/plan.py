@@ -39,8 +39,9 @@ import islpy as isl
 
 from ...ast.from_isl import index_expr
 from ...ast.nodes import Block, For, If, IndexExpr, Node, loops, runs
-from ...deps.dataflow import compute_dependences
-from ...deps.legality import instance_text
+from ...deps.dataflow import Dependence, Dependences, compute_dependences
+from ...deps.legality import carried_pairs, first_point, instance_text
+from ...deps.races import memory_conflicts
 from ...domain.program import Array, Program
 from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
@@ -499,85 +500,106 @@ def _storage(program: Program, kernel: Kernel, stmt: str, relation: isl.Map,
 
 # -- conflicts and barriers ----------------------------------------------------------------
 def _plan_barriers(program: Program, kernel: Kernel) -> None:
-    """Refuse conflicts between groups, and find where barriers must separate conflicts
-    between the work-items of a group."""
-    stmts = [s for s in kernel.stmts if s in kernel.work_items]
+    """Refuse conflicts between groups, and place barriers between the work-items of a
+    group: at each loop that carries a conflict (:func:`legality.carried_pairs`, the one
+    analysis of what a loop carries, asked about the conflicts in the kernel's order)."""
+    stmts = sorted(s for s in kernel.stmts if s in kernel.work_items)
     for array in program.arrays:
-        if array.name in kernel.buffers and _per_work_item(array):
+        buffer = kernel.buffers.get(array.name)
+        if buffer is not None and _per_work_item(array):
             continue  # private: no other work-item sees it (flows are checked elsewhere)
-        accesses = [(s, a) for s in stmts for a in program.statement(s).accesses
-                    if a.array == array.name]
-        for s, a in accesses:
-            for t, b in accesses:
-                if a.kind.value == "read" and b.kind.value == "read":
-                    continue
-                _conflict(program, kernel, array, s, a, t, b)
+        storage = None
+        if buffer is not None:  # one copy per group, reused by iterations of outer loops
+            def storage(stmt, access, buffer=buffer):
+                return _storage(program, kernel, stmt, access.relation, buffer)
+        for conflict in memory_conflicts(program, array.name, stmts=stmts, storage=storage):
+            for ordered in _in_kernel_order(program, kernel, conflict):
+                _check_groups(program, kernel, ordered, shared=buffer is not None)
+                _place_barriers(program, kernel, ordered)
 
 
-def _conflict(program, kernel, array, s, a, t, b) -> None:
+def _in_kernel_order(program: Program, kernel: Kernel, conflict: Dependence
+                     ) -> list[Dependence]:
+    """The pairs of a conflict (writer -> other) as dependences from the instance the
+    kernel runs first to the one it runs second, within one iteration of the host loops
+    (another iteration is another launch)."""
+    directions = [(conflict.source, conflict.sink, conflict.relation, conflict.elements,
+                   "flow" if conflict.kind == "anti" else "output")]
+    if conflict.kind == "anti":  # the read may also come first
+        reverse = conflict.relation.reverse()
+        directions.append((conflict.sink, conflict.source, reverse,
+                           reverse.apply_range(conflict.elements), "anti"))
+    ordered = []
+    for first, second, pairs, elements, kind in directions:
+        order = _runs_before(kernel, first, second)
+        pairs = pairs.intersect(order).intersect_params(program.context)
+        if not pairs.is_empty():
+            ordered.append(Dependence(kind, first, second, conflict.array, pairs, elements))
+    return ordered
+
+
+def _runs_before(kernel: Kernel, first: str, second: str) -> isl.Map:
+    """{ first instance -> second instance }: the first runs earlier, in the same
+    iteration of every host loop."""
     rows = kernel.rows
-    before = rows[s].apply_range(isl.Map.lex_lt(rows[s].get_space().range())).apply_range(
-        rows[t].reverse())
-    buffer = kernel.buffers.get(array.name)
-    if buffer is not None:  # one copy per group, reused by iterations of outer loops
-        where_a = _storage(program, kernel, s, a.relation, buffer)
-        where_b = where_a if (s, a) == (t, b) else _storage(program, kernel, t, b.relation,
-                                                           buffer)
-    else:
-        where_a, where_b = a.relation, b.relation
-    pairs = where_a.apply_range(where_b.reverse()).intersect(before)
-    pairs = pairs.intersect_params(program.context)
-    for loop in kernel.host_loops:  # other iterations of a host loop: other launches
-        same = isl.Map.universe(isl.Space.map_from_set(rows[s].get_space().range())).equate(
-            isl.dim_type.in_, loop.dim, isl.dim_type.out, loop.dim)
-        pairs = pairs.intersect(rows[s].apply_range(same).apply_range(rows[t].reverse()))
-    if pairs.is_empty():
+    space = rows[first].get_space().range()
+    order = isl.Map.lex_lt(space)
+    for loop in kernel.host_loops:
+        order = order.equate(isl.dim_type.in_, loop.dim, isl.dim_type.out, loop.dim)
+    return rows[first].apply_range(order).apply_range(rows[second].reverse())
+
+
+def _check_groups(program: Program, kernel: Kernel, conflict: Dependence, *,
+                  shared: bool) -> None:
+    """Work-groups run in no order: refuse a conflict between two of them on global
+    memory (a ``__local`` buffer has one copy per group)."""
+    if shared:
         return
-    items_a = _access_items(program, kernel, s, array.name)
-    items_b = _access_items(program, kernel, t, array.name)
-    if buffer is None:
-        across = pairs.intersect(_pairs_between(items_a, items_b, "group"))
-        if not across.is_empty():
-            raise ScheduleError(
-                f"{_example(program, across)} touch {array.name} in different work-groups of "
-                f"kernel {kernel.name}, and one of them writes it: no barrier orders "
-                "work-groups. Split the computation into separate kernels (compute the "
-                "producer on its own with compute_root), stage the data per group with "
-                "cache_read(..., \"shared\"), or bind that loop to threadIdx instead")
-    within = pairs.intersect(_pairs_between(items_a, items_b, "local"))
+    items_a = _access_items(program, kernel, conflict.source, conflict.array)
+    items_b = _access_items(program, kernel, conflict.sink, conflict.array)
+    across = conflict.relation.intersect(_pairs_between(items_a, items_b, "group"))
+    if not across.is_empty():
+        raise ScheduleError(
+            f"{_example(program, across)} touch {conflict.array} in different work-groups "
+            f"of kernel {kernel.name}, and one of them writes it: no barrier orders "
+            "work-groups. Split the computation into separate kernels (compute the "
+            "producer on its own with compute_root), stage the data per group with "
+            "cache_read(..., \"shared\"), or bind that loop to threadIdx instead")
+
+
+def _place_barriers(program: Program, kernel: Kernel, conflict: Dependence) -> None:
+    """A barrier at the end of each loop that carries a conflict between two work-items
+    of one group, and between the two statements; refused inside threadIdx loops."""
+    s, t = conflict.source, conflict.sink
+    items_a = _access_items(program, kernel, s, conflict.array)
+    items_b = _access_items(program, kernel, t, conflict.array)
+    within = conflict.relation.intersect(_pairs_between(items_a, items_b, "local"))
     if within.is_empty():
         return
-    deltas = within.apply_domain(rows[s]).apply_range(rows[t]).deltas()
-    width = deltas.dim(isl.dim_type.set)
+    local = Dependences((Dependence(conflict.kind, s, t, conflict.array, within,
+                                    conflict.elements),))
     limit = min(kernel.udepth[s], kernel.udepth[t])
-    for dim in range(width):
-        first = deltas
-        for k in range(dim):
-            first = first.fix_val(isl.dim_type.set, k, isl.Val(0))
-        first = first.lower_bound_val(isl.dim_type.set, dim, isl.Val(1))
-        if first.is_empty():
+    for dim in range(kernel.rows[s].dim(isl.dim_type.out)):
+        carried = carried_pairs(program, local, s, dim, limit=1)
+        if not carried:
             continue
         if dim >= limit:
             raise ScheduleError(
-                f"{_example(program, within)} touch {array.name} in different work-items of "
-                f"one group, inside the same threadIdx loops, and one of them writes it: "
-                "a barrier would have to go inside code that only some work-items run. "
-                "Bind a loop that carries no dependence, or move the producer out of the "
-                "threadIdx loops (compute it at an outer loop)")
+                f"{_example(program, carried[0][1])} touch {conflict.array} in different "
+                "work-items of one group, inside the same threadIdx loops, and one of them "
+                "writes it: a barrier would have to go inside code that only some "
+                "work-items run. Bind a loop that carries no dependence, or move the "
+                "producer out of the threadIdx loops (compute it at an outer loop)")
         kernel.barrier_pairs.add((s, t))
         if program.axis_at(s, dim) is not None:
             kernel.barrier_dims.add(dim)
 
 
 def _example(program: Program, pairs: isl.Map) -> str:
-    point = pairs.wrap().sample_point()
+    """The first pair of ``pairs`` for the smallest sizes (as legality's refusals say)."""
+    values, coords = first_point(pairs)
     n_in = pairs.dim(isl.dim_type.in_)
-    n_out = pairs.dim(isl.dim_type.out)
-    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-              for k in range(n_in + n_out)]
     params = pairs.get_space().get_var_names(isl.dim_type.param)
-    values = [point.get_coordinate_val(isl.dim_type.param, k).to_python()
-              for k in range(len(params))]
     when = f" (when {', '.join(f'{p}={v}' for p, v in zip(params, values))})" if params else ""
     first = instance_text(program, pairs.get_tuple_name(isl.dim_type.in_), coords[:n_in])
     second = instance_text(program, pairs.get_tuple_name(isl.dim_type.out), coords[n_in:])

@@ -115,6 +115,25 @@ def test_virtual_threads_double_the_buffers_and_overlap():
     assert max(i.sram for i in two.program if getattr(i, "buffer", "") == "wgt") > 0
 
 
+def test_a_threads_accumulator_reset_waits_while_the_other_thread_computes():
+    """Virtual threads: a thread's accumulator reset is emitted with its own first loads
+    and GEMM, so it waits for that thread's last STORE while the other thread's GEMMs
+    run (two resets back to back would stall the compute queue on the store)."""
+    s, args = conv2d(VTA, 8, 32, 64, 1, 2, rows=1, cout_tile=2, cin_tile=1, threads=2)
+    f = po.build(s, args, target="accel")
+    rng = np.random.default_rng(0)
+    d = rng.integers(-128, 128, _shape(args[0]), dtype=np.int8)
+    k = rng.integers(-128, 128, _shape(args[1]), dtype=np.int8)
+    o = np.zeros(_shape(args[2]), np.int8)
+    f(d, k, o)
+    np.testing.assert_array_equal(o, conv2d_reference(d, k, 2))
+    compute = [i for i in f.program if i.queue == "compute" and i.__class__.__name__ != "Load"]
+    resets = [n for n, i in enumerate(compute) if getattr(i, "reset", False)]
+    assert len(resets) == 2 * 4  # 4 output rows, 2 threads
+    assert all(b - a > 1 for a, b in zip(resets, resets[1:]))
+    assert all(compute[n + 1].__class__.__name__ == "Gemm" for n in resets)
+
+
 def test_virtual_thread_on_a_reduction_loop_is_refused_with_instances():
     s, args = matmul(VTA, 1, 4, 4, tile_n=2, tile_k=2)
     C = s.stages[[st.name for st in s.stages].index("C")]
@@ -164,3 +183,22 @@ def test_the_same_schedule_runs_on_the_cpu():
     o = np.zeros(_shape(args[2]), np.int8)
     f(a, w, o)
     np.testing.assert_array_equal(o, matmul_reference(a, w))
+
+
+@pytest.mark.parametrize("config, cin, cout, cout_tile, rows, threads", [
+    (TPU_LIKE, 64, 128, 1, 3, 2), (VTA, 32, 96, 4, 4, 1)], ids=["tpu-like", "vta-ragged"])
+def test_conv_on_the_other_configuration_and_non_dividing_channel_tiles(
+        config, cin, cout, cout_tile, rows, threads):
+    """The second configuration runs the same conv schedule (batch 8, 64x64 core); on
+    VTA, 6 output-channel blocks in tiles of 4 leave a partial tile."""
+    s, args = conv2d(config, 6, cin, cout, 3, 1, rows=rows, cout_tile=cout_tile,
+                     cin_tile=1, threads=threads)
+    f = po.build(s, args, target="accel" if config is VTA else "accel -config=tpu-like")
+    rng = np.random.default_rng(cout)
+    d = rng.integers(-128, 128, _shape(args[0]), dtype=np.int8)
+    k = rng.integers(-128, 128, _shape(args[1]), dtype=np.int8)
+    o = np.zeros(_shape(args[2]), np.int8)
+    f(d, k, o)
+    np.testing.assert_array_equal(o, conv2d_reference(d, k, 1))
+    blocks_in, blocks_out = cin // config.block_in, cout // config.block_out
+    assert f.report.gemm_ops == 6 * 6 * 9 * blocks_in * blocks_out

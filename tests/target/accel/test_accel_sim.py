@@ -60,9 +60,13 @@ def test_load_strided_block_with_padding():
     ("min", -2, lambda a, b: np.minimum(a, -2)), ("shr", 2, lambda a, b: a >> 2),
     ("mul", 3, lambda a, b: a * 3), ("clip", (-10, 10), lambda a, b: np.clip(a, -10, 10)),
     ("add", None, lambda a, b: a + b), ("max", None, lambda a, b: np.maximum(a, b)),
+    ("min", None, lambda a, b: np.minimum(a, b)), ("mul", None, lambda a, b: a * b),
+    ("shr", None, lambda a, b: a >> np.abs(b) % 8),
 ])
 def test_alu(op, imm, reference):
     values = rng.integers(-40, 40, (4, 1, 16)).astype(np.int32)
+    if op == "shr" and imm is None:  # shift amounts 0..7 from the source tiles
+        values[2:] = np.abs(values[2:]) % 8
     # dst tiles 0, 1 with src tiles 2, 3
     uops = [Uop(0, 2), Uop(1, 3)]
     program, dram = _acc_program(values, uops, Alu(op, 0, 2, imm=imm))
@@ -72,6 +76,38 @@ def test_alu(op, imm, reference):
     expected[:2] = reference(values[:2], values[2:])
     np.testing.assert_array_equal(dram["y"], expected.astype(np.int8))
     assert report.alu_ops == 2
+
+
+def test_store_narrows_to_the_low_byte_at_strided_places():
+    values = rng.integers(-70000, 70000, (6, 1, 16)).astype(np.int32)
+    dram = {"a": values, "y": np.full((12, 1, 16), 99, np.int8)}
+    program = [Load("acc", "a", 0, sram=0, rows=1, cols=6, stride=6,
+                    tokens=Tokens(push_next=True)),
+               Store("y", 1, sram=0, rows=2, cols=3, stride=5,
+                     tokens=Tokens(pop_prev=True))]
+    report = run(program, dram, VTA)
+    expected = np.full((12, 1, 16), 99, np.int8)
+    expected[[1, 2, 3, 6, 7, 8]] = values.astype(np.int8)  # two rows of 3, 5 apart
+    np.testing.assert_array_equal(dram["y"], expected)
+    assert report.stored == 6 * 16 and report.loaded["acc"] == 6 * 64
+
+
+@pytest.mark.parametrize("config", [VTA, TPU_LIKE], ids=["vta", "tpu-like"])
+@pytest.mark.parametrize("m, n, k, tiles, threads", [
+    (3, 4, 5, {"tile_n": 1, "tile_k": 2}, 1), (3, 4, 5, {"tile_n": 1, "tile_k": 2}, 2),
+    (2, 3, 2, {}, 2)])
+def test_gemm_routine_wide_output_is_the_exact_int32_sums(config, m, n, k, tiles, threads):
+    """``wide=True``: the accumulators leave as four byte planes (STORE, shr 8, ...),
+    ordered by tokens the hazard detector accepts, and put together again exactly."""
+    x = int8(m * config.batch, k * config.block_in)
+    w = int8(n * config.block_out, k * config.block_in)
+    program, uops = gemm_program(config, m, n, k, virtual_threads=threads, wide=True, **tiles)
+    dram = gemm_dram(config, x, w, uops, wide=True)
+    report = run(program, dram, config)
+    got = gemm_result(config, dram["y"], m, n)
+    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.T.astype(np.int32))
+    assert report.gemm_ops == m * n * k and report.alu_ops == 3 * m * n
+    assert report.stored == 4 * m * n * config.batch * config.block_out
 
 
 def test_alu_reading_what_an_earlier_micro_op_wrote():
@@ -163,6 +199,22 @@ def test_a_missing_token_is_a_hazard():
     broken[loads[1]] = dataclasses.replace(broken[loads[1]], tokens=Tokens())
     with pytest.raises(HazardError, match="no dependence token orders them"):
         run(broken, dict(dram), VTA)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_byte_plane_shift_before_its_store_read_the_accumulators_is_a_hazard(threads):
+    """Wide output: each ``shr 8`` waits for the previous plane's STORE; without that
+    token (and the STORE's push, so the others stay paired) the simulator objects."""
+    program, uops = gemm_program(VTA, 2, 4, 2, virtual_threads=threads, tile_n=1, wide=True)
+    dram = gemm_dram(VTA, int8(2, 32), int8(64, 32), uops, wide=True)
+    run(program, dict(dram, y=dram["y"].copy()), VTA)  # as generated: ordered
+    shifts = [k for k, ins in enumerate(program) if isinstance(ins, Alu)]
+    stores = [k for k, ins in enumerate(program) if isinstance(ins, Store)]
+    broken = list(program)
+    broken[shifts[0]] = dataclasses.replace(broken[shifts[0]], tokens=Tokens(push_next=True))
+    broken[stores[0]] = dataclasses.replace(broken[stores[0]], tokens=Tokens(pop_prev=True))
+    with pytest.raises(HazardError, match="no dependence token orders them"):
+        run(broken, dict(dram, y=dram["y"].copy()), VTA)
 
 
 def test_a_pop_that_nothing_pushes_is_a_deadlock():

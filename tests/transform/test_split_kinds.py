@@ -1,0 +1,33 @@
+"""A split loop hands its kind to the piece that means it: lanes and unrolled copies
+to the inner loop, threads to the outer one; the numbers stay right."""
+
+import numpy as np
+import pytest
+
+import polyopt as po
+
+
+def _double(n=64):
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] * 2, name="B")
+    return A, B
+
+
+@pytest.mark.parametrize("mark, outer_kind, inner_kind", [
+    ("vectorize", "serial", "vectorized"),
+    ("unroll", "serial", "unrolled"),
+    ("parallel", "parallel", "serial"),
+])
+@pytest.mark.parametrize("how", [{"factor": 8}, {"nparts": 8}])
+def test_split_keeps_the_kind_on_the_right_loop(mark, outer_kind, inner_kind, how):
+    A, B = _double()
+    s = po.create_schedule(B)
+    getattr(s[B], mark)(B.op.axis[0])
+    outer, inner = s[B].split(B.op.axis[0], **how)
+    kinds = {a.name: a.kind for a in s.program.stage("B").axes}
+    assert (kinds[outer.name], kinds[inner.name]) == (outer_kind, inner_kind)
+    f = po.build(s, [A, B])
+    a = np.random.default_rng(0).standard_normal(64).astype("float32")
+    b = np.zeros(64, "float32")
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 2)
