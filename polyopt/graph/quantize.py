@@ -201,8 +201,8 @@ def _qlinear_conv(g, node, constants, tensors):
             or not conv_is_vnni(node, g.tensors[x].shape, g.constants[w].shape,
                                 g.tensors[x].dtype, g.constants[w].dtype.name):
         return None
-    ratio = np.float32(float(np.float32(x_scale) / np.float32(y_scale)))
-    scale = (g.constants[ws].astype(np.float32) * ratio).astype(np.float32)
+    # onnxruntime's order, in float32: (x_scale * w_scale) / y_scale
+    scale = (g.constants[ws].astype(np.float32) * np.float32(x_scale)) / np.float32(y_scale)
     acc = f"{node.outputs[0]}_int8"
     conv = int8_conv_node(f"{node.name}_int8", x, g.constants[w], int(x_zero), scale, None,
                           acc, node, constants,
