@@ -170,6 +170,9 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         vectorize_and_parallelize(s, out, check=False)
         s.check()
         return "injective_chain"
+    if op_types == ["MaxPool"] and not out.op.reduce_axis:  # written out tap by tap
+        _unrolled_conv_schedule(s, out)
+        return "pool_unrolled"
     if op_types == ["Softmax"] or op_types == ["LayerNormalization"]:
         row_reduction_template(s, out)
         return "row_reduction"
