@@ -38,14 +38,15 @@ MATMUL_COLUMNS = (64, 32, 16)
 
 def conv_is_vnni(node, x_shape, w_shape, x_dtype="uint8", w_dtype="int8") -> bool:
     """Whether the VNNI conv kernel takes this convolution: batch 1, one group, the
-    channels a multiple of 4 (input) and of 64 (output), equal strides, symmetric
-    padding, no dilation, uint8 x int8."""
+    output channels a multiple of 64 (input channels: any, the weights are padded to a
+    multiple of 4 with zeros), equal strides, symmetric padding, no dilation, uint8 x
+    int8."""
     if x_dtype != "uint8" or w_dtype != "int8" or len(x_shape) != 4 or len(w_shape) != 4:
         return False
     f, c, r, s = w_shape
     pads, strides, dilations, _ = window(node, list(x_shape[2:]), (r, s))
     return (x_shape[0] == 1 and attr(node, "group") == 1 and c == x_shape[1]
-            and c % VNNI_GROUP == 0 and f % CONV_COLUMNS == 0 and len(set(pads)) == 1
+            and f % CONV_COLUMNS == 0 and len(set(pads)) == 1
             and strides[0] == strides[1] and list(dilations) == [1, 1])
 
 
@@ -66,7 +67,9 @@ def int8_conv_node(name, x, weight: np.ndarray, x_zero: int, scale, bias, out: s
     f = weight.shape[0]
     sums = weight.reshape(f, -1).astype(np.int64).sum(axis=1)
     base = np.zeros(f, np.int64) if correction is None else correction.astype(np.int64)
-    constants[f"{name}_vnni_w"] = pack_conv_vnni_numpy(weight, columns=CONV_COLUMNS)
+    missing = -weight.shape[1] % VNNI_GROUP  # input channels up to a multiple of 4
+    padded = np.pad(weight, ((0, 0), (0, missing), (0, 0), (0, 0))) if missing else weight
+    constants[f"{name}_vnni_w"] = pack_conv_vnni_numpy(padded, columns=CONV_COLUMNS)
     constants[f"{name}_correction"] = (base - int(x_zero) * sums).astype(np.int32)
     constants[f"{name}_scale"] = np.broadcast_to(np.asarray(scale, np.float32), (f,)).copy()
     inputs = [x, f"{name}_vnni_w", f"{name}_correction", f"{name}_scale"]

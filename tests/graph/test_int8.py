@@ -21,12 +21,14 @@ def _quantized_input(m, name, shape, point):
     return m.add("QuantizeLinear", [x, m.const(np.float32(0.05)), m.const(np.uint8(point))])
 
 
-@pytest.mark.parametrize("stride, pads, kernel", [(2, 1, 3), (1, 0, 1)])
-def test_qlinear_conv_runs_on_the_vnni_kernel_equal_to_onnxruntime(stride, pads, kernel):
-    rng = np.random.default_rng(6)
+@pytest.mark.parametrize("channels, stride, pads, kernel", [(3, 2, 1, 3), (8, 1, 0, 1),
+                                                             (6, 2, 0, 1)])
+def test_qlinear_conv_runs_on_the_vnni_kernel_equal_to_onnxruntime(channels, stride, pads,
+                                                                   kernel):
+    rng = np.random.default_rng(6)  # 3 and 6 channels: padded to 4 and 8 with zeros
     m = ModelBuilder(4)
-    x = _quantized_input(m, "x", (1, 8, 9, 9), 3)
-    w = m.const(rng.integers(-60, 60, (64, 8, kernel, kernel)).astype(np.int8))
+    x = _quantized_input(m, "x", (1, channels, 9, 9), 3)
+    w = m.const(rng.integers(-60, 60, (64, channels, kernel, kernel)).astype(np.int8))
     w_scale = (rng.random(64) * 0.05 + 0.01).astype(np.float32)
     bias = m.const(rng.integers(-500, 500, 64).astype(np.int32))
     y = m.add("QLinearConv", [x, m.const(np.float32(0.05)), m.const(np.uint8(3)), w,
@@ -34,7 +36,7 @@ def test_qlinear_conv_runs_on_the_vnni_kernel_equal_to_onnxruntime(stride, pads,
                               m.const(np.float32(0.4)), m.const(np.uint8(100)), bias],
               strides=[stride, stride], pads=[pads] * 4)
     model = m.model([y], dtypes={y: "uint8"})
-    feeds = {"x": rng.standard_normal((1, 8, 9, 9)).astype(np.float32)}
+    feeds = {"x": rng.standard_normal((1, channels, 9, 9)).astype(np.float32)}
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1)
     assert "int8_conv_vnni" in _templates(compiled)
     got, expected = compiled.run(feeds), ort_run(model, feeds)
