@@ -147,8 +147,14 @@ def fp32_conv(c, f_, size, kernel, padding, stride, threads, rng):
 def medians(calls: dict, quick: bool) -> dict:
     names = list(calls)
     samples = alternating_samples([calls[n] for n in names], repeat=3 if quick else 5,
-                                  rounds=2 if quick else 4)
-    return {n: statistics.median(t) for n, t in zip(names, samples)}
+                                  rounds=2 if quick else 6)
+    spread = {n: _relative_iqr(t) for n, t in zip(names, samples)}  # IQR / median per side
+    return {n: statistics.median(t) for n, t in zip(names, samples)} | {"spread": spread}
+
+
+def _relative_iqr(times: list[float]) -> float:
+    q = statistics.quantiles(times, n=4)
+    return (q[2] - q[0]) / statistics.median(times)
 
 
 def matmul_rows(size: int, quick: bool, rng) -> list[dict]:
@@ -163,7 +169,8 @@ def matmul_rows(size: int, quick: bool, rng) -> list[dict]:
                          "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
         ops = 2.0 * size ** 3
         rows.append({"kernel": f"int8 matmul {size}^3 (tile {tile_rows}x64)", "threads": threads,
-                     **{k: ops / v / 1e9 for k, v in times.items()}})
+                     **{k: ops / v / 1e9 for k, v in times.items() if k != "spread"},
+                     "spread": times["spread"]})
         print(rows[-1], flush=True)
     return rows
 
@@ -223,7 +230,7 @@ def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
     if not requantized:
         assert np.array_equal(y, numpy_conv_int32(x, w, padding, stride)), \
             f"int8 conv {c}x{size} -> {f_} differs from NumPy"
-    return (lambda: f(x, packed, *extra, y)), (loops["rows"], y)
+    return (lambda: f(x, packed, *extra, y)), (f"{loops['rows']}x{loops['cols']}", y)
 
 
 def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
@@ -249,14 +256,16 @@ def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
                          "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
         rows.append({"kernel": f"bf16 matmul {size}^3 (tile {loops['rows']}x64)",
                      "threads": threads,
-                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()}})
+                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()
+                        if k != "spread"}, "spread": times["spread"]})
         print(rows[-1], flush=True)
     return rows
 
 
-def conv_rows(quick: bool, rng) -> list[dict]:
+def conv_rows(quick: bool, rng, layers=None) -> list[dict]:
     rows = []
-    for c, f_, size, kernel, padding, stride in (CONVS[:1] if quick else CONVS):
+    chosen = CONVS[:1] if quick else [CONVS[i] for i in (layers or range(len(CONVS)))]
+    for c, f_, size, kernel, padding, stride in chosen:
         out = (size + 2 * padding - kernel) // stride + 1
         ops = 2.0 * f_ * c * kernel * kernel * out * out
         x = rng.integers(0, 256, (1, c, size, size), dtype=np.uint8)
@@ -277,8 +286,9 @@ def conv_rows(quick: bool, rng) -> list[dict]:
             calls["polyopt int8+requant"] = fused
             times = medians(calls, quick)
             rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
-                                   f"s{stride} (tile {tile_rows}x64)", "threads": threads,
-                         **{k: ops / v / 1e9 for k, v in times.items()}})
+                                   f"s{stride} (tile {tile_rows})", "threads": threads,
+                         **{k: ops / v / 1e9 for k, v in times.items() if k != "spread"},
+                         "spread": times["spread"]})
             print(rows[-1], flush=True)
     return rows
 
@@ -315,24 +325,35 @@ def markdown(rows, found, load) -> str:
              "GOP/s (2 x multiply-adds per second), medians of alternating blocks.", "",
              "| kernel | threads | polyopt int8 (bf16) | onnxruntime (MatMulInteger or ConvInteger)"
              " | polyopt int8 + requantize to u8, fused | onnxruntime QLinearConv "
-             "| polyopt fp32 |",
-             "|---|---|---|---|---|---|---|"]
+             "| polyopt fp32 | noise |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         peer = row.get("onnxruntime MatMulInteger") or row.get("onnxruntime ConvInteger")
         ours = row.get("polyopt int8", row.get("polyopt bf16"))
         lines.append(f"| {row['kernel']} | {row['threads']} | {g(ours)} | "
                      f"{g(peer)} | {g(row.get('polyopt int8+requant'))} | "
-                     f"{g(row.get('onnxruntime QLinearConv'))} | {g(row['polyopt fp32'])} |")
+                     f"{g(row.get('onnxruntime QLinearConv'))} | {g(row['polyopt fp32'])} | "
+                     f"{_noise(row)} |")
     lines += ["", "| kernel | threads | int8 vs | target | ratio | result |",
               "|---|---|---|---|---|---|"]
     for check in found:
         ratio = "-" if check["ratio"] is None else f"{check['ratio']:.2f}x"
         lines.append(f"| {check['kernel']} | {check['threads']} | {check['vs']} | "
                      f">= {check['target']}x | {ratio} | {check['result']} |")
-    lines += ["", "The conv ratio to onnxruntime is the smaller of int32 out vs ConvInteger "
+    lines += ["", "noise: the interquartile range of the samples (6 alternating blocks) as a "
+              "share of the median, for polyopt int8 (bf16) / the onnxruntime peer "
+              "(QLinearConv or MatMulInteger).",
+              "", "The conv ratio to onnxruntime is the smaller of int32 out vs ConvInteger "
               "and uint8 out (requantization fused into the tile) vs QLinearConv; bf16 "
               "rows: GFLOP/s, compared with polyopt fp32 only."]
     return "\n".join(lines) + "\n"
+
+
+def _noise(row: dict) -> str:
+    spread = row.get("spread", {})
+    ours = spread.get("polyopt int8", spread.get("polyopt bf16"))
+    peer = spread.get("onnxruntime QLinearConv", spread.get("onnxruntime MatMulInteger"))
+    return " / ".join("-" if v is None else f"{100 * v:.0f}%" for v in (ours, peer))
 
 
 def published_fp32(rows: list[dict]) -> list[str]:
@@ -373,6 +394,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
     parser.add_argument("--only", default="matmul,bf16,conv",
                         help="comma-separated parts: matmul, bf16, conv (a part: printed only)")
+    parser.add_argument("--convs", default=None,
+                        help="comma-separated indices of the conv layers (0-4; a part: "
+                             "printed only)")
     parser.add_argument("--threads", default=None,
                         help="comma-separated thread counts (default 1,2; others: printed only)")
     opts = parser.parse_args(argv)
@@ -382,7 +406,9 @@ def main(argv=None) -> int:
     global THREADS
     if opts.threads:
         THREADS = tuple(int(t) for t in opts.threads.split(","))
-    complete = parts == {"matmul", "bf16", "conv"} and THREADS == (1, 2) and not opts.quick
+    layers = [int(i) for i in opts.convs.split(",")] if opts.convs else None
+    complete = (parts == {"matmul", "bf16", "conv"} and THREADS == (1, 2) and not opts.quick
+                and layers is None)
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
     rows = []
@@ -391,7 +417,7 @@ def main(argv=None) -> int:
     if "bf16" in parts:
         rows += bf16_rows(256 if opts.quick else 1024, opts.quick, rng)
     if "conv" in parts:
-        rows += conv_rows(opts.quick, rng)
+        rows += conv_rows(opts.quick, rng, layers)
     found = checks(rows)
     text = markdown(rows, found, (load_before, os.getloadavg()[0]))
     text += "\n".join(published_fp32(rows)) + "\n"

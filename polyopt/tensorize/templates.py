@@ -13,7 +13,8 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
-from .builtin import gemm_u8s8, max_tile_rows
+from ..target.info import TargetInfo
+from .builtin import LANES, gemm_u8s8, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -77,6 +78,12 @@ def _default_rows(preferred, extent, cols: int) -> int:
                 min(4, most))
 
 
+def _square_block(rows: int, cols: int) -> int:
+    """The channels per block of the tile's transposed copy: the smallest of
+    ``SQUARE_BLOCKS`` holding ``rows`` pixels that divides ``cols``, else 16."""
+    return next((b for b in SQUARE_BLOCKS if b >= rows and cols % b == 0), 16)
+
+
 def _fused_epilogue(s, C, epilogue):
     """The stage the template schedules: C's copy out of its accumulator tile, or, with
     an ``epilogue`` reading C element by element, the epilogue with that copy inlined
@@ -116,25 +123,32 @@ WIDE_PACKED_ROW = 48
 SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
 
 
-def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
+def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = None,
                          parallel: bool = True, epilogue=None) -> dict:
     """``Y = po.ops.conv2d_u8s8_nchw(X, Wp, ...)``: for each output row, tiles of ``rows``
     output columns x ``cols`` output channels accumulated in registers (a ``cache_write``
     stored channels last) by one :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per
     (group of 4 channels, kernel tap): the tile's ``rows`` pixels read their 4 packed
     channels with the conv's stride, the weights of the tap are one contiguous
-    ``cols x 4`` block.  ``rows`` defaults to the first of 4, 7, 6, 3, 2, 1 dividing
-    the output width (4 x 64 keeps LLVM's schedule of the unrolled taps within the 32
-    vector registers; 7 x 64 spilled: 64x56 layer 294 -> 356 GOP/s, 1x1 s2 123 -> 173).
+    ``cols x 4`` block.  By default (:func:`conv_tile`) the tile has the most rows
+    within half the vector registers, ``rows`` dividing the output width and ``cols``
+    the weights' block: 8 x 32 for width 56, 7 x 32 for 28, 14 and 7 (7 x 64 spilled:
+    256x14 layer 389 -> 411 GOP/s with 7 x 32).
     An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
     scalar code.  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
     axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
     packed = Y.op.inputs[0]
-    width = Y.shape[3].value
-    if rows is None:  # a dividing one (a partial tile of many channels makes isl's scan
-        # of the scalar remainder very slow: 256 channels, width 14, rows=4 > 10 min)
-        rows = _default_rows((4, 7, 6, 3, 2, 1), width, cols)
+    width, block = Y.shape[3].value, Y.op.inputs[1].shape[4].value
+    if cols is not None and (isinstance(cols, bool) or not isinstance(cols, int)
+                             or cols < 1 or block % cols):
+        from ..errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"cols={cols!r}: the tile's output channels must divide "
+                                   f"the weights' block of {block} (pack_conv_vnni_numpy's "
+                                   f"columns), e.g. {block} or {block // 2}")
+    if rows is None or cols is None:
+        rows, cols = conv_tile(width, block, rows=rows, cols=cols)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
     local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
@@ -156,10 +170,11 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     s[local].reorder(ln, ly, cg, ry, rx, lx, lf, ci)
     s[local].tensorize(lx, gemm_u8s8(rows, cols))
     # the tile (pixels x channels) goes out transposed to NCHW (channels x pixels): in
-    # blocks of channels unrolled around the pixels vectorized, square when the pixels
-    # are 2, 4, 8 or 16 (a transpose through registers, polyopt.target.llvm.transpose;
-    # else LLVM gathers)
-    fb, fv = s[Y].split(fi, factor=rows if rows in SQUARE_BLOCKS else 16)
+    # blocks of channels unrolled around the pixels vectorized, square blocks of 2, 4,
+    # 8 or 16 (the pixels: that many, or fewer in a masked block) are transposed through
+    # registers (polyopt.target.llvm.transpose; else LLVM gathers: 64x56 -> 128, 1x1 s2
+    # 172 -> ... GOP/s)
+    fb, fv = s[Y].split(fi, factor=_square_block(rows, cols))
     s[Y].reorder(fb, fv, xi)
     s[Y].unroll(fv)
     s[Y].vectorize(xi)
@@ -172,4 +187,39 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int = 64,
     if parallel:
         s[Y].parallel(rows_loop)
         s[packed].parallel(gg)
-    return {"rows": rows, "local": local, "outer": rows_loop}
+    return {"rows": rows, "cols": cols, "local": local, "outer": rows_loop}
+
+
+def conv_tile(width: int, block: int, *, rows: int | None = None, cols: int | None = None,
+              info=None) -> tuple[int, int]:
+    """The ``(rows, cols)`` register tile of :func:`int8_conv2d_template` for an output
+    ``width`` and weights packed in blocks of ``block`` channels: at most half the vector
+    registers of ``info`` (the host's) as ``rows * cols / 16`` accumulators (the other
+    half holds the weights and broadcasts of LLVM's unrolled taps), ``rows`` dividing
+    ``width`` (no partial tile), ``cols`` a multiple of 16 dividing ``block`` and of at
+    least 2 vectors when the block allows; the most ``rows`` first (each weight vector
+    streamed from the caches serves that many pixels, and the tile goes out in wider
+    transposed blocks: one thread, 64x56 layer 353 -> 370 GOP/s with 8 x 32 over 4 x 64,
+    strided 1x1 241 -> 284 with 7 x 32), then the widest ``cols``.  A given ``rows`` or
+    ``cols`` is kept.
+
+    >>> avx512 = TargetInfo(vector_bits=512, vector_registers=32)
+    >>> conv_tile(56, 64, info=avx512), conv_tile(14, 64, info=avx512)
+    ((8, 32), (7, 32))
+    """
+    info = info or TargetInfo.host()
+    budget = max(1, info.vector_registers // 2)
+    widths = [cols] if cols is not None else [
+        c for c in range(block, LANES - 1, -LANES)
+        if block % c == 0 and (c >= 2 * LANES or block < 2 * LANES)] or [block]
+    candidates = []
+    for c in widths:
+        vectors = max(1, c // LANES)
+        heights = [rows] if rows is not None else [
+            r for r in range(max(1, budget // vectors), 0, -1) if width % r == 0]
+        candidates += [(heights[0], c, heights[0] * vectors)] if heights else []
+    if not candidates:
+        return rows or 1, cols or block
+    fits = [t for t in candidates if t[2] <= budget] or [min(candidates, key=lambda t: t[2])]
+    rows, cols, _ = max(fits, key=lambda t: (t[0], t[1]))
+    return rows, cols

@@ -71,3 +71,41 @@ def test_other_copies_are_emitted_as_scheduled(straight, scale):
     expected = w if straight else w.T
     np.testing.assert_array_equal(p, expected * (scale or 1))
     assert "shufflevector" not in f.llvm_ir
+
+
+def test_fewer_pixels_than_the_block_are_a_masked_block():
+    """An 8-iteration unrolled loop around a vectorized loop of 7 (an int8 conv tile of
+    7 pixels x 32 channels copied out in blocks of 8 channels): a masked 8 x 8 block."""
+    W = po.placeholder((7, 16), name="W", dtype="int32")
+    P = po.compute((16, 7), lambda k, f: W[f, k], name="P")
+    s = po.create_schedule(P)
+    k, f = s[P].axes
+    ko, ki = s[P].split(k, factor=8)
+    s[P].unroll(ki)
+    s[P].vectorize(f)
+    kernel = po.build(s, [W, P])
+    w = np.arange(7 * 16, dtype=np.int32).reshape(7, 16)
+    p = np.full((16, 7), -1, np.int32)
+    kernel(w, p)
+    np.testing.assert_array_equal(p, w.T)
+    assert "llvm.masked.store.v8i32" in kernel.llvm_ir
+    assert not re.search(r"vgather|vscatter", kernel.assembly)
+
+
+def test_a_fused_outer_loop_in_the_indices_keeps_the_transpose():
+    """The block's position enters through a fused loop's division and remainder
+    (``fused / 3``, ``fused % 3``), which do not change the strides along the block."""
+    W = po.placeholder((2, 3, 8, 8), name="W")
+    P = po.compute((2, 3, 8, 8), lambda a, b, k, f: W[a, b, f, k], name="P")
+    s = po.create_schedule(P)
+    a, b, k, f = s[P].axes
+    s[P].fuse(a, b)
+    s[P].unroll(k)
+    s[P].vectorize(f)
+    kernel = po.build(s, [W, P])
+    w = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    p = np.full((2, 3, 8, 8), np.nan, np.float32)
+    kernel(w, p)
+    np.testing.assert_array_equal(p, w.transpose(0, 1, 3, 2))
+    assert kernel.llvm_ir.count("shufflevector") == 8 * 3
+    assert not re.search(r"vgather|vscatter", kernel.assembly)

@@ -19,7 +19,8 @@ import functools
 
 from llvmlite import ir
 
-from ...ast.nodes import For, Outlined, upper_bound
+from ...ast.nodes import For, Int, Outlined, upper_bound
+from ...ast.tiles import most_trips
 from ...errors import MissingBackendError
 from .values import I64
 
@@ -143,6 +144,7 @@ def _dynamic_chunks(emitter, loop: For, lo: ir.Value, hi: ir.Value, failed: ir.V
     b.store(ir.Constant(I32, 1), emitter.status)  # threads only ever store 1 there
     b.branch(more)
     b.position_at_end(work)
+    _assume_within(emitter, loop, first, last)
     emitter._serial_loop(loop, first, last)
     b.branch(more)
     b.position_at_end(more)
@@ -150,6 +152,21 @@ def _dynamic_chunks(emitter, loop: For, lo: ir.Value, hi: ir.Value, failed: ir.V
     b.cbranch(b.icmp_unsigned("!=", again, ir.Constant(I8, 0)), chunk, done)
     b.position_at_end(done)
     b.call(_declare(module, "GOMP_loop_end_nowait", ir.VoidType(), []), [])
+
+
+def _assume_within(emitter, loop: For, first: ir.Value, last: ir.Value) -> None:
+    """Tell LLVM that a piece ``first..last`` lies within the loop's constant bounds:
+    without that, divisions of the loop variable (a fused loop's ``fused / 28``) stay
+    signed and unbounded, and LLVM stored an int8 conv's register tile with scatters
+    (the serial loop, whose range it sees, with vector stores)."""
+    found = most_trips(loop)
+    if not isinstance(loop.init, Int) or found is None or found[1]:
+        return
+    b = emitter.builder
+    assume = _declare(emitter.module, "llvm.assume", ir.VoidType(), [ir.IntType(1)])
+    low, high = loop.init.value, loop.init.value + (found[0] - 1) * loop.step
+    b.call(assume, [b.icmp_signed(">=", first, ir.Constant(I64, low))])
+    b.call(assume, [b.icmp_signed("<=", last, ir.Constant(I64, high))])
 
 
 def _body_function(emitter, region: Outlined, name: str, captured) -> ir.Function:

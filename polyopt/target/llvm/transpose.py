@@ -8,12 +8,13 @@ as ``n`` contiguous vector loads along ``k`` (one per ``f``), transposed in regi
 ``log2(n)`` rounds of ``n`` two-vector shuffles, and written as ``n`` vector stores.
 
 It applies when the unrolled loop (a tile of ``n`` = 2, 4, 8 or 16 iterations) holds
-only the vectorized loop (a tile of ``n``, its bounds free of the unrolled variable),
+only the vectorized loop (a tile of ``n``, or of fewer, such as the 7 pixels of a 7 x 32
+int8 conv tile: then a partial tile; its bounds free of the unrolled variable),
 which holds only a plain copy between two arrays of one element type: the source
 contiguous along the unrolled variable, the target contiguous along the vectorized one
-and ``n`` or more elements apart along the unrolled one (so no two stores of the block
-meet).  In a partial tile (fewer iterations of either loop) the loads and stores are
-masked to the block's elements.  Otherwise the loops are emitted as scheduled.  The
+and as many elements apart along the unrolled one as the vectorized loop has iterations,
+or more (so no two stores of the block meet).  In a partial tile (fewer iterations of
+either loop) the loads and stores are masked to the block's elements.  Otherwise the loops are emitted as scheduled.  The
 LLVM target's ``transposed_copies`` pass (:mod:`.passes`) finds these copies in the
 loop AST; :func:`emit_transposed_copy` writes their code.
 
@@ -147,7 +148,7 @@ def square_copy(program, loop: For):
             or loop.var in names_in(inner.init) + names_in(inner.cond):
         return None
     inner_found = most_trips(inner)
-    if inner_found is None or inner_found[0] != n:
+    if inner_found is None or not 0 < inner_found[0] <= n:
         return None
     run = _only(inner.body)
     if not isinstance(run, Run):
@@ -158,14 +159,51 @@ def square_copy(program, loop: For):
         return None
     if program.array_of(source.tensor).name == program.array_of(target.tensor).name:
         return None
-    forms = {id(axis): linear_form(arg) for axis, arg in zip(stmt.index_vars, run.args)}
     source_outer, target_outer, target_inner = (
-        _stride(program, forms, read, var)
+        _stride(program, _forms_in(stmt, run, var), read, var)
         for read, var in ((source, loop.var), (target, loop.var), (target, inner.var)))
     if source_outer != 1 or target_inner != 1 or target_outer is None \
-            or abs(target_outer) < n:
+            or abs(target_outer) < inner_found[0]:  # stores hold at most that many
         return None
-    return inner, run, n, (found[1], inner_found[1])
+    return inner, run, n, (found[1], inner_found[1] or inner_found[0] < n)
+
+
+def _forms_in(stmt, run: Run, var: str) -> dict:
+    """The statement's index variables (by id) as ``{var: coefficient}`` (None where
+    the argument is not affine in ``var``): the other loops may enter through divisions
+    (a fused loop's ``fused / 28``), which do not change the stride along ``var``."""
+    return {id(axis): (None if (c := _coefficient(arg, var)) is None else {var: c})
+            for axis, arg in zip(stmt.index_vars, run.args)}
+
+
+def _coefficient(expr, var: str) -> int | None:
+    """How much ``expr`` grows when ``var`` grows by one, when ``expr`` is affine in
+    ``var`` (its other parts may be anything free of ``var``); None otherwise.
+
+    >>> from polyopt.ast.nodes import Name, Op, Int
+    >>> _coefficient(Op("add", (Op("div", (Name("f"), Int(28))), Op("mul", (Int(4), Name("x"))))), "x")
+    4
+    """
+    if var not in names_in(expr):
+        return 0
+    form = linear_form(expr)
+    if form is not None:
+        return form.get(var, 0)
+    if expr.op == "neg":
+        inner = _coefficient(expr.args[0], var)
+        return None if inner is None else -inner
+    if expr.op in ("add", "sub") and len(expr.args) == 2:
+        a, b = (_coefficient(arg, var) for arg in expr.args)
+        if a is None or b is None:
+            return None
+        return a + b if expr.op == "add" else a - b
+    if expr.op == "mul" and len(expr.args) == 2:
+        for x, y in (expr.args, expr.args[::-1]):
+            factor = linear_form(x)
+            if factor is not None and set(factor) <= {""}:
+                inner = _coefficient(y, var)
+                return None if inner is None else inner * factor.get("", 0)
+    return None
 
 
 def _only(node):

@@ -1,0 +1,82 @@
+"""The int8 conv template's register tiles (``conv_tile``): 8 x 32, 7 x 32... chosen from
+the register budget, tiles narrower than the weights' block, and explicit tiles that do
+not divide the width (a scalar remainder), all bit-exact against NumPy."""
+
+import re
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.target.info import TargetInfo
+from polyopt.tensorize.templates import conv_tile, int8_conv2d_template
+
+from testlib.tensorize import numpy_conv_int32
+
+RNG = np.random.default_rng(1515)
+AVX512 = TargetInfo(vector_bits=512, vector_registers=32)
+
+
+@pytest.mark.parametrize("width, rows, cols, expected", [
+    (56, None, None, (8, 32)), (28, None, None, (7, 32)), (14, None, None, (7, 32)),
+    (7, None, None, (7, 32)), (9, None, None, (3, 64)), (10, None, None, (5, 32)),
+    (7, 4, None, (4, 64)), (14, 7, None, (7, 32)), (7, None, 64, (1, 64))])
+def test_conv_tile_fits_half_the_registers_and_divides_the_width(width, rows, cols, expected):
+    assert conv_tile(width, 64, rows=rows, cols=cols, info=AVX512) == expected
+    r, c = expected
+    if rows is None:
+        assert width % r == 0 and r * c // 16 <= 16
+
+
+def conv_program(c, f, size, kernel, padding, stride):
+    X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
+    W = po.placeholder((f // 64, c // 4, kernel, kernel, 64, 4), name="W", dtype="int8")
+    return X, W, po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y")
+
+
+@pytest.mark.parametrize("c, f, size, kernel, padding, stride, rows, cols, tile", [
+    (8, 128, 14, 3, 1, 1, None, None, (7, 32)),   # 2 blocks of 64 in 4 tiles of 32
+    (4, 64, 7, 3, 1, 1, None, None, (7, 32)),
+    (4, 64, 8, 3, 1, 1, None, None, (8, 32)),     # full 8 x 8 transposed blocks
+    (8, 64, 10, 3, 1, 1, 4, 32, (4, 32)),         # 10 = 4 + 4 + a partial tile of 2
+    (8, 128, 9, 1, 0, 2, None, None, (5, 32)),    # strided 1x1: 5 output columns
+    (4, 64, 7, 3, 1, 1, 3, 16, (3, 16))])         # 7 = 3 + 3 + 1, tiles of 16 channels
+def test_conv_tiles_bit_exact(c, f, size, kernel, padding, stride, rows, cols, tile):
+    X, W, Y = conv_program(c, f, size, kernel, padding, stride)
+    s = po.create_schedule(Y)
+    loops = int8_conv2d_template(s, Y, rows=rows, cols=cols, parallel=True)
+    if TargetInfo.host().vector_registers == 32:          # the AVX-512 choice
+        assert (loops["rows"], loops["cols"]) == tile
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
+    y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)
+    kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
+    assert f"gemm_u8s8_{loops['rows']}x{loops['cols']}" in str(po.lower(s, [X, W, Y]))
+
+
+def test_a_tile_wider_than_the_block_is_refused():
+    X, W, Y = conv_program(4, 64, 7, 3, 1, 1)
+    s = po.create_schedule(Y)
+    with pytest.raises(po.InvalidArgumentError, match="must divide the weights' block of 64"):
+        int8_conv2d_template(s, Y, cols=48)
+
+
+@pytest.mark.parametrize("size, kernel, padding, stride, parallel", [
+    (14, 3, 1, 1, False), (16, 1, 0, 2, False), (40, 3, 1, 1, True)])
+def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride, parallel):
+    """The tile (pixels x channels) is written to NCHW through register transposes, also
+    for 7 pixels (masked 8 x 8 blocks) and inside the fused channel-block/row loop:
+    no gathers; in the outlined parallel loop the tile is zeroed without scatters."""
+    X, W, Y = conv_program(4, 64, size, kernel, padding, stride)
+    s = po.create_schedule(Y)
+    int8_conv2d_template(s, Y, parallel=parallel)
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2 if parallel else 1)
+    assert "shufflevector" in kernel_fn.llvm_ir
+    assert not re.search(r"gather|scatter", kernel_fn.assembly)
+    x = RNG.integers(0, 256, (1, 4, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (64, 4, kernel, kernel), dtype=np.int8)
+    y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
+    kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
