@@ -12,7 +12,8 @@ from .memory import MemoryPlan, plan_memory
 from .onnx_import import from_onnx
 from .operators import OPS, UnsupportedOperatorError
 from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
+from .quantize import quantize
 
 __all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group", "MemoryPlan", "OPS", "OpNode",
            "TensorInfo", "UnsupportedOperatorError", "compile", "fold_batch_norm",
-           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory"]
+           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory", "quantize"]

@@ -33,7 +33,10 @@ from ..transform.nn_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..transform.templates import matmul_template
 from ..target.info import TargetInfo
+from ..tensorize.templates import int8_conv2d_template, int8_matmul_template
 from .operators import OPS
+from .layouts import schedule_packed_conv
+from .operators_int8 import INT8_KERNELS
 from .operators_nn import ROW_WISE, rows_and_columns
 
 # inputs read as values at compile time (shapes, slice bounds, clip limits), not as data
@@ -134,6 +137,11 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         if anchor is None:  # a grouped conv written as an explicit sum: elementwise
             _unrolled_conv_schedule(s, out)
             return "grouped_conv_unrolled"
+        if op_types[0] in INT8_KERNELS:
+            return _int8_schedule(s, out, anchor, op_types[0])
+        if op_types[0] == "ConvPacked":  # weights blocked at compile time
+            schedule_packed_conv(s, out, anchor)
+            return "conv2d_blocked"
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor)
             template = "grouped_conv"
@@ -162,11 +170,29 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         vectorize_and_parallelize(s, out, check=False)
         s.check()
         return "injective_chain"
+    if op_types == ["MaxPool"] and not out.op.reduce_axis:  # written out tap by tap
+        _unrolled_conv_schedule(s, out)
+        return "pool_unrolled"
     if op_types == ["Softmax"] or op_types == ["LayerNormalization"]:
         row_reduction_template(s, out)
         return "row_reduction"
     _plain_schedule(s, out)
     return "plain"
+
+
+def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str) -> str:
+    """An ``Int8Conv`` or ``Int8MatMul`` group: its epilogue (dequantization, residual
+    add, activation, quantization) inlined into ``out``, which the VNNI template computes
+    from the int32 register tile (:mod:`polyopt.tensorize.templates`)."""
+    upstream = {id(t) for t in producers(anchor)} | {id(anchor)}
+    for tensor in reversed(producers(out)):
+        if id(tensor) not in upstream:
+            s[tensor].compute_inline(check=False)
+    if op_type == "Int8Conv":
+        int8_conv2d_template(s, anchor, epilogue=out)
+        return "int8_conv_vnni"
+    int8_matmul_template(s, anchor, cols=anchor.op.inputs[1].shape[2].value, epilogue=out)
+    return "int8_matmul_vnni"
 
 
 def _narrow_pointwise(conv: Tensor, lanes: int = 16) -> bool:

@@ -78,7 +78,7 @@ def pad(X, pads, fill: float, name: str):
         name=name)
 
 
-def _pad_split(X, pads, name: str):
+def _pad_split(X, pads, name: str, fill: float = 0.0):
     """``X`` zero-padded, its columns split into the even and the odd ones:
     ``[n, c, h, parity, w]`` holds padded column ``2 w + parity``.  A stride-2 window
     then reads consecutive elements for consecutive output columns (vector loads, not
@@ -90,7 +90,7 @@ def _pad_split(X, pads, name: str):
         (N, C, H + top + bottom, 2, half),
         lambda n, c, h, p, w: if_then_else(
             all_of(h >= top, h < H + top, 2 * w + p >= left, 2 * w + p < W + left),
-            X[n, c, h - top, 2 * w + p - left], 0.0),
+            X[n, c, h - top, 2 * w + p - left], fill),
         name=name)
 
 
@@ -270,6 +270,8 @@ def _pool_lower(node, args, values, out, name):
     H, W = (_value(d) for d in X.shape[2:])
     pads, (sy, sx), (dy, dx), _ = window(node, [H, W], (KH, KW))
     is_max = node.op_type == "MaxPool"
+    if is_max and KH * KW <= UNROLLED_TERMS and (dy, dx) == (1, 1) and X.shape[0].value == 1:
+        return _unrolled_max(X, pads, (sy, sx), (KH, KW), out, name)
     padded = pad(X, pads, float("-inf") if is_max else 0.0, f"{name}_pad")
     ry = reduce_axis((0, KH), name="ry")
     rx = reduce_axis((0, KW), name="rx")
@@ -294,6 +296,31 @@ def _pool_lower(node, args, values, out, name):
 
     return compute(out.shape, lambda n, c, y, x: total[n, c, y, x] / (
         count(y, sy, top, KH, H) * count(x, sx, left, KW, W)).astype("float32"), name=name)
+
+
+def _unrolled_max(X, pads, strides, kernel, out, name):
+    """A small max pool (batch 1) written out tap by tap, like a depthwise convolution
+    (no reduction: the graph schedules it per channel with vectorized rows and the
+    padding computed per channel); a stride-2 window reads the input split in even and
+    odd columns (:func:`_pad_split`), so consecutive outputs read consecutive values."""
+    (sy, sx), (kh, kw) = strides, kernel
+    split = sx == 2
+    fill = float("-inf")
+    padded = _pad_split(X, pads, f"{name}_pad", fill) if split else pad(X, pads, fill,
+                                                                        f"{name}_pad")
+
+    def tap(n, c, y, x, a, b):
+        if split:
+            return padded[n, c, y * sy + a, b % 2, x + b // 2]
+        return padded[n, c, y * sy + a, x * sx + b]
+
+    def value(n, c, y, x):
+        result = None
+        for a, b in np.ndindex(kh, kw):
+            term = tap(n, c, y, x, a, b)
+            result = term if result is None else maximum(result, term)
+        return result
+    return compute(out.shape, value, name=name)
 
 
 register("MaxPool", "reduction", {**_POOL_ATTRS, "storage_order": 0})((_pool_infer, _pool_lower))

@@ -112,29 +112,36 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     ``[1, F, OH, OW]``.  The input is first copied, zero padded, into groups of 4
     channels (``<name>_packed[C/4, H + 2p, W + 2p, 4]``), so that the 4 activations one
     ``vpdpbusd`` lane multiplies are contiguous.  ``pad_value`` (0 to 255) fills the
-    padding: a quantized graph pads with the input's zero point."""
+    padding: a quantized graph pads with the input's zero point.  C need not be a
+    multiple of 4: weights packed for the next multiple (zeros in the missing channels,
+    e.g. an RGB input's first layer) read ``pad_value`` there."""
     _check(data, "uint8", 4, "data")
     if Wp.dtype != "int8" or Wp.ndim != 6:
         raise InvalidArgumentError(f"Wp must be a 6-D int8 tensor (pack_conv_vnni_numpy), "
                                    f"got {Wp.ndim}-D {Wp.dtype}")
     n, c, h, w = (_int(e) for e in data.shape)
     blocks, groups, r, s, cb = (_int(e) for e in Wp.shape[:5])
-    if n != 1 or groups * VNNI_GROUP != c:
+    if n != 1 or not c <= groups * VNNI_GROUP < c + VNNI_GROUP:
         raise InvalidArgumentError(f"conv2d_u8s8_nchw takes batch 1 and weights packed for "
                                    f"{c} channels (got batch {n}, {groups * VNNI_GROUP})")
+    ragged = c % VNNI_GROUP != 0  # the last group's missing channels read pad_value
     if isinstance(pad_value, bool) or not isinstance(pad_value, int) or not 0 <= pad_value <= 255:
         raise InvalidArgumentError(f"pad_value must be a uint8 value (0 to 255), got "
                                    f"{pad_value!r}")
     p = padding
     oh, ow = (h + 2 * p - r) // stride + 1, (w + 2 * p - s) // stride + 1
     if r == s == 1 and p == 0 and stride > 1:  # a strided 1x1: pack only the points read
-        packed = compute((groups, oh, ow, VNNI_GROUP), lambda g, y, x, t:
-                         data[0, VNNI_GROUP * g + t, y * stride, x * stride],
+        packed = compute((groups, oh, ow, VNNI_GROUP), lambda g, y, x, t: if_then_else(
+                         VNNI_GROUP * g + t < c, data[0, VNNI_GROUP * g + t, y * stride,
+                                                      x * stride], pad_value)
+                         if ragged else data[0, VNNI_GROUP * g + t, y * stride, x * stride],
                          name=f"{name}_packed")
         stride = 1
     else:
         packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
-                         if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p),
+                         if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p)
+                                      & (VNNI_GROUP * g + t < c) if ragged else
+                                      (y >= p) & (y < h + p) & (x >= p) & (x < w + p),
                                       data[0, VNNI_GROUP * g + t, y - p, x - p], pad_value),
                          name=f"{name}_packed")
     cg = reduce_axis((0, groups), name="cg")

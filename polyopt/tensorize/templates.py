@@ -71,6 +71,8 @@ def _default_rows(preferred, extent, cols: int) -> int:
     registers (:func:`~polyopt.tensorize.builtin.max_tile_rows`), else the largest
     that fits of 4 or fewer (its last tile partial, run as scalar code)."""
     most = max_tile_rows(cols)
+    if isinstance(extent, int) and extent < min(4, most):  # a matrix-vector product
+        return extent  # (a tile taller than the matrix has no loop over its rows)
     fitting = [r for r in preferred if r <= most]
     return next((r for r in fitting if isinstance(extent, int) and extent % r == 0),
                 min(4, most))
@@ -90,7 +92,7 @@ def _fused_epilogue(s, C, epilogue):
         return C
     from ..errors import InvalidArgumentError
 
-    if not any(t is C for t in getattr(epilogue.op, "inputs", ())) or tuple(
+    if not any(t is C for t in _elementwise_sources(epilogue)) or tuple(
             getattr(e, "value", e) for e in epilogue.shape) != tuple(
             getattr(e, "value", e) for e in C.shape):
         raise InvalidArgumentError(
@@ -98,6 +100,20 @@ def _fused_epilogue(s, C, epilogue):
             f"element from '{C.name}' (same shape), e.g. po.ops.requantize({C.name}, ...)")
     s[C].compute_inline()
     return epilogue
+
+
+def _elementwise_sources(T):
+    """The tensors ``T`` reads, directly or through computed stages without a reduction
+    (an epilogue chain whose stages the caller has inlined into ``T``)."""
+    found, stack = [], list(getattr(T.op, "inputs", ()))
+    while stack:
+        source = stack.pop()
+        if any(source is t for t in found):
+            continue
+        found.append(source)
+        if getattr(source.op, "body", None) is not None and not source.op.reduce_axis:
+            stack.extend(source.op.inputs)
+    return found
 
 
 # packed input rows at least this wide are copied one channel row (a vector along x)

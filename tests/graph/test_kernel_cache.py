@@ -77,3 +77,21 @@ def test_cache_can_be_off_or_a_folder(tmp_path):
         np.testing.assert_array_equal(off.run(feeds)[name], value)
     with pytest.raises(po.InvalidArgumentError, match="cache"):
         po.graph.compile(g, cache=3)
+
+
+def test_a_code_generation_switch_does_not_load_kernels_built_without_it(tmp_path):
+    model = single_op("Sigmoid", [(4, 40)])  # exp: a libmvec call unless switched off
+    model_path, feeds_path = tmp_path / "model.onnx", tmp_path / "feeds.npz"
+    onnx.save(model, str(model_path))
+    feeds = random_inputs(model)
+    np.savez(feeds_path, **feeds)
+    cache = tmp_path / "cache"
+    first, _ = _compile_in_child(tmp_path, cache, model_path, feeds_path, "libmvec")
+    os.environ["POLYOPT_NO_LIBMVEC"] = "1"
+    try:
+        second, out = _compile_in_child(tmp_path, cache, model_path, feeds_path, "none")
+    finally:
+        del os.environ["POLYOPT_NO_LIBMVEC"]
+    assert first["built"] == 1 and second == {"loaded": 0, "built": 1, "groups": 1}
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_allclose(out[name], value, rtol=1e-5, atol=1e-6)

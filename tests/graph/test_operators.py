@@ -116,6 +116,19 @@ def test_pooling(op, attrs):
     check(single_op(op, [(1, 3, 9, 11)], **attrs))
 
 
+@pytest.mark.parametrize("attrs", [
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),   # stride 2: even/odd
+    dict(kernel_shape=[3, 2], strides=[1, 1], pads=[1, 0, 1, 1]),   # uneven padding
+])
+def test_small_max_pool_is_written_out_tap_by_tap(attrs):
+    model = single_op("MaxPool", [(1, 5, 12, 17)], **attrs)
+    feeds = random_inputs(model)
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    assert [s.template for s in compiled.steps] == ["pool_unrolled"]
+    for name, value in ort_run(model, feeds).items():
+        np.testing.assert_array_equal(compiled.run(feeds)[name], value)
+
+
 def test_global_average_pool():
     check(single_op("GlobalAveragePool", [(2, 5, 7, 3)]))
 

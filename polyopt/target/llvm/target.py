@@ -67,9 +67,12 @@ class LLVMTarget:
 
     @property
     def key(self) -> str:
-        """The target as a cache key: the CPU and features code is really compiled for."""
+        """The target as a cache key: the CPU and features code is really compiled for,
+        and the vector math library its calls go to (``POLYOPT_NO_LIBMVEC`` turns it off)."""
+        from .vecmath import math_library
+
         full = resolve(self.cpu)
-        return f"llvm -mcpu={full.name} -mattr={full.features}"
+        return f"llvm -mcpu={full.name} -mattr={full.features} -vecmath={math_library()}"
 
     def compile(self, func, *, num_threads: int = 0, **options):
         """``(generated IR text, optimized module)`` for ``func``: what ``build``

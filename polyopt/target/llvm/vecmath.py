@@ -40,6 +40,13 @@ def _libmvec() -> str | None:
     return ctypes.util.find_library("mvec")
 
 
+def math_library() -> str:
+    """The vector math library kernels call (``libmvec``'s file name) or ``none``: part
+    of the target's cache key, so that ``POLYOPT_NO_LIBMVEC`` never loads a kernel built
+    with the other choice."""
+    return os.path.basename(_libmvec() or "none")
+
+
 @functools.cache
 def host_variants() -> tuple[dict, frozenset]:
     """``({"f32": (isa letter, lanes), "f64": ...}, available symbols)`` for this CPU and
