@@ -265,10 +265,11 @@ def _single_dim(value, dims) -> str | None:
     return None
 
 
-def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None]]:
+def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None, int, int]]:
     """For each access (write first), how far the element moves in memory when level
     ``level`` of the new schedule grows by 1: ``0`` (the same element), ``1`` (the next
-    one), another number, or None (not a constant step)."""
+    one), another number, or None (not a constant step); with the number of loops of
+    its statement and of dimensions of its array: ``(kind, step, loops, dims)``."""
     result = []
     for stmt_name, row in rows.rows.items():
         stmt = program.statement(stmt_name)
@@ -277,7 +278,8 @@ def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None]]:
         for access in sorted(stmt.accesses, key=lambda a: a.kind != "write"):
             elements = schedule.reverse().apply_range(access.relation)
             pairs = elements.reverse().apply_range(step).apply_range(elements)
-            result.append((access.kind, _flat_step(pairs)))
+            result.append((access.kind, _flat_step(pairs), len(stmt.dims),
+                           program.array(access.array).ndim))
     return result
 
 
@@ -367,3 +369,78 @@ def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[in
             if not rest.subtract(_fix(space, level, 0)).is_empty():
                 result.discard(level)
     return result
+
+
+def outer_footprint(program) -> int | None:
+    """The bytes that one iteration of the outermost loop of the source order touches
+    (per array, the box of the elements its statements access, summed; at the first
+    and the last value of that loop, the larger), with every size at the largest value
+    the context allows; ``None`` when a size is unbounded (nothing known).
+
+    >>> import polyopt as po
+    >>> @po.kernel
+    ... def k(A: po.f64[100, 50], x: po.f64[50]):
+    ...     for i in range(100):
+    ...         for j in range(50):
+    ...             A[i, j] = A[i, j] * x[j]
+    >>> outer_footprint(po.create_schedule(k).program)  # a row of A and x: 2 x 50 x 8
+    800
+    """
+    params = _largest_params(program.context)
+    if params is None:
+        return None
+    itemsize = {a.name: _ITEMSIZE.get(a.dtype, 8) for a in program.arrays}
+    ends: dict = {}  # per end (first, last): per array, the box [(lo, hi), ...]
+    for stmt in program.statements:
+        domain = stmt.domain.intersect_params(params)
+        if domain.is_empty() or domain.dim(isl.dim_type.set) == 0:
+            continue
+        for end, value in enumerate((domain.dim_min_val(0), domain.dim_max_val(0))):
+            if not value.is_int():
+                return None
+            piece = domain.fix_val(isl.dim_type.set, 0, value)
+            boxes = ends.setdefault(end, {})
+            for access in stmt.accesses:
+                elements = access.relation.intersect_domain(piece).range()
+                if elements.is_empty():
+                    continue
+                box = [(elements.dim_min_val(k), elements.dim_max_val(k))
+                       for k in range(elements.dim(isl.dim_type.set))]
+                if not all(lo.is_int() and hi.is_int() for lo, hi in box):
+                    return None
+                box = [(lo.to_python(), hi.to_python()) for lo, hi in box]
+                old = boxes.get(access.array)
+                boxes[access.array] = box if old is None else [
+                    (min(a, c), max(b, d)) for (a, b), (c, d) in zip(old, box)]
+    total = 0
+    for boxes in ends.values():
+        size = 0
+        for array, box in boxes.items():
+            count = 1
+            for lo, hi in box:
+                count *= hi - lo + 1
+            size += count * itemsize.get(array, 8)
+        total = max(total, size)
+    return total
+
+
+_ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "int16": 2,
+             "int8": 1, "uint8": 1}
+
+
+def _largest_params(context: isl.Set, guess: int = 1000) -> isl.Set | None:
+    """The context with every parameter fixed to the largest value it allows once the
+    others are at least 1 (``guess`` for one without a bound, such as a time-step
+    count: it rarely changes what one iteration of an outer loop touches)."""
+    n = context.dim(isl.dim_type.param)
+    fixed = context
+    for k in range(n):
+        positive = fixed.lower_bound_val(isl.dim_type.param, k, isl.Val(1))
+        fixed = positive if not positive.is_empty() else fixed
+    for k in range(n):
+        values = fixed.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n)
+        top = values.dim_max_val(k)
+        if not top.is_int():
+            top = isl.Val(guess)
+        fixed = fixed.fix_val(isl.dim_type.param, k, top)
+    return fixed if not fixed.is_empty() else None
