@@ -375,7 +375,8 @@ def outer_footprint(program) -> int | None:
     """The bytes that one iteration of the outermost loop of the source order touches
     (per array, the box of the elements its statements access, summed; at the first
     and the last value of that loop, the larger), with every size at the largest value
-    the context allows; ``None`` when a size is unbounded (nothing known).
+    the context allows; ``None`` when it depends on a size without a bound (a time-step
+    count without one is fine: it changes how often, not what).
 
     >>> import polyopt as po
     >>> @po.kernel
@@ -385,8 +386,21 @@ def outer_footprint(program) -> int | None:
     ...             A[i, j] = A[i, j] * x[j]
     >>> outer_footprint(po.create_schedule(k).program)  # a row of A and x: 2 x 50 x 8
     800
+    >>> N = po.var("N")
+    >>> @po.kernel
+    ... def g(A: po.f64[N, N]):
+    ...     for i in range(N):
+    ...         for j in range(N):
+    ...             A[i, j] = A[i, j] * 2.0
+    >>> outer_footprint(po.create_schedule(g).program) is None  # a row of any length
+    True
     """
-    params = _largest_params(program.context)
+    found = {_footprint_at(program, _largest_params(program.context, guess))
+             for guess in (1000, 100_000)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _footprint_at(program, params: isl.Set | None) -> int | None:
     if params is None:
         return None
     itemsize = {a.name: _ITEMSIZE.get(a.dtype, 8) for a in program.arrays}
@@ -428,10 +442,9 @@ _ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "
              "int8": 1, "uint8": 1}
 
 
-def _largest_params(context: isl.Set, guess: int = 1000) -> isl.Set | None:
+def _largest_params(context: isl.Set, guess: int) -> isl.Set | None:
     """The context with every parameter fixed to the largest value it allows once the
-    others are at least 1 (``guess`` for one without a bound, such as a time-step
-    count: it rarely changes what one iteration of an outer loop touches)."""
+    others are at least 1 (``guess`` for one without a bound)."""
     n = context.dim(isl.dim_type.param)
     fixed = context
     for k in range(n):
