@@ -79,6 +79,21 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
         if names is None or (dep.source in names and dep.sink in names):
             relation = relation.union(isl.UnionMap.from_map(dep.relation))
     relation = relation.gist_params(program.context)
+    key = (str(domain), str(relation), fusion, max_operations)
+    if key in _SCHEDULED:  # the same problem again (auto_schedule's simpler attempts)
+        text, message = _SCHEDULED[key]
+        return (isl.Schedule.read_from_str(domain.get_ctx(), text) if text else None), message
+    schedule, message = _compute(domain, relation, fusion, max_operations)
+    if len(_SCHEDULED) >= 32:
+        _SCHEDULED.pop(next(iter(_SCHEDULED)))
+    _SCHEDULED[key] = (str(schedule) if schedule is not None else None, message)
+    return schedule, message
+
+
+_SCHEDULED: dict = {}  # isl's results by problem, as text (isl objects belong to a context)
+
+
+def _compute(domain, relation, fusion: str, max_operations: int):
     ctx = domain.get_ctx()
     saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_serialize_sccs(),
              ctx.get_schedule_whole_component(), ctx.get_max_operations(),
