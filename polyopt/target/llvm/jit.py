@@ -141,16 +141,20 @@ def parse(ir_text: str) -> llvm.ModuleRef:
     return module
 
 
-O3_MAX_LINES = 1500  # larger modules try O2 first
+# Larger modules try O2 first: with UNSWITCH_THRESHOLD, O3 copies the loops of many
+# nests with partial tiles (3mm: 5,500 lines, 6.3 s of CPU at O3, 0.8 s at O2).  Below,
+# O3's unswitching keeps a partial register tile's sums in registers (a matmul
+# template: 2,400 lines).
+O3_MAX_LINES = 3000
 
 
 def optimize(ir_text: str, cpu: CPU = HOST) -> llvm.ModuleRef:
     """Parse, verify and optimize (O3, loop and SLP vectorization) an IR module.
 
-    A module over ``O3_MAX_LINES`` lines (unrolled register tiles, many loop nests)
-    is optimized at O2 when that vectorizes every loop marked vectorized: O3 costs
-    3-8x the time there for the same code speed (3mm: 6.3 s of CPU -> 0.8 s; gemm,
-    2mm, correlation, a 1024 matmul template: within 5%); else at O3."""
+    A module over ``O3_MAX_LINES`` lines (several register-tiled nests) is optimized
+    at O2 when that vectorizes every loop marked vectorized: O3 costs 4-8x the time
+    there for code within about 5% of its speed (2mm 3.9 -> 1.0 s of CPU, 20.4x
+    gcc instead of 21.0x; 3mm 6.3 -> 0.8 s); else at O3."""
     if ir_text.count("\n") > O3_MAX_LINES:
         with _held_stderr() as said:  # LLVM's "loop not vectorized" of a discarded try
             module = _optimized(ir_text, cpu, 2)
