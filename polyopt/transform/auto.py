@@ -23,7 +23,12 @@ stage's loops are its band.  Then, on the outermost permutable band:
   dependence (Gauss-Seidel), the last band loop is skewed by the first (time), which
   then runs innermost in a tile: independent chains instead of one;
 - a tensor-expression output that is a contraction or a direct convolution gets the
-  recipe of its template (``po.templates``), applied with the same primitives.
+  recipe of its template (``po.templates``), applied with the same primitives;
+- no tiling when one iteration of the outermost loop touches at most half the L2
+  cache (``outer_footprint``), and then the source order if isl's schedule skews;
+- when a tiled band's innermost loop carries a dependence, the source order with
+  each statement in a nest of its own, its most stride-1 loop innermost
+  (``auto_distribute``), if legal.
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
