@@ -278,7 +278,7 @@ class LayoutCache:
     [5]
     """
 
-    LIMIT = 16  # layouts remembered per kernel (the oldest is forgotten first)
+    LIMIT = 16  # layouts remembered per kernel (then they are forgotten, all at once)
 
     def __init__(self, func):
         func = as_signature(func)
@@ -324,7 +324,7 @@ class LayoutCache:
         if key is None:
             return
         if len(self.known) >= self.LIMIT:
-            self.known.pop(next(iter(self.known)))
+            self.known = {}  # (a new dict: safe while another thread reads the old one)
         self.known[key] = [values[p] for p in self.params]
 
 
