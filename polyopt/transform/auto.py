@@ -92,7 +92,7 @@ class AutoReport:
     lines: list = field(default_factory=list)
     fell_back: bool = False
     seconds: float = 0.0
-    scalar_band: bool = False  # a tiled band whose innermost loop carries a dependence
+    scalar_band: bool = False  # a band whose innermost loop carries a dependence
 
     def add(self, text: str) -> None:
         self.lines.append(text)
@@ -147,7 +147,7 @@ def auto_schedule(schedule, **options):
 
 
 def _distributed_instead(schedule, result, report: AutoReport):
-    """When the tiled band's innermost loop carries a dependence (scalar code), the
+    """When the band's innermost loop carries a dependence (scalar code), the
     source order distributed with stride-1 innermost loops (``auto_distribute``), if
     it changes a loop order and is legal (gramschmidt: 0.7x gcc -> 6x)."""
     from .auto_distribute import apply_rows, distributed_rows
@@ -162,7 +162,7 @@ def _distributed_instead(schedule, result, report: AutoReport):
         report.add(f"the source order distributed with stride-1 innermost loops is "
                    f"illegal ({_first_line(err)}); the schedule above is kept")
         return result
-    report.add("instead of the above (a tiled band whose innermost loop carries a "
+    report.add("instead of the above (a band whose innermost loop carries a "
                "dependence): the source order with each statement in a loop nest of its "
                "own inside the outermost loop, the loop with the most stride-1 accesses "
                "innermost (as gcc's loop interchange)")
@@ -465,7 +465,15 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         report.add(f"band {', '.join(band)} not tiled: loop {axes[outside[-1]]} around it "
                    "sweeps it whole each time and no band loop is free, so its tiles would "
                    "run in wavefronts for little reuse")
-    tiled = opts.tile and not sweeps
+    below = [axes[k] for k in range(hi, len(axes)) if not all(
+        isinstance(row[k], int) for row in rows.rows.values())]
+    shallow = bool(below) and not free_names and opts.tile_sizes is None and not sweeps
+    if shallow and opts.tile:  # (nussinov: its k loop under an (i, j) band: 0.77x tiled)
+        report.add(f"band {', '.join(band)} not tiled: loop(s) {', '.join(below)} below it "
+                   "are not in it and no band loop is free, so its tiles would run in "
+                   "wavefronts for little reuse")
+        report.scalar_band = True
+    tiled = opts.tile and not sweeps and not shallow
     scores = {axes[k]: _stride_score(s.program, rows, k, tiled) for k in range(lo, hi)}
     if tiled:
         sizes = _tile_sizes(s, owner, rows, run, opts)
