@@ -10,6 +10,7 @@ and the PolyBench benchmark use these to compare numbers.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import shutil
@@ -109,11 +110,16 @@ def arguments(kernel, sizes: dict, seed: int = 0) -> dict:
 def call_polyopt(kernel, built, values: dict) -> None:
     """Call polyopt's build of ``kernel`` with :func:`arguments`-style values (in place)."""
     arrays = [values[t.name] for t in kernel.args]
+    built(*arrays, **{name: values[name] for name in _keyword_sizes(kernel)})
+
+
+@functools.lru_cache(maxsize=64)
+def _keyword_sizes(kernel) -> tuple[str, ...]:
+    """The sizes of ``kernel`` that no array's shape determines (passed by keyword)."""
     shaped = {v for t in kernel.args for v in _shape_vars(t)}
-    extra = {p.name: values[p.name] for p in kernel.c_params
-             if p.kind == "size" and p.name not in shaped
-             and p.name in {v.name for v in kernel.program.params}}
-    built(*arrays, **extra)
+    params = {v.name for v in kernel.program.params}
+    return tuple(p.name for p in kernel.c_params
+                 if p.kind == "size" and p.name not in shaped and p.name in params)
 
 
 def _shape_vars(tensor) -> set[str]:

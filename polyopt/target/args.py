@@ -261,6 +261,73 @@ def fixed_binder(func) -> Callable[[tuple], list[int] | None] | None:
     return bind
 
 
+class LayoutCache:
+    """For a function with vars: the layouts (dtypes, shapes, flags of the arrays and
+    the keyword values) that :func:`bind_arguments` accepted, with the vars' values they
+    bound, so that a call with a layout seen before costs about a microsecond per array
+    instead of the general binding's tens (the PolyBench calls: 22 -> 3 us).
+
+    >>> import numpy as np, polyopt as po
+    >>> n = po.var("n"); A = po.placeholder((n,), name="A")
+    >>> B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+    >>> cache = LayoutCache(po.lower(po.create_schedule(B), [A, B]))
+    >>> a, b = np.zeros(5, "float32"), np.zeros(5, "float32")
+    >>> cache.bind((a, b), {}) is None
+    True
+    >>> cache.remember((a, b), {}, {"n": 5}); cache.bind((a, b), {})[2:]
+    [5]
+    """
+
+    LIMIT = 16  # layouts remembered per kernel (then they are forgotten, all at once)
+
+    def __init__(self, func):
+        func = as_signature(func)
+        self.params = list(func.params)
+        self.sizes = len(func.args) - len(func.arrays)  # vars passed by position
+        self.written = [i for i, a in enumerate(func.arrays) if a.written]
+        self.known: dict = {}
+
+    def _key(self, args: tuple, kwargs: dict):
+        if self.sizes:
+            return None
+        parts = []
+        for array in args:
+            if type(array) is not np.ndarray:
+                return None
+            flags = array.flags
+            parts.append((array.dtype, array.shape, flags.c_contiguous, flags.writeable))
+        for value in kwargs.values():
+            if type(value) is not int:
+                return None
+        return tuple(parts), tuple(kwargs.items())
+
+    def bind(self, args: tuple, kwargs: dict) -> list[int] | None:
+        """The call's arguments (data pointers, then the vars' values) when its layout
+        was accepted before and no output overlaps another argument; else ``None``."""
+        key = self._key(args, kwargs)
+        values = self.known.get(key) if key is not None else None
+        if values is None:
+            return None
+        pointers, spans = [], []
+        for array in args:
+            pointer = data_pointer(array)
+            pointers.append(pointer)
+            spans.append((pointer, pointer + array.nbytes))
+        for i in self.written:
+            if any(j != i and _overlap(spans[i], span) for j, span in enumerate(spans)):
+                return None
+        return pointers + values
+
+    def remember(self, args: tuple, kwargs: dict, values: dict[str, int]) -> None:
+        """Remember a layout :func:`bind_arguments` accepted, with the vars it bound."""
+        key = self._key(args, kwargs)
+        if key is None:
+            return
+        if len(self.known) >= self.LIMIT:
+            self.known = {}  # (a new dict: safe while another thread reads the old one)
+        self.known[key] = [values[p] for p in self.params]
+
+
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Whether two non-empty address ranges ``[start, end)`` intersect."""
     return a[0] < a[1] and b[0] < b[1] and a[0] < b[1] and b[0] < a[1]

@@ -21,7 +21,7 @@ import json
 import os
 
 from ..errors import BackendError, InvalidArgumentError, ReleasedKernelError, public, public_methods
-from .args import bind_arguments, data_pointer, fixed_binder
+from .args import LayoutCache, bind_arguments, data_pointer, fixed_binder
 from .signature import Signature
 
 SIGNATURE_SUFFIX = ".json"  # export_library("k.so") writes its signature to k.so.json
@@ -38,6 +38,7 @@ class NativeKernel:
                                        + [ctypes.c_int64] * len(signature.params)))
         self._cfunc = prototype(address)
         self._fixed = fixed_binder(signature)
+        self._layouts = LayoutCache(signature) if self._fixed is None else None
 
     @property
     def name(self) -> str:
@@ -52,6 +53,7 @@ class NativeKernel:
         :class:`ReleasedKernelError`.  Releasing twice is harmless."""
         self._cfunc = None
         self._fixed = None
+        self._layouts = None
         self._free()
 
     def _free(self) -> None:
@@ -63,13 +65,19 @@ class NativeKernel:
             raise ReleasedKernelError(
                 f"kernel {self.name} was released (f.release()) and its machine code freed; "
                 "build or load it again to call it")
-        pointers = self._fixed(args) if self._fixed is not None and not kwargs else None
+        pointers = None
+        if self._fixed is not None:
+            pointers = None if kwargs else self._fixed(args)
+        elif self._layouts is not None:
+            pointers = self._layouts.bind(args, kwargs)
         if pointers is not None:
             status = cfunc(*pointers)
         else:
             arrays, values = bind_arguments(self.signature, args, kwargs)
             status = cfunc(*(data_pointer(a) for a in arrays),
                            *(values[p] for p in self.signature.params))
+            if self._layouts is not None:
+                self._layouts.remember(args, kwargs, values)
         self._status(status)
 
     def call_pointers(self, pointers: list[int]) -> None:

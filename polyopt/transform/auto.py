@@ -23,7 +23,12 @@ stage's loops are its band.  Then, on the outermost permutable band:
   dependence (Gauss-Seidel), the last band loop is skewed by the first (time), which
   then runs innermost in a tile: independent chains instead of one;
 - a tensor-expression output that is a contraction or a direct convolution gets the
-  recipe of its template (``po.templates``), applied with the same primitives.
+  recipe of its template (``po.templates``), applied with the same primitives;
+- no tiling when one iteration of the outermost loop touches at most half the L2
+  cache (``outer_footprint``), and then the source order if isl's schedule skews;
+- when a tiled band's innermost loop carries a dependence, the source order with
+  each statement in a nest of its own, its most stride-1 loop innermost
+  (``auto_distribute``), if legal.
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
@@ -48,14 +53,15 @@ s["S0"].parallel("i.outer")
 
 from __future__ import annotations
 
-import os
 import time
+
+import islpy as isl
 from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
 from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
-                          map_text, strides, zero_distance_levels)
+                          map_text, outer_footprint, strides, zero_distance_levels)
 
 _FUSIONS = ("max", "min", "smart")
 
@@ -76,6 +82,7 @@ class AutoOptions:
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
+    skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order
 
 
 @dataclass
@@ -85,6 +92,7 @@ class AutoReport:
     lines: list = field(default_factory=list)
     fell_back: bool = False
     seconds: float = 0.0
+    scalar_band: bool = False  # a band whose innermost loop carries a dependence
 
     def add(self, text: str) -> None:
         self.lines.append(text)
@@ -105,11 +113,14 @@ def auto_schedule(schedule, **options):
         raise ScheduleError("auto_schedule starts from a schedule without primitives applied: "
                             "po.auto_schedule(po.create_schedule(...))")
     start = time.perf_counter()
+    notes = []
+    if schedule.kernel is not None:
+        opts = _untiled_when_cached(schedule.program, opts, notes)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
     for attempt in attempts:
-        report = AutoReport()
+        report = AutoReport(list(notes))
         result = _copy(schedule)
         try:
             if result.kernel is not None:
@@ -118,15 +129,66 @@ def auto_schedule(schedule, **options):
                 _stages(result, attempt, report)
             result.check()
             break
+        except _SourceOrder as keep:
+            report.add(str(keep))
+            result = _copy(schedule)
+            break
         except (IllegalScheduleError, ScheduleError) as err:
             failure = _first_line(err)
     else:
         report = AutoReport(fell_back=True)
         report.add(f"gave up ({failure}); the default schedule is kept")
         result = _copy(schedule)
+    if report.scalar_band and opts.tile and opts.tile_sizes is None:
+        result = _distributed_instead(schedule, result, report)
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result
+
+
+def _distributed_instead(schedule, result, report: AutoReport):
+    """When the band's innermost loop carries a dependence (scalar code), the
+    source order distributed with stride-1 innermost loops (``auto_distribute``), if
+    it changes a loop order and is legal (gramschmidt: 0.7x gcc -> 6x)."""
+    from .auto_distribute import apply_rows, distributed_rows
+    rows = distributed_rows(schedule.program)
+    if rows is None:
+        return result
+    candidate = _copy(schedule)
+    try:
+        apply_rows(candidate, rows)
+        candidate.check()
+    except (IllegalScheduleError, ScheduleError) as err:
+        report.add(f"the source order distributed with stride-1 innermost loops is "
+                   f"illegal ({_first_line(err)}); the schedule above is kept")
+        return result
+    report.add("instead of the above (a band whose innermost loop carries a "
+               "dependence): the source order with each statement in a loop nest of its "
+               "own inside the outermost loop, the loop with the most stride-1 accesses "
+               "innermost (as gcc's loop interchange)")
+    for stmt, text in rows:
+        report.add(f"{stmt}: {text[text.index('{') + 2:-2]}")
+    return candidate
+
+
+class _SourceOrder(Exception):
+    """The source order is kept (the message says why)."""
+
+
+def _untiled_when_cached(program, opts: AutoOptions, notes: list) -> AutoOptions:
+    """No tiling when what one iteration of the outermost loop touches fits in half
+    the L2 cache (sizes at their largest, from the arrays' bounds): the reuse carried
+    by that loop then hits the cache anyway, and tiles only add loop overhead and
+    (skewed) short vector loops (jacobi-1d 2000: 0.8x gcc tiled, 1.3x not)."""
+    if not opts.tile or opts.tile_sizes is not None:
+        return opts
+    footprint = outer_footprint(program)
+    budget = (opts.cache_bytes or _cache_bytes()) // 2
+    if footprint is None or footprint > budget:
+        return opts
+    notes.append(f"one iteration of the outermost loop touches {footprint // 1024} KiB, "
+                 f"within half the L2 cache ({budget // 1024} KiB): no tiling")
+    return replace(opts, tile=False, skewed_keeps_source=True)
 
 
 def _options(options: dict) -> AutoOptions:
@@ -183,6 +245,9 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         order = {st.name: k for k, st in enumerate(program.statements)}
         rows = rows.extended(order)
     report.add(f"affine schedule: {message}, fusion {fusion}")
+    if opts.skewed_keeps_source and _skewed(rows):
+        raise _SourceOrder("isl's schedule skews loops, which pays only with tiles: the "
+                           "source order is kept")
     groups = _sequence_groups(rows, program)
     if opts.tile:  # (statements of a nest are rather distributed inside its tiles)
         for group in groups:
@@ -214,6 +279,22 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                    + ", ".join(owners))
     for group, owner in zip(groups, owners):
         _band(s, owner, rows.subset(group), opts, report)
+
+
+def _skewed(rows: Rows) -> bool:
+    """Whether a level of some statement's row combines two of its loops (``t + i``)."""
+    for row in rows.rows.values():
+        for value in row:
+            if isinstance(value, int):
+                continue
+            found = []
+            value.foreach_piece(lambda _set, aff: found.append(aff))
+            for aff in found:
+                n = aff.dim(isl.dim_type.in_)
+                if sum(not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero()
+                       for k in range(n)) > 1:
+                    return True
+    return False
 
 
 def _fusion_score(rows: Rows, program) -> tuple[tuple, bool]:
@@ -374,7 +455,6 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     lo, hi = run
     band = axes[lo:hi]
     free = zero_distance_levels(s.program, s.deps, rows, lo)
-    scores = {axes[k]: _stride_score(s.program, rows, k) for k in range(lo, hi)}
     free_names = {axes[k] for k in free if lo <= k < hi}
     after = [axes[k] for k in range(hi, len(axes)) if all(
         isinstance(row[k], int) for row in rows.rows.values())]
@@ -385,7 +465,17 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         report.add(f"band {', '.join(band)} not tiled: loop {axes[outside[-1]]} around it "
                    "sweeps it whole each time and no band loop is free, so its tiles would "
                    "run in wavefronts for little reuse")
-    if opts.tile and not sweeps:
+    below = [axes[k] for k in range(hi, len(axes)) if not all(
+        isinstance(row[k], int) for row in rows.rows.values())]
+    shallow = bool(below) and not free_names and opts.tile_sizes is None and not sweeps
+    if shallow and opts.tile:  # (nussinov: its k loop under an (i, j) band: 0.77x tiled)
+        report.add(f"band {', '.join(band)} not tiled: loop(s) {', '.join(below)} below it "
+                   "are not in it and no band loop is free, so its tiles would run in "
+                   "wavefronts for little reuse")
+        report.scalar_band = True
+    tiled = opts.tile and not sweeps and not shallow
+    scores = {axes[k]: _stride_score(s.program, rows, k, tiled) for k in range(lo, hi)}
+    if tiled:
         sizes = _tile_sizes(s, owner, rows, run, opts)
         if not free_names and opts.tile_sizes is None:
             # a skewed (time-tiled) band: its tiles run in wavefronts and its skew
@@ -408,7 +498,7 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
     else:
         inner, vector = _order_points(s, owner, band, scores, free_names, after, opts,
-                                      report)
+                                      report, tiled=False)
         if vector:
             s[owner].vectorize(inner[-1], check=False)
         parallel = [b for b in inner[:-1] if b in free_names]
@@ -431,37 +521,28 @@ def _tileable_run(rows: Rows) -> tuple[int, int] | None:
     return None
 
 
-def _stride_score(program, rows: Rows, level: int) -> int:
+def _stride_score(program, rows: Rows, level: int, tiled: bool = True) -> int:
     """Higher when more accesses step by one element (writes count double) along
-    ``level``; gathers and strided accesses lower it."""
+    ``level``; gathers and strided accesses lower it.  The statements with the most
+    loops (the most instances) weigh most, then the arrays with the most dimensions.
+    Outside tiles a strided walk over a matrix takes a new cache line per step
+    (gesummv: a column of ``A[i][j]`` outweighs the rows of ``tmp[i]``); in a tile
+    those lines stay cached."""
     score = 0
-    for kind, step in strides(program, rows, level):
-        weight = 2 if kind == "write" else 1
+    for kind, step, loops, dims in strides(program, rows, level):
+        weight = (2 if kind == "write" else 1) * dims * 64 ** loops
         if step == 1:
             score += 2 * weight
         elif step == 0:
             score += weight
-        else:
-            score -= 2 * weight
+        else:  # a new cache line each time: far worse for a matrix than a vector
+            score -= 2 * weight * (1 if tiled or dims < 2 else 16)
     return score
 
 
 def _cache_bytes() -> int:
-    """The L2 cache size of CPU 0 (1 MiB when the system does not say)."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        for index in sorted(os.listdir(base)):
-            path = os.path.join(base, index)
-            with open(os.path.join(path, "level")) as f:
-                level = f.read().strip()
-            with open(os.path.join(path, "size")) as f:
-                size = f.read().strip()
-            if level == "2":
-                factor = {"K": 1024, "M": 1 << 20}.get(size[-1], 1)
-                return int(size.rstrip("KM")) * factor
-    except (OSError, ValueError):
-        pass
-    return 1 << 20
+    """The L2 cache size of this machine (``TargetInfo.host()``, from sysfs)."""
+    return TargetInfo.host().l2_bytes
 
 
 def _tile_sizes(s, owner: str, rows: Rows, run, opts: AutoOptions) -> list[int]:
@@ -506,7 +587,7 @@ def _tile(s, owner: str, band: list[str], sizes: list[int], report) -> tuple[lis
 
 
 def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, after: list,
-                  opts, report) -> tuple[list[str], bool]:
+                  opts, report, tiled: bool = True) -> tuple[list[str], bool]:
     """The loop with the best stride-1 score among those carrying no dependence goes
     innermost and is vectorized; when none is free of dependences and statements follow
     one another at a constant level after the band, that level moves above the
@@ -518,6 +599,8 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
             and opts.distribute:
         best = strided  # rather a stride-1 loop with the statements distributed (Jacobi)
         free = free - {best}
+    elif best in free and scores[best] <= 0 < scores[strided] and not tiled:
+        best = strided  # rather a stride-1 reduction (gesummv: not a column of A)
     order = [n for n in inner if n != best] + [best]
     if order != inner:
         s[owner].reorder(*order, check=False)
@@ -537,6 +620,7 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
     report.add(f"innermost loop {best} (stride-1 score {scores[best]}); "
                + ("it carries a dependence: not vectorized" if best not in free
                   else "vectorize=False"))
+    report.scalar_band = report.scalar_band or (tiled and best not in free)
     return order, False
 
 

@@ -79,6 +79,21 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
         if names is None or (dep.source in names and dep.sink in names):
             relation = relation.union(isl.UnionMap.from_map(dep.relation))
     relation = relation.gist_params(program.context)
+    key = (str(domain), str(relation), fusion, max_operations)
+    if key in _SCHEDULED:  # the same problem again (auto_schedule's simpler attempts)
+        text, message = _SCHEDULED[key]
+        return (isl.Schedule.read_from_str(domain.get_ctx(), text) if text else None), message
+    schedule, message = _compute(domain, relation, fusion, max_operations)
+    if len(_SCHEDULED) >= 32:
+        _SCHEDULED.pop(next(iter(_SCHEDULED)))
+    _SCHEDULED[key] = (str(schedule) if schedule is not None else None, message)
+    return schedule, message
+
+
+_SCHEDULED: dict = {}  # isl's results by problem, as text (isl objects belong to a context)
+
+
+def _compute(domain, relation, fusion: str, max_operations: int):
     ctx = domain.get_ctx()
     saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_serialize_sccs(),
              ctx.get_schedule_whole_component(), ctx.get_max_operations(),
@@ -265,10 +280,11 @@ def _single_dim(value, dims) -> str | None:
     return None
 
 
-def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None]]:
+def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None, int, int]]:
     """For each access (write first), how far the element moves in memory when level
     ``level`` of the new schedule grows by 1: ``0`` (the same element), ``1`` (the next
-    one), another number, or None (not a constant step)."""
+    one), another number, or None (not a constant step); with the number of loops of
+    its statement and of dimensions of its array: ``(kind, step, loops, dims)``."""
     result = []
     for stmt_name, row in rows.rows.items():
         stmt = program.statement(stmt_name)
@@ -277,7 +293,8 @@ def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None]]:
         for access in sorted(stmt.accesses, key=lambda a: a.kind != "write"):
             elements = schedule.reverse().apply_range(access.relation)
             pairs = elements.reverse().apply_range(step).apply_range(elements)
-            result.append((access.kind, _flat_step(pairs)))
+            result.append((access.kind, _flat_step(pairs), len(stmt.dims),
+                           program.array(access.array).ndim))
     return result
 
 
@@ -367,3 +384,91 @@ def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[in
             if not rest.subtract(_fix(space, level, 0)).is_empty():
                 result.discard(level)
     return result
+
+
+def outer_footprint(program) -> int | None:
+    """The bytes that one iteration of the outermost loop of the source order touches
+    (per array, the box of the elements its statements access, summed; at the first
+    and the last value of that loop, the larger), with every size at the largest value
+    the context allows; ``None`` when it depends on a size without a bound (a time-step
+    count without one is fine: it changes how often, not what).
+
+    >>> import polyopt as po
+    >>> @po.kernel
+    ... def k(A: po.f64[100, 50], x: po.f64[50]):
+    ...     for i in range(100):
+    ...         for j in range(50):
+    ...             A[i, j] = A[i, j] * x[j]
+    >>> outer_footprint(po.create_schedule(k).program)  # a row of A and x: 2 x 50 x 8
+    800
+    >>> N = po.var("N")
+    >>> @po.kernel
+    ... def g(A: po.f64[N, N]):
+    ...     for i in range(N):
+    ...         for j in range(N):
+    ...             A[i, j] = A[i, j] * 2.0
+    >>> outer_footprint(po.create_schedule(g).program) is None  # a row of any length
+    True
+    """
+    found = {_footprint_at(program, _largest_params(program.context, guess))
+             for guess in (1000, 100_000)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _footprint_at(program, params: isl.Set | None) -> int | None:
+    if params is None:
+        return None
+    itemsize = {a.name: _ITEMSIZE.get(a.dtype, 8) for a in program.arrays}
+    ends: dict = {}  # per end (first, last): per array, the box [(lo, hi), ...]
+    for stmt in program.statements:
+        domain = stmt.domain.intersect_params(params)
+        if domain.is_empty() or domain.dim(isl.dim_type.set) == 0:
+            continue
+        for end, value in enumerate((domain.dim_min_val(0), domain.dim_max_val(0))):
+            if not value.is_int():
+                return None
+            piece = domain.fix_val(isl.dim_type.set, 0, value)
+            boxes = ends.setdefault(end, {})
+            for access in stmt.accesses:
+                elements = access.relation.intersect_domain(piece).range()
+                if elements.is_empty():
+                    continue
+                box = [(elements.dim_min_val(k), elements.dim_max_val(k))
+                       for k in range(elements.dim(isl.dim_type.set))]
+                if not all(lo.is_int() and hi.is_int() for lo, hi in box):
+                    return None
+                box = [(lo.to_python(), hi.to_python()) for lo, hi in box]
+                old = boxes.get(access.array)
+                boxes[access.array] = box if old is None else [
+                    (min(a, c), max(b, d)) for (a, b), (c, d) in zip(old, box)]
+    total = 0
+    for boxes in ends.values():
+        size = 0
+        for array, box in boxes.items():
+            count = 1
+            for lo, hi in box:
+                count *= hi - lo + 1
+            size += count * itemsize.get(array, 8)
+        total = max(total, size)
+    return total
+
+
+_ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "int16": 2,
+             "int8": 1, "uint8": 1}
+
+
+def _largest_params(context: isl.Set, guess: int) -> isl.Set | None:
+    """The context with every parameter fixed to the largest value it allows once the
+    others are at least 1 (``guess`` for one without a bound)."""
+    n = context.dim(isl.dim_type.param)
+    fixed = context
+    for k in range(n):
+        positive = fixed.lower_bound_val(isl.dim_type.param, k, isl.Val(1))
+        fixed = positive if not positive.is_empty() else fixed
+    for k in range(n):
+        values = fixed.move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, n)
+        top = values.dim_max_val(k)
+        if not top.is_int():
+            top = isl.Val(guess)
+        fixed = fixed.fix_val(isl.dim_type.param, k, top)
+    return fixed if not fixed.is_empty() else None

@@ -1,0 +1,94 @@
+"""A second candidate of the automatic scheduler: the source order, distributed and
+interchanged for stride-1 innermost loops (what gcc's ``-floop-interchange`` does).
+
+Inside each outermost loop of the source, every statement gets a loop nest of its own
+(in source order), whose loops are the statement's own below the outermost one, the
+one along which its accesses step by one element innermost.  Modified Gram-Schmidt
+(``R[k][j] += Q[i][k] * A[i][j]`` in loops ``k, j, i``) then runs ``k, i, j``: rows of
+``A`` instead of columns.  The rows are only a proposal: ``auto_schedule`` applies them
+through ``transform`` and checks the result (a scalar carried between statements makes
+the distribution illegal, and the candidate is dropped).
+
+>>> import polyopt as po
+>>> N = po.var("N")
+>>> @po.kernel
+... def colsums(A: po.f64[N, N], s: po.f64[N, N]):
+...     for k in range(N):
+...         for j in range(N):
+...             s[k, j] = 0.0
+...             for i in range(N):
+...                 s[k, j] += A[i, j]
+>>> [text for _, text in distributed_rows(po.create_schedule(colsums).program)]
+['[N] -> { [k, j] -> [0, k, 0, j, 0] }', '[N] -> { [k, j, i] -> [0, k, 1, i, j] }']
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from .auto_affine import Rows, strides
+
+
+def distributed_rows(program) -> list[tuple[str, str]] | None:
+    """``(statement, map text for transform)`` per statement, rows
+    ``[nest, outer loop, statement, inner loops...]`` with the best stride-1 loop
+    innermost; ``None`` when no statement's loops change order (nothing to gain)."""
+    keys, width = {}, 0
+    for stmt in program.statements:
+        keys[stmt.name] = _nest_key(program.schedule_of(stmt.name))
+        width = max(width, len(stmt.dims))
+    nests = sorted(set(keys.values()))
+    params = ", ".join(program.context.get_var_names(isl.dim_type.param))
+    result, changed = [], False
+    for index, stmt in enumerate(program.statements):
+        dims = list(stmt.dims)
+        inner = _stride_first(program, stmt, dims[1:])
+        changed = changed or inner != dims[1:]
+        values = ([str(nests.index(keys[stmt.name])), dims[0] if dims else "0", str(index)]
+                  + inner)
+        values += ["0"] * (width + 2 - len(values))
+        result.append((stmt.name, f"[{params}] -> {{ [{', '.join(dims)}] -> "
+                                  f"[{', '.join(values)}] }}"))
+    return result if changed else None
+
+
+def _nest_key(row: isl.Map) -> tuple:
+    """The constants of a source row before its first loop: statements with the same
+    key share their outermost loop (or, without loops, their position)."""
+    key = []
+    for dim in range(row.dim(isl.dim_type.out)):
+        value = row.plain_get_val_if_fixed(isl.dim_type.out, dim)
+        if value.is_nan():
+            break
+        key.append(value.to_python())
+    return tuple(key)
+
+
+def _stride_first(program, stmt, dims: list[str]) -> list[str]:
+    """``dims`` reordered: the loop along which the accesses step by one element best
+    innermost, the others in source order."""
+    if len(dims) < 2:
+        return dims
+    from .auto import _stride_score
+    all_dims = list(stmt.dims)
+    local = isl.LocalSpace.from_space(stmt.domain.get_space())
+    row = [isl.PwAff.var_on_domain(local, isl.dim_type.set, k) for k in range(len(all_dims))]
+    rows = Rows({stmt.name: row}, [True] * len(row), [1] * len(row))
+    scores = {d: _stride_score(program, rows, all_dims.index(d), tiled=False) for d in dims}
+    best = max(dims[::-1], key=lambda d: scores[d])  # ties: the source's innermost
+    return [d for d in dims if d != best] + [best]
+
+
+def apply_rows(s, rows: list[tuple[str, str]]) -> None:
+    """Give each statement's stage its row (``distributed_rows``), unchecked (the
+    caller checks the whole): every stage at the root, sharing the first one's loops."""
+    program = s.program
+    stage_of = {st.main: st.name for st in program.stages}
+    for stage in program.stages:
+        if stage.attach.kind != "root":
+            s[stage.name].compute_root(check=False)
+    for stmt, text in rows:
+        s[stage_of[stmt]].transform(text, check=False)
+    owner = stage_of[rows[0][0]]
+    for stmt, _ in rows[1:]:
+        s[stage_of[stmt]].compute_with(owner, s[owner].axes[-1].name, check=False)
