@@ -2,8 +2,9 @@
 ``"opencl -device=mali"``, or an object with a ``kind``/``target`` string.
 
 polyopt's LLVM target always compiles for the host CPU, so ``-mcpu``, ``-mtriple``,
-``-mattr`` and the like are parsed and left out; GPU targets polyopt has no backend
-for are refused with the one to use.
+``-mattr`` and the like are parsed and left out.  GPU targets polyopt has no backend
+for (``"cuda"``, ``"rocm"``, ...) run through OpenCL, whose work-groups, work-items and
+``__local`` memory are what their schedules bind to, with a warning saying so.
 
 >>> parse_target("llvm -mcpu=skylake-avx512 -opt-level=3")
 ('llvm', {'mcpu': 'skylake-avx512', 'opt-level': '3'})
@@ -11,10 +12,12 @@ for are refused with the one to use.
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError
+import warnings
+
+from ..errors import InvalidArgumentError, PolyoptWarning
 
 _SWITCHES = ("system-lib", "link-params")  # TVM's flags without a value (ignored)
-_GPU_WITHOUT_BACKEND = ("cuda", "nvptx", "rocm", "metal", "vulkan", "webgpu", "hexagon")
+GPU_THROUGH_OPENCL = ("cuda", "nvptx", "rocm", "metal", "vulkan", "webgpu")
 
 
 def parse_target(target) -> tuple[str, dict[str, str]]:
@@ -37,12 +40,17 @@ def parse_target(target) -> tuple[str, dict[str, str]]:
                 f"target option {word!r} in {text!r} is not of the form -key=value "
                 "(e.g. -mcpu=znver4)")
         flags[key] = value
-    if kind in _GPU_WITHOUT_BACKEND:
+    if kind in GPU_THROUGH_OPENCL:
+        warnings.warn(
+            f"polyopt has no '{kind}' backend: this GPU schedule runs through OpenCL "
+            "(threadIdx/blockIdx become work-items/work-groups, shared memory __local), "
+            f"and the options {sorted(flags)} are ignored; write target 'opencl' to say "
+            "so", PolyoptWarning, stacklevel=3)
+        return "opencl", {}
+    if kind == "hexagon":
         raise InvalidArgumentError(
-            f"unknown target '{kind}'; available targets: llvm, opencl. polyopt has no "
-            f"'{kind}' backend: build GPU schedules for target 'opencl' "
-            "(the same bind/shared-memory schedules run there: threadIdx/blockIdx map to "
-            "work-items/work-groups)")
+            "unknown target 'hexagon'; available targets: llvm, opencl, accel. polyopt has "
+            "no Hexagon backend: build for 'llvm' (the host CPU)")
     if kind == "c":
         raise InvalidArgumentError("unknown target 'c'; available targets: llvm, opencl "
                                    "(f.llvm_ir is the code, or f.source for OpenCL C)")

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..target.spec import GPU_THROUGH_OPENCL
 
-_KINDS = {"cpu": "cpu", "llvm": "cpu", "c": "cpu", "opencl": "opencl", "cl": "opencl",
-          "cuda": "cuda", "gpu": "cuda", "nvptx": "cuda", "rocm": "rocm", "vulkan": "vulkan",
-          "metal": "metal"}
+_KINDS = {"cpu": "cpu", "llvm": "cpu", "c": "cpu", "opencl": "opencl", "cl": "opencl"}
+_KINDS |= {gpu: "opencl" for gpu in GPU_THROUGH_OPENCL + ("gpu",)}  # as their targets
 
 
 class Device:
@@ -66,7 +66,7 @@ def opencl(dev_id: int = 0) -> Device:
 
 
 def cuda(dev_id: int = 0) -> Device:
-    """A CUDA device object (polyopt builds GPU schedules for 'opencl', not 'cuda')."""
+    """``tvm.cuda(0)``: the OpenCL device, which runs polyopt's builds for "cuda"."""
     return Device("cuda", dev_id)
 
 

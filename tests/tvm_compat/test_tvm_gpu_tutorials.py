@@ -4,6 +4,7 @@ of a symbolic extent bound to work-groups and work-items.  (The same schedules r
 under Oclgrind's race checks in tests/target/opencl/test_opencl_tvm_tutorials.py.)"""
 
 import numpy as np
+import pytest
 
 import polyopt as te
 from polyopt import tvm
@@ -84,3 +85,26 @@ def test_a_shared_copy_inside_the_scan_step_is_refilled_per_launch(opencl):
     y = np.zeros_like(x)
     f(x, y)
     np.testing.assert_allclose(y, np.cumsum(x, axis=0), rtol=1e-5)
+
+
+def test_a_schedule_built_for_cuda_runs_through_opencl_as_written(opencl):
+    """The tutorials' ``tvm.build(s, args, "cuda")`` and ``tvm.cuda(0)``: polyopt has no
+    CUDA backend, so the same schedule runs through OpenCL, with a warning saying so."""
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+    C = te.compute(A.shape, lambda i: A[i] + B[i], name="C")
+    s = te.create_schedule(C.op)
+    bx, tx = s[C].split(C.op.axis[0], factor=64)
+    s[C].bind(bx, te.thread_axis("blockIdx.x"))
+    s[C].bind(tx, te.thread_axis("threadIdx.x"))
+    with pytest.warns(te.PolyoptWarning, match="no 'cuda' backend.*OpenCL.*'arch'"):
+        fadd = tvm.build(s, [A, B, C], "cuda -arch=sm_80", name="myadd")
+    dev = tvm.cuda(0)
+    assert dev.exist
+    a = tvm.nd.array(np.random.uniform(size=1000).astype(A.dtype), dev)
+    b = tvm.nd.array(np.random.uniform(size=1000).astype(B.dtype), dev)
+    c = tvm.nd.array(np.zeros(1000, dtype=C.dtype), dev)
+    fadd(a, b, c)
+    tvm.testing.assert_allclose(c.numpy(), a.numpy() + b.numpy())
+    assert "__kernel" in fadd.imported_modules[0].get_source()
