@@ -118,15 +118,18 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
     return result, names[stage]
 
 
-def _split_kinds(kind: str) -> tuple[str, str]:
+def _split_kinds(kind: str, *, constant_inner: bool = True) -> tuple[str, str]:
     """The kinds of the outer and inner loop of a split loop: vectorizing or unrolling
     stays with the inner loop (the lanes, the copies), the rest with the outer one
-    (threads, work-groups).
+    (threads, work-groups); unrolling stays outside when only the outer loop has a
+    constant count (``split(nparts=)`` of a loop whose extent depends on the sizes).
 
     >>> _split_kinds("vectorized"), _split_kinds("parallel")
     (('serial', 'vectorized'), ('parallel', 'serial'))
+    >>> _split_kinds("unrolled", constant_inner=False)
+    ('unrolled', 'serial')
     """
-    if kind in ("vectorized", "unrolled"):
+    if kind == "vectorized" or (kind == "unrolled" and constant_inner):
         return "serial", kind
     return kind, "serial"
 
@@ -241,7 +244,7 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
         outer = fresh_axis_name(member, f"{old.name}.outer", {old.name})
         inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
         names[member.name] = (outer, inner)
-        outer_kind, inner_kind = _split_kinds(old.kind)
+        outer_kind, inner_kind = _split_kinds(old.kind, constant_inner=False)
         return [Axis(outer, outer_value.coalesce(), outer_kind),
                 Axis(inner, inner_value.coalesce(), inner_kind)]
 

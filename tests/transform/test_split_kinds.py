@@ -31,3 +31,23 @@ def test_split_keeps_the_kind_on_the_right_loop(mark, outer_kind, inner_kind, ho
     b = np.zeros(64, "float32")
     f(a, b)
     np.testing.assert_array_equal(b, a * 2)
+
+
+def test_nparts_of_a_symbolic_loop_keeps_unrolling_on_the_constant_outer_loop():
+    """split(nparts=4) of a loop of n iterations: only the outer loop has a constant
+    count, so it stays the unrolled one (an unrolled inner loop of n/4 iterations made
+    LLVM warn that it could not unroll it)."""
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] * 2, name="B")
+    s = po.create_schedule(B)
+    s[B].unroll(B.op.axis[0])
+    outer, inner = s[B].split(B.op.axis[0], nparts=4)
+    kinds = {a.name: a.kind for a in s.program.stage("B").axes}
+    assert (kinds[outer.name], kinds[inner.name]) == ("unrolled", "serial")
+    f = po.build(s, [A, B])
+    for size in (0, 1, 5, 17):
+        a = np.arange(size, dtype="float32")
+        b = np.zeros(size, "float32")
+        f(a, b)
+        np.testing.assert_array_equal(b, a * 2)
