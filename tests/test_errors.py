@@ -232,8 +232,8 @@ def test_unknown_target_and_missing_outputs():
     A = po.placeholder((4,), name="A")
     B = po.compute((4,), lambda i: A[i], name="B")
     s = po.create_schedule(B)
-    with pytest.raises(po.InvalidArgumentError, match=r"unknown target 'cuda'; available targets: llvm"):
-        po.build(s, [A, B], target="cuda")
+    with pytest.raises(po.InvalidArgumentError, match=r"unknown target 'foo'; available targets: llvm"):
+        po.build(s, [A, B], target="foo")
     with pytest.raises(po.InvalidArgumentError, match=r"no computed tensor is in the argument list"):
         po.build(s, [A])
     with pytest.raises(po.InvalidArgumentError, match=r"appears twice"):
