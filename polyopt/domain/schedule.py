@@ -204,18 +204,13 @@ def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
     umap = isl.UnionMap.empty(context.get_space())
     domain = isl.UnionSet.empty(context.get_space())
     loop_axes = []
-    piecewise = False
     for stmt in statements:
         entries, axes = rows[stmt.name]
         padded = entries + [0] * (width - len(entries))
-        piecewise |= any(not isinstance(e, int) and e.n_piece() > 2 for e in padded)
         umap = umap.union(isl.UnionMap.from_map(_row_map(stmt.domain, padded)))
         domain = domain.union(isl.UnionSet.from_set(stmt.domain))
         loop_axes.append((stmt.name, tuple(axes) + (None,) * (width - len(axes))))
-    if piecewise:  # isl's conversion of the map is slow on many pieces: build it per row
-        band = _band(statements, rows, width, umap)
-    else:
-        band = isl.MultiUnionPwAff.from_union_map(umap)
+    band = _band(statements, rows, width, umap)
     schedule = isl.Schedule.from_domain(domain).insert_partial_schedule(band)
     return schedule, tuple(loop_axes), umap
 
@@ -268,21 +263,22 @@ def _entry_axes(entries: list, values: list, axes: list) -> list:
 
 
 def _band(statements, rows: dict, width: int, umap: isl.UnionMap) -> isl.MultiUnionPwAff:
-    """The schedule band from each row's entries (what ``from_union_map(umap)`` gives)."""
-    dims = []
-    for k in range(width):
-        part = None
-        for stmt in statements:
-            entries = rows[stmt.name][0]
-            entry = entries[k] if k < len(entries) else 0
-            space = stmt.domain.get_space()
-            defined = _row_map(stmt.domain, entries + [0] * (width - len(entries))).domain()
+    """The schedule band from each row's own entries: the same function as
+    ``from_union_map(umap)`` gives, without isl's conversion of the map, which splits
+    each entry into the map's disjuncts (after K nested splits of a symbolic loop, a
+    number of pieces growing exponentially with K, which isl's scan multiplies again)."""
+    dims: list = [None] * width
+    for stmt in statements:
+        entries = rows[stmt.name][0]
+        padded = entries + [0] * (width - len(entries))
+        defined = _row_map(stmt.domain, padded).domain()
+        local = isl.LocalSpace.from_space(stmt.domain.get_space())
+        for k, entry in enumerate(padded):
             if isinstance(entry, int):
-                entry = isl.PwAff.from_aff(isl.Aff.zero_on_domain(
-                    isl.LocalSpace.from_space(space)).set_constant_val(isl.Val(entry)))
+                entry = isl.PwAff.from_aff(
+                    isl.Aff.zero_on_domain(local).set_constant_val(isl.Val(entry)))
             value = isl.UnionPwAff.from_pw_aff(entry.intersect_domain(defined))
-            part = value if part is None else part.union_add(value)
-        dims.append(part)
+            dims[k] = value if dims[k] is None else dims[k].union_add(value)
     space = isl.Space.set_alloc(umap.get_ctx(), 0, width).align_params(umap.get_space())
     listed = isl.UnionPwAffList.alloc(umap.get_ctx(), width)
     for value in dims:

@@ -160,7 +160,7 @@ def schedule_from(program: Program, spec) -> isl.Schedule:
     if umap.is_empty():  # no statement has an instance (at these sizes): nothing to order
         return isl.Schedule.from_domain(program.domains)
     try:
-        band = isl.MultiUnionPwAff.from_union_map(umap)
+        band = _band_of(umap)
     except isl.Error as err:
         raise ScheduleFormatError(f"isl cannot make an affine schedule of it "
                                   f"({_isl_reason(err)}); "
@@ -169,6 +169,37 @@ def schedule_from(program: Program, spec) -> isl.Schedule:
 
 
 # -- reading ---------------------------------------------------------------------------
+
+def _band_of(umap: isl.UnionMap) -> isl.MultiUnionPwAff:
+    """``MultiUnionPwAff.from_union_map(umap)``, one output dimension at a time: isl's
+    conversion of the whole map splits every dimension on the others' local variables
+    (28 pieces each for ``{ B[i] -> [floor(i/64), floor(i/32) mod 2, ..., i mod 2] }``,
+    doubling per level), one dimension at a time keeps one piece each."""
+    maps: list[isl.Map] = []
+    umap.foreach_map(maps.append)
+    width = maps[0].dim(isl.dim_type.out)
+    if width == 0 or any(m.dim(isl.dim_type.out) != width for m in maps):
+        return isl.MultiUnionPwAff.from_union_map(umap)  # isl's own message for these
+    dims: list = [None] * width
+    for relation in maps:
+        for k in range(width):
+            value = isl.UnionPwAff.from_pw_aff(_dimension(relation, k))
+            dims[k] = value if dims[k] is None else dims[k].union_add(value)
+    space = isl.Space.set_alloc(umap.get_ctx(), 0, width).align_params(umap.get_space())
+    listed = isl.UnionPwAffList.alloc(umap.get_ctx(), width)
+    for value in dims:
+        listed = listed.add(value)
+    return isl.MultiUnionPwAff.from_union_pw_aff_list(space, listed)
+
+
+def _dimension(relation: isl.Map, k: int) -> isl.PwAff:
+    """Output dimension ``k`` of the single-valued ``relation`` as a function (of as
+    many pieces as that dimension alone needs, see :func:`_band_of`)."""
+    width = relation.dim(isl.dim_type.out)
+    one = relation.project_out(isl.dim_type.out, k + 1, width - k - 1) \
+        .project_out(isl.dim_type.out, 0, k)
+    return isl.PwMultiAff.from_map(one).get_pw_aff(0)
+
 
 def _read(spec) -> tuple[list[tuple[str | None, isl.UnionMap]], str]:
     """``([(statement named by the input or None, map)], where it comes from)``."""
@@ -395,9 +426,8 @@ def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
         row = rows[stmt.name]
         if row.is_empty() or not row.is_single_valued():
             continue
-        pieces = row.as_pw_multi_aff()
         for dim in range(row.dim(isl.dim_type.out)):
-            value = pieces.get_at(dim)
+            value = _dimension(row, dim)
             affs: list[isl.Aff] = []
             value.foreach_piece(lambda _set, aff: affs.append(aff))
             text = _expression(affs, value, stmt.dims)

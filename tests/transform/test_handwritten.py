@@ -266,3 +266,24 @@ def test_wrong_argument_types_are_refused():
         po.check(po.create_schedule(_matmul()), schedule=3)
     with pytest.raises(po.InvalidArgumentError, match="po.check takes a po.Schedule"):
         po.check("C", schedule=INTERCHANGE)
+
+
+def test_nested_power_of_two_levels_keep_one_piece_per_dimension():
+    """``[floor(i/1024), floor(i/512) mod 2, ..., i mod 2]``: isl's conversion of the whole
+    map split every dimension on the others' divisions (a 425 KB report, 12 s, at this
+    depth); each dimension is now its own one-piece expression, and each is parallel."""
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] * 2, name="B")
+    levels = [f"floor(i/{2 ** k}) mod 2" for k in range(9, 0, -1)]
+    text = "[n] -> { B[i] -> [floor(i/1024), " + ", ".join(levels) + ", i mod 2] }"
+    report = po.check(po.create_schedule(B), schedule=text)
+    assert report.legal
+    loops = report.loops_of("B")
+    assert [loop.kind for loop in loops] == ["parallel"] * 11
+    assert loops[0].expression == "floor((i)/1024)"
+    pieced = [loop.expression for loop in loops if ":" in loop.expression or ";" in
+              loop.expression]  # one affine piece each: no condition, no second piece
+    assert not pieced, pieced
+    row = isl.Map(text).intersect_domain(isl.Set("[n] -> { B[i] : 0 <= i < n }"))
+    assert report.program.schedule_of("B").is_equal(row)
