@@ -18,7 +18,7 @@ import islpy as isl
 
 from ..domain.memo import IdentityMemo
 from ..domain.program import Program
-from ..domain.schedule import fixed_entry
+from ..domain.schedule import band_of_members, fixed_entry
 from ..errors import InternalError
 from ..names import sanitize
 from ..te.fold import fold
@@ -128,13 +128,8 @@ def _group_band(names: list[str], domains: dict, members: list, columns: tuple[i
                 parts[position].union_add(value)
     if parts[0] is None:
         return None
-    band_space = isl.Space.set_alloc(context.get_ctx(), 0, len(columns)).align_params(
-        domain.get_space())
-    listed = isl.UnionPwAffList.alloc(context.get_ctx(), len(columns))
-    for value in parts:
-        listed = listed.add(value)
     return isl.Schedule.from_domain(domain).insert_partial_schedule(
-        isl.MultiUnionPwAff.from_union_pw_aff_list(band_space, listed))
+        band_of_members(parts, domain.get_space()))
 
 
 

@@ -279,11 +279,20 @@ def _band(statements, rows: dict, width: int, umap: isl.UnionMap) -> isl.MultiUn
                     isl.Aff.zero_on_domain(local).set_constant_val(isl.Val(entry)))
             value = isl.UnionPwAff.from_pw_aff(entry.intersect_domain(defined))
             dims[k] = value if dims[k] is None else dims[k].union_add(value)
-    space = isl.Space.set_alloc(umap.get_ctx(), 0, width).align_params(umap.get_space())
-    listed = isl.UnionPwAffList.alloc(umap.get_ctx(), width)
-    for value in dims:
+    return band_of_members(dims, umap.get_space())
+
+
+def band_of_members(members: list, space: isl.Space) -> isl.MultiUnionPwAff:
+    """The band whose k-th member is ``members[k]`` (a UnionPwAff; parameters from
+    ``space``): built member by member, each keeps only the pieces it needs itself
+    (isl's ``from_union_map`` splits every member by the others' divisions, and the
+    scan then makes a case of each combination)."""
+    ctx = space.get_ctx()
+    band = isl.Space.set_alloc(ctx, 0, len(members)).align_params(space)
+    listed = isl.UnionPwAffList.alloc(ctx, len(members))
+    for value in members:
         listed = listed.add(value)
-    return isl.MultiUnionPwAff.from_union_pw_aff_list(space, listed)
+    return isl.MultiUnionPwAff.from_union_pw_aff_list(band, listed)
 
 
 def _row_map(domain: isl.Set, entries: list) -> isl.Map:

@@ -71,6 +71,7 @@ from ..deps.describe import aff_text
 from ..deps.legality import Violation, carried_pairs, find_violations
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
+from ..domain.schedule import band_of_members
 from ..errors import InvalidArgumentError, ScheduleFormatError, public
 
 
@@ -185,11 +186,7 @@ def _band_of(umap: isl.UnionMap) -> isl.MultiUnionPwAff:
         for k in range(width):
             value = isl.UnionPwAff.from_pw_aff(_dimension(relation, k))
             dims[k] = value if dims[k] is None else dims[k].union_add(value)
-    space = isl.Space.set_alloc(umap.get_ctx(), 0, width).align_params(umap.get_space())
-    listed = isl.UnionPwAffList.alloc(umap.get_ctx(), width)
-    for value in dims:
-        listed = listed.add(value)
-    return isl.MultiUnionPwAff.from_union_pw_aff_list(space, listed)
+    return band_of_members(dims, umap.get_space())
 
 
 def _dimension(relation: isl.Map, k: int) -> isl.PwAff:
