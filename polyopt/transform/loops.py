@@ -222,6 +222,7 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
             "parts or split(factor=...) with a constant factor")
     sharing = [(member.name, member.axes[level - 1])
                for member in band_group(program, stage, level, level)]
+    _refuse_tiled_loops(program, sharing, axis, nparts)
     lo, hi = _scheduled_range(program, sharing)
     parts = isl.Val(nparts)
     factor = hi.sub(lo).add_constant_val(isl.Val(nparts)).scale_down_val(parts).floor()
@@ -250,6 +251,22 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
+
+
+def _refuse_tiled_loops(program: Program, sharing, axis: str, nparts: int) -> None:
+    """One piece per part is exact, but on top of loops that already divide (tiles,
+    skews, diamonds) isl's exact check of the result can run for minutes: such a loop
+    is refused, saying what works (found by the slow property run)."""
+    for stage, _ in sharing:
+        for loop in program.stage(stage).axes:
+            if loop.value.n_piece() > 1 or any(
+                    aff.dim(isl.dim_type.div) for _, aff in loop.value.get_pieces()):
+                raise ScheduleError(
+                    f"split(nparts={nparts}) of loop '{axis}', whose extent depends on the "
+                    f"sizes, in a nest whose loop '{loop.name}' is already tiled or skewed: "
+                    "polyopt does this split exactly only on plain loops; split with a "
+                    f"constant factor (split('{axis}', factor=...)), or split with nparts "
+                    "before tiling")
 
 
 def _scheduled_range(program: Program, loops) -> tuple[isl.PwAff, isl.PwAff]:

@@ -51,3 +51,22 @@ def test_nparts_of_a_symbolic_loop_keeps_unrolling_on_the_constant_outer_loop():
         b = np.zeros(size, "float32")
         f(a, b)
         np.testing.assert_array_equal(b, a * 2)
+
+
+def test_nparts_of_a_symbolic_loop_in_a_tiled_nest_is_refused_saying_what_works():
+    """One piece per part on top of loops that already divide made the exact check run
+    for minutes (slow property run, kernel-steps 102462): refused, with the alternative."""
+    n = po.var("n")
+    A = po.placeholder((n, n), name="A")
+    B = po.compute((n, n), lambda i, j: A[i, j] * 2, name="B")
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=4)
+    with pytest.raises(po.ScheduleError, match=r"split\(nparts=3\) of loop 'j'.*'i.outer' is "
+                                               r"already tiled.*factor="):
+        s[B].split(B.op.axis[1], nparts=3)
+    s[B].split(B.op.axis[1], factor=5)  # the alternative it names works
+    f = po.build(s, [A, B])
+    a = np.arange(42, dtype="float32").reshape(6, 7)[:6, :6].copy()
+    b = np.zeros((6, 6), "float32")
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 2)
