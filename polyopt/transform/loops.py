@@ -259,14 +259,21 @@ def _refuse_tiled_loops(program: Program, sharing, axis: str, nparts: int) -> No
     is refused, saying what works (found by the slow property run)."""
     for stage, _ in sharing:
         for loop in program.stage(stage).axes:
-            if loop.value.n_piece() > 1 or any(
-                    aff.dim(isl.dim_type.div) for _, aff in loop.value.get_pieces()):
+            if any(_divides_iterators(aff) for _, aff in loop.value.get_pieces()):
                 raise ScheduleError(
                     f"split(nparts={nparts}) of loop '{axis}', whose extent depends on the "
                     f"sizes, in a nest whose loop '{loop.name}' is already tiled or skewed: "
                     "polyopt does this split exactly only on plain loops; split with a "
                     f"constant factor (split('{axis}', factor=...)), or split with nparts "
                     "before tiling")
+
+
+def _divides_iterators(aff: isl.Aff) -> bool:
+    """Whether ``aff`` takes a floor of its loop variables (a tile, a diamond), not only
+    of the sizes (an earlier ``split(nparts=)``, as TVM's GPU tutorials nest them)."""
+    inputs = aff.dim(isl.dim_type.in_)
+    return any(aff.get_div(k).involves_dims(isl.dim_type.in_, 0, inputs)
+               for k in range(aff.dim(isl.dim_type.div)))
 
 
 def _scheduled_range(program: Program, loops) -> tuple[isl.PwAff, isl.PwAff]:
