@@ -11,9 +11,8 @@ CPUs.  Which loops are outlined is decided on the loop AST by the ``outline_para
 pass (:mod:`.passes`): an :class:`~polyopt.ast.nodes.Outlined` loop; a parallel loop
 inside one runs serially in each thread.
 
->>> from polyopt.ast.nodes import For, Int, Var
->>> can_outline(For("i", Int(0), Var("n"), Int(1), []))
-True
+>>> CHUNKS_PER_THREAD  # pieces per thread of a parallel loop
+8
 """
 
 from __future__ import annotations
