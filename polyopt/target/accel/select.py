@@ -300,20 +300,31 @@ class Selector:
                       make=lambda tokens, ins=ins: _with_tokens(ins, tokens), what=str(ins))
 
     def store(self, stmt, target, values: dict, rows: int) -> list[Record]:
-        read = _reads(stmt.value)[0]
+        branches = _store_branches(stmt.value)
+        if target.dtype != "int8" or branches is None:
+            raise ScheduleError(f"the store {stmt.name} into '{target.name}' computes "
+                                f"{stmt.value}: a STORE narrows accumulators to int8 "
+                                "(.astype('int8')), or one of several by an index condition "
+                                "(if_then_else); do the rest in ALU stages")
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
         _, dst_index, dst_shape = self._entries(stmt.target, sub, n)
-        source, src_index, src_shape = self._entries(read, sub, n)
-        if target.dtype != "int8" or not _is_plain_copy(stmt.value):
-            raise ScheduleError(f"the store {stmt.name} into '{target.name}' computes "
-                                f"{stmt.value}: a STORE narrows accumulators to int8 "
-                                "(.astype('int8')); do the rest in ALU stages")
-        src = self.entry(source.name, _leading(src_index, src_shape))
-        dst = _leading(dst_index, dst_shape)
+        dst_all = _leading(dst_index, dst_shape)
+        src, dst = [], []
+        for conditions, read in branches:
+            taken = np.ones(n, bool)
+            for cond, wanted in conditions:
+                taken &= expr_value(cond, sub, n).astype(bool) == wanted
+            if not taken.any():
+                continue
+            part = {k: v[taken] for k, v in sub.items()}
+            source, src_index, src_shape = self._entries(read, part, int(taken.sum()))
+            src.append(self.entry(source.name, _leading(src_index, src_shape)))
+            dst.append(dst_all[taken])
         out = []
-        for sram, offset, rows_, cols, stride in _strided_runs(src, dst):
+        for sram, offset, rows_, cols, stride in _strided_runs(np.concatenate(src),
+                                                                np.concatenate(dst)):
             ins = Store(target.name, offset, sram=sram, rows=rows_, cols=cols, stride=stride)
             out.append(Record("store", reads={"acc": sram + np.arange(rows_ * cols)},
                               make=lambda tokens, ins=ins: _with_tokens(ins, tokens),
@@ -452,10 +463,19 @@ def _is_zero(e) -> bool:
     return isinstance(e, Const) and e.value == 0
 
 
-def _is_plain_copy(e) -> bool:
+def _store_branches(e, conditions=()):
+    """``[(conditions, read)]`` of a store's value: a plain copy, or copies chosen by
+    index conditions (``if_then_else(p == 0, A[...], B[...])``: byte planes); each
+    condition is ``(expr, True/False)``.  None when it computes anything else."""
     while isinstance(e, Cast):
         e = e.value
-    return isinstance(e, TensorRead)
+    if isinstance(e, TensorRead):
+        return [(conditions, e)]
+    if isinstance(e, Select) and not _reads(e.cond):
+        then = _store_branches(e.then, conditions + ((e.cond, True),))
+        other = _store_branches(e.otherwise, conditions + ((e.cond, False),))
+        return None if then is None or other is None else then + other
+    return None
 
 
 def _const(e):
