@@ -177,8 +177,7 @@ class AccelConv:
         self.requantized = requantize is not None
         planes = None if requantize else next(
             p for p in (1, 2, 3, 4) if self.bound < 1 << (8 * p - 1) or p == 4)
-        threads = 2 if m > 1 else 1
-        self.tiles = choose_tiles(c, m, n, k, acc_copies(planes, requantize), threads)
+        self.tiles, threads = choose_tiles(c, m, n, k, acc_copies(planes, requantize))
         schedule, args = gemm_schedule(c, m, n, k, self.tiles, threads=threads,
                                        planes=planes, requantize=requantize)
         self.shapes = [tuple(int(e) for e in a.shape) for a in args]

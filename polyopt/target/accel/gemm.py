@@ -160,32 +160,38 @@ def from_planes(y: np.ndarray) -> np.ndarray:
     return total
 
 
-def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int,
-                 threads: int) -> tuple[int, int, int]:
-    """``(rows, cols, depth)`` tiles of :func:`gemm_schedule` whose buffers fit (each of
-    ``threads`` virtual threads keeps its own: ``rows x depth`` input tiles, ``cols x
-    depth`` weight tiles, ``copies x rows x cols`` accumulator tiles plus ``cols`` bias
-    tiles), moving the fewest bytes from DRAM (the inputs are loaded once per chunk of
-    columns, the weights once per chunk of rows), then taking the deepest chunks (fewer
-    instructions).  ``(1, 1, 1)`` when nothing fits: the compiler's refusal says why.
+def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int
+                 ) -> tuple[tuple[int, int, int], int]:
+    """``(rows, cols, depth)`` tiles of :func:`gemm_schedule` and its virtual threads
+    (1 or 2), the buffers fitting (each thread keeps its own ``rows x depth`` input
+    tiles, ``cols x depth`` weight tiles, ``copies x rows x cols`` accumulator tiles
+    plus ``cols`` bias tiles; two threads need two chunks of rows).  Chosen by the
+    estimated cycles: the DRAM bytes (the inputs loaded once per chunk of columns, the
+    weights once per chunk of rows) and the GEMM steps, overlapped with two threads,
+    one after the other with one; then the fewest bytes, then the deepest chunks.
+    ``((1, 1, 1), 1)`` when nothing fits: the compiler's refusal says why.
 
     >>> from polyopt.target.accel.config import VTA
-    >>> choose_tiles(VTA, 3136, 4, 36, 3, 2)
-    (64, 4, 16)
+    >>> choose_tiles(VTA, 3136, 4, 36, 3)
+    ((64, 4, 16), 2)
     """
     c = config
-    inp, wgt, acc = (c.entries(b) // threads for b in ("inp", "wgt", "acc"))
     best = None
-    for tile_m in sorted({m, *(1 << e for e in range(16) if 1 << e < m)}):
-        tile_n = min(n, acc // (copies * tile_m + 1))
-        if tile_n < 1:
-            continue
-        tile_k = min(k, inp // tile_m, wgt // tile_n)
-        if tile_k < 1:
-            continue
-        traffic = (m * k * c.entry_bytes("inp") * -(-n // tile_n)
-                   + -(-m // tile_m) * n * k * c.entry_bytes("wgt"))
-        rank = (traffic, -tile_k, -tile_m)
-        if best is None or rank < best[0]:
-            best = (rank, (tile_m, tile_n, tile_k))
-    return (1, 1, 1) if best is None else best[1]
+    for threads in (1, 2) if m > 1 else (1,):
+        inp, wgt, acc = (c.entries(b) // threads for b in ("inp", "wgt", "acc"))
+        most = -(-m // threads)  # every thread gets a chunk of rows
+        for tile_m in sorted({most, *(1 << e for e in range(16) if 1 << e < most)}):
+            tile_n = min(n, acc // (copies * tile_m + 1))
+            if tile_n < 1:
+                continue
+            tile_k = min(k, inp // tile_m, wgt // tile_n)
+            if tile_k < 1:
+                continue
+            traffic = (m * k * c.entry_bytes("inp") * -(-n // tile_n)
+                       + -(-m // tile_m) * n * k * c.entry_bytes("wgt"))
+            dram, gemm = traffic / c.dram_bytes_per_cycle, m * n * k * c.gemm_cycles
+            cycles = max(dram, gemm) if threads > 1 else dram + gemm
+            rank = (cycles, traffic, -tile_k, -tile_m)
+            if best is None or rank < best[0]:
+                best = (rank, ((tile_m, tile_n, tile_k), threads))
+    return ((1, 1, 1), 1) if best is None else best[1]

@@ -88,8 +88,7 @@ def test_removing_a_store_token_is_a_hazard():
 def test_chosen_tiles_fit_and_one_step_deeper_is_refused():
     """``choose_tiles`` fills the input buffer (two threads x 32 rows x 32 tiles = 2048
     entries); one more tile of depth is refused, naming the buffer and a split."""
-    tiles = choose_tiles(VTA, 32, 2, 70, 2, 2)
-    assert tiles == (32, 2, 32)
+    assert choose_tiles(VTA, 64, 2, 70, 2) == ((32, 2, 32), 2)
     s, args = gemm_schedule(VTA, 32, 2, 70, (32, 2, 33), threads=1, planes=2)
     po.lower(s, args, target="accel")  # one thread: fits
     s, args = gemm_schedule(VTA, 64, 2, 70, (32, 2, 33), threads=2, planes=2)
