@@ -7,15 +7,21 @@ exactly on the device; the other operators (and a convolution it cannot take, wi
 :class:`~polyopt.errors.PolyoptWarning` saying why) are compiled for the CPU as usual.
 An offloaded convolution's elementwise epilogue stays a CPU kernel of its own.
 
-How one convolution runs (:class:`AccelConv`): the host packs the input (uint8 data
-shifted by 128 into int8, the border padded with the zero point, the windows laid out as
-the rows of a matrix, channels padded to the GEMM core's blocks); the device multiplies
-it by the weights (``w - w_zero_point``, int8, packed once at compile time) with its
-GEMM core and returns the int32 accumulators (as four byte planes: its STORE narrows to
-int8); the host adds the constant correction for the zero points and the bias and
-requantizes as ONNX does (float32 scale, halves to even), so the result equals
-onnxruntime's bit for bit.  ``device_reports(m)`` gives each offloaded convolution's
-counters and cycles from the last run.
+How one convolution runs (:class:`AccelConv`): it is compiled from a schedule, the
+blocked product of :func:`~polyopt.target.accel.gemm.gemm_schedule` (operands cached in
+the ``inp``/``wgt`` buffers, the GEMM core tensorized, two virtual threads, built with
+``po.build(target="accel")``: the dependence tokens are derived, not placed).  The host
+packs the input (uint8 data shifted by 128 into int8, the border padded with the zero
+point, the windows laid out as the rows of a matrix, channels padded to the GEMM core's
+blocks); the device multiplies it by the weights (``w - w_zero_point``, int8, packed
+once) and adds, in its accumulators, the bias and the constant correction for the zero
+points.  Then either the device requantizes (its ALU: halves to even, when the scale
+``x_scale * w_scale / y_scale`` is one power of two and every sum is below 2**24, so
+that onnxruntime's float32 product is exact), or it returns the int32 sums as byte
+planes (its STORE narrows to int8) and the host requantizes as onnxruntime does
+(float32 scale, halves to even); the result equals onnxruntime's bit for bit.
+``device_reports(m)`` gives each offloaded convolution's counters and cycles from
+the last run.
 
 >>> import polyopt as po                                    # doctest: +SKIP
 >>> m = po.graph.compile(g, offload={"conv_int8": "accel"})  # doctest: +SKIP

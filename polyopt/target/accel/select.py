@@ -15,7 +15,9 @@ run at compile time; each stage's nest becomes instructions at once:
 * an elementwise stage in ``acc`` reading the accumulators -> ALU instructions in place
   (``x // 2**s`` shift right, ``minimum``/``maximum`` with a constant, both a clip,
   ``+``/``*`` a constant or another accumulator tile);
-* a copy from ``acc`` to an int8 output -> 2-D strided STOREs.
+* a copy from ``acc`` to an int8 output -> 2-D strided STOREs (also a choice among
+  ``acc`` arrays by an index condition: ``if_then_else(p == 0, S[..], P1[..])``, the
+  byte planes of :mod:`.gemm`).
 
 A loop marked ``virtual_thread`` runs its iterations interleaved (the instructions of
 each iteration merged in the order of their inner loops), each with its own copy of the
