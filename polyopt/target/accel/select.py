@@ -103,6 +103,9 @@ class Selector:
         self.uop_cache: dict[tuple, int] = {}
         self.uop_free = 0
         self.threads: dict[str, int] = {}  # virtual-thread loop variable -> iteration
+        # which array each accumulator entry holds now (stages computed in place)
+        self.holder = np.full(config.entries("acc"), -1, np.int64)
+        self.holder_ids: dict[str, int] = {}
         self._allocate(copies)
 
     # -- buffers ------------------------------------------------------------------------
@@ -146,6 +149,21 @@ class Selector:
                 if name in temps and temps[name].scope == "acc":
                     result[target.name] = result.get(name, name)
         return result
+
+    def _hold(self, entries: np.ndarray, name: str) -> None:
+        self.holder[entries] = self.holder_ids.setdefault(name, len(self.holder_ids))
+
+    def _expect(self, entries: np.ndarray, name: str, reader: str) -> None:
+        """Refuse reading ``name`` from entries an in-place stage has overwritten."""
+        held = self.holder[entries]
+        wanted = self.holder_ids.get(name, -2)
+        wrong = held[(held >= 0) & (held != wanted)]
+        if len(wrong):
+            other = next(n for n, i in self.holder_ids.items() if i == wrong[0])
+            raise ScheduleError(
+                f"{reader} reads '{name}' after '{other}', computed in place of it in the "
+                f"accumulators, overwrote it: compute '{other}' after every reader of "
+                f"'{name}' (or from a copy: a zero stage plus '{name}')")
 
     def entry(self, name: str, leading: np.ndarray) -> np.ndarray:
         loop = self.layout.thread_loop[name]
@@ -289,6 +307,8 @@ class Selector:
         dst = self.entry(target.name, _leading(dst_index, dst_shape))
         src = np.where(copied, _leading(src_index, src_shape), -1)
         grid = [i for i in dst_index[:-2]]
+        if target.scope == "acc":
+            self._hold(dst, target.name)
         return [self._load_record(target.scope, source.name, piece)
                 for piece in _dma_pieces(dst, src, grid)]
 
@@ -323,6 +343,7 @@ class Selector:
             part = {k: v[taken] for k, v in sub.items()}
             source, src_index, src_shape = self._entries(read, part, int(taken.sum()))
             src.append(self.entry(source.name, _leading(src_index, src_shape)))
+            self._expect(src[-1], source.name, f"the store {stmt.name}")
             dst.append(dst_all[taken])
         out = []
         for sram, offset, rows_, cols, stride in _strided_runs(np.concatenate(src),
@@ -341,6 +362,7 @@ class Selector:
         sub = {k: v[origin] for k, v in values.items()}
         _, index, shape = self._entries(stmt.target, sub, int(origin.sum()))
         dst = self.entry(target.name, _leading(index, shape))
+        self._hold(dst, target.name)
         triples = np.stack([dst, np.zeros_like(dst), np.zeros_like(dst)], 1)
         return self._micro(triples, sub, lambda begin, end, loops: Gemm(
             begin, end, reset=True, **loops), {}, {"acc": dst})
@@ -359,6 +381,7 @@ class Selector:
             array, index, shape = self._entries(read, values, rows)
             entries.append(self.entry(array.name, _leading(index, shape)))
         triples = np.stack(entries, 1)
+        self._hold(entries[0], self.program.array_of(stmt.target.tensor).name)
         return self._micro(triples, values, lambda begin, end, loops: Gemm(
             begin, end, **loops), {"acc": entries[0], "inp": entries[1],
                                    "wgt": entries[2]}, {"acc": entries[0]}, gemm=True)
@@ -375,11 +398,14 @@ class Selector:
         n = int(origin.sum())
         _, index, shape = self._entries(stmt.target, sub, n)
         dst = self.entry(target.name, _leading(index, shape))
+        first = self.program.array_of(_alu_source(stmt.value).tensor).name
+        self._expect(dst, first, stmt.name)
         out = []
         for op, operand in ops:
             if isinstance(operand, TensorRead):
                 array, src_index, src_shape = self._entries(operand, sub, n)
                 src, imm = self.entry(array.name, _leading(src_index, src_shape)), None
+                self._expect(src, array.name, stmt.name)
             else:
                 src, imm = dst, operand
             triples = np.stack([dst, src, np.zeros_like(dst)], 1)
@@ -388,6 +414,7 @@ class Selector:
                 op, begin, end, imm=imm, **{k: v for k, v in loops.items()
                                             if not k.startswith("wgt")}), reads,
                 {"acc": dst})
+        self._hold(dst, target.name)
         return out
 
     # -- micro-ops ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ from polyopt.errors import ScheduleError
 from polyopt.target.accel.config import TPU_LIKE, VTA
 from polyopt.target.accel.gemm import (Requantize, choose_tiles, from_planes,
                                        gemm_schedule)
+from polyopt.target.accel.intrin import gemm_intrin
 from polyopt.target.accel.sim import HazardError, run, uop_array
 
 
@@ -97,3 +98,28 @@ def test_chosen_tiles_fit_and_one_step_deeper_is_refused():
     text = str(err.value)
     assert "inp buffer (32768 bytes)" in text and "x2 virtual threads" in text
     assert "split" in text
+
+
+def test_reading_an_array_after_a_stage_computed_in_place_of_it_is_refused():
+    """``P = C // 256`` is computed in place of ``C`` in the accumulators; a store that
+    still reads ``C`` afterwards would get ``P``: refused, naming both (a copy, as the
+    byte planes use, is the way)."""
+    A = po.placeholder((2, 1, 1, 16), name="A", dtype="int8")
+    W = po.placeholder((1, 1, 16, 16), name="W", dtype="int8")
+    ko = po.reduce_axis((0, 1), name="ko")
+    ki = po.reduce_axis((0, 16), name="ki")
+    C = po.compute((2, 1, 1, 16), lambda i, j, x, y: po.sum(
+        A[i, ko, x, ki].astype("int32") * W[j, ko, y, ki].astype("int32"), axis=[ko, ki]),
+        name="C")
+    P = po.compute(C.shape, lambda *a: C[a] // 256, name="P")
+    Y = po.compute((2,) + C.shape, lambda p, *a: po.if_then_else(
+        p == 0, C[a], P[a]).astype("int8"), name="Y")
+    s = po.create_schedule(Y)
+    s[C].set_scope("acc")
+    s[P].set_scope("acc")
+    s.cache_read(A, "inp", [C])
+    s.cache_read(W, "wgt", [C])
+    s[C].tensorize(C.op.axis[2], gemm_intrin(VTA))
+    with pytest.raises(ScheduleError, match="reads 'C' after 'P', computed in place of it"):
+        po.build(s, [A, W, Y], target="accel")
+
