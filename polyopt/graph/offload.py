@@ -183,7 +183,8 @@ class AccelConv:
         self.requantized = requantize is not None
         planes = None if requantize else next(
             p for p in (1, 2, 3, 4) if self.bound < 1 << (8 * p - 1) or p == 4)
-        self.tiles, threads = choose_tiles(c, m, n, k, acc_copies(planes, requantize))
+        self.tiles, threads = choose_tiles(c, m, n, k, acc_copies(planes, requantize),
+                                           planes or 1)
         schedule, args = gemm_schedule(c, m, n, k, self.tiles, threads=threads,
                                        planes=planes, requantize=requantize)
         self.shapes = [tuple(int(e) for e in a.shape) for a in args]

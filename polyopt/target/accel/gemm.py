@@ -160,15 +160,17 @@ def from_planes(y: np.ndarray) -> np.ndarray:
     return total
 
 
-def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int
-                 ) -> tuple[tuple[int, int, int], int]:
+def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int,
+                 stores: int = 1) -> tuple[tuple[int, int, int], int]:
     """``(rows, cols, depth)`` tiles of :func:`gemm_schedule` and its virtual threads
     (1 or 2), the buffers fitting (each thread keeps its own ``rows x depth`` input
     tiles, ``cols x depth`` weight tiles, ``copies x rows x cols`` accumulator tiles
-    plus ``cols`` bias tiles; two threads need two chunks of rows).  Chosen by the
-    estimated cycles: the DRAM bytes (the inputs loaded once per chunk of columns, the
-    weights once per chunk of rows) and the GEMM steps, overlapped with two threads,
-    one after the other with one; then the fewest bytes, then the deepest chunks.
+    plus ``cols`` bias tiles; two threads need two chunks of rows), chosen by a rough
+    cycle estimate: the DMA bytes (the inputs loaded once per chunk of columns, the
+    weights once per chunk of rows) and instructions, the GEMM steps, and the
+    ``stores`` STOREs per tile (a partial chunk of columns is not contiguous in the
+    accumulators: one STORE per row), overlapped with two threads, one after the other
+    with one, plus a fixed cost per chunk step (load latency the overlap does not hide).
     ``((1, 1, 1), 1)`` when nothing fits: the compiler's refusal says why.
 
     >>> from polyopt.target.accel.config import VTA
@@ -176,22 +178,31 @@ def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int
     ((64, 4, 16), 2)
     """
     c = config
+    dma = c.issue_cycles + c.dram_latency
     best = None
     for threads in (1, 2) if m > 1 else (1,):
         inp, wgt, acc = (c.entries(b) // threads for b in ("inp", "wgt", "acc"))
         most = -(-m // threads)  # every thread gets a chunk of rows
         for tile_m in sorted({most, *(1 << e for e in range(16) if 1 << e < most)}):
-            tile_n = min(n, acc // (copies * tile_m + 1))
-            if tile_n < 1:
+            widest = min(n, acc // (copies * tile_m + 1))
+            if widest < 1:
                 continue
-            tile_k = min(k, inp // tile_m, wgt // tile_n)
-            if tile_k < 1:
-                continue
-            traffic = (m * k * c.entry_bytes("inp") * -(-n // tile_n)
-                       + -(-m // tile_m) * n * k * c.entry_bytes("wgt"))
-            dram, gemm = traffic / c.dram_bytes_per_cycle, m * n * k * c.gemm_cycles
-            cycles = max(dram, gemm) if threads > 1 else dram + gemm
-            rank = (cycles, traffic, -tile_k, -tile_m)
-            if best is None or rank < best[0]:
-                best = (rank, ((tile_m, tile_n, tile_k), threads))
+            for tile_n in {widest, max(d for d in range(1, widest + 1) if n % d == 0)}:
+                tile_k = min(k, inp // tile_m, wgt // tile_n)
+                if tile_k < 1:
+                    continue
+                rows, cols, depth = -(-m // tile_m), -(-n // tile_n), -(-k // tile_k)
+                steps = rows * cols * depth
+                traffic = (m * k * c.entry_bytes("inp") * cols
+                           + rows * n * k * c.entry_bytes("wgt"))
+                store_count = stores * rows * (cols + (tile_m - 1) * (n % tile_n > 0))
+                out_bytes = stores * m * n * c.entry_bytes("acc") // 4
+                dram = traffic / c.dram_bytes_per_cycle + 2 * steps * dma
+                store = out_bytes / c.dram_bytes_per_cycle + store_count * dma
+                gemm = m * n * k * c.gemm_cycles + 2 * steps * c.issue_cycles
+                cycles = (max(dram, gemm, store) if threads > 1 else dram + gemm + store) \
+                    + steps * (c.dram_latency + 4 * c.issue_cycles)
+                rank = (cycles, traffic, -tile_k, -tile_m)
+                if best is None or rank < best[0]:
+                    best = (rank, ((tile_m, tile_n, tile_k), threads))
     return ((1, 1, 1), 1) if best is None else best[1]
