@@ -271,6 +271,22 @@ def offload_layers(lines, checks, only) -> None:
                     f"expected {expected_ops})",
                     exact and r.gemm_ops == expected_ops
                     and conv.requantized == power_of_two))
+    lines += [
+        "",
+        "Reading the table. The offload runs each conv as a matrix product over the "
+        "window matrix the host packs, so it loads each input pixel once per kernel "
+        "tap (9 times for a 3x3; the convolution schedules above pad and window by "
+        "their DMA loads instead). "
+        "Its compute module also does more than theirs: the bias and zero-point "
+        "correction (one ALU add per accumulator tile), and then either the rounding "
+        "of halves to even (the parity of sum >> s needs two copies of the sums: 2 "
+        "resets and 11 ALU ops per tile, against 2 for the schedules' shift-and-clip, "
+        "which round down and are not what onnxruntime computes) or the byte-plane "
+        "copies (a reset, an add and a shift per extra plane). On the small layers "
+        "(the 1x1, depth 4 blocks) that work is of the order of the GEMM work. On the "
+        "TPU-like device the GEMM core does 64x64x8 per step, so the same layers are "
+        "few GEMM steps against the same bytes: they are bound by DRAM, not by the "
+        "core.", ""]
     lines.append("")
 
 
