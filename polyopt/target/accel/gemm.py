@@ -166,19 +166,17 @@ def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int,
     (1 or 2), the buffers fitting (each thread keeps its own ``rows x depth`` input
     tiles, ``cols x depth`` weight tiles, ``copies x rows x cols`` accumulator tiles
     plus ``cols`` bias tiles; two threads need two chunks of rows), chosen by a rough
-    cycle estimate: the DMA bytes (the inputs loaded once per chunk of columns, the
-    weights once per chunk of rows) and instructions, the GEMM steps, and the
-    ``stores`` STOREs per tile (a partial chunk of columns is not contiguous in the
-    accumulators: one STORE per row), overlapped with two threads, one after the other
-    with one, plus a fixed cost per chunk step (load latency the overlap does not hide).
-    ``((1, 1, 1), 1)`` when nothing fits: the compiler's refusal says why.
+    cycle estimate (:func:`_estimate`): per chunk step its loads and GEMM, overlapped
+    with two threads; per tile its ``stores`` STOREs.  A partial chunk of columns or
+    of depth is not contiguous in the buffers (one STORE or LOAD per row), so the
+    largest divisors are tried too.  ``((1, 1, 1), 1)`` when nothing fits: the
+    compiler's refusal says why.
 
     >>> from polyopt.target.accel.config import VTA
-    >>> choose_tiles(VTA, 3136, 4, 36, 3)
-    ((64, 4, 16), 2)
+    >>> choose_tiles(VTA, 3136, 4, 36, 3)   # depth 12 divides 36: no partial chunk
+    ((64, 4, 12), 2)
     """
     c = config
-    dma = c.issue_cycles + c.dram_latency
     best = None
     for threads in (1, 2) if m > 1 else (1,):
         inp, wgt, acc = (c.entries(b) // threads for b in ("inp", "wgt", "acc"))
@@ -187,22 +185,42 @@ def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int,
             widest = min(n, acc // (copies * tile_m + 1))
             if widest < 1:
                 continue
-            for tile_n in {widest, max(d for d in range(1, widest + 1) if n % d == 0)}:
-                tile_k = min(k, inp // tile_m, wgt // tile_n)
-                if tile_k < 1:
-                    continue
-                rows, cols, depth = -(-m // tile_m), -(-n // tile_n), -(-k // tile_k)
-                steps = rows * cols * depth
-                traffic = (m * k * c.entry_bytes("inp") * cols
-                           + rows * n * k * c.entry_bytes("wgt"))
-                store_count = stores * rows * (cols + (tile_m - 1) * (n % tile_n > 0))
-                out_bytes = stores * m * n * c.entry_bytes("acc") // 4
-                dram = traffic / c.dram_bytes_per_cycle + 2 * steps * dma
-                store = out_bytes / c.dram_bytes_per_cycle + store_count * dma
-                gemm = m * n * k * c.gemm_cycles + 2 * steps * c.issue_cycles
-                cycles = (max(dram, gemm, store) if threads > 1 else dram + gemm + store) \
-                    + steps * (c.dram_latency + 4 * c.issue_cycles)
-                rank = (cycles, traffic, -tile_k, -tile_m)
-                if best is None or rank < best[0]:
-                    best = (rank, ((tile_m, tile_n, tile_k), threads))
+            for tile_n in {widest, _divisor(n, widest)}:
+                deepest = min(k, inp // tile_m, wgt // tile_n)
+                for tile_k in {deepest, _divisor(k, deepest)} if deepest else ():
+                    cycles = _estimate(c, m, n, k, (tile_m, tile_n, tile_k), stores,
+                                       threads)
+                    rank = (cycles, -tile_k, -tile_m)
+                    if best is None or rank < best[0]:
+                        best = (rank, ((tile_m, tile_n, tile_k), threads))
     return ((1, 1, 1), 1) if best is None else best[1]
+
+
+def _divisor(total: int, most: int) -> int:
+    """The largest divisor of ``total`` that is at most ``most`` (>= 1)."""
+    return max(d for d in range(1, most + 1) if total % d == 0)
+
+
+def _estimate(c: AccelConfig, m: int, n: int, k: int, tiles, stores: int,
+              threads: int) -> float:
+    """Rough cycles of :func:`gemm_schedule` (see :func:`choose_tiles`): per chunk
+    step, its loads (one per row when the chunk is partial) and its GEMM, overlapped
+    with two threads; per tile, its STOREs (one per row for a partial column chunk)."""
+    tile_m, tile_n, tile_k = tiles
+    dma = c.issue_cycles + c.dram_latency
+
+    def step(depth: int) -> float:
+        count = 2 if depth == tile_k else tile_m + tile_n
+        load = (tile_m * c.entry_bytes("inp") + tile_n * c.entry_bytes("wgt")) * depth \
+            / c.dram_bytes_per_cycle + count * dma
+        gemm = tile_m * tile_n * depth * c.gemm_cycles + c.issue_cycles
+        return max(load, gemm) if threads > 1 else load + gemm
+
+    rows, cols = -(-m // tile_m), -(-n // tile_n)
+    per_tile = (k // tile_k) * step(tile_k) + (step(k % tile_k) if k % tile_k else 0)
+    store_count = stores * rows * (cols + (tile_m - 1) * (n % tile_n > 0))
+    store = (stores * m * n * c.entry_bytes("acc") // 4 / c.dram_bytes_per_cycle
+             + store_count * dma)
+    steps = rows * cols * -(-k // tile_k)  # plus a fixed cost per step, as measured
+    return rows * cols * per_tile + store / threads + steps * (c.dram_latency
+                                                                 + 4 * c.issue_cycles)

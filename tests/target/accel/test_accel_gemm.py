@@ -87,17 +87,21 @@ def test_removing_a_store_token_is_a_hazard():
 
 
 def test_chosen_tiles_fit_and_one_step_deeper_is_refused():
-    """``choose_tiles`` fills the input buffer (two threads x 32 rows x 32 tiles = 2048
-    entries); one more tile of depth is refused, naming the buffer and a split."""
-    assert choose_tiles(VTA, 64, 2, 70, 2) == ((32, 2, 32), 2)
-    s, args = gemm_schedule(VTA, 32, 2, 70, (32, 2, 33), threads=1, planes=2)
-    po.lower(s, args, target="accel")  # one thread: fits
+    """Two threads x 32 rows x 32 tiles of depth fill the input buffer (2048 entries):
+    one more tile of depth is refused, naming the buffer and a split; the offload's
+    choice for these sizes (depth 35, a divisor of 70: no partial chunk) fits."""
+    s, args = gemm_schedule(VTA, 64, 2, 70, (32, 2, 32), threads=2, planes=2)
+    po.lower(s, args, target="accel")
     s, args = gemm_schedule(VTA, 64, 2, 70, (32, 2, 33), threads=2, planes=2)
     with pytest.raises(ScheduleError) as err:
         po.lower(s, args, target="accel")
     text = str(err.value)
     assert "inp buffer (32768 bytes)" in text and "x2 virtual threads" in text
     assert "split" in text
+    tiles, threads = choose_tiles(VTA, 64, 2, 70, 2, 2)
+    assert threads == 2 and 70 % tiles[2] == 0 and 2 * tiles[0] * tiles[2] <= 2048
+    s, args = gemm_schedule(VTA, 64, 2, 70, tiles, threads=threads, planes=2)
+    po.lower(s, args, target="accel")
 
 
 def test_reading_an_array_after_a_stage_computed_in_place_of_it_is_refused():
