@@ -100,14 +100,16 @@ def conv_layer(spec, threads):
 
 def bounds(spec, report) -> dict:
     """The layer's bounds in cycles: DRAM (the bytes it must move at least: the input
-    pixels its windows touch, the weights, the int8 output) and the compute module
+    rows its windows touch, whole, since a 2-D DMA load moves rows of contiguous pixels
+    and a stride-2 window skips every other pixel of a row; the weights; the int8
+    output) and the compute module
     (GEMM, then the requantization's ALU work: 2 instructions per accumulator tile
     here, 3 at 2 cycles each with VTA's HLS timing)."""
     _, cin, cout, size, kernel, stride, _ = spec
     pad, out = kernel // 2, (size + 2 * (kernel // 2) - kernel) // stride + 1
     touched = {y * stride + r - pad for y in range(out) for r in range(kernel)}
     rows = len([t for t in touched if 0 <= t < size])
-    dram = rows * rows * cin + cout * cin * kernel * kernel + out * out * cout
+    dram = rows * size * cin + cout * cin * kernel * kernel + out * out * cout
     gemm, alu = report.gemm_ops * VTA.gemm_cycles, report.alu_ops * VTA.alu_cycles
     tiles = report.alu_ops // 2  # shift and clip per accumulator tile
     return {"dram_bytes": dram, "dram": dram / VTA.dram_bytes_per_cycle, "gemm": gemm,
@@ -117,8 +119,9 @@ def bounds(spec, report) -> dict:
 
 def analysis_lines(lines, analysis) -> None:
     lines += ["## Which layers can reach 88%: the bounds, per layer (with latency hiding)", "",
-              "DRAM: the bytes a layer must move at least (input pixels its windows touch, "
-              f"weights, int8 output) at {VTA.dram_bytes_per_cycle} bytes/cycle. Compute "
+              "DRAM: the bytes a layer must move at least (the input rows its windows touch, "
+              "whole: a 2-D DMA load moves rows of contiguous pixels; weights; int8 output) "
+              f"at {VTA.dram_bytes_per_cycle} bytes/cycle (VTA's 64-bit bus). Compute "
               "module: GEMM cycles (one per GEMM op) plus the requantization's ALU cycles; "
               "GEMM and ALU instructions share VTA's compute module and run one after the "
               "other, so GEMM / (GEMM + ALU) caps the GEMM core's utilization whatever the "
@@ -141,17 +144,22 @@ def analysis_lines(lines, analysis) -> None:
         if b["ceiling"] >= 0.88 or b["gemm"] + b["alu"] < b["dram"]:
             continue
         per_tile = r.gemm_ops / (r.alu_ops / 2)
-        lines += [f"**{name}: why 88% is out of reach.** Its arithmetic intensity "
-                  f"({r.gemm_ops / b['dram_bytes']:.3f} GEMM ops per byte) is "
-                  f"{r.gemm_ops / b['dram_bytes'] * VTA.dram_bytes_per_cycle:.0f}x the ridge "
-                  "point: DRAM is not what limits it. But each accumulator tile gets only "
+        if r.busy["load"] > r.busy["compute"]:
+            rest = (f"its loads ({r.busy['load']} cycles: the tile reloads input rows for "
+                    "each group of output channels) outlast the compute module's "
+                    f"{r.busy['compute']}")
+        else:
+            rest = "4 issue cycles per instruction, the first load and the last store"
+        lines += [f"**{name}: why 88% is out of reach.** Its least DRAM traffic takes "
+                  f"{b['dram']:.0f} cycles, less than its compute module's "
+                  f"{b['gemm'] + b['alu']}: DRAM is not what bounds it. But each "
+                  f"accumulator tile gets only "
                   f"{per_tile:.0f} GEMM ops (a 1x1 window over {per_tile:.0f} input-channel "
                   "blocks) and then needs its requantization (shift, clip: 2 ALU ops) on the "
                   "same compute module, so the GEMM core can be busy at most "
                   f"{per_tile:.0f} / {per_tile + 2:.0f} = {b['ceiling']:.1%} of the time, "
                   f"whatever the tiling or overlap; the schedule reaches {r.utilization:.1%} "
-                  "(the rest: 4 issue cycles per instruction, the first load and the last "
-                  "store). The model is already kinder than VTA here: VTA's ALU has no "
+                  f"(the rest: {rest}). The model is already kinder than VTA here: VTA's ALU has no "
                   "clip (max then min) and runs at II=2, which caps this layer at "
                   f"{b['vta_ceiling']:.1%}. Passing 88% would need a device whose ALU runs "
                   "beside the GEMM core or a fused shift-and-clip instruction, i.e. another "

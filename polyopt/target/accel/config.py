@@ -39,7 +39,9 @@ class AccelConfig:
     # cycle model: a fixed cost per instruction, then per unit of work
     issue_cycles: int = 4              # decoding and starting any instruction
     dram_latency: int = 64             # first byte of a DMA transfer
-    dram_bytes_per_cycle: int = 64     # DMA bandwidth
+    # DMA bandwidth: VTA's memory bus is 64 bits wide (its published configuration's
+    # LOG_BUS_WIDTH = 6 counts bits), one transfer a cycle
+    dram_bytes_per_cycle: int = 8
     gemm_cycles: int = 1               # one batch x block_in x block_out step, pipelined
     alu_cycles: int = 1                # one accumulator tile, pipelined
 
