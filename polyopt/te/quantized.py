@@ -111,7 +111,10 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     :func:`pack_conv_vnni_numpy` (``Wp[F/cb, C/4, R, S, cb, 4]`` int8), int32 output
     ``[1, F, OH, OW]``.  The input is first copied, zero padded, into groups of 4
     channels (``<name>_packed[C/4, H + 2p, W + 2p, 4]``), so that the 4 activations one
-    ``vpdpbusd`` lane multiplies are contiguous.  ``pad_value`` (0 to 255) fills the
+    ``vpdpbusd`` lane multiplies are contiguous; with padding (or a ragged last group),
+    through ``<name>_padded[4 * (C/4), H + 2p, W + 2p]`` (NCHW, padded), so that both
+    copies are plain vector loops (:func:`~polyopt.tensorize.templates.int8_conv2d_template`
+    computes it per group of 4 channels, or inlines it).  ``pad_value`` (0 to 255) fills the
     padding: a quantized graph pads with the input's zero point.  C need not be a
     multiple of 4: weights packed for the next multiple (zeros in the missing channels,
     e.g. an RGB input's first layer) read ``pad_value`` there."""
@@ -137,13 +140,18 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
                          if ragged else data[0, VNNI_GROUP * g + t, y * stride, x * stride],
                          name=f"{name}_packed")
         stride = 1
-    else:
-        packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
+    elif p == 0 and not ragged:
+        packed = compute((groups, h, w, VNNI_GROUP), lambda g, y, x, t:
+                         data[0, VNNI_GROUP * g + t, y, x], name=f"{name}_packed")
+    else:  # padded first, channel by channel (contiguous rows), then grouped
+        padded = compute((groups * VNNI_GROUP, h + 2 * p, w + 2 * p), lambda k, y, x:
                          if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p)
-                                      & (VNNI_GROUP * g + t < c) if ragged else
+                                      & (k < c) if ragged else
                                       (y >= p) & (y < h + p) & (x >= p) & (x < w + p),
-                                      data[0, VNNI_GROUP * g + t, y - p, x - p], pad_value),
-                         name=f"{name}_packed")
+                                      data[0, k, y - p, x - p], pad_value),
+                         name=f"{name}_padded")
+        packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
+                         padded[VNNI_GROUP * g + t, y, x], name=f"{name}_packed")
     cg = reduce_axis((0, groups), name="cg")
     ry = reduce_axis((0, r), name="ry")
     rx = reduce_axis((0, s), name="rx")
