@@ -15,8 +15,8 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
   packed into groups of 4 channels inside the kernel, the weights once, outside the
   timing) vs onnxruntime's ``ConvInteger`` (the same computation) vs polyopt's fp32
   ``conv2d_template``; and polyopt's conv with the requantization to uint8 fused into
-  the tile (``epilogue=po.ops.requantize(Y, ...)``) vs onnxruntime's ``QLinearConv``
-  (the same computation).  The check against onnxruntime takes the smaller of the two
+  the tile (``epilogue=po.ops.requantize(Y, ..., rounding="even")``) vs onnxruntime's
+  ``QLinearConv`` (the same computation, checked equal bit for bit).  The check against onnxruntime takes the smaller of the two
   like-for-like ratios (int32 out vs ConvInteger, uint8 out vs QLinearConv);
 * bf16 matmul 1024^3 (``bf16_matmul_template``: ``vdpbf16ps`` tiles, float32 sums) vs
   polyopt's fp32 ``matmul_template`` (target >= 1.6x).
