@@ -214,10 +214,10 @@ ROUNDING_MAGIC = 12582912.0
 
 
 def _rounded_even_plus(scaled, zero_point: int, lo: int, dtype: str):
-    """``clip(round_half_even(scaled) + zero_point, lo, dtype's top)`` as ``dtype``,
-    in float32 (no float -> int32 conversion: a vector of it is a cvt and two clamps,
-    ``2 adds`` here): an even ``zero_point`` joins the magic number (even shifts keep
-    ties even), an odd one is added after the rounding (exact on integers)."""
+    """``clip(round_half_even(scaled) + zero_point, lo, dtype's top)`` as ``dtype``, all
+    in float32 up to the one saturating conversion to ``dtype`` (which clips): an even
+    ``zero_point`` joins the magic number (an even shift keeps ties even), an odd one
+    is added after the rounding (exact on integers)."""
     even = zero_point % 2 == 0
     shift = ROUNDING_MAGIC + (zero_point if even else 0)
     q = (scaled + shift) - ROUNDING_MAGIC

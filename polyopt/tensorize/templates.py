@@ -122,6 +122,7 @@ def _elementwise_sources(T):
 # at a time, narrower ones 4 channels per pixel (64 channels of 56 + 2 x 58: 62 -> 39 us;
 # of 28: 12 -> 13 us, of 7: 3.8 -> 4.4 us), when the copy pads (a condition per pixel)
 WIDE_PACKED_ROW = 48
+SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
 # padded input rows at least this wide are padded first, 4 channels at a time (plain
 # vector rows), then grouped without a condition (an interleaved store of 4 vectors):
 # 64x56 layer 50 -> 15 us, 128x28 22 -> 13, 256x14 10 -> 5; of 7 + 2: 6.4 -> 9.2 us
@@ -150,7 +151,6 @@ def _schedule_packing(s, packed) -> None:
 
 def _has_condition(expr) -> bool:
     return any(isinstance(e, Select) for e in walk(expr))
-SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
 
 
 def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = None,
