@@ -7,15 +7,21 @@ exactly on the device; the other operators (and a convolution it cannot take, wi
 :class:`~polyopt.errors.PolyoptWarning` saying why) are compiled for the CPU as usual.
 An offloaded convolution's elementwise epilogue stays a CPU kernel of its own.
 
-How one convolution runs (:class:`AccelConv`): the host packs the input (uint8 data
-shifted by 128 into int8, the border padded with the zero point, the windows laid out as
-the rows of a matrix, channels padded to the GEMM core's blocks); the device multiplies
-it by the weights (``w - w_zero_point``, int8, packed once at compile time) with its
-GEMM core and returns the int32 accumulators (as four byte planes: its STORE narrows to
-int8); the host adds the constant correction for the zero points and the bias and
-requantizes as ONNX does (float32 scale, halves to even), so the result equals
-onnxruntime's bit for bit.  ``device_reports(m)`` gives each offloaded convolution's
-counters and cycles from the last run.
+How one convolution runs (:class:`AccelConv`): it is compiled from a schedule, the
+blocked product of :func:`~polyopt.target.accel.gemm.gemm_schedule` (operands cached in
+the ``inp``/``wgt`` buffers, the GEMM core tensorized, two virtual threads, built with
+``po.build(target="accel")``: the dependence tokens are derived, not placed).  The host
+packs the input (uint8 data shifted by 128 into int8, the border padded with the zero
+point, the windows laid out as the rows of a matrix, channels padded to the GEMM core's
+blocks); the device multiplies it by the weights (``w - w_zero_point``, int8, packed
+once) and adds, in its accumulators, the bias and the constant correction for the zero
+points.  Then either the device requantizes (its ALU: halves to even, when the scale
+``x_scale * w_scale / y_scale`` is one power of two and every sum is below 2**24, so
+that onnxruntime's float32 product is exact), or it returns the int32 sums as byte
+planes (its STORE narrows to int8) and the host requantizes as onnxruntime does
+(float32 scale, halves to even); the result equals onnxruntime's bit for bit.
+``device_reports(m)`` gives each offloaded convolution's counters and cycles from
+the last run.
 
 >>> import polyopt as po                                    # doctest: +SKIP
 >>> m = po.graph.compile(g, offload={"conv_int8": "accel"})  # doctest: +SKIP
@@ -24,13 +30,13 @@ counters and cycles from the last run.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, fields
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, PolyoptError, PolyoptWarning
-from ..target.accel.gemm import gemm_dram, gemm_program, gemm_result, gemm_sizes
-from ..target.accel.sim import Report, run
+from ..build import build
+from ..target.accel.gemm import Requantize, acc_copies, choose_tiles, from_planes, gemm_schedule
+from ..target.accel.sim import Report
 from ..target.base import get_target
 from .lowering import group_arguments
 from .operators import attr
@@ -76,7 +82,7 @@ def offload_groups(graph, groups: list[Group], offload) -> tuple[list[Group], di
         runner = None
         if device and not reason:
             try:
-                runner = AccelConv(graph, head, device.config)
+                runner = AccelConv(graph, head, device)
             except PolyoptError as err:
                 reason = str(err)
         if reason:
@@ -114,19 +120,14 @@ def refusal(graph, node, config) -> str | None:
     return None
 
 
-@dataclass
-class _Chunk:
-    rows: int          # rows of the window matrix this program computes (<= the rest)
-    program: list
-    uops: list
-
-
 class AccelConv:
     """One ``QLinearConv`` on the device; called like a CPU kernel (its data inputs in
-    the group's argument order, then the output array).  ``report`` is the last run's
-    counters and cycles, summed over the device programs of the call."""
+    the group's argument order, then the output array).  ``requantized`` says whether
+    the device requantizes (else ``why_host`` says why the host does); ``module`` is the
+    compiled device program, ``report`` the last run's counters and cycles."""
 
-    def __init__(self, graph, node, config):
+    def __init__(self, graph, node, device):
+        config = device.config
         self.node, self.config = node, config
         self.inputs, self.kernel_shapes = group_arguments(graph, [node], node.outputs[0])
         c, constants = config, graph.constants
@@ -143,20 +144,32 @@ class AccelConv:
         self.pad_value = np.int8(x_point - self.offset)
         w_point = constants[names[5]].astype(np.int32).reshape(-1) if names[5] else \
             np.zeros(1, np.int32)
-        shifted = weights.astype(np.int32) - (w_point.reshape(-1, 1, 1, 1)
-                                              if w_point.size > 1 else w_point[0])
-        depth = self.channels * kh * kw
-        self.depth = -(-depth // c.block_in) * c.block_in
-        self.columns = -(-filters // c.block_out) * c.block_out
-        packed = np.zeros((self.columns, self.depth), np.int8)
-        packed[:filters, :depth] = shifted.reshape(filters, depth)
-        self.weights = packed
-        # sum over the window of (x + offset - x_point) * w'  ==  device sum of x' * w'
-        #   + (offset - x_point) * sum(w'): the input is padded with x_point - offset
+        shifted = (weights.astype(np.int32) - (w_point.reshape(-1, 1, 1, 1)
+                                               if w_point.size > 1 else w_point[0])
+                   ).reshape(filters, -1)
+        depth = shifted.shape[1]
+        self.rows = self.batch * self.out_hw[0] * self.out_hw[1]
+        m, k, n = (-(-self.rows // c.batch), -(-depth // c.block_in),
+                   -(-filters // c.block_out))
+        self.depth = k * c.block_in
+        packed = np.zeros((n * c.block_out, self.depth), np.int8)
+        packed[:filters, :depth] = shifted
+        self.weights = np.ascontiguousarray(packed.reshape(
+            n, c.block_out, k, c.block_in).transpose(0, 2, 1, 3))
+        # sum over the window of (x - x_point) * w' + bias  ==  device sum of x' * w'
+        #   + bias + (offset - x_point) * sum(w'): the input is padded with x_point - offset
         bias = constants[names[8]].astype(np.int64) if names[8] else \
             np.zeros(filters, np.int64)
-        self.correction = (bias + (self.offset - x_point)
-                           * shifted.reshape(filters, -1).sum(1)).astype(np.int32)
+        correction = bias + (self.offset - x_point) * shifted.sum(1)
+        # |sum of (x - x_point) * w' + bias| for any input
+        self.bound = int((255 * np.abs(shifted).sum(1) + np.abs(bias)).max())
+        if self.bound >= 1 << 31 or np.abs(correction).max() >= 1 << 31:
+            raise InvalidArgumentError(f"node '{node.name}': its sums may not fit in the "
+                                       "device's int32 accumulators")
+        column = np.zeros(n * c.block_out, np.int32)
+        column[:filters] = correction
+        self.bias = np.ascontiguousarray(np.broadcast_to(
+            column.reshape(n, 1, c.block_out), (n, c.batch, c.block_out)))
         x_scale = np.float32(constants[names[1]].reshape(-1)[0])
         y_scale = np.float32(constants[names[6]].reshape(-1)[0])
         w_scale = constants[names[4]].astype(np.float32).reshape(-1)
@@ -166,50 +179,39 @@ class AccelConv:
         self.y_point = int(constants[names[7]].reshape(-1)[0]) if names[7] else 0
         out_dtype = graph.tensors[node.outputs[0]].dtype
         self.low, self.high = (0, 255) if out_dtype == "uint8" else (-128, 127)
-        self.rows = self.batch * self.out_hw[0] * self.out_hw[1]
-        self.chunks = self._programs()
+        requantize, self.why_host = self._device_requantization()
+        self.requantized = requantize is not None
+        planes = None if requantize else next(
+            p for p in (1, 2, 3, 4) if self.bound < 1 << (8 * p - 1) or p == 4)
+        self.tiles, threads = choose_tiles(c, m, n, k, acc_copies(planes, requantize),
+                                           planes or 1)
+        schedule, args = gemm_schedule(c, m, n, k, self.tiles, threads=threads,
+                                       planes=planes, requantize=requantize)
+        self.shapes = [tuple(int(e) for e in a.shape) for a in args]
+        self.module = build(schedule, args, target=device.key, name=f"accel_{node.name}")
         self.report: Report | None = None
 
-    def _programs(self) -> list[_Chunk]:
-        """Device programs covering the window matrix's rows, with two virtual threads;
-        the rows per program are chosen to move the fewest bytes from DRAM (few rows:
-        the weights are loaded once per program; many rows: the input tiles are loaded
-        again for each chunk of output columns, the accumulators holding fewer)."""
-        c = self.config
-        n, k = self.columns // c.block_out, self.depth // c.block_in
-        tiles = -(-self.rows // c.batch)
-        options = []
-        for per in sorted({tiles, *(1 << e for e in range(12) if 1 << e < tiles)}):
-            try:
-                tile_n, _ = gemm_sizes(c, per, n, k, 2)
-            except InvalidArgumentError:
-                continue
-            traffic = (tiles * k * c.entry_bytes("inp") * -(-n // tile_n)
-                       + -(-tiles // per) * n * k * c.entry_bytes("wgt"))
-            options.append((traffic, per))
-        for _, per in sorted(options):
-            try:  # (too many micro-ops for the uop buffer: fewer rows)
-                return self._cover(tiles, per, n, k)
-            except InvalidArgumentError:
-                continue
-        raise InvalidArgumentError(f"node '{self.node.name}': no device program of the "
-                                   "GEMM routine fits this convolution's buffers")
-
-    def _cover(self, tiles: int, per: int, n: int, k: int) -> list[_Chunk]:
-        c = self.config
-        chunks, done = [], 0
-        while done < tiles:
-            m = min(per, tiles - done)
-            if not chunks or chunks[-1].rows != m * c.batch:
-                program, uops = gemm_program(c, m, n, k, virtual_threads=2, wide=True)
-            else:
-                program, uops = chunks[-1].program, chunks[-1].uops
-            chunks.append(_Chunk(m * c.batch, program, uops))
-            done += m
-        return chunks
+    def _device_requantization(self) -> tuple[Requantize | None, str | None]:
+        """The ALU requantization when it equals onnxruntime's bit for bit, else None and
+        why not."""
+        mantissa, exponent = np.frexp(self.scale.astype(np.float64))
+        shift = 1 - int(exponent[0])
+        if not (mantissa == 0.5).all() or not (exponent == exponent[0]).all():
+            return None, ("its scale (x_scale * w_scale / y_scale, float32) is not one "
+                          "power of two: rounding the float32 product to even is not an "
+                          "int32 shift (the host requantizes the device's int32 sums)")
+        if not 0 <= shift <= 20:
+            return None, (f"its scale 2**{-shift} is outside 2**-20 .. 1 (the host "
+                          "requantizes)")
+        if self.bound > 1 << 24:
+            return None, ("its sums may exceed 2**24, where onnxruntime's float32 "
+                          "rounds them (the host requantizes)")
+        return Requantize(shift, self.y_point, self.low, self.high), None
 
     def windows(self, x: np.ndarray) -> np.ndarray:
-        """The input as int8 rows, one per output pixel: (rows, depth)."""
+        """The input as the device's input tiles: int8 rows, one per output pixel,
+        ``(m, k, batch, block_in)``."""
+        c = self.config
         top, left, bottom, right = self.pads
         data = (x.astype(np.int16) - self.offset).astype(np.int8)
         padded = np.pad(data, ((0, 0), (0, 0), (top, bottom), (left, right)),
@@ -221,47 +223,36 @@ class AccelConv:
                 for ry in range(kh) for rx in range(kw)]
         cols = np.stack(taps, 2)                       # n, c, kh*kw, oh, ow
         cols = cols.transpose(0, 3, 4, 1, 2).reshape(self.rows, -1)
-        out = np.zeros((self.rows, self.depth), np.int8)
-        out[:, :cols.shape[1]] = cols
-        return out
+        m, k = self.shapes[0][:2]
+        out = np.zeros((m * c.batch, self.depth), np.int8)
+        out[:self.rows, :cols.shape[1]] = cols
+        return np.ascontiguousarray(out.reshape(m, c.batch, k, c.block_in).transpose(
+            0, 2, 1, 3))
 
-    def accumulators(self, x: np.ndarray) -> np.ndarray:
-        """The device's int32 sums, (rows, filters), and ``self.report``."""
+    def device_output(self, x: np.ndarray) -> np.ndarray:
+        """The device's result, (rows, filters): the requantized values, or the int32
+        sums with the bias; and ``self.report``."""
         c = self.config
-        rows = self.windows(x)
-        total, report, start = [], Report(), 0
-        for chunk in self.chunks:
-            part = np.zeros((chunk.rows, self.depth), np.int8)
-            taken = rows[start:start + chunk.rows]
-            part[:len(taken)] = taken
-            dram = gemm_dram(c, part, self.weights, chunk.uops, wide=True)
-            _add(report, run(chunk.program, dram, c))
-            total.append(gemm_result(c, dram["y"], chunk.rows // c.batch,
-                                     self.columns // c.block_out)[:len(taken)])
-            start += chunk.rows
-        self.report = report
-        return np.concatenate(total)[:, :self.filters]
+        y = np.zeros(self.shapes[3], np.int8)
+        self.module(self.windows(x), self.weights, self.bias, y)
+        self.report = self.module.report
+        values = y if self.requantized else from_planes(y)
+        m, n = values.shape[:2]
+        matrix = values.transpose(0, 2, 1, 3).reshape(m * c.batch, n * c.block_out)
+        return matrix[:self.rows, :self.filters]
 
     def __call__(self, *arrays):
         x, out = arrays[0], arrays[-1]
-        acc = self.accumulators(x) + self.correction[None, :]
-        value = acc.astype(np.float32) * self.scale[None, :]
-        value = np.minimum(np.maximum(value, np.float32(-1e9)), np.float32(1e9))
-        q = np.rint(value).astype(np.int32) + self.y_point
-        q = np.clip(q, self.low, self.high).astype(out.dtype)
+        result = self.device_output(x)
+        if self.requantized:
+            q = result.view(np.uint8) if self.low == 0 else result
+        else:  # onnxruntime's requantization: float32 product, halves to even
+            value = result.astype(np.float32) * self.scale[None, :]
+            value = np.minimum(np.maximum(value, np.float32(-1e9)), np.float32(1e9))
+            q = np.clip(np.rint(value).astype(np.int32) + self.y_point, self.low, self.high)
         oh, ow = self.out_hw
-        out[...] = q.reshape(self.batch, oh, ow, self.filters).transpose(0, 3, 1, 2).reshape(
-            out.shape)
-
-
-def _add(total: Report, part: Report) -> None:
-    for f in fields(Report):
-        mine, theirs = getattr(total, f.name), getattr(part, f.name)
-        if isinstance(mine, dict):
-            for key in mine:
-                mine[key] += theirs[key]
-        else:
-            setattr(total, f.name, mine + theirs)
+        out[...] = q.astype(out.dtype).reshape(self.batch, oh, ow, self.filters).transpose(
+            0, 3, 1, 2).reshape(out.shape)
 
 
 def device_reports(model) -> dict[str, Report]:

@@ -120,6 +120,61 @@ def test_dilation_strides_and_uneven_padding_on_the_device():
     assert device_reports(compiled)[compiled.graph.producer(c).name].gemm_ops == 27 * 2 * 3
 
 
+def _power_of_two_model(out_dtype):
+    """Two convs whose scales (x_scale * w_scale / y_scale) are powers of two: 2**-6
+    (3x3, stride 2, 5 -> 20 channels, per-channel w_scale all equal) and 2**-1 (1x1,
+    every odd sum a tie)."""
+    rng = np.random.default_rng(11)
+    m = ModelBuilder(11)
+    x = m.input("x", (2, 5, 9, 9))
+    point = np.array(3 if out_dtype == "uint8" else -2, out_dtype)
+    q = m.add("QuantizeLinear", [x, m.const(np.float32(2 ** -4)), m.const(point)])
+    w1 = m.const(rng.integers(-100, 100, (20, 5, 3, 3)).astype(np.int8))
+    c1 = m.add("QLinearConv", [
+        q, m.const(np.float32(2 ** -4)), m.const(point), w1,
+        m.const(np.full(20, 2 ** -5, np.float32)), m.const(np.zeros(20, np.int8)),
+        m.const(np.float32(2 ** -3)), m.const(point),
+        m.const(rng.integers(-3000, 3000, 20).astype(np.int32))],
+        strides=[2, 2], pads=[1, 1, 1, 1])
+    w2 = m.const(rng.integers(-3, 4, (17, 20, 1, 1)).astype(np.int8))
+    c2 = m.add("QLinearConv", [
+        c1, m.const(np.float32(2 ** -3)), m.const(point), w2,
+        m.const(np.float32(2 ** -4)), m.const(np.int8(0)),
+        m.const(np.float32(2 ** -6)), m.const(np.array(5 if out_dtype == "uint8" else 1,
+                                                        out_dtype))])
+    return m.model([c2, c1], dtypes={c1: out_dtype, c2: out_dtype}), c1, c2
+
+
+@pytest.mark.parametrize("target, out_dtype", [("accel", "uint8"), ("accel", "int8"),
+                                               ("accel -config=tpu-like", "uint8")])
+def test_power_of_two_scales_requantize_on_the_device_like_onnxruntime(target, out_dtype):
+    model, c1, c2 = _power_of_two_model(out_dtype)
+    feeds = {"x": (np.random.default_rng(5).standard_normal((2, 5, 9, 9)) * 4).astype(
+        np.float32)}
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1,
+                                offload={"conv_int8": target})
+    got, expected = compiled.run(feeds), ort_run(model, feeds)
+    np.testing.assert_array_equal(got[c1], expected[c1])
+    np.testing.assert_array_equal(got[c2], expected[c2])
+    convs = [s.kernel for s in compiled.steps if isinstance(s.kernel, AccelConv)]
+    assert [c.requantized for c in convs] == [True, True]
+    assert [c.module.report.stored for c in convs] == [
+        c.shapes[3][0] * c.shapes[3][1] * c.config.block_out * c.config.batch
+        for c in convs]  # one int8 byte per output: no planes
+    assert all(c.report.alu_ops > 0 for c in convs)
+
+
+def test_other_scales_requantize_on_the_host_and_say_why():
+    model, y, c1 = _model()
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1,
+                                offload={"conv_int8": "accel"})
+    convs = [s.kernel for s in compiled.steps if isinstance(s.kernel, AccelConv)]
+    assert [c.requantized for c in convs] == [False, False]
+    assert all("not one power of two" in c.why_host for c in convs)
+    # the int32 sums leave in as many byte planes as their bound needs
+    assert [c.shapes[3][0] for c in convs] == [3, 3]
+
+
 def test_a_convolution_the_device_cannot_take_stays_on_the_cpu_with_a_warning():
     rng = np.random.default_rng(3)
     m = ModelBuilder(3)

@@ -1,165 +1,226 @@
-"""A blocked int8 matrix product as an instruction stream: the device's GEMM routine.
+"""A blocked int8 matrix product with a bias and an epilogue, as a schedule for the
+accelerator: the program the graph layer's offloaded convolutions run.
 
-``gemm_program(config, m, n, k)`` computes ``y = x @ w.T`` for ``x`` of ``m x k`` input
-tiles and ``w`` of ``n x k`` weight tiles (DRAM tensors ``"x"``, ``"w"``, laid out by
-:func:`gemm_dram`), into ``y`` of ``m x n`` output tiles, optionally requantized on the
-accumulators (``shift``: ``clip(acc >> shift, -128, 127)``, two ALU instructions), or
-kept whole (``wide=True``: the int32 accumulators leave the device as four int8 byte
-planes, STORE narrowing to the low byte and an ALU ``shr 8`` between the stores;
-:func:`gemm_result` puts them together again).  The output columns are processed in
-chunks of ``tile_n`` tiles and the reduction in chunks of ``tile_k``, sized so that
-every buffer fits; ``virtual_threads=2`` splits the input, weight and accumulator buffers
-in halves so that the loads of one chunk overlap the GEMM of the previous one and the
-store of one output chunk overlaps the next (VTA's latency hiding), with the dependence
-tokens placed accordingly.
+``gemm_schedule(config, m, n, k, tiles, ...)`` returns a schedule and its arguments
+``[A, W, B, Y]``: ``A`` (``m x k`` input tiles, int8), ``W`` (``n x k`` weight tiles,
+int8), ``B`` (``n`` accumulator tiles, int32: a bias per output column, the same on every
+row of a tile) and the output ``Y``.  The accumulators ``S = A @ W.T + B`` leave the
+device either
 
-It is written by hand, as a library routine (the graph layer's offload of int8
-convolutions uses it; schedules are lowered onto the device by :mod:`.target`).
+* requantized (``requantize=Requantize(shift, zero_point, low, high)``): ``clip(
+  round_half_even(S / 2**shift) + zero_point, low, high)`` narrowed to int8, ``Y`` of
+  shape ``(m, n, batch, block_out)``; computed by ALU stages (two copies of ``S`` give
+  the rounding bit, see :func:`_rounded`), or
+* whole (``planes=P``): the low ``P`` bytes of ``S``, ``Y`` of shape ``(P, m, n, batch,
+  block_out)`` (a STORE narrows to the low byte; plane ``p`` is a copy of ``S`` shifted
+  by ``8 p``), put together by :func:`from_planes`.
 
+The schedule is VTA's: the output tiled by ``tiles = (rows, cols, depth)`` tiles, the
+operands cached in ``inp``/``wgt`` at each depth chunk, the bias in ``acc``, the product
+tensorized onto the GEMM core, and (``threads=2``) the row chunks split between two
+virtual threads; ``po.build(s, args, target="accel")`` derives the dependence tokens.
+
+>>> import polyopt as po
 >>> from polyopt.target.accel.config import VTA
->>> program, uops = gemm_program(VTA, 1, 64, 64)
->>> sum(isinstance(i, Gemm) and not i.reset for i in program), len(uops)
-(4, 2)
+>>> s, args = gemm_schedule(VTA, 4, 2, 3, (2, 2, 3), planes=4)
+>>> [tuple(int(e) for e in a.shape) for a in args]
+[(4, 3, 1, 16), (2, 3, 16, 16), (2, 1, 16), (4, 4, 2, 1, 16)]
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...errors import InvalidArgumentError
+from ...te.compat import const
+from ...te.tensor import (compute, if_then_else, maximum, minimum, placeholder, reduce_axis,
+                          reduce_sum)
+from ...transform.schedule import create_schedule
 from .config import AccelConfig
-from .isa import Alu, Gemm, Load, Store, Tokens, Uop
-from .sim import uop_array
+from .intrin import gemm_intrin
 
 
-def _chunks(total: int, size: int):
-    return [(start, min(size, total - start)) for start in range(0, total, size)]
+@dataclass(frozen=True)
+class Requantize:
+    """``clip(round_half_even(x / 2**shift) + zero_point, low, high)`` on the ALU."""
+
+    shift: int
+    zero_point: int
+    low: int
+    high: int
 
 
-def gemm_sizes(config: AccelConfig, m: int, n: int, k: int, virtual_threads: int = 1
-               ) -> tuple[int, int]:
-    """The largest chunks ``(tile_n, tile_k)`` whose buffers fit, ``virtual_threads``
-    copies of each; InvalidArgumentError names a buffer that cannot hold one chunk."""
-    tile_n = min(n, config.entries("acc") // (virtual_threads * m))
-    if tile_n < 1:
-        raise InvalidArgumentError(
-            f"the accumulator buffer ({config.acc_bytes} bytes) cannot hold "
-            f"{virtual_threads} x {m} output tiles of {config.entry_bytes('acc')} bytes; "
-            "use fewer rows of tiles per call")
-    tile_k = min(k, config.entries("inp") // (virtual_threads * m),
-                 config.entries("wgt") // (virtual_threads * tile_n))
-    if tile_k < 1:
-        raise InvalidArgumentError(
-            f"the input buffer ({config.inp_bytes} bytes) cannot hold {virtual_threads} x "
-            f"{m} input tiles; use fewer rows of tiles per call")
-    return tile_n, tile_k
+def acc_copies(planes: int | None, requantize: Requantize | None) -> int:
+    """Accumulator tiles per output tile: ``S`` and its copies."""
+    return 3 if requantize is not None else planes
 
 
-def gemm_program(config: AccelConfig, m: int, n: int, k: int, *, virtual_threads: int = 1,
-                 shift: int | None = None, tile_n: int | None = None,
-                 tile_k: int | None = None, wide: bool = False) -> tuple[list, list[Uop]]:
-    """The instructions, and the micro-ops they use (the DRAM tensor ``"uops"``)."""
-    if virtual_threads not in (1, 2):
-        raise InvalidArgumentError(f"virtual_threads is 1 or 2, got {virtual_threads!r}")
-    if wide and shift is not None:
-        raise InvalidArgumentError("wide=True stores the whole accumulators: no shift")
-    auto_n, auto_k = gemm_sizes(config, m, n, k, virtual_threads)
-    tile_n, tile_k = min(tile_n or auto_n, auto_n), min(tile_k or auto_k, auto_k)
-    half = {b: config.entries(b) // virtual_threads for b in ("inp", "wgt", "acc")}
-    uops: list[Uop] = []
-    first_uop: dict[tuple, int] = {}
-
-    def uop_set(acc: int, inp: int, wgt: int, tn: int, tk: int) -> int:
-        """Micro-ops of one chunk: row r multiplies input tile (r, 0) by weight tile
-        (0, 0) into accumulator tile (r, 0); the loops add the column and the k step."""
-        key = (acc, inp, wgt, tn, tk)
-        if key not in first_uop:
-            first_uop[key] = len(uops)
-            uops.extend(Uop(dst=acc + r * tn, src=inp + r * tk, wgt=wgt) for r in range(m))
-        return first_uop[key]
-
-    body = []
-    chunk = 0
-    for out_index, (n0, tn) in enumerate(_chunks(n, tile_n)):
-        acc = (out_index % virtual_threads) * half["acc"]
-        begin = uop_set(acc, 0, 0, tn, 1)
-        # accumulator (r, j) is acc + r * tn + j; reuse a half once its store is done
-        # the store of the last chunk that used this half is done (wide, one thread:
-        # the previous chunk's last byte plane; see the last GEMM below for two)
-        reuse = out_index >= virtual_threads and not (wide and virtual_threads > 1)
-        body.append(Gemm(begin, begin + m, iter_out=tn, dst_out=1, reset=True,
-                         tokens=Tokens(pop_next=reuse)))
-        k_chunks = _chunks(k, tile_k)
-        for k_index, (k0, tk) in enumerate(k_chunks):
-            side = chunk % virtual_threads
-            inp, wgt = side * half["inp"], side * half["wgt"]
-            # input (r, c) at inp + r * tk + c; weight (j, c) at wgt + j * tk + c
-            body.append(Load("inp", "x", k0, sram=inp, rows=m, cols=tk, stride=k,
-                             tokens=Tokens(pop_next=chunk >= virtual_threads)))
-            body.append(Load("wgt", "w", n0 * k + k0, sram=wgt, rows=tn, cols=tk, stride=k,
-                             tokens=Tokens(push_next=True)))
-            begin = uop_set(acc, inp, wgt, tn, tk)
-            last = k_index == len(k_chunks) - 1
-            # wide, two threads: the previous chunk's last byte plane is popped here, after
-            # that chunk's ALU pops and before this chunk's, so the pops stay in order
-            wait_store = last and wide and virtual_threads > 1 and out_index > 0
-            body.append(Gemm(begin, begin + m, iter_out=tn, iter_in=tk, dst_out=1,
-                             wgt_out=tk, src_in=1, wgt_in=1,
-                             tokens=Tokens(pop_prev=True, push_prev=True,
-                                           push_next=last and shift is None,
-                                           pop_next=wait_store)))
-            chunk += 1
-        if shift is not None:
-            begin = uop_set(acc, 0, 0, tn, 1)
-            body.append(Alu("shr", begin, begin + m, iter_out=tn, dst_out=1, imm=shift))
-            body.append(Alu("clip", begin, begin + m, iter_out=tn, dst_out=1,
-                            imm=(-128, 127), tokens=Tokens(push_next=True)))
-        if wide:
-            begin = uop_set(acc, 0, 0, tn, 1)
-            for plane in range(4):
-                if plane:  # after the previous plane's store read the accumulators
-                    body.append(Alu("shr", begin, begin + m, iter_out=tn, dst_out=1, imm=8,
-                                    tokens=Tokens(pop_next=True, push_next=True)))
-                body.append(Store("y", plane * m * n + n0, sram=acc, rows=m, cols=tn,
-                                  stride=n, tokens=Tokens(pop_prev=True, push_prev=True)))
-            continue
-        body.append(Store("y", n0, sram=acc, rows=m, cols=tn, stride=n,
-                          tokens=Tokens(pop_prev=True, push_prev=True)))
-    load_uops = Load("uop", "uops", 0, sram=0, rows=1, cols=len(uops), stride=len(uops))
-    if len(uops) > config.entries("uop"):
-        raise InvalidArgumentError(f"the routine needs {len(uops)} micro-ops; the uop "
-                                   f"buffer holds {config.entries('uop')}")
-    return [load_uops] + body, uops
-
-
-def gemm_dram(config: AccelConfig, x: np.ndarray, w: np.ndarray, uops: list[Uop], *,
-              wide: bool = False) -> dict:
-    """DRAM tensors for :func:`gemm_program` from int8 matrices ``x`` (M x K) and ``w``
-    (N x K), with M, K, N multiples of batch, block_in and block_out; ``"y"`` receives
-    the result (read it back with :func:`gemm_result`)."""
+def gemm_schedule(config: AccelConfig, m: int, n: int, k: int, tiles: tuple[int, int, int],
+                  *, threads: int = 1, planes: int | None = None,
+                  requantize: Requantize | None = None):
+    """The schedule and ``[A, W, B, Y]`` (see the module)."""
+    if (planes is None) == (requantize is None) or planes is not None and not 1 <= planes <= 4:
+        raise InvalidArgumentError("gemm_schedule needs planes (1 to 4) or requantize")
     c = config
-    (rows, depth), (cols, depth_w) = x.shape, w.shape
-    if depth != depth_w or rows % c.batch or depth % c.block_in or cols % c.block_out:
-        raise InvalidArgumentError(
-            f"x is {x.shape} and w is {w.shape}: they need the same number of columns, a "
-            f"multiple of {c.block_in}, and rows multiples of {c.batch} and {c.block_out}")
-    m, k, n = rows // c.batch, depth // c.block_in, cols // c.block_out
-    tiles_x = x.reshape(m, c.batch, k, c.block_in).transpose(0, 2, 1, 3)
-    tiles_w = w.reshape(n, c.block_out, k, c.block_in).transpose(0, 2, 1, 3)
-    return {"x": np.ascontiguousarray(tiles_x.reshape(m * k, c.batch, c.block_in), np.int8),
-            "w": np.ascontiguousarray(tiles_w.reshape(n * k, c.block_out, c.block_in),
-                                      np.int8),
-            "y": np.zeros(((4 if wide else 1) * m * n, c.batch, c.block_out), np.int8),
-            "uops": uop_array(uops)}
+    tile_m, tile_n, tile_k = tiles
+    A = placeholder((m, k, c.batch, c.block_in), name="A", dtype="int8")
+    W = placeholder((n, k, c.block_out, c.block_in), name="W", dtype="int8")
+    B = placeholder((n, c.batch, c.block_out), name="B", dtype="int32")
+    ko = reduce_axis((0, k), name="ko")
+    ki = reduce_axis((0, c.block_in), name="ki")
+    shape = (m, n, c.batch, c.block_out)
+    C = compute(shape, lambda i, j, x, y: reduce_sum(
+        A[i, ko, x, ki].astype("int32") * W[j, ko, y, ki].astype("int32"), axis=[ko, ki]),
+        name="C")
+    S = compute(shape, lambda i, j, x, y: C[i, j, x, y] + B[j, x, y], name="S")
+    if requantize is not None:
+        stages, Y = _rounded(S, shape, requantize)
+    else:
+        stages, Y = _planes(S, shape, planes)
+    s = create_schedule(Y)
+    for stage in [C, S] + stages:
+        s[stage].set_scope("acc")
+    BL = s.cache_read(B, "acc", [S])
+    AL = s.cache_read(A, "inp", [C])
+    WL = s.cache_read(W, "wgt", [C])
+    axes = list(Y.op.axis)
+    outer = axes[:-4]                      # the plane, if any
+    i, j, x, y = axes[-4:]
+    io, ii = s[Y].split(i, factor=tile_m)
+    jo, ji = s[Y].split(j, factor=tile_n)
+    if threads > 1:
+        it, io = s[Y].split(io, nparts=threads)
+        s[Y].reorder(it, io, jo, *outer, ii, ji, x, y)
+        s[Y].virtual_thread(it)
+    else:
+        s[Y].reorder(io, jo, *outer, ii, ji, x, y)
+    for stage in [C, S, BL] + stages:
+        s[stage].compute_at(s[Y], jo)
+    ci, cj, cx, cy = C.op.axis
+    ko_o, ko_i = s[C].split(ko, factor=tile_k)
+    s[C].reorder(ko_o, ci, cj, ko_i, cx, cy, ki)
+    s[AL].compute_at(s[C], ko_o)
+    s[WL].compute_at(s[C], ko_o)
+    s[C].tensorize(cx, gemm_intrin(config))
+    return s, [A, W, B, Y]
 
 
-def gemm_result(config: AccelConfig, y: np.ndarray, m: int, n: int) -> np.ndarray:
-    """The output tiles as an (M x N) int8 matrix, or int32 from the four byte planes of
-    a ``wide`` program."""
+def _zero(shape, name):
+    return compute(shape, lambda *a: const(0, "int32"), name=name)
+
+
+def _planes(S, shape, planes: int):
+    """Copies of ``S`` shifted by 8, 16, 24 bits (a copy: a reset tile plus ``S``) and
+    the output choosing the plane's tile."""
+    stages, sources = [], [S]
+    for p in range(1, planes):
+        zero = _zero(shape, f"Z{p}")
+        shifted = compute(shape, lambda *a, z=zero, p=p: (z[a] + S[a]) // (1 << (8 * p)),
+                          name=f"P{p}")
+        stages += [zero, shifted]
+        sources.append(shifted)
+
+    def plane(p, *a):
+        value = sources[-1][a]
+        for q in range(planes - 2, -1, -1):
+            value = if_then_else(p == q, sources[q][a], value)
+        return value.astype("int8")
+
+    return stages, compute((planes,) + shape, plane, name="Y")
+
+
+def _rounded(S, shape, rq: Requantize):
+    """``round_half_even(S / 2**s)`` as ``(S + 2**(s-1) - 1 + bit) >> s`` with ``bit``
+    the parity of ``S >> s`` (``(S >> s) - 2 * (S >> (s + 1))``, from two copies of
+    ``S``), then the zero point (``+ zero_point * 2**s`` before the shift) and the clip."""
+    s = rq.shift
+    if s == 0:
+        R = compute(shape, lambda *a: maximum(minimum(S[a] + rq.zero_point, rq.high),
+                                              rq.low), name="R")
+        return [R], compute(shape, lambda *a: R[a].astype("int8"), name="Y")
+    z1, z2 = _zero(shape, "Z1"), _zero(shape, "Z2")
+    T = compute(shape, lambda *a: (z1[a] + S[a]) // (1 << s), name="T")
+    U = compute(shape, lambda *a: (z2[a] + S[a]) // (1 << (s + 1)) * -2, name="U")
+    V = compute(shape, lambda *a: T[a] + U[a], name="V")
+    bias = (1 << (s - 1)) - 1 + rq.zero_point * (1 << s)
+    R = compute(shape, lambda *a: maximum(minimum(((S[a] + V[a]) + bias) // (1 << s),
+                                                  rq.high), rq.low), name="R")
+    return [z1, z2, T, U, V, R], compute(shape, lambda *a: R[a].astype("int8"), name="Y")
+
+
+def from_planes(y: np.ndarray) -> np.ndarray:
+    """The int32 values of byte planes ``y`` (``P`` int8 planes, low byte first; the top
+    plane carries the sign)."""
+    planes = y.shape[0]
+    total = y[-1].astype(np.int32) << (8 * (planes - 1))
+    for p in range(planes - 1):
+        total += y[p].view(np.uint8).astype(np.int32) << (8 * p)
+    return total
+
+
+def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int,
+                 stores: int = 1) -> tuple[tuple[int, int, int], int]:
+    """``(rows, cols, depth)`` tiles of :func:`gemm_schedule` and its virtual threads
+    (1 or 2), the buffers fitting (each thread keeps its own ``rows x depth`` input
+    tiles, ``cols x depth`` weight tiles, ``copies x rows x cols`` accumulator tiles
+    plus ``cols`` bias tiles; two threads need two chunks of rows), chosen by a rough
+    cycle estimate (:func:`_estimate`): per chunk step its loads and GEMM, overlapped
+    with two threads; per tile its ``stores`` STOREs.  A partial chunk of columns or
+    of depth is not contiguous in the buffers (one STORE or LOAD per row), so the
+    largest divisors are tried too.  ``((1, 1, 1), 1)`` when nothing fits: the
+    compiler's refusal says why.
+
+    >>> from polyopt.target.accel.config import VTA
+    >>> choose_tiles(VTA, 3136, 4, 36, 3)   # depth 12 divides 36: no partial chunk
+    ((64, 4, 12), 2)
+    """
     c = config
-    if len(y) == 4 * m * n:
-        planes = y.reshape(4, m * n, c.batch, c.block_out).view(np.uint8).astype(np.uint32)
-        whole = (planes[0] | planes[1] << 8 | planes[2] << 16 | planes[3] << 24)
-        return gemm_result(config, whole.view(np.int32), m, n)
-    return y.reshape(m, n, c.batch, c.block_out).transpose(0, 2, 1, 3).reshape(
-        m * c.batch, n * c.block_out)
+    best = None
+    for threads in (1, 2) if m > 1 else (1,):
+        inp, wgt, acc = (c.entries(b) // threads for b in ("inp", "wgt", "acc"))
+        most = -(-m // threads)  # every thread gets a chunk of rows
+        for tile_m in sorted({most, *(1 << e for e in range(16) if 1 << e < most)}):
+            widest = min(n, acc // (copies * tile_m + 1))
+            if widest < 1:
+                continue
+            for tile_n in {widest, _divisor(n, widest)}:
+                deepest = min(k, inp // tile_m, wgt // tile_n)
+                for tile_k in {deepest, _divisor(k, deepest)} if deepest else ():
+                    cycles = _estimate(c, m, n, k, (tile_m, tile_n, tile_k), stores,
+                                       threads)
+                    rank = (cycles, -tile_k, -tile_m)
+                    if best is None or rank < best[0]:
+                        best = (rank, ((tile_m, tile_n, tile_k), threads))
+    return ((1, 1, 1), 1) if best is None else best[1]
+
+
+def _divisor(total: int, most: int) -> int:
+    """The largest divisor of ``total`` that is at most ``most`` (>= 1)."""
+    return max(d for d in range(1, most + 1) if total % d == 0)
+
+
+def _estimate(c: AccelConfig, m: int, n: int, k: int, tiles, stores: int,
+              threads: int) -> float:
+    """Rough cycles of :func:`gemm_schedule` (see :func:`choose_tiles`): per chunk
+    step, its loads (one per row when the chunk is partial) and its GEMM, overlapped
+    with two threads; per tile, its STOREs (one per row for a partial column chunk)."""
+    tile_m, tile_n, tile_k = tiles
+    dma = c.issue_cycles + c.dram_latency
+
+    def step(depth: int) -> float:
+        count = 2 if depth == tile_k else tile_m + tile_n
+        load = (tile_m * c.entry_bytes("inp") + tile_n * c.entry_bytes("wgt")) * depth \
+            / c.dram_bytes_per_cycle + count * dma
+        gemm = tile_m * tile_n * depth * c.gemm_cycles + c.issue_cycles
+        return max(load, gemm) if threads > 1 else load + gemm
+
+    rows, cols = -(-m // tile_m), -(-n // tile_n)
+    per_tile = (k // tile_k) * step(tile_k) + (step(k % tile_k) if k % tile_k else 0)
+    store_count = stores * rows * (cols + (tile_m - 1) * (n % tile_n > 0))
+    store = (stores * m * n * c.entry_bytes("acc") // 4 / c.dram_bytes_per_cycle
+             + store_count * dma)
+    steps = rows * cols * -(-k // tile_k)  # plus a fixed cost per step, as measured
+    return rows * cols * per_tile + store / threads + steps * (c.dram_latency
+                                                                 + 4 * c.issue_cycles)

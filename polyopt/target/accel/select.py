@@ -15,7 +15,9 @@ run at compile time; each stage's nest becomes instructions at once:
 * an elementwise stage in ``acc`` reading the accumulators -> ALU instructions in place
   (``x // 2**s`` shift right, ``minimum``/``maximum`` with a constant, both a clip,
   ``+``/``*`` a constant or another accumulator tile);
-* a copy from ``acc`` to an int8 output -> 2-D strided STOREs.
+* a copy from ``acc`` to an int8 output -> 2-D strided STOREs (also a choice among
+  ``acc`` arrays by an index condition: ``if_then_else(p == 0, S[..], P1[..])``, the
+  byte planes of :mod:`.gemm`).
 
 A loop marked ``virtual_thread`` runs its iterations interleaved (the instructions of
 each iteration merged in the order of their inner loops), each with its own copy of the
@@ -101,6 +103,9 @@ class Selector:
         self.uop_cache: dict[tuple, int] = {}
         self.uop_free = 0
         self.threads: dict[str, int] = {}  # virtual-thread loop variable -> iteration
+        # which array each accumulator entry holds now (stages computed in place)
+        self.holder = np.full(config.entries("acc"), -1, np.int64)
+        self.holder_ids: dict[str, int] = {}
         self._allocate(copies)
 
     # -- buffers ------------------------------------------------------------------------
@@ -144,6 +149,21 @@ class Selector:
                 if name in temps and temps[name].scope == "acc":
                     result[target.name] = result.get(name, name)
         return result
+
+    def _hold(self, entries: np.ndarray, name: str) -> None:
+        self.holder[entries] = self.holder_ids.setdefault(name, len(self.holder_ids))
+
+    def _expect(self, entries: np.ndarray, name: str, reader: str) -> None:
+        """Refuse reading ``name`` from entries an in-place stage has overwritten."""
+        held = self.holder[entries]
+        wanted = self.holder_ids.get(name, -2)
+        wrong = held[(held >= 0) & (held != wanted)]
+        if len(wrong):
+            other = next(n for n, i in self.holder_ids.items() if i == wrong[0])
+            raise ScheduleError(
+                f"{reader} reads '{name}' after '{other}', computed in place of it in the "
+                f"accumulators, overwrote it: compute '{other}' after every reader of "
+                f"'{name}' (or from a copy: a zero stage plus '{name}')")
 
     def entry(self, name: str, leading: np.ndarray) -> np.ndarray:
         loop = self.layout.thread_loop[name]
@@ -287,6 +307,8 @@ class Selector:
         dst = self.entry(target.name, _leading(dst_index, dst_shape))
         src = np.where(copied, _leading(src_index, src_shape), -1)
         grid = [i for i in dst_index[:-2]]
+        if target.scope == "acc":
+            self._hold(dst, target.name)
         return [self._load_record(target.scope, source.name, piece)
                 for piece in _dma_pieces(dst, src, grid)]
 
@@ -300,20 +322,32 @@ class Selector:
                       make=lambda tokens, ins=ins: _with_tokens(ins, tokens), what=str(ins))
 
     def store(self, stmt, target, values: dict, rows: int) -> list[Record]:
-        read = _reads(stmt.value)[0]
+        branches = _store_branches(stmt.value)
+        if target.dtype != "int8" or branches is None:
+            raise ScheduleError(f"the store {stmt.name} into '{target.name}' computes "
+                                f"{stmt.value}: a STORE narrows accumulators to int8 "
+                                "(.astype('int8')), or one of several by an index condition "
+                                "(if_then_else); do the rest in ALU stages")
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
         _, dst_index, dst_shape = self._entries(stmt.target, sub, n)
-        source, src_index, src_shape = self._entries(read, sub, n)
-        if target.dtype != "int8" or not _is_plain_copy(stmt.value):
-            raise ScheduleError(f"the store {stmt.name} into '{target.name}' computes "
-                                f"{stmt.value}: a STORE narrows accumulators to int8 "
-                                "(.astype('int8')); do the rest in ALU stages")
-        src = self.entry(source.name, _leading(src_index, src_shape))
-        dst = _leading(dst_index, dst_shape)
+        dst_all = _leading(dst_index, dst_shape)
+        src, dst = [], []
+        for conditions, read in branches:
+            taken = np.ones(n, bool)
+            for cond, wanted in conditions:
+                taken &= expr_value(cond, sub, n).astype(bool) == wanted
+            if not taken.any():
+                continue
+            part = {k: v[taken] for k, v in sub.items()}
+            source, src_index, src_shape = self._entries(read, part, int(taken.sum()))
+            src.append(self.entry(source.name, _leading(src_index, src_shape)))
+            self._expect(src[-1], source.name, f"the store {stmt.name}")
+            dst.append(dst_all[taken])
         out = []
-        for sram, offset, rows_, cols, stride in _strided_runs(src, dst):
+        for sram, offset, rows_, cols, stride in _strided_runs(np.concatenate(src),
+                                                                np.concatenate(dst)):
             ins = Store(target.name, offset, sram=sram, rows=rows_, cols=cols, stride=stride)
             out.append(Record("store", reads={"acc": sram + np.arange(rows_ * cols)},
                               make=lambda tokens, ins=ins: _with_tokens(ins, tokens),
@@ -328,6 +362,7 @@ class Selector:
         sub = {k: v[origin] for k, v in values.items()}
         _, index, shape = self._entries(stmt.target, sub, int(origin.sum()))
         dst = self.entry(target.name, _leading(index, shape))
+        self._hold(dst, target.name)
         triples = np.stack([dst, np.zeros_like(dst), np.zeros_like(dst)], 1)
         return self._micro(triples, sub, lambda begin, end, loops: Gemm(
             begin, end, reset=True, **loops), {}, {"acc": dst})
@@ -346,6 +381,7 @@ class Selector:
             array, index, shape = self._entries(read, values, rows)
             entries.append(self.entry(array.name, _leading(index, shape)))
         triples = np.stack(entries, 1)
+        self._hold(entries[0], self.program.array_of(stmt.target.tensor).name)
         return self._micro(triples, values, lambda begin, end, loops: Gemm(
             begin, end, **loops), {"acc": entries[0], "inp": entries[1],
                                    "wgt": entries[2]}, {"acc": entries[0]}, gemm=True)
@@ -362,11 +398,14 @@ class Selector:
         n = int(origin.sum())
         _, index, shape = self._entries(stmt.target, sub, n)
         dst = self.entry(target.name, _leading(index, shape))
+        first = self.program.array_of(_alu_source(stmt.value).tensor).name
+        self._expect(dst, first, stmt.name)
         out = []
         for op, operand in ops:
             if isinstance(operand, TensorRead):
                 array, src_index, src_shape = self._entries(operand, sub, n)
                 src, imm = self.entry(array.name, _leading(src_index, src_shape)), None
+                self._expect(src, array.name, stmt.name)
             else:
                 src, imm = dst, operand
             triples = np.stack([dst, src, np.zeros_like(dst)], 1)
@@ -375,6 +414,7 @@ class Selector:
                 op, begin, end, imm=imm, **{k: v for k, v in loops.items()
                                             if not k.startswith("wgt")}), reads,
                 {"acc": dst})
+        self._hold(dst, target.name)
         return out
 
     # -- micro-ops ----------------------------------------------------------------------
@@ -452,10 +492,19 @@ def _is_zero(e) -> bool:
     return isinstance(e, Const) and e.value == 0
 
 
-def _is_plain_copy(e) -> bool:
+def _store_branches(e, conditions=()):
+    """``[(conditions, read)]`` of a store's value: a plain copy, or copies chosen by
+    index conditions (``if_then_else(p == 0, A[...], B[...])``: byte planes); each
+    condition is ``(expr, True/False)``.  None when it computes anything else."""
     while isinstance(e, Cast):
         e = e.value
-    return isinstance(e, TensorRead)
+    if isinstance(e, TensorRead):
+        return [(conditions, e)]
+    if isinstance(e, Select) and not _reads(e.cond):
+        then = _store_branches(e.then, conditions + ((e.cond, True),))
+        other = _store_branches(e.otherwise, conditions + ((e.cond, False),))
+        return None if then is None or other is None else then + other
+    return None
 
 
 def _const(e):

@@ -1,7 +1,6 @@
-"""The simulated accelerator: every instruction against NumPy, the blocked matrix
-product bit-exact on dividing and non-dividing chunkings and both configurations, the
-counters of VTA's published example, the cycle model's overlap, and the hazard detector
-(a missing token is caught)."""
+"""The simulated accelerator: every instruction against NumPy, the instruction listing
+and the hazard detector (a pop nothing pushes; the compiled programs' tokens are tested
+in test_accel_compile.py and test_accel_gemm.py)."""
 
 import dataclasses
 
@@ -9,8 +8,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.target.accel.config import TPU_LIKE, VTA
-from polyopt.target.accel.gemm import gemm_dram, gemm_program, gemm_result
+from polyopt.target.accel.config import VTA
 from polyopt.target.accel.isa import Alu, Gemm, Load, Store, Tokens, Uop, listing
 from polyopt.target.accel.sim import HazardError, run, uop_array
 
@@ -92,24 +90,6 @@ def test_store_narrows_to_the_low_byte_at_strided_places():
     assert report.stored == 6 * 16 and report.loaded["acc"] == 6 * 64
 
 
-@pytest.mark.parametrize("config", [VTA, TPU_LIKE], ids=["vta", "tpu-like"])
-@pytest.mark.parametrize("m, n, k, tiles, threads", [
-    (3, 4, 5, {"tile_n": 1, "tile_k": 2}, 1), (3, 4, 5, {"tile_n": 1, "tile_k": 2}, 2),
-    (2, 3, 2, {}, 2)])
-def test_gemm_routine_wide_output_is_the_exact_int32_sums(config, m, n, k, tiles, threads):
-    """``wide=True``: the accumulators leave as four byte planes (STORE, shr 8, ...),
-    ordered by tokens the hazard detector accepts, and put together again exactly."""
-    x = int8(m * config.batch, k * config.block_in)
-    w = int8(n * config.block_out, k * config.block_in)
-    program, uops = gemm_program(config, m, n, k, virtual_threads=threads, wide=True, **tiles)
-    dram = gemm_dram(config, x, w, uops, wide=True)
-    report = run(program, dram, config)
-    got = gemm_result(config, dram["y"], m, n)
-    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.T.astype(np.int32))
-    assert report.gemm_ops == m * n * k and report.alu_ops == 3 * m * n
-    assert report.stored == 4 * m * n * config.batch * config.block_out
-
-
 def test_alu_reading_what_an_earlier_micro_op_wrote():
     values = np.arange(3 * 16, dtype=np.int32).reshape(3, 1, 16)
     # acc[1] += acc[0]; acc[2] += acc[1] (the new acc[1]), as a prefix sum
@@ -139,84 +119,6 @@ def test_gemm_loops_and_reset():
     assert report.gemm_ops == 4
 
 
-@pytest.mark.parametrize("config", [VTA, TPU_LIKE], ids=["vta", "tpu-like"])
-@pytest.mark.parametrize("m, n, k, tiles, threads", [
-    (2, 8, 8, {}, 1), (2, 8, 8, {}, 2), (3, 7, 5, {"tile_n": 3, "tile_k": 2}, 2),
-    (1, 5, 9, {"tile_n": 2, "tile_k": 4}, 1)])
-def test_gemm_routine_is_bit_exact(config, m, n, k, tiles, threads):
-    c = config
-    x, w = int8(m * c.batch, k * c.block_in), int8(n * c.block_out, k * c.block_in)
-    program, uops = gemm_program(c, m, n, k, virtual_threads=threads, shift=6, **tiles)
-    dram = gemm_dram(c, x, w, uops)
-    report = run(program, dram, c)
-    exact = x.astype(np.int32) @ w.astype(np.int32).T
-    np.testing.assert_array_equal(gemm_result(c, dram["y"], m, n),
-                                  np.clip(exact >> 6, -128, 127).astype(np.int8))
-    assert report.gemm_ops == m * n * k
-    assert report.loaded["wgt"] == n * k * c.entry_bytes("wgt")
-
-
-def test_vta_blocked_matrix_vector_counters():
-    """VTA's published blocked matrix-multiply example: 1x1024 by 1024x1024 in 16x16
-    blocks is 4,096 GEMM operations and 1,048,576 bytes of weights."""
-    x, w = int8(1, 1024), int8(1024, 1024)
-    program, uops = gemm_program(VTA, 1, 64, 64)
-    dram = gemm_dram(VTA, x, w, uops)
-    report = run(program, dram, VTA)
-    assert (report.gemm_ops, report.loaded["wgt"]) == (4096, 1048576)
-    assert report.loaded["inp"] == 1024 and report.stored == 1024
-    exact = (x.astype(np.int32) @ w.astype(np.int32).T).astype(np.int8)
-    np.testing.assert_array_equal(gemm_result(VTA, dram["y"], 1, 64), exact)
-
-
-def test_latency_hiding_overlaps_loads_with_compute():
-    x, w = int8(16, 32 * 16), int8(32 * 16, 32 * 16)
-    reports = {}
-    for threads in (1, 2):
-        program, uops = gemm_program(VTA, 16, 32, 32, virtual_threads=threads)
-        dram = gemm_dram(VTA, x, w, uops)
-        reports[threads] = run(program, dram, VTA)
-    serial, hidden = reports[1], reports[2]
-    assert serial.gemm_ops == hidden.gemm_ops == 16 * 32 * 32
-    # with one copy of the buffers, a load waits for the GEMM before it and the GEMM
-    # for its load: they never overlap (only the store may)
-    assert serial.cycles >= serial.busy["load"] + serial.busy["compute"] - serial.busy["store"]
-    # with two, they do
-    assert hidden.cycles < hidden.busy["load"] + hidden.busy["compute"]
-    assert hidden.cycles < serial.cycles and hidden.utilization > serial.utilization
-
-
-def test_a_missing_token_is_a_hazard():
-    program, uops = gemm_program(VTA, 2, 8, 8, virtual_threads=2, tile_k=2)
-    dram = gemm_dram(VTA, int8(2, 128), int8(128, 128), uops)
-    run(program, dict(dram), VTA)  # as generated: ordered
-    gemms = [k for k, ins in enumerate(program) if isinstance(ins, Gemm) and not ins.reset]
-    broken = list(program)
-    # the second GEMM no longer waits for its weights (and the load queue no longer
-    # waits for the first GEMM: pushes and pops stay balanced)
-    broken[gemms[1]] = dataclasses.replace(broken[gemms[1]], tokens=Tokens(push_prev=True))
-    loads = [k for k, ins in enumerate(broken) if isinstance(ins, Load) and ins.buffer == "wgt"]
-    broken[loads[1]] = dataclasses.replace(broken[loads[1]], tokens=Tokens())
-    with pytest.raises(HazardError, match="no dependence token orders them"):
-        run(broken, dict(dram), VTA)
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-def test_a_byte_plane_shift_before_its_store_read_the_accumulators_is_a_hazard(threads):
-    """Wide output: each ``shr 8`` waits for the previous plane's STORE; without that
-    token (and the STORE's push, so the others stay paired) the simulator objects."""
-    program, uops = gemm_program(VTA, 2, 4, 2, virtual_threads=threads, tile_n=1, wide=True)
-    dram = gemm_dram(VTA, int8(2, 32), int8(64, 32), uops, wide=True)
-    run(program, dict(dram, y=dram["y"].copy()), VTA)  # as generated: ordered
-    shifts = [k for k, ins in enumerate(program) if isinstance(ins, Alu)]
-    stores = [k for k, ins in enumerate(program) if isinstance(ins, Store)]
-    broken = list(program)
-    broken[shifts[0]] = dataclasses.replace(broken[shifts[0]], tokens=Tokens(push_next=True))
-    broken[stores[0]] = dataclasses.replace(broken[stores[0]], tokens=Tokens(pop_prev=True))
-    with pytest.raises(HazardError, match="no dependence token orders them"):
-        run(broken, dict(dram, y=dram["y"].copy()), VTA)
-
-
 def test_a_pop_that_nothing_pushes_is_a_deadlock():
     program = [Gemm(0, 0, tokens=Tokens(pop_prev=True))]
     with pytest.raises(HazardError, match="deadlock"):
@@ -232,12 +134,12 @@ def test_refusals_are_polyopt_errors():
             {"x": int8(2, 1, 16)}, VTA)
     with pytest.raises(po.InvalidArgumentError, match="clip needs imm"):
         Alu("clip", 0, 1, imm=3)
-    with pytest.raises(po.InvalidArgumentError, match="accumulator buffer"):
-        gemm_program(VTA, 4096, 1, 1)
 
 
 def test_listing_names_every_instruction():
-    program, _ = gemm_program(VTA, 1, 2, 2)
+    program, _ = _acc_program(np.zeros((2, 1, 16)), [Uop(0, 1)], Gemm(0, 1, reset=True),
+                              Alu("shr", 0, 1, imm=3))
     text = listing(program)
-    assert text.splitlines()[0].startswith("   0 compute LOAD uop[0..] <- uops[0 + 1x")
-    assert "GEMM reset" in text and "STORE acc[0..] -> y[0 + 1x2 stride 2]" in text
+    assert text.splitlines()[0] == "   0 compute LOAD uop[0..] <- uops[0 + 1x1 stride 1]"
+    assert "GEMM reset" in text and "ALU shr imm 3" in text
+    assert "STORE acc[0..] -> y[0 + 1x2 stride 2]  (pop prev)" in text
