@@ -81,10 +81,11 @@ def qlinear_conv(x, w, padding, stride, scales, zeros):
     return ort_session(model).run(None, {"X": x})[0]
 
 
-@pytest.mark.parametrize("c, f, size, kernel, padding, stride, ys", [
-    (8, 64, 20, 3, 1, 1, 0.25), (8, 64, 7, 3, 1, 1, 0.25), (16, 64, 12, 1, 0, 2, 0.05)])
-def test_fused_conv_equals_onnxruntime_qlinearconv_bit_for_bit(c, f, size, kernel,
-                                                               padding, stride, ys):
+@pytest.mark.parametrize("c, f, size, kernel, padding, stride, ys, threads", [
+    (8, 64, 20, 3, 1, 1, 0.25, 2), (8, 64, 7, 3, 1, 1, 0.25, 1),
+    (16, 64, 12, 1, 0, 2, 0.05, 1)])
+def test_fused_conv_equals_onnxruntime_qlinearconv_bit_for_bit(c, f, size, kernel, padding,
+                                                               stride, ys, threads):
     pytest.importorskip("onnxruntime")
     xs, ws, xz, yz = 0.02, 0.01, 128, 120
     scale = float(np.float32(xs) * np.float32(ws) / np.float32(ys))  # onnxruntime's order
@@ -97,10 +98,10 @@ def test_fused_conv_equals_onnxruntime_qlinearconv_bit_for_bit(c, f, size, kerne
                                 name="Y")
     Q = po.ops.requantize(Y, scale, yz, bias=bias, axis=1, rounding="even", name="Q")
     s = po.create_schedule(Q)
-    int8_conv2d_template(s, Y, parallel=False, epilogue=Q)
+    int8_conv2d_template(s, Y, parallel=threads > 1, epilogue=Q)
     q = np.zeros(tuple(e.value for e in Q.shape), np.uint8)
     b = (-xz * w.astype(np.int32).sum(axis=(1, 2, 3))).astype(np.int32)
-    po.build(s, [X, W, bias, Q])(x, po.ops.pack_conv_vnni_numpy(w), b, q)
+    po.build(s, [X, W, bias, Q], num_threads=threads)(x, po.ops.pack_conv_vnni_numpy(w), b, q)
     expected = qlinear_conv(x, w, padding, stride, (xs, ws, ys), (xz, yz))
     np.testing.assert_array_equal(q, expected)
     assert 0 < (q == 0).sum() + (q == 255).sum() < q.size      # some values saturate
