@@ -15,8 +15,8 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
   packed into groups of 4 channels inside the kernel, the weights once, outside the
   timing) vs onnxruntime's ``ConvInteger`` (the same computation) vs polyopt's fp32
   ``conv2d_template``; and polyopt's conv with the requantization to uint8 fused into
-  the tile (``epilogue=po.ops.requantize(Y, ...)``) vs onnxruntime's ``QLinearConv``
-  (the same computation).  The check against onnxruntime takes the smaller of the two
+  the tile (``epilogue=po.ops.requantize(Y, ..., rounding="even")``) vs onnxruntime's
+  ``QLinearConv`` (the same computation, checked equal bit for bit).  The check against onnxruntime takes the smaller of the two
   like-for-like ratios (int32 out vs ConvInteger, uint8 out vs QLinearConv);
 * bf16 matmul 1024^3 (``bf16_matmul_template``: ``vdpbf16ps`` tiles, float32 sums) vs
   polyopt's fp32 ``matmul_template`` (target >= 1.6x).
@@ -203,8 +203,10 @@ def numpy_conv_int32(x, w, padding, stride):
 # the requantization of the QLinearConv peer: x = 0.02 (x_q - 128), w = 0.01 w_q,
 # y = 0.5 y_q + 128 -> y_q = round(acc * 0.02 * 0.01 / 0.5) + 128 with acc over
 # (x_q - 128) w_q; polyopt's fused conv computes that from acc over x_q w_q with the
-# bias -128 * sum(w_q) per channel
+# bias -128 * sum(w_q) per channel; the scale in float32 as onnxruntime computes it, and
+# ties to even (requantize(rounding="even")): the same uint8 results, bit for bit
 X_SCALE, X_ZERO, W_SCALE, Y_SCALE, Y_ZERO = 0.02, 128, 0.01, 0.5, 128
+OUT_SCALE = float(np.float32(X_SCALE) * np.float32(W_SCALE) / np.float32(Y_SCALE))
 
 
 def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
@@ -217,7 +219,7 @@ def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
     out, args, extra = Y, [X, W, Y], []
     if requantized:  # padded with the zero point, as QLinearConv
         bias = po.placeholder((f_,), name="bias", dtype="int32")
-        out = po.ops.requantize(Y, X_SCALE * W_SCALE / Y_SCALE, Y_ZERO, bias=bias, axis=1,
+        out = po.ops.requantize(Y, OUT_SCALE, Y_ZERO, bias=bias, axis=1, rounding="even",
                                 name="Q")
         args = [X, W, bias, out]
         extra = [(-X_ZERO * w.astype(np.int32).sum(axis=(1, 2, 3))).astype(np.int32)]
@@ -280,9 +282,7 @@ def conv_rows(quick: bool, rng, layers=None) -> list[dict]:
                      "polyopt fp32": fp32_conv(c, f_, size, kernel, padding, stride,
                                                threads, rng)}
             fused, (_, q) = int8_conv(x, w, padding, stride, threads, requantized=True)
-            # the two roundings (float32 scale here) may differ by one step on ties
-            assert np.abs(q.astype(int) - qlinear().astype(int)).max() <= 1, \
-                "fused requantization differs from QLinearConv"
+            assert np.array_equal(q, qlinear()), "fused requantization differs from QLinearConv"
             calls["polyopt int8+requant"] = fused
             times = medians(calls, quick)
             rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "

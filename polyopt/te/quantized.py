@@ -111,7 +111,10 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     :func:`pack_conv_vnni_numpy` (``Wp[F/cb, C/4, R, S, cb, 4]`` int8), int32 output
     ``[1, F, OH, OW]``.  The input is first copied, zero padded, into groups of 4
     channels (``<name>_packed[C/4, H + 2p, W + 2p, 4]``), so that the 4 activations one
-    ``vpdpbusd`` lane multiplies are contiguous.  ``pad_value`` (0 to 255) fills the
+    ``vpdpbusd`` lane multiplies are contiguous; with padding (or a ragged last group),
+    through ``<name>_padded[4 * (C/4), H + 2p, W + 2p]`` (NCHW, padded), so that both
+    copies are plain vector loops (:func:`~polyopt.tensorize.templates.int8_conv2d_template`
+    computes it per group of 4 channels, or inlines it).  ``pad_value`` (0 to 255) fills the
     padding: a quantized graph pads with the input's zero point.  C need not be a
     multiple of 4: weights packed for the next multiple (zeros in the missing channels,
     e.g. an RGB input's first layer) read ``pad_value`` there."""
@@ -137,13 +140,18 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
                          if ragged else data[0, VNNI_GROUP * g + t, y * stride, x * stride],
                          name=f"{name}_packed")
         stride = 1
-    else:
-        packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
+    elif p == 0 and not ragged:
+        packed = compute((groups, h, w, VNNI_GROUP), lambda g, y, x, t:
+                         data[0, VNNI_GROUP * g + t, y, x], name=f"{name}_packed")
+    else:  # padded first, channel by channel (contiguous rows), then grouped
+        padded = compute((groups * VNNI_GROUP, h + 2 * p, w + 2 * p), lambda k, y, x:
                          if_then_else((y >= p) & (y < h + p) & (x >= p) & (x < w + p)
-                                      & (VNNI_GROUP * g + t < c) if ragged else
+                                      & (k < c) if ragged else
                                       (y >= p) & (y < h + p) & (x >= p) & (x < w + p),
-                                      data[0, VNNI_GROUP * g + t, y - p, x - p], pad_value),
-                         name=f"{name}_packed")
+                                      data[0, k, y - p, x - p], pad_value),
+                         name=f"{name}_padded")
+        packed = compute((groups, h + 2 * p, w + 2 * p, VNNI_GROUP), lambda g, y, x, t:
+                         padded[VNNI_GROUP * g + t, y, x], name=f"{name}_packed")
     cg = reduce_axis((0, groups), name="cg")
     ry = reduce_axis((0, r), name="ry")
     rx = reduce_axis((0, s), name="rx")
@@ -156,18 +164,32 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
 
 def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",
                relu: bool = False, bias: Tensor | None = None, axis: int = -1,
-               name: str = "requant") -> Tensor:
+               rounding: str = "away", name: str = "requant") -> Tensor:
     """``clip(round(acc * scale) + zero_point)`` to uint8/int8 (``relu``: clip at the
     zero point from below); ``bias[c]`` (int32) is added to ``acc`` first, ``c`` the
     index of dimension ``axis`` (the columns of a matmul; ``axis=1`` for the channels
-    of an NCHW conv).  Rounding is to nearest, ties away from zero (``floor(x + 0.5)``
-    on the magnitude)."""
+    of an NCHW conv).  ``acc * scale`` is computed in float32.  ``rounding="away"``:
+    to nearest, ties away from zero (``floor(x + 0.5)`` on the magnitude, in float32);
+    ``"even"``: to nearest, ties to even, as onnxruntime's ``QLinearConv`` and
+    ``QuantizeLinear`` (pass ``scale`` as their float32 ``x_scale * w_scale / y_scale``
+    for the same results, bit for bit).
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((4,), name="A", dtype="int32")
+    >>> Q = po.ops.requantize(A, 0.5, 10, rounding="even")
+    >>> f = po.build(po.create_schedule(Q), [A, Q])
+    >>> q = np.zeros(4, np.uint8); f(np.array([1, 3, -5, 1000], np.int32), q); q.tolist()
+    [10, 12, 8, 255]
+    """
     lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(dtype, (None, None))
     if lo is None:
         raise InvalidArgumentError(f"requantize produces uint8 or int8, not {dtype!r}")
     if isinstance(axis, bool) or not isinstance(axis, int) or not -acc.ndim <= axis < acc.ndim:
         raise InvalidArgumentError(f"requantize: axis must be an int in [{-acc.ndim}, "
                                    f"{acc.ndim}), got {axis!r}")
+    if rounding not in ("away", "even"):
+        raise InvalidArgumentError(f"requantize: rounding must be 'away' (ties away from "
+                                   f"zero) or 'even' (ties to even), got {rounding!r}")
     if relu:
         lo = max(lo, zero_point)
 
@@ -176,11 +198,35 @@ def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "
         if bias is not None:
             total = total + bias[index[axis]]
         scaled = total.astype("float32") * float(scale)
+        if rounding == "even":
+            return _rounded_even_plus(scaled, zero_point, lo, dtype)
         rounded = if_then_else(scaled >= 0, (scaled + 0.5).astype("int32"),
                                (scaled - 0.5).astype("int32"))
         return maximum(minimum(rounded + zero_point, hi), lo).astype(dtype)
 
     return compute(acc.shape, value, name=name)
+
+
+# 1.5 * 2^23: float32 numbers from 2^23 to 2^24 are the integers, so ``(v + M) - M`` is
+# ``v`` rounded to the nearest integer, ties to even, for |v| < 2^22 (and keeps the sign
+# of larger ones, which saturate anyway)
+ROUNDING_MAGIC = 12582912.0
+
+
+def _rounded_even_plus(scaled, zero_point: int, lo: int, dtype: str):
+    """``clip(round_half_even(scaled) + zero_point, lo, dtype's top)`` as ``dtype``, all
+    in float32 up to the one saturating conversion to ``dtype`` (which clips): an even
+    ``zero_point`` joins the magic number (an even shift keeps ties even), an odd one
+    is added after the rounding (exact on integers)."""
+    even = zero_point % 2 == 0
+    shift = ROUNDING_MAGIC + (zero_point if even else 0)
+    q = (scaled + shift) - ROUNDING_MAGIC
+    if not even:
+        q = q + float(zero_point)
+    floor = {"uint8": 0, "int8": -128}[dtype]
+    if lo > floor:  # relu: the zero point from below (the conversion clips the rest)
+        q = if_then_else(q > float(lo), q, float(lo))
+    return q.astype(dtype)
 
 
 def _check(tensor: Tensor, dtype: str, ndim: int, what: str) -> None:

@@ -14,6 +14,8 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 from __future__ import annotations
 
 from ..target.info import TargetInfo
+from ..te.expr import Select
+from ..te.tensor import walk
 from .builtin import LANES, gemm_u8s8, max_tile_rows
 
 
@@ -118,9 +120,37 @@ def _elementwise_sources(T):
 
 # packed input rows at least this wide are copied one channel row (a vector along x)
 # at a time, narrower ones 4 channels per pixel (64 channels of 56 + 2 x 58: 62 -> 39 us;
-# of 28: 12 -> 13 us, of 7: 3.8 -> 4.4 us)
+# of 28: 12 -> 13 us, of 7: 3.8 -> 4.4 us), when the copy pads (a condition per pixel)
 WIDE_PACKED_ROW = 48
 SQUARE_BLOCKS = (2, 4, 8, 16)  # the blocks polyopt.target.llvm.transpose copies
+# padded input rows at least this wide are padded first, 4 channels at a time (plain
+# vector rows), then grouped without a condition (an interleaved store of 4 vectors):
+# 64x56 layer 50 -> 15 us, 128x28 22 -> 13, 256x14 10 -> 5; of 7 + 2: 6.4 -> 9.2 us
+PADDED_STAGE_ROW = 16
+
+
+def _schedule_packing(s, packed) -> None:
+    """The copy of the input into groups of 4 channels (``conv2d_u8s8_nchw``'s
+    ``<name>_packed``, read through ``<name>_padded`` when it pads): x vectorized, the 4
+    channels unrolled, without a condition when it can."""
+    padded = next((t for t in packed.op.inputs if getattr(t.op, "body", None) is not None),
+                  None)
+    gg, gy, gx, gt = s[packed].axes
+    conditional = padded is not None or _has_condition(packed.op.body)
+    if padded is not None and packed.shape[2].value >= PADDED_STAGE_ROW:
+        s[padded].compute_at(s[packed], gg)
+        s[padded].vectorize(s[padded].axes[-1])
+        conditional = False
+    elif padded is not None:
+        s[padded].compute_inline()
+    if conditional and packed.shape[2].value >= WIDE_PACKED_ROW:  # 4 channel rows,
+        s[packed].reorder(gg, gy, gt, gx)                       # each vectorized
+    s[packed].unroll(gt)
+    s[packed].vectorize(gx)  # 4 unrolled channel copies: an interleaved store of 4
+
+
+def _has_condition(expr) -> bool:
+    return any(isinstance(e, Select) for e in walk(expr))
 
 
 def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = None,
@@ -179,14 +209,10 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     s[Y].unroll(fv)
     s[Y].vectorize(xi)
     rows_loop = s[Y].fuse(fo, y)
-    gg, gy, gx, gt = s[packed].axes
-    if packed.shape[2].value >= WIDE_PACKED_ROW:  # 4 channel rows each vectorized
-        s[packed].reorder(gg, gy, gt, gx)
-    s[packed].unroll(gt)
-    s[packed].vectorize(gx)  # 4 unrolled channel copies: an interleaved store of 4
+    _schedule_packing(s, packed)
     if parallel:
         s[Y].parallel(rows_loop)
-        s[packed].parallel(gg)
+        s[packed].parallel(s[packed].axes[0])
     return {"rows": rows, "cols": cols, "local": local, "outer": rows_loop}
 
 

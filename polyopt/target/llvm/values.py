@@ -270,7 +270,9 @@ def _saturating_to_int(b: ir.IRBuilder, value: ir.Value, src: str, dst: str,
     clamped = b.select(b.fcmp_ordered("<", value, lo), lo, value)
     clamped = b.select(b.fcmp_ordered(">", clamped, hi), hi, clamped)
     converted = (b.fptosi if dtypes.is_signed(dst) else b.fptoui)(clamped, ty)
-    converted = b.select(b.fcmp_ordered(">=", value, beyond), ir.Constant(ty, top), converted)
+    if high != top:  # else the clamp to ``high`` already gives ``top`` (8-bit targets)
+        converted = b.select(b.fcmp_ordered(">=", value, beyond), ir.Constant(ty, top),
+                             converted)
     return b.select(b.fcmp_unordered("uno", value, value), ir.Constant(ty, 0), converted)
 
 
