@@ -23,6 +23,24 @@ _MARKER = "POLYOPT_BENCH_CLEAN_ENV"
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 
+def cpu_model() -> str:
+    """The CPU's model name and how many CPUs this process sees (figures from different
+    machines do not compare: the machine kind changes between runs).
+
+    >>> "CPUs visible" in cpu_model() or cpu_model() != ""
+    True
+    """
+    import platform
+
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} CPUs visible)"
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def require_threadpoolctl(script: str) -> None:
     if importlib.util.find_spec("threadpoolctl") is None:
         sys.exit(f"{script} needs the package 'threadpoolctl' to report the OpenBLAS "

@@ -34,8 +34,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import polyopt as po  # noqa: E402
+from _env import cpu_model  # noqa: E402
 
 LIMIT_S = 0.050
 
@@ -134,14 +136,7 @@ def measure(repeat: int) -> list[dict]:
 
 
 def environment() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} CPUs visible)"
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True,
                                 capture_output=True, text=True).stdout.strip()

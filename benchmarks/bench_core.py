@@ -40,7 +40,7 @@ import sys
 THREADS = 1
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _env import (PINNED_VARS as _PINNED_VARS, SLOW_OPENBLAS_VARS as _SLOW_OPENBLAS_VARS,  # noqa: E402
-                  require_threadpoolctl, restart_with_clean_environment)
+                  cpu_model, require_threadpoolctl, restart_with_clean_environment)
 
 
 if __name__ == "__main__":
@@ -307,23 +307,13 @@ def environment() -> dict:
     import llvmlite.binding as llvm
     return {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "cpu": _cpu_model(), "llvm_host_cpu": llvm.get_host_cpu_name(),
+        "cpu": cpu_model(), "llvm_host_cpu": llvm.get_host_cpu_name(),
         "threads": THREADS, "python": platform.python_version(), "numpy": np.__version__,
         "polyopt_commit": _git_commit(),
         "openblas": blas or ["no BLAS library reported by threadpoolctl"],
         "threadpool_info": info,
         "env": {v: os.environ.get(v) for v in (*_SLOW_OPENBLAS_VARS, *_PINNED_VARS)},
     }
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} CPUs visible)"
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _git_commit() -> str:

@@ -24,10 +24,8 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
 onnxruntime runs with ``session.intra_op.allow_spinning=0`` and the process with
 ``OMP_WAIT_POLICY=PASSIVE`` (idle threads would otherwise spin and take the cores from
 whoever runs next: a run without PASSIVE measured polyopt's 2-thread kernels at 1-20
-GOP/s between onnxruntime's).  PASSIVE also slows polyopt's own OpenMP kernels on this
-loaded machine (fp32 conv 64x56, one thread: 106 -> 42 GFLOP/s back to back), so the
-report also compares with the fp32 figures published by ``bench_suite.py`` and
-``bench_matmul.py``.  polyopt's fp32 templates run with their defaults, as there.  The
+GOP/s between onnxruntime's); polyopt's thread pool honours it too (its idle workers
+sleep at once).  polyopt's fp32 templates run with their defaults, in the same run.  The
 sides are timed in alternating blocks (``_env.alternating_samples``), medians.  Every
 result is checked (int32: exactly) before anything is timed.  Targets: int8 >= 1.0x
 onnxruntime and >= 2.5x polyopt fp32; bf16 >= 1.6x fp32.
@@ -49,7 +47,7 @@ import statistics  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from _env import alternating_samples, write_results  # noqa: E402
+from _env import alternating_samples, cpu_model, write_results  # noqa: E402
 
 import polyopt as po  # noqa: E402
 from polyopt.tensorize.templates import (int8_conv2d_template,  # noqa: E402
@@ -321,7 +319,10 @@ def markdown(rows, found, load) -> str:
         return "-" if x is None else f"{x:.0f}"
 
     lines = ["# int8 kernels vs onnxruntime and polyopt fp32 (issue 15)", "",
-             f"Load average {load[0]:.1f} before, {load[1]:.1f} after (2 cores, shared).",
+             f"{cpu_model()}; load average {load[0]:.1f} before, {load[1]:.1f} after "
+             "(shared). The fp32 column is polyopt's fp32 template measured in the same "
+             "run, alternating with the others (figures from other runs or machines do "
+             "not compare: the machine kind changes).",
              "GOP/s (2 x multiply-adds per second), medians of alternating blocks.", "",
              "| kernel | threads | polyopt int8 (bf16) | onnxruntime (MatMulInteger or ConvInteger)"
              " | polyopt int8 + requantize to u8, fused | onnxruntime QLinearConv "
@@ -356,39 +357,6 @@ def _noise(row: dict) -> str:
     return " / ".join("-" if v is None else f"{100 * v:.0f}%" for v in (ours, peer))
 
 
-def published_fp32(rows: list[dict]) -> list[str]:
-    """The int8 figures against polyopt's fp32 figures published by bench_suite.py and
-    bench_matmul.py (other runs, other load): the side-by-side fp32 figures of a run on
-    a loaded machine can be far below them, which flatters the ratios."""
-    import json
-
-    from _env import RESULTS
-
-    published = {}
-    try:
-        suite = json.loads((RESULTS / "suite.json").read_text())
-        for row in suite["rows"]:
-            if row["kernel"].startswith("conv2d "):
-                key = row["kernel"].split(",")[0].replace("conv2d ", "conv ")
-                published[(key, row["threads"])] = row["template_gflops"]
-        for row in json.loads((RESULTS / "matmul.json").read_text()):
-            if row["shape"] == "1024x1024x1024":
-                published[("matmul", row["threads"])] = row["polyopt_gflops"]
-    except (OSError, ValueError, KeyError):
-        return []
-    lines = ["", "Against polyopt's fp32 figures published in suite.md/matmul.md (other runs, "
-             "lower load; ratio = this run's int8 / published fp32):", ""]
-    for row in rows:
-        ours = row.get("polyopt int8", row.get("polyopt bf16"))
-        key = ("matmul" if "matmul" in row["kernel"] else row["kernel"].split(",")[0],
-               row["threads"])
-        base = published.get(key)
-        if ours is not None and base:
-            lines.append(f"- {row['kernel']}, {row['threads']} thread(s): {ours:.0f} vs "
-                         f"{base:.0f} -> {ours / base:.2f}x")
-    return lines if len(lines) > 3 else []
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
@@ -420,7 +388,6 @@ def main(argv=None) -> int:
         rows += conv_rows(opts.quick, rng, layers)
     found = checks(rows)
     text = markdown(rows, found, (load_before, os.getloadavg()[0]))
-    text += "\n".join(published_fp32(rows)) + "\n"
     print("\n" + text)
     if complete:
         write_results("int8", text, {"rows": rows, "checks": found})
