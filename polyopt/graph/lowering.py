@@ -29,8 +29,7 @@ from ..errors import PolyoptError, PolyoptWarning
 from ..te.tensor import ComputeOp, Tensor, compute, placeholder
 from ..transform.nn_templates import (producers,
                                       row_reduction_template, vectorize_and_parallelize)
-from ..transform.nn_templates import (conv2d_channel_template, conv2d_pointwise_template,
-                                      conv2d_template, input_stride, is_pointwise)
+from ..transform.nn_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..transform.templates import matmul_template
 from ..target.info import TargetInfo
@@ -146,10 +145,10 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor)
             template = "grouped_conv"
-        elif op_types[0] == "Conv" and anchor is not out and _fusable_pointwise(anchor):
+        elif op_types[0] == "Conv" and anchor is not out and not _narrow_pointwise(anchor):
             _inline_into(s, out, anchor)
-            conv2d_pointwise_template(s, anchor, epilogue=out)
-            return "conv2d_pointwise+fused_epilogue"
+            loops = conv2d_template(s, anchor, epilogue=out)
+            return f"conv2d+{loops['epilogue']}_epilogue"
         elif op_types[0] == "Conv" and _narrow_pointwise(anchor):
             # measured: 1.2-2.5x faster than conv2d_template's choice (the pointwise
             # template) for 1x1 layers on 7x7 and 14x14 (MobileNetV2's)
@@ -199,13 +198,6 @@ def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str) -> str:
         return "int8_conv_vnni"
     int8_matmul_template(s, anchor, cols=anchor.op.inputs[1].shape[2].value, epilogue=out)
     return "int8_matmul_vnni"
-
-
-def _fusable_pointwise(conv: Tensor) -> bool:
-    """A 1x1 convolution (stride 1, constant size, rows of at least a vector) whose
-    epilogue the pointwise template computes from its register tiles."""
-    return (len(conv.op.reduce_axis) == 3 and is_pointwise(conv) and input_stride(conv) == 1
-            and not _narrow_pointwise(conv) and _constant_extent(conv.shape[-2]) is not None)
 
 
 def _narrow_pointwise(conv: Tensor, lanes: int = 16) -> bool:

@@ -226,7 +226,8 @@ def _vector_pieces(columns: int, lanes: int) -> int:
 def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int | None = None,
                     registers: int | None = None, lanes: int | None = None,
                     channel_tile: int | None = None, channel_cols: int = 7,
-                    parallel: bool = True, target_info: TargetInfo | None = None) -> dict:
+                    parallel: bool = True, target_info: TargetInfo | None = None,
+                    epilogue: Tensor | None = None) -> dict:
     """Direct NCHW convolution (``po.ops.conv2d_nchw``), ``out[n, f, y, x] = sum over
     rc, ry, rx``.  A 1x1 kernel is a matrix product over the output points
     (:func:`conv2d_pointwise_template`).  Narrow layers (output rows of fewer than
@@ -259,6 +260,12 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int | None = N
     memory (a third of the speed or less).  A zero-padding stage is computed first, on
     its own, vectorized and in parallel (:func:`vectorize_and_parallelize`).
 
+    ``epilogue``: a tensor computed element by element from ``out`` (its other
+    producers inlined).  The 1x1 template computes it from its register tiles (see
+    it); otherwise it is its own vectorized parallel pass after the convolution
+    (computed at the register tiles of the code below, the sums were kept in memory:
+    3x slower).  The result's ``"epilogue"`` says which: ``"fused"`` or ``"separate"``.
+
     >>> import polyopt as po
     >>> X = po.placeholder((1, 8, 10, 16), name="X")
     >>> W = po.placeholder((16, 8, 3, 3), name="W")
@@ -282,14 +289,15 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int | None = N
                         (channel_cols, "channel_cols")):
         _positive(value, what)
     channels, height, width = (_constant(d) for d in out.shape[1:])
-    stride = input_stride(out)
-    if is_pointwise(out) and None not in (height, width):
+    stride = _input_stride(out)
+    if _is_pointwise(out) and None not in (height, width):
         return conv2d_pointwise_template(s, out, lanes=lanes, parallel=parallel,
-                                         target_info=info)
+                                         target_info=info, epilogue=epilogue)
     if width is not None and (width < lanes or stride > 1):
-        return conv2d_channel_template(s, out, channel_tile=channel_tile, lanes=lanes,
-                                       cols=channel_cols, parallel=parallel,
-                                       target_info=info)
+        loops = conv2d_channel_template(s, out, channel_tile=channel_tile, lanes=lanes,
+                                        cols=channel_cols, parallel=parallel,
+                                        target_info=info)
+        return _separate_epilogue(s, epilogue, loops, parallel, info)
     # each checked step re-checks every marked loop so far: check the result once
     _schedule_padding(s, out, parallel, info)
     stage = s[out]
@@ -320,8 +328,18 @@ def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int | None = N
         stage.vectorize(x, check=False)
     if parallel:
         stage.parallel(fo, check=False)
+    loops = {axis.name: axis for axis in stage.axes}
+    return _separate_epilogue(s, epilogue, loops, parallel, info)
+
+
+def _separate_epilogue(s, epilogue: Tensor | None, loops: dict, parallel: bool,
+                       info: TargetInfo) -> dict:
+    """The epilogue (if any) as its own vectorized parallel pass; ``s`` checked."""
+    if epilogue is not None:
+        vectorize_and_parallelize(s, epilogue, parallel=parallel, check=False,
+                                  target_info=info)
     s.check()
-    return {axis.name: axis for axis in stage.axes}
+    return {**loops, "epilogue": "separate"} if epilogue is not None else loops
 
 
 def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int | None = None, vectors: int = 3,
@@ -374,7 +392,7 @@ def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int | None = None, vect
     for value, what in ((tile_f, "tile_f"), (vectors, "vectors"), (lanes, "lanes")):
         _positive(value, what)
     _check_conv(out, "conv2d_pointwise_template")
-    if not is_pointwise(out):
+    if not _is_pointwise(out):
         raise InvalidArgumentError(
             f"conv2d_pointwise_template needs a 1x1 kernel; '{out.name}' has a "
             f"{out.op.reduce_axis[1].hi}x{out.op.reduce_axis[2].hi} one (use conv2d_template)")
@@ -383,12 +401,13 @@ def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int | None = None, vect
         raise InvalidArgumentError(
             f"conv2d_pointwise_template needs a constant output size; '{out.name}' is "
             f"{out.shape[2]} x {out.shape[3]}")
-    stride = input_stride(out)
+    stride = _input_stride(out)
     while channels is not None and channels % tile_f and tile_f > 1:
         tile_f //= 2
     _schedule_padding(s, out, parallel, info)
     if epilogue is not None and stride == 1:
-        return _pointwise_at_epilogue(s, out, epilogue, tile_f, lanes, vectors, parallel)
+        loops = _pointwise_at_epilogue(s, out, epilogue, tile_f, lanes, vectors, parallel)
+        return {**loops, "epilogue": "fused"}
     stage = s[out]
     n, f, y, x = out.op.axis
     rc, ry, rx = out.op.reduce_axis
@@ -403,9 +422,9 @@ def conv2d_pointwise_template(s, out: Tensor, *, tile_f: int | None = None, vect
     packed = _pack_strided_input(s, out, stride, width, parallel) if stride > 1 else None
     if parallel:
         stage.parallel(fo, check=False)
-    s.check()
     loops = {axis.name: axis for axis in stage.axes}
-    return {**loops, "packed": packed} if packed is not None else loops
+    loops = {**loops, "packed": packed} if packed is not None else loops
+    return _separate_epilogue(s, epilogue, loops, parallel, info)
 
 
 def _pointwise_at_epilogue(s, conv: Tensor, epilogue: Tensor, tile_f: int, lanes: int,
@@ -438,7 +457,7 @@ def _pointwise_at_epilogue(s, conv: Tensor, epilogue: Tensor, tile_f: int, lanes
     return {axis.name: axis for axis in stage.axes}
 
 
-def is_pointwise(out: Tensor) -> bool:
+def _is_pointwise(out: Tensor) -> bool:
     """Whether the convolution's kernel is 1x1."""
     return all(_constant(r.hi) == 1 for r in out.op.reduce_axis[1:])
 
@@ -486,7 +505,7 @@ def _conv_operands(out: Tensor) -> tuple[TensorRead, TensorRead]:
     return inputs[0], weights[0]
 
 
-def input_stride(out: Tensor) -> int:
+def _input_stride(out: Tensor) -> int:
     """The horizontal stride, from the widths of the (padded) input and of the output
     (1 when unknown)."""
     data, _ = _conv_operands(out)
