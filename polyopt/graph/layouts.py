@@ -126,7 +126,8 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     around ``lanes`` columns vectorized), and the epilogue vectorized along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
     third of a 96 -> 576 1x1 layer's time on 14 x 14)."""
-    from ..transform.nn_templates import producers, vectorize_and_parallelize
+    from ..transform.nn_templates import (channel_register_tile, producers,
+                                          vectorize_and_parallelize)
 
     lanes = lanes or TargetInfo.host().lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
@@ -141,20 +142,10 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     stage = s[out]
     n, f, y, x = out.op.axis
     fo, fi = stage.split(f, factor=block, check=False)
-    local = s[conv]
-    local.compute_at(stage, fo, check=False)
+    s[conv].compute_at(stage, fo, check=False)
     _, _, ly, lx, lf = conv.op.axis
-    rc, ry, rx = conv.op.reduce_axis
-    rco, rci = local.split(rc, factor=reduce_tile, check=False)
     tile = max(d for d in range(1, columns + 1) if width % d == 0)
-    if tile < width:
-        lxo, lxi = local.split(lx, factor=tile, check=False)
-        local.reorder(rco, ly, lxo, rci, ry, rx, lxi, lf, check=False)
-    else:
-        lxi = lx
-        local.reorder(rco, ly, rci, ry, rx, lxi, lf, check=False)
-    local.unroll(lxi, check=False)
-    local.vectorize(lf, check=False)
+    channel_register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
         _transposed_rows(stage, fi, y, x, lanes)
     else:

@@ -148,7 +148,8 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         elif op_types[0] == "Conv" and anchor is not out and not _narrow_pointwise(anchor):
             _inline_into(s, out, anchor)
             loops = conv2d_template(s, anchor, epilogue=out)
-            return f"conv2d+{loops['epilogue']}_epilogue"
+            return "conv2d+epilogue_in_tiles" if loops["epilogue"] == "fused" \
+                else "conv2d+epilogue"
         elif op_types[0] == "Conv" and _narrow_pointwise(anchor):
             # measured: 1.2-2.5x faster than conv2d_template's choice (the pointwise
             # template) for 1x1 layers on 7x7 and 14x14 (MobileNetV2's)

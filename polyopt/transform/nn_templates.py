@@ -588,7 +588,9 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int | None = None,
     fo, fi = stage.split(f, factor=channel_tile, check=False)
     stage.reorder(n, fo, fi, y, x, check=False)
     s[local].compute_at(stage, fo, check=False)
-    rc_outer = _channel_register_tile(s, local, _largest_divisor(width, cols), reduce_tile)
+    _, lf, ly, lx = local.op.axis
+    rc_outer = channel_register_tile(s, local, lf, ly, lx, width=width,
+                                     tx=_largest_divisor(width, cols), reduce_tile=reduce_tile)
     s[packed].compute_at(s[local], rc_outer, check=False)
     _copy_transposed(s, packed, lanes)
     if parallel:
@@ -597,22 +599,25 @@ def conv2d_channel_template(s, out: Tensor, *, channel_tile: int | None = None,
     return {**{axis.name: axis for axis in stage.axes}, "local": local, "packed": packed}
 
 
-def _channel_register_tile(s, local: Tensor, tx: int, reduce_tile: int):
-    """The loops of the block's sums: ``rc.outer, y, x.outer, rc.inner, ry, rx, x.inner,
-    f`` (``x.outer`` only when ``tx`` is not the whole row), ``x.inner`` unrolled and
-    ``f`` vectorized.  Returns ``rc.outer``."""
+def channel_register_tile(s, local: Tensor, f, y, x, *, width: int, tx: int,
+                          reduce_tile: int):
+    """The loops of a block's sums vectorized across output channels (``local``, with
+    axes ``f``, ``y``, ``x``; ``width`` columns): ``rc.outer, y, x.outer, rc.inner, ry,
+    rx, x.inner, f`` (``x.outer`` only when ``tx`` is not the whole row), ``x.inner``
+    unrolled and ``f`` vectorized: a register tile of ``tx`` columns by the block's
+    channels.  Used by :func:`conv2d_channel_template` and by the graph's convolutions
+    with blocked weights.  Returns ``rc.outer``."""
     stage = s[local]
-    _, lf, ly, lx = local.op.axis
     rc, ry, rx = local.op.reduce_axis
     rco, rci = stage.split(rc, factor=reduce_tile, check=False)
-    if tx < _constant(local.shape[-1]):
-        lxo, lxi = stage.split(lx, factor=tx, check=False)
-        stage.reorder(rco, ly, lxo, rci, ry, rx, lxi, lf, check=False)
+    if tx < width:
+        xo, xi = stage.split(x, factor=tx, check=False)
+        stage.reorder(rco, y, xo, rci, ry, rx, xi, f, check=False)
     else:
-        lxi = lx
-        stage.reorder(rco, ly, rci, ry, rx, lxi, lf, check=False)
-    stage.unroll(lxi, check=False)
-    stage.vectorize(lf, check=False)
+        xi = x
+        stage.reorder(rco, y, rci, ry, rx, xi, f, check=False)
+    stage.unroll(xi, check=False)
+    stage.vectorize(f, check=False)
     return rco
 
 
