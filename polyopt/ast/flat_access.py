@@ -36,9 +36,7 @@ from ..te.substitute import transform
 def flatten_accesses(program: Program) -> Program:
     """``program`` with every statement whose instance is a function of its loops that
     divides (a fused loop, a non-unimodular skew) addressing arrays by flat offsets."""
-    statements = tuple(_flattened(stmt, program) if _reads_flattenable(stmt, program)
-                       and (_indices_divide(stmt) or _divides(program.schedule_of(stmt.name)))
-                       else stmt for stmt in program.statements)
+    statements = tuple(_flattened_statement(stmt, program) for stmt in program.statements)
     if all(new is old for new, old in zip(statements, program.statements)):
         return program
     return program.replace(statements=statements)
@@ -63,11 +61,36 @@ def _reads_flattenable(stmt: Statement, program: Program) -> bool:
     return bool(found)
 
 
-def _indices_divide(stmt: Statement) -> bool:
-    """Whether an index of an access divides (``conv[f // 32, f % 32]``, a blocked
-    layout read back): as a flat offset, isl writes it in the loops' context, where a
-    split ``f = 32 fo + fi`` makes it ``32 fo + fi`` (else a division per vector lane:
-    50x slower, and gathers)."""
+def _flattened_statement(stmt: Statement, program: Program) -> Statement:
+    """``stmt`` with flat offsets: every access when its instance is found through a
+    division, else the accesses whose indices divide (``conv[f // 32, f % 32]``, a
+    blocked layout read back: as a flat offset, isl writes it in the loops' context,
+    where a split ``f = 32 fo + fi`` makes it ``32 fo + fi``, not a division per vector
+    lane, 50x slower, with gathers; the other accesses keep their indices, which code
+    generation sees as tile offsets)."""
+    if not _reads_flattenable(stmt, program):
+        return stmt
+    if any(_index_divides(read) for read in _reads(stmt)):
+        return _flattened(stmt, program, _index_divides)
+    if _divides(program.schedule_of(stmt.name)):
+        return _flattened(stmt, program)
+    return stmt
+
+
+def _reads(stmt: Statement) -> list[TensorRead]:
+    found = [stmt.target]
+
+    def visit(node):
+        if isinstance(node, TensorRead):
+            found.append(node)
+        return None
+
+    transform(stmt.value, visit)
+    return found
+
+
+def _index_divides(read: TensorRead) -> bool:
+    """Whether an index of ``read`` divides (``//`` or ``%``)."""
     found = []
 
     def visit(node):
@@ -75,15 +98,9 @@ def _indices_divide(stmt: Statement) -> bool:
             found.append(node)
         return None
 
-    def in_indices(node):
-        if isinstance(node, TensorRead) and not node.flat:
-            for index in node.indices:
-                transform(index, visit)
-        return None
-
-    in_indices(stmt.target)
-    transform(stmt.value, in_indices)
-    return bool(found)
+    for index in read.indices:
+        transform(index, visit)
+    return not read.flat and bool(found)
 
 
 def _flat_shape(array) -> list[int] | None:
@@ -110,7 +127,9 @@ def _divides(row: isl.Map) -> bool:
     return any(found)
 
 
-def _flattened(stmt: Statement, program: Program) -> Statement:
+def _flattened(stmt: Statement, program: Program, which=None) -> Statement:
+    """``stmt`` with its accesses (those ``which`` accepts, by default all) addressed by
+    flat offsets."""
     space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
     values = {id(var): value for var, value in stmt.derived}
     derived = list(stmt.derived)
@@ -120,7 +139,7 @@ def _flattened(stmt: Statement, program: Program) -> Statement:
         return values[id(index)] if id(index) in values else space.pw_aff(index)
 
     def flat(node):
-        if not isinstance(node, TensorRead) or node.flat:
+        if not isinstance(node, TensorRead) or node.flat or (which and not which(node)):
             return None
         array = program.array_of(node.tensor)
         shape = _flat_shape(array)

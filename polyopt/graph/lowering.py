@@ -167,7 +167,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
                 matmul_template(s, anchor)
             template = "matmul"
         if anchor is not out:
-            _inline_epilogue(s, out, anchor)
+            inline_epilogue(s, out, anchor)
             template += "+epilogue"
         return template
     if kind == "injective":  # injective_chain_template, checked once at the end
@@ -291,7 +291,7 @@ def _inline_into(s, out: Tensor, anchor: Tensor) -> None:
             s[tensor].compute_inline(check=False)
 
 
-def _inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
+def inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
     """Inline the elementwise stages between ``anchor`` and ``out`` into ``out``, then
     vectorize ``out`` and run it in parallel."""
     _inline_into(s, out, anchor)
