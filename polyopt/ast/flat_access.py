@@ -63,22 +63,24 @@ def _reads_flattenable(stmt: Statement, program: Program) -> bool:
 
 def _flattened_statement(stmt: Statement, program: Program) -> Statement:
     """``stmt`` with flat offsets: every access when its instance is found through a
-    division, else the accesses whose indices divide (``conv[f // 32, f % 32]``, a
+    division, else the reads whose indices divide (``conv[f // 32, f % 32]``, a
     blocked layout read back: as a flat offset, isl writes it in the loops' context,
     where a split ``f = 32 fo + fi`` makes it ``32 fo + fi``, not a division per vector
     lane, 50x slower, with gathers; the other accesses keep their indices, which code
     generation sees as tile offsets)."""
     if not _reads_flattenable(stmt, program):
         return stmt
-    if any(_index_divides(read) for read in _reads(stmt)):
-        return _flattened(stmt, program, _index_divides)
     if _divides(program.schedule_of(stmt.name)):
         return _flattened(stmt, program)
+    if any(_index_divides(read) for read in _reads(stmt)):
+        return _flattened(stmt, program, lambda read: read is not stmt.target
+                          and _index_divides(read))
     return stmt
 
 
 def _reads(stmt: Statement) -> list[TensorRead]:
-    found = [stmt.target]
+    """The tensors ``stmt`` reads (its target is written)."""
+    found = []
 
     def visit(node):
         if isinstance(node, TensorRead):
