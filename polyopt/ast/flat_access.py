@@ -29,16 +29,14 @@ import islpy as isl
 from ..domain.affine import AffineSpace
 from ..domain.program import Program, Statement
 from ..errors import PolyoptError
-from ..te.expr import Const, IterVar, TensorRead
+from ..te.expr import BinOp, Const, IterVar, TensorRead
 from ..te.substitute import transform
 
 
 def flatten_accesses(program: Program) -> Program:
     """``program`` with every statement whose instance is a function of its loops that
     divides (a fused loop, a non-unimodular skew) addressing arrays by flat offsets."""
-    statements = tuple(_flattened(stmt, program) if _reads_flattenable(stmt, program)
-                       and _divides(program.schedule_of(stmt.name)) else stmt
-                       for stmt in program.statements)
+    statements = tuple(_flattened_statement(stmt, program) for stmt in program.statements)
     if all(new is old for new, old in zip(statements, program.statements)):
         return program
     return program.replace(statements=statements)
@@ -61,6 +59,50 @@ def _reads_flattenable(stmt: Statement, program: Program) -> bool:
     visit(stmt.target)
     transform(stmt.value, visit)
     return bool(found)
+
+
+def _flattened_statement(stmt: Statement, program: Program) -> Statement:
+    """``stmt`` with flat offsets: every access when its instance is found through a
+    division, else the reads whose indices divide (``conv[f // 32, f % 32]``, a
+    blocked layout read back: as a flat offset, isl writes it in the loops' context,
+    where a split ``f = 32 fo + fi`` makes it ``32 fo + fi``, not a division per vector
+    lane, 50x slower, with gathers; the other accesses keep their indices, which code
+    generation sees as tile offsets)."""
+    if not _reads_flattenable(stmt, program):
+        return stmt
+    if _divides(program.schedule_of(stmt.name)):
+        return _flattened(stmt, program)
+    if any(_index_divides(read) for read in _reads(stmt)):
+        return _flattened(stmt, program, lambda read: read is not stmt.target
+                          and _index_divides(read))
+    return stmt
+
+
+def _reads(stmt: Statement) -> list[TensorRead]:
+    """The tensors ``stmt`` reads (its target is written)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, TensorRead):
+            found.append(node)
+        return None
+
+    transform(stmt.value, visit)
+    return found
+
+
+def _index_divides(read: TensorRead) -> bool:
+    """Whether an index of ``read`` divides (``//`` or ``%``)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, BinOp) and node.op in ("//", "%"):
+            found.append(node)
+        return None
+
+    for index in read.indices:
+        transform(index, visit)
+    return not read.flat and bool(found)
 
 
 def _flat_shape(array) -> list[int] | None:
@@ -87,7 +129,9 @@ def _divides(row: isl.Map) -> bool:
     return any(found)
 
 
-def _flattened(stmt: Statement, program: Program) -> Statement:
+def _flattened(stmt: Statement, program: Program, which=None) -> Statement:
+    """``stmt`` with its accesses (those ``which`` accepts, by default all) addressed by
+    flat offsets."""
     space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
     values = {id(var): value for var, value in stmt.derived}
     derived = list(stmt.derived)
@@ -97,7 +141,7 @@ def _flattened(stmt: Statement, program: Program) -> Statement:
         return values[id(index)] if id(index) in values else space.pw_aff(index)
 
     def flat(node):
-        if not isinstance(node, TensorRead) or node.flat:
+        if not isinstance(node, TensorRead) or node.flat or (which and not which(node)):
             return None
         array = program.array_of(node.tensor)
         shape = _flat_shape(array)

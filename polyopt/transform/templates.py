@@ -54,10 +54,9 @@ def matmul_template(s, C, *, rows: int | None = None, cols: int | None = None,
     rows = tile_rows if rows is None else rows
     cols = vectors * info.lanes("float32") if cols is None else cols
     stage = s[C]
-    right = _right_operand(C)
     i, j = C.op.axis[-2:]
-    if pack:
-        panel = s.cache_read(right, "global", [C])
+    if pack:  # (without packing, B may be read in any layout: weights packed already)
+        panel = s.cache_read(_right_operand(C), "global", [C])
     local = s.cache_write(C, "local")
     io, jo, ii, ji = stage.tile(i, j, rows, cols)
     stage.reorder(jo, io, ii, ji)

@@ -59,3 +59,29 @@ def test_fused_reduction_accumulates_through_the_same_offset():
     np.testing.assert_allclose(b, a.sum(axis=2), rtol=1e-5, atol=1e-5)
     text = str(kernel.source)
     assert "B.flat[i_j_fused] = B.flat[i_j_fused] + A.flat[(8 * i_j_fused + k)];" in text
+
+
+@pytest.mark.parametrize("channels, block, lanes", [(64, 32, 16), (32, 32, 16), (48, 16, 8)])
+def test_blocked_read_back_divides_once_per_block_not_per_lane(channels, block, lanes):
+    """``B[f, x] = A[f // block, x, f % block]`` (a blocked layout read back) with ``f``
+    split by the block: the flat offset cancels the division, the copy is contiguous
+    vector code (it divided in every vector lane, with gathers)."""
+    width = 7
+    A = po.placeholder((channels // block, width, block), name="A")
+    B = po.compute((channels, width), lambda f, x: A[f // block, x, f % block], name="B")
+    s = po.create_schedule(B)
+    f, x = s[B].axes
+    fo, fi = s[B].split(f, factor=block)
+    fio, fii = s[B].split(fi, factor=lanes)
+    s[B].reorder(fo, fio, x, fii)
+    s[B].vectorize(fii)
+    text = str(po.lower(s, [A, B]))
+    statement = next(line for line in text.splitlines() if "B" in line and " = " in line)
+    assert "/" not in statement and "%" not in statement, statement
+    kernel = po.build(s, [A, B])
+    a = np.random.default_rng(2).standard_normal(tuple(d.value for d in A.shape),
+                                                 dtype=np.float32)
+    b = np.full((channels, width), np.nan, np.float32)
+    kernel(a, b)
+    np.testing.assert_array_equal(b, a.transpose(0, 2, 1).reshape(channels, width))
+    assert "gather" not in kernel.optimized_ir
