@@ -397,10 +397,20 @@ def merged_rows(measured: list[dict]) -> list[dict]:
 
 
 def main() -> int:
-    quick = "--quick" in sys.argv
-    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    threads = (tuple(int(t) for t in sys.argv[sys.argv.index("--threads") + 1].split(","))
-               if "--threads" in sys.argv else THREADS)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="reduced models, printed only")
+    parser.add_argument("--only", default=None,
+                        help="the models whose name contains this text (int8: the int8 "
+                             "ResNet-18); their rows replace theirs in graph.json")
+    parser.add_argument("--threads", default=None,
+                        help="comma-separated thread counts (default 1,2)")
+    opts = parser.parse_args()
+    quick, only = opts.quick, opts.only
+    threads = (tuple(int(t) for t in opts.threads.split(",")) if opts.threads
+               else THREADS)
     rows = []
     for name, model in models(quick).items():
         if only is None or only in name:
