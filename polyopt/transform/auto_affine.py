@@ -83,7 +83,7 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
     if key in _SCHEDULED:  # the same problem again (auto_schedule's simpler attempts)
         text, message = _SCHEDULED[key]
         return (isl.Schedule.read_from_str(domain.get_ctx(), text) if text else None), message
-    schedule, message = _compute(domain, relation, fusion, max_operations)
+    schedule, message = _compute(domain, uniform_pieces(relation), fusion, max_operations)
     if len(_SCHEDULED) >= 32:
         _SCHEDULED.pop(next(iter(_SCHEDULED)))
     _SCHEDULED[key] = (str(schedule) if schedule is not None else None, message)
@@ -91,6 +91,82 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
 
 
 _SCHEDULED: dict = {}  # isl's results by problem, as text (isl objects belong to a context)
+
+
+def uniform_pieces(relation: isl.UnionMap, limit: int = 64) -> isl.UnionMap:
+    """``relation`` with each dependence between statements of equal depth whose
+    distances take a few constant values (a stencil's) written as one translation per
+    distance, when that union is exactly the dependence (else the dependence as is).
+
+    The same dependences, but isl's scheduler takes its Farkas multipliers of each
+    piece's simple constraints far faster than of one polytope with diagonal facets
+    (heat-3d: 0.69 s -> 0.02 s, the same schedule).
+
+    >>> r = isl.UnionMap("[n] -> { S[i] -> S[j] : 0 <= i < n and i < j <= i + 2 and j < n }")
+    >>> u = uniform_pieces(r)
+    >>> u.is_equal(r), u.n_map()
+    (True, 1)
+    """
+    maps = []
+    relation.foreach_map(maps.append)
+    result = isl.UnionMap.empty(relation.get_space())
+    for dependence in maps:
+        pieces = _translations(dependence, limit)
+        result = result.union(isl.UnionMap.from_map(dependence) if pieces is None else pieces)
+    return result
+
+
+def _translations(dependence: isl.Map, limit: int) -> isl.UnionMap | None:
+    """The union over the distances ``d`` of ``dependence`` of ``{ x -> x + d }`` within
+    its domain and range, when there are at most ``limit`` distances and that union is
+    ``dependence`` exactly; else None."""
+    depth = dependence.dim(isl.dim_type.in_)
+    if depth != dependence.dim(isl.dim_type.out) or depth == 0 or \
+            dependence.n_basic_map() != 1 or _simple(dependence):
+        return None
+    plain = dependence.set_tuple_name(isl.dim_type.in_, "d").set_tuple_name(
+        isl.dim_type.out, "d")
+    distances = plain.deltas()
+    distances = distances.project_out(isl.dim_type.param, 0,
+                                      distances.dim(isl.dim_type.param))
+    if not distances.is_bounded():
+        return None
+    points = []
+    distances.foreach_point(lambda p: points.append(
+        [p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(depth)]))
+    if not points or len(points) > limit:
+        return None
+    space = dependence.get_space()
+    params = [space.get_dim_name(isl.dim_type.param, k)
+              for k in range(space.dim(isl.dim_type.param))]
+    source = dependence.get_tuple_name(isl.dim_type.in_)
+    sink = dependence.get_tuple_name(isl.dim_type.out)
+    xs = [f"x{k}" for k in range(depth)]
+    domain, range_ = dependence.domain(), dependence.range()
+    union = None
+    for distance in points:
+        ys = [f"x{k} + ({d})" for k, d in enumerate(distance)]
+        text = (f"[{', '.join(params)}] -> {{ {source}[{', '.join(xs)}] -> "
+                f"{sink}[{', '.join(ys)}] }}")
+        piece = isl.Map.read_from_str(dependence.get_ctx(), text).intersect_domain(
+            domain).intersect_range(range_)
+        union = piece if union is None else union.union(piece)
+    if not union.is_equal(dependence):
+        return None
+    return isl.UnionMap.from_map(union)
+
+
+def _simple(dependence: isl.Map) -> bool:
+    """Whether every constraint of the dependence involves at most two of its
+    dimensions (a translation already: nothing to gain)."""
+    constraints = dependence.get_basic_maps()[0].get_constraints()
+    for constraint in constraints:
+        used = sum(not constraint.get_coefficient_val(kind, k).is_zero()
+                   for kind in (isl.dim_type.in_, isl.dim_type.out)
+                   for k in range(dependence.dim(kind)))
+        if used > 2:
+            return False
+    return True
 
 
 def _compute(domain, relation, fusion: str, max_operations: int):
