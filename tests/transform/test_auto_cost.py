@@ -119,3 +119,32 @@ def test_big_modules_without_llvms_own_unrolling_compute_the_same_numbers(monkey
             np.testing.assert_array_equal(actual["C"], expected["C"])
     finally:
         po.build_cache.set_size(size)
+
+
+def test_only_in_place_kernels_go_without_llvms_own_unrolling(monkeypatch):
+    """A tensor-expression template keeps it (a 3x3 conv2d's 28-column rows ran 10x
+    slower without); an in-place kernel's big module does without."""
+    asked = []
+    optimized = jit._optimized
+    monkeypatch.setattr(jit, "_optimized", lambda text, cpu, speed, unroll=True: (
+        asked.append(unroll), optimized(text, cpu, speed, unroll))[1])
+    size = po.build_cache.size
+    po.build_cache.set_size(0)
+    try:
+        kernel = _kernel("gemm", NI=37, NJ=45, NK=29)
+        po.build(po.auto_schedule(kernel, cache_bytes=4096))
+        assert asked == [False]
+        A, B = po.placeholder((64, 48), name="A"), po.placeholder((48, 80), name="B")
+        C = po.ops.matmul(A, B)
+        s = po.create_schedule(C)
+        po.templates.matmul_template(s, C)
+        f = po.build(s, [A, B, C])
+        assert f.llvm_ir.count("\n") > jit.OWN_UNROLL_MAX_LINES and asked[1:] == [True]
+        rng = np.random.default_rng(1)
+        a = rng.standard_normal((64, 48)).astype(np.float32)
+        b = rng.standard_normal((48, 80)).astype(np.float32)
+        c = np.empty((64, 80), np.float32)
+        f(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-4)
+    finally:
+        po.build_cache.set_size(size)
