@@ -60,8 +60,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
-from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
-                          map_text, outer_footprint, strides, zero_distance_levels)
+from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
+                          isl_schedule, level_names, map_text, outer_footprint, strides,
+                          zero_distance_levels)
 
 _FUSIONS = ("max", "min", "smart")
 
@@ -253,6 +254,8 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         for group in groups:
             if len(group) == 1:
                 rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
+    if opts.distribute:
+        rows = _order_for_distribution(program, s.deps, rows, groups, report)
     names = level_names(rows, program)
     stage_of = {st.main: st.name for st in program.stages}
     for stage in program.stages:
@@ -279,6 +282,26 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                    + ", ".join(owners))
     for group, owner in zip(groups, owners):
         _band(s, owner, rows.subset(group), opts, report)
+
+
+def _order_for_distribution(program, deps, rows: Rows, groups, report) -> Rows:
+    """Each nest's statements in an order at their last (constant) level that lets
+    that level move above the innermost loop (``distributable_order``)."""
+    last = rows.depth - 1
+    for group in groups:
+        if len(group) < 2:
+            continue
+        ordered = distributable_order(program, deps, rows.subset(group))
+        if ordered.rows == rows.subset(group).rows:
+            continue
+        values = {n: r[last] for n, r in rows.rows.items()}
+        values.update({n: ordered.rows[n][last] for n in group})
+        rows = rows.replaced(last, values)
+        order = sorted(group, key=lambda n: values[n])
+        report.add(f"statements ordered {', '.join(order)} at their last level: each "
+                   "before those that read what it writes in one iteration of the outer "
+                   "loops, so that they may run in loops of their own inside it")
+    return rows
 
 
 def _skewed(rows: Rows) -> bool:

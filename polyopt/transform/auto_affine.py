@@ -462,6 +462,48 @@ def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[in
     return result
 
 
+def distributable_order(program, deps, rows: Rows) -> Rows:
+    """``rows`` with the statements' order at their last level (a constant per
+    statement, after every loop) changed, when needed, so that it can move above the
+    innermost loop: a statement whose instances feed another's within one iteration of
+    the other loops comes first (lu: ``A[i][k] /= A[k][k]`` before the updates of
+    ``A[i][j]`` that read it, at ``c0 = k``), else the order is kept; ``rows`` as they
+    are when the levels are not loops then one constant, or the needs form a cycle.
+
+    Within one iteration of every loop, instances of different statements never meet at
+    one value of the innermost loop, so the order there changes nothing as it is."""
+    names = list(rows.rows)
+    last = rows.depth - 1
+    loops = [k for k in range(last) if not all(isinstance(rows.rows[n][k], int)
+                                               for n in names)]
+    if len(names) < 2 or not loops or not all(isinstance(rows.rows[n][last], int)
+                                              for n in names) or loops[-1] != last - 1 \
+            or len({rows.rows[n][last] for n in names}) < len(names):
+        return rows  # (not one value per statement: it orders only some of them)
+    maps = {n: _named_rows(program.statement(n), rows.rows[n]) for n in names}
+    before = {n: set() for n in names}
+    for dep in deps.items:
+        if dep.source == dep.sink or dep.source not in maps or dep.sink not in maps:
+            continue
+        deltas = maps[dep.source].reverse().apply_range(dep.relation).apply_range(
+            maps[dep.sink]).deltas()
+        for level in loops[:-1]:
+            deltas = deltas.intersect(_fix(deltas.get_space(), level, 0))
+        if not deltas.intersect_params(program.context).is_empty():
+            before[dep.sink].add(dep.source)
+    order, left = [], sorted(names, key=lambda n: rows.rows[n][last])
+    while left:
+        ready = [n for n in left if not (before[n] & set(left)) - {n}]
+        if not ready:
+            return rows  # a cycle: no order serves
+        order.append(ready[0])
+        left.remove(ready[0])
+    values = sorted(rows.rows[n][last] for n in names)
+    if [rows.rows[n][last] for n in order] == values:
+        return rows
+    return rows.replaced(last, {n: v for n, v in zip(order, values)})
+
+
 def outer_footprint(program) -> int | None:
     """The bytes that one iteration of the outermost loop of the source order touches
     (per array, the box of the elements its statements access, summed; at the first
