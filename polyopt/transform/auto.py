@@ -510,9 +510,11 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         outer, inner = _tile(s, owner, band, sizes, report)
         renamed = dict(zip(band, inner))
         alone = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi)}
+        apart = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi,
+                                                        within=True)} if after else set()
         inner, vector = _order_points(s, owner, inner, {renamed[b]: scores[b] for b in band},
                                       {renamed[b] for b in free_names | alone}, after, opts,
-                                      report)
+                                      report, apart={renamed[b] for b in apart})
         if vector:
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
                                 report)
@@ -610,11 +612,14 @@ def _tile(s, owner: str, band: list[str], sizes: list[int], report) -> tuple[lis
 
 
 def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, after: list,
-                  opts, report, tiled: bool = True) -> tuple[list[str], bool]:
+                  opts, report, tiled: bool = True, apart: set | None = None
+                  ) -> tuple[list[str], bool]:
     """The loop with the best stride-1 score among those carrying no dependence goes
     innermost and is vectorized; when none is free of dependences and statements follow
     one another at a constant level after the band, that level moves above the
-    innermost loop (each statement then gets its own innermost loop), checked."""
+    innermost loop (each statement then gets its own innermost loop), checked; not when
+    the loop is known to carry a dependence of a statement on itself (not in
+    ``apart``, when given): that try would be refused (cholesky: a reduction)."""
     ranked = sorted(inner, key=lambda n: (n not in free, -scores[n], -inner.index(n)))
     best = ranked[0]
     strided = max(inner, key=lambda n: (scores[n], inner.index(n)))
@@ -635,7 +640,8 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
         report.add(f"innermost loop {best} vectorized: stride-1 score {scores[best]}, "
                    "no dependence carried")
         return order, True
-    if best not in free and after and opts.vectorize and opts.distribute:
+    if best not in free and after and opts.vectorize and opts.distribute and (
+            apart is None or best in apart):
         s[owner].reorder(*order[:-1], *after, best, check=False)
         report.add(f"statements distributed inside the tile ({', '.join(after)} above "
                    f"{best}); innermost loop {best} vectorized")

@@ -438,14 +438,17 @@ def _fix(space: isl.Space, level: int, value: int) -> isl.Set:
     return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : x{level} = {value} }}")
 
 
-def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[int]:
+def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int, *,
+                          within: bool = False) -> set[int]:
     """The levels of the band ``lo..hi`` whose loop, put innermost in a tile, carries
     no dependence: none has distance 0 at every other band level (and before the band)
-    and a non-zero distance at that level."""
+    and a non-zero distance at that level.  ``within``: only the dependences between
+    instances of one statement count (as when each statement has a loop of its own)."""
     maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
     result = set(range(lo, hi))
     for dep in deps.items:
-        if dep.source not in maps or dep.sink not in maps:
+        if dep.source not in maps or dep.sink not in maps or (
+                within and dep.source != dep.sink):
             continue
         deltas = maps[dep.source].reverse().apply_range(dep.relation).apply_range(
             maps[dep.sink]).deltas()
