@@ -109,6 +109,9 @@ def _write_outputs(out: str, name: str, built: list[dict]) -> None:
             with open(path, "wb") as file:
                 file.write(result["object"])
             objects.append(path)
+        from ..target.llvm.threadpool import runtime_objects  # llvmlite: only here
+
+        objects += runtime_objects([r["object"] for r in built], scratch)
         flags = libraries_needed(_undefined_markers(r["object"]) for r in built)
         link_shared(objects, os.path.join(out, f"lib{name}.so"), flags)
         archive(objects, os.path.join(out, f"lib{name}.a"))
@@ -116,7 +119,7 @@ def _write_outputs(out: str, name: str, built: list[dict]) -> None:
 
 def _undefined_markers(code: bytes) -> str:
     """The runtime symbols an object calls, as text :func:`libraries_needed` reads."""
-    return " ".join(m for m in ("GOMP_", "_ZGV") if m.encode() in code)
+    return " ".join(m for m in ("polyopt_parallel", "_ZGV") if m.encode() in code)
 
 
 def _manifest(spec, name: str, key: str, ordered: list[dict]) -> dict:

@@ -4,7 +4,7 @@ Every file is written to a temporary name in its folder and renamed, so a reader
 sees half a file and concurrent writers of the same bytes do not disturb each other.
 ``link_shared`` runs ``cc`` (or ``$CC``), ``archive`` runs ``ar`` (or ``$AR``).
 
->>> libraries_needed(["call @GOMP_parallel"])[0].startswith("-l")
+>>> libraries_needed(["call @polyopt_parallel"])[0].startswith("-l")
 True
 """
 
@@ -23,7 +23,7 @@ def libraries_needed(ir_texts) -> list[str]:
     """The linker flags for the runtime libraries these modules call."""
     text = "\n".join(ir_texts)
     flags = []
-    for marker, library in (("GOMP_", "gomp"), ("_ZGV", "mvec")):
+    for marker, library in (("polyopt_parallel", "pthread"), ("_ZGV", "mvec")):
         if marker in text:
             found = ctypes.util.find_library(library)
             flags.append(f"-l:{found}" if found else f"-l{library}")

@@ -49,7 +49,7 @@ def test_saved_kernel_runs_in_a_new_process(tmp_path, parallel):
     s, args = _matmul(parallel)
     f = po.build(s, args, num_threads=2)
     if parallel:
-        assert "GOMP_parallel" in f.llvm_ir
+        assert "polyopt_parallel" in f.llvm_ir
     path = tmp_path / "matmul.so"
     f.export_library(path)
     signature = json.loads((tmp_path / "matmul.so.json").read_text())

@@ -90,7 +90,7 @@ def test_parallel_loop_inside_a_parallel_loop_runs_serially_in_each_thread():
     f = po.build(s, [A, B], num_threads=2)
     f(a, b)
     np.testing.assert_array_equal(b, 3 * a)
-    assert f.llvm_ir.count("call void @\"GOMP_parallel\"") == 1
+    assert f.llvm_ir.count("call void @\"polyopt_parallel\"") == 1
 
 
 def test_module_for_needs_the_llvm_passes():

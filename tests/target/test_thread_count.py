@@ -1,7 +1,7 @@
 """The thread count of parallel loops: ``OMP_NUM_THREADS`` unless the build option
-``num_threads`` says otherwise.  libgomp reads the variable when it loads, so each case
-runs in a fresh process, which counts its OS threads (libgomp keeps its team alive
-after a parallel loop; OpenBLAS is held to one thread so that it starts none)."""
+``num_threads`` says otherwise.  Each case runs in a fresh process, which counts its OS
+threads (polyopt's thread pool keeps its workers alive after a parallel loop; OpenBLAS
+is held to one thread so that it starts none)."""
 
 import os
 import subprocess
@@ -53,7 +53,7 @@ def test_nested_parallel_loop_runs_serially_inside_the_outer_one():
     s[B].parallel(i)
     s[B].parallel(j)
     f = po.build(s, [A, B], num_threads=2)
-    assert f.llvm_ir.count("call void @\"GOMP_parallel\"") == 1  # one team: the outer loop
+    assert f.llvm_ir.count("call void @\"polyopt_parallel\"") == 1  # one team: the outer loop
     a = np.random.default_rng(0).standard_normal((37, 45), dtype=np.float32)
     b = np.zeros_like(a)
     f(a, b)

@@ -98,7 +98,7 @@ def _check_conv_kernel(f_, x_shape, w_shape, padding, stride, parallel=True):
     y = np.full(expected.shape, np.nan, np.float32)
     f_(x, w, y)
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4 * np.sqrt(w[0].size))
-    assert "GOMP_parallel" in f_.llvm_ir or not parallel
+    assert "polyopt_parallel" in f_.llvm_ir or not parallel
     _assert_packed_simd(f_)
 
 

@@ -28,7 +28,7 @@ def test_matmul_template(m, n, k, threads, pack):
         f(a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     assert "#pragma parallel" in str(po.lower(s, [A, B, C]))
-    assert "GOMP_parallel" in f.llvm_ir and "<16 x float>" in f.optimized_ir
+    assert "polyopt_parallel" in f.llvm_ir and "<16 x float>" in f.optimized_ir
 
 
 @pytest.mark.parametrize("m, n, k", [(48, 128, 40), (50, 100, 33)])

@@ -2,8 +2,9 @@
 
 Objects are emitted by LLVM (position-independent code for the kernel's CPU); the system
 C compiler (``cc``, or ``$CC``) links them into a shared library, ``ar`` into a static
-one.  A kernel with parallel loops needs libgomp, one calling libmvec's vector ``exp``,
-``log`` or ``tanh`` needs libmvec: the shared library is linked against them.  Every
+one.  A kernel with parallel loops needs polyopt's thread pool (:mod:`.threadpool`),
+linked into the file; one calling libmvec's vector ``exp``, ``log`` or ``tanh`` needs
+libmvec, which the shared library is linked against.  Every
 file is written to a temporary name and renamed, so a reader never sees half a file.
 :func:`load_object` loads an object back into this process (no C compiler: LLVM's
 JIT links it), as the graph layer does with kernels from the on-disk cache.
@@ -28,11 +29,16 @@ from ...errors import BackendError, InvalidArgumentError
 from ..linker import libraries_needed, link_shared, write_atomically
 from ..native import NativeKernel
 from .jit import CPU, object_code, parse, target_machine
+from .threadpool import calls_threadpool, runtime_ir, runtime_objects
 
 
-def object_for(optimized_ir: str, cpu: CPU) -> bytes:
-    """The ELF object of an optimized IR module, for ``cpu``."""
-    return object_code(parse(optimized_ir), cpu)
+def object_for(optimized_ir: str, cpu: CPU, *, with_runtime: bool = False) -> bytes:
+    """The ELF object of an optimized IR module, for ``cpu``; ``with_runtime``: with the
+    thread pool's code in it when the module calls it."""
+    module = parse(optimized_ir)
+    if with_runtime and calls_threadpool(optimized_ir):
+        module.link_in(parse(runtime_ir()))
+    return object_code(module, cpu)
 
 
 def export_library(optimized_ir: str, signature, cpu: CPU, path) -> None:
@@ -44,14 +50,15 @@ def export_library(optimized_ir: str, signature, cpu: CPU, path) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InvalidArgumentError(f"the folder {directory} does not exist; create it first")
-    code = object_for(optimized_ir, cpu)
-    if path.endswith(".o"):
-        write_atomically(path, code)
+    if path.endswith(".o"):  # one object: the thread pool's code goes into it
+        write_atomically(path, object_for(optimized_ir, cpu, with_runtime=True))
     else:
+        code = object_for(optimized_ir, cpu)
         with tempfile.TemporaryDirectory(prefix="polyopt-") as scratch:
             obj = os.path.join(scratch, f"{signature.name}.o")
             write_atomically(obj, code)
-            link_shared([obj], path, libraries_needed([optimized_ir]))
+            link_shared([obj] + runtime_objects([code], scratch), path,
+                        libraries_needed([optimized_ir]))
     write_atomically(path + ".json",
                      (json.dumps(signature.to_json(), indent=1) + "\n").encode())
 
@@ -85,15 +92,15 @@ class ObjectKernel(NativeKernel):
 def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU()) -> ObjectKernel:
     """The kernel ``signature`` from the ELF object ``code`` (:func:`object_for`), linked
     into this process by LLVM's JIT.  ``imports`` (:func:`imported_symbols`) must all
-    resolve (libgomp and libmvec are loaded for them first): otherwise BackendError,
+    resolve (the thread pool and libmvec are loaded for them first): otherwise BackendError,
     before LLVM would abort the process on an unresolved symbol."""
     import llvmlite.binding as llvm
 
-    from .parallel import load_openmp
+    from .threadpool import ENTRY_POINTS, load_threadpool
     from .vecmath import host_variants
 
-    if any(name.startswith("GOMP_") for name in imports):
-        load_openmp()
+    if any(name in ENTRY_POINTS for name in imports):
+        load_threadpool()
     if any(name.startswith("_ZGV") for name in imports):
         host_variants()
     missing = [name for name in imports if not llvm.address_of_symbol(name)]

@@ -1,45 +1,32 @@
-"""Parallel loops through OpenMP: the loop is outlined and run by ``GOMP_parallel``.
+"""Parallel loops on polyopt's thread pool (:mod:`.threadpool`): the loop is outlined
+and run by ``polyopt_parallel``.
 
 The outlined function receives every value the loop body may use (parameters,
 enclosing loop variables, array pointers and strides) in a struct; the threads take
-the iterations from libgomp in about 8 pieces per thread (a dynamic schedule: on a
-shared machine a thread that loses its core for a while takes fewer).  The thread count
-comes from ``OMP_NUM_THREADS`` or the build option ``num_threads``.  Which loops are
-outlined is decided on the loop AST by the ``outline_parallel`` pass (:mod:`.passes`):
-an :class:`~polyopt.ast.nodes.Outlined` loop; a parallel loop inside one runs serially
-in each thread.
+the iterations in about 8 pieces per thread from a counter in that struct (a dynamic
+schedule: on a shared machine a thread that loses its core for a while takes fewer, and
+the calling thread alone takes them all when the workers are still asleep).  The thread
+count comes from the build option ``num_threads``, else ``OMP_NUM_THREADS``, else the
+CPUs.  Which loops are outlined is decided on the loop AST by the ``outline_parallel``
+pass (:mod:`.passes`): an :class:`~polyopt.ast.nodes.Outlined` loop; a parallel loop
+inside one runs serially in each thread.
 
->>> load_openmp()
+>>> CHUNKS_PER_THREAD  # pieces per thread of a parallel loop
+8
 """
 
 from __future__ import annotations
-
-import ctypes.util
-import functools
 
 from llvmlite import ir
 
 from ...ast.nodes import For, Int, Outlined, upper_bound
 from ...ast.tiles import most_trips
-from ...errors import MissingBackendError
+from .threadpool import REGION_FN
 from .values import I64
 
 I32 = ir.IntType(32)
 I8 = ir.IntType(8)
 CHUNKS_PER_THREAD = 8
-
-
-@functools.cache
-def load_openmp() -> None:
-    """Make libgomp's symbols available to JIT-compiled code."""
-    import llvmlite.binding as llvm
-
-    path = ctypes.util.find_library("gomp")
-    if path is None:
-        raise MissingBackendError(
-            "parallel loops need the OpenMP runtime libgomp, which was not found; install "
-            "it (Debian: apt-get install libgomp1)")
-    llvm.load_library_permanently(path)
 
 
 def can_outline(loop: For) -> bool:
@@ -57,17 +44,34 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
     if bound[1]:
         hi = b.sub(hi, ir.Constant(I64, 1))
     captured = _captures(emitter)
-    struct = ir.LiteralStructType([I64, I64] + [v.type for _, v in captured])
+    threads = b.call(_declare(emitter.module, "polyopt_threads", I32, [I32]),
+                     [ir.Constant(I32, num_threads)])
+    size = _piece_size(b, loop, lo, hi, threads)
+    struct = ir.LiteralStructType([I64, I64, I64, I64] + [v.type for _, v in captured])
     with b.goto_entry_block():
-        slot = b.alloca(struct, name="omp.data")
+        slot = b.alloca(struct, name="region.data")
     slot.type = ir.PointerType()  # an opaque pointer, as everywhere else in the module
-    for index, value in enumerate([lo, hi] + [v for _, v in captured]):
+    start = [lo, hi, size, ir.Constant(I64, 0)]  # the last: the next piece's first trip
+    for index, value in enumerate(start + [v for _, v in captured]):
         b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, index)],
                              source_etype=struct))
     outlined = _outline(emitter, region, struct, captured)
-    gomp = _declare(emitter.module, "GOMP_parallel", ir.VoidType(),
-                    [ir.PointerType(), ir.PointerType(), I32, I32])
-    b.call(gomp, [outlined, slot, ir.Constant(I32, num_threads), ir.Constant(I32, 0)])
+    run = _declare(emitter.module, "polyopt_parallel", ir.VoidType(),
+                   [REGION_FN, ir.PointerType(), I32])
+    b.call(run, [outlined, slot, threads])
+
+
+def _trips(b, loop: For, lo: ir.Value, hi: ir.Value) -> ir.Value:
+    return b.add(b.sdiv(b.sub(hi, lo), ir.Constant(I64, loop.step)), ir.Constant(I64, 1))
+
+
+def _piece_size(b, loop: For, lo: ir.Value, hi: ir.Value, threads: ir.Value) -> ir.Value:
+    """Trips per piece: about CHUNKS_PER_THREAD pieces per thread, balance at a small
+    cost per piece."""
+    trips = _trips(b, loop, lo, hi)
+    pieces = b.mul(b.sext(threads, I64), ir.Constant(I64, CHUNKS_PER_THREAD))
+    size = b.sdiv(b.add(trips, b.sub(pieces, ir.Constant(I64, 1))), pieces)
+    return b.select(b.icmp_signed("<", size, ir.Constant(I64, 1)), ir.Constant(I64, 1), size)
 
 
 def _captures(emitter) -> list[tuple[tuple, ir.Value]]:
@@ -103,55 +107,46 @@ def _outline(emitter, region: Outlined, struct, captured) -> ir.Function:
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     fields = [b.load(b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
                            source_etype=struct), typ=struct.elements[k])
-              for k in range(len(struct.elements))]
-    b.call(body, fields[2:] + fields[:2])
+              for k in range(3)]
+    following = b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, 3)],
+                      source_etype=struct)
+    captures = [b.load(b.gep(fn.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                             source_etype=struct), typ=struct.elements[k])
+                for k in range(4, len(struct.elements))]
+    b.call(body, captures + fields + [following])
     b.ret_void()
     return fn
 
 
-def _dynamic_chunks(emitter, loop: For, lo: ir.Value, hi: ir.Value, failed: ir.Value) -> None:
-    """Run the iterations ``lo..hi`` of ``loop`` handed out in pieces by libgomp
-    (``GOMP_loop_dynamic_*``): a thread slowed down (by another process on its core)
-    takes fewer of them.  A thread whose buffers could not be allocated takes its share
-    without running it and reports the failure."""
-    module, b, fn = emitter.module, emitter.builder, emitter.fn
-    slot = ir.PointerType()
-    start = _declare(module, "GOMP_loop_dynamic_start", I8, [I64, I64, I64, I64, slot, slot])
-    following = _declare(module, "GOMP_loop_dynamic_next", I8, [slot, slot])
-    with b.goto_entry_block():
-        first_slot = b.alloca(I64, name="chunk.first")
-        end_slot = b.alloca(I64, name="chunk.end")
-    for value in (first_slot, end_slot):
-        value.type = slot
+def _claimed_pieces(emitter, loop: For, lo: ir.Value, hi: ir.Value, size: ir.Value,
+                    following: ir.Value, failed: ir.Value) -> None:
+    """Run the pieces of ``lo..hi`` this thread claims from the counter ``following``
+    (an atomic add of ``size`` trips each) until none is left.  A thread whose buffers
+    could not be allocated claims its pieces without running them and reports the
+    failure."""
+    b, fn = emitter.builder, emitter.fn
+    trips = _trips(b, loop, lo, hi)
     step = ir.Constant(I64, loop.step)
-    # about CHUNKS_PER_THREAD pieces per thread: balance at a small cost per piece
-    threads = b.sext(b.call(_declare(module, "omp_get_num_threads", I32, []), []), I64)
-    trips = b.add(b.sdiv(b.sub(hi, lo), step), ir.Constant(I64, 1))
-    pieces = b.mul(threads, ir.Constant(I64, CHUNKS_PER_THREAD))
-    size = b.sdiv(b.add(trips, b.sub(pieces, ir.Constant(I64, 1))), pieces)
-    size = b.select(b.icmp_signed("<", size, ir.Constant(I64, 1)), ir.Constant(I64, 1), size)
-    has = b.call(start, [lo, b.add(hi, ir.Constant(I64, 1)), step, size, first_slot,
-                         end_slot])
-    chunk, work = fn.append_basic_block("chunk"), fn.append_basic_block("work")
-    skip, more = fn.append_basic_block("skip"), fn.append_basic_block("next")
-    done = fn.append_basic_block("done")
-    b.cbranch(b.icmp_unsigned("!=", has, ir.Constant(I8, 0)), chunk, done)
-    b.position_at_end(chunk)
-    first = b.load(first_slot, typ=I64)
-    last = b.sub(b.load(end_slot, typ=I64), ir.Constant(I64, 1))
+    claim, work, skip = (fn.append_basic_block(n) for n in ("claim", "work", "skip"))
+    piece, done = fn.append_basic_block("piece"), fn.append_basic_block("done")
+    b.branch(claim)
+    b.position_at_end(claim)
+    taken = b.atomic_rmw("add", following, size, "monotonic")
+    b.cbranch(b.icmp_signed(">=", taken, trips), done, piece)
+    b.position_at_end(piece)
+    end = b.add(taken, size)
+    end = b.select(b.icmp_signed("<", end, trips), end, trips)
+    first = b.add(lo, b.mul(taken, step))
+    last = b.add(lo, b.mul(b.sub(end, ir.Constant(I64, 1)), step))
     b.cbranch(failed, skip, work)
     b.position_at_end(skip)
     b.store(ir.Constant(I32, 1), emitter.status)  # threads only ever store 1 there
-    b.branch(more)
+    b.branch(claim)
     b.position_at_end(work)
     _assume_within(emitter, loop, first, last)
     emitter._serial_loop(loop, first, last)
-    b.branch(more)
-    b.position_at_end(more)
-    again = b.call(following, [first_slot, end_slot])
-    b.cbranch(b.icmp_unsigned("!=", again, ir.Constant(I8, 0)), chunk, done)
+    b.branch(claim)
     b.position_at_end(done)
-    b.call(_declare(module, "GOMP_loop_end_nowait", ir.VoidType(), []), [])
 
 
 def _assume_within(emitter, loop: For, first: ir.Value, last: ir.Value) -> None:
@@ -171,7 +166,7 @@ def _assume_within(emitter, loop: For, first: ir.Value, last: ir.Value) -> None:
 
 def _body_function(emitter, region: Outlined, name: str, captured) -> ir.Function:
     module = emitter.module
-    types = [v.type for _, v in captured] + [I64, I64]
+    types = [v.type for _, v in captured] + [I64, I64, I64, ir.PointerType()]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name=f"{name}.body")
     fn.linkage = "internal"
     fn.attributes.add("alwaysinline")
@@ -197,7 +192,7 @@ def _body_function(emitter, region: Outlined, name: str, captured) -> ir.Functio
     # be allocated, the thread does nothing and the kernel reports the failure
     heap, failed = emitter.allocate_temps(
         [t for t in emitter.func.temps if t.name in region.private])
-    _dynamic_chunks(emitter, region.loop, fn.args[-2], fn.args[-1], failed)
+    _claimed_pieces(emitter, region.loop, *fn.args[-4:], failed)
     emitter.free(heap)
     b.ret_void()
     (emitter.fn, emitter.builder, emitter.values, emitter.scalars, emitter.pointers,

@@ -29,7 +29,7 @@ from .codegen import module_for
 from .export import export_library
 from .intrinsics import link_imports
 from .jit import CPU, assembly, check_cpu, jit, optimize, resolve
-from .parallel import load_openmp
+from .threadpool import calls_threadpool, load_threadpool
 from .passes import llvm_passes
 from .remarks import loops_asking_for_vectors
 from .vecmath import with_vector_math
@@ -92,8 +92,8 @@ class LLVMTarget:
 
     def build(self, func, **options) -> "LLVMKernel":
         ir_text, module = self.compile(func, **options)
-        if "GOMP_parallel" in ir_text:
-            load_openmp()
+        if calls_threadpool(ir_text):
+            load_threadpool()
         optimized = str(module)
         engine, address = jit(module, func.name, self.cpu)
         kernel = LLVMKernel(func, engine, address, ir_text, optimized, self.cpu)

@@ -1,0 +1,136 @@
+"""polyopt's thread pool (polyopt.target.llvm.threadpool): parallel loops compute the
+serial numbers on any thread count, from several Python threads at once, after a fork,
+and as one self-contained object file; idle workers sleep under OMP_WAIT_POLICY=PASSIVE."""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import polyopt as po
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
+                                reason="the pool sleeps on Linux futexes")
+
+
+def _scaled():
+    n = po.var("n")
+    A = po.placeholder((n, 33), name="A")
+    B = po.compute((n, 33), lambda i, j: A[i, j] * 3.0 + 1.0, name="B")
+    s = po.create_schedule(B)
+    s[B].parallel(B.op.axis[0])
+    return s, [A, B]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+@pytest.mark.parametrize("rows", [0, 1, 2, 7, 100])
+def test_parallel_loop_computes_every_row_once(threads, rows):
+    s, args = _scaled()
+    f = po.build(s, args, num_threads=threads)
+    assert f.llvm_ir.count('call void @"polyopt_parallel"') == 1
+    a = np.random.default_rng(rows).standard_normal((rows, 33)).astype(np.float32)
+    b = np.full_like(a, np.nan)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6)
+
+
+def test_kernels_called_from_several_python_threads_at_once():
+    s, args = _scaled()
+    f = po.build(s, args, num_threads=2)
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal((301, 33)).astype(np.float32) for _ in range(4)]
+    failures = []
+
+    def run(a):
+        b = np.empty_like(a)
+        for _ in range(200):
+            b[:] = np.nan
+            f(a, b)
+            if not np.allclose(b, a * 3 + 1, rtol=1e-6):
+                failures.append(a)
+                return
+
+    workers = [threading.Thread(target=run, args=(a,)) for a in inputs]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+    assert not any(w.is_alive() for w in workers), "a caller never returned"
+    assert not failures
+
+
+PROBE = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np, polyopt as po
+    A = po.placeholder((500, 64), name="A")
+    B = po.compute((500, 64), lambda i, j: A[i, j] * 2.0, name="B")
+    s = po.create_schedule(B)
+    s[B].parallel(s[B].axes[0])
+    f = po.build(s, [A, B], num_threads=2)
+    a = np.arange(500 * 64, dtype=np.float32).reshape(500, 64)
+    b = np.zeros_like(a)
+    f(a, b)
+    assert (b == 2 * a).all()
+    if sys.argv[1] == "fork":  # the child makes its own workers
+        pid = os.fork()
+        if pid == 0:
+            b[:] = 0
+            for _ in range(50):
+                f(a, b)
+            os._exit(0 if (b == 2 * a).all() else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    else:  # idle workers: CPU ticks of the other threads over half a second
+        def ticks():
+            found = {}
+            for tid in os.listdir("/proc/self/task"):
+                fields = open(f"/proc/self/task/{tid}/stat").read().rsplit(")", 1)[1].split()
+                found[tid] = int(fields[11]) + int(fields[12])
+            return found
+        for _ in range(100):
+            f(a, b)
+        time.sleep(0.05)
+        before = ticks()
+        time.sleep(0.5)
+        after = ticks()
+        me = str(os.getpid())
+        print(max(after[t] - before.get(t, 0) for t in after if t != me))
+""")
+
+
+def _probe(mode, **env):
+    done = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **env})
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip())
+
+
+def test_a_forked_child_runs_parallel_loops():
+    assert _probe("fork") == 0
+
+
+def test_idle_workers_sleep_when_the_wait_policy_is_passive():
+    assert _probe("idle", OMP_WAIT_POLICY="PASSIVE") <= 1  # ticks of 10 ms: none spun
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="links the object with cc")
+def test_an_object_file_carries_the_pool(tmp_path):
+    from polyopt.target.native import LoadedKernel, read_signature
+
+    s, args = _scaled()
+    po.build(s, args, num_threads=2).export_library(tmp_path / "k.o")
+    subprocess.run(["cc", "-shared", "-o", str(tmp_path / "k.so"), str(tmp_path / "k.o"),
+                    "-lpthread"], check=True)  # nothing else: the pool is in the object
+    library = ctypes.CDLL(str(tmp_path / "k.so"))
+    assert library.polyopt_threads(3) == 3
+    f = LoadedKernel(library, read_signature(str(tmp_path / "k.o.json")))
+    a = np.random.default_rng(2).standard_normal((41, 33)).astype(np.float32)
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6)
