@@ -132,9 +132,17 @@ def _translations(dependence: isl.Map, limit: int) -> isl.UnionMap | None:
     if not distances.is_bounded():
         return None
     points = []
-    distances.foreach_point(lambda p: points.append(
-        [p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(depth)]))
-    if not points or len(points) > limit:
+
+    def collect(point):
+        if len(points) == limit:
+            raise _TooMany  # isl stops there (and raises its own error)
+        points.append([point.get_coordinate_val(isl.dim_type.set, k).to_python()
+                       for k in range(depth)])
+    try:
+        distances.foreach_point(collect)
+    except (_TooMany, isl.Error):
+        return None
+    if not points:
         return None
     space = dependence.get_space()
     params = [space.get_dim_name(isl.dim_type.param, k)
@@ -154,6 +162,10 @@ def _translations(dependence: isl.Map, limit: int) -> isl.UnionMap | None:
     if not union.is_equal(dependence):
         return None
     return isl.UnionMap.from_map(union)
+
+
+class _TooMany(Exception):
+    """More distances than a few translations are worth."""
 
 
 def _simple(dependence: isl.Map) -> bool:

@@ -82,6 +82,9 @@ def test_other_dependences_are_left_as_they_are():
                               "0 <= j < n and j2 = j + i2 - i }")  # unbounded distances
     assert uniform_pieces(triangular).is_equal(triangular)
     assert _basic_maps(uniform_pieces(triangular)) == _basic_maps(triangular) == 1
+    many = isl.UnionMap("{ S[i, j] -> S[i2, j2] : 0 <= i, j, i2, j2 < 100 and i2 >= i and "
+                        "j2 >= j and i2 - i + j2 - j <= 90 }")  # 4,186 distances
+    assert _basic_maps(uniform_pieces(many)) == 1 and uniform_pieces(many).is_equal(many)
     widths = isl.UnionMap("{ S[i] -> T[i, j] : 0 <= i < 9 and 0 <= j < 3 }")
     assert uniform_pieces(widths).is_equal(widths)
     assert _basic_maps(uniform_pieces(widths)) == 1
