@@ -62,12 +62,14 @@ def _scan(program: Program) -> Node:
 
 _SCANNED = IdentityMemo(size=4)
 _STAGE_OF = IdentityMemo(size=8)
-SEQUENCE_FROM = 8  # root statements from which the schedule is scanned as a sequence
+SEQUENCE_FROM = 2  # root groups from which the schedule is scanned as a sequence (3mm's
+# six nests: 0.43 s scanned whole, 0.20 s one by one, the same code)
 
 
 def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], int]]]:
     """The schedule, as the schedules of the groups of statements that share their
-    first (constant) schedule entry, in order, when there are many: each is scanned on
+    entry in the first column that tells them apart (a constant per statement), in
+    order, when there are several: each is scanned on
     its own (isl's scan of one band over a chain of K statements, or of a sequence of
     K filters, takes time growing with K squared).  The order is the same, and so is
     the code of each group.
@@ -83,10 +85,12 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
             band.child(0).get_type() != isl.schedule_node_type.leaf:
         return whole  # only the single band that stages build is split
     rows = program.schedule_rows()
+    if any(rows.get(stmt.name) is None for stmt in program.statements):
+        return whole
+    column = _sequence_column([rows[stmt.name] for stmt in program.statements])
     groups: dict[int, list[str]] = {}
     for stmt in program.statements:
-        row = rows.get(stmt.name)
-        value = None if row is None else fixed_entry(row, 0)
+        value = None if column is None else fixed_entry(rows[stmt.name], column)
         if value is None:
             return whole
         groups.setdefault(value, []).append(stmt.name)
@@ -103,6 +107,18 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
         if schedule is not None:
             schedules.append((schedule, _dims_of(columns, width)))
     return schedules or whole
+
+
+def _sequence_column(rows: list[isl.Map]) -> int | None:
+    """The first schedule column whose values are not one constant shared by every
+    statement (the columns before it order nothing): the groups' order, when every
+    statement has a constant there."""
+    width = min(row.dim(isl.dim_type.out) for row in rows)
+    for dim in range(width):
+        values = {fixed_entry(row, dim) for row in rows}
+        if len(values) > 1 or None in values:
+            return dim
+    return None
 
 
 def _group_band(names: list[str], domains: dict, members: list, columns: tuple[int, ...],

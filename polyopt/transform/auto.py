@@ -60,8 +60,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
-from .auto_affine import (Rows, flatten, innermost_free_levels, isl_schedule, level_names,
-                          map_text, outer_footprint, strides, zero_distance_levels)
+from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
+                          isl_schedule, level_names, map_text, outer_footprint, strides,
+                          zero_distance_levels)
 
 _FUSIONS = ("max", "min", "smart")
 
@@ -253,6 +254,8 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         for group in groups:
             if len(group) == 1:
                 rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
+    if opts.distribute:
+        rows = _order_for_distribution(program, s.deps, rows, groups, report)
     names = level_names(rows, program)
     stage_of = {st.main: st.name for st in program.stages}
     for stage in program.stages:
@@ -279,6 +282,26 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                    + ", ".join(owners))
     for group, owner in zip(groups, owners):
         _band(s, owner, rows.subset(group), opts, report)
+
+
+def _order_for_distribution(program, deps, rows: Rows, groups, report) -> Rows:
+    """Each nest's statements in an order at their last (constant) level that lets
+    that level move above the innermost loop (``distributable_order``)."""
+    last = rows.depth - 1
+    for group in groups:
+        if len(group) < 2:
+            continue
+        ordered = distributable_order(program, deps, rows.subset(group))
+        if ordered.rows == rows.subset(group).rows:
+            continue
+        values = {n: r[last] for n, r in rows.rows.items()}
+        values.update({n: ordered.rows[n][last] for n in group})
+        rows = rows.replaced(last, values)
+        order = sorted(group, key=lambda n: values[n])
+        report.add(f"statements ordered {', '.join(order)} at their last level: each "
+                   "before those that read what it writes in one iteration of the outer "
+                   "loops, so that they may run in loops of their own inside it")
+    return rows
 
 
 def _skewed(rows: Rows) -> bool:
@@ -487,9 +510,11 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         outer, inner = _tile(s, owner, band, sizes, report)
         renamed = dict(zip(band, inner))
         alone = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi)}
+        apart = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi,
+                                                        within=True)} if after else set()
         inner, vector = _order_points(s, owner, inner, {renamed[b]: scores[b] for b in band},
                                       {renamed[b] for b in free_names | alone}, after, opts,
-                                      report)
+                                      report, apart={renamed[b] for b in apart})
         if vector:
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
                                 report)
@@ -587,11 +612,14 @@ def _tile(s, owner: str, band: list[str], sizes: list[int], report) -> tuple[lis
 
 
 def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, after: list,
-                  opts, report, tiled: bool = True) -> tuple[list[str], bool]:
+                  opts, report, tiled: bool = True, apart: set | None = None
+                  ) -> tuple[list[str], bool]:
     """The loop with the best stride-1 score among those carrying no dependence goes
     innermost and is vectorized; when none is free of dependences and statements follow
     one another at a constant level after the band, that level moves above the
-    innermost loop (each statement then gets its own innermost loop), checked."""
+    innermost loop (each statement then gets its own innermost loop), checked; not when
+    the loop is known to carry a dependence of a statement on itself (not in
+    ``apart``, when given): that try would be refused (cholesky: a reduction)."""
     ranked = sorted(inner, key=lambda n: (n not in free, -scores[n], -inner.index(n)))
     best = ranked[0]
     strided = max(inner, key=lambda n: (scores[n], inner.index(n)))
@@ -612,7 +640,8 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
         report.add(f"innermost loop {best} vectorized: stride-1 score {scores[best]}, "
                    "no dependence carried")
         return order, True
-    if best not in free and after and opts.vectorize and opts.distribute:
+    if best not in free and after and opts.vectorize and opts.distribute and (
+            apart is None or best in apart):
         s[owner].reorder(*order[:-1], *after, best, check=False)
         report.add(f"statements distributed inside the tile ({', '.join(after)} above "
                    f"{best}); innermost loop {best} vectorized")

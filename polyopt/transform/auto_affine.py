@@ -83,7 +83,7 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
     if key in _SCHEDULED:  # the same problem again (auto_schedule's simpler attempts)
         text, message = _SCHEDULED[key]
         return (isl.Schedule.read_from_str(domain.get_ctx(), text) if text else None), message
-    schedule, message = _compute(domain, relation, fusion, max_operations)
+    schedule, message = _compute(domain, uniform_pieces(relation), fusion, max_operations)
     if len(_SCHEDULED) >= 32:
         _SCHEDULED.pop(next(iter(_SCHEDULED)))
     _SCHEDULED[key] = (str(schedule) if schedule is not None else None, message)
@@ -91,6 +91,94 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
 
 
 _SCHEDULED: dict = {}  # isl's results by problem, as text (isl objects belong to a context)
+
+
+def uniform_pieces(relation: isl.UnionMap, limit: int = 64) -> isl.UnionMap:
+    """``relation`` with each dependence between statements of equal depth whose
+    distances take a few constant values (a stencil's) written as one translation per
+    distance, when that union is exactly the dependence (else the dependence as is).
+
+    The same dependences, but isl's scheduler takes its Farkas multipliers of each
+    piece's simple constraints far faster than of one polytope with diagonal facets
+    (heat-3d: 0.69 s -> 0.02 s, the same schedule).
+
+    >>> r = isl.UnionMap("[n] -> { S[i] -> S[j] : 0 <= i < n and i < j <= i + 2 and j < n }")
+    >>> u = uniform_pieces(r)
+    >>> u.is_equal(r), u.n_map()
+    (True, 1)
+    """
+    maps = []
+    relation.foreach_map(maps.append)
+    result = isl.UnionMap.empty(relation.get_space())
+    for dependence in maps:
+        pieces = _translations(dependence, limit)
+        result = result.union(isl.UnionMap.from_map(dependence) if pieces is None else pieces)
+    return result
+
+
+def _translations(dependence: isl.Map, limit: int) -> isl.UnionMap | None:
+    """The union over the distances ``d`` of ``dependence`` of ``{ x -> x + d }`` within
+    its domain and range, when there are at most ``limit`` distances and that union is
+    ``dependence`` exactly; else None."""
+    depth = dependence.dim(isl.dim_type.in_)
+    if depth != dependence.dim(isl.dim_type.out) or depth == 0 or \
+            dependence.n_basic_map() != 1 or _simple(dependence):
+        return None
+    plain = dependence.set_tuple_name(isl.dim_type.in_, "d").set_tuple_name(
+        isl.dim_type.out, "d")
+    distances = plain.deltas()
+    distances = distances.project_out(isl.dim_type.param, 0,
+                                      distances.dim(isl.dim_type.param))
+    if not distances.is_bounded():
+        return None
+    points = []
+
+    def collect(point):
+        if len(points) == limit:
+            raise _TooMany  # isl stops there (and raises its own error)
+        points.append([point.get_coordinate_val(isl.dim_type.set, k).to_python()
+                       for k in range(depth)])
+    try:
+        distances.foreach_point(collect)
+    except (_TooMany, isl.Error):
+        return None
+    if not points:
+        return None
+    space = dependence.get_space()
+    params = [space.get_dim_name(isl.dim_type.param, k)
+              for k in range(space.dim(isl.dim_type.param))]
+    source = dependence.get_tuple_name(isl.dim_type.in_)
+    sink = dependence.get_tuple_name(isl.dim_type.out)
+    xs = [f"x{k}" for k in range(depth)]
+    domain, range_ = dependence.domain(), dependence.range()
+    union = None
+    for distance in points:
+        ys = [f"x{k} + ({d})" for k, d in enumerate(distance)]
+        text = (f"[{', '.join(params)}] -> {{ {source}[{', '.join(xs)}] -> "
+                f"{sink}[{', '.join(ys)}] }}")
+        piece = isl.Map.read_from_str(dependence.get_ctx(), text).intersect_domain(
+            domain).intersect_range(range_)
+        union = piece if union is None else union.union(piece)
+    if not union.is_equal(dependence):
+        return None
+    return isl.UnionMap.from_map(union)
+
+
+class _TooMany(Exception):
+    """More distances than a few translations are worth."""
+
+
+def _simple(dependence: isl.Map) -> bool:
+    """Whether every constraint of the dependence involves at most two of its
+    dimensions (a translation already: nothing to gain)."""
+    constraints = dependence.get_basic_maps()[0].get_constraints()
+    for constraint in constraints:
+        used = sum(not constraint.get_coefficient_val(kind, k).is_zero()
+                   for kind in (isl.dim_type.in_, isl.dim_type.out)
+                   for k in range(dependence.dim(kind)))
+        if used > 2:
+            return False
+    return True
 
 
 def _compute(domain, relation, fusion: str, max_operations: int):
@@ -362,14 +450,17 @@ def _fix(space: isl.Space, level: int, value: int) -> isl.Set:
     return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : x{level} = {value} }}")
 
 
-def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[int]:
+def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int, *,
+                          within: bool = False) -> set[int]:
     """The levels of the band ``lo..hi`` whose loop, put innermost in a tile, carries
     no dependence: none has distance 0 at every other band level (and before the band)
-    and a non-zero distance at that level."""
+    and a non-zero distance at that level.  ``within``: only the dependences between
+    instances of one statement count (as when each statement has a loop of its own)."""
     maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
     result = set(range(lo, hi))
     for dep in deps.items:
-        if dep.source not in maps or dep.sink not in maps:
+        if dep.source not in maps or dep.sink not in maps or (
+                within and dep.source != dep.sink):
             continue
         deltas = maps[dep.source].reverse().apply_range(dep.relation).apply_range(
             maps[dep.sink]).deltas()
@@ -384,6 +475,48 @@ def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int) -> set[in
             if not rest.subtract(_fix(space, level, 0)).is_empty():
                 result.discard(level)
     return result
+
+
+def distributable_order(program, deps, rows: Rows) -> Rows:
+    """``rows`` with the statements' order at their last level (a constant per
+    statement, after every loop) changed, when needed, so that it can move above the
+    innermost loop: a statement whose instances feed another's within one iteration of
+    the other loops comes first (lu: ``A[i][k] /= A[k][k]`` before the updates of
+    ``A[i][j]`` that read it, at ``c0 = k``), else the order is kept; ``rows`` as they
+    are when the levels are not loops then one constant, or the needs form a cycle.
+
+    Within one iteration of every loop, instances of different statements never meet at
+    one value of the innermost loop, so the order there changes nothing as it is."""
+    names = list(rows.rows)
+    last = rows.depth - 1
+    loops = [k for k in range(last) if not all(isinstance(rows.rows[n][k], int)
+                                               for n in names)]
+    if len(names) < 2 or not loops or not all(isinstance(rows.rows[n][last], int)
+                                              for n in names) or loops[-1] != last - 1 \
+            or len({rows.rows[n][last] for n in names}) < len(names):
+        return rows  # (not one value per statement: it orders only some of them)
+    maps = {n: _named_rows(program.statement(n), rows.rows[n]) for n in names}
+    before = {n: set() for n in names}
+    for dep in deps.items:
+        if dep.source == dep.sink or dep.source not in maps or dep.sink not in maps:
+            continue
+        deltas = maps[dep.source].reverse().apply_range(dep.relation).apply_range(
+            maps[dep.sink]).deltas()
+        for level in loops[:-1]:
+            deltas = deltas.intersect(_fix(deltas.get_space(), level, 0))
+        if not deltas.intersect_params(program.context).is_empty():
+            before[dep.sink].add(dep.source)
+    order, left = [], sorted(names, key=lambda n: rows.rows[n][last])
+    while left:
+        ready = [n for n in left if not (before[n] & set(left)) - {n}]
+        if not ready:
+            return rows  # a cycle: no order serves
+        order.append(ready[0])
+        left.remove(ready[0])
+    values = sorted(rows.rows[n][last] for n in names)
+    if [rows.rows[n][last] for n in order] == values:
+        return rows
+    return rows.replaced(last, {n: v for n, v in zip(order, values)})
 
 
 def outer_footprint(program) -> int | None:

@@ -146,23 +146,33 @@ def parse(ir_text: str) -> llvm.ModuleRef:
 # O3's unswitching keeps a partial register tile's sums in registers (a matmul
 # template: 2,400 lines).
 O3_MAX_LINES = 3000
+# In-place kernels (po.kernel, po.from_c) of more lines than this are optimized without
+# LLVM's own unrolling heuristics (the loops polyopt marks unrolled,
+# ``llvm.loop.unroll.full``, still are): on PolyBench's tiled nests they took half of
+# O3's time (gemm 1.03 -> 0.39 s of CPU, 1,900 lines) for code of the same speed
+# (gemm, covariance, jacobi-2d, seidel-2d, lu, fdtd-2d, atax, trisolv).  Not tensor
+# expressions: the 28-column rows of a 3x3 conv2d template ran 10x slower without.
+OWN_UNROLL_MAX_LINES = 500
 
 
-def optimize(ir_text: str, cpu: CPU = HOST) -> llvm.ModuleRef:
+def optimize(ir_text: str, cpu: CPU = HOST, *, in_place: bool = False) -> llvm.ModuleRef:
     """Parse, verify and optimize (O3, loop and SLP vectorization) an IR module.
 
     A module over ``O3_MAX_LINES`` lines (several register-tiled nests) is optimized
     at O2 when that vectorizes every loop marked vectorized: O3 costs 4-8x the time
     there for code within about 5% of its speed (2mm 3.9 -> 1.0 s of CPU, 20.4x
-    gcc instead of 21.0x; 3mm 6.3 -> 0.8 s); else at O3."""
-    if ir_text.count("\n") > O3_MAX_LINES:
+    gcc instead of 21.0x; 3mm 6.3 -> 0.8 s); else at O3.  An ``in_place`` kernel over
+    ``OWN_UNROLL_MAX_LINES`` lines: LLVM unrolls only the loops marked for it."""
+    lines = ir_text.count("\n")
+    unroll = not in_place or lines <= OWN_UNROLL_MAX_LINES
+    if lines > O3_MAX_LINES:
         with _held_stderr() as said:  # LLVM's "loop not vectorized" of a discarded try
-            module = _optimized(ir_text, cpu, 2)
+            module = _optimized(ir_text, cpu, 2, unroll)
             accepted = not loops_asking_for_vectors(str(module))
             said.append(accepted)
         if accepted:
             return module
-    return _optimized(ir_text, cpu, 3)
+    return _optimized(ir_text, cpu, 3, unroll)
 
 
 @contextlib.contextmanager
@@ -188,7 +198,7 @@ def _held_stderr():
                 os.write(2, held.read())
 
 
-def _optimized(ir_text: str, cpu: CPU, speed: int) -> llvm.ModuleRef:
+def _optimized(ir_text: str, cpu: CPU, speed: int, unroll: bool = True) -> llvm.ModuleRef:
     tm = _optimizer_machine(cpu)
     module = parse(ir_text)
     module.triple = tm.triple
@@ -196,7 +206,7 @@ def _optimized(ir_text: str, cpu: CPU, speed: int) -> llvm.ModuleRef:
     options = llvm.create_pipeline_tuning_options(speed_level=speed)
     options.loop_vectorization = True
     options.slp_vectorization = True
-    options.loop_unrolling = True
+    options.loop_unrolling = unroll  # False: only the unrolling that loops ask for
     builder = llvm.create_pass_builder(tm, options)
     builder.getModulePassManager().run(module, builder)
     return module

@@ -88,7 +88,7 @@ class LLVMTarget:
             vector_math = with_vector_math(ir_text, {}, frozenset())
         else:
             vector_math = with_vector_math(ir_text)
-        return ir_text, optimize(vector_math, self.cpu)
+        return ir_text, optimize(vector_math, self.cpu, in_place=_in_place(func))
 
     def build(self, func, **options) -> "LLVMKernel":
         ir_text, module = self.compile(func, **options)
@@ -134,7 +134,8 @@ class LLVMKernel(NativeKernel, ModuleAPI):
 
     @property
     def assembly(self) -> str:
-        return assembly(optimize(self.llvm_ir, self.cpu), self.cpu)
+        return assembly(optimize(self.llvm_ir, self.cpu, in_place=_in_place(self.func)),
+                        self.cpu)
 
     def export_library(self, path) -> None:
         """Write the kernel as a shared library ``path`` (e.g. ``"k.so"``; a name ending
@@ -149,3 +150,8 @@ class LLVMKernel(NativeKernel, ModuleAPI):
 
     def __repr__(self) -> str:
         return f"<LLVMKernel {self.func.name}>"
+
+
+def _in_place(func) -> bool:
+    """Whether ``func`` is an in-place kernel's (``po.kernel``, ``po.from_c``)."""
+    return any(a.role == "inout" for a in func.program.arrays)
