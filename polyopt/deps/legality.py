@@ -29,6 +29,7 @@ from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
 from .dataflow import Dependence, Dependences
 from .describe import describe_map
+from .effort import bounded_effort
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,13 @@ def _schedule_of(program: Program, stmt: str) -> isl.Map:
 
 def find_violations(program: Program, deps: Dependences, *, limit: int | None = None
                     ) -> list[Violation]:
-    """Every dependence of ``deps`` that ``program``'s schedule runs in the wrong order."""
+    """Every dependence of ``deps`` that ``program``'s schedule runs in the wrong order
+    (isl's effort bounded: :mod:`.effort`)."""
+    with bounded_effort("the check that every dependence runs in order"):
+        return _violations(program, deps, limit)
+
+
+def _violations(program: Program, deps: Dependences, limit: int | None) -> list[Violation]:
     found = []
     for dep in deps:
         times = time_pairs(program, dep)
@@ -125,7 +132,15 @@ def carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int, *,
     agree before ``dim``, as for an instance of ``stmt``) but in two iterations of the
     loop at ``dim`` of ``stmt``.  Legality (``parallel``, ``vectorize``, ``bind``) and
     ``po.check``'s loop report use it; it holds for any schedule, polyopt's or one
-    written by hand.  ``limit``: stop after that many dependences."""
+    written by hand.  ``limit``: stop after that many dependences.  isl's effort is
+    bounded (:mod:`.effort`)."""
+    with bounded_effort(f"the check whether loop dimension {dim} of {stmt} carries a "
+                        "dependence"):
+        return _carried_pairs(program, deps, stmt, dim, limit)
+
+
+def _carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int,
+                   limit: int | None) -> list[tuple[Dependence, isl.Map]]:
     row = program.schedule_of(stmt)
     width = row.dim(isl.dim_type.out)
     if dim >= width:
