@@ -32,7 +32,7 @@ import islpy as isl
 
 from ..errors import CheckEffortError, InvalidArgumentError
 
-DEFAULT_OPERATIONS = 400_000_000
+DEFAULT_OPERATIONS = 50_000_000
 _ACTIVE = [0]  # bounded regions entered (isl's context is one for the process)
 
 

@@ -164,7 +164,8 @@ def _carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int,
                 loop = _loop_pairs(row, dim, apart)
             if times.intersect(loop).intersect_params(program.context).is_empty():
                 continue
-        same_loop = source.apply_range(apart if loop is None else loop).apply_range(sink.reverse())
+        within = apart if loop is None else loop
+        same_loop = source.apply_range(within).apply_range(sink.reverse())
         pairs = dep.relation.intersect(same_loop).intersect_params(program.context)
         if not pairs.is_empty():
             found.append((dep, pairs))
