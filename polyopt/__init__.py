@@ -13,7 +13,9 @@ void B_kernel(float32 A[n], float32 B[n]) {
 """
 
 from . import dtypes, errors
+from . import deps  # callable: po.deps(s) gives a schedule's exact dependences
 from .deps.dataflow import Dependence, Dependences, compute_dependences
+from .deps.effort import check_effort
 from .errors import *  # noqa: F401,F403
 from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compute, exp,
                         if_then_else, log, maximum, minimum, placeholder, reduce_axis,
@@ -42,13 +44,6 @@ from . import graph
 
 __version__ = "0.1.0"
 size_var = var  # TVM's name for a size (polyopt's vars are sizes)
-
-
-@errors.public
-def deps(schedule_or_program) -> Dependences:
-    """Exact dependences of a schedule's program: ``print(po.deps(s))``."""
-    program = getattr(schedule_or_program, "program", schedule_or_program)
-    return compute_dependences(program)
 
 
 from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace on polyopt)

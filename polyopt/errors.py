@@ -11,6 +11,7 @@ bug) becomes an :class:`InternalError` naming the function, as a last resort.
 tensor 'A' expects float32, got float64
 """
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -18,8 +19,9 @@ import threading
 
 __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
-           "ScheduleError", "IllegalScheduleError", "TensorizeError", "BackendError",
-           "MissingBackendError", "ReleasedKernelError", "InternalError", "PolyoptWarning"]
+           "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
+           "BackendError", "MissingBackendError", "ReleasedKernelError", "InternalError",
+           "PolyoptWarning"]
 
 
 class PolyoptError(Exception):
@@ -69,6 +71,11 @@ class IllegalScheduleError(ScheduleError):
     def __init__(self, message: str, violation=None):
         super().__init__(message)
         self.violation = violation
+
+
+class CheckEffortError(ScheduleError):
+    """The exact legality check needed more of isl's effort than its bound
+    (``po.check_effort``) allows: the schedule is neither accepted nor proved illegal."""
 
 
 class TensorizeError(ScheduleError):
@@ -151,7 +158,7 @@ def public(function):
 # A deep program (an expression of 5,000 nested sums, a chain of 1,000 stages) makes
 # polyopt's walkers recurse deeper than Python's default limit of 1,000 frames.  A
 # public call that hits the limit runs again, once, on a thread with a large stack (only
-# touched pages are committed) and a higher recursion limit.
+# touched pages are committed) and a higher recursion limit, for that call only.
 DEEP_STACK_BYTES = 1 << 30
 DEEP_RECURSION_LIMIT = 200_000
 _DEEP = threading.local()
@@ -160,9 +167,39 @@ _DEEP_RUNNING = [0]
 _LIMIT_BEFORE = [0]
 
 
+@contextlib.contextmanager
+def deep_recursion_limit():
+    """Python's recursion limit is :data:`DEEP_RECURSION_LIMIT` within the block and as
+    it was afterwards (whatever the block raised).  CPython keeps one limit per
+    interpreter, so other threads see the higher limit while the block runs: the
+    block is one deep call, not more.  Overlapping blocks (threads) share one raise; a
+    limit the program set meanwhile is kept.
+
+    >>> before = sys.getrecursionlimit()
+    >>> with deep_recursion_limit():
+    ...     sys.getrecursionlimit() == DEEP_RECURSION_LIMIT
+    True
+    >>> sys.getrecursionlimit() == before
+    True
+    """
+    with _DEEP_LOCK:
+        if _DEEP_RUNNING[0] == 0:
+            _LIMIT_BEFORE[0] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_LIMIT_BEFORE[0], DEEP_RECURSION_LIMIT))
+        _DEEP_RUNNING[0] += 1
+    try:
+        yield
+    finally:
+        with _DEEP_LOCK:
+            _DEEP_RUNNING[0] -= 1
+            if _DEEP_RUNNING[0] == 0 and \
+                    sys.getrecursionlimit() == max(_LIMIT_BEFORE[0], DEEP_RECURSION_LIMIT):
+                sys.setrecursionlimit(_LIMIT_BEFORE[0])
+
+
 def run_deep(function, *args, **kwargs):
-    """``function(*args, **kwargs)`` on a thread with a deep stack; its result, or its
-    exception.
+    """``function(*args, **kwargs)`` on a thread with a deep stack, under
+    :func:`deep_recursion_limit`; its result, or its exception.
 
     >>> def depth(n):
     ...     return 0 if n == 0 else 1 + depth(n - 1)
@@ -178,24 +215,15 @@ def run_deep(function, *args, **kwargs):
         except BaseException as err:  # handed to the caller's thread as it is
             outcome.append((False, err))
 
-    with _DEEP_LOCK:
-        if _DEEP_RUNNING[0] == 0:
-            _LIMIT_BEFORE[0] = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_LIMIT_BEFORE[0], DEEP_RECURSION_LIMIT))
-        _DEEP_RUNNING[0] += 1
-        size = threading.stack_size(DEEP_STACK_BYTES)
-        try:
-            thread = threading.Thread(target=body, name="polyopt-deep", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(size)
-    try:
-        thread.join()
-    finally:
+    with deep_recursion_limit():
         with _DEEP_LOCK:
-            _DEEP_RUNNING[0] -= 1
-            if _DEEP_RUNNING[0] == 0:
-                sys.setrecursionlimit(_LIMIT_BEFORE[0])
+            size = threading.stack_size(DEEP_STACK_BYTES)
+            try:
+                thread = threading.Thread(target=body, name="polyopt-deep", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(size)
+        thread.join()
     succeeded, value = outcome[0]
     if succeeded:
         return value

@@ -243,5 +243,61 @@ def test_unknown_target_and_missing_outputs():
 def test_every_error_is_a_polyopt_error():
     for name in ("InvalidArgumentError", "DTypeError", "NonAffineError", "OutOfBoundsError",
                  "UndefinedTensorError", "ScheduleError", "IllegalScheduleError",
-                 "TensorizeError", "BackendError", "MissingBackendError", "InternalError"):
+                 "TensorizeError", "BackendError", "MissingBackendError", "InternalError",
+                 "CheckEffortError"):
         assert issubclass(getattr(po, name), po.PolyoptError)
+
+
+def test_run_deep_raises_the_recursion_limit_for_its_call_only():
+    import sys
+    import threading
+    from polyopt.errors import DEEP_RECURSION_LIMIT, run_deep
+
+    def depth(n):
+        return 0 if n == 0 else 1 + depth(n - 1)
+
+    before = sys.getrecursionlimit()
+    seen = []
+
+    def deep_and_look(n):
+        seen.append(sys.getrecursionlimit())
+        return depth(n)
+
+    assert run_deep(deep_and_look, 20_000) == 20_000
+    assert seen == [DEEP_RECURSION_LIMIT] and sys.getrecursionlimit() == before
+
+    def fails():
+        depth(10_000)
+        raise KeyError("inside")
+
+    with pytest.raises(KeyError, match="inside"):  # handed to the caller as it is
+        run_deep(fails)
+    assert sys.getrecursionlimit() == before
+
+    # two overlapping deep calls (threads): raised while either runs, restored after both
+    results, gate, started = [], threading.Event(), threading.Event()
+
+    def slow_deep():
+        started.set()
+        gate.wait(5)
+        return depth(15_000)
+
+    other = threading.Thread(target=lambda: results.append(run_deep(slow_deep)))
+    other.start()
+    started.wait(5)
+    results.append(run_deep(depth, 15_000))
+    assert sys.getrecursionlimit() == DEEP_RECURSION_LIMIT  # the other call still runs
+    gate.set()
+    other.join()
+    assert results == [15_000, 15_000] and sys.getrecursionlimit() == before
+
+    # a limit the program sets during the deep call is kept
+    def sets_its_own():
+        sys.setrecursionlimit(before + 123)
+        return depth(10)
+
+    try:
+        assert run_deep(sets_its_own) == 10
+        assert sys.getrecursionlimit() == before + 123
+    finally:
+        sys.setrecursionlimit(before)

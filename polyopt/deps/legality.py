@@ -29,6 +29,7 @@ from ..domain.program import AccessKind, Program
 from ..errors import IllegalScheduleError
 from .dataflow import Dependence, Dependences
 from .describe import describe_map
+from .effort import bounded_effort
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,13 @@ def _schedule_of(program: Program, stmt: str) -> isl.Map:
 
 def find_violations(program: Program, deps: Dependences, *, limit: int | None = None
                     ) -> list[Violation]:
-    """Every dependence of ``deps`` that ``program``'s schedule runs in the wrong order."""
+    """Every dependence of ``deps`` that ``program``'s schedule runs in the wrong order
+    (isl's effort bounded: :mod:`.effort`)."""
+    with bounded_effort("the check that every dependence runs in order"):
+        return _violations(program, deps, limit)
+
+
+def _violations(program: Program, deps: Dependences, limit: int | None) -> list[Violation]:
     found = []
     for dep in deps:
         times = time_pairs(program, dep)
@@ -100,8 +107,14 @@ def time_pairs(program: Program, dep: Dependence) -> isl.Map:
     goes back to instances (composing rows with the lexicographic order first can take
     seconds on tiled schedules with many floor divisions)."""
     source, sink = _schedule_of(program, dep.source), _schedule_of(program, dep.sink)
-    return _TIME_PAIRS.get((dep.relation, source, sink), lambda: dep.relation.apply_domain(
-        source).apply_range(sink))
+    return _TIME_PAIRS.get((dep.relation, source, sink), lambda: _TIME_PAIRS_BY_TEXT.get(
+        (str(dep.relation), str(source), str(sink)),
+        lambda: dep.relation.apply_domain(source).apply_range(sink)))
+
+
+# the same relations come again as new objects (a replayed or forked schedule, the
+# dependences recomputed after a rewrite): equal texts are equal maps
+_TIME_PAIRS_BY_TEXT = IdentityMemo(size=64)
 
 
 def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
@@ -119,31 +132,54 @@ def carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int, *,
     agree before ``dim``, as for an instance of ``stmt``) but in two iterations of the
     loop at ``dim`` of ``stmt``.  Legality (``parallel``, ``vectorize``, ``bind``) and
     ``po.check``'s loop report use it; it holds for any schedule, polyopt's or one
-    written by hand.  ``limit``: stop after that many dependences."""
+    written by hand.  ``limit``: stop after that many dependences.  isl's effort is
+    bounded (:mod:`.effort`)."""
+    with bounded_effort(f"the check whether loop dimension {dim} of {stmt} carries a "
+                        "dependence"):
+        return _carried_pairs(program, deps, stmt, dim, limit)
+
+
+def _carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int,
+                   limit: int | None) -> list[tuple[Dependence, isl.Map]]:
     row = program.schedule_of(stmt)
     width = row.dim(isl.dim_type.out)
     if dim >= width:
         return []
-    # the times whose loops enclosing ``dim`` are those of an instance of ``stmt``
-    prefixes = row.range().project_out(isl.dim_type.set, dim, width - dim)
-    around = prefixes.add_dims(isl.dim_type.set, width - dim)
-    loop = other_iteration(row.get_space().range(), dim).intersect_domain(around)
+    apart = other_iteration(row.get_space().range(), dim)
+    loop = None
     found = []
     for dep in deps:
         source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
         if source.dim(isl.dim_type.out) != width or sink.dim(isl.dim_type.out) != width:
             continue
         times = time_pairs(program, dep)
-        if times.is_empty() or times.intersect(loop).intersect_params(
+        # exact and cheap first: the pairs apart at ``dim`` with equal times before it
+        # (``loop`` is a subset; when ``dep`` involves ``stmt`` the two are equal: its
+        # times' prefixes are those of instances of ``stmt``)
+        if times.is_empty() or times.intersect(apart).intersect_params(
                 program.context).is_empty():
             continue
-        same_loop = source.apply_range(loop).apply_range(sink.reverse())
+        if stmt not in (dep.source, dep.sink):
+            if loop is None:
+                loop = _loop_pairs(row, dim, apart)
+            if times.intersect(loop).intersect_params(program.context).is_empty():
+                continue
+        within = apart if loop is None else loop
+        same_loop = source.apply_range(within).apply_range(sink.reverse())
         pairs = dep.relation.intersect(same_loop).intersect_params(program.context)
         if not pairs.is_empty():
             found.append((dep, pairs))
             if limit is not None and len(found) >= limit:
                 break
     return found
+
+
+def _loop_pairs(row: isl.Map, dim: int, apart: isl.Map) -> isl.Map:
+    """The pairs of ``apart`` whose loops enclosing ``dim`` are those of an instance of
+    the statement scheduled by ``row``."""
+    width = row.dim(isl.dim_type.out)
+    prefixes = row.range().project_out(isl.dim_type.set, dim, width - dim)
+    return apart.intersect_domain(prefixes.add_dims(isl.dim_type.set, width - dim))
 
 
 def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:

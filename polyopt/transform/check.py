@@ -13,6 +13,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..deps.dataflow import Dependences
+from ..deps.effort import bounded_effort
 from ..domain.schedule import BIND_TAGS, CONCURRENT_KINDS
 from ..deps.races import racing_access
 from ..deps.reductions import reassociated
@@ -31,9 +32,10 @@ def check_schedule(result: Program, deps: Dependences, transform: str, *, repair
     ``reassociate``: reductions may accumulate in any order (see
     :mod:`polyopt.deps.reductions`); marked loops are still checked against the exact
     dependences."""
-    order = reassociated(result, deps) if reassociate else deps
-    ensure_legal(result, order, transform=transform, repair=repair)
-    check_marked_loops(result, deps, transform, marking=marking)
+    with bounded_effort(transform):  # isl's effort is bounded: see deps/effort.py
+        order = reassociated(result, deps) if reassociate else deps
+        ensure_legal(result, order, transform=transform, repair=repair)
+        check_marked_loops(result, deps, transform, marking=marking)
 
 
 def check_marked_loops(program: Program, deps: Dependences, transform: str, *,

@@ -29,8 +29,8 @@ import contextlib
 from ..deps.dataflow import Dependences
 from ..domain.from_te import program_from_outputs
 from ..frontend.kernel import Kernel
-from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError,
-                      public, public_methods)
+from ..errors import (CheckEffortError, IllegalScheduleError, InvalidArgumentError,
+                      PolyoptError, ScheduleError, public, public_methods)
 from ..te.expr import IterVar
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import attach
@@ -324,8 +324,13 @@ class Schedule:
         self.state.check("the schedule")
 
     def is_legal(self) -> bool:
+        """Whether :meth:`check` passes; a check stopped by its effort bound raises its
+        :class:`CheckEffortError` (the schedule is neither legal nor illegal as far as
+        polyopt knows)."""
         try:
             self.check()
+        except CheckEffortError:
+            raise
         except ScheduleError:  # illegal, or a later layer's check (a tensorize) fails
             return False
         return True
