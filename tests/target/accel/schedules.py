@@ -51,23 +51,31 @@ def matmul_reference(a, w, shift=8):
 def conv2d(config, size, cin, cout, kernel, stride, *, rows, cout_tile, cin_tile,
            threads=1, shift=8):
     """A same-padded convolution on packed NCHWnc data and OIHWoi weights, requantized
-    (shift, clip) in the accumulators; output rows tiled by ``rows``."""
+    (shift, clip) in the accumulators; output rows tiled by ``rows``.  A strided 1x1
+    convolution loads only the input rows it reads."""
     b, bi, bo = config.batch, config.block_in, config.block_out
     ci_blocks, co_blocks = cin // bi, cout // bo
     pad = kernel // 2
     out = (size + 2 * pad - kernel) // stride + 1
     D = po.placeholder((1, ci_blocks, size, size, b, bi), name="D", dtype="int8")
     K = po.placeholder((co_blocks, ci_blocks, kernel, kernel, bo, bi), name="K", dtype="int8")
-    P = po.compute((1, ci_blocks, size + 2 * pad, size + 2 * pad, b, bi),
-                   lambda n, c, yy, xx, x, i: po.if_then_else(
-                       (yy >= pad) & (yy < size + pad) & (xx >= pad) & (xx < size + pad),
-                       D[n, c, yy - pad, xx - pad, x, i], po.const(0, "int8")), name="P")
+    if kernel == 1 and stride > 1:  # the rows a strided 1x1 window reads, and only them:
+        # a 2-D DMA load skips rows (not pixels within a row)
+        P = po.compute((1, ci_blocks, out, size, b, bi),
+                       lambda n, c, yy, xx, x, i: D[n, c, yy * stride, xx, x, i], name="P")
+        row_of = lambda yy, ry: yy  # noqa: E731
+    else:
+        P = po.compute((1, ci_blocks, size + 2 * pad, size + 2 * pad, b, bi),
+                       lambda n, c, yy, xx, x, i: po.if_then_else(
+                           (yy >= pad) & (yy < size + pad) & (xx >= pad) & (xx < size + pad),
+                           D[n, c, yy - pad, xx - pad, x, i], po.const(0, "int8")), name="P")
+        row_of = lambda yy, ry: yy * stride + ry  # noqa: E731
     rc = po.reduce_axis((0, ci_blocks), name="rc")
     ry = po.reduce_axis((0, kernel), name="ry")
     rx = po.reduce_axis((0, kernel), name="rx")
     ri = po.reduce_axis((0, bi), name="ri")
     C = po.compute((1, co_blocks, out, out, b, bo), lambda n, f, yy, xx, x, o: po.sum(
-        P[n, rc, yy * stride + ry, xx * stride + rx, x, ri].astype("int32")
+        P[n, rc, row_of(yy, ry), xx * stride + rx, x, ri].astype("int32")
         * K[f, rc, ry, rx, o, ri].astype("int32"), axis=[rc, ry, rx, ri]), name="C")
     R = po.compute(C.shape, lambda *a: po.maximum(po.minimum(C[a] // (1 << shift), 127),
                                                  -128), name="R")
