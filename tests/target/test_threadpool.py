@@ -134,3 +134,24 @@ def test_an_object_file_carries_the_pool(tmp_path):
     b = np.zeros_like(a)
     f(a, b)
     np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6)
+
+
+def test_a_strided_parallel_loop_with_no_trip_runs_none():
+    # range(2, N - 2, 2) at N = 3 or 4: the last trip is below the first by less than a
+    # step (a trip count rounded from -1/2 up to 1 wrote A[2]: property case 101967)
+    N = po.var("N")
+
+    @po.kernel
+    def bump(A: po.f64[N]):
+        for i in range(2, N - 2, 2):
+            A[i] = A[i] + 1.0
+
+    s = po.create_schedule(bump)
+    s["S0"].parallel("i")
+    f = po.build(s, num_threads=2)
+    for n in range(0, 12):
+        a = np.arange(n, dtype=np.float64)
+        expected = a.copy()
+        expected[2:n - 2:2] += 1.0
+        f(a)  # N from the array's shape
+        np.testing.assert_array_equal(a, expected)

@@ -62,7 +62,10 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
 
 
 def _trips(b, loop: For, lo: ir.Value, hi: ir.Value) -> ir.Value:
-    return b.add(b.sdiv(b.sub(hi, lo), ir.Constant(I64, loop.step)), ir.Constant(I64, 1))
+    """The loop's trip count from ``lo`` to ``hi`` (inclusive), 0 when ``hi < lo`` (the
+    division alone rounds ``hi - lo`` between ``-step`` and 0 up to one trip)."""
+    trips = b.add(b.sdiv(b.sub(hi, lo), ir.Constant(I64, loop.step)), ir.Constant(I64, 1))
+    return b.select(b.icmp_signed("<", hi, lo), ir.Constant(I64, 0), trips)
 
 
 def _piece_size(b, loop: For, lo: ir.Value, hi: ir.Value, threads: ir.Value) -> ir.Value:
