@@ -75,10 +75,12 @@ _ENGINES: list = []
 @functools.cache
 def threadpool_object() -> bytes:
     """The runtime as a position-independent object, to link into shared libraries
-    (its two entry points are weak: several such objects link into one program)."""
-    from .jit import HOST, object_code, parse
+    (its two entry points are weak: several such objects link into one program).  It
+    is compiled for the architecture's generic CPU, so a library built for another CPU
+    than this one can load it."""
+    from .jit import CPU, object_code, parse
 
-    return object_code(parse(runtime_ir()), HOST)
+    return object_code(parse(runtime_ir()), CPU("generic"))
 
 
 def runtime_objects(codes, folder: str) -> list[str]:
