@@ -35,7 +35,7 @@ def can_outline(loop: For) -> bool:
 
 
 def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
-    """Emit ``region``'s loop as an OpenMP parallel loop."""
+    """Emit ``region``'s loop as a parallel loop on the thread pool."""
     loop = region.loop
     bound = upper_bound(loop)
     b = emitter.builder
