@@ -46,12 +46,13 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
     captured = _captures(emitter)
     threads = b.call(_declare(emitter.module, "polyopt_threads", I32, [I32]),
                      [ir.Constant(I32, num_threads)])
-    size = _piece_size(b, loop, lo, hi, threads)
+    trips = _trips(b, loop, lo, hi)
+    size = _piece_size(b, trips, threads)
     struct = ir.LiteralStructType([I64, I64, I64, I64] + [v.type for _, v in captured])
     with b.goto_entry_block():
         slot = b.alloca(struct, name="region.data")
     slot.type = ir.PointerType()  # an opaque pointer, as everywhere else in the module
-    start = [lo, hi, size, ir.Constant(I64, 0)]  # the last: the next piece's first trip
+    start = [lo, trips, size, ir.Constant(I64, 0)]  # the last: the next piece's first trip
     for index, value in enumerate(start + [v for _, v in captured]):
         b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, index)],
                              source_etype=struct))
@@ -68,10 +69,9 @@ def _trips(b, loop: For, lo: ir.Value, hi: ir.Value) -> ir.Value:
     return b.select(b.icmp_signed("<", hi, lo), ir.Constant(I64, 0), trips)
 
 
-def _piece_size(b, loop: For, lo: ir.Value, hi: ir.Value, threads: ir.Value) -> ir.Value:
+def _piece_size(b, trips: ir.Value, threads: ir.Value) -> ir.Value:
     """Trips per piece: about CHUNKS_PER_THREAD pieces per thread, balance at a small
     cost per piece."""
-    trips = _trips(b, loop, lo, hi)
     pieces = b.mul(b.sext(threads, I64), ir.Constant(I64, CHUNKS_PER_THREAD))
     size = b.sdiv(b.add(trips, b.sub(pieces, ir.Constant(I64, 1))), pieces)
     return b.select(b.icmp_signed("<", size, ir.Constant(I64, 1)), ir.Constant(I64, 1), size)
@@ -121,14 +121,13 @@ def _outline(emitter, region: Outlined, struct, captured) -> ir.Function:
     return fn
 
 
-def _claimed_pieces(emitter, loop: For, lo: ir.Value, hi: ir.Value, size: ir.Value,
+def _claimed_pieces(emitter, loop: For, lo: ir.Value, trips: ir.Value, size: ir.Value,
                     following: ir.Value, failed: ir.Value) -> None:
-    """Run the pieces of ``lo..hi`` this thread claims from the counter ``following``
-    (an atomic add of ``size`` trips each) until none is left.  A thread whose buffers
-    could not be allocated claims its pieces without running them and reports the
-    failure."""
+    """Run the pieces of the loop's ``trips`` from ``lo`` that this thread claims from the
+    counter ``following`` (an atomic add of ``size`` trips each) until none is left.  A
+    thread whose buffers could not be allocated claims its pieces without running them
+    and reports the failure."""
     b, fn = emitter.builder, emitter.fn
-    trips = _trips(b, loop, lo, hi)
     step = ir.Constant(I64, loop.step)
     claim, work, skip = (fn.append_basic_block(n) for n in ("claim", "work", "skip"))
     piece, done = fn.append_basic_block("piece"), fn.append_basic_block("done")

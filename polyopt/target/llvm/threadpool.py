@@ -86,7 +86,7 @@ def threadpool_object() -> bytes:
 def runtime_objects(codes, folder: str) -> list[str]:
     """``[path]`` of the runtime's object written in ``folder`` when one of the object
     ``codes`` (bytes) calls it, else ``[]``: what a library of them must link too."""
-    if not any(b"polyopt_parallel" in code for code in codes):
+    if not any(calls_threadpool(code.decode("latin-1")) for code in codes):
         return []
     path = os.path.join(folder, "polyopt_threadpool.o")
     with open(path, "wb") as file:
@@ -96,7 +96,7 @@ def runtime_objects(codes, folder: str) -> list[str]:
 
 def calls_threadpool(text: str) -> bool:
     """Whether IR (or an object's bytes, decoded) calls the runtime."""
-    return "polyopt_parallel" in text
+    return ENTRY_POINTS[0] in text
 
 
 class _Runtime:
