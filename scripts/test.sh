@@ -9,10 +9,11 @@ if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     # races, out-of-bounds accesses and barrier divergence (tests/target/opencl); gcc,
     # binutils, libc6-dev: the C front end's preprocessor, the reference builds of its
     # tests, and linking saved kernels and libraries (tests/target/test_export.py,
-    # tests/aot); libgomp1: OpenMP's runtime; Graphviz: the pictures of graphs.
+    # tests/aot); libgomp1: OpenMP's runtime; Graphviz: the pictures of graphs; clang:
+    # tvm.contrib.clang.create_llvm (C++ to LLVM IR for pragma import_llvm, tests/tvm_compat).
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        pocl-opencl-icd oclgrind gcc binutils libc6-dev libgomp1 graphviz >/dev/null
+        pocl-opencl-icd oclgrind gcc binutils libc6-dev libgomp1 graphviz clang >/dev/null
 fi
 python3 -m pip install -q -e ".[test]"
 exec python3 -m pytest -q "$@"

@@ -127,6 +127,9 @@ class Program:
     loop_axes: tuple[tuple[str, tuple[Axis | None, ...]], ...] = ()
     # sub-nests replaced by intrinsics: (stage, loop, TensorIntrin), see polyopt.tensorize
     tensorized: tuple = ()
+    # code linked into the built module: (stage, loop, Import) from s[C].pragma(loop,
+    # "import_llvm" | "import_c", code), see polyopt.tensorize.pragma
+    imports: tuple = ()
 
     def replace(self, **changes) -> Program:
         """This program with some fields changed.  The schedule has one source of truth:

@@ -4,9 +4,11 @@ does (decided on isl objects, :mod:`.match`); built-in intrinsics for AVX-512 VN
 (:mod:`.builtin`) and schedule templates on them (:mod:`.templates`).
 
 ``po.decl_tensor_intrin``, ``po.decl_buffer``, ``po.tensorize.call_extern``,
-``import_llvm``, ``import_c``; ``s[C].tensorize(axis, intrin)``.
+``import_llvm``, ``import_c``; ``s[C].tensorize(axis, intrin)``; ``s[C].pragma(axis,
+"import_llvm", code)`` (:mod:`.pragma`).
 """
 
 from .intrin import (Buffer, ExternCall, Import, LLVMEmitter, TensorIntrin,  # noqa: F401
                      call_extern, decl_buffer, decl_tensor_intrin, import_c, import_llvm)
 from . import apply  # noqa: F401,E402  (installs Stage.tensorize and can_tensorize)
+from . import pragma  # noqa: F401,E402  (the pragma primitive: import_llvm, import_c)

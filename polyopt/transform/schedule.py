@@ -22,6 +22,7 @@ s["B"].parallel("i.outer")
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass
 
 import contextlib
@@ -63,9 +64,23 @@ class Step:
     kwargs: tuple
 
     def __str__(self) -> str:
-        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
-        target = "s" if self.stage is None else f"s[{self.stage!r}]".replace("'", '"')
-        return f"{target}.{self.primitive}({', '.join(parts)})".replace("'", '"')
+        parts = [_literal(a) for a in self.args] + [f"{k}={_literal(v)}" for k, v in self.kwargs]
+        target = "s" if self.stage is None else f"s[{_literal(self.stage)}]"
+        return f"{target}.{self.primitive}({', '.join(parts)})"
+
+
+def _literal(value) -> str:
+    """``value`` as a Python literal, strings in double quotes (escaped where needed, so
+    code given to a pragma survives ``s.script()``)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return f"[{', '.join(map(_literal, value))}]"
+    if isinstance(value, tuple):
+        return f"({', '.join(map(_literal, value))}{',' if len(value) == 1 else ''})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 @public_methods
@@ -547,18 +562,18 @@ class Stage:
         return self._loop(name)
 
     def pragma(self, axis, pragma_type: str, pragma_value=None) -> None:
-        """TVM's pragmas: polyopt has none yet; the error says what to write instead."""
+        """``s[C].pragma(x, "import_llvm", ll_code)`` (TVM's): link LLVM IR that the
+        stage's intrinsics call into the built module; ``"import_c"`` takes C source,
+        compiled when building (see :mod:`polyopt.tensorize.pragma`).  Recorded like a
+        primitive; it changes no loop.  Other pragmas: the error says what to write."""
         if pragma_type in ("import_llvm", "import_c"):
-            raise ScheduleError(
-                f"s[{self.name!r}].pragma(..., {pragma_type!r}, code) is not available in "
-                "polyopt yet; give the code to the intrinsic that calls it: "
-                "po.decl_tensor_intrin(c.op, fimpl, binds, imports=[po.tensorize."
-                "import_llvm(ll_code)]) or imports=[po.tensorize.import_c(c_code)] (C is "
-                "compiled with the system C compiler when building; no clang is needed)")
+            self._apply("pragma", (self._axis(axis), pragma_type, pragma_value), check=False)
+            return
         raise ScheduleError(
             f"s[{self.name!r}].pragma(..., {pragma_type!r}) is not available in polyopt; "
-            "unroll with s[C].unroll(axis), parallelize with s[C].parallel(axis) (LLVM "
-            "decides the rest of the unrolling itself)")
+            "the pragmas are 'import_llvm' and 'import_c'; unroll with s[C].unroll(axis), "
+            "parallelize with s[C].parallel(axis) (LLVM decides the rest of the unrolling "
+            "itself)")
 
     def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
         """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups

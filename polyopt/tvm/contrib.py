@@ -1,11 +1,17 @@
-"""``tvm.contrib.cblas``: the BLAS matrix product as an extern (through NumPy's BLAS)."""
+"""``tvm.contrib``: ``cblas`` (the BLAS matrix product as an extern, through NumPy's
+BLAS), ``clang`` (C++ source to LLVM IR for ``pragma import_llvm``, see :mod:`.clang`)
+and ``utils.tempdir()``."""
 
+import os
+import shutil
+import tempfile
 import types
+import weakref
 
 import numpy as np
 
 from ..te.extern import call_packed, extern, register_func
-from .unsupported import NotYet as _NotYet
+from . import clang as _clang
 
 
 @register_func("tvm.contrib.cblas.matmul", override=True)
@@ -22,6 +28,30 @@ def _matmul(lhs, rhs, transa=False, transb=False, **_ignored):
 
 cblas = types.SimpleNamespace(matmul=_matmul)
 
-clang = _NotYet("tvm.contrib.clang", "give C code to the intrinsic that calls it: "
-                "po.decl_tensor_intrin(..., imports=[po.tensorize.import_c(c_code)]) (compiled "
-                "with the system C compiler when building)")
+clang = types.SimpleNamespace(create_llvm=_clang.create_llvm, find_clang=_clang.find_clang)
+
+
+class TempDirectory:
+    """A temporary folder, removed when the object is collected (or by ``remove()``).
+
+    >>> temp = utils.tempdir()
+    >>> os.path.basename(temp.relpath("temp.ll")), os.path.isdir(temp.path)
+    ('temp.ll', True)
+    """
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="polyopt-")
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
+
+    def relpath(self, name: str) -> str:
+        """The path of ``name`` inside the folder."""
+        return os.path.join(self.path, name)
+
+    def listdir(self) -> list[str]:
+        return os.listdir(self.path)
+
+    def remove(self) -> None:
+        self._cleanup()
+
+
+utils = types.SimpleNamespace(tempdir=TempDirectory)

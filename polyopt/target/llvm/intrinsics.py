@@ -36,9 +36,10 @@ class EmitContext:
     (``pointer(i)``, ``stride(i, dim)`` for the intrinsic's i-th buffer, inputs first)
     and the intrinsic."""
 
-    def __init__(self, builder, module, intrin, pointers, strides):
+    def __init__(self, builder, module, intrin, pointers, strides, imports=()):
         self.builder, self.module, self.intrin = builder, module, intrin
         self._pointers, self._strides = pointers, strides
+        self.imports = tuple(imports)  # the code the program imports (program_imports)
 
     def _index(self, buffer) -> int:
         return buffer if isinstance(buffer, int) else list(self.intrin.buffers).index(buffer)
@@ -97,7 +98,8 @@ def emit_intrinsic_call(emitter, call) -> None:
     if missing:
         raise InternalError(f"intrinsic '{intrin.name}': no access binds buffer(s) "
                             f"{', '.join(missing)}")
-    context = EmitContext(b, emitter.module, intrin, pointers, strides)
+    context = EmitContext(b, emitter.module, intrin, pointers, strides,
+                          program_imports(emitter.program))
     for item in _parts(intrin, found.part):
         _emit_item(context, item)
     emitter._known_in = (0, {})  # the intrinsic wrote memory: nothing is known
@@ -140,6 +142,9 @@ def _emit_item(ctx: EmitContext, item) -> None:
             else:
                 args.append(ir.Constant(I64, arg)); types.append(I64)
         ret = ir.VoidType() if item.ret_dtype in (None, "void") else llvm_type(item.ret_dtype)
+        defined = _imported_type(ctx.imports, item.name)
+        if defined is not None:  # as the imported IR defines it (C's int is i32)
+            ret, types, args = _as_defined(b, item, defined, args)
         b.call(intrinsic(ctx.module, item.name, ret, types), args)
         return
     emit = item.emit if item.emit is not None else BUILTIN_EMITTERS.get(item.name)
@@ -236,10 +241,22 @@ BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "fma_rows": fma_rows, "dpbf16_gemm":
 _LOADED: dict[str, str] = {}
 
 
+def program_imports(program) -> list:
+    """The code ``program`` imports (its intrinsics' and its pragmas'), each once."""
+    found = {}
+    for _, _, intrin in program.tensorized:
+        for item in intrin.imports:
+            found.setdefault(item.key, item)
+    for _, _, item in program.imports:
+        found.setdefault(item.key, item)
+    return list(found.values())
+
+
 def link_imports(func, ir_text: str) -> str:
-    """``ir_text`` with the LLVM IR the function's intrinsics import linked in; C sources
-    they import are compiled (``cc -shared``) and loaded into the process once."""
-    imports = [item for _, _, intrin in func.program.tensorized for item in intrin.imports]
+    """``ir_text`` with the LLVM IR the function imports (its intrinsics' imports and
+    ``pragma import_llvm``) linked in; C sources (``import_c``) are compiled
+    (``cc -shared``) and loaded into the process once."""
+    imports = program_imports(func.program)
     if not imports:
         return ir_text
     module = None
@@ -255,6 +272,70 @@ def link_imports(func, ir_text: str) -> str:
             raise BackendError(f"imported LLVM IR does not parse: {err}") from None
         module.link_in(extra)
     return ir_text if module is None else str(module)
+
+
+_SIGNATURES: dict[str, dict] = {}
+
+
+def _imported_type(imports, name: str) -> tuple | None:
+    """``(return type, parameter types)`` (LLVM's text) of the function ``name`` as
+    imported LLVM IR defines it, or None."""
+    for item in imports:
+        if item.language != "llvm":
+            continue
+        if item.key not in _SIGNATURES:
+            try:
+                module = llvm.parse_assembly(item.code)
+            except RuntimeError:
+                module = None  # link_imports reports it
+            _SIGNATURES[item.key] = {} if module is None else {
+                f.name: tuple(str(t) for t in f.global_value_type.elements)
+                for f in module.functions if not f.is_declaration}
+        if name in _SIGNATURES[item.key]:
+            ret, *params = _SIGNATURES[item.key][name]
+            return ret, params
+    return None
+
+
+def _as_defined(b, item, defined, args) -> tuple:
+    """The call's return type, parameter types and arguments converted to the types the
+    imported definition has (integers truncated or extended; pointers as they are)."""
+    ret, params = defined
+    if len(params) != len(args):
+        raise BackendError(f"call_extern '{item.name}' passes {len(args)} arguments, but the "
+                           f"imported LLVM IR defines it with {len(params)}: "
+                           f"{ret} ({', '.join(params)})")
+    types, converted = [], []
+    for arg, param in zip(args, params):
+        if param == "ptr" and isinstance(arg.type, ir.PointerType):
+            types.append(ir.PointerType()); converted.append(arg)
+            continue
+        if not (param.startswith("i") and param[1:].isdigit()) or \
+                not isinstance(arg.type, ir.IntType):
+            raise BackendError(f"call_extern '{item.name}': the imported LLVM IR takes "
+                               f"{param} where the call passes {arg.type}; pass pointers "
+                               "(access_ptr) for ptr and ints or strides for integers")
+        wanted = ir.IntType(int(param[1:]))
+        types.append(wanted)
+        if isinstance(arg, ir.Constant):
+            converted.append(ir.Constant(wanted, arg.constant))
+        elif wanted.width < arg.type.width:
+            converted.append(b.trunc(arg, wanted))
+        else:
+            converted.append(b.sext(arg, wanted) if wanted.width > arg.type.width else arg)
+    return _parsed_type(ret), types, converted
+
+
+def _parsed_type(text: str) -> ir.Type:
+    """An llvmlite type for LLVM's text of a scalar return type."""
+    simple = {"void": ir.VoidType(), "float": ir.FloatType(), "double": ir.DoubleType(),
+              "ptr": ir.PointerType()}
+    if text in simple:
+        return simple[text]
+    if text.startswith("i") and text[1:].isdigit():
+        return ir.IntType(int(text[1:]))
+    raise BackendError(f"an imported function returns {text}; call_extern supports void, "
+                       "integers, float, double and pointers")
 
 
 def _load_c(item) -> None:

@@ -52,6 +52,9 @@ class OpenCLTarget:
         if func.program.tensorized:
             raise BackendError("a tensorized schedule (s[...].tensorize) builds for "
                                "target='llvm' only; the OpenCL backend has no intrinsics")
+        if func.program.imports:
+            raise BackendError("s[...].pragma(..., 'import_llvm' | 'import_c', code) links code "
+                               "for target='llvm' only; build for 'llvm', or drop the pragma")
         queue = queue_for(device)
         kernels = plan_kernels(func)
         info = TargetInfo.for_opencl(queue.device)
