@@ -184,6 +184,8 @@ def test_code_that_does_not_compile_is_refused_with_the_compilers_message():
     s[C].pragma(C.op.axis[0], "import_llvm", "define i32 @bad() { ret i64 1 }")
     with pytest.raises(te.PolyoptError, match="does not parse"):
         tvm.build(s, [A, B, C], target="llvm")
+    with pytest.raises(te.PolyoptError, match="for target='llvm' only"):
+        tvm.build(s, [A, B, C], target="opencl")
 
 
 def test_a_call_that_does_not_fit_the_imported_definition_is_refused(ll_code):
