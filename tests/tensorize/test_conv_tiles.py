@@ -40,6 +40,7 @@ def conv_program(c, f, size, kernel, padding, stride):
     (4, 64, 8, 3, 1, 1, None, None, (8, 32)),     # full 8 x 8 transposed blocks
     (8, 64, 10, 3, 1, 1, 4, 32, (4, 32)),         # 10 = 4 + 4 + a partial tile of 2
     (8, 128, 9, 1, 0, 2, None, None, (5, 32)),    # strided 1x1: 5 output columns
+    (8, 64, 9, 1, 0, 1, None, None, (3, 64)),     # 1x1: packed row by row
     (4, 64, 7, 3, 1, 1, 3, 16, (3, 16))])         # 7 = 3 + 3 + 1, tiles of 16 channels
 def test_conv_tiles_bit_exact(c, f, size, kernel, padding, stride, rows, cols, tile):
     X, W, Y = conv_program(c, f, size, kernel, padding, stride)
@@ -80,3 +81,21 @@ def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride
     y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
     kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_a_1x1_conv_packs_each_row_inside_the_parallel_row_loop(stride):
+    """A 1x1 conv reads one packed row per output row: the row is packed inside the loop
+    over output rows (a one-row buffer per thread), so one parallel region per call."""
+    X, W, Y = conv_program(8, 128, 12, 1, 0, stride)
+    s = po.create_schedule(Y)
+    loops = int8_conv2d_template(s, Y, parallel=True)
+    assert loops["outer"].name == "y"
+    assert "uint8 Y_packed[2][1][" in str(po.lower(s, [X, W, Y]))
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    assert kernel_fn.llvm_ir.count('call void @"polyopt_parallel"') == 1
+    x = RNG.integers(0, 256, (1, 8, 12, 12), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (128, 8, 1, 1), dtype=np.int8)
+    y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)
+    kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, stride))

@@ -83,7 +83,7 @@ def qlinear_conv(x, w, padding, stride, scales, zeros):
 
 @pytest.mark.parametrize("c, f, size, kernel, padding, stride, ys, threads", [
     (8, 64, 20, 3, 1, 1, 0.25, 2), (8, 64, 7, 3, 1, 1, 0.25, 1),
-    (16, 64, 12, 1, 0, 2, 0.05, 1)])
+    (16, 64, 12, 1, 0, 2, 0.05, 1), (16, 64, 12, 1, 0, 2, 0.05, 2)])
 def test_fused_conv_equals_onnxruntime_qlinearconv_bit_for_bit(c, f, size, kernel, padding,
                                                                stride, ys, threads):
     pytest.importorskip("onnxruntime")
