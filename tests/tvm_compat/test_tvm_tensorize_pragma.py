@@ -203,3 +203,19 @@ def test_a_call_that_does_not_fit_the_imported_definition_is_refused(ll_code):
     s[C].pragma(x, "import_llvm", ll_code)
     with pytest.raises(te.PolyoptError, match="passes 2 arguments.*defines it with 6"):
         tvm.build(s, [A, B, C], target="llvm")
+
+
+def test_a_call_of_a_function_nothing_defines_is_refused():
+    """Not a jump to address 0: C++ without extern "C" (a mangled name), or no code."""
+    mangled = clang.create_llvm(GEMV_CC.replace('extern "C" ', ""))
+    for name, code, match in (("gemv_assign", mangled, 'defines _Z11gemv_assign.*extern "C"'),
+                              ("gemv_nowhere", None, "nothing in the process defines it")):
+        A, B, C = matmul_bt()
+        s = te.create_schedule(C.op)
+        x, y = C.op.axis
+        yo, yi = s[C].split(y, factor=FACTOR)
+        s[C].tensorize(yi, intrin_gemv(FACTOR, L, name=name))
+        if code is not None:
+            s[C].pragma(x, "import_llvm", code)
+        with pytest.raises(te.PolyoptError, match=match):
+            tvm.build(s, [A, B, C], target="llvm")

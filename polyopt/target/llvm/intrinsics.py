@@ -257,6 +257,7 @@ def link_imports(func, ir_text: str) -> str:
     ``pragma import_llvm``) linked in; C sources (``import_c``) are compiled
     (``cc -shared``) and loaded into the process once."""
     imports = program_imports(func.program)
+    _check_calls_resolve(func.program, imports)
     if not imports:
         return ir_text
     module = None
@@ -272,6 +273,32 @@ def link_imports(func, ir_text: str) -> str:
             raise BackendError(f"imported LLVM IR does not parse: {err}") from None
         module.link_in(extra)
     return ir_text if module is None else str(module)
+
+
+def _check_calls_resolve(program, imports) -> None:
+    """Raise :class:`BackendError` unless every function the intrinsics call
+    (``call_extern``) is defined by imported code or by the process (a C library, an
+    ``import_c`` library loaded before): the JIT would leave the call jumping to 0."""
+    from ...tensorize.intrin import ExternCall
+
+    names = {item.name for _, _, intrin in program.tensorized
+             for item in (*intrin.body, *intrin.reset, *intrin.update)
+             if isinstance(item, ExternCall)}
+    for item in imports:
+        if item.language == "c":
+            _load_c(item)
+    for name in sorted(names):
+        if _imported_type(imports, name) is not None or llvm.address_of_symbol(name):
+            continue
+        defined = [f for item in imports if item.language == "llvm"
+                   for f in _SIGNATURES.get(item.key, ())]
+        close = [f for f in defined if name in f]
+        hint = (f"; the imported IR defines {', '.join(close)}: C++ names functions by "
+                f"their arguments, declare it extern \"C\"" if close else "")
+        raise BackendError(f"call_extern '{name}': no imported code and nothing in the "
+                           f"process defines it; give its code with s[C].pragma(axis, "
+                           f"'import_llvm' or 'import_c', code) or the intrinsic's "
+                           f"imports=[...]{hint}")
 
 
 _SIGNATURES: dict[str, dict] = {}
