@@ -165,7 +165,8 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     the weights' block: 8 x 32 for width 56, 7 x 32 for 28, 14 and 7 (7 x 64 spilled:
     256x14 layer 389 -> 411 GOP/s with 7 x 32).
     An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
-    scalar code.  ``epilogue``: as in
+    scalar code.  A 1x1 conv without padding packs each input row inside the loop over
+    output rows (the parallel loop: one parallel region per call).  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
     axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
     packed = Y.op.inputs[0]
