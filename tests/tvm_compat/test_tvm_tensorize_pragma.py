@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import polyopt.tvm as tvm
+from polyopt.errors import MissingBackendError
 from polyopt.tvm import te
 from polyopt.tvm.contrib import clang, utils
 
@@ -219,3 +220,9 @@ def test_a_call_of_a_function_nothing_defines_is_refused():
             s[C].pragma(x, "import_llvm", code)
         with pytest.raises(te.PolyoptError, match=match):
             tvm.build(s, [A, B, C], target="llvm")
+
+
+def test_without_clang_on_the_path_the_error_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no clang in it
+    with pytest.raises(MissingBackendError, match="apt-get install clang"):
+        clang.create_llvm("int f() { return 0; }")
