@@ -22,7 +22,6 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..target.args import data_pointer
-from ..target.llvm.threadpool import parallel_session
 from .ir import Graph
 from .lstm import LSTMRunner
 from .inplace import overwritable_inputs
@@ -295,6 +294,8 @@ class CompiledModel:
         return {name: values[name] for name in self.graph.outputs}
 
     def _run(self, feeds: dict, times: list | None) -> dict:
+        from ..target.llvm.threadpool import parallel_session  # (the compiler: on first run)
+
         with parallel_session(self.num_threads):  # the workers stay awake between kernels
             return self._run_steps(feeds, times)
 
