@@ -4,6 +4,9 @@
 - ``te``: a random tensor-expression program, default schedule against its twin;
 - ``te-steps``: the same with 1-6 random primitives (:mod:`property.steps`);
 - ``kernel-steps``: a random in-place kernel with 1-6 random primitives;
+- ``c-auto``: a random C kernel with local scalars (:mod:`property.gen_c`) read by
+  ``po.from_c``, scheduled by ``po.auto_schedule`` and then 0-3 random primitives,
+  against the same C compiled by gcc;
 - ``handwritten``: a hand-written schedule judged by the instance oracle
   (:mod:`property.oracle`);
 - ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+from .gen_c import C_RUNNER, make_c_program
 from .gen_kernel import KERNEL_RUNNER, make_kernel_program
 from .gen_te import TE_RUNNER, make_te_program
 from .steps import next_step
@@ -36,8 +40,18 @@ def kernel_case(rng, script, steps):
     return script.namespace["OUTCOME"]
 
 
-def _steps(rng, script, count):
-    script.run("s = fresh()")
+def c_auto_case(rng, script, steps):
+    program = make_c_program(rng)
+    script.run(IMPORTS, top=True)
+    script.run(f"SOURCE = {program.source!r}\nSIZES = {list(program.sizes)!r}\n"
+               f"REDUCTIONS = {program.reductions}\n" + C_RUNNER)
+    _steps(rng, script, steps, start="s = po.auto_schedule(kernel)")
+    script.run("OUTCOME = finish(s)")
+    return script.namespace["OUTCOME"]
+
+
+def _steps(rng, script, count, start="s = fresh()"):
+    script.run(start)
     for _ in range(count):
         text = next_step(script.namespace["s"], rng)
         if text is not None:
@@ -57,6 +71,10 @@ def family_kernel_steps(rng, script):
     return kernel_case(rng, script, steps=rng.randint(1, 6))
 
 
+def family_c_auto(rng, script):
+    return c_auto_case(rng, script, steps=rng.choice([0, 0, 1, 2, 3]))
+
+
 def family_selftest_signal(rng, script):
     """A case that kills its worker (tests of the runner only)."""
     script.run("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
@@ -72,6 +90,7 @@ def families():
     from .bad_inputs import family_bad_input
     from .oracle import family_handwritten
     return {"te": family_te, "te-steps": family_te_steps,
-            "kernel-steps": family_kernel_steps, "handwritten": family_handwritten,
+            "kernel-steps": family_kernel_steps, "c-auto": family_c_auto,
+            "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
             "selftest-hang": family_selftest_hang}
