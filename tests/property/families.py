@@ -4,6 +4,8 @@
 - ``te``: a random tensor-expression program, default schedule against its twin;
 - ``te-steps``: the same with 1-6 random primitives (:mod:`property.steps`);
 - ``kernel-steps``: a random in-place kernel with 1-6 random primitives;
+- ``te-auto``: the same scheduled by ``po.auto_schedule`` and then 0-2 random
+  primitives;
 - ``c-auto``: a random C kernel with local scalars (:mod:`property.gen_c`) read by
   ``po.from_c``, scheduled by ``po.auto_schedule`` and then 0-3 random primitives,
   against the same C compiled by gcc;
@@ -22,11 +24,11 @@ from .steps import next_step
 IMPORTS = "import numpy as np\nimport polyopt as po\n"
 
 
-def te_case(rng, script, steps=0):
+def te_case(rng, script, steps=0, start="s = fresh()"):
     program = make_te_program(rng)
     script.run(IMPORTS + program.reference, top=True)
     script.run(program.source + TE_RUNNER)
-    _steps(rng, script, steps)
+    _steps(rng, script, steps, start)
     script.run("OUTCOME = finish(s)")
     return script.namespace["OUTCOME"]
 
@@ -67,6 +69,10 @@ def family_te_steps(rng, script):
     return te_case(rng, script, steps=rng.randint(1, 6))
 
 
+def family_te_auto(rng, script):
+    return te_case(rng, script, rng.choice([0, 0, 1, 2]), "s = po.auto_schedule(fresh())")
+
+
 def family_kernel_steps(rng, script):
     return kernel_case(rng, script, steps=rng.randint(1, 6))
 
@@ -89,7 +95,7 @@ def families():
     """Family name -> function(rng, script) -> outcome text."""
     from .bad_inputs import family_bad_input
     from .oracle import family_handwritten
-    return {"te": family_te, "te-steps": family_te_steps,
+    return {"te": family_te, "te-steps": family_te_steps, "te-auto": family_te_auto,
             "kernel-steps": family_kernel_steps, "c-auto": family_c_auto,
             "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
