@@ -347,6 +347,7 @@ class Schedule:
         together (``po.auto_schedule``'s ``compute_root`` before its ``transform``)
         replays; if the result is illegal, nothing is applied.
 
+        >>> import polyopt as po
         >>> A = po.placeholder((8,), name="A")
         >>> B = po.compute((8,), lambda i: A[i] + 1.0, name="B")
         >>> s = po.create_schedule(B)
