@@ -6,9 +6,10 @@
 - ``kernel-steps``: a random in-place kernel with 1-6 random primitives;
 - ``te-auto``: the same scheduled by ``po.auto_schedule`` and then 0-2 random
   primitives;
-- ``c-auto``: a random C kernel with local scalars (:mod:`property.gen_c`) read by
-  ``po.from_c``, scheduled by ``po.auto_schedule`` and then 0-3 random primitives,
-  against the same C compiled by gcc;
+- ``c-steps``: a random C kernel with local scalars (:mod:`property.gen_c`) read by
+  ``po.from_c``, with 1-5 random primitives, against the same C compiled by gcc;
+- ``c-auto``: the same scheduled by ``po.auto_schedule`` and then 0-3 random
+  primitives;
 - ``handwritten``: a hand-written schedule judged by the instance oracle
   (:mod:`property.oracle`);
 - ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
@@ -42,12 +43,12 @@ def kernel_case(rng, script, steps):
     return script.namespace["OUTCOME"]
 
 
-def c_auto_case(rng, script, steps):
+def c_case(rng, script, steps, start):
     program = make_c_program(rng)
     script.run(IMPORTS, top=True)
     script.run(f"SOURCE = {program.source!r}\nSIZES = {list(program.sizes)!r}\n"
                f"REDUCTIONS = {program.reductions}\n" + C_RUNNER)
-    _steps(rng, script, steps, start="s = po.auto_schedule(kernel)")
+    _steps(rng, script, steps, start)
     script.run("OUTCOME = finish(s)")
     return script.namespace["OUTCOME"]
 
@@ -78,7 +79,11 @@ def family_kernel_steps(rng, script):
 
 
 def family_c_auto(rng, script):
-    return c_auto_case(rng, script, steps=rng.choice([0, 0, 1, 2, 3]))
+    return c_case(rng, script, rng.choice([0, 0, 1, 2, 3]), "s = po.auto_schedule(kernel)")
+
+
+def family_c_steps(rng, script):
+    return c_case(rng, script, rng.randint(1, 5), "s = fresh()")
 
 
 def family_selftest_signal(rng, script):
@@ -96,7 +101,8 @@ def families():
     from .bad_inputs import family_bad_input
     from .oracle import family_handwritten
     return {"te": family_te, "te-steps": family_te_steps, "te-auto": family_te_auto,
-            "kernel-steps": family_kernel_steps, "c-auto": family_c_auto,
+            "kernel-steps": family_kernel_steps, "c-steps": family_c_steps,
+            "c-auto": family_c_auto,
             "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
             "selftest-hang": family_selftest_hang}

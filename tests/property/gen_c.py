@@ -71,9 +71,10 @@ class _Builder:
     def nest(self, indent, outer):
         rng = self.rng
         if rng.random() < 0.15:
-            self.emit(indent, "for (q = 0; q < M; q++)")
+            self.emit(indent, "for (q = 0; q < M; q++) {")
             target, read = self.access("y", outer + ["q"]), self.access("y", outer + ["q"])
             self.emit(indent + 1, f"{target} = {read} * 0.5 + 0.25;")
+            self.emit(indent, "}")
             return
         step = "i += 2" if rng.random() < 0.15 else "i++"
         self.emit(indent, f"for (i = 2; i < N - 2; {step}) {{")
@@ -100,8 +101,9 @@ class _Builder:
                                   f"{self.access('B', inner)} * 0.125;")
         elif depth == 3:
             k_bounds = rng.choice(["k = 2; k < j", "k = 2; k < N - 2"])
-            self.emit(indent + 2, f"for ({k_bounds}; k++)")
+            self.emit(indent + 2, f"for ({k_bounds}; k++) {{")
             self.statement(indent + 3, inner + ["k"])
+            self.emit(indent + 2, "}")
         else:
             for _ in range(rng.randint(1, 2)):
                 self.statement(indent + 2, inner)
