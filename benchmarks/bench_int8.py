@@ -21,6 +21,10 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
 * bf16 matmul 1024^3 (``bf16_matmul_template``: ``vdpbf16ps`` tiles, float32 sums) vs
   polyopt's fp32 ``matmul_template`` (target >= 1.6x).
 
+PyTorch's quantized operators (``quantized::linear`` / ``quantized::conv2d``, its x86
+engine, prepacked weights, channels-last input, u8 out, checked within 1 of the
+reference) are shown beside them when PyTorch is installed (no target).
+
 onnxruntime runs with ``session.intra_op.allow_spinning=0`` and the process with
 ``OMP_WAIT_POLICY=PASSIVE`` (idle threads would otherwise spin and take the cores from
 whoever runs next: a run without PASSIVE measured polyopt's 2-thread kernels at 1-20
@@ -163,8 +167,16 @@ def matmul_rows(size: int, quick: bool, rng) -> list[dict]:
         ours, tile_rows = int8_matmul(a, w, threads)
         peer = ort_matmul_integer(a, w, threads)
         assert np.array_equal(peer(), a.astype(np.int32) @ w.astype(np.int32))
-        times = medians({"polyopt int8": ours, "onnxruntime MatMulInteger": peer,
-                         "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}, quick)
+        calls = {"polyopt int8": ours, "onnxruntime MatMulInteger": peer,
+                 "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}
+        torch_call = torch_quantized_linear(a, w, threads)
+        if torch_call is not None:  # its requantized sums, within 1 of ours
+            sums = (a.astype(np.int64) @ w.astype(np.int64)) * (X_SCALE * W_SCALE)
+            expected = np.clip(np.rint(sums / LINEAR_OUT_SCALE) + Y_ZERO, 0, 255)
+            assert np.abs(torch_call().int_repr().numpy() - expected).max() <= 1, \
+                "PyTorch's quantized linear differs from the product"
+            calls["PyTorch quantized"] = torch_call
+        times = medians(calls, quick)
         ops = 2.0 * size ** 3
         rows.append({"kernel": f"int8 matmul {size}^3 (tile {tile_rows}x64)", "threads": threads,
                      **{k: ops / v / 1e9 for k, v in times.items() if k != "spread"},
@@ -186,6 +198,50 @@ def ort_qlinear_conv(x, w, padding, stride, threads):
         [node], [helper.make_tensor_value_info("X", TensorProto.UINT8, x.shape)],
         [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)], consts, threads)
     return lambda: session.run(None, {"X": x})[0]
+
+
+LINEAR_OUT_SCALE = 32.0  # 1024-term sums of u8 x s8 products land inside u8
+
+
+def _torch(threads: int):
+    """PyTorch with its x86 (fbgemm) quantized engine on ``threads`` threads, or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.backends.quantized.engine = "x86"
+    torch.set_num_threads(threads)
+    return torch
+
+
+def torch_quantized_linear(a, w, threads):
+    """PyTorch's ``quantized::linear`` (u8 x s8, prepacked weights, the sums requantized
+    to u8 at scale ``LINEAR_OUT_SCALE``), or None without PyTorch."""
+    torch = _torch(threads)
+    if torch is None:
+        return None
+    x = torch.quantize_per_tensor(torch.from_numpy(a.astype(np.float32)) * X_SCALE,
+                                  X_SCALE, 0, torch.quint8)
+    weight = torch.quantize_per_tensor(torch.from_numpy(w.astype(np.float32)) * W_SCALE,
+                                       W_SCALE, 0, torch.qint8)
+    packed = torch.ops.quantized.linear_prepack(weight.t().contiguous(), None)
+    return lambda: torch.ops.quantized.linear(x, packed, LINEAR_OUT_SCALE, Y_ZERO)
+
+
+def torch_quantized_conv(x, w, padding, stride, threads):
+    """PyTorch's ``quantized::conv2d`` (channels-last u8 input, as its x86 kernels want
+    it, prepacked s8 weights, u8 out at QLinearConv's scales), or None without PyTorch."""
+    torch = _torch(threads)
+    if torch is None:
+        return None
+    xq = torch.quantize_per_tensor(
+        (torch.from_numpy(x.astype(np.float32)) - X_ZERO) * X_SCALE, X_SCALE, X_ZERO,
+        torch.quint8).contiguous(memory_format=torch.channels_last)
+    weight = torch.quantize_per_tensor(torch.from_numpy(w.astype(np.float32)) * W_SCALE,
+                                       W_SCALE, 0, torch.qint8)
+    packed = torch.ops.quantized.conv2d_prepack(weight, None, [stride] * 2, [padding] * 2,
+                                                [1, 1], 1)
+    return lambda: torch.ops.quantized.conv2d(xq, packed, Y_SCALE, Y_ZERO)
 
 
 def numpy_conv_int32(x, w, padding, stride):
@@ -282,6 +338,12 @@ def conv_rows(quick: bool, rng, layers=None) -> list[dict]:
             fused, (_, q) = int8_conv(x, w, padding, stride, threads, requantized=True)
             assert np.array_equal(q, qlinear()), "fused requantization differs from QLinearConv"
             calls["polyopt int8+requant"] = fused
+            torch_call = torch_quantized_conv(x, w, padding, stride, threads)
+            if torch_call is not None:  # its rounding may differ from QLinearConv's by 1
+                got = torch_call().int_repr().contiguous().numpy()
+                assert np.abs(got.astype(int) - q.astype(int)).max() <= 1, \
+                    "PyTorch's quantized conv differs from QLinearConv"
+                calls["PyTorch quantized"] = torch_call
             times = medians(calls, quick)
             rows.append({"kernel": f"conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
                                    f"s{stride} (tile {tile_rows})", "threads": threads,
@@ -326,14 +388,15 @@ def markdown(rows, found, load) -> str:
              "GOP/s (2 x multiply-adds per second), medians of alternating blocks.", "",
              "| kernel | threads | polyopt int8 (bf16) | onnxruntime (MatMulInteger or ConvInteger)"
              " | polyopt int8 + requantize to u8, fused | onnxruntime QLinearConv "
-             "| polyopt fp32 | noise |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| PyTorch quantized (u8 out) | polyopt fp32 | noise |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         peer = row.get("onnxruntime MatMulInteger") or row.get("onnxruntime ConvInteger")
         ours = row.get("polyopt int8", row.get("polyopt bf16"))
         lines.append(f"| {row['kernel']} | {row['threads']} | {g(ours)} | "
                      f"{g(peer)} | {g(row.get('polyopt int8+requant'))} | "
-                     f"{g(row.get('onnxruntime QLinearConv'))} | {g(row['polyopt fp32'])} | "
+                     f"{g(row.get('onnxruntime QLinearConv'))} | "
+                     f"{g(row.get('PyTorch quantized'))} | {g(row['polyopt fp32'])} | "
                      f"{_noise(row)} |")
     lines += ["", "| kernel | threads | int8 vs | target | ratio | result |",
               "|---|---|---|---|---|---|"]
@@ -346,7 +409,10 @@ def markdown(rows, found, load) -> str:
               "(QLinearConv or MatMulInteger).",
               "", "The conv ratio to onnxruntime is the smaller of int32 out vs ConvInteger "
               "and uint8 out (requantization fused into the tile) vs QLinearConv; bf16 "
-              "rows: GFLOP/s, compared with polyopt fp32 only."]
+              "rows: GFLOP/s, compared with polyopt fp32 only. PyTorch: "
+              "`quantized::linear` / `quantized::conv2d` on its x86 (fbgemm) engine, "
+              "prepacked weights, channels-last input, u8 out (shown, no target: the "
+              "issue's targets are against onnxruntime)."]
     return "\n".join(lines) + "\n"
 
 

@@ -51,7 +51,8 @@ def _scan(program: Program) -> Node:
     build, _callback_handle = build.set_at_each_domain(
         lambda node, build: _to_call(node, build, derived))
     counter = [0]
-    nodes = [_mark_isl_names(_node(build.node_from_schedule(part)), counter, dims)
+    nodes = [_mark_isl_names(_node(build.node_from_schedule(_atomic_tile_loops(part))),
+                             counter, dims)
              for part, dims in _root_groups(program)]
     del _callback_handle  # the callback must stay alive until the AST is built
     node = nodes[0] if len(nodes) == 1 else Block(tuple(
@@ -107,6 +108,41 @@ def _root_groups(program: Program) -> list[tuple[isl.Schedule, Callable[[int], i
         if schedule is not None:
             schedules.append((schedule, _dims_of(columns, width)))
     return schedules or whole
+
+
+def _atomic_tile_loops(schedule: isl.Schedule) -> isl.Schedule:
+    """``schedule`` with its loops over tiles scanned "atomic": each instance in one copy
+    of the loop, where isl would split the loop's range wherever the set of statements
+    or their bounds change (fdtd-2d's time-tiled band: 0.6 s of scanning, 0.2 s atomic,
+    the same speed).  A tile loop is a band member that, for every statement, is a sum
+    of divisions of the loop variables (``floor(t / 32) + floor((t + i) / 64)``); the
+    point loops keep isl's default, and polyopt separates full tiles itself
+    (:func:`~polyopt.ast.tiles.separate_full_tiles`)."""
+    band = schedule.get_root().child(0)
+    if band.get_type() != isl.schedule_node_type.band:
+        return schedule
+    partial = band.band_get_partial_schedule()
+    for member in range(band.band_n_member()):
+        if _is_tile_index(partial.get_union_pw_aff(member)):
+            band = band.band_member_set_ast_loop_type(member, isl.ast_loop_type.atomic)
+    return band.get_schedule()
+
+
+def _is_tile_index(function: isl.UnionPwAff) -> bool:
+    """Whether every piece of ``function`` is a sum of integer divisions with no term in
+    the iteration variables themselves."""
+    functions = function.get_pw_aff_list()
+    found = False
+    for index in range(functions.n_pw_aff()):
+        for _, aff in functions.get_at(index).get_pieces():
+            if any(not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero()
+                   for k in range(aff.dim(isl.dim_type.in_))):
+                return False
+            if all(aff.get_coefficient_val(isl.dim_type.div, k).is_zero()
+                   for k in range(aff.dim(isl.dim_type.div))):
+                return False
+            found = True
+    return found
 
 
 def _sequence_column(rows: list[isl.Map]) -> int | None:

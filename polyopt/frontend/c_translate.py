@@ -89,6 +89,7 @@ class CTranslator:
         self.scalar_arrays = set(scalar_arrays)  # local scalars kept as 0-d arrays
         self.sizes: list[str] = []
         self.params: list[CParam] = []
+        self.ended_loops: dict[str, int] = {}  # a loop variable -> the line of its loop
         self.types: dict[str, str] = {}      # C name -> short element type ("i32", "f64")
         self.arrays: dict[str, int] = {}     # array name -> rank (0 for scalar arrays)
         self.local_scalars: dict[str, str] = {}
@@ -336,6 +337,7 @@ class CTranslator:
             body = self.statement(node.stmt) or [ast.Pass(lineno=line, col_offset=0)]
         finally:
             del self.loops[var]
+            self.ended_loops.setdefault(var, line)
         call = ast.Call(func=ast.Name("range", ast.Load(), lineno=line, col_offset=0),
                         args=args, keywords=[], lineno=line, col_offset=0)
         return ast.For(target=ast.Name(var, ast.Store(), lineno=line, col_offset=0),
@@ -399,6 +401,7 @@ class CTranslator:
             if name in self.loops:
                 raise self.error(node, f"assigning to the loop variable '{name}' is not "
                                        "supported")
+            self.ended_loops.pop(name, None)  # a value of its own from here on
             if name not in self.local_scalars and name not in self.arrays:
                 raise self.error(node, f"'{target.name}' is assigned but not declared in the "
                                        "function; declare it (a local scalar) or make it an "
@@ -512,6 +515,12 @@ class CTranslator:
         if name in self.loops:
             load = ast.Name(name, ast.Load(), **at)
             return ast.UnaryOp(ast.USub(), load, **at) if self.loops[name] else load
+        if name in self.ended_loops and name not in self.sizes:
+            raise self.error(node, f"'{node.name}' is read after its loop (line "
+                                   f"{self.ended_loops[name]}) has ended; a loop variable "
+                                   "exists only inside its loop: write the value it ends at "
+                                   "instead (the loop's bound), or put the statement inside "
+                                   "the loop")
         if name in self.sizes or (name in self.local_scalars
                                   and name not in self.scalar_arrays):
             return ast.Name(name, ast.Load(), **at)

@@ -92,7 +92,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
                           in_place))
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
-    model = CompiledModel(graph, steps, plan=plan)
+    model = CompiledModel(graph, steps, plan=plan, num_threads=num_threads)
     model.compile_seconds = time.perf_counter() - start
     model.cache_stats = {"loaded": store.loaded if store else 0,
                          "built": store.built if store else 0}
@@ -181,9 +181,11 @@ class CompiledModel:
     """``m.run({name: array}) -> {output name: array}``; ``m.profile(inputs)`` times
     each fused group; ``m.plan`` is the memory plan and ``m.memory_report()`` says it."""
 
-    def __init__(self, graph: Graph, steps: list[Step], *, plan: bool = True):
+    def __init__(self, graph: Graph, steps: list[Step], *, plan: bool = True,
+                 num_threads: int = 0):
         self.graph = graph
         self.steps = steps
+        self.num_threads = num_threads
         self.compile_seconds = 0.0
         self.cache_stats = {"loaded": 0, "built": 0}
         self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
@@ -292,6 +294,12 @@ class CompiledModel:
         return {name: values[name] for name in self.graph.outputs}
 
     def _run(self, feeds: dict, times: list | None) -> dict:
+        from ..target.llvm.threadpool import parallel_session  # (the compiler: on first run)
+
+        with parallel_session(self.num_threads):  # the workers stay awake between kernels
+            return self._run_steps(feeds, times)
+
+    def _run_steps(self, feeds: dict, times: list | None) -> dict:
         g = self.graph
         values = dict(g.constants)
         values.update(self._inputs(feeds))

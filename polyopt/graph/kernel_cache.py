@@ -8,7 +8,8 @@ A group's kernel is found by two keys of :class:`~polyopt.aot.cache.DiskCache`
   versions and a digest of polyopt's own source), so a second compile of a model in a
   new process neither lowers, schedules nor compiles anything;
 * its *content hash* (:func:`~polyopt.target.signature.content_hash`, the key
-  ``po.build`` uses): a kernel someone else built from the same program is reused.
+  ``po.build`` uses, with the versions and the source digest too): a kernel someone else
+  built from the same program with the same code is reused.
 
 Loaded kernels are linked in by LLVM's JIT from their object code (no C compiler).
 ``KernelCache.loaded`` and ``.built`` count what a compile found and what it built.
@@ -21,9 +22,7 @@ Loaded kernels are linked in by LLVM's JIT from their object code (no C compiler
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
 import time
 
 from ..aot.cache import DiskCache, default_cache_dir
@@ -31,23 +30,6 @@ from ..errors import PolyoptError
 from ..lower import lower
 from ..target.base import get_target, target_key
 from ..target.signature import Signature, content_hash, signature_of, versions_text
-
-
-@functools.cache
-def source_digest() -> str:
-    """A SHA-256 of polyopt's Python sources: a kernel cached by a request (before
-    lowering) is valid only for the code that lowered and scheduled it."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    digest = hashlib.sha256()
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                digest.update(os.path.relpath(path, root).encode())
-                with open(path, "rb") as file:
-                    digest.update(file.read())
-    return digest.hexdigest()
 
 
 class KernelCache:
@@ -63,7 +45,7 @@ class KernelCache:
     def request(self, description, num_threads: int) -> str:
         """The request key of a kernel described by ``description`` (a repr-able value
         saying everything the kernel depends on) for ``num_threads`` threads."""
-        text = repr((description, num_threads, self.key, versions_text(), source_digest()))
+        text = repr((description, num_threads, self.key, versions_text()))
         return hashlib.sha256(text.encode()).hexdigest()
 
     def find(self, request: str):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import os
 from dataclasses import dataclass
 
 from ..dtypes import INDEX
@@ -169,7 +170,26 @@ def versions() -> dict[str, str]:
 
 @functools.cache
 def versions_text() -> str:
-    return " ".join(f"{k}={v}" for k, v in versions().items())
+    """The versions, and a digest of polyopt's own sources: what a cached kernel is valid
+    for (during development the version stays the same while the code generator
+    changes)."""
+    return " ".join(f"{k}={v}" for k, v in versions().items()) + f" source={source_digest()}"
+
+
+@functools.cache
+def source_digest() -> str:
+    """A SHA-256 of polyopt's Python sources."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, root).encode())
+                with open(path, "rb") as file:
+                    digest.update(file.read())
+    return digest.hexdigest()
 
 
 _UNARY = ("neg", "maximum", "minimum")

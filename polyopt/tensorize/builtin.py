@@ -47,24 +47,36 @@ def dot_16x4_u8s8():
                               name="dot_16x4_u8s8", key="dot_16x4_u8s8()")
 
 
+def _dot_tile(kind: str, rows: int, cols: int, group: int, in_dtype: tuple, acc: str,
+              emitter: str):
+    """The intrinsic ``c[rows, cols] += sum over t < group of a[r, t] * b[j, t]`` (b dense,
+    a and c with a row stride), implemented by ``emitter``; shared by the dot-product
+    instructions."""
+    _check_tile(rows, cols)
+    a = placeholder((rows, group), name="a", dtype=in_dtype[0])
+    b = placeholder((cols, group), name="b", dtype=in_dtype[1])
+    t = reduce_axis((0, group), name="t")
+    c = compute((rows, cols), lambda r, j: reduce_sum(
+        a[r, t].astype(acc) * b[j, t].astype(acc), axis=t), name="c")
+    binds = {a: decl_buffer((rows, group), in_dtype[0], "a", strides=[var("lda"), 1]),
+             c: decl_buffer((rows, cols), acc, "c", strides=[var("ldc"), 1])}
+    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters(emitter, rows=rows,
+                                                                cols=cols),
+                              binds=binds, name=f"{kind}_{rows}x{cols}",
+                              key=f"{kind}(rows={rows}, cols={cols})")
+
+
 @public
 @functools.cache
 def gemm_u8s8(rows: int = 6, cols: int = 64):
     """A ``rows x cols`` int32 tile += a[rows, 4] (uint8, any row stride) x b[cols, 4]
     (int8, dense: the VNNI layout of 4 consecutive k per column): ``rows * cols / 16``
-    ``vpdpbusd``."""
-    _check_tile(rows, cols)
-    a = placeholder((rows, 4), name="a", dtype="uint8")
-    b = placeholder((cols, 4), name="b", dtype="int8")
-    t = reduce_axis((0, 4), name="t")
-    c = compute((rows, cols), lambda r, j: reduce_sum(
-        a[r, t].astype("int32") * b[j, t].astype("int32"), axis=t), name="c")
-    binds = {a: decl_buffer((rows, 4), "uint8", "a", strides=[var("lda"), 1]),
-             c: decl_buffer((rows, cols), "int32", "c", strides=[var("ldc"), 1])}
-    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("vnni_gemm", rows=rows,
-                                                                cols=cols),
-                              binds=binds, name=f"gemm_u8s8_{rows}x{cols}",
-                              key=f"gemm_u8s8(rows={rows}, cols={cols})")
+    ``vpdpbusd``.
+
+    >>> gemm_u8s8(6, 64).name
+    'gemm_u8s8_6x64'
+    """
+    return _dot_tile("gemm_u8s8", rows, cols, 4, ("uint8", "int8"), "int32", "vnni_gemm")
 
 
 @public
@@ -74,18 +86,8 @@ def gemm_bf16(rows: int = 6, cols: int = 64):
     ``rows * cols / 16`` ``vdpbf16ps``.  Rounding: the instruction multiplies the pairs
     and adds them to the accumulator in float32 with round-to-nearest-even (and flushes
     denormals), so sums differ from the scalar code's order by float32 rounding only."""
-    _check_tile(rows, cols)
-    a = placeholder((rows, 2), name="a", dtype="bfloat16")
-    b = placeholder((cols, 2), name="b", dtype="bfloat16")
-    t = reduce_axis((0, 2), name="t")
-    c = compute((rows, cols), lambda r, j: reduce_sum(
-        a[r, t].astype("float32") * b[j, t].astype("float32"), axis=t), name="c")
-    binds = {a: decl_buffer((rows, 2), "bfloat16", "a", strides=[var("lda"), 1]),
-             c: decl_buffer((rows, cols), "float32", "c", strides=[var("ldc"), 1])}
-    return decl_tensor_intrin(c.op, lambda ins, outs: _emitters("dpbf16_gemm", rows=rows,
-                                                                cols=cols),
-                              binds=binds, name=f"gemm_bf16_{rows}x{cols}",
-                              key=f"gemm_bf16(rows={rows}, cols={cols})")
+    return _dot_tile("gemm_bf16", rows, cols, 2, ("bfloat16", "bfloat16"), "float32",
+                     "dpbf16_gemm")
 
 
 @public

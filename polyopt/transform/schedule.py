@@ -22,6 +22,7 @@ s["B"].parallel("i.outer")
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 from dataclasses import dataclass
 
@@ -354,8 +355,20 @@ class Schedule:
         """The recorded primitive calls, as Python that :meth:`replay` runs again."""
         return "\n".join(str(step) for step in self.steps)
 
-    def replay(self, script) -> "Schedule":
-        """Apply recorded steps (a list of :class:`Step` or the text of :meth:`script`)."""
+    def replay(self, script, *, check: bool = True) -> "Schedule":
+        """Apply recorded steps (a list of :class:`Step` or the text of :meth:`script`)
+        as one change: the steps run unchecked and the schedule they make is checked
+        once (unless ``check`` is False), so a script whose steps are legal only
+        together (``po.auto_schedule``'s ``compute_root`` before its ``transform``)
+        replays; if the result is illegal, nothing is applied.
+
+        >>> import polyopt as po
+        >>> A = po.placeholder((8,), name="A")
+        >>> B = po.compute((8,), lambda i: A[i] + 1.0, name="B")
+        >>> s = po.create_schedule(B)
+        >>> s.replay('s["B"].split("i", factor=4)').script()
+        's["B"].split("i", factor=4)'
+        """
         if isinstance(script, str):
             steps = parse_script(script)
         elif isinstance(script, (list, tuple)) and all(isinstance(s, Step) for s in script):
@@ -363,16 +376,25 @@ class Schedule:
         else:
             raise InvalidArgumentError(f"replay takes the text of s.script() or a list of "
                                        f"steps (s.steps), got {script!r}")
-        for step in steps:
-            target = self if step.stage is None else self[step.stage]
-            method = getattr(target, step.primitive, None)
-            if method is None or step.primitive.startswith("_"):
-                raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
-            method(*step.args, **dict(step.kwargs))
+        with self.atomic():
+            for step in steps:
+                target = self if step.stage is None else self[step.stage]
+                method = getattr(target, step.primitive, None)
+                if method is None or step.primitive.startswith("_"):
+                    raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
+                unchecked = {"check": False} if _takes_check(method) else {}
+                method(*step.args, **dict(step.kwargs), **unchecked)
+            if check:
+                self.state.check("the replayed script")
         return self
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
+
+
+def _takes_check(method) -> bool:
+    """Whether a primitive's method has the ``check`` keyword."""
+    return "check" in inspect.signature(method).parameters
 
 
 def parse_script(text: str) -> list[Step]:

@@ -28,6 +28,8 @@ REFUSED = [
     ("  for (i = 0; i < n; i++)\n    y[i] = 0;", 6, "'y' is not"),
     ("  for (i = 0; i < n; i--)\n    x[i] = 0;", 5, "steps down"),
     ("  for (i = 0; i <= n; i++)\n    x[i] = 0;", 6, "for no sizes"),
+    ("  for (i = 0; i < n; i++)\n    x[i] = 0;\n  x[i - 1] = 1.0;", 7,
+     "read after its loop (line 5) has ended"),
 ]
 
 

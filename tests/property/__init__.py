@@ -9,6 +9,8 @@ computed without polyopt, each run in a worker process under a time limit.
 - :mod:`property.harness`: the checks (pasted into every reproducer);
 - families: :mod:`property.gen_te` (tensor expressions with NumPy-scalar twins),
   :mod:`property.gen_kernel` (in-place kernels with plain-Python twins),
+  :mod:`property.gen_c` (C kernels with local scalars, twinned by gcc; scheduled by
+  ``po.auto_schedule``, as are tensor expressions in the ``te-auto`` family),
   :mod:`property.steps` (random primitives), :mod:`property.oracle` (hand-written
   schedules judged by running instances in the new order), :mod:`property.bad_inputs`.
 

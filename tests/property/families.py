@@ -4,6 +4,12 @@
 - ``te``: a random tensor-expression program, default schedule against its twin;
 - ``te-steps``: the same with 1-6 random primitives (:mod:`property.steps`);
 - ``kernel-steps``: a random in-place kernel with 1-6 random primitives;
+- ``te-auto``: the same scheduled by ``po.auto_schedule`` and then 0-2 random
+  primitives;
+- ``c-steps``: a random C kernel with local scalars (:mod:`property.gen_c`) read by
+  ``po.from_c``, with 1-5 random primitives, against the same C compiled by gcc;
+- ``c-auto``: the same scheduled by ``po.auto_schedule`` and then 0-3 random
+  primitives;
 - ``handwritten``: a hand-written schedule judged by the instance oracle
   (:mod:`property.oracle`);
 - ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
@@ -11,6 +17,7 @@
 
 from __future__ import annotations
 
+from .gen_c import C_RUNNER, make_c_program
 from .gen_kernel import KERNEL_RUNNER, make_kernel_program
 from .gen_te import TE_RUNNER, make_te_program
 from .steps import next_step
@@ -18,11 +25,11 @@ from .steps import next_step
 IMPORTS = "import numpy as np\nimport polyopt as po\n"
 
 
-def te_case(rng, script, steps=0):
+def te_case(rng, script, steps=0, start="s = fresh()"):
     program = make_te_program(rng)
     script.run(IMPORTS + program.reference, top=True)
     script.run(program.source + TE_RUNNER)
-    _steps(rng, script, steps)
+    _steps(rng, script, steps, start)
     script.run("OUTCOME = finish(s)")
     return script.namespace["OUTCOME"]
 
@@ -36,8 +43,18 @@ def kernel_case(rng, script, steps):
     return script.namespace["OUTCOME"]
 
 
-def _steps(rng, script, count):
-    script.run("s = fresh()")
+def c_case(rng, script, steps, start):
+    program = make_c_program(rng)
+    script.run(IMPORTS, top=True)
+    script.run(f"SOURCE = {program.source!r}\nSIZES = {list(program.sizes)!r}\n"
+               f"REDUCTIONS = {program.reductions}\n" + C_RUNNER)
+    _steps(rng, script, steps, start)
+    script.run("OUTCOME = finish(s)")
+    return script.namespace["OUTCOME"]
+
+
+def _steps(rng, script, count, start="s = fresh()"):
+    script.run(start)
     for _ in range(count):
         text = next_step(script.namespace["s"], rng)
         if text is not None:
@@ -53,8 +70,20 @@ def family_te_steps(rng, script):
     return te_case(rng, script, steps=rng.randint(1, 6))
 
 
+def family_te_auto(rng, script):
+    return te_case(rng, script, rng.choice([0, 0, 1, 2]), "s = po.auto_schedule(fresh())")
+
+
 def family_kernel_steps(rng, script):
     return kernel_case(rng, script, steps=rng.randint(1, 6))
+
+
+def family_c_auto(rng, script):
+    return c_case(rng, script, rng.choice([0, 0, 1, 2, 3]), "s = po.auto_schedule(kernel)")
+
+
+def family_c_steps(rng, script):
+    return c_case(rng, script, rng.randint(1, 5), "s = fresh()")
 
 
 def family_selftest_signal(rng, script):
@@ -71,7 +100,9 @@ def families():
     """Family name -> function(rng, script) -> outcome text."""
     from .bad_inputs import family_bad_input
     from .oracle import family_handwritten
-    return {"te": family_te, "te-steps": family_te_steps,
-            "kernel-steps": family_kernel_steps, "handwritten": family_handwritten,
+    return {"te": family_te, "te-steps": family_te_steps, "te-auto": family_te_auto,
+            "kernel-steps": family_kernel_steps, "c-steps": family_c_steps,
+            "c-auto": family_c_auto,
+            "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
             "selftest-hang": family_selftest_hang}

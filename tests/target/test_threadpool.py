@@ -87,20 +87,31 @@ PROBE = textwrap.dedent("""
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status))
     else:  # idle workers: CPU ticks of the other threads over half a second
+        from polyopt.target.llvm.threadpool import parallel_session
+
         def ticks():
             found = {}
             for tid in os.listdir("/proc/self/task"):
                 fields = open(f"/proc/self/task/{tid}/stat").read().rsplit(")", 1)[1].split()
                 found[tid] = int(fields[11]) + int(fields[12])
             return found
+        def spun():  # the most CPU ticks of another thread over half a second
+            before = ticks()
+            time.sleep(0.5)
+            after = ticks()
+            me = str(os.getpid())
+            return max(after[t] - before.get(t, 0) for t in after if t != me)
+
         for _ in range(100):
             f(a, b)
         time.sleep(0.05)
-        before = ticks()
-        time.sleep(0.5)
-        after = ticks()
-        me = str(os.getpid())
-        print(max(after[t] - before.get(t, 0) for t in after if t != me))
+        if sys.argv[1] == "session":  # awake (spinning) in a session, asleep after it
+            with parallel_session(2):
+                inside = spun()
+            time.sleep(0.05)
+            print(f"{inside} {spun()}")
+        else:
+            print(spun())
 """)
 
 
@@ -108,15 +119,65 @@ def _probe(mode, **env):
     done = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **env})
     assert done.returncode == 0, done.stderr
-    return int(done.stdout.strip())
+    return tuple(int(word) for word in done.stdout.split())
 
 
 def test_a_forked_child_runs_parallel_loops():
-    assert _probe("fork") == 0
+    assert _probe("fork") == (0,)
 
 
 def test_idle_workers_sleep_when_the_wait_policy_is_passive():
-    assert _probe("idle", OMP_WAIT_POLICY="PASSIVE") <= 1  # ticks of 10 ms: none spun
+    assert _probe("idle", OMP_WAIT_POLICY="PASSIVE")[0] <= 1  # ticks of 10 ms: none spun
+
+
+def test_workers_stay_awake_in_a_session_and_sleep_after_it():
+    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE")
+    assert inside >= 10 and after <= 1  # ticks of 10 ms over half a second each
+
+
+def _two_loops(threads):
+    n = po.var("n")
+    A = po.placeholder((n, 17), name="A")
+    B = po.compute((n, 17), lambda i, j: A[i, j] * 2.0, name="B")
+    C = po.compute((n, 17), lambda i, j: B[n - 1 - i, j] + A[i, j], name="C")
+    s = po.create_schedule(C)
+    s[B].parallel(B.op.axis[0])
+    s[C].parallel(C.op.axis[0])
+    return po.build(s, [A, C], num_threads=threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_kernel_running_two_parallel_loops_keeps_the_workers_in_one_session(threads):
+    f = _two_loops(threads)
+    ir = f.llvm_ir
+    sessions = 0 if threads == 1 else 1
+    assert ir.count('call void @"polyopt_session_begin"') == sessions
+    assert ir.count('call void @"polyopt_session_end"') == sessions
+    rng = np.random.default_rng(threads)
+    for rows in (1, 5, 300):
+        a = rng.standard_normal((rows, 17)).astype(np.float32)
+        c = np.full_like(a, np.nan)
+        f(a, c)
+        np.testing.assert_allclose(c, 2 * a[::-1] + a, rtol=1e-6)
+
+
+def test_one_parallel_loop_needs_no_session():
+    s, args = _scaled()
+    assert "polyopt_session" not in po.build(s, args, num_threads=2).llvm_ir
+
+
+def test_a_parallel_loop_inside_a_serial_loop_runs_several_regions():
+    from polyopt.ast.nodes import Block, For, Int, Name, Op, Outlined, Run
+    from polyopt.target.llvm.parallel import runs_several_regions
+
+    def loop(var, body, kind="serial"):
+        return For(var, Int(0), Op("<", (Name(var), Int(8))), 1, body, kind)
+
+    region = Outlined(loop("i", Run("S", (Name("i"),)), "parallel"))
+    assert not runs_several_regions(region)
+    assert runs_several_regions(Block((region, region)))
+    assert runs_several_regions(loop("t", region))
+    assert not runs_several_regions(loop("t", Run("S", (Name("t"),))))
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="links the object with cc")

@@ -126,9 +126,9 @@ def test_refused_calls_are_not_recorded():
     assert s.script() == 's["C"].reorder("j", "i")'
 
 
-def test_replay_checks_every_step():
+def test_replay_checks_the_schedule_the_steps_make():
     """A step applied with check=False is recorded without that flag: replaying it checks
-    it and refuses it."""
+    the schedule it makes and refuses it."""
     @po.kernel
     def recurrence(A: po.f64[N]):
         for t in range(T):
@@ -138,8 +138,8 @@ def test_replay_checks_every_step():
     s = po.create_schedule(recurrence)
     s["S0"].reorder("i", "t", check=False)
     assert s.script() == 's["S0"].reorder("i", "t")'
-    with pytest.raises(po.IllegalScheduleError, match=r'^s\["S0"\].reorder\("i", "t"\) is '
-                                                      r"illegal: S0\[t=0, i=2\] writes A\[2\]"):
+    with pytest.raises(po.IllegalScheduleError, match=r"^the replayed script is illegal: "
+                                                      r"S0\[t=0, i=2\] writes A\[2\]"):
         po.create_schedule(recurrence).replay(s.script())
 
 
@@ -203,3 +203,44 @@ def test_replay_of_caches_of_a_cache_records_unique_names():
     fresh = po.create_schedule(C).replay(s.script())
     assert [st.name for st in fresh.program.stages] == [st.name for st in s.program.stages]
     assert lowered(fresh, [A, C]) == lowered(s, [A, C])
+
+
+
+def _recurrence():
+    @po.kernel
+    def recurrence(A: po.f64[N]):
+        for t in range(T):
+            for i in range(1, N - 1):
+                A[i] = A[i - 1] + A[i + 1]
+    return recurrence
+
+
+def test_replay_checks_the_steps_together_not_one_by_one():
+    # reversing time breaks the recurrence; reversing it again restores it
+    kernel = _recurrence()
+    s = po.create_schedule(kernel)
+    with pytest.raises(po.IllegalScheduleError):
+        s["S0"].reverse("t")
+    s["S0"].reverse("t", check=False)
+    s["S0"].reverse("t", check=False)
+    s.check()  # legal together
+    fresh = po.create_schedule(kernel).replay(s.script())  # the first step alone: refused
+    assert fresh.script() == s.script() == 's["S0"].reverse("t")\ns["S0"].reverse("t")'
+    a = np.arange(9, dtype=np.float64) / 8
+    expected = a.copy()
+    for _ in range(3):
+        for i in range(1, 8):
+            expected[i] = expected[i - 1] + expected[i + 1]
+    po.build(fresh)(a, T=3)
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_replay_of_an_illegal_script_is_refused_and_applies_nothing():
+    kernel = _recurrence()
+    s = po.create_schedule(kernel)
+    with pytest.raises(po.IllegalScheduleError, match=r"^the replayed script is illegal: "
+                                                      r"S0\[t=0, i=2\] writes A\[2\]"):
+        s.replay('s["S0"].reorder("i", "t")')
+    assert s.script() == "" and not s.steps
+    assert s.replay('s["S0"].reorder("i", "t")', check=False).steps  # unchecked, as asked
+    assert not s.is_legal()

@@ -41,7 +41,7 @@ from ...te.tensor import walk
 from ..accumulate import combination
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .outline import emit_top_level
-from .parallel import emit_parallel_for
+from .parallel import emit_parallel_for, emit_session, runs_several_regions
 from .transpose import emit_transposed_copy
 from .intrinsics import emit_intrinsic_call
 from ...ast.intrinsic_calls import IntrinsicCall
@@ -369,8 +369,13 @@ class FunctionEmitter:
         self.free(heap)
         b.ret(ir.Constant(ir.IntType(32), 1))
         b.position_at_end(run_block)
+        session = self.num_threads != 1 and runs_several_regions(self.func.body)
+        if session:
+            emit_session(b, self.module, "begin")
         emit_top_level(self, self.func.body)
         self._write_pending()
+        if session:
+            emit_session(b, self.module, "end")
         self.free(heap)
         b.ret(b.load(self.status, typ=ir.IntType(32)))
 

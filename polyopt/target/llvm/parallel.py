@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import For, Int, Outlined, upper_bound
+from ...ast.nodes import (Block, For, If, Int, Intrinsic, Outlined, Unrolled, Widened,
+                          upper_bound)
 from ...ast.tiles import most_trips
 from .threadpool import REGION_FN
 from .values import I64
@@ -32,6 +33,36 @@ CHUNKS_PER_THREAD = 8
 def can_outline(loop: For) -> bool:
     """Whether :func:`emit_parallel_for` can run ``loop`` in parallel (its bounds allow it)."""
     return upper_bound(loop) is not None and loop.step > 0
+
+
+def runs_several_regions(node) -> bool:
+    """Whether a function body runs more than one parallel region per call (two
+    outlined loops, or one inside another loop): such a function keeps the pool's
+    workers awake from its start to its end (:func:`emit_session`), so that a worker
+    woken for one region is there for the next."""
+    return _regions(node, False) > 1
+
+
+def _regions(node, in_loop: bool) -> int:
+    if isinstance(node, Outlined):
+        return 2 if in_loop else 1
+    if isinstance(node, Block):
+        return sum(_regions(item, in_loop) for item in node.items)
+    if isinstance(node, If):
+        return _regions(node.then, in_loop) + (
+            0 if node.otherwise is None else _regions(node.otherwise, in_loop))
+    if isinstance(node, For):
+        return _regions(node.body, True)
+    if isinstance(node, (Unrolled, Widened)):
+        return _regions(node.loop.body, True)
+    if isinstance(node, Intrinsic):
+        return _regions(node.body, in_loop)
+    return 0
+
+
+def emit_session(builder, module, which: str) -> None:
+    """Call the pool's ``polyopt_session_begin`` or ``polyopt_session_end``."""
+    builder.call(_declare(module, f"polyopt_session_{which}", ir.VoidType(), []), [])
 
 
 def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
