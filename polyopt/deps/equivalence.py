@@ -65,13 +65,17 @@ def identity_origin(program: Program, stmt: str) -> isl.Map:
 
 def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl.Map],
                 copies=frozenset(), aliases=None, inlined: isl.UnionMap | None = None,
+                retagged: isl.UnionMap | None = None, private=frozenset(),
                 primitive: str = "the rewrite", hint: str | None = None) -> None:
     """Raise :class:`IllegalScheduleError` unless ``rewritten`` (under its schedule)
     computes what ``original`` (under its schedule) computes; see the module doc.
 
     ``inlined`` gives the reads that inlining added to statements, each with the source
     it must have (the source of the inlined statement's read in the original).  ``hint``
-    (a repair) ends the message when a read would change."""
+    (a repair) ends the message when a read would change.  ``retagged`` maps reads of
+    the rewritten program to the original reads they stand for (``[S[s] -> A[i, j]] ->
+    [S[s] -> w[]]``: an expanded scalar); ``private`` are temporaries whose final
+    contents nobody sees."""
     repair = f". Repair: {hint}" if hint else ""
     rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}))
     before = value_sources(original)
@@ -84,8 +88,12 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
         before = before.union(inlined)
     resolved = _effective_sources(rewritten, rewrite)
     after = _restrict_readers(resolved, set(rewrite.origins))
-    last_after = _chase_last(_last_writers(rewritten, rewrite), rewritten, rewrite, resolved)
+    last_after = _chase_last(_last_writers(rewritten, rewrite, private), rewritten, rewrite,
+                             resolved)
     tags = _tag_map(rewritten, rewrite)
+    if retagged is not None:  # a read the original made only as the scalar's
+        tags = tags.subtract_domain(retagged.domain().subtract(before.domain())).union(
+            retagged)
     instances = _instance_map(rewrite, after.range().union(last_after.range()))
     mapped = after.apply_domain(tags).apply_range(instances)
     wrong = mapped.subtract(before).intersect_params(original.context)
@@ -93,7 +101,7 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
         raise IllegalScheduleError(f"{primitive} would change the values the program reads: "
                                    + _read_example(wrong, before, original)
                                    + repair)
-    last_before = _last_writers(original, rewrite=None)
+    last_before = _last_writers(original, rewrite=None, private=private)
     last_after = last_after.apply_range(instances)
     differ = last_after.subtract(last_before).union(last_before.subtract(last_after))
     differ = differ.intersect_params(original.context)
@@ -216,12 +224,15 @@ def _instance_map(rewrite: Rewrite, sources: isl.UnionSet) -> isl.UnionMap:
 
 
 # -- what each element holds at the end ----------------------------------------------
-def _last_writers(program: Program, rewrite: Rewrite | None) -> isl.UnionMap:
-    """``{ X[e] -> last writer }`` for the arrays the caller sees (not buffers)."""
+def _last_writers(program: Program, rewrite: Rewrite | None, private=frozenset()
+                  ) -> isl.UnionMap:
+    """``{ X[e] -> last writer }`` for the arrays the caller sees (not buffers, nor the
+    ``private`` temporaries)."""
     schedule = program.schedule_map()
     result = isl.UnionMap.empty(program.context.get_space())
     for array in program.arrays:
-        if not array.written or (rewrite is not None and array.name in rewrite.aliases):
+        if (not array.written or array.name in private
+                or (rewrite is not None and array.name in rewrite.aliases)):
             continue
         writes = program.accesses(AccessKind.WRITE, array.name)
         if writes.is_empty():

@@ -26,6 +26,8 @@ stage's loops are its band.  Then, on the outermost permutable band:
   recipe of its template (``po.templates``), applied with the same primitives;
 - no tiling when one iteration of the outermost loop touches at most half the L2
   cache (``outer_footprint``), and then the source order if isl's schedule skews;
+- first, a kernel's scalar temporaries are kept in the array elements their values
+  are stored to (``expand_scalar``), where that is exact;
 - when a tiled band's innermost loop carries a dependence, the source order with
   each statement in a nest of its own, its most stride-1 loop innermost
   (``auto_distribute``), if legal.
@@ -84,6 +86,7 @@ class AutoOptions:
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
     skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order
+    expand_scalars: bool = True             # scalar temporaries into their stored elements
 
 
 @dataclass
@@ -116,6 +119,8 @@ def auto_schedule(schedule, **options):
     start = time.perf_counter()
     notes = []
     if schedule.kernel is not None:
+        if opts.expand_scalars:
+            schedule = _scalars_expanded(schedule, notes)
         opts = _untiled_when_cached(schedule.program, opts, notes)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
@@ -215,10 +220,27 @@ def _positive(value) -> bool:
 
 
 def _copy(schedule):
-    """The same schedule without its recorded steps (the state is a value)."""
-    copy = schedule.fork()
-    copy.steps = []
-    return copy
+    """An independent copy of the schedule (the state is a value)."""
+    return schedule.fork()
+
+
+def _scalars_expanded(schedule, notes: list):
+    """The kernel with each scalar temporary kept in the elements its values are
+    stored to (``expand_scalar``), where that is exact: a scalar carried across every
+    loop would forbid any reordering (ludcmp's ``w``)."""
+    result = _copy(schedule)
+    for array in schedule.program.arrays:
+        if array.role != "compute" or array.shape != ():
+            continue
+        try:
+            with result.atomic():
+                result.expand_scalar(array.name)
+        except (IllegalScheduleError, ScheduleError) as err:
+            notes.append(f"scalar {array.name} not expanded: {_first_line(err)}")
+            continue
+        notes.append(f"scalar {array.name} expanded into the elements its values are "
+                     "stored to (no loop is then ordered by it)")
+    return result
 
 
 def _first_line(err: Exception) -> str:

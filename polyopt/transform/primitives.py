@@ -24,7 +24,7 @@ from ..domain.program import Program
 from ..domain.schedule import Attach, identity_axes
 from ..errors import ScheduleError
 from ..te.tensor import Tensor
-from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
+from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor, scalar_expand
 from .check import repair_by_shift, repair_by_skew
 from .group import edit_band
 from .inplace import KernelRewrites
@@ -240,3 +240,18 @@ def rfactor_(state, stage: str, axis: str):
         return state.kernel_rewritten(result, KernelRewrites.start(result)), partial
     result, partial = rfactor.rfactor(state.program, stage, axis)
     return _rewritten(state, result), partial
+
+
+@register("expand_scalar")
+def expand_scalar(state, scalar: str):
+    """A kernel's scalar temporary kept in the elements its values are stored to
+    (:mod:`polyopt.transform.scalar_expand`); checked exactly, then the reference."""
+    if state.kernel is None:
+        raise ScheduleError("expand_scalar applies to in-place kernels (a C function's "
+                            "local scalars); tensor expressions have no scalar temporaries")
+    if state.kernel.rewritten:
+        raise ScheduleError("on an in-place kernel, apply expand_scalar before the other "
+                            "rewrites (compute_inline, compute_at, caches, rfactor)")
+    result = scalar_expand.expand_scalar(state.program, scalar)
+    return dataclasses.replace(state.kernel_rewritten(result, KernelRewrites.start(result)),
+                               original=result), None

@@ -292,6 +292,14 @@ class Schedule:
         step = Step(None, "cache_write", (self._recorded(target), scope), kwargs)
         return self._step(step, name, scope, check=check, **dict(kwargs))
 
+    def expand_scalar(self, scalar: str, *, check: bool = True) -> None:
+        """``s.expand_scalar("w")``: an in-place kernel's scalar temporary ``w`` kept in
+        the array elements its values are stored to, so that it no longer orders every
+        loop around it (see :mod:`polyopt.transform.scalar_expand`)."""
+        if not isinstance(scalar, str):
+            raise InvalidArgumentError(f"expand_scalar takes the scalar's name, got {scalar!r}")
+        self._step(Step(None, "expand_scalar", (scalar,), ()), scalar, check=check)
+
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
         if self.kernel is not None:
