@@ -16,19 +16,24 @@ read gets the value it got before (a read of the element standing for the read o
 refused.  The rewritten kernel is the reference later primitives are checked against.
 
 >>> import polyopt as po
->>> N = po.var("N")
->>> @po.kernel
-... def rowsum(A: po.f64[N, N], y: po.f64[N]):
-...     w = po.local(po.f64)
-...     for i in range(N):
-...         w[()] = 0.0
-...         for j in range(N):
-...             w[()] += A[i, j]
-...         y[i] = w[()]
->>> s = po.create_schedule(rowsum)
+>>> k = po.from_c('''
+... #define N 10
+... void rowsum(int n, double A[N][N], double y[N]) {
+...   int i, j;
+...   double w;
+... #pragma scop
+...   for (i = 0; i < n; i++) {
+...     w = 0.0;
+...     for (j = 0; j < n; j++)
+...       w += A[i][j];
+...     y[i] = w;
+...   }
+... #pragma endscop
+... }''')
+>>> s = po.create_schedule(k)
 >>> s.expand_scalar("w")
->>> [str(st.value) for st in s.program.statements]
-['0.0', 'y[i] + A[i, j]']
+>>> [f"{st.target} = {st.value}" for st in s.program.statements]
+['y[i] = 0.0', 'y[i] = y[i] + A[i, j]']
 """
 
 from __future__ import annotations
