@@ -243,7 +243,7 @@ def rfactor_(state, stage: str, axis: str):
 
 
 @register("expand_scalar")
-def expand_scalar(state, scalar: str):
+def expand_scalar(state, scalar: str, dims=None):
     """A kernel's scalar temporary kept in the elements its values are stored to
     (:mod:`polyopt.transform.scalar_expand`); checked exactly, then the reference."""
     if state.kernel is None:
@@ -252,6 +252,6 @@ def expand_scalar(state, scalar: str):
     if state.kernel.rewritten:
         raise ScheduleError("on an in-place kernel, apply expand_scalar before the other "
                             "rewrites (compute_inline, compute_at, caches, rfactor)")
-    result = scalar_expand.expand_scalar(state.program, scalar)
+    result = scalar_expand.expand_scalar(state.program, scalar, dims)
     return dataclasses.replace(state.kernel_rewritten(result, KernelRewrites.start(result)),
                                original=result), None

@@ -46,52 +46,106 @@ from ..deps.equivalence import identity_origin, same_values
 from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Program
-from ..errors import ScheduleError
-from ..te.expr import TensorRead
+from ..errors import InvalidArgumentError, ScheduleError
+from ..te.expr import Call, Const, TensorRead
 from ..te.substitute import transform
 from .attach import rebuild_statement
 from .inplace import without_stage
-from .rfactor import aff_to_expr
+from .rewrite import new_array, new_tensor
+from .rfactor import aff_to_expr, bound, minus
 
 
-def expand_scalar(program: Program, scalar: str) -> Program:
-    """``program`` with ``scalar`` replaced by the elements its values are stored to
-    (see the module doc); raises IllegalScheduleError when that changes a value and
-    ScheduleError when ``scalar`` is not a scalar temporary with such stores."""
+def expand_scalar(program: Program, scalar: str, dims: int | None = None) -> Program:
+    """``program`` with ``scalar`` replaced by the elements its values are stored to, or
+    with ``dims``, by a new array indexed by the outermost ``dims`` loops of each
+    statement (see the module doc); raises IllegalScheduleError when that changes a
+    value and ScheduleError when ``scalar`` is not a scalar temporary that can be so
+    expanded."""
     array = program.array(scalar)
     if array.shape != () or array.role != "compute":
         raise ScheduleError(f"expand_scalar: '{scalar}' is not a scalar temporary of the "
                             "kernel (a local variable, not an argument)")
     users = [st for st in program.statements
              if any(a.array == scalar for a in st.accesses)]
-    stores = [st for st in users if any(a.array == scalar for a in st.reads)
-              and all(a.array != scalar for a in st.writes)]
-    if not stores:
-        raise ScheduleError(f"expand_scalar: no statement stores '{scalar}' into an array "
-                            "element, so its values have no element to live in")
-    homes = _homes(program, users, stores)
+    if dims is None:
+        elements = _stored_elements(program, users, scalar)
+    else:
+        program, elements = _new_elements(program, users, scalar, dims)
     array_of = {id(a.tensor): a for a in program.arrays}
     rewritten, retagged = {}, isl.UnionMap.empty(program.context.get_space())
     for stmt in users:
-        home = homes[stmt.name]
-        rewritten[stmt.name] = _rewritten(program, stmt, scalar, home, array_of)
+        new = _rewritten(program, stmt, scalar, elements[stmt.name], array_of)
+        rewritten[stmt.name] = new
+        home = _access_of(new, elements[stmt.name].tensor, array_of)
         for access in stmt.reads:
             if access.array == scalar:
                 retagged = retagged.union(isl.UnionMap.from_map(
                     home.domain_map().apply_range(access.relation.domain_map().reverse())))
     expanded = program.replace(statements=tuple(rewritten.get(st.name, st)
                                                 for st in program.statements))
+    step = f's.expand_scalar("{scalar}"' + (f", dims={dims})" if dims is not None else ")")
     same_values(program, expanded,
                 origins={st.name: identity_origin(program, st.name)
                          for st in program.statements},
-                retagged=retagged, private=frozenset({scalar}),
-                primitive=f's.expand_scalar("{scalar}")')
+                retagged=retagged, private=frozenset(
+                    {scalar} | {array_of[id(e.tensor)].name for e in elements.values()
+                                if array_of[id(e.tensor)].role == "compute"}),
+                primitive=step)
     for name in rewritten:
         if _self_copy(expanded.statement(name)):
             expanded = expanded.with_stages(
                 without_stage(expanded.stages, name),
                 statements=tuple(st for st in expanded.statements if st.name != name))
     return expanded
+
+
+def _stored_elements(program: Program, users, scalar: str) -> dict[str, TensorRead]:
+    stores = [st for st in users if any(a.array == scalar for a in st.reads)
+              and all(a.array != scalar for a in st.writes)]
+    if not stores:
+        raise ScheduleError(f"expand_scalar: no statement stores '{scalar}' into an array "
+                            "element, so its values have no element to live in; "
+                            "expand_scalar(..., dims=1) expands it into a new array")
+    homes = _homes(program, users, stores)
+    return {st.name: _element(program, st, homes[st.name]) for st in users}
+
+
+def _new_elements(program: Program, users, scalar: str, dims: int):
+    """A new array ``<scalar>_x`` and, per statement, its element: the statement's
+    outermost ``dims`` loops, each minus its lower bound."""
+    if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
+        raise InvalidArgumentError(f"expand_scalar: dims must be a positive integer, got "
+                                   f"{dims!r}")
+    if any(len(st.iter_vars) < dims for st in users):
+        raise ScheduleError(f"expand_scalar: a statement using '{scalar}' has fewer than "
+                            f"{dims} loops around it")
+    lows, extents = {}, [None] * dims
+    for stmt in users:
+        lows[stmt.name] = []
+        for k in range(dims):
+            low, high = stmt.domain.dim_min(k), stmt.domain.dim_max(k)
+            extents[k] = _larger(extents[k], bound(high.sub(low).add_constant_val(
+                isl.Val(1)), program, False))
+            lows[stmt.name].append(bound(low, program, True))
+    tensor = new_tensor(f"{scalar}_x", tuple(extents), program.array(scalar).dtype)
+    program = program.replace(arrays=program.arrays + (new_array(program, tensor),))
+    return program, {st.name: TensorRead(tensor, tuple(
+        minus(st.iter_vars[k], lows[st.name][k]) for k in range(dims))) for st in users}
+
+
+def _larger(a, b):
+    if a is None:
+        return b
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a if a.value >= b.value else b
+    if str(a) == str(b):
+        return a
+    return Call.make("maximum", a, b)
+
+
+def _access_of(stmt, tensor, array_of) -> isl.Map:
+    name = array_of[id(tensor)].name
+    return next(a.relation for a in stmt.accesses if a.array == name)
 
 
 def _homes(program: Program, users, stores) -> dict[str, isl.Map]:
@@ -137,8 +191,8 @@ def _single_write(stmt) -> isl.Map:
     return write.relation
 
 
-def _rewritten(program: Program, stmt, scalar: str, home: isl.Map, array_of: dict):
-    """``stmt`` with its reads and write of ``scalar`` on the element ``home`` gives."""
+def _element(program: Program, stmt, home: isl.Map) -> TensorRead:
+    """The element ``home`` gives, in ``stmt``'s loop variables."""
     pieces = []
     isl.PwMultiAff.from_map(home).foreach_piece(lambda _set, ma: pieces.append(ma))
     if len(pieces) != 1:
@@ -147,8 +201,11 @@ def _rewritten(program: Program, stmt, scalar: str, home: isl.Map, array_of: dic
     indices = tuple(aff_to_expr(pieces[0].get_aff(k), list(stmt.iter_vars),
                                 list(program.params))
                     for k in range(pieces[0].dim(isl.dim_type.out)))
-    target = program.array(home.get_tuple_name(isl.dim_type.out)).tensor
-    element = TensorRead(target, indices)
+    return TensorRead(program.array(home.get_tuple_name(isl.dim_type.out)).tensor, indices)
+
+
+def _rewritten(program: Program, stmt, scalar: str, element: TensorRead, array_of: dict):
+    """``stmt`` with its reads and write of ``scalar`` on ``element``."""
     space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
     scalar_reads = {id(node) for node, access in read_accesses(stmt, space)
                     if access.array == scalar}

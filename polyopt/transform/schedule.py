@@ -292,13 +292,17 @@ class Schedule:
         step = Step(None, "cache_write", (self._recorded(target), scope), kwargs)
         return self._step(step, name, scope, check=check, **dict(kwargs))
 
-    def expand_scalar(self, scalar: str, *, check: bool = True) -> None:
+    def expand_scalar(self, scalar: str, dims: int | None = None, *,
+                      check: bool = True) -> None:
         """``s.expand_scalar("w")``: an in-place kernel's scalar temporary ``w`` kept in
         the array elements its values are stored to, so that it no longer orders every
-        loop around it (see :mod:`polyopt.transform.scalar_expand`)."""
+        loop around it; ``dims=1``: in a new array indexed by each statement's outermost
+        loop (see :mod:`polyopt.transform.scalar_expand`)."""
         if not isinstance(scalar, str):
             raise InvalidArgumentError(f"expand_scalar takes the scalar's name, got {scalar!r}")
-        self._step(Step(None, "expand_scalar", (scalar,), ()), scalar, check=check)
+        kwargs = (("dims", dims),) if dims is not None else ()
+        self._step(Step(None, "expand_scalar", (scalar,), kwargs), scalar, check=check,
+                   **dict(kwargs))
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""

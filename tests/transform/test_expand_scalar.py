@@ -139,3 +139,81 @@ def test_auto_schedule_expands_then_tiles_ludcmp_like_lu():
     assert s.is_legal() and not s.auto_report.fell_back
     off = po.auto_schedule(kernel, cache_bytes=4096, expand_scalars=False)
     assert "expand_scalar" not in off.script() and "tiled" not in str(off.auto_report)
+
+
+TOTAL = """
+#define N 10
+void total(int n, double A[N][N], double y[N]) {
+  int i, j;
+  double w;
+#pragma scop
+  w = 0.0;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      w += A[i][j];
+  y[0] = w;
+#pragma endscop
+}"""
+
+
+def test_into_a_new_array_by_the_outer_loop():
+    kernel = po.from_c(ROWSUM % "z[i] = w;")  # stored twice: no element to live in
+    s = po.create_schedule(kernel)
+    s.expand_scalar("w", dims=1)
+    assert s.script() == 's.expand_scalar("w", dims=1)'
+    new = s.program.array("w_x")
+    assert new.role == "compute" and [str(e) for e in new.shape] == ["n"]
+    update = s.program.statement("S1")
+    assert update.writes[0].relation.is_equal(isl.Map(
+        "[n] -> { S1[i, j] -> w_x[i] : 0 <= i < n and 0 <= j < n }"))
+    s["S0"].parallel("i")  # each row has its own cell now
+    values = _run(kernel, s, {"n": 8})
+    sums = values["A"][:8, :8].sum(axis=1)
+    np.testing.assert_allclose(values["y"][:8], sums, rtol=1e-14)
+    np.testing.assert_allclose(values["z"][:8], sums, rtol=1e-14)
+
+
+PREFIX = """
+#define N 10
+void prefix(int n, double A[N][N], double y[N]) {
+  int i, j;
+  double w;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    if (i == 0)
+      w = 0.0;
+    for (j = 0; j < n; j++)
+      w += A[i][j];
+    y[i] = w;
+  }
+#pragma endscop
+}"""
+
+
+def test_a_value_carried_across_the_outer_loop_is_not_split_by_it():
+    """Running sums over the rows: w's live range spans the whole i loop."""
+    kernel = po.from_c(PREFIX)
+    s = po.create_schedule(kernel)
+    with pytest.raises(po.IllegalScheduleError, match=r"S1\[i=1, j=0\] would read w\[\] from "
+                       r"the value w_x\[1\] had on entry, but in the original order it "
+                       r"reads the value written by S1\[i=0, j=1\]"):
+        s.expand_scalar("w", dims=1)
+    with pytest.raises(po.IllegalScheduleError, match=r"S1\[i=1, j=0\] would read w\[\] from "
+                       r"the value y\[1\] had on entry"):
+        s.expand_scalar("w")
+    with pytest.raises(po.InvalidArgumentError, match="dims must be a positive integer"):
+        s.expand_scalar("w", dims=0)
+    assert s.script() == ""
+    values = _run(kernel, s, {"n": 6})
+    np.testing.assert_allclose(values["y"][:6], np.cumsum(values["A"][:6, :6].sum(axis=1)),
+                               rtol=1e-13)
+
+
+def test_a_scalar_outside_every_loop_has_no_loop_to_expand_by():
+    kernel = po.from_c(TOTAL)
+    s = po.create_schedule(kernel)
+    with pytest.raises(po.ScheduleError, match="has fewer than 1 loops"):
+        s.expand_scalar("w", dims=1)
+    s.expand_scalar("w")  # its one live range ends in y[0]
+    values = _run(kernel, s, {"n": 6})
+    np.testing.assert_allclose(values["y"][0], values["A"][:6, :6].sum(), rtol=1e-14)
