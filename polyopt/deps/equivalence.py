@@ -55,6 +55,7 @@ class Rewrite:
     origins: dict[str, isl.Map]
     copies: frozenset[str] = frozenset()
     aliases: dict[str, str] = field(default_factory=dict)
+    relaid: frozenset[str] = frozenset()  # buffers stored in another order (a layout)
 
 
 def identity_origin(program: Program, stmt: str) -> isl.Map:
@@ -66,7 +67,7 @@ def identity_origin(program: Program, stmt: str) -> isl.Map:
 def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl.Map],
                 copies=frozenset(), aliases=None, inlined: isl.UnionMap | None = None,
                 retagged: isl.UnionMap | None = None, private=frozenset(),
-                primitive: str = "the rewrite", hint: str | None = None) -> None:
+                relaid=frozenset(), primitive: str = "the rewrite", hint: str | None = None) -> None:
     """Raise :class:`IllegalScheduleError` unless ``rewritten`` (under its schedule)
     computes what ``original`` (under its schedule) computes; see the module doc.
 
@@ -77,7 +78,7 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
     [S[s] -> w[]]``: an expanded scalar); ``private`` are temporaries whose final
     contents nobody sees."""
     repair = f". Repair: {hint}" if hint else ""
-    rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}))
+    rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}), frozenset(relaid))
     before = value_sources(original)
     if inlined is not None:
         clash = inlined.intersect_domain(before.domain()).subtract(before)
@@ -198,10 +199,34 @@ def _tag_map(program: Program, rewrite: Rewrite) -> isl.UnionMap:
     for name, origin in rewrite.origins.items():
         for access in program.statement(name).reads:
             base = rewrite.aliases.get(access.array, access.array)
-            rename = _rename(access.relation.range(), base)
+            if access.array in rewrite.relaid:
+                rename = _filled_from(program, rewrite, access)
+            else:
+                rename = _rename(access.relation.range(), base)
             result = result.union(isl.UnionMap.from_map(
                 origin.product(rename).intersect_domain(access.relation.wrap())))
     return result
+
+
+def _filled_from(program: Program, rewrite: Rewrite, access) -> isl.Map:
+    """``{ B[b] -> X[e] }``: the element of the mirrored array that the copies put in
+    each element of the relaid buffer ``B`` that ``access`` reads (one each, else
+    refused)."""
+    filled = None
+    for name in rewrite.copies:
+        copy = program.statement(name)
+        (write,), (read,) = copy.writes, copy.reads
+        if write.array == access.array:
+            found = write.relation.reverse().apply_range(read.relation)
+            filled = found if filled is None else filled.union(found)
+    unfilled = access.relation.range() if filled is None else \
+        access.relation.range().subtract(filled.domain())
+    if not unfilled.intersect_params(program.context).is_empty() or \
+            not filled.is_single_valued():
+        raise IllegalScheduleError(f"{access.stmt} reads elements of buffer {access.array} "
+                                   "that no copy fills with one element of the array it "
+                                   "mirrors; copy what it reads before it")
+    return filled
 
 
 def _rename(elements: isl.Set, name: str) -> isl.Map:

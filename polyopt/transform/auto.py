@@ -28,6 +28,9 @@ stage's loops are its band.  Then, on the outermost permutable band:
   cache (``outer_footprint``), and then the source order if isl's schedule skews;
 - first, a kernel's scalar temporaries are kept in the array elements their values
   are stored to (``expand_scalar``), where that is exact;
+- an input read by a statement of three or more loops along a column of the loop its
+  output walks stride-1 (syrk's ``A[j][k]`` into ``C[i][j]``) is read from a transposed
+  copy made before the nest (``cache_read(..., layout=)``, ``compute_root``);
 - when a tiled band's innermost loop carries a dependence, the source order with
   each statement in a nest of its own, its most stride-1 loop innermost
   (``auto_distribute``), if legal.
@@ -87,6 +90,7 @@ class AutoOptions:
     distribute: bool = True                 # statements get their own innermost loop
     skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order
     expand_scalars: bool = True             # scalar temporaries into their stored elements
+    transpose_copies: bool = True           # column reads of an input: a transposed copy
 
 
 @dataclass
@@ -121,6 +125,8 @@ def auto_schedule(schedule, **options):
     if schedule.kernel is not None:
         if opts.expand_scalars:
             schedule = _scalars_expanded(schedule, notes)
+        if opts.transpose_copies and opts.vectorize:
+            schedule = _transposed_copies(schedule, notes)
         opts = _untiled_when_cached(schedule.program, opts, notes)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
@@ -240,6 +246,45 @@ def _scalars_expanded(schedule, notes: list):
             continue
         notes.append(f"scalar {array.name} expanded into the elements its values are "
                      "stored to (no loop is then ordered by it)")
+    return result
+
+
+def _transposed_copies(schedule, notes: list):
+    """Per statement of three or more loops whose output's last index is a loop ``v``:
+    each 2-D array the kernel never writes that it reads as ``X[v, u]`` (a column walk
+    along ``v``, the loop that will be vectorized) is read from a copy stored
+    transposed, made once before the statement's nest (O(size of X) copies for
+    O(n^3) work; syrk 0.55 -> 0.24 s)."""
+    from ..domain.accesses import read_accesses
+    from ..domain.affine import AffineSpace
+    result = _copy(schedule)
+    program = schedule.program
+    written = {a.array for st in program.statements for a in st.writes}
+    stage_of = {st.main: st.name for st in program.stages}
+    for stmt in program.statements:
+        indices = stmt.target.indices
+        if len(stmt.iter_vars) < 3 or not indices or stmt.name not in stage_of:
+            continue
+        v = indices[-1]
+        if not any(v is var for var in stmt.iter_vars):
+            continue
+        space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
+        columns = sorted({access.array for node, access in read_accesses(stmt, space)
+                          if access.array not in written and len(node.indices) == 2
+                          and node.indices[0] is v and node.indices[1] is not v
+                          and any(node.indices[1] is var for var in stmt.iter_vars)})
+        for array in columns:
+            try:
+                with result.atomic():
+                    copy = result.cache_read(array, "global", [stage_of[stmt.name]],
+                                             layout="{ [a, b] -> [b, a] }")
+                    result[copy].compute_root()
+            except (IllegalScheduleError, ScheduleError) as err:
+                notes.append(f"{stmt.name}: no transposed copy of {array} "
+                             f"({_first_line(err)})")
+                continue
+            notes.append(f"{stmt.name} reads columns of {array} along its stride-1 loop "
+                         f"{v.name}: it reads a transposed copy made before its nest")
     return result
 
 

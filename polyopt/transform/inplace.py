@@ -60,6 +60,7 @@ class KernelRewrites:
     origins: dict[str, isl.Map]
     copies: frozenset[str] = frozenset()
     aliases: dict[str, str] = field(default_factory=dict)
+    relaid: frozenset[str] = frozenset()  # buffers in another layout than their array
     inlined: isl.UnionMap | None = None  # reads added by compute_inline, with their sources
 
     @classmethod
@@ -80,7 +81,8 @@ class KernelRewrites:
         """Raise IllegalScheduleError unless ``program`` computes what ``base`` does;
         ``hint`` (a repair) is appended to the message."""
         same_values(self.base, program, origins=self.origins, copies=self.copies,
-                    aliases=self.aliases, inlined=self.inlined, primitive=primitive, hint=hint)
+                    aliases=self.aliases, inlined=self.inlined, relaid=self.relaid,
+                    primitive=primitive, hint=hint)
 
     def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
         origins = dict(self.origins)

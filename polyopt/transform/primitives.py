@@ -185,9 +185,24 @@ def compute_root(state, stage):
     old = state.program.stage(stage)
     if state.kernel is not None and old.attach.outer_dims:
         result, _ = attach.compute_root(state.program, stage, state.original)
+        if old.main in state.kernel.copies:  # a buffer's copy: before its reader's nest
+            result = result.with_stages(_before_nest_of(result.stages, stage,
+                                                        old.attach.stage))
         return state.kernel_rewritten(result, state.kernel.restored(result, old)), None
     result, rewritten = attach.compute_root(state.program, stage, state.original)
     return (_rewritten(state, result) if rewritten else state.advanced(result)), None
+
+
+def _before_nest_of(stages: tuple, name: str, reader: str) -> tuple:
+    """``stages`` with the root stage ``name`` moved right before the root stage whose
+    loops ``reader`` runs in."""
+    by_name = {s.name: s for s in stages}
+    while by_name[reader].attach.kind != "root":
+        reader = by_name[reader].attach.stage
+    moved = by_name[name]
+    rest = tuple(s for s in stages if s.name != name)
+    index = next(k for k, s in enumerate(rest) if s.name == reader)
+    return rest[:index] + (moved,) + rest[index:]
 
 
 # -- primitives that add stages -------------------------------------------------------
@@ -195,14 +210,15 @@ def compute_root(state, stage):
 @register("cache_read")
 def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
     if state.kernel is not None:
-        if layout is not None:
-            raise ScheduleError("cache_read(..., layout=) is not supported on in-place "
-                                "kernels yet; copy without a layout change")
         if len(readers) != 1:
             raise ScheduleError("cache_read on an in-place kernel takes one reader stage at "
                                 "a time (each reader gets its own buffer)")
         result, buffer, rewrites = inplace.cache_read(state.program, state.kernel, source,
                                                       scope, readers[0])
+        if layout is not None:  # (the check follows the copies to each element's source)
+            result = relayout(result, buffer, layout)
+            rewrites = dataclasses.replace(
+                rewrites, relaid=rewrites.relaid | {result.array_of(buffer).name})
         return state.kernel_rewritten(result, rewrites), buffer
     result, cached = cache.cache_read(state.program, source, scope, list(readers))
     if layout is not None:

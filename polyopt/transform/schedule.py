@@ -237,8 +237,9 @@ class Schedule:
         if not names:
             raise InvalidArgumentError("cache_read needs at least one reader stage")
         if self.kernel is not None:  # recorded by the name of the array it copies
-            step = Step(None, "cache_read", (source.name, scope, names), ())
-            return self._step(step, source, scope, names, check=check)
+            kwargs = (("layout", layout),) if layout is not None else ()
+            step = Step(None, "cache_read", (source.name, scope, names), kwargs)
+            return self._step(step, source, scope, names, check=check, **dict(kwargs))
         inlined = self._inlining_step(source)
         if inlined is not None:
             return self._cache_read_before_inline(inlined, source, scope, names, check, layout)
