@@ -125,9 +125,9 @@ def auto_schedule(schedule, **options):
     if schedule.kernel is not None:
         if opts.expand_scalars:
             schedule = _scalars_expanded(schedule, notes)
+        opts = _untiled_when_cached(schedule.program, opts, notes)
         if opts.transpose_copies and opts.vectorize:
             schedule = _transposed_copies(schedule, notes)
-        opts = _untiled_when_cached(schedule.program, opts, notes)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
