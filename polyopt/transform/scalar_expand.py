@@ -47,7 +47,7 @@ from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Program
 from ..errors import InvalidArgumentError, ScheduleError
-from ..te.expr import Call, Const, TensorRead
+from ..te.expr import TensorRead
 from ..te.substitute import transform
 from .attach import rebuild_statement
 from .inplace import without_stage
@@ -112,35 +112,29 @@ def _stored_elements(program: Program, users, scalar: str) -> dict[str, TensorRe
 
 def _new_elements(program: Program, users, scalar: str, dims: int):
     """A new array ``<scalar>_x`` and, per statement, its element: the statement's
-    outermost ``dims`` loops, each minus its lower bound."""
+    outermost ``dims`` loops, each minus the lowest value it takes in any of them."""
     if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
         raise InvalidArgumentError(f"expand_scalar: dims must be a positive integer, got "
                                    f"{dims!r}")
     if any(len(st.iter_vars) < dims for st in users):
         raise ScheduleError(f"expand_scalar: a statement using '{scalar}' has fewer than "
                             f"{dims} loops around it")
-    lows, extents = {}, [None] * dims
-    for stmt in users:
-        lows[stmt.name] = []
-        for k in range(dims):
-            low, high = stmt.domain.dim_min(k), stmt.domain.dim_max(k)
-            extents[k] = _larger(extents[k], bound(high.sub(low).add_constant_val(
-                isl.Val(1)), program, False))
-            lows[stmt.name].append(bound(low, program, True))
+    lows, extents = [], []
+    for k in range(dims):  # one offset per dimension, shared by all the statements
+        values = None
+        for stmt in users:
+            line = stmt.domain.project_out(isl.dim_type.set, k + 1, len(stmt.dims) - k - 1) \
+                .project_out(isl.dim_type.set, 0, k).reset_tuple_id()
+            values = line if values is None else values.union(line)
+        values = values.coalesce()
+        low, high = values.dim_min(0).coalesce(), values.dim_max(0).coalesce()
+        lows.append(bound(low, program, True))
+        extents.append(bound(high.sub(low).add_constant_val(isl.Val(1)).coalesce(), program,
+                             False))
     tensor = new_tensor(f"{scalar}_x", tuple(extents), program.array(scalar).dtype)
     program = program.replace(arrays=program.arrays + (new_array(program, tensor),))
     return program, {st.name: TensorRead(tensor, tuple(
-        minus(st.iter_vars[k], lows[st.name][k]) for k in range(dims))) for st in users}
-
-
-def _larger(a, b):
-    if a is None:
-        return b
-    if isinstance(a, Const) and isinstance(b, Const):
-        return a if a.value >= b.value else b
-    if str(a) == str(b):
-        return a
-    return Call.make("maximum", a, b)
+        minus(st.iter_vars[k], lows[k]) for k in range(dims))) for st in users}
 
 
 def _access_of(stmt, tensor, array_of) -> isl.Map:

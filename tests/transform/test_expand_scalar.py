@@ -217,3 +217,19 @@ def test_a_scalar_outside_every_loop_has_no_loop_to_expand_by():
     s.expand_scalar("w")  # its one live range ends in y[0]
     values = _run(kernel, s, {"n": 6})
     np.testing.assert_allclose(values["y"][0], values["A"][:6, :6].sum(), rtol=1e-14)
+
+
+def test_auto_schedule_expands_symms_accumulator_into_a_new_array():
+    """symm's acc cannot live in C[i][j] (the store reads C's old value there): it gets a
+    new array over (i, j), and the (i, j, k) nest of its sum is then tiled."""
+    kernel = po.from_c(str(POLYBENCH / "symm.c"), defines={"M": 7, "N": 9})
+    s = po.auto_schedule(kernel, cache_bytes=64)
+    report = str(s.auto_report)
+    assert s.script().startswith('s.expand_scalar("acc", dims=2)\n')
+    assert "scalar acc expanded into a new array indexed by the 2 loops around each of its " \
+           "statements" in report
+    assert [str(e) for e in s.program.array("acc_x").shape] == ["m", "n"]
+    assert s.is_legal() and not s.auto_report.fell_back
+    expected = _run(kernel, po.create_schedule(kernel), {"m": 7, "n": 9})
+    actual = _run(kernel, s, {"m": 7, "n": 9})
+    np.testing.assert_allclose(actual["C"], expected["C"], rtol=1e-13)
