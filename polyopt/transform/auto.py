@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
+from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
                           zero_distance_levels)
@@ -125,10 +126,10 @@ def auto_schedule(schedule, **options):
     notes = []
     if schedule.kernel is not None:
         if opts.expand_scalars:
-            schedule = _scalars_expanded(schedule, notes)
+            schedule = scalars_expanded(schedule, notes)
         opts = _untiled_when_cached(schedule.program, opts, notes)
         if opts.transpose_copies and opts.vectorize:
-            schedule = _transposed_copies(schedule, notes)
+            schedule = transposed_copies(schedule, notes)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
@@ -229,81 +230,6 @@ def _positive(value) -> bool:
 def _copy(schedule):
     """An independent copy of the schedule (the state is a value)."""
     return schedule.fork()
-
-
-def _scalars_expanded(schedule, notes: list):
-    """The kernel with each scalar temporary kept in the elements its values are
-    stored to (``expand_scalar``), else in a new array indexed by the two or more loops
-    around each of its statements (``dims=``), where that is exact: a scalar carried
-    across every loop forbids any reordering (ludcmp's ``w``: lu's schedule, 1.1x ->
-    6x gcc; symm's ``acc``: 3.1x -> 7x).  One loop is not enough to pay: deriche's
-    recurrences so expanded got a worse schedule."""
-    result = _copy(schedule)
-    for array in schedule.program.arrays:
-        if array.role != "compute" or array.shape != ():
-            continue
-        depth = min(len(st.dims) for st in result.program.statements
-                    if any(a.array == array.name for a in st.accesses))
-        tries = [(None, "the elements its values are stored to")]
-        if depth >= 2:
-            tries.append((depth, f"a new array indexed by the {depth} loops around each "
-                                 "of its statements"))
-        for dims, where in tries:
-            try:
-                with result.atomic():
-                    result.expand_scalar(array.name, dims)
-            except (IllegalScheduleError, ScheduleError) as err:
-                failure = _first_line(err)
-                continue
-            notes.append(f"scalar {array.name} expanded into {where} (no loop is then "
-                         "ordered by it)")
-            break
-        else:
-            notes.append(f"scalar {array.name} not expanded: {failure}")
-    return result
-
-
-def _transposed_copies(schedule, notes: list):
-    """Per statement of three or more loops whose output's last index is a loop ``v``:
-    each 2-D array the kernel never writes that it reads as ``X[v, u]`` (a column walk
-    along ``v``, the loop that will be vectorized) is read from a copy stored
-    transposed, made once before the statement's nest (O(size of X) copies for
-    O(n^3) work; syrk 0.55 -> 0.24 s)."""
-    from ..domain.accesses import read_accesses
-    from ..domain.affine import AffineSpace
-    result = _copy(schedule)
-    program = schedule.program
-    written = {a.array for st in program.statements for a in st.writes}
-    stage_of = {st.main: st.name for st in program.stages}
-    for stmt in program.statements:
-        indices = stmt.target.indices
-        if len(stmt.iter_vars) < 3 or not indices or stmt.name not in stage_of:
-            continue
-        v = indices[-1]
-        if not any(v is var for var in stmt.iter_vars):
-            continue
-        space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
-        columns = sorted({access.array for node, access in read_accesses(stmt, space)
-                          if access.array not in written and len(node.indices) == 2
-                          and node.indices[0] is v and node.indices[1] is not v
-                          and any(node.indices[1] is var for var in stmt.iter_vars)})
-        for array in columns:
-            try:
-                with result.atomic():
-                    copy = result.cache_read(array, "global", [stage_of[stmt.name]],
-                                             layout="{ [a, b] -> [b, a] }")
-                    result[copy].compute_root()
-            except (IllegalScheduleError, ScheduleError) as err:
-                notes.append(f"{stmt.name}: no transposed copy of {array} "
-                             f"({_first_line(err)})")
-                continue
-            notes.append(f"{stmt.name} reads columns of {array} along its stride-1 loop "
-                         f"{v.name}: it reads a transposed copy made before its nest")
-    return result
-
-
-def _first_line(err: Exception) -> str:
-    return str(err).splitlines()[0][:200]
 
 
 # -- in-place kernels: isl's affine schedule, then the band ------------------------------
