@@ -55,6 +55,7 @@ class Rewrite:
     origins: dict[str, isl.Map]
     copies: frozenset[str] = frozenset()
     aliases: dict[str, str] = field(default_factory=dict)
+    relaid: frozenset[str] = frozenset()  # buffers stored in another order (a layout)
 
 
 def identity_origin(program: Program, stmt: str) -> isl.Map:
@@ -65,15 +66,19 @@ def identity_origin(program: Program, stmt: str) -> isl.Map:
 
 def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl.Map],
                 copies=frozenset(), aliases=None, inlined: isl.UnionMap | None = None,
-                primitive: str = "the rewrite", hint: str | None = None) -> None:
+                retagged: isl.UnionMap | None = None, private=frozenset(),
+                relaid=frozenset(), primitive: str = "the rewrite", hint: str | None = None) -> None:
     """Raise :class:`IllegalScheduleError` unless ``rewritten`` (under its schedule)
     computes what ``original`` (under its schedule) computes; see the module doc.
 
     ``inlined`` gives the reads that inlining added to statements, each with the source
     it must have (the source of the inlined statement's read in the original).  ``hint``
-    (a repair) ends the message when a read would change."""
+    (a repair) ends the message when a read would change.  ``retagged`` maps reads of
+    the rewritten program to the original reads they stand for (``[S[s] -> A[i, j]] ->
+    [S[s] -> w[]]``: an expanded scalar); ``private`` are temporaries whose final
+    contents nobody sees."""
     repair = f". Repair: {hint}" if hint else ""
-    rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}))
+    rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}), frozenset(relaid))
     before = value_sources(original)
     if inlined is not None:
         clash = inlined.intersect_domain(before.domain()).subtract(before)
@@ -84,8 +89,12 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
         before = before.union(inlined)
     resolved = _effective_sources(rewritten, rewrite)
     after = _restrict_readers(resolved, set(rewrite.origins))
-    last_after = _chase_last(_last_writers(rewritten, rewrite), rewritten, rewrite, resolved)
+    last_after = _chase_last(_last_writers(rewritten, rewrite, private), rewritten, rewrite,
+                             resolved)
     tags = _tag_map(rewritten, rewrite)
+    if retagged is not None:  # a read the original made only as the scalar's
+        tags = tags.subtract_domain(retagged.domain().subtract(before.domain())).union(
+            retagged)
     instances = _instance_map(rewrite, after.range().union(last_after.range()))
     mapped = after.apply_domain(tags).apply_range(instances)
     wrong = mapped.subtract(before).intersect_params(original.context)
@@ -93,7 +102,7 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
         raise IllegalScheduleError(f"{primitive} would change the values the program reads: "
                                    + _read_example(wrong, before, original)
                                    + repair)
-    last_before = _last_writers(original, rewrite=None)
+    last_before = _last_writers(original, rewrite=None, private=private)
     last_after = last_after.apply_range(instances)
     differ = last_after.subtract(last_before).union(last_before.subtract(last_after))
     differ = differ.intersect_params(original.context)
@@ -190,10 +199,34 @@ def _tag_map(program: Program, rewrite: Rewrite) -> isl.UnionMap:
     for name, origin in rewrite.origins.items():
         for access in program.statement(name).reads:
             base = rewrite.aliases.get(access.array, access.array)
-            rename = _rename(access.relation.range(), base)
+            if access.array in rewrite.relaid:
+                rename = _filled_from(program, rewrite, access)
+            else:
+                rename = _rename(access.relation.range(), base)
             result = result.union(isl.UnionMap.from_map(
                 origin.product(rename).intersect_domain(access.relation.wrap())))
     return result
+
+
+def _filled_from(program: Program, rewrite: Rewrite, access) -> isl.Map:
+    """``{ B[b] -> X[e] }``: the element of the mirrored array that the copies put in
+    each element of the relaid buffer ``B`` that ``access`` reads (one each, else
+    refused)."""
+    filled = None
+    for name in rewrite.copies:
+        copy = program.statement(name)
+        (write,), (read,) = copy.writes, copy.reads
+        if write.array == access.array:
+            found = write.relation.reverse().apply_range(read.relation)
+            filled = found if filled is None else filled.union(found)
+    unfilled = access.relation.range() if filled is None else \
+        access.relation.range().subtract(filled.domain())
+    if not unfilled.intersect_params(program.context).is_empty() or \
+            not filled.is_single_valued():
+        raise IllegalScheduleError(f"{access.stmt} reads elements of buffer {access.array} "
+                                   "that no copy fills with one element of the array it "
+                                   "mirrors; copy what it reads before it")
+    return filled
 
 
 def _rename(elements: isl.Set, name: str) -> isl.Map:
@@ -216,12 +249,15 @@ def _instance_map(rewrite: Rewrite, sources: isl.UnionSet) -> isl.UnionMap:
 
 
 # -- what each element holds at the end ----------------------------------------------
-def _last_writers(program: Program, rewrite: Rewrite | None) -> isl.UnionMap:
-    """``{ X[e] -> last writer }`` for the arrays the caller sees (not buffers)."""
+def _last_writers(program: Program, rewrite: Rewrite | None, private=frozenset()
+                  ) -> isl.UnionMap:
+    """``{ X[e] -> last writer }`` for the arrays the caller sees (not buffers, nor the
+    ``private`` temporaries)."""
     schedule = program.schedule_map()
     result = isl.UnionMap.empty(program.context.get_space())
     for array in program.arrays:
-        if not array.written or (rewrite is not None and array.name in rewrite.aliases):
+        if (not array.written or array.name in private
+                or (rewrite is not None and array.name in rewrite.aliases)):
             continue
         writes = program.accesses(AccessKind.WRITE, array.name)
         if writes.is_empty():

@@ -26,6 +26,12 @@ stage's loops are its band.  Then, on the outermost permutable band:
   recipe of its template (``po.templates``), applied with the same primitives;
 - no tiling when one iteration of the outermost loop touches at most half the L2
   cache (``outer_footprint``), and then the source order if isl's schedule skews;
+- first, a kernel's scalar temporaries are kept in the array elements their values
+  are stored to (``expand_scalar``), else in a new array over the loops around all of
+  their statements (when there are two or more), where that is exact;
+- an input read by a statement of three or more loops along a column of the loop its
+  output walks stride-1 (syrk's ``A[j][k]`` into ``C[i][j]``) is read from a transposed
+  copy made before the nest (``cache_read(..., layout=)``, ``compute_root``);
 - when a tiled band's innermost loop carries a dependence, the source order with
   each statement in a nest of its own, its most stride-1 loop innermost
   (``auto_distribute``), if legal.
@@ -60,6 +66,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
+from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
                           zero_distance_levels)
@@ -84,6 +91,8 @@ class AutoOptions:
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
     skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order
+    expand_scalars: bool = True             # scalar temporaries into their stored elements
+    transpose_copies: bool = True           # column reads of an input: a transposed copy
 
 
 @dataclass
@@ -116,7 +125,11 @@ def auto_schedule(schedule, **options):
     start = time.perf_counter()
     notes = []
     if schedule.kernel is not None:
+        if opts.expand_scalars:
+            schedule = scalars_expanded(schedule, notes)
         opts = _untiled_when_cached(schedule.program, opts, notes)
+        if opts.transpose_copies and opts.vectorize:
+            schedule = transposed_copies(schedule, notes)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
@@ -215,14 +228,8 @@ def _positive(value) -> bool:
 
 
 def _copy(schedule):
-    """The same schedule without its recorded steps (the state is a value)."""
-    copy = schedule.fork()
-    copy.steps = []
-    return copy
-
-
-def _first_line(err: Exception) -> str:
-    return str(err).splitlines()[0][:200]
+    """An independent copy of the schedule (the state is a value)."""
+    return schedule.fork()
 
 
 # -- in-place kernels: isl's affine schedule, then the band ------------------------------

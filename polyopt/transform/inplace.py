@@ -60,6 +60,7 @@ class KernelRewrites:
     origins: dict[str, isl.Map]
     copies: frozenset[str] = frozenset()
     aliases: dict[str, str] = field(default_factory=dict)
+    relaid: frozenset[str] = frozenset()  # buffers in another layout than their array
     inlined: isl.UnionMap | None = None  # reads added by compute_inline, with their sources
 
     @classmethod
@@ -80,7 +81,8 @@ class KernelRewrites:
         """Raise IllegalScheduleError unless ``program`` computes what ``base`` does;
         ``hint`` (a repair) is appended to the message."""
         same_values(self.base, program, origins=self.origins, copies=self.copies,
-                    aliases=self.aliases, inlined=self.inlined, primitive=primitive, hint=hint)
+                    aliases=self.aliases, inlined=self.inlined, relaid=self.relaid,
+                    primitive=primitive, hint=hint)
 
     def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
         origins = dict(self.origins)
@@ -288,7 +290,7 @@ def compute_inline(program: Program, state: KernelRewrites, stage_name: str
             array_of = {id(a.tensor): a for a in program.arrays}
             stmt = attach.rebuild_statement(stmt, value, array_of, program)
         statements.append(stmt)
-    result = program.with_stages(_without_stage(program.stages, stage_name),
+    result = program.with_stages(without_stage(program.stages, stage_name),
                                  statements=tuple(statements))
     origins = {n: o for n, o in state.origins.items() if n != producer.name}
     if state.inlined is not None:
@@ -343,7 +345,7 @@ def _readers(tagged: isl.UnionMap) -> set[str]:
     return {m.domain().unwrap().get_tuple_name(isl.dim_type.in_) for m in parts(tagged)}
 
 
-def _without_stage(stages: tuple, name: str) -> tuple:
+def without_stage(stages: tuple, name: str) -> tuple:
     """``stages`` without ``name``; the first stage sharing its loops takes them over."""
     gone = next(s for s in stages if s.name == name)
     heirs = [s for s in stages if s.attach.kind == "with" and s.attach.stage == name]

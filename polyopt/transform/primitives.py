@@ -24,7 +24,7 @@ from ..domain.program import Program
 from ..domain.schedule import Attach, identity_axes
 from ..errors import ScheduleError
 from ..te.tensor import Tensor
-from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor
+from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor, scalar_expand
 from .check import repair_by_shift, repair_by_skew
 from .group import edit_band
 from .inplace import KernelRewrites
@@ -185,9 +185,24 @@ def compute_root(state, stage):
     old = state.program.stage(stage)
     if state.kernel is not None and old.attach.outer_dims:
         result, _ = attach.compute_root(state.program, stage, state.original)
+        if old.main in state.kernel.copies:  # a buffer's copy: before its reader's nest
+            result = result.with_stages(_before_nest_of(result.stages, stage,
+                                                        old.attach.stage))
         return state.kernel_rewritten(result, state.kernel.restored(result, old)), None
     result, rewritten = attach.compute_root(state.program, stage, state.original)
     return (_rewritten(state, result) if rewritten else state.advanced(result)), None
+
+
+def _before_nest_of(stages: tuple, name: str, reader: str) -> tuple:
+    """``stages`` with the root stage ``name`` moved right before the root stage whose
+    loops ``reader`` runs in."""
+    by_name = {s.name: s for s in stages}
+    while by_name[reader].attach.kind != "root":
+        reader = by_name[reader].attach.stage
+    moved = by_name[name]
+    rest = tuple(s for s in stages if s.name != name)
+    index = next(k for k, s in enumerate(rest) if s.name == reader)
+    return rest[:index] + (moved,) + rest[index:]
 
 
 # -- primitives that add stages -------------------------------------------------------
@@ -195,14 +210,15 @@ def compute_root(state, stage):
 @register("cache_read")
 def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
     if state.kernel is not None:
-        if layout is not None:
-            raise ScheduleError("cache_read(..., layout=) is not supported on in-place "
-                                "kernels yet; copy without a layout change")
         if len(readers) != 1:
             raise ScheduleError("cache_read on an in-place kernel takes one reader stage at "
                                 "a time (each reader gets its own buffer)")
         result, buffer, rewrites = inplace.cache_read(state.program, state.kernel, source,
                                                       scope, readers[0])
+        if layout is not None:  # (the check follows the copies to each element's source)
+            result = relayout(result, buffer, layout)
+            rewrites = dataclasses.replace(
+                rewrites, relaid=rewrites.relaid | {result.array_of(buffer).name})
         return state.kernel_rewritten(result, rewrites), buffer
     result, cached = cache.cache_read(state.program, source, scope, list(readers))
     if layout is not None:
@@ -240,3 +256,18 @@ def rfactor_(state, stage: str, axis: str):
         return state.kernel_rewritten(result, KernelRewrites.start(result)), partial
     result, partial = rfactor.rfactor(state.program, stage, axis)
     return _rewritten(state, result), partial
+
+
+@register("expand_scalar")
+def expand_scalar(state, scalar: str, dims=None):
+    """A kernel's scalar temporary kept in the elements its values are stored to
+    (:mod:`polyopt.transform.scalar_expand`); checked exactly, then the reference."""
+    if state.kernel is None:
+        raise ScheduleError("expand_scalar applies to in-place kernels (a C function's "
+                            "local scalars); tensor expressions have no scalar temporaries")
+    if state.kernel.rewritten:
+        raise ScheduleError("on an in-place kernel, apply expand_scalar before the other "
+                            "rewrites (compute_inline, compute_at, caches, rfactor)")
+    result = scalar_expand.expand_scalar(state.program, scalar, dims)
+    return dataclasses.replace(state.kernel_rewritten(result, KernelRewrites.start(result)),
+                               original=result), None

@@ -253,8 +253,9 @@ class Schedule:
         if not names:
             raise InvalidArgumentError("cache_read needs at least one reader stage")
         if self.kernel is not None:  # recorded by the name of the array it copies
-            step = Step(None, "cache_read", (source.name, scope, names), ())
-            return self._step(step, source, scope, names, check=check)
+            kwargs = (("layout", layout),) if layout is not None else ()
+            step = Step(None, "cache_read", (source.name, scope, names), kwargs)
+            return self._step(step, source, scope, names, check=check, **dict(kwargs))
         inlined = self._inlining_step(source)
         if inlined is not None:
             return self._cache_read_before_inline(inlined, source, scope, names, check, layout)
@@ -307,6 +308,18 @@ class Schedule:
         kwargs = (("layout", layout),) if layout is not None else ()
         step = Step(None, "cache_write", (self._recorded(target), scope), kwargs)
         return self._step(step, name, scope, check=check, **dict(kwargs))
+
+    def expand_scalar(self, scalar: str, dims: int | None = None, *,
+                      check: bool = True) -> None:
+        """``s.expand_scalar("w")``: an in-place kernel's scalar temporary ``w`` kept in
+        the array elements its values are stored to, so that it no longer orders every
+        loop around it; ``dims=1``: in a new array indexed by each statement's outermost
+        loop (see :mod:`polyopt.transform.scalar_expand`)."""
+        if not isinstance(scalar, str):
+            raise InvalidArgumentError(f"expand_scalar takes the scalar's name, got {scalar!r}")
+        kwargs = (("dims", dims),) if dims is not None else ()
+        self._step(Step(None, "expand_scalar", (scalar,), kwargs), scalar, check=check,
+                   **dict(kwargs))
 
     def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
         """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
