@@ -88,6 +88,7 @@ class AutoOptions:
     register_columns: int | None = None     # its columns; None: the host's register tile
                                             # (vectors x lanes); 0: the whole tile row
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
+    scheduler_seconds: float = 1.5          # and its bound in wall time
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
     skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order
@@ -236,7 +237,8 @@ def _copy(schedule):
 def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     program = s.program
     isl_result, message = isl_schedule(program, s.deps, fusion=opts.fusion,
-                                       max_operations=opts.max_operations)
+                                       max_operations=opts.max_operations,
+                                       seconds=opts.scheduler_seconds)
     if isl_result is None:
         raise ScheduleError(message)
     rows = flatten(isl_result)
@@ -244,7 +246,8 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     score, perfect = _fusion_score(rows, program)
     if fusion == "max" and not perfect:
         separate, _ = isl_schedule(program, s.deps, fusion="min",
-                                   max_operations=opts.max_operations)
+                                   max_operations=opts.max_operations,
+                                   seconds=opts.scheduler_seconds)
         if separate is not None and _fusion_score(flatten(separate), program)[0] > score:
             rows, fusion = flatten(separate), (
                 "min (more of the deepest statements make up a tileable band of their own "

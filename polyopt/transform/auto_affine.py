@@ -4,7 +4,8 @@
 every dependence (validity), keeps dependent instances close (proximity) and, where it
 can, makes loops free of dependences (coincidence), in the Pluto style (tileable bands
 first: ``schedule_outer_coincidence`` off).  Its effort is bounded by isl's
-``max_operations`` so that it never hangs; ``None`` comes back when it gives up.
+``max_operations`` and by wall time (one isl operation can take long), so that it never
+hangs; ``None`` comes back when it gives up.
 
 :func:`flatten` turns the schedule tree into one row of affine values per statement,
 all of one length (``0`` where a statement has no loop at that level, sequence
@@ -28,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import islpy as isl
+
+from .time_limit import run_limited
 
 _FUSION = {"max": (0, 0), "min": (1, 0), "smart": (0, 1)}  # serialize_sccs, whole_component
 
@@ -66,8 +69,9 @@ class Rows:
 
 
 def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_000_000,
-                 statements=None):
-    """``(isl.Schedule or None, message)`` for ``statements`` (default: all)."""
+                 seconds: float = 1.5, statements=None):
+    """``(isl.Schedule or None, message)`` for ``statements`` (default: all); isl gives
+    up after ``max_operations`` or ``seconds`` of wall time (:mod:`.time_limit`)."""
     names = set(statements) if statements is not None else None
     domain = isl.UnionSet.empty(program.context.get_space())
     for stmt in program.statements:
@@ -79,11 +83,12 @@ def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_
         if names is None or (dep.source in names and dep.sink in names):
             relation = relation.union(isl.UnionMap.from_map(dep.relation))
     relation = relation.gist_params(program.context)
-    key = (str(domain), str(relation), fusion, max_operations)
+    key = (str(domain), str(relation), fusion, max_operations, seconds)
     if key in _SCHEDULED:  # the same problem again (auto_schedule's simpler attempts)
         text, message = _SCHEDULED[key]
         return (isl.Schedule.read_from_str(domain.get_ctx(), text) if text else None), message
-    schedule, message = _compute(domain, uniform_pieces(relation), fusion, max_operations)
+    schedule, message = _compute(domain, uniform_pieces(relation), fusion, max_operations,
+                                 seconds)
     if len(_SCHEDULED) >= 32:
         _SCHEDULED.pop(next(iter(_SCHEDULED)))
     _SCHEDULED[key] = (str(schedule) if schedule is not None else None, message)
@@ -181,7 +186,7 @@ def _simple(dependence: isl.Map) -> bool:
     return True
 
 
-def _compute(domain, relation, fusion: str, max_operations: int):
+def _compute(domain, relation, fusion: str, max_operations: int, seconds: float):
     ctx = domain.get_ctx()
     saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_serialize_sccs(),
              ctx.get_schedule_whole_component(), ctx.get_max_operations(),
@@ -195,10 +200,14 @@ def _compute(domain, relation, fusion: str, max_operations: int):
     try:
         constraints = (isl.ScheduleConstraints.on_domain(domain).set_validity(relation)
                        .set_proximity(relation).set_coincidence(relation))
-        schedule = constraints.compute_schedule()
-        message = "isl's scheduler (proximity + coincidence, tileable bands first)"
-    except isl.Error as err:
-        schedule, message = None, f"isl's scheduler gave up ({_short(err)})"
+        status, text = run_limited(lambda: str(constraints.compute_schedule()), seconds)
+        if status == "ok":
+            schedule = isl.Schedule.read_from_str(ctx, text)
+            message = "isl's scheduler (proximity + coincidence, tileable bands first)"
+        elif status == "timeout":
+            schedule, message = None, f"isl's scheduler gave up (no schedule in {seconds:g} s)"
+        else:
+            schedule, message = None, f"isl's scheduler gave up ({_short(text)})"
     finally:
         outer, serialize_old, whole_old, operations, depth = saved
         ctx.set_max_operations(operations)
@@ -210,7 +219,7 @@ def _compute(domain, relation, fusion: str, max_operations: int):
     return schedule, message
 
 
-def _short(err: Exception) -> str:
+def _short(err) -> str:
     text = str(err).strip().splitlines()
     return text[0][:120] if text else type(err).__name__
 
