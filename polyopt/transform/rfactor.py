@@ -42,7 +42,7 @@ def aff_to_expr(aff: isl.Aff, dims: list[Expr], params: list[Expr]) -> Expr:
     return aff_expression(aff, dims, params)
 
 
-def _single_aff(value: isl.PwAff) -> isl.Aff:
+def single_aff(value: isl.PwAff) -> isl.Aff:
     pieces = []
     value.foreach_piece(lambda _set, aff: pieces.append(aff))
     if len(pieces) != 1:
@@ -55,7 +55,12 @@ def bound(value: isl.PwAff, program: Program, lowest: bool) -> Expr:
     extreme = value.min_val() if lowest else value.max_val()
     if not (extreme.is_infty() or extreme.is_neginfty() or extreme.is_nan()):
         return Const(extreme.to_python(), "int64", True)
-    return aff_to_expr(_single_aff(value), [], list(program.params))
+    return aff_to_expr(single_aff(value), [], list(program.params))
+
+
+def nonnegative(extent: Expr) -> Expr:
+    """A new array's extent, 0 at the sizes where the range it covers is empty."""
+    return extent if isinstance(extent, Const) else Call.make("maximum", ZERO, extent)
 
 
 def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program, object]:
@@ -77,7 +82,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     if isinstance(extent, BinOp) and isinstance(extent.a, Const) and isinstance(extent.b, Const):
         extent = Const(extent.a.value + extent.b.value, "int64", True)
     # no partial sums where the factored range is empty (a parametric size of 0)
-    size = extent if isinstance(extent, Const) else Call.make("maximum", ZERO, extent)
+    size = nonnegative(extent)
     partial = new_tensor(f"{array.name}.rf", (size,) + array.shape, array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)

@@ -47,12 +47,12 @@ from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Program
 from ..errors import InvalidArgumentError, ScheduleError
-from ..te.expr import TensorRead
+from ..te.expr import Const, TensorRead
 from ..te.substitute import transform
 from .attach import rebuild_statement
 from .inplace import without_stage
 from .rewrite import new_array, new_tensor
-from .rfactor import aff_to_expr, bound, minus
+from .rfactor import single_aff, aff_to_expr, bound, minus, nonnegative
 
 
 def expand_scalar(program: Program, scalar: str, dims: int | None = None) -> Program:
@@ -129,12 +129,25 @@ def _new_elements(program: Program, users, scalar: str, dims: int):
         values = values.coalesce()
         low, high = values.dim_min(0).coalesce(), values.dim_max(0).coalesce()
         lows.append(bound(low, program, True))
-        extents.append(bound(high.sub(low).add_constant_val(isl.Val(1)).coalesce(), program,
-                             False))
+        extent = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
+        expression = bound(extent, program, False)
+        extents.append(expression if _never_negative(expression, extent, program)
+                       else nonnegative(expression))
     tensor = new_tensor(f"{scalar}_x", tuple(extents), program.array(scalar).dtype)
     program = program.replace(arrays=program.arrays + (new_array(program, tensor),))
     return program, {st.name: TensorRead(tensor, tuple(
         minus(st.iter_vars[k], lows[k]) for k in range(dims))) for st in users}
+
+
+def _never_negative(expression, extent: isl.PwAff, program: Program) -> bool:
+    """Whether an extent's expression is at least 0 at every size the program allows
+    (isl's extent is defined only where the loops run: elsewhere the expression, such
+    as ``n - 4`` at ``n = 3``, may be negative)."""
+    if isinstance(expression, Const):
+        return expression.value >= 0
+    values = isl.PwAff.from_aff(single_aff(extent)).intersect_domain(program.context)
+    least = values.min_val()
+    return not (least.is_neginfty() or least.is_nan()) and least.to_python() >= 0
 
 
 def _access_of(stmt, tensor, array_of) -> isl.Map:

@@ -233,3 +233,18 @@ def test_auto_schedule_expands_symms_accumulator_into_a_new_array():
     expected = _run(kernel, po.create_schedule(kernel), {"m": 7, "n": 9})
     actual = _run(kernel, s, {"m": 7, "n": 9})
     np.testing.assert_allclose(actual["C"], expected["C"], rtol=1e-13)
+
+
+def test_a_new_array_is_empty_where_its_loops_are():
+    # the rows 2 <= i < n - 2: n - 4 of them, none (not -1) at n = 3, as the kernel runs
+    kernel = po.from_c(ROWSUM.replace("for (i = 0; i < n; i++)", "for (i = 2; i < n - 2; i++)")
+                       % "z[i] = w;")
+    s = po.create_schedule(kernel)
+    s.expand_scalar("w", dims=1)
+    assert str(s.program.array("w_x").shape[0]) == "maximum(0, n - 4)"
+    for n in (3, 4, 9):
+        expected = arguments(kernel, {"n": n}, seed=3)
+        sums = expected["A"][2:n - 2, :n].sum(axis=1)
+        values = _run(kernel, s, {"n": n})
+        np.testing.assert_allclose(values["z"][2:n - 2], sums, rtol=1e-14)
+        np.testing.assert_array_equal(values["A"], expected["A"])
