@@ -208,6 +208,8 @@ def _compute(domain, relation, fusion: str, max_operations: int, seconds: float)
             schedule, message = None, f"isl's scheduler gave up (no schedule in {seconds:g} s)"
         else:
             schedule, message = None, f"isl's scheduler gave up ({_short(text)})"
+    except isl.Error as err:  # building the constraints already ran out of operations
+        schedule, message = None, f"isl's scheduler gave up ({_short(err)})"
     finally:
         outer, serialize_old, whole_old, operations, depth = saved
         ctx.set_max_operations(operations)
