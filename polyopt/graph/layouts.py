@@ -205,6 +205,7 @@ def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6
     panel = panel or matmul_panel()
     constants = dict(g.constants)
     nodes = []
+    changed = False
     for node in g.nodes:
         weight = g.constants.get(node.inputs[1]) if node.op_type == "MatMul" else None
         rows = g.tensors[node.inputs[0]].shape[-2:-1] if weight is not None else ()
@@ -217,8 +218,8 @@ def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6
             constants[name] = pack_panels(weight, panel)
         nodes.append(OpNode(node.name, "MatMulPacked", (node.inputs[0], name), node.outputs,
                             {"columns": int(weight.shape[1])}))
-    return g.replace(nodes=nodes, constants=constants) if len(constants) > len(
-        g.constants) else g
+        changed = True
+    return g.replace(nodes=nodes, constants=constants) if changed else g
 
 
 def pack_panels(weight: np.ndarray, panel: int) -> np.ndarray:
@@ -235,7 +236,8 @@ def _matmul_infer(node, infos, constants):
         raise InvalidArgumentError(
             f"node '{node.name}' (MatMulPacked): needs A[..., M, K] and panels [N / b, K, b], "
             f"got {a} and {packed}")
-    return [((*a[:-1], attr(node, "columns")), infos[0].dtype)]
+    columns = attr(node, "columns") or packed[0] * packed[2]  # (0: every column)
+    return [((*a[:-1], columns), infos[0].dtype)]
 
 
 def _matmul_lower(node, args, values, out, name):
