@@ -407,6 +407,8 @@ def main() -> int:
                              "ResNet-18); their rows replace theirs in graph.json")
     parser.add_argument("--threads", default=None,
                         help="comma-separated thread counts (default 1,2)")
+    parser.add_argument("--print-only", action="store_true",
+                        help="full-size models, the report printed, no results file written")
     opts = parser.parse_args()
     quick, only = opts.quick, opts.only
     threads = (tuple(int(t) for t in opts.threads.split(",")) if opts.threads
@@ -417,7 +419,7 @@ def main() -> int:
             rows.extend(measure(name, model, quick, threads))
     if only is None or only in ("int8", INT8):
         rows.extend(measure_int8(quick, threads, inputs=10 if quick else 100))
-    if not quick:
+    if not (quick or opts.print_only):
         rows = merged_rows(rows) if only is not None or threads != THREADS else rows
         write_results("graph", report(rows), rows)
     print(report(rows))

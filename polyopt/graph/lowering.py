@@ -158,6 +158,9 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         elif op_types[0] == "Conv":
             conv2d_template(s, anchor)
             template = "conv2d"
+        elif op_types[0] == "MatMulPacked":  # B's panels packed at compile time
+            matmul_template(s, anchor, pack=False, cols=anchor.op.inputs[1].shape[2].value)
+            template = "matmul_packed"
         else:
             rows = _constant_extent(anchor.shape[-2])
             if rows is not None and rows < 6:  # a matrix-vector product: no packing

@@ -46,8 +46,8 @@ def matmul_template(s, C, *, rows: int | None = None, cols: int | None = None,
     * ``pack``: ``cache_read(B, "global")`` computed at the column block copies the
       ``K x cols`` panel of B that all the row tiles of that block read into one
       contiguous buffer (its exact footprint, allocated once per call);
-    * ``parallel``: the column blocks run in parallel, each thread with its own panel
-      and accumulator.
+    * ``parallel``: the column blocks (of every batch, for a batched ``C``) run in
+      parallel, each thread with its own panel and accumulator.
     """
     info = target_facts(target_info)
     tile_rows, vectors = info.register_tile()
@@ -71,8 +71,9 @@ def matmul_template(s, C, *, rows: int | None = None, cols: int | None = None,
         s[panel].compute_at(s[local], jo)
         s[panel].vectorize(s[panel].axes[-1])
         loops["panel"] = panel
-    if parallel:
-        stage.parallel(jo)
+    if parallel:  # over the batches too: one column block per batch is common
+        batch = list(C.op.axis[:-2])
+        stage.parallel(stage.fuse(*batch, jo) if batch else jo)
     return loops
 
 

@@ -352,3 +352,25 @@ def test_lstm_is_one_scan_kernel_and_matches_onnxruntime(seq, batch, width, hidd
     got = compiled.run(feeds)
     for name, value in ort_run(model, feeds).items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5)
+
+
+def test_runs_with_new_inputs_and_outputs_read_later():
+    """``run`` takes the addresses of constants and arena buffers once; run-time tensors
+    (the inputs, a view of one, an output that a later kernel also reads, a view
+    returned as an output, a constant output) are found again on every run."""
+    m = ModelBuilder(4)
+    x = m.input("x", (2, 12))
+    flat = m.add("Reshape", [x, m.const(np.array([4, 6], np.int64))])    # view of an input
+    first = m.add("Relu", [m.add("Add", [flat, m.const(np.ones(6, np.float32))])])  # output
+    second = m.add("Mul", [first, first])                               # reads an output
+    hidden = m.add("Sigmoid", [second])                                  # in the arena
+    out = m.add("Reshape", [m.add("Tanh", [hidden]), m.const(np.array([24], np.int64))])
+    model = m.model([first, out])
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1)
+    for seed in range(3):
+        feeds = {"x": np.random.default_rng(seed).standard_normal((2, 12)).astype("f4")}
+        got, expected = compiled.run(feeds), ort_run(model, feeds)
+        for name in (first, out):
+            np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-6)
+        profiled = compiled._run(feeds, None)
+        np.testing.assert_allclose(profiled[out], expected[out], rtol=1e-5, atol=1e-6)

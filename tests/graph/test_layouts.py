@@ -36,3 +36,39 @@ def test_packed_convolutions_equal_plain_ones_and_onnxruntime():
     for name in (odd, wide):
         np.testing.assert_allclose(got[name], reference[name], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got[name], expected[name], rtol=1e-4, atol=1e-4)
+
+
+def test_packed_matmuls_equal_plain_ones_and_onnxruntime():
+    """Constant right operands stored as column panels: batched A, a width that is not
+    a multiple of the panel (zero columns never read), an epilogue (bias + residual);
+    a product of fewer rows than the register tile keeps its streaming schedule."""
+    m = ModelBuilder(5)
+    x = m.input("x", (2, 9, 24))
+    h = m.add("Add", [m.add("MatMul", [x, m.weight(24, 100)]), m.const(
+        np.linspace(-1, 1, 100).astype(np.float32))])            # 100 = 64 + 36
+    y = m.add("Add", [m.add("MatMul", [h, m.weight(100, 24)]), x])  # residual
+    v = m.input("v", (1, 24))
+    narrow = m.add("MatMul", [v, m.weight(24, 40)])                # one row: not packed
+    model = m.model([y, narrow])
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((2, 9, 24)).astype(np.float32),
+             "v": rng.standard_normal((1, 24)).astype(np.float32)}
+    g = po.graph.from_onnx(model)
+    packed = po.graph.compile(g, num_threads=2)
+    types = [n.op_type for n in packed.graph.nodes]
+    assert types.count("MatMulPacked") == 2 and types.count("MatMul") == 1, types
+    assert [s.template for s in packed.steps].count("matmul_packed+epilogue") == 2
+    plain = po.graph.compile(po.graph.optimize(g, layouts=False), num_threads=2, passes=False)
+    assert "MatMulPacked" not in [n.op_type for n in plain.graph.nodes]
+    got, reference, expected = packed.run(feeds), plain.run(feeds), ort_run(model, feeds)
+    for name in (y, narrow):
+        np.testing.assert_allclose(got[name], reference[name], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-4, atol=1e-4)
+
+
+def test_pack_panels_round_trips_and_pads_with_zeros():
+    w = np.arange(3 * 70, dtype=np.float32).reshape(3, 70)
+    panels = po.graph.layouts.pack_panels(w, 32)
+    assert panels.shape == (3, 3, 32)
+    np.testing.assert_array_equal(panels.transpose(1, 0, 2).reshape(3, 96)[:, :70], w)
+    assert not panels[2, :, 6:].any()

@@ -99,3 +99,24 @@ def test_matmul_template_needs_a_contraction():
     s = po.create_schedule(T)
     with pytest.raises(po.InvalidArgumentError, match="reads no tensor as B\\[k, j\\]"):
         po.templates.matmul_template(s, T)
+
+
+def test_batched_matmul_template_runs_batches_in_parallel():
+    """A batched product with one column block per batch (attention's probabilities
+    times values: 64 columns) runs its batches and column blocks in one parallel loop."""
+    A = po.placeholder((3, 20, 24), name="A")
+    B = po.placeholder((3, 24, 40), name="B")
+    k = po.reduce_axis((0, 24), name="k")
+    C = po.compute((3, 20, 40), lambda b, i, j: po.sum(A[b, i, k] * B[b, k, j], axis=k),
+                   name="C")
+    s = po.create_schedule(C)
+    po.templates.matmul_template(s, C)
+    parallel = [loop.name for loop in s[C].axes if loop.kind == "parallel"]
+    assert parallel == ["b.j.outer.fused"], parallel
+    f = po.build(s, [A, B, C], num_threads=2)
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 20, 24),
+                                                                        (3, 24, 40)))
+    c = np.empty((3, 20, 40), np.float32)
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
