@@ -87,13 +87,17 @@ def test_replay_of_steps():
     assert parse_script(s.script()) == s.steps
 
 
-def test_replay_of_a_kernel_schedule():
+def _recurrence():
     @po.kernel
     def recurrence(A: po.f64[N]):
         for t in range(T):
             for i in range(1, N - 1):
                 A[i] = A[i - 1] + A[i + 1]
+    return recurrence
 
+
+def test_replay_of_a_kernel_schedule():
+    recurrence = _recurrence()
     s = po.create_schedule(recurrence)
     s["S0"].skew("t", "i", 1)
     s["S0"].reorder("i", "t")
@@ -129,12 +133,7 @@ def test_refused_calls_are_not_recorded():
 def test_replay_checks_the_schedule_the_steps_make():
     """A step applied with check=False is recorded without that flag: replaying it checks
     the schedule it makes and refuses it."""
-    @po.kernel
-    def recurrence(A: po.f64[N]):
-        for t in range(T):
-            for i in range(1, N - 1):
-                A[i] = A[i - 1] + A[i + 1]
-
+    recurrence = _recurrence()
     s = po.create_schedule(recurrence)
     s["S0"].reorder("i", "t", check=False)
     assert s.script() == 's["S0"].reorder("i", "t")'
@@ -204,15 +203,6 @@ def test_replay_of_caches_of_a_cache_records_unique_names():
     assert [st.name for st in fresh.program.stages] == [st.name for st in s.program.stages]
     assert lowered(fresh, [A, C]) == lowered(s, [A, C])
 
-
-
-def _recurrence():
-    @po.kernel
-    def recurrence(A: po.f64[N]):
-        for t in range(T):
-            for i in range(1, N - 1):
-                A[i] = A[i - 1] + A[i + 1]
-    return recurrence
 
 
 def test_replay_checks_the_steps_together_not_one_by_one():
