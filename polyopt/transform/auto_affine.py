@@ -186,7 +186,7 @@ def _simple(dependence: isl.Map) -> bool:
     return True
 
 
-def _compute(domain, relation, fusion: str, max_operations: int, seconds: float):
+def _compute(domain, relation, fusion: str, max_operations: int, seconds: float = 1.5):
     ctx = domain.get_ctx()
     saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_serialize_sccs(),
              ctx.get_schedule_whole_component(), ctx.get_max_operations(),

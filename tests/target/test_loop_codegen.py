@@ -221,3 +221,26 @@ def test_a_register_tile_of_one_vector_per_row_keeps_its_vectors():
     y = np.full((8, 16), np.nan, np.float32)
     kernel(x, w, y)
     np.testing.assert_allclose(y, w @ x, rtol=1e-5)
+
+
+def test_nested_unrolled_loops_stay_within_a_budget_of_copies():
+    # 40 x 8 nested copies of a vector row took minutes to compile (property case
+    # te-auto 100421): the outer loop stays a loop, which LLVM unrolls by a few
+    n = po.var("n")
+    A = po.placeholder((n, 64), name="A")
+    B = po.compute((n, 64), lambda i, j: A[i, j] * 3 + 1, name="B")
+    s = po.create_schedule(B)
+    io, ii = s[B].split(B.op.axis[0], factor=320)
+    iio, iii = s[B].split(ii, factor=8)
+    s[B].unroll(iio)  # 40 iterations
+    s[B].unroll(iii)  # 8 iterations: 320 copies together
+    s[B].vectorize(B.op.axis[1])
+    text = str(po.lower(s, [A, B], target="llvm"))
+    assert "#pragma unrolled: 8 copies" in text and "#pragma unrolled: 40" not in text
+    f = po.build(s, [A, B])
+    assert re.search(r'!"llvm.loop.unroll.count", i32 4', f.llvm_ir)
+    for rows in (1, 9, 700):
+        a = irand(rows, 64)
+        b = np.full((rows, 64), np.nan, np.float32)
+        f(a, b)
+        np.testing.assert_array_equal(b, a * 3 + 1)

@@ -56,6 +56,9 @@ SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
 # not unrolled by LLVM (see _loop_hints); longer ones need its unrolling (a 28-column
 # row of a 3x3 layer ran 10 times slower without)
 SHORT_VECTOR_LOOP = 16
+# a loop marked unrolled that is too long to copy (passes.UNROLL_LIMIT): LLVM unrolls
+# it by this factor
+UNROLL_LEFTOVER = 4
 # the target's own code sequences (see the ``transposed_copies`` pass)
 INTRINSICS = {"transposed_copy": emit_transposed_copy}
 STACK_LIMIT = 32 << 10  # constant-size temporaries up to this size live on the stack
@@ -538,6 +541,12 @@ class FunctionEmitter:
             if trips & (trips - 1):  # 14 columns: one masked vector, not 8 lanes + 6 scalars
                 return (*hints, ("llvm.loop.vectorize.predicate.enable", 1))
             return hints
+        if loop.kind == "unrolled":
+            # marked unrolled but over UNROLL_LIMIT iterations (or not constant), so not
+            # copied by the unroll pass: LLVM unrolls it as far as its own limits allow
+            # (forced to unroll fully, a 128-trip loop around a register tile took
+            # minutes to compile)
+            return (("llvm.loop.unroll.count", UNROLL_LEFTOVER),)
         if loop.kind in LOOP_HINTS:
             return ((LOOP_HINTS[loop.kind], 1),)
         if loop.kind in ("serial", "parallel") and _has_loop(loop.body, SCHEDULED_CODE):
@@ -554,7 +563,8 @@ class FunctionEmitter:
         loop (see :mod:`.remarks`)."""
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
-        nodes = [m.add_metadata([ir.MetaDataString(m, name), ir.Constant(I1, value)])
+        nodes = [m.add_metadata([ir.MetaDataString(m, name), ir.Constant(
+                    ir.IntType(32) if name.endswith(".count") else I1, value)])
                  for name, value in hints] + list(extra)
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
                                  ir.Constant(ir.IntType(32), self._loop_ids),

@@ -12,7 +12,8 @@ in this order:
   ``unroll``, which would copy the loop instead.
 * ``unroll``: a loop marked unrolled with at most :data:`UNROLL_LIMIT` iterations
   becomes :class:`Unrolled` (one copy of the body per iteration, each guarded in a
-  partial tile); longer ones stay loops.
+  partial tile), as long as it and the unrolled loops inside it make at most
+  :data:`UNROLL_BUDGET` copies of a statement; other ones stay loops.
 * ``widen_partial_tiles``: a partial vectorized tile whose extra iterations stay inside
   buffers the thread owns runs at full width with conditional stores
   (:class:`Widened`, see :func:`polyopt.ast.tiles.can_widen`).  After outlining (which
@@ -47,6 +48,7 @@ from .parallel import can_outline
 from .transpose import square_copy
 
 UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
+UNROLL_BUDGET = 128  # ... when the copies of nested unrolled loops multiply to at most this
 
 
 def rewrite(node: Node, visit: Callable[[Node], Node | None]) -> Node:
@@ -97,11 +99,31 @@ def unroll(func):
         if not (isinstance(node, For) and node.kind == "unrolled"):
             return None
         found = most_trips(node)
-        if found is None or found[0] > UNROLL_LIMIT:
-            return None
+        if found is None or found[0] > UNROLL_LIMIT or \
+                found[0] * _copies_below(node.body) > UNROLL_BUDGET:
+            return None  # a loop (LLVM unrolls it by a few: codegen.UNROLL_LEFTOVER)
         return Unrolled(dataclasses.replace(node, body=rewrite(node.body, visit)), *found)
 
     return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def _copies_below(node: Node) -> int:
+    """The most copies of one statement that the loops marked unrolled below ``node``
+    make together (43 x 6 nested copies around a vector tile took minutes to compile)."""
+    if isinstance(node, Block):
+        return max((_copies_below(n) for n in node.items), default=1)
+    if isinstance(node, If):
+        return max(_copies_below(node.then),
+                   1 if node.otherwise is None else _copies_below(node.otherwise))
+    if isinstance(node, For):
+        inner = _copies_below(node.body)
+        found = most_trips(node) if node.kind == "unrolled" else None
+        return inner * found[0] if found is not None and found[0] <= UNROLL_LIMIT else inner
+    if isinstance(node, Wrapped):
+        return _copies_below(node.loop)
+    if isinstance(node, Intrinsic):
+        return _copies_below(node.body)
+    return 1
 
 
 def widen_partial_tiles(func):
