@@ -370,10 +370,11 @@ class Schedule:
 
     def replay(self, script, *, check: bool = True) -> "Schedule":
         """Apply recorded steps (a list of :class:`Step` or the text of :meth:`script`)
-        as one change: the steps run unchecked and the schedule they make is checked
-        once (unless ``check`` is False), so a script whose steps are legal only
-        together (``po.auto_schedule``'s ``compute_root`` before its ``transform``)
-        replays; if the result is illegal, nothing is applied.
+        as one change: each checked as it is applied; if one is refused as illegal, the
+        steps run unchecked and the schedule they make is checked once (a script whose
+        steps are legal only together, as ``po.auto_schedule``'s ``compute_root``
+        before its ``transform``, replays); if that is illegal too, nothing is applied.
+        ``check=False``: all unchecked.
 
         >>> import polyopt as po
         >>> A = po.placeholder((8,), name="A")
@@ -389,17 +390,27 @@ class Schedule:
         else:
             raise InvalidArgumentError(f"replay takes the text of s.script() or a list of "
                                        f"steps (s.steps), got {script!r}")
+        if check:
+            try:  # step by step, each checked, as they were first applied
+                with self.atomic():
+                    self._apply_steps(steps, checked=True)
+                return self
+            except IllegalScheduleError:
+                pass  # perhaps legal only together: the schedule they make decides
         with self.atomic():
-            for step in steps:
-                target = self if step.stage is None else self[step.stage]
-                method = getattr(target, step.primitive, None)
-                if method is None or step.primitive.startswith("_"):
-                    raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
-                unchecked = {"check": False} if _takes_check(method) else {}
-                method(*step.args, **dict(step.kwargs), **unchecked)
+            self._apply_steps(steps, checked=False)
             if check:
                 self.state.check("the replayed script")
         return self
+
+    def _apply_steps(self, steps: list[Step], *, checked: bool) -> None:
+        for step in steps:
+            target = self if step.stage is None else self[step.stage]
+            method = getattr(target, step.primitive, None)
+            if method is None or step.primitive.startswith("_"):
+                raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
+            unchecked = {} if checked or not _takes_check(method) else {"check": False}
+            method(*step.args, **dict(step.kwargs), **unchecked)
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
