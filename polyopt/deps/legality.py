@@ -26,7 +26,7 @@ import islpy as isl
 
 from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
-from ..errors import IllegalScheduleError
+from ..errors import REPORT, IllegalScheduleError, InternalError
 from .dataflow import Dependence, Dependences
 from .describe import describe_map
 from .effort import bounded_effort
@@ -360,6 +360,7 @@ def ensure_legal(program: Program, deps: Dependences, *, transform: str,
 
     ``repair(violation)`` may return a suggestion, appended to the message.
     """
+    ensure_every_instance(program, transform)
     violations = find_violations(program, deps, limit=1)
     if not violations:
         return
@@ -370,3 +371,25 @@ def ensure_legal(program: Program, deps: Dependences, *, transform: str,
         message += f". Repair: {hint}"
     raise IllegalScheduleError(message, violation)
 
+
+
+def ensure_every_instance(program: Program, transform: str) -> None:
+    """Raise :class:`InternalError` if the schedule leaves out an instance of a statement
+    (for sizes the context allows). The primitives keep every instance by construction;
+    this is the net under them, since a dropped instance would take its dependences
+    with it. (Two instances at one time are allowed: isl runs them in some order, and a
+    dependence between them is refused as a violation.)
+
+    >>> import polyopt as po
+    >>> n = po.var("n"); A = po.placeholder((n,), name="A")
+    >>> B = po.compute((n,), lambda i: A[i] + 1, name="B")
+    >>> ensure_every_instance(po.create_schedule(B).program, "split")
+    """
+    with bounded_effort("the check that the schedule runs every instance"):
+        for stmt in program.statements:
+            row = program.schedule_of(stmt.name)
+            missing = stmt.domain.subtract(row.domain()).intersect_params(program.context)
+            if not missing.is_empty():
+                raise InternalError(
+                    f"{transform} built a schedule that leaves out instances of "
+                    f"{stmt.name} ({missing.coalesce()}); {REPORT}")

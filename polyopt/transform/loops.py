@@ -363,7 +363,9 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
 
 def _on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
     """A parameter-only expression as a function on the statement space."""
-    if params_aff.is_cst():
+    # is_cst() means each piece is constant, not that they agree (a range that is 0
+    # where a stage is empty and -1 elsewhere is piecewise constant)
+    if params_aff.is_cst() and params_aff.min_val().eq(params_aff.max_val()):
         value = params_aff.max_val()
         local = isl.LocalSpace.from_space(space)
         return isl.PwAff.from_aff(isl.Aff.zero_on_domain(local).set_constant_val(value))

@@ -198,6 +198,33 @@ def test_split_nparts_of_a_shared_loop_covers_every_statement_in_it():
         np.testing.assert_array_equal(y, want_y)
 
 
+@po.kernel
+def _shifted_time_loop(A: po.f64[N_]):
+    for t in range(T_):
+        for i in range(2, N_ - 2):
+            A[i] += A[i - 1] * 0.5
+
+
+def test_split_nparts_of_a_shifted_loop_starts_at_its_first_value():
+    """A loop shifted to start at -1 where it runs and at 0 where its nest is empty
+    (N < 5): its first value is piecewise constant, and the parts start at -1 (a defect
+    found by the slow property run, c-steps 100960: the parts started at 0, so the
+    first time step was left out and lowering failed). The schedule check now refuses
+    any schedule that leaves out instances (``ensure_every_instance``)."""
+    s = po.create_schedule(_shifted_time_loop)
+    s["S0"].shift("t", -1)
+    s["S0"].split("t", nparts=4)
+    f = po.build(s)
+    for n, steps in ((8, 5), (6, 1), (3, 4), (9, 9)):
+        a = np.arange(n, dtype="float64")
+        want = a.copy()
+        for _ in range(steps):
+            for i in range(2, n - 2):
+                want[i] += want[i - 1] * 0.5
+        f(a, N=n, T=steps)
+        np.testing.assert_array_equal(a, want)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"factor": 0}, "factor must be a positive integer, got 0"),
     ({"factor": -2}, "factor must be a positive integer, got -2"),
