@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
+from .auto_lines import interleaved_lines, mark_lines
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -94,6 +95,7 @@ class AutoOptions:
     skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order
     expand_scalars: bool = True             # scalar temporaries into their stored elements
     transpose_copies: bool = True           # column reads of an input: a transposed copy
+    lines: bool = True                      # independent lines of a recurrence side by side
 
 
 @dataclass
@@ -266,6 +268,9 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                 rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
     if opts.distribute:
         rows = _order_for_distribution(program, s.deps, rows, groups, report)
+    lines = {}
+    if opts.distribute and opts.lines:
+        rows, lines = interleaved_lines(program, s.deps, rows, groups, report)
     names = level_names(rows, program)
     stage_of = {st.main: st.name for st in program.stages}
     for stage in program.stages:
@@ -291,7 +296,10 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         report.add(f"{len(owners)} loop nests in sequence (level 0), each with its own band: "
                    + ", ".join(owners))
     for group, owner in zip(groups, owners):
-        _band(s, owner, rows.subset(group), opts, report)
+        if group[0] in lines:
+            mark_lines(s, owner, lines[group[0]], report)
+        else:
+            _band(s, owner, rows.subset(group), opts, report)
 
 
 def _order_for_distribution(program, deps, rows: Rows, groups, report) -> Rows:
