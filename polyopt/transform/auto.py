@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
+from .auto_distribute import streams_matrices
 from .auto_lines import interleaved_lines, mark_lines
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
@@ -106,6 +107,7 @@ class AutoReport:
     fell_back: bool = False
     seconds: float = 0.0
     scalar_band: bool = False  # a band whose innermost loop carries a dependence
+    groups: list = field(default_factory=list)  # statements per loop nest of a kernel
 
     def add(self, text: str) -> None:
         self.lines.append(text)
@@ -156,19 +158,24 @@ def auto_schedule(schedule, **options):
         report = AutoReport(fell_back=True)
         report.add(f"gave up ({failure}); the default schedule is kept")
         result = _copy(schedule)
-    if report.scalar_band and opts.tile and opts.tile_sizes is None:
-        result = _distributed_instead(schedule, result, report)
+    streams = opts.distribute and streams_matrices(schedule.program, report.groups)
+    if (report.scalar_band or streams) and opts.tile and opts.tile_sizes is None:
+        result = _distributed_instead(schedule, result, report, streams)
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result
 
 
-def _distributed_instead(schedule, result, report: AutoReport):
-    """When the band's innermost loop carries a dependence (scalar code), the
-    source order distributed with stride-1 innermost loops (``auto_distribute``), if
-    it changes a loop order and is legal (gramschmidt: 0.7x gcc -> 6x)."""
+def _distributed_instead(schedule, result, report: AutoReport, streams: bool):
+    """When the band's innermost loop carries a dependence (scalar code) or the
+    kernel is matrix-vector work (``streams_matrices``), the source order distributed
+    with stride-1 innermost loops (``auto_distribute``; with ``streams``, a statement
+    alone in its nest may be interchanged), if it changes a loop order and is legal
+    (gramschmidt: 0.7x gcc -> 6x)."""
     from .auto_distribute import apply_rows, distributed_rows
-    rows = distributed_rows(schedule.program)
+    rows = distributed_rows(schedule.program, alone_moves=streams)
+    reason = ("matrix-vector work: rows streamed rather than tiled" if streams else
+              "a band whose innermost loop carries a dependence")
     if rows is None:
         return result
     candidate = _copy(schedule)
@@ -179,10 +186,9 @@ def _distributed_instead(schedule, result, report: AutoReport):
         report.add(f"the source order distributed with stride-1 innermost loops is "
                    f"illegal ({_first_line(err)}); the schedule above is kept")
         return result
-    report.add("instead of the above (a band whose innermost loop carries a "
-               "dependence): the source order with each statement in a loop nest of its "
-               "own inside the outermost loop, the loop with the most stride-1 accesses "
-               "innermost (as gcc's loop interchange)")
+    report.add(f"instead of the above ({reason}): the source order with each statement "
+               "in a loop nest of its own inside the outermost loop, the loop with the most "
+               "stride-1 accesses innermost (as gcc's loop interchange)")
     for stmt, text in rows:
         report.add(f"{stmt}: {text[text.index('{') + 2:-2]}")
     return candidate
@@ -262,6 +268,7 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         raise _SourceOrder("isl's schedule skews loops, which pays only with tiles: the "
                            "source order is kept")
     groups = _sequence_groups(rows, program)
+    report.groups = groups
     if opts.tile:  # (statements of a nest are rather distributed inside its tiles)
         for group in groups:
             if len(group) == 1:
