@@ -1,6 +1,7 @@
 """PolyBench/C-style kernels: polyopt's automatic schedule vs gcc -O3 on the loop nest.
 
 Run: ``python benchmarks/bench_polybench.py`` (``--only gemm,lu`` for some kernels,
+``--out NAME`` to write ``results/NAME.md`` instead of ``polybench.md``,
 ``--quick`` for small sizes, printed only; ``--rounds N``; ``--polybench DIR`` for the
 kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``).
 Writes ``benchmarks/results/polybench.md`` and ``polybench.json``.
@@ -291,6 +292,8 @@ def main() -> int:
                         help="a PolyBench/C 4.2.1 checkout: its kernels instead of ours")
     parser.add_argument("--write", action="store_true",
                         help="write results/polybench.md even with --only")
+    parser.add_argument("--out", metavar="NAME",
+                        help="write results/NAME.md and NAME.json (e.g. a run with --only)")
     args = parser.parse_args()
     sources = kernel_sources(args.polybench)
     if args.only:
@@ -322,7 +325,9 @@ def main() -> int:
               "benchmarks/polybench (written for polyopt)")
     text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]), origin)
     print(text)
-    if not args.quick and (args.write or not args.only):
+    if not args.quick and args.out:
+        write_results(args.out, text, data)
+    elif not args.quick and (args.write or not args.only):
         write_results("polybench_checkout" if args.polybench else "polybench", text, data)
     return 0
 

@@ -32,9 +32,12 @@ stage's loops are its band.  Then, on the outermost permutable band:
 - an input read by a statement of three or more loops along a column of the loop its
   output walks stride-1 (syrk's ``A[j][k]`` into ``C[i][j]``) is read from a transposed
   copy made before the nest (``cache_read(..., layout=)``, ``compute_root``);
-- when a tiled band's innermost loop carries a dependence, the source order with
-  each statement in a nest of its own, its most stride-1 loop innermost
-  (``auto_distribute``), if legal.
+- when a tiled band's innermost loop carries a dependence, or on matrix-vector work
+  whose passes over a matrix isl does not fuse, the source order with each statement
+  in a nest of its own, its most stride-1 loop innermost (``auto_distribute``), if
+  legal;
+- a nest without a tileable band whose innermost loop carries a recurrence while the
+  loop above it carries none: 4 lines side by side, unrolled (``auto_lines``).
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
