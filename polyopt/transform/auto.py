@@ -37,7 +37,7 @@ stage's loops are its band.  Then, on the outermost permutable band:
   in a nest of its own, its most stride-1 loop innermost (``auto_distribute``), if
   legal;
 - a nest without a tileable band whose innermost loop carries a recurrence while the
-  loop above it carries none: 4 lines side by side, unrolled (``auto_lines``).
+  loop above it carries none: 4 lines side by side (``auto_lines``).
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
@@ -70,7 +70,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices
-from .auto_lines import interleaved_lines, mark_lines
+from .auto_lines import interleaved_lines, report_lines
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -307,7 +307,7 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                    + ", ".join(owners))
     for group, owner in zip(groups, owners):
         if group[0] in lines:
-            mark_lines(s, owner, lines[group[0]], report)
+            report_lines(s, owner, lines[group[0]], report)
         else:
             _band(s, owner, rows.subset(group), opts, report)
 

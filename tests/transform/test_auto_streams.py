@@ -59,4 +59,5 @@ def test_fused_passes_over_a_matrix_are_kept():
 
 def test_streaming_can_be_turned_off_with_distribute():
     kernel = po.from_c(str(POLYBENCH / "mvt.c"), defines={"N": 13})
-    assert "matrix-vector" not in str(po.auto_schedule(kernel, distribute=False, cache_bytes=64).auto_report)
+    s = po.auto_schedule(kernel, distribute=False, cache_bytes=64)
+    assert "matrix-vector" not in str(s.auto_report)
