@@ -2,6 +2,7 @@
 
 Run: ``python benchmarks/bench_polybench.py`` (``--only gemm,lu`` for some kernels,
 ``--out NAME`` to write ``results/NAME.md`` instead of ``polybench.md``,
+``--baseline lines=False`` for one more variant with those options, for an A/B,
 ``--quick`` for small sizes, printed only; ``--rounds N``; ``--polybench DIR`` for the
 kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``).
 Writes ``benchmarks/results/polybench.md`` and ``polybench.json``.
@@ -114,8 +115,9 @@ def arrays_of(kernel) -> list[str]:
 
 
 def run_kernel(name: str, text: str, function: str | None, table: dict, defines: dict,
-               rounds: int) -> dict:
-    """Schedule, build, run and check one kernel (C ``text``; ``table``: its sizes)."""
+               rounds: int, baseline: dict | None = None) -> dict:
+    """Schedule, build, run and check one kernel (C ``text``; ``table``: its sizes);
+    ``baseline``: options of ``auto_schedule`` for one more 1-thread variant (A/B)."""
     kernel = po.from_c(text, function, defines=defines or None)
     sizes = sizes_for(kernel, table)
     start, cpu = time.perf_counter(), time.process_time()
@@ -135,6 +137,9 @@ def run_kernel(name: str, text: str, function: str | None, table: dict, defines:
     variants = {"gcc": gcc,
                 "polyopt 1 thread": lambda v: call_polyopt(kernel, built[1], v),
                 "polyopt 2 threads": lambda v: call_polyopt(kernel, built[2], v)}
+    if baseline is not None:
+        other = po.build(po.auto_schedule(kernel, **baseline), num_threads=1)
+        variants["baseline 1 thread"] = lambda v: call_polyopt(kernel, other, v)
     work = {label: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}
             for label in variants}
     results, times = {}, {label: [] for label in variants}
@@ -257,6 +262,19 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     ]
     lines += ["", f"Geomean speedup over gcc: {geo1:.2f}x on 1 thread, {geo2:.2f}x on 2 "
               f"threads ({len(rows)} kernels).", ""]
+    compared = [r for r in rows if "baseline" in r]
+    if compared:
+        lines += [f"A/B in the same rounds: the automatic schedule with "
+                  f"`{compared[0]['baseline']}` (the baseline) against the default.", "",
+                  "| kernel | baseline 1T s | speedup 1T | default 1T s | speedup 1T |",
+                  "|---|---:|---:|---:|---:|"]
+        for r in compared:
+            m = r["medians"]
+            lines.append(f"| {r['kernel']} | {m['baseline 1 thread']:.3f} | "
+                         f"{m['gcc'] / m['baseline 1 thread']:.2f}x | "
+                         f"{m['polyopt 1 thread']:.3f} | "
+                         f"{m['gcc'] / m['polyopt 1 thread']:.2f}x |")
+        lines.append("")
     if te_rows:
         lines += ["| tensor expression | auto s | template s | auto / template speed | "
                   "auto_schedule s | same numbers |", "|---|---:|---:|---:|---:|---|"]
@@ -292,9 +310,18 @@ def main() -> int:
                         help="a PolyBench/C 4.2.1 checkout: its kernels instead of ours")
     parser.add_argument("--write", action="store_true",
                         help="write results/polybench.md even with --only")
+    parser.add_argument("--baseline", metavar="OPTIONS",
+                        help="one more 1-thread variant: auto_schedule with these options "
+                             "(e.g. lines=False), interleaved in the same rounds")
     parser.add_argument("--out", metavar="NAME",
                         help="write results/NAME.md and NAME.json (e.g. a run with --only)")
     args = parser.parse_args()
+    baseline = None
+    if args.baseline is not None:
+        baseline = {}
+        for item in filter(None, args.baseline.split(",")):
+            key, _, value = item.partition("=")
+            baseline[key] = {"True": True, "False": False}.get(value, value)
     sources = kernel_sources(args.polybench)
     if args.only:
         wanted = set(args.only.split(","))
@@ -308,7 +335,8 @@ def main() -> int:
             for key in ("TSTEPS", "TMAX"):
                 if key in defines:
                     defines[key] = 10
-        row = run_kernel(name, text, function, {**table, **defines}, defines, args.rounds)
+        row = run_kernel(name, text, function, {**table, **defines}, defines, args.rounds,
+                         baseline)
         m = row["medians"]
         print(f"{row['kernel']:16s} gcc {m['gcc']:.3f}s  ours {m['polyopt 1 thread']:.3f}s "
               f"({m['gcc'] / m['polyopt 1 thread']:.2f}x) 2T {m['polyopt 2 threads']:.3f}s "
@@ -316,6 +344,11 @@ def main() -> int:
               f"compile {row['compile_seconds'][1]:.2f}s (CPU {row['compile_cpu'][1]:.2f}s) "
               f"same {all(row['same'].values())}",
               flush=True)
+        if baseline is not None:
+            row["baseline"] = args.baseline
+            print(f"{row['kernel']:16s} baseline ({args.baseline}) "
+                  f"{m['baseline 1 thread']:.3f}s "
+                  f"({m['gcc'] / m['baseline 1 thread']:.2f}x gcc)", flush=True)
         rows.append(row)
     te_rows = [] if args.no_te else tensor_expressions(args.rounds, args.quick)
     for t in te_rows:
