@@ -21,7 +21,7 @@ def _run(kernel, schedule, sizes):
     return values
 
 
-@pytest.mark.parametrize("n, steps", [(9, 3), (12, 2), (7, 1)])
+@pytest.mark.parametrize("n, steps", [(9, 3), (7, 1)])
 def test_adi_lines_side_by_side_compute_the_original_numbers(n, steps):
     kernel = po.from_c(str(ADI), defines={"N": n, "TSTEPS": steps})
     s = po.auto_schedule(kernel)
