@@ -42,20 +42,25 @@ def aff_to_expr(aff: isl.Aff, dims: list[Expr], params: list[Expr]) -> Expr:
     return aff_expression(aff, dims, params)
 
 
-def single_aff(value: isl.PwAff) -> isl.Aff:
+def single_aff(value: isl.PwAff, primitive: str = "rfactor") -> isl.Aff:
+    """``value``'s one affine piece; ``primitive`` names the caller in the refusal."""
     pieces = []
     value.foreach_piece(lambda _set, aff: pieces.append(aff))
     if len(pieces) != 1:
-        raise ScheduleError("rfactor needs a loop that is one affine expression of the dims")
+        raise ScheduleError(
+            f"{primitive} needs loop bounds that are one affine expression of the sizes; "
+            f"here a bound is {value.coalesce()} (one piece per case): use {primitive} on "
+            "fewer loops, or on loops that run over the same range in every statement")
     return pieces[0]
 
 
-def bound(value: isl.PwAff, program: Program, lowest: bool) -> Expr:
+def bound(value: isl.PwAff, program: Program, lowest: bool, primitive: str = "rfactor"
+          ) -> Expr:
     """The loop's bound over all sizes as an index expression (a constant when bounded)."""
     extreme = value.min_val() if lowest else value.max_val()
     if not (extreme.is_infty() or extreme.is_neginfty() or extreme.is_nan()):
         return Const(extreme.to_python(), "int64", True)
-    return aff_to_expr(single_aff(value), [], list(program.params))
+    return aff_to_expr(single_aff(value, primitive), [], list(program.params))
 
 
 def nonnegative(extent: Expr) -> Expr:

@@ -128,9 +128,9 @@ def _new_elements(program: Program, users, scalar: str, dims: int):
             values = line if values is None else values.union(line)
         values = values.coalesce()
         low, high = values.dim_min(0).coalesce(), values.dim_max(0).coalesce()
-        lows.append(bound(low, program, True))
+        lows.append(bound(low, program, True, "expand_scalar"))
         extent = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
-        expression = bound(extent, program, False)
+        expression = bound(extent, program, False, "expand_scalar")
         extents.append(expression if _never_negative(expression, extent, program)
                        else nonnegative(expression))
     tensor = new_tensor(f"{scalar}_x", tuple(extents), program.array(scalar).dtype)
@@ -145,7 +145,7 @@ def _never_negative(expression, extent: isl.PwAff, program: Program) -> bool:
     as ``n - 4`` at ``n = 3``, may be negative)."""
     if isinstance(expression, Const):
         return expression.value >= 0
-    values = isl.PwAff.from_aff(single_aff(extent)).intersect_domain(program.context)
+    values = isl.PwAff.from_aff(single_aff(extent, "expand_scalar")).intersect_domain(program.context)
     least = values.min_val()
     return not (least.is_neginfty() or least.is_nan()) and least.to_python() >= 0
 

@@ -219,6 +219,15 @@ def test_a_scalar_outside_every_loop_has_no_loop_to_expand_by():
     np.testing.assert_allclose(values["y"][0], values["A"][:6, :6].sum(), rtol=1e-14)
 
 
+def test_loops_of_different_ranges_are_refused_by_name():
+    """deriche's ``ym1`` is used by a sweep over rows (0..w) and one over columns
+    (0..h): one array over both outer loops would need ``max(w, h)`` elements."""
+    s = po.create_schedule(po.from_c(str(POLYBENCH / "deriche.c")))
+    with pytest.raises(po.ScheduleError, match=r"expand_scalar needs loop bounds that are "
+                       r"one affine expression of the sizes; here a bound is .*\(w\).*\(h\)"):
+        s.expand_scalar("ym1", dims=1)
+
+
 def test_auto_schedule_expands_symms_accumulator_into_a_new_array():
     """symm's acc cannot live in C[i][j] (the store reads C's old value there): it gets a
     new array over (i, j), and the (i, j, k) nest of its sum is then tiled."""
