@@ -93,7 +93,7 @@ class AutoOptions:
     register_columns: int | None = None     # its columns; None: the host's register tile
                                             # (vectors x lanes); 0: the whole tile row
     max_operations: int = 2_000_000         # isl's effort bound for the scheduler
-    scheduler_seconds: float = 1.5          # and its bound in wall time
+    scheduler_seconds: float = 1.5          # and its bound in CPU time
     cache_bytes: int | None = None          # None: the L2 size of this machine
     distribute: bool = True                 # statements get their own innermost loop
     skewed_keeps_source: bool = False       # an untiled skewed schedule: the source order

@@ -4,7 +4,7 @@
 every dependence (validity), keeps dependent instances close (proximity) and, where it
 can, makes loops free of dependences (coincidence), in the Pluto style (tileable bands
 first: ``schedule_outer_coincidence`` off).  Its effort is bounded by isl's
-``max_operations`` and by wall time (one isl operation can take long), so that it never
+``max_operations`` and by CPU time (one isl operation can take long), so that it never
 hangs; ``None`` comes back when it gives up.
 
 :func:`flatten` turns the schedule tree into one row of affine values per statement,
@@ -71,7 +71,7 @@ class Rows:
 def isl_schedule(program, deps, *, fusion: str = "max", max_operations: int = 2_000_000,
                  seconds: float = 1.5, statements=None):
     """``(isl.Schedule or None, message)`` for ``statements`` (default: all); isl gives
-    up after ``max_operations`` or ``seconds`` of wall time (:mod:`.time_limit`)."""
+    up after ``max_operations`` or ``seconds`` of CPU time (:mod:`.time_limit`)."""
     names = set(statements) if statements is not None else None
     domain = isl.UnionSet.empty(program.context.get_space())
     for stmt in program.statements:

@@ -1,11 +1,14 @@
-"""Run a computation that cannot be interrupted under a limit of wall time.
+"""Run a computation that cannot be interrupted under a limit of CPU time.
 
 isl's scheduler bounds its effort by counting operations, but one operation can take
 long (an integer program whose numbers grow): a program that gave up after 20,000
 operations in 30 ms ran for minutes with 200,000.  islpy holds the GIL while isl runs,
 so no thread can stop it; :func:`run_limited` runs it in a forked copy of the process
-instead and kills the copy when time is up.  Where there is no ``fork``, it runs in
-the process, unbounded.
+instead and kills the copy when time is up.  The limit counts the copy's CPU time
+(read from ``/proc``), so that the answer does not depend on how loaded the machine is
+(a schedule that isl finds in 1 s alone must not be given up on when other processes
+take half the cores); wall time bounds it too, at ``WALL_FACTOR`` times as much.
+Where there is no ``fork``, it runs in the process, unbounded.
 
 >>> run_limited(lambda: "done", seconds=5)
 ('ok', 'done')
@@ -19,10 +22,14 @@ import signal
 import time
 from typing import Callable
 
+WALL_FACTOR = 10     # a starved copy still ends: at most this many times the CPU limit
+POLL_SECONDS = 0.02
+
 
 def run_limited(compute: Callable[[], str], seconds: float) -> tuple[str, str]:
     """``("ok", text)`` with the text ``compute()`` returns, ``("error", message)`` when
-    it raised, or ``("timeout", "")`` when it ran for ``seconds`` without an answer."""
+    it raised, or ``("timeout", "")`` when it used ``seconds`` of CPU time (or ran
+    ``WALL_FACTOR`` times as long) without an answer."""
     if not hasattr(os, "fork"):
         return _answer(compute)
     read, write = os.pipe()
@@ -38,13 +45,14 @@ def run_limited(compute: Callable[[], str], seconds: float) -> tuple[str, str]:
         finally:
             os._exit(0)
     os.close(write)
-    chunks, deadline = [], time.monotonic() + seconds
+    chunks, deadline = [], time.monotonic() + seconds * WALL_FACTOR
     try:
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([read], [], [], remaining)[0]:
-                os.kill(pid, signal.SIGKILL)
-                return "timeout", ""
+            if not select.select([read], [], [], POLL_SECONDS)[0]:
+                if time.monotonic() > deadline or _cpu_seconds(pid) > seconds:
+                    os.kill(pid, signal.SIGKILL)
+                    return "timeout", ""
+                continue
             chunk = os.read(read, 1 << 16)
             if not chunk:
                 break
@@ -54,6 +62,18 @@ def run_limited(compute: Callable[[], str], seconds: float) -> tuple[str, str]:
         os.waitpid(pid, 0)
     status, _, text = b"".join(chunks).decode().partition("\n")
     return (status, text) if status in ("ok", "error") else ("error", "the computation died")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time process ``pid`` has used; 0 where ``/proc`` cannot tell (then only
+    the wall-time bound applies)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])    # utime and stime (fields 14 and 15)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _answer(compute: Callable[[], str]) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""A computation that cannot be interrupted runs under a wall-time limit in a forked
+"""A computation that cannot be interrupted runs under a CPU-time limit in a forked
 copy (polyopt.transform.time_limit), as isl's scheduler does in auto_schedule."""
 
 import time
@@ -6,7 +6,7 @@ import time
 import islpy as isl
 
 import polyopt as po
-from polyopt.transform.time_limit import run_limited
+from polyopt.transform.time_limit import WALL_FACTOR, run_limited
 
 # isl's scheduler ran for minutes on this program's dependences with 200,000 operations
 # allowed (one operation on growing numbers takes long): found by the c-auto property
@@ -45,9 +45,23 @@ def test_answers_errors_and_timeouts():
     assert run_limited(lambda: "x" * 100_000, seconds=10) == ("ok", "x" * 100_000)
     status, message = run_limited(lambda: 1 / 0, seconds=10)
     assert status == "error" and "ZeroDivisionError" in message
-    started = time.monotonic()
+    started = time.monotonic()   # a copy that uses no CPU ends at the wall-time bound
     assert run_limited(lambda: time.sleep(30) or "late", seconds=0.3) == ("timeout", "")
     assert time.monotonic() - started < 5
+
+
+def _spin():
+    while True:
+        pass
+
+
+def test_the_limit_counts_cpu_time():
+    """The same answer however loaded the machine is: the copy is stopped after its
+    own CPU seconds, not after seconds of the clock."""
+    started = time.process_time(), time.monotonic()
+    assert run_limited(_spin, seconds=0.3) == ("timeout", "")
+    assert time.monotonic() - started[1] < WALL_FACTOR * 0.3   # before the wall bound
+    assert time.process_time() - started[0] < 0.3   # the parent only polls
 
 
 def test_an_isl_error_in_the_copy_is_reported():
