@@ -112,6 +112,20 @@ def test_the_match_needs_the_tile_rows_contiguous():
     assert str(po.lower(fresh, [X, W, Y])) == str(po.lower(s, [X, W, Y]))
 
 
+def test_a_partial_block_of_rows_runs_as_scalar_code():
+    """12 x 12 output in tiles of 8 rows (96 pixels): the last 4 rows are a partial
+    tile, run as scalar code; every value still exact."""
+    X, W, Y = conv_program(8, 64, 12, 1)
+    s, local, lf = schedule_by_hand(Y, rows=8, channels=2)
+    with pytest.raises(po.TensorizeError, match="strict"):
+        s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12), strict=True)
+    s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12))
+    x, w, packed = operands(8, 64, 12)
+    y = np.full((1, 64, 12, 12), 7, np.int32)
+    po.build(s, [X, W, Y])(x, packed, y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, 1))
+
+
 @pytest.mark.parametrize("args, message", [
     ((2, 3, 5), "multiple of 16"), ((8, 4, 28), "accumulator registers"),
     ((0, 4, 28), "channels must be a positive int")])
