@@ -187,8 +187,9 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
                                    f"columns), e.g. {block} or {block // 2}")
     if rows is None and cols is None and row_packed:
         tile = pixel_tile(Y.shape[2].value, width)
-        if tile is not None:
-            return _pixel_lanes_conv(s, Y, packed, tile, parallel, epilogue)
+        if tile is not None:  # (a tile's channels in one block of the weights)
+            channels = PIXEL_TILE_CHANNELS if block % PIXEL_TILE_CHANNELS == 0 else 1
+            return _pixel_lanes_conv(s, Y, packed, tile, channels, parallel, epilogue)
     if rows is None or cols is None:
         rows, cols = conv_tile(width, block, rows=rows, cols=cols)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
@@ -238,26 +239,27 @@ MOST_TILE_PIXELS = 128    # (64x56 -> 128, 1x1 s2, one thread: 4 x 112 200 GOP/s
 
 
 def pixel_tile(height: int, width: int) -> int | None:
-    """The output rows of :func:`gemm_u8s8_nchw`'s tile for an output ``height x width``
-    (whole rows: a multiple of 16 pixels, at most ``MOST_TILE_PIXELS``, dividing the
-    height), or None when no number of rows fits (the pixels x channels tile then).
+    """The output rows of :func:`gemm_u8s8_nchw`'s tile for an output ``height x width``:
+    the most whole rows that are whole vectors (a multiple of 16 pixels), at most
+    ``MOST_TILE_PIXELS``, dividing the height; None when none fits (the pixels x
+    channels tile then).
 
-    >>> pixel_tile(28, 28), pixel_tile(56, 56), pixel_tile(14, 14)
-    (4, 2, None)
+    >>> pixel_tile(28, 28), pixel_tile(56, 56), pixel_tile(14, 14), pixel_tile(8, 8)
+    (4, 2, None, 8)
     """
-    return next((r for r in range(1, height + 1) if height % r == 0
+    return next((r for r in range(height, 0, -1) if height % r == 0
                  and (r * width) % LANES == 0 and r * width <= MOST_TILE_PIXELS), None)
 
 
-def _pixel_lanes_conv(s, Y, packed, rows: int, parallel: bool, epilogue) -> dict:
+def _pixel_lanes_conv(s, Y, packed, rows: int, channels: int, parallel: bool,
+                      epilogue) -> dict:
     """A 1x1 conv without padding (its input packed as ``[C/4, OH, OW, 4]``): for each
     block of ``rows`` output rows (the parallel loop, which packs them), tiles of
-    ``PIXEL_TILE_CHANNELS`` output channels x ``rows`` whole rows, accumulated by
+    ``channels`` output channels x ``rows`` whole rows, accumulated by
     :func:`~polyopt.tensorize.builtin.gemm_u8s8_nchw` (``vpdpbusd`` lanes along the
     pixels, weights broadcast) in an NCHW tile, so the output (or the ``epilogue``
     computed from it) is stored without a transpose (64x56 -> 128, 1x1 s2 on one
     thread, under load: int32 out 302 -> 329 GOP/s, requantized to u8 234 -> 293)."""
-    channels = PIXEL_TILE_CHANNELS
     local = s.cache_write(Y, "local")
     Y = _fused_epilogue(s, Y, epilogue)
     n, f, y, x = Y.op.axis

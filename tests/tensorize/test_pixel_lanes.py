@@ -27,7 +27,7 @@ def operands(c, f, size):
 
 
 @pytest.mark.parametrize("c, f, size, stride, parallel, rows", [
-    (8, 64, 16, 2, True, 2),      # 8 x 8 output: tiles of 2 rows (16 pixels)
+    (8, 64, 16, 2, True, 8),      # 8 x 8 output: one tile of 8 rows (64 pixels)
     (12, 128, 12, 1, False, 4),   # 12 x 12: 4 rows (48 pixels, 3 vectors)
     (4, 64, 56, 2, True, 4)])     # ResNet-18's strided 1x1 width: 4 rows of 28
 def test_pixel_lane_conv_bit_exact(c, f, size, stride, parallel, rows):
@@ -43,6 +43,26 @@ def test_pixel_lane_conv_bit_exact(c, f, size, stride, parallel, rows):
     y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)
     kernel(x, packed, y)
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, stride))
+
+
+@pytest.mark.parametrize("c, f, columns, channels", [
+    (6, 64, 64, 2),    # 6 input channels: the last group of 4 reads the pad value
+    (8, 6, 3, 1)])     # weights in blocks of 3 channels: tiles of one channel
+def test_pixel_lane_conv_ragged_channels_and_odd_blocks(c, f, columns, channels):
+    X = po.placeholder((1, c, 16, 16), name="X", dtype="uint8")
+    w = RNG.integers(-128, 128, (f, c, 1, 1), dtype=np.int8)
+    padded = np.zeros((f, -(-c // 4) * 4, 1, 1), np.int8)
+    padded[:, :c] = w
+    packed = po.ops.pack_conv_vnni_numpy(padded, columns=columns)
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_nchw(X, W, stride=2, name="Y")
+    s = po.create_schedule(Y)
+    loops = int8_conv2d_template(s, Y, parallel=True)
+    assert (loops["lanes"], loops["cols"]) == ("pixels", channels)
+    x = RNG.integers(0, 256, (1, c, 16, 16), dtype=np.uint8)
+    y = np.full((1, f, 8, 8), 7, np.int32)
+    po.build(s, [X, W, Y], num_threads=2)(x, packed, y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, 2))
 
 
 @pytest.mark.parametrize("rounding", ["away", "even"])
@@ -68,7 +88,7 @@ def test_pixel_lane_conv_requantizes_in_the_tile(rounding):
 
 def test_pixel_tile_takes_whole_rows_of_whole_vectors():
     assert [pixel_tile(h, w) for h, w in ((28, 28), (8, 8), (12, 12), (14, 14), (5, 5),
-                                          (7, 7), (32, 16))] == [4, 2, 4, None, None, None, 1]
+                                          (7, 7), (32, 16))] == [4, 8, 4, None, None, None, 8]
     X, W, Y = conv_program(8, 64, 9, 2)        # 5 x 5 output: the pixels x channels tile
     s = po.create_schedule(Y)
     assert "lanes" not in int8_conv2d_template(s, Y, parallel=False)
