@@ -166,7 +166,11 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     256x14 layer 389 -> 411 GOP/s with 7 x 32).
     An explicit ``rows`` that does not divide leaves a partial tile of pixels, run as
     scalar code.  A 1x1 conv without padding packs each input row inside the loop over
-    output rows (the parallel loop: one parallel region per call).  ``epilogue``: as in
+    output rows (the parallel loop: one parallel region per call); by default, when
+    whole output rows make whole vectors (width 28: 4 rows), it runs
+    :func:`~polyopt.tensorize.builtin.gemm_u8s8_nchw` tiles instead, lanes along the
+    pixels and no transpose (:func:`_pixel_lanes_conv`; the result then has
+    ``"lanes": "pixels"``, ``rows`` output rows x ``cols`` channels).  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
     axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
     packed = Y.op.inputs[0]
