@@ -13,7 +13,7 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
 * the five ResNet-18 conv layers of ``bench_suite.py``, batch 1, NCHW: polyopt's
   ``int8_conv2d_template`` (``po.ops.conv2d_u8s8_nchw``: u8 x s8 -> s32; the input is
   packed into groups of 4 channels inside the kernel, the weights once, outside the
-  timing) vs onnxruntime's ``ConvInteger`` (the same computation) vs polyopt's fp32
+  timing; the strided 1x1 layer runs ``gemm_u8s8_nchw``, lanes along the pixels) vs onnxruntime's ``ConvInteger`` (the same computation) vs polyopt's fp32
   ``conv2d_template``; and polyopt's conv with the requantization to uint8 fused into
   the tile (``epilogue=po.ops.requantize(Y, ..., rounding="even")``) vs onnxruntime's
   ``QLinearConv`` (the same computation, checked equal bit for bit).  The check against onnxruntime takes the smaller of the two
@@ -286,7 +286,9 @@ def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
     if not requantized:
         assert np.array_equal(y, numpy_conv_int32(x, w, padding, stride)), \
             f"int8 conv {c}x{size} -> {f_} differs from NumPy"
-    return (lambda: f(x, packed, *extra, y)), (f"{loops['rows']}x{loops['cols']}", y)
+    tile = (f"{loops['cols']} channels x {loops['rows']} rows, lanes on pixels"
+            if loops.get("lanes") == "pixels" else f"{loops['rows']}x{loops['cols']}")
+    return (lambda: f(x, packed, *extra, y)), (tile, y)
 
 
 def bf16_rows(size: int, quick: bool, rng) -> list[dict]:

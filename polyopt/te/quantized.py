@@ -164,22 +164,27 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
 
 def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",
                relu: bool = False, bias: Tensor | None = None, axis: int = -1,
-               rounding: str = "away", name: str = "requant") -> Tensor:
+               rounding: str = "even", name: str = "requant") -> Tensor:
     """``clip(round(acc * scale) + zero_point)`` to uint8/int8 (``relu``: clip at the
     zero point from below); ``bias[c]`` (int32) is added to ``acc`` first, ``c`` the
     index of dimension ``axis`` (the columns of a matmul; ``axis=1`` for the channels
-    of an NCHW conv).  ``acc * scale`` is computed in float32.  ``rounding="away"``:
-    to nearest, ties away from zero (``floor(x + 0.5)`` on the magnitude, in float32);
-    ``"even"``: to nearest, ties to even, as onnxruntime's ``QLinearConv`` and
-    ``QuantizeLinear`` (pass ``scale`` as their float32 ``x_scale * w_scale / y_scale``
-    for the same results, bit for bit).
+    of an NCHW conv).  ``acc * scale`` is computed in float32.  ``rounding="even"``
+    (the default, ONNX's ``QuantizeLinear`` semantics): to nearest, ties to even, as
+    onnxruntime's ``QLinearConv`` and PyTorch's quantization (pass ``scale`` as
+    onnxruntime's float32 ``x_scale * w_scale / y_scale`` for its results, bit for
+    bit); ``"away"``: to nearest, ties away from zero (``floor(x + 0.5)`` on the
+    magnitude, in float32; TFLite's reference kernels).
 
     >>> import polyopt as po
     >>> A = po.placeholder((4,), name="A", dtype="int32")
-    >>> Q = po.ops.requantize(A, 0.5, 10, rounding="even")
+    >>> Q = po.ops.requantize(A, 0.5, 10)
     >>> f = po.build(po.create_schedule(Q), [A, Q])
     >>> q = np.zeros(4, np.uint8); f(np.array([1, 3, -5, 1000], np.int32), q); q.tolist()
     [10, 12, 8, 255]
+    >>> Q = po.ops.requantize(A, 0.5, 10, rounding="away")
+    >>> f = po.build(po.create_schedule(Q), [A, Q])
+    >>> f(np.array([1, 3, -5, 1000], np.int32), q); q.tolist()
+    [11, 12, 7, 255]
     """
     lo, hi = {"uint8": (0, 255), "int8": (-128, 127)}.get(dtype, (None, None))
     if lo is None:

@@ -7,6 +7,9 @@ implementation is a named LLVM emitter of :mod:`polyopt.target.llvm.intrinsics`:
   4 uint8 x 4 int8 (``c[i] += sum_k a[k] * b[i, k]``);
 * :func:`gemm_u8s8`: a ``rows x cols`` register tile of ``vpdpbusd`` over one group of 4
   (``c[r, j] += sum_t a[r, t] * b[j, t]``, b in the VNNI layout ``[j, t]``);
+* :func:`gemm_u8s8_nchw`: ``vpdpbusd`` with its lanes along pixels, for outputs stored
+  channels first (``c[j, y, x] += sum_t a[y, x, t] * b[j, t]``: the pixels' 4 channels
+  loaded as one vector, each output channel's 4 weights broadcast);
 * :func:`gemm_f32_rows`: fp32 FMA micro-kernel rows (``c[r, j] += a[r, 0] * b[0, j]``).
 
 Integer results equal the scalar code bit for bit (vpdpbusd's int32 sums wrap like the
@@ -81,6 +84,47 @@ def gemm_u8s8(rows: int = 6, cols: int = 64):
 
 @public
 @functools.cache
+def gemm_u8s8_nchw(channels: int = 4, rows: int = 4, width: int = 28):
+    """``c[j, y, x] (int32) += sum_{t<4} a[y, x, t] (uint8) * b[j, t] (int8)`` for a tile
+    of ``channels`` output channels x ``rows * width`` pixels: the lanes of each
+    ``vpdpbusd`` run along the pixels (16 of them, their 4 input channels one 64-byte
+    vector of ``a``, dense), each channel's 4 weights are broadcast, and each channel's
+    pixels are contiguous in ``c`` (rows of ``width``, any channel stride), so an NCHW
+    output needs no transpose.  ``rows * width`` must be a multiple of 16;
+    ``channels * rows * width / 16`` accumulators.
+
+    >>> gemm_u8s8_nchw(4, 4, 28).name
+    'gemm_u8s8_nchw_4x4x28'
+    """
+    for value, what in ((channels, "channels"), (rows, "rows"), (width, "width")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
+    pixels = rows * width
+    if pixels % LANES:
+        raise InvalidArgumentError(f"rows * width ({rows} x {width}) must be a multiple of "
+                                   f"{LANES} (the pixels of whole vectors)")
+    info = TargetInfo.host()
+    if channels * pixels // LANES > accumulator_budget(info):
+        raise InvalidArgumentError(
+            f"a tile of {channels} channels x {pixels} pixels needs "
+            f"{channels * pixels // LANES} accumulator registers; keep <= "
+            f"{accumulator_budget(info)}")
+    a = placeholder((rows, width, 4), name="a", dtype="uint8")
+    b = placeholder((channels, 4), name="b", dtype="int8")
+    t = reduce_axis((0, 4), name="t")
+    c = compute((channels, rows, width), lambda j, y, x: reduce_sum(
+        a[y, x, t].astype("int32") * b[j, t].astype("int32"), axis=t), name="c")
+    binds = {b: decl_buffer((channels, 4), "int8", "b", strides=[var("ldb"), 1]),
+             c: decl_buffer((channels, rows, width), "int32", "c",
+                            strides=[var("ldc"), width, 1])}
+    return decl_tensor_intrin(
+        c.op, lambda ins, outs: _emitters("vnni_pixels", channels=channels, pixels=pixels),
+        binds=binds, name=f"gemm_u8s8_nchw_{channels}x{rows}x{width}",
+        key=f"gemm_u8s8_nchw(channels={channels}, rows={rows}, width={width})")
+
+
+@public
+@functools.cache
 def gemm_bf16(rows: int = 6, cols: int = 64):
     """A ``rows x cols`` float32 tile += a[rows, 2] x b[cols, 2] (bfloat16 pairs, b dense):
     ``rows * cols / 16`` ``vdpbf16ps``.  Rounding: the instruction multiplies the pairs
@@ -139,7 +183,8 @@ def _check_tile(rows, cols) -> None:
             f"{accumulator_budget(info)}: at most {max_tile_rows(cols, info)} rows of {cols})")
 
 
-BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8, "gemm_bf16": gemm_bf16,
+BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8,
+            "gemm_u8s8_nchw": gemm_u8s8_nchw, "gemm_bf16": gemm_bf16,
             "gemm_f32_rows": gemm_f32_rows}
 
 

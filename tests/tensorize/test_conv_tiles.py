@@ -83,15 +83,16 @@ def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
 
 
-@pytest.mark.parametrize("stride", [1, 2])
-def test_a_1x1_conv_packs_each_row_inside_the_parallel_row_loop(stride):
-    """A 1x1 conv reads one packed row per output row: the row is packed inside the loop
-    over output rows (a one-row buffer per thread), so one parallel region per call."""
+@pytest.mark.parametrize("stride, outer, rows", [(1, "y.outer", 4), (2, "y", 1)])
+def test_a_1x1_conv_packs_each_row_inside_the_parallel_row_loop(stride, outer, rows):
+    """A 1x1 conv reads one packed row per output row: the rows are packed inside the
+    loop over output rows (a buffer of one row, or of the pixel-lane tile's 4 rows of 12,
+    per thread), so one parallel region per call."""
     X, W, Y = conv_program(8, 128, 12, 1, 0, stride)
     s = po.create_schedule(Y)
     loops = int8_conv2d_template(s, Y, parallel=True)
-    assert loops["outer"].name == "y"
-    assert "uint8 Y_packed[2][1][" in str(po.lower(s, [X, W, Y]))
+    assert loops["outer"].name == outer
+    assert f"uint8 Y_packed[2][{rows}][" in str(po.lower(s, [X, W, Y]))
     kernel_fn = po.build(s, [X, W, Y], num_threads=2)
     assert kernel_fn.llvm_ir.count('call void @"polyopt_parallel"') == 1
     x = RNG.integers(0, 256, (1, 8, 12, 12), dtype=np.uint8)

@@ -53,6 +53,18 @@ def test_requantize_even_uses_no_int32_conversion():
     assert "vpmovdb" in f.assembly or "vpmovusdb" in f.assembly
 
 
+@pytest.mark.parametrize("rounding, expected", [
+    (None, [10, 12, 12, 10, 8, 8]), ("even", [10, 12, 12, 10, 8, 8]),
+    ("away", [11, 12, 13, 9, 8, 7])])
+def test_requantize_rounds_ties_to_even_by_default(rounding, expected):
+    """ONNX's QuantizeLinear semantics unless asked: 0.5, 1.5, 2.5, -0.5, -1.5, -2.5."""
+    A = po.placeholder((6,), name="A", dtype="int32")
+    Q = po.ops.requantize(A, 0.5, 10, **({} if rounding is None else {"rounding": rounding}))
+    q = np.zeros(6, np.uint8)
+    po.build(po.create_schedule(Q), [A, Q])(np.array([1, 3, 5, -1, -3, -5], np.int32), q)
+    assert q.tolist() == expected
+
+
 def test_requantize_rejects_an_unknown_rounding():
     A = po.placeholder((4,), name="A", dtype="int32")
     with pytest.raises(po.InvalidArgumentError, match="rounding must be 'away'.*'even'"):

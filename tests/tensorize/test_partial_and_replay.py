@@ -195,13 +195,15 @@ def test_strict_refusal_suggests_the_split():
 
 
 # -- requantization fused into the int8 tile ---------------------------------------------
-def numpy_requantize(acc, scale, zero_point, *, relu, bias=None, axis=-1, dtype=np.uint8):
+def numpy_requantize(acc, scale, zero_point, *, relu, bias=None, axis=-1, dtype=np.uint8,
+                     rounding="even"):
     if bias is not None:
         shape = [1] * acc.ndim
         shape[axis] = -1
         acc = acc + bias.reshape(shape)
     scaled = acc.astype(np.float32) * np.float32(scale)
-    rounded = np.where(scaled >= 0, np.floor(scaled + 0.5), np.ceil(scaled - 0.5))
+    rounded = np.rint(scaled) if rounding == "even" else np.where(
+        scaled >= 0, np.floor(scaled + 0.5), np.ceil(scaled - 0.5))
     info = np.iinfo(dtype)
     return np.clip(rounded + zero_point, zero_point if relu else info.min, info.max
                    ).astype(dtype)
@@ -236,15 +238,16 @@ def test_conv_template_requantizes_in_the_tile(size, rows):
     np.testing.assert_array_equal(r, expected)
 
 
-@pytest.mark.parametrize("m, dtype", [(12, "uint8"), (9, "int8")])
-def test_matmul_template_requantizes_in_the_tile(m, dtype):
+@pytest.mark.parametrize("m, dtype, rounding", [(12, "uint8", "even"), (9, "int8", "away")])
+def test_matmul_template_requantizes_in_the_tile(m, dtype, rounding):
     n, k = 64, 32
     a, w, _, acc = int8_operands(m, n, k)
     packed = po.ops.pack_vnni_numpy(w, columns=64, blocked=True)
     A = po.placeholder((m, k), name="A", dtype="uint8")
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
-    Q = po.ops.requantize(C, 0.0021, -3 if dtype == "int8" else 9, dtype=dtype, name="Q")
+    Q = po.ops.requantize(C, 0.0021, -3 if dtype == "int8" else 9, dtype=dtype,
+                          rounding=rounding, name="Q")
     s = po.create_schedule(Q)
     int8_matmul_template(s, C, parallel=False, epilogue=Q)
     lowered = str(po.lower(s, [A, W, Q]))
@@ -252,7 +255,8 @@ def test_matmul_template_requantizes_in_the_tile(m, dtype):
     q = np.zeros((m, n), dtype)
     po.build(s, [A, W, Q])(a, packed, q)
     np.testing.assert_array_equal(q, numpy_requantize(acc, 0.0021, -3 if dtype == "int8" else 9,
-                                                      relu=False, dtype=np.dtype(dtype)))
+                                                      relu=False, dtype=np.dtype(dtype),
+                                                      rounding=rounding))
 
 
 def test_epilogue_must_read_the_accumulator():

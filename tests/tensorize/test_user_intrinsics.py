@@ -120,10 +120,12 @@ def test_offset_factor_refused_with_the_start():
         s[B].tensorize(inner, intrin)
 
 
-def test_requantize_epilogue_matches_numpy():
+@pytest.mark.parametrize("rounding", [None, "away"])       # None: the default, to even
+def test_requantize_epilogue_matches_numpy(rounding):
     acc = po.placeholder((4, 40), name="acc", dtype="int32")
     bias = po.placeholder((40,), name="bias", dtype="int32")
-    q = po.ops.requantize(acc, 0.0123, zero_point=7, dtype="uint8", relu=True, bias=bias)
+    q = po.ops.requantize(acc, 0.0123, zero_point=7, dtype="uint8", relu=True, bias=bias,
+                          **({} if rounding is None else {"rounding": rounding}))
     s = po.create_schedule(q)
     f = po.build(s, [acc, bias, q])
     rng = np.random.default_rng(1)
@@ -132,5 +134,6 @@ def test_requantize_epilogue_matches_numpy():
     out = np.zeros((4, 40), np.uint8)
     f(x, b, out)
     scaled = (x + b).astype(np.float32) * np.float32(0.0123)
-    rounded = np.where(scaled >= 0, np.floor(scaled + 0.5), np.ceil(scaled - 0.5))
+    rounded = np.rint(scaled) if rounding is None else np.where(
+        scaled >= 0, np.floor(scaled + 0.5), np.ceil(scaled - 0.5))
     np.testing.assert_array_equal(out, np.clip(rounded + 7, 7, 255).astype(np.uint8))

@@ -10,7 +10,7 @@ fp32 FMA rows).  Code an intrinsic imports (:func:`link_imports`) is linked into
 module (LLVM IR) or compiled into a shared library loaded into the process (C).
 
 >>> sorted(BUILTIN_EMITTERS)
-['dpbf16_gemm', 'fma_rows', 'vnni_gemm']
+['dpbf16_gemm', 'fma_rows', 'vnni_gemm', 'vnni_pixels']
 """
 
 from __future__ import annotations
@@ -198,6 +198,31 @@ def vnni_gemm(ctx: EmitContext, part: str, rows: int, cols: int) -> None:
                                                                      b_vectors[v]]))
 
 
+def vnni_pixels(ctx: EmitContext, part: str, channels: int, pixels: int) -> None:
+    """``c[j, p] += sum_t a[p, t] * b[j, t]`` (u8 x s8 -> s32) with ``vpdpbusd`` lanes
+    along the pixels ``p`` (a dense, c's pixels contiguous per channel ``j``): each
+    vector of 16 pixels' 4 channels is loaded once, each channel's 4 weights broadcast."""
+    b = ctx.builder
+    v16 = ir.VectorType(I32, 16)
+    dot = intrinsic(ctx.module, "llvm.x86.avx512.vpdpbusd.512", v16, [v16, v16, v16])
+    vectors = pixels // 16
+    a_vectors = [b.load(b.gep(ctx.pointer(0), [ir.Constant(I64, 64 * v)], inbounds=True,
+                              source_etype=ir.IntType(8)), typ=v16, align=1)
+                 for v in range(vectors)] if part != "reset" else []
+    weights = [_splat(b, b.load(ctx.element(1, j, 0), typ=I32, align=1), 16)
+               for j in range(channels)] if part != "reset" else []
+    for j in range(channels):
+        row = ctx.element(2, j, 0, 0)
+        for v in range(vectors):
+            address = b.gep(row, [ir.Constant(I64, 16 * v)], inbounds=True, source_etype=I32)
+            if part == "reset":
+                b.store(ir.Constant(v16, None), address, align=4)
+                continue
+            acc = ir.Constant(v16, None) if part == "body" else \
+                b.load(address, typ=v16, align=4)
+            b.store(b.call(dot, [acc, a_vectors[v], weights[j]]), address, align=4)
+
+
 def fma_rows(ctx: EmitContext, part: str, rows: int, cols: int) -> None:
     """``c[r, j] += a[r, 0] * b[0, j]`` (fp32) with 16-lane FMAs."""
     b = ctx.builder
@@ -234,7 +259,8 @@ def dpbf16_gemm(ctx: EmitContext, part: str, rows: int, cols: int) -> None:
           lambda acc, r, v: b.call(dot, [acc, a_rows[r], b_vectors[v]]))
 
 
-BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "fma_rows": fma_rows, "dpbf16_gemm": dpbf16_gemm}
+BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "vnni_pixels": vnni_pixels, "fma_rows": fma_rows,
+                    "dpbf16_gemm": dpbf16_gemm}
 
 
 # -- imported code -----------------------------------------------------------------------------
