@@ -2,7 +2,9 @@
 
 Run: ``python benchmarks/bench_polybench.py`` (``--only gemm,lu`` for some kernels,
 ``--quick`` for small sizes, printed only; ``--rounds N``; ``--polybench DIR`` for the
-kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``).
+kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``;
+``--baseline stencil_tiling=skewed`` also runs, interleaved, the automatic schedule with
+those options: a before/after in one run, printed).
 Writes ``benchmarks/results/polybench.md`` and ``polybench.json``.
 
 The kernels (``benchmarks/polybench/*.c``) are written for polyopt from the published
@@ -113,7 +115,7 @@ def arrays_of(kernel) -> list[str]:
 
 
 def run_kernel(name: str, text: str, function: str | None, table: dict, defines: dict,
-               rounds: int) -> dict:
+               rounds: int, baseline: dict | None = None) -> dict:
     """Schedule, build, run and check one kernel (C ``text``; ``table``: its sizes)."""
     kernel = po.from_c(text, function, defines=defines or None)
     sizes = sizes_for(kernel, table)
@@ -134,6 +136,11 @@ def run_kernel(name: str, text: str, function: str | None, table: dict, defines:
     variants = {"gcc": gcc,
                 "polyopt 1 thread": lambda v: call_polyopt(kernel, built[1], v),
                 "polyopt 2 threads": lambda v: call_polyopt(kernel, built[2], v)}
+    if baseline is not None:  # the same kernel auto-scheduled with other options
+        before = po.auto_schedule(kernel, **baseline)
+        for threads in (1, 2):
+            variants[f"baseline {threads}T"] = (lambda f: lambda v: call_polyopt(
+                kernel, f, v))(po.build(before, num_threads=threads))
     work = {label: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}
             for label in variants}
     results, times = {}, {label: [] for label in variants}
@@ -281,6 +288,18 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     return "\n".join(lines) + "\n", data
 
 
+def _options(text: str | None) -> dict | None:
+    """``"stencil_tiling=skewed,tile=False"`` -> keyword arguments of auto_schedule."""
+    if not text:
+        return None
+    options = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        options[key.strip()] = {"True": True, "False": False, "None": None}.get(
+            value, int(value) if value.isdigit() else value)
+    return options
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated kernel names")
@@ -289,6 +308,8 @@ def main() -> int:
     parser.add_argument("--no-te", action="store_true", help="skip matmul/conv2d")
     parser.add_argument("--polybench", metavar="DIR",
                         help="a PolyBench/C 4.2.1 checkout: its kernels instead of ours")
+    parser.add_argument("--baseline", metavar="KEY=VALUE,...",
+                        help="also run auto_schedule with these options (printed)")
     parser.add_argument("--write", action="store_true",
                         help="write results/polybench.md even with --only")
     args = parser.parse_args()
@@ -305,8 +326,13 @@ def main() -> int:
             for key in ("TSTEPS", "TMAX"):
                 if key in defines:
                     defines[key] = 10
-        row = run_kernel(name, text, function, {**table, **defines}, defines, args.rounds)
+        row = run_kernel(name, text, function, {**table, **defines}, defines, args.rounds,
+                         _options(args.baseline))
         m = row["medians"]
+        if args.baseline:
+            print(f"{name:16s} baseline ({args.baseline}): "
+                  f"{m['gcc'] / m['baseline 1T']:.2f}x 1T, {m['gcc'] / m['baseline 2T']:.2f}x 2T "
+                  f"(same numbers: {row['same']['baseline 1T'] and row['same']['baseline 2T']})")
         print(f"{row['kernel']:16s} gcc {m['gcc']:.3f}s  ours {m['polyopt 1 thread']:.3f}s "
               f"({m['gcc'] / m['polyopt 1 thread']:.2f}x) 2T {m['polyopt 2 threads']:.3f}s "
               f"({m['gcc'] / m['polyopt 2 threads']:.2f}x) auto {row['auto_seconds']:.2f}s "

@@ -27,7 +27,7 @@ the parallelogram tiles (the report says so).
 ...             A[i] = (B[i - 1] + B[i] + B[i + 1]) / 3.0
 >>> s = po.auto_schedule(jacobi_1d, tile_sizes=16, stencil_tiling="diamond")
 >>> [a.name for a in s["S0"].axes][:2], s["S0"].axes[1].kind
-(['c0.diamond', 'c1.diamond'], 'parallel')
+(['c0.diamond', 'i.diamond'], 'parallel')
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def stencil_diamonds(program, deps, rows: Rows, groups: list, opts, report
     for group in groups:
         plan, why = diamond_plan(program, deps, rows, group)
         if plan is None:
-            if opts.stencil_tiling == "diamond":
-                report.add(f"no diamond tiles for {', '.join(group)}: {why}")
+            if opts.stencil_tiling == "diamond" or (why and not why.startswith("(")):
+                report.add(f"no diamond tiles for {', '.join(group)}: {why.strip('()')}")
             continue
         if not opts.parallel:
             report.add(f"no diamond tiles for {', '.join(group)} (parallel=False): their "
@@ -75,24 +75,25 @@ def stencil_diamonds(program, deps, rows: Rows, groups: list, opts, report
 
 def diamond_plan(program, deps, rows: Rows, group: list) -> tuple[DiamondPlan | None, str]:
     """``(plan, why)``: a re-timing of ``group`` (statements of one loop nest) for
-    diamond tiles over its first two band levels, or ``None`` and the reason."""
+    diamond tiles over its first two band levels, or ``None`` and the reason (in
+    parentheses when the group is no time-iterated stencil at all)."""
     sub = rows.subset(group)
     if sub.depth < 3 or not (sub.permutable[0] and sub.permutable[1]) or \
             sub.band[0] != sub.band[1]:
-        return None, "the first two levels are not one permutable band"
+        return None, "(the first two levels are not one permutable band)"
     for name in group:
         stmt = program.statement(name)
         row = sub.rows[name]
         if isinstance(row[0], int) or isinstance(row[1], int) or not stmt.dims or \
                 not row[0].is_equal(_dim(row[0], 0)):
-            return None, f"level 0 of {name} is not its outermost (time) loop"
+            return None, f"(level 0 of {name} is not its outermost (time) loop)"
         if _time_slope(row[1]) is None:
-            return None, f"level 1 of {name} is not affine in one piece"
+            return None, f"(level 1 of {name} is not affine in one piece)"
     distances = _distances(program, deps, sub, group)
     if distances is None:
-        return None, "a dependence distance is not bounded (not a stencil)"
+        return None, "(a dependence distance is not bounded: not a stencil)"
     if all(dx == 0 for points in distances.values() for _, dx in points):
-        return None, "the space loop carries no dependence (plain tiles run in parallel)"
+        return None, "(the space loop carries no dependence: plain tiles run in parallel)"
     for slope in SLOPES:
         offsets = _offsets(group, distances, slope)
         if offsets is not None:
