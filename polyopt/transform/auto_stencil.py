@@ -3,18 +3,20 @@
 isl's scheduler gives a time-iterated stencil a skewed band ``t, c1 = a t + i + o_S,
 c2 = a t + j + o_S, ...``: parallelogram tiles, which run in wavefronts that start with
 one tile.  When the dependences allow it, :func:`diamond_plan` re-times the statements
-instead, ``T_S = b t + p_S`` with a space value ``X_S = c1 - a t`` such that both
-``T + X`` and ``T - X`` are non-negative along every dependence (``|dX| <= dT``; ``X`` without isl's constant shift).  The
-smallest slope ``b`` and the offsets ``p_S`` come from difference constraints
+instead, ``T_S = b t + p_S``, with the space loop ``X_S = c1 - a t - o_S``, such that
+both ``T + X`` and ``T - X`` are non-negative along every dependence (``|dX| <= dT``).
+The smallest slope ``b`` and the offsets ``p_S`` come from difference constraints
 ``p_S' - p_S >= max(|dX| - b dt)`` over the distances of each dependence ``S -> S'``
-(a longest-path problem; no solution when a dependence has ``dt = 0, dX != 0`` within
-one statement, as Gauss-Seidel's).  :func:`diamond_band` then applies the ordinary
+(longest paths; none when a dependence of a statement on itself has ``dt = 0,
+dX != 0``, as Gauss-Seidel's).  :func:`diamond_band` then applies the ordinary
 primitives: ``diamond_tile(T, X, size)`` (every tile of one time band starts at once:
-``X.diamond`` is parallel), a tile of the inner band loops (the last one long, for the
+``X.diamond`` is parallel), tiles of the inner band loops (the last one long, for the
 vector loop), the statements distributed above the innermost loop, vectorized.
 
-The final check of ``auto_schedule`` verifies everything; a refusal there falls back to
-the parallelogram tiles (the report says so).
+``stencil_tiling="diamond"`` takes them; ``"auto"`` (the default) only reports that
+they are possible, as they did not pay as measured (:data:`DIAMONDS_BY_DEFAULT`);
+``"skewed"`` does not look for them.  The final check of ``auto_schedule`` verifies the
+schedule; a refusal there falls back to the skewed tiles (the report says so).
 
 >>> import polyopt as po
 >>> N, T = po.var("N"), po.var("T")
@@ -40,6 +42,13 @@ from .auto_affine import Rows, _named_rows
 
 SLOPES = (1, 2, 3, 4)  # the time slopes tried, smallest first
 STENCIL_TILINGS = ("auto", "diamond", "skewed")  # auto_schedule(stencil_tiling=...)
+# "auto" takes diamonds only where they pay.  Measured side by side (bench_polybench
+# --baseline, LARGE, load 4.5-6.5): one thread, diamonds / skewed tiles x gcc: jacobi-2d
+# 2.07x / 2.06x, heat-3d 1.56x / 1.57x, fdtd-2d 2.08x / 2.04x (equal within the noise);
+# two threads 1.68x / 1.65x, 1.62x / 1.33x, 1.62x / 1.78x; compile 1.12 / 0.45 s, 1.37 /
+# 0.79 s, 1.69 / 1.39 s of CPU (isl's scan of the diamonds' point loops, peeled by the
+# parity of T = 2t + p, and LLVM on twice the vector loops).  So not by default.
+DIAMONDS_BY_DEFAULT = False
 DIAMOND_SIZES = (64, 64, 256)  # T (b time steps per unit), middle loops, the last loop
 
 
@@ -63,6 +72,12 @@ def stencil_diamonds(program, deps, rows: Rows, groups: list, opts, report
         if plan is None:
             if opts.stencil_tiling == "diamond" or (why and not why.startswith("(")):
                 report.add(f"no diamond tiles for {', '.join(group)}: {why.strip('()')}")
+            continue
+        if opts.stencil_tiling == "auto" and not DIAMONDS_BY_DEFAULT:
+            report.add(f"diamond tiles are possible for {', '.join(group)} (T = {plan.slope}t "
+                       "+ offset, |dX| <= dT) but not chosen: measured as fast as the skewed "
+                       "tiles on one thread, and twice as slow to compile (stencil_tiling="
+                       "'diamond' takes them)")
             continue
         if not opts.parallel:
             report.add(f"no diamond tiles for {', '.join(group)} (parallel=False): their "

@@ -86,3 +86,12 @@ def test_a_diamond_schedule_replays():
     again = po.create_schedule(kernel)
     again.replay(s.script())
     assert again.script() == s.script() and again.is_legal()
+
+
+def test_by_default_the_report_says_diamonds_are_possible_but_not_taken():
+    """``stencil_tiling="auto"`` keeps the skewed tiles (diamonds measured no faster on
+    one thread, slower to compile) and says so."""
+    s = check_kernel("fdtd-2d", tile_sizes=5)
+    report = str(s.auto_report)
+    assert "diamond tiles are possible for S0, S1, S2, S3 (T = 2t + offset" in report, report
+    assert "diamond_tile(" not in s.script() and "wavefront(" in s.script()
