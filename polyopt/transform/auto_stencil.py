@@ -68,13 +68,16 @@ def stencil_diamonds(program, deps, rows: Rows, groups: list, opts, report
     if not opts.tile or opts.stencil_tiling == "skewed":
         return rows, plans
     for group in groups:
-        plan, why = diamond_plan(program, deps, rows, group)
+        try:
+            plan, why = diamond_plan(program, deps, rows, group)
+        except isl.Error as err:  # (isl's effort bound): no diamonds, the skewed tiles
+            plan, why = None, f"isl gave up on the dependences ({str(err).splitlines()[0]})"
         if plan is None:
             if opts.stencil_tiling == "diamond" or (why and not why.startswith("(")):
                 report.add(f"no diamond tiles for {', '.join(group)}: {why.strip('()')}")
             continue
         if opts.stencil_tiling == "auto" and not DIAMONDS_BY_DEFAULT:
-            report.add(f"diamond tiles are possible for {', '.join(group)} (T = {plan.slope}t "
+            report.add(f"diamond tiles are possible for {', '.join(group)} (T = {_slope(plan)} "
                        "+ offset, |dX| <= dT) but not chosen: measured as fast as the skewed "
                        "tiles on one thread, and twice as slow to compile (stencil_tiling="
                        "'diamond' takes them)")
@@ -151,7 +154,7 @@ def diamond_band(s, owner: str, rows: Rows, plan: DiamondPlan, opts, report) -> 
     points = [time_name, space_name] + inner[:-1] + (after if opts.distribute else [])
     points += inner[-1:] + ([] if opts.distribute else after)
     s[owner].reorder(front.name, tile.name, *outer, *points, check=False)
-    report.add(f"diamond tiles of {sizes[0]} over T = {plan.slope}t + offset ("
+    report.add(f"diamond tiles of {sizes[0]} over T = {_slope(plan)} + offset ("
                + ", ".join(f"{n}: {p}" for n, p in plan.offsets.items())
                + f") and space {space_name}: every dependence has |dX| <= dT, so the tiles of "
                f"one time band ({front.name}) start at once ({tile.name} parallel, no "
@@ -162,6 +165,10 @@ def diamond_band(s, owner: str, rows: Rows, plan: DiamondPlan, opts, report) -> 
         report.add(f"innermost loop {inner[-1]} vectorized"
                    + (f" (statements distributed above it: {', '.join(after)})"
                       if opts.distribute and after else ""))
+
+
+def _slope(plan: DiamondPlan) -> str:
+    return "t" if plan.slope == 1 else f"{plan.slope}t"
 
 
 def _sizes(given, count: int) -> list[int]:

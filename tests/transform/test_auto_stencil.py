@@ -95,3 +95,19 @@ def test_by_default_the_report_says_diamonds_are_possible_but_not_taken():
     report = str(s.auto_report)
     assert "diamond tiles are possible for S0, S1, S2, S3 (T = 2t + offset" in report, report
     assert "diamond_tile(" not in s.script() and "wavefront(" in s.script()
+
+
+def test_a_python_kernel_on_two_buffers_against_numpy():
+    """heat-2D written with ``A[(t + 1) % 2]``: one statement, ``T = t``; odd sizes and
+    partial diamonds give NumPy's numbers exactly."""
+    import numpy as np
+    from testlib.kernels import heat_2d, heat_2d_ref
+    s = po.auto_schedule(heat_2d, stencil_tiling="diamond", tile_sizes=(7, 5))
+    assert "diamond tiles of 7 over T = t + offset (S0: 0)" in str(s.auto_report)
+    f = po.build(s)
+    for n, steps in ((13, 9), (20, 4)):
+        a = np.random.default_rng(n).standard_normal((2, n, n))
+        expected = a.copy()
+        heat_2d_ref(expected, steps)
+        f(a, N=n, T=steps)
+        np.testing.assert_array_equal(a, expected)
