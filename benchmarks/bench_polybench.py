@@ -219,7 +219,8 @@ def _te_row(title, output, tensors, arrays, template, rounds, expected) -> dict:
 
 
 def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
-           origin: str = "benchmarks/polybench (written for polyopt)") -> tuple[str, dict]:
+           origin: str = "benchmarks/polybench (written for polyopt)",
+           baseline: str | None = None) -> tuple[str, dict]:
     lines = ["# PolyBench-style kernels: automatic schedule vs gcc -O3 -march=native", "",
              f"Kernels: {origin}.", "",
              f"{datetime.date.today()} · {platform.machine()} · {os.cpu_count()} CPUs · "
@@ -263,6 +264,19 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     ]
     lines += ["", f"Geomean speedup over gcc: {geo1:.2f}x on 1 thread, {geo2:.2f}x on 2 "
               f"threads ({len(rows)} kernels).", ""]
+    if baseline:
+        lines += [f"Side by side in the same run: the automatic schedule with `{baseline}` "
+                  "(baseline) against the default one (above).", "",
+                  "| kernel | default 1T | baseline 1T | default 2T | baseline 2T | "
+                  "same numbers |", "|---|---:|---:|---:|---:|---|"]
+        for r in rows:
+            m = r["medians"]
+            lines.append(f"| {r['kernel']} | {m['gcc'] / m['polyopt 1 thread']:.2f}x | "
+                         f"{m['gcc'] / m['baseline 1T']:.2f}x | "
+                         f"{m['gcc'] / m['polyopt 2 threads']:.2f}x | "
+                         f"{m['gcc'] / m['baseline 2T']:.2f}x | "
+                         f"{'yes' if r['same']['baseline 1T'] and r['same']['baseline 2T'] else 'NO'} |")
+        lines.append("")
     if te_rows:
         lines += ["| tensor expression | auto s | template s | auto / template speed | "
                   "auto_schedule s | same numbers |", "|---|---:|---:|---:|---:|---|"]
@@ -310,6 +324,8 @@ def main() -> int:
                         help="a PolyBench/C 4.2.1 checkout: its kernels instead of ours")
     parser.add_argument("--baseline", metavar="KEY=VALUE,...",
                         help="also run auto_schedule with these options (printed)")
+    parser.add_argument("--results", metavar="NAME",
+                        help="write results/NAME.md (and .json) instead of polybench.md")
     parser.add_argument("--write", action="store_true",
                         help="write results/polybench.md even with --only")
     args = parser.parse_args()
@@ -346,9 +362,12 @@ def main() -> int:
               f"{t['medians']['template']:.4f}s ({t['ratio']:.2f}x)", flush=True)
     origin = (f"the PolyBench/C checkout {args.polybench}" if args.polybench else
               "benchmarks/polybench (written for polyopt)")
-    text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]), origin)
+    text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]), origin,
+                        args.baseline)
     print(text)
-    if not args.quick and (args.write or not args.only):
+    if args.results and not args.quick:
+        write_results(args.results, text, data)
+    elif not args.quick and (args.write or not args.only):
         write_results("polybench_checkout" if args.polybench else "polybench", text, data)
     return 0
 

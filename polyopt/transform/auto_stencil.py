@@ -175,7 +175,8 @@ def _sizes(given, count: int) -> list[int]:
     """The diamond's size then one per other band loop: the user's ``tile_sizes`` (one
     number for all, or a list: the first for the diamond), else :data:`DIAMOND_SIZES`."""
     if given is None:
-        return [DIAMOND_SIZES[0]] + [DIAMOND_SIZES[1]] * (count - 2) + [DIAMOND_SIZES[2]]
+        inner = [DIAMOND_SIZES[1]] * (count - 2) + [DIAMOND_SIZES[2]] if count > 1 else []
+        return [DIAMOND_SIZES[0]] + inner
     given = [given] * count if isinstance(given, int) else list(given)
     return (given + [given[-1]] * count)[:count]
 

@@ -111,3 +111,11 @@ def test_a_python_kernel_on_two_buffers_against_numpy():
         heat_2d_ref(expected, steps)
         f(a, N=n, T=steps)
         np.testing.assert_array_equal(a, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.stem for p in POLYBENCH.glob("*.c")))
+def test_every_kernel_with_diamonds_asked_for(name):
+    """Asking for diamonds changes only what allows them; every kernel still computes
+    its numbers (the final check refuses anything else)."""
+    check_kernel(name, stencil_tiling="diamond")
