@@ -1,10 +1,10 @@
 """PolyBench/C-style kernels: polyopt's automatic schedule vs gcc -O3 on the loop nest.
 
 Run: ``python benchmarks/bench_polybench.py`` (``--only gemm,lu`` for some kernels,
-``--out NAME`` to write ``results/NAME.md`` instead of ``polybench.md``,
-``--baseline lines=False`` for one more variant with those options, for an A/B,
 ``--quick`` for small sizes, printed only; ``--rounds N``; ``--polybench DIR`` for the
-kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``).
+kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``;
+``--baseline stencil_tiling=skewed`` also runs, interleaved, the automatic schedule with
+those options: a before/after in one run, printed).
 Writes ``benchmarks/results/polybench.md`` and ``polybench.json``.
 
 The kernels (``benchmarks/polybench/*.c``) are written for polyopt from the published
@@ -116,8 +116,7 @@ def arrays_of(kernel) -> list[str]:
 
 def run_kernel(name: str, text: str, function: str | None, table: dict, defines: dict,
                rounds: int, baseline: dict | None = None) -> dict:
-    """Schedule, build, run and check one kernel (C ``text``; ``table``: its sizes);
-    ``baseline``: options of ``auto_schedule`` for one more 1-thread variant (A/B)."""
+    """Schedule, build, run and check one kernel (C ``text``; ``table``: its sizes)."""
     kernel = po.from_c(text, function, defines=defines or None)
     sizes = sizes_for(kernel, table)
     start, cpu = time.perf_counter(), time.process_time()
@@ -137,9 +136,11 @@ def run_kernel(name: str, text: str, function: str | None, table: dict, defines:
     variants = {"gcc": gcc,
                 "polyopt 1 thread": lambda v: call_polyopt(kernel, built[1], v),
                 "polyopt 2 threads": lambda v: call_polyopt(kernel, built[2], v)}
-    if baseline is not None:
-        other = po.build(po.auto_schedule(kernel, **baseline), num_threads=1)
-        variants["baseline 1 thread"] = lambda v: call_polyopt(kernel, other, v)
+    if baseline is not None:  # the same kernel auto-scheduled with other options
+        before = po.auto_schedule(kernel, **baseline)
+        for threads in (1, 2):
+            variants[f"baseline {threads}T"] = (lambda f: lambda v: call_polyopt(
+                kernel, f, v))(po.build(before, num_threads=threads))
     work = {label: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}
             for label in variants}
     results, times = {}, {label: [] for label in variants}
@@ -218,7 +219,8 @@ def _te_row(title, output, tensors, arrays, template, rounds, expected) -> dict:
 
 
 def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
-           origin: str = "benchmarks/polybench (written for polyopt)") -> tuple[str, dict]:
+           origin: str = "benchmarks/polybench (written for polyopt)",
+           baseline: str | None = None) -> tuple[str, dict]:
     lines = ["# PolyBench-style kernels: automatic schedule vs gcc -O3 -march=native", "",
              f"Kernels: {origin}.", "",
              f"{datetime.date.today()} · {platform.machine()} · {os.cpu_count()} CPUs · "
@@ -262,18 +264,18 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     ]
     lines += ["", f"Geomean speedup over gcc: {geo1:.2f}x on 1 thread, {geo2:.2f}x on 2 "
               f"threads ({len(rows)} kernels).", ""]
-    compared = [r for r in rows if "baseline" in r]
-    if compared:
-        lines += [f"A/B in the same rounds: the automatic schedule with "
-                  f"`{compared[0]['baseline']}` (the baseline) against the default.", "",
-                  "| kernel | baseline 1T s | speedup 1T | default 1T s | speedup 1T |",
-                  "|---|---:|---:|---:|---:|"]
-        for r in compared:
+    if baseline:
+        lines += [f"Side by side in the same run: the automatic schedule with `{baseline}` "
+                  "(baseline) against the default one (above).", "",
+                  "| kernel | default 1T | baseline 1T | default 2T | baseline 2T | "
+                  "same numbers |", "|---|---:|---:|---:|---:|---|"]
+        for r in rows:
             m = r["medians"]
-            lines.append(f"| {r['kernel']} | {m['baseline 1 thread']:.3f} | "
-                         f"{m['gcc'] / m['baseline 1 thread']:.2f}x | "
-                         f"{m['polyopt 1 thread']:.3f} | "
-                         f"{m['gcc'] / m['polyopt 1 thread']:.2f}x |")
+            lines.append(f"| {r['kernel']} | {m['gcc'] / m['polyopt 1 thread']:.2f}x | "
+                         f"{m['gcc'] / m['baseline 1T']:.2f}x | "
+                         f"{m['gcc'] / m['polyopt 2 threads']:.2f}x | "
+                         f"{m['gcc'] / m['baseline 2T']:.2f}x | "
+                         f"{'yes' if r['same']['baseline 1T'] and r['same']['baseline 2T'] else 'NO'} |")
         lines.append("")
     if te_rows:
         lines += ["| tensor expression | auto s | template s | auto / template speed | "
@@ -300,6 +302,18 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     return "\n".join(lines) + "\n", data
 
 
+def _options(text: str | None) -> dict | None:
+    """``"stencil_tiling=skewed,tile=False"`` -> keyword arguments of auto_schedule."""
+    if not text:
+        return None
+    options = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        options[key.strip()] = {"True": True, "False": False, "None": None}.get(
+            value, int(value) if value.isdigit() else value)
+    return options
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated kernel names")
@@ -308,20 +322,13 @@ def main() -> int:
     parser.add_argument("--no-te", action="store_true", help="skip matmul/conv2d")
     parser.add_argument("--polybench", metavar="DIR",
                         help="a PolyBench/C 4.2.1 checkout: its kernels instead of ours")
+    parser.add_argument("--baseline", metavar="KEY=VALUE,...",
+                        help="also run auto_schedule with these options (printed)")
+    parser.add_argument("--results", metavar="NAME",
+                        help="write results/NAME.md (and .json) instead of polybench.md")
     parser.add_argument("--write", action="store_true",
                         help="write results/polybench.md even with --only")
-    parser.add_argument("--baseline", metavar="OPTIONS",
-                        help="one more 1-thread variant: auto_schedule with these options "
-                             "(e.g. lines=False), interleaved in the same rounds")
-    parser.add_argument("--out", metavar="NAME",
-                        help="write results/NAME.md and NAME.json (e.g. a run with --only)")
     args = parser.parse_args()
-    baseline = None
-    if args.baseline is not None:
-        baseline = {}
-        for item in filter(None, args.baseline.split(",")):
-            key, _, value = item.partition("=")
-            baseline[key] = {"True": True, "False": False}.get(value, value)
     sources = kernel_sources(args.polybench)
     if args.only:
         wanted = set(args.only.split(","))
@@ -336,19 +343,18 @@ def main() -> int:
                 if key in defines:
                     defines[key] = 10
         row = run_kernel(name, text, function, {**table, **defines}, defines, args.rounds,
-                         baseline)
+                         _options(args.baseline))
         m = row["medians"]
+        if args.baseline:
+            print(f"{name:16s} baseline ({args.baseline}): "
+                  f"{m['gcc'] / m['baseline 1T']:.2f}x 1T, {m['gcc'] / m['baseline 2T']:.2f}x 2T "
+                  f"(same numbers: {row['same']['baseline 1T'] and row['same']['baseline 2T']})")
         print(f"{row['kernel']:16s} gcc {m['gcc']:.3f}s  ours {m['polyopt 1 thread']:.3f}s "
               f"({m['gcc'] / m['polyopt 1 thread']:.2f}x) 2T {m['polyopt 2 threads']:.3f}s "
               f"({m['gcc'] / m['polyopt 2 threads']:.2f}x) auto {row['auto_seconds']:.2f}s "
               f"compile {row['compile_seconds'][1]:.2f}s (CPU {row['compile_cpu'][1]:.2f}s) "
               f"same {all(row['same'].values())}",
               flush=True)
-        if baseline is not None:
-            row["baseline"] = args.baseline
-            print(f"{row['kernel']:16s} baseline ({args.baseline}) "
-                  f"{m['baseline 1 thread']:.3f}s "
-                  f"({m['gcc'] / m['baseline 1 thread']:.2f}x gcc)", flush=True)
         rows.append(row)
     te_rows = [] if args.no_te else tensor_expressions(args.rounds, args.quick)
     for t in te_rows:
@@ -356,10 +362,11 @@ def main() -> int:
               f"{t['medians']['template']:.4f}s ({t['ratio']:.2f}x)", flush=True)
     origin = (f"the PolyBench/C checkout {args.polybench}" if args.polybench else
               "benchmarks/polybench (written for polyopt)")
-    text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]), origin)
+    text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]), origin,
+                        args.baseline)
     print(text)
-    if not args.quick and args.out:
-        write_results(args.out, text, data)
+    if args.results and not args.quick:
+        write_results(args.results, text, data)
     elif not args.quick and (args.write or not args.only):
         write_results("polybench_checkout" if args.polybench else "polybench", text, data)
     return 0

@@ -71,6 +71,7 @@ from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, S
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices
 from .auto_lines import interleaved_lines, report_lines
+from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -100,6 +101,7 @@ class AutoOptions:
     expand_scalars: bool = True             # scalar temporaries into their stored elements
     transpose_copies: bool = True           # column reads of an input: a transposed copy
     lines: bool = True                      # independent lines of a recurrence side by side
+    stencil_tiling: str = "auto"            # auto | diamond | skewed (auto_stencil)
 
 
 @dataclass
@@ -111,6 +113,7 @@ class AutoReport:
     seconds: float = 0.0
     scalar_band: bool = False  # a band whose innermost loop carries a dependence
     groups: list = field(default_factory=list)  # statements per loop nest of a kernel
+    diamond: bool = False      # diamond tiles were chosen (auto_stencil)
 
     def add(self, text: str) -> None:
         self.lines.append(text)
@@ -141,6 +144,8 @@ def auto_schedule(schedule, **options):
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
+    if opts.stencil_tiling != "skewed":  # diamonds refused: parallelogram tiles
+        attempts.insert(1, replace(opts, stencil_tiling="skewed"))
     for attempt in attempts:
         report = AutoReport(list(notes))
         result = _copy(schedule)
@@ -157,6 +162,8 @@ def auto_schedule(schedule, **options):
             break
         except (IllegalScheduleError, ScheduleError) as err:
             failure = _first_line(err)
+            if report.diamond:
+                notes.append(f"diamond tiles were refused ({failure}): skewed tiles instead")
     else:
         report = AutoReport(fell_back=True)
         report.add(f"gave up ({failure}); the default schedule is kept")
@@ -224,6 +231,9 @@ def _options(options: dict) -> AutoOptions:
         raise InvalidArgumentError(f"auto_schedule has no option {', '.join(unknown)}; "
                                    f"its options are {', '.join(known)}")
     opts = AutoOptions(**options)
+    if opts.stencil_tiling not in STENCIL_TILINGS:
+        raise InvalidArgumentError(f"stencil_tiling must be one of {', '.join(STENCIL_TILINGS)}, "
+                                   f"got {opts.stencil_tiling!r}")
     if opts.fusion not in _FUSIONS:
         raise InvalidArgumentError(f"fusion must be one of {', '.join(_FUSIONS)}, got "
                                    f"{opts.fusion!r}")
@@ -272,9 +282,10 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                            "source order is kept")
     groups = _sequence_groups(rows, program)
     report.groups = groups
+    rows, diamonds = stencil_diamonds(program, s.deps, rows, groups, opts, report)
     if opts.tile:  # (statements of a nest are rather distributed inside its tiles)
         for group in groups:
-            if len(group) == 1:
+            if len(group) == 1 and group[0] not in diamonds:
                 rows = _skew_for_inner_parallel(program, s.deps, rows, group, report)
     if opts.distribute:
         rows = _order_for_distribution(program, s.deps, rows, groups, report)
@@ -308,6 +319,8 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
     for group, owner in zip(groups, owners):
         if group[0] in lines:
             report_lines(s, owner, lines[group[0]], report)
+        elif group[0] in diamonds:
+            diamond_band(s, owner, rows.subset(group), diamonds[group[0]], opts, report)
         else:
             _band(s, owner, rows.subset(group), opts, report)
 
