@@ -72,3 +72,24 @@ def test_pack_panels_round_trips_and_pads_with_zeros():
     assert panels.shape == (3, 3, 32)
     np.testing.assert_array_equal(panels.transpose(1, 0, 2).reshape(3, 96)[:, :70], w)
     assert not panels[2, :, 6:].any()
+
+
+def test_blocked_convolutions_on_wide_rows_run_row_by_row_and_equal_onnxruntime():
+    """Rows of 20 to 56 columns take the blocked template too (stride 1 where a register
+    tile of 4 to 7 columns divides the row); a block whose sums do not fit in L1 is
+    computed row by row, with and without an epilogue."""
+    m = ModelBuilder(7)
+    x = m.input("x", (1, 4, 40, 40))
+    bias = m.const(np.linspace(-1, 1, 32).astype(np.float32))
+    strided = m.add("Conv", [x, m.weight(32, 4, 3, 3)], pads=[1] * 4, strides=[2, 2])
+    wide = m.add("Relu", [m.add("Conv", [x, m.weight(32, 4, 3, 3), bias], pads=[1] * 4)])
+    prime = m.add("Conv", [x, m.weight(16, 4, 3, 3)], pads=[1, 1, 0, 0])  # 39 x 39 columns
+    model = m.model([strided, wide, prime])
+    feeds = {"x": np.random.default_rng(2).standard_normal((1, 4, 40, 40)).astype(np.float32)}
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    types = [n.op_type for n in compiled.graph.nodes]
+    assert types.count("ConvPacked") == 2 and types.count("Conv") == 1, types
+    assert po.graph.layouts.row_tile(40) == 5 and po.graph.layouts.row_tile(39) == 3
+    expected = ort_run(model, feeds)
+    for name, value in compiled.run(feeds).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-4)
