@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..te.ops import pad_nchw
-from ..te.tensor import compute, reduce_axis, reduce_sum
+from ..te.tensor import all_of, compute, if_then_else, reduce_axis, reduce_sum
 from ..errors import InvalidArgumentError
 from ..target.info import TargetInfo
 from .ir import Graph, OpNode
@@ -52,7 +52,7 @@ def vectorizes_across_channels(node, x_shape, w_shape, out_shape, lanes: int) ->
         return False
     width = out_shape[-1]
     if r == 1:
-        return width < lanes
+        return width < lanes or strides[0] > 1
     return width < lanes or strides[0] > 1 or (width <= WIDE_ROWS and row_tile(width) >= 4)
 
 
@@ -110,30 +110,65 @@ def pack_blocked(weight: np.ndarray, block: int) -> np.ndarray:
 def _infer(node, infos, constants):
     x, packed = infos[0], infos[1]
     blocks, _, r, s, block = packed.shape
-    _, _, _, size = window(node, list(x.shape[2:]), (r, s))
+    _, _, _, size = window(node, list(x.shape[2:4]), (r, s))
+    if attr(node, "blocked_output"):
+        return [((x.shape[0], blocks, *size, block), x.dtype)]
     return [((x.shape[0], blocks * block, *size), x.dtype)]
 
 
 def _lower(node, args, values, out, name):
+    """The sums blocked, ``conv[n, F / b, y, x, b]``; read back in NCHW order unless the
+    output stays blocked (``blocked_output``, :mod:`.blocked`).  A blocked input
+    ``X[n, C / c, h, w, c]`` is read with the input channels as two reductions (block,
+    channel in the block): every index stays affine."""
     X, Wb, bias = (list(args) + [None])[:3]
     blocks, _, r, _, block = (d.value for d in Wb.shape)
     pads, strides, _, _ = window(node, [X.shape[2].value, X.shape[3].value], (r, r))
-    padded = pad_nchw(X, pads[0], name=f"{name}_pad") if pads[0] else X
-    rc = reduce_axis((0, X.shape[1].value), name="rc")
     ry, rx = reduce_axis((0, r), name="ry"), reduce_axis((0, r), name="rx")
     stride = strides[0]
 
     def scaled(v):
         return v * stride if stride > 1 else v
-    n, _, height, width = out.shape
-    conv = compute((n, blocks, height, width, block), lambda n, fb, y, x, fi: reduce_sum(
-        padded[n, rc, scaled(y) + ry, scaled(x) + rx] * Wb[fb, rc, ry, rx, fi],
-        axis=[rc, ry, rx]), name=f"{name}_blocked")
+    if len(X.shape) == 5:
+        padded = _pad_blocked(X, pads[0], f"{name}_pad") if pads[0] else X
+        rb = reduce_axis((0, X.shape[1].value), name="rb")
+        ri = reduce_axis((0, X.shape[4].value), name="ri")
+        width_in = X.shape[4].value
+
+        def term(n, fb, y, x, fi):
+            return padded[n, rb, scaled(y) + ry, scaled(x) + rx, ri] * \
+                Wb[fb, rb * width_in + ri, ry, rx, fi]
+        axes = [rb, ri, ry, rx]
+    else:
+        padded = pad_nchw(X, pads[0], name=f"{name}_pad") if pads[0] else X
+        rc = reduce_axis((0, X.shape[1].value), name="rc")
+
+        def term(n, fb, y, x, fi):
+            return padded[n, rc, scaled(y) + ry, scaled(x) + rx] * Wb[fb, rc, ry, rx, fi]
+        axes = [rc, ry, rx]
+    n, height, width = out.shape[0], out.shape[2], out.shape[3]
+    blocked_output = bool(attr(node, "blocked_output"))
+    conv = compute((n, blocks, height, width, block),
+                   lambda n, fb, y, x, fi: reduce_sum(term(n, fb, y, x, fi), axis=axes),
+                   name=name if blocked_output and bias is None else f"{name}_blocked")
+    if blocked_output:
+        if bias is None:
+            return conv
+        return compute(out.shape, lambda n, fb, y, x, fi: conv[n, fb, y, x, fi] +
+                       bias[fb * block + fi], name=name)
     nchw = compute(out.shape, lambda n, f, y, x: conv[n, f // block, y, x, f % block],
                    name=name if bias is None else f"{name}_nchw")
     if bias is None:
         return nchw
     return compute(out.shape, lambda n, f, y, x: nchw[n, f, y, x] + bias[f], name=name)
+
+
+def _pad_blocked(X, p: int, name: str):
+    """``X[n, c, h, w, i]`` with ``p`` zero rows and columns on every side."""
+    N, C, H, W, B = (d.value for d in X.shape)
+    return compute((N, C, H + 2 * p, W + 2 * p, B), lambda n, c, h, w, i: if_then_else(
+        all_of(h >= p, h < H + p, w >= p, w < W + p), X[n, c, h - p, w - p, i], 0.0),
+        name=name)
 
 
 def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 32,
@@ -149,12 +184,14 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     around ``lanes`` columns vectorized), and the epilogue vectorized along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
     third of a 96 -> 576 1x1 layer's time on 14 x 14)."""
-    from ..transform.nn_templates import (channel_register_tile, producers,
-                                          vectorize_and_parallelize)
+    from ..transform.nn_templates import producers, vectorize_and_parallelize
 
     lanes = lanes or TargetInfo.host().lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
         vectorize_and_parallelize(s, tensor, check=False)
+    if len(out.shape) == 5:
+        _schedule_blocked_output(s, out, conv, columns, reduce_tile, lanes)
+        return
     nchw = next(t for t in [*producers(out), out] if conv in t.op.inputs)
     upstream = {id(t) for t in producers(nchw)} | {id(nchw)}
     for tensor in reversed(producers(out)):
@@ -162,8 +199,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
             s[tensor].compute_inline(check=False)
     block = conv.shape[4].value
     height, width = conv.shape[2].value, conv.shape[3].value
-    per_row = height * width * block * np.dtype(out.dtype).itemsize > \
-        TargetInfo.host().l1_bytes
+    per_row = not _sums_in_l1(conv)
     stage = s[out]
     n, f, y, x = out.op.axis
     fo, fi = stage.split(f, factor=block, check=False)
@@ -172,7 +208,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     s[conv].compute_at(stage, y if per_row else fo, check=False)
     _, _, ly, lx, lf = conv.op.axis
     tile = row_tile(width, columns)
-    channel_register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
+    _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
         _transposed_rows(stage, fi, None if per_row else y, x, lanes)
     else:
@@ -183,6 +219,62 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
         _transposed_rows(s[nchw], cf, None, cx, lanes)
     stage.parallel(fo, check=False)
     s.check()
+
+
+def _sums_in_l1(conv) -> bool:
+    """Whether a block's sums ``conv[n, F / b, y, x, b]`` (all rows) fit in L1."""
+    _, _, height, width, block = (d.value for d in conv.shape)
+    return height * width * block * np.dtype(conv.dtype).itemsize <= TargetInfo.host().l1_bytes
+
+
+def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
+                             lanes: int) -> None:
+    """``out[n, F / b, y, x, b]`` (blocked, :mod:`.blocked`; its epilogue inlined): per
+    block of output channels (in parallel), the sums at the block or at each row (as
+    :func:`schedule_packed_conv` does), then the epilogue over the row's ``x, b`` with
+    ``b`` vectorized: no transposed copy."""
+    from ..transform.nn_templates import producers
+
+    upstream = {id(t) for t in producers(conv)} | {id(conv)}
+    for tensor in reversed(producers(out)):
+        if id(tensor) not in upstream:
+            s[tensor].compute_inline(check=False)
+    width = conv.shape[3].value
+    tile = row_tile(width, columns)
+    stage = s[out]
+    n, fb, y, x, fi = out.op.axis
+    if conv is out:
+        _register_tile(s, out, fi, y, x, width=width, tx=tile, reduce_tile=reduce_tile)
+    else:
+        s[conv].compute_at(stage, fb if _sums_in_l1(conv) else y, check=False)
+        _, _, ly, lx, lf = conv.op.axis
+        _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
+        fo, fv = stage.split(fi, factor=lanes, check=False)
+        stage.unroll(fo, check=False)
+        stage.vectorize(fv, check=False)
+    stage.parallel(fb, check=False)
+    s.check()
+
+
+def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) -> None:
+    """:func:`~polyopt.transform.nn_templates.channel_register_tile`, or for sums over a
+    blocked input (reductions ``rb, ri, ry, rx``) its loops ``rb, y, x.outer, ri, ry,
+    rx, x.inner, f`` (``x.inner`` unrolled, ``f`` vectorized)."""
+    from ..transform.nn_templates import channel_register_tile
+
+    if len(local.op.reduce_axis) == 3:
+        channel_register_tile(s, local, f, y, x, width=width, tx=tx, reduce_tile=reduce_tile)
+        return
+    stage = s[local]
+    rb, ri, ry, rx = local.op.reduce_axis
+    if tx < width:
+        xo, xi = stage.split(x, factor=tx, check=False)
+        stage.reorder(rb, y, xo, ri, ry, rx, xi, f, check=False)
+    else:
+        xi = x
+        stage.reorder(rb, y, ri, ry, rx, xi, f, check=False)
+    stage.unroll(xi, check=False)
+    stage.vectorize(f, check=False)
 
 
 def _transposed_rows(stage, f, y, x, lanes: int) -> None:
@@ -196,7 +288,8 @@ def _transposed_rows(stage, f, y, x, lanes: int) -> None:
     stage.vectorize(xi, check=False)
 
 
-register("ConvPacked", "complex", _CONV_ATTRS, min_inputs=2)((_infer, _lower))
+register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0}, min_inputs=2)(
+    (_infer, _lower))
 
 
 # -- matrix products --------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from ..transform.templates import matmul_template
 from ..target.info import TargetInfo
 from ..tensorize.templates import int8_conv2d_template, int8_matmul_template
 from .operators import OPS
+from .blocked import schedule_blocked_pool
 from .layouts import schedule_packed_conv
 from .operators_int8 import INT8_KERNELS
 from .operators_nn import ROW_WISE, rows_and_columns
@@ -179,6 +180,8 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         vectorize_and_parallelize(s, out, check=False)
         s.check()
         return "injective_chain"
+    if op_types[0] in ("MaxPoolBlocked", "GlobalAveragePoolBlocked"):
+        return schedule_blocked_pool(s, out, TargetInfo.host().lanes(out.dtype))
     if op_types == ["MaxPool"] and not out.op.reduce_axis:  # written out tap by tap
         _unrolled_conv_schedule(s, out)
         return "pool_unrolled"

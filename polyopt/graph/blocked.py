@@ -1,0 +1,180 @@
+"""Activations in a blocked layout between blocked convolutions (NCHWc).
+
+A ``ConvPacked`` convolution (:mod:`.layouts`) computes its sums blocked, ``[n, F / b,
+y, x, b]``, and used to copy them back to NCHW (a transpose per row) for the next
+operator, which read them channel by channel.  :func:`block_activations` keeps such
+tensors blocked, ``[N, C / b, H, W, b]``, wherever every operator that writes or reads
+them can work on that layout: blocked convolutions (which then read their input
+``b`` channels at a time, and write their output without the transpose), ``Relu``,
+``Clip`` and same-shape ``Add`` (elementwise: any layout), and max and global average
+pooling (``MaxPoolBlocked``, ``GlobalAveragePoolBlocked``: vectorized across the
+block's channels).  Everything else (graph outputs, reshapes, other operators) sees
+NCHW, so the graph computes what it did; ResNet-18 is blocked from its first
+convolution's output to its global average pool.
+
+>>> import numpy as np, polyopt as po
+>>> from polyopt.graph.layouts import pack_conv_weights
+>>> b = po.graph.GraphBuilder()
+>>> x = b.input("x", (1, 8, 14, 14))
+>>> y = b.op("Relu", [b.op("Conv", [x, b.constant("w", np.ones((32, 8, 3, 3), "float32"))],
+...                        pads=[1] * 4)])
+>>> z = b.op("GlobalAveragePool", [y])
+>>> g = block_activations(pack_conv_weights(b.build([z]), lanes=16))
+>>> [(n.op_type, g.tensors[n.outputs[0]].shape) for n in g.nodes]
+[('ConvPacked', (1, 1, 14, 14, 32)), ('Relu', (1, 1, 14, 14, 32)), ('GlobalAveragePoolBlocked', (1, 32, 1, 1))]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..te.tensor import all_of, compute, if_then_else, maximum, reduce_axis, reduce_sum
+from .ir import Graph, OpNode, TensorInfo
+from .operators import attr, register
+from .operators_nn import _POOL_ATTRS, _pool_infer, window
+
+ELEMENTWISE = ("Relu", "Clip", "Add")
+READERS = ("ConvPacked", *ELEMENTWISE, "MaxPool", "GlobalAveragePool")
+
+
+def block_activations(g: Graph) -> Graph:
+    """``g`` with the float tensors between blocked convolutions kept blocked (see the
+    module's docstring); ``g`` itself when there are none."""
+    blocked = _blockable(g)
+    if not blocked:
+        return g
+    tensors = dict(g.tensors)
+    nodes = []
+    for name, block in blocked.items():
+        n, c, h, w = g.tensors[name].shape
+        tensors[name] = TensorInfo(name, (n, c // block, h, w, block), g.tensors[name].dtype)
+    for node in g.nodes:
+        out = node.outputs[0]
+        attrs = dict(node.attrs)
+        op_type = node.op_type
+        if op_type == "ConvPacked" and out in blocked:
+            attrs["blocked_output"] = 1
+        elif op_type in ("MaxPool", "GlobalAveragePool") and node.inputs[0] in blocked:
+            op_type += "Blocked"
+        nodes.append(OpNode(node.name, op_type, node.inputs, node.outputs, attrs))
+    return Graph(nodes, tensors, g.constants, g.inputs, g.outputs, name=g.name)
+
+
+def _blockable(g: Graph) -> dict[str, int]:
+    """Tensor name -> block of the tensors that can be blocked: written by a blocked
+    convolution (or an elementwise operator or max pool of blocked tensors), read only
+    by operators that take the blocked layout, not a graph output; removed until every
+    elementwise operator and max pool has all its tensors blocked alike."""
+    candidates: dict[str, int] = {}
+    for node in g.nodes:
+        out = node.outputs[0]
+        info = g.tensors[out]
+        if len(info.shape) != 4 or info.dtype != "float32" or out in g.outputs or \
+                any(c.op_type not in READERS for c in g.consumers(out)):
+            continue
+        if node.op_type == "ConvPacked":
+            candidates[out] = g.constants[node.inputs[1]].shape[4]
+        elif node.op_type in (*ELEMENTWISE, "MaxPool") and node.inputs[0] in candidates:
+            candidates[out] = candidates[node.inputs[0]]
+    changed = True
+    while changed:
+        changed = False
+        for node in g.nodes:
+            if node.op_type not in (*ELEMENTWISE, "MaxPool"):
+                continue
+            tensors = [n for n in node.inputs[:1 if node.op_type != "Add" else 2]]
+            tensors.append(node.outputs[0])
+            blocks = {candidates.get(t) for t in tensors}
+            shapes = {g.tensors[t].shape for t in tensors[:-1]} if node.op_type == "Add" \
+                else set()
+            if (len(blocks) > 1 or len(shapes) > 1) and any(t in candidates for t in tensors):
+                for t in tensors:
+                    candidates.pop(t, None)
+                changed = True
+    return candidates
+
+
+# -- pooling on blocked tensors ------------------------------------------------------------------
+
+def _blocked_pool_infer(node, infos, constants):
+    n, cb, h, w, b = infos[0].shape
+    plain = type(infos[0])(infos[0].name, (n, cb * b, h, w), infos[0].dtype)
+    [(shape, dtype)] = _pool_infer(node, [plain], constants)
+    return [((n, cb, *shape[2:], b), dtype)]
+
+
+def _max_pool_blocked_lower(node, args, values, out, name):
+    """``out[n, c, y, x, i]``: the maximum over the window, each tap one vector of the
+    block's ``i`` (the padding as guards on the tap's row and column)."""
+    X = args[0]
+    kh, kw = attr(node, "kernel_shape")
+    H, W = X.shape[2].value, X.shape[3].value
+    (top, left, _, _), (sy, sx), (dy, dx), _ = window(node, [H, W], (kh, kw))
+
+    def value(n, c, y, x, i):
+        result = None
+        for a, b in np.ndindex(kh, kw):
+            row, col = y * sy + a * dy - top, x * sx + b * dx - left
+            term = if_then_else(all_of(row >= 0, row < H, col >= 0, col < W),
+                                X[n, c, row, col, i], float("-inf"))
+            result = term if result is None else maximum(result, term)
+        return result
+    return compute(out.shape, value, name=name)
+
+
+register("MaxPoolBlocked", "reduction", {**_POOL_ATTRS, "storage_order": 0})(
+    (_blocked_pool_infer, _max_pool_blocked_lower))
+
+
+def _global_pool_blocked_infer(node, infos, constants):
+    n, cb, _, _, b = infos[0].shape
+    return [((n, cb * b, 1, 1), infos[0].dtype)]
+
+
+def _global_pool_blocked_lower(node, args, values, out, name):
+    """The sums ``total[n, c, i]`` over the rows and columns (``i``: the block's
+    channels, a vector), then ``out[n, c b + i, 0, 0]`` in NCHW."""
+    X = args[0]
+    N, CB, H, W, B = (d.value for d in X.shape)
+    ry, rx = reduce_axis((0, H), name="ry"), reduce_axis((0, W), name="rx")
+    total = compute((N, CB, B), lambda n, c, i: reduce_sum(X[n, c, ry, rx, i], axis=[ry, rx]),
+                    name=f"{name}_sum")
+    return compute(out.shape, lambda n, c, y, x: total[n, c // B, c % B] * (1.0 / (H * W)),
+                   name=name)
+
+
+register("GlobalAveragePoolBlocked", "reduction")(
+    (_global_pool_blocked_infer, _global_pool_blocked_lower))
+
+
+def schedule_blocked_pool(s, out, lanes: int) -> str:
+    """A pool on blocked tensors: the block's channels vectorized innermost, the
+    channel blocks in parallel (for the global pool, the rows and columns outside)."""
+    from ..transform.nn_templates import producers
+
+    sums = [t for t in producers(out) if t.op.reduce_axis]
+    if sums:  # GlobalAveragePoolBlocked
+        total = sums[0]
+        stage = s[total]
+        n, c, i = total.op.axis
+        ry, rx = total.op.reduce_axis
+        fused = stage.fuse(n, c, check=False)
+        stage.reorder(fused, ry, rx, i, check=False)
+        _vector_block(stage, i, lanes)
+        stage.parallel(fused, check=False)
+        s.check()
+        return "global_pool_blocked"
+    stage = s[out]
+    n, c, y, x, i = out.op.axis
+    fused = stage.fuse(n, c, check=False)
+    _vector_block(stage, i, lanes)
+    stage.parallel(fused, check=False)
+    s.check()
+    return "pool_blocked"
+
+
+def _vector_block(stage, i, lanes: int) -> None:
+    """The block's channels ``i``: vectors of ``lanes``, unrolled when there are two or more."""
+    outer, inner = stage.split(i, factor=lanes, check=False)
+    stage.unroll(outer, check=False)
+    stage.vectorize(inner, check=False)
