@@ -31,10 +31,25 @@ import numpy as np
 from ..te.tensor import all_of, compute, if_then_else, maximum, reduce_axis, reduce_sum
 from .ir import Graph, OpNode, TensorInfo
 from .operators import attr, register
-from .operators_nn import _POOL_ATTRS, _pool_infer, window
+from .operators_nn import _CONV_ATTRS, _POOL_ATTRS, _pool_infer, window
 
 ELEMENTWISE = ("Relu", "Clip", "Add")
 READERS = ("ConvPacked", *ELEMENTWISE, "MaxPool", "GlobalAveragePool")
+SAME_LAYOUT = (*ELEMENTWISE, "MaxPool", "Depthwise")  # blocked in and out, or neither
+
+
+def _role(g: Graph, node) -> str:
+    """``node``'s operator type, ``"Depthwise"`` for a depthwise convolution with
+    constant weights (one channel per group, as many outputs as inputs)."""
+    if node.op_type != "Conv" or node.inputs[1] not in g.constants:
+        return node.op_type
+    weight = g.constants[node.inputs[1]]
+    channels = g.tensors[node.inputs[0]].shape[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else ""
+    if weight.ndim == 4 and weight.shape[:2] == (channels, 1) and \
+            attr(node, "group") == channels and (not bias or bias in g.constants):
+        return "Depthwise"
+    return node.op_type
 
 
 def block_activations(g: Graph) -> Graph:
@@ -48,16 +63,33 @@ def block_activations(g: Graph) -> Graph:
     for name, block in blocked.items():
         n, c, h, w = g.tensors[name].shape
         tensors[name] = TensorInfo(name, (n, c // block, h, w, block), g.tensors[name].dtype)
+    constants = dict(g.constants)
     for node in g.nodes:
         out = node.outputs[0]
         attrs = dict(node.attrs)
-        op_type = node.op_type
+        op_type, inputs = node.op_type, node.inputs
         if op_type == "ConvPacked" and out in blocked:
             attrs["blocked_output"] = 1
         elif op_type in ("MaxPool", "GlobalAveragePool") and node.inputs[0] in blocked:
             op_type += "Blocked"
-        nodes.append(OpNode(node.name, op_type, node.inputs, node.outputs, attrs))
-    return Graph(nodes, tensors, g.constants, g.inputs, g.outputs, name=g.name)
+        elif op_type == "Conv" and out in blocked:  # a depthwise convolution
+            op_type = "DepthwiseBlocked"
+            name = f"{node.inputs[1]}_depthwise{blocked[out]}"
+            if name not in constants:
+                constants[name] = pack_depthwise(g.constants[node.inputs[1]], blocked[out])
+            inputs = (node.inputs[0], name, *node.inputs[2:])
+            attrs.pop("group", None)
+        nodes.append(OpNode(node.name, op_type, inputs, node.outputs, attrs))
+    for name, value in constants.items():
+        tensors.setdefault(name, TensorInfo(name, value.shape, value.dtype.name))
+    return Graph(nodes, tensors, constants, g.inputs, g.outputs, name=g.name)
+
+
+def pack_depthwise(weight: np.ndarray, block: int) -> np.ndarray:
+    """``W[C, 1, kh, kw]`` -> ``Wb[C / block, kh, kw, block]``: a tap's weights for a
+    block of channels are one vector."""
+    c, _, kh, kw = weight.shape
+    return np.ascontiguousarray(weight.reshape(c // block, block, kh, kw).transpose(0, 2, 3, 1))
 
 
 def _blockable(g: Graph) -> dict[str, int]:
@@ -70,22 +102,23 @@ def _blockable(g: Graph) -> dict[str, int]:
         out = node.outputs[0]
         info = g.tensors[out]
         if len(info.shape) != 4 or info.dtype != "float32" or out in g.outputs or \
-                any(c.op_type not in READERS for c in g.consumers(out)):
+                any(_role(g, c) not in (*READERS, "Depthwise") for c in g.consumers(out)):
             continue
-        if node.op_type == "ConvPacked":
+        if node.op_type == "ConvPacked" and not attr(node, "channels"):
             candidates[out] = g.constants[node.inputs[1]].shape[4]
-        elif node.op_type in (*ELEMENTWISE, "MaxPool") and node.inputs[0] in candidates:
+        elif _role(g, node) in SAME_LAYOUT and node.inputs[0] in candidates:
             candidates[out] = candidates[node.inputs[0]]
     changed = True
     while changed:
         changed = False
         for node in g.nodes:
-            if node.op_type not in (*ELEMENTWISE, "MaxPool"):
+            role = _role(g, node)
+            if role not in SAME_LAYOUT:
                 continue
-            tensors = [n for n in node.inputs[:1 if node.op_type != "Add" else 2]]
+            tensors = [n for n in node.inputs[:1 if role != "Add" else 2]]
             tensors.append(node.outputs[0])
             blocks = {candidates.get(t) for t in tensors}
-            shapes = {g.tensors[t].shape for t in tensors[:-1]} if node.op_type == "Add" \
+            shapes = {g.tensors[t].shape for t in tensors[:-1]} if role == "Add" \
                 else set()
             if (len(blocks) > 1 or len(shapes) > 1) and any(t in candidates for t in tensors):
                 for t in tensors:
@@ -145,6 +178,62 @@ def _global_pool_blocked_lower(node, args, values, out, name):
 
 register("GlobalAveragePoolBlocked", "reduction")(
     (_global_pool_blocked_infer, _global_pool_blocked_lower))
+
+
+def _depthwise_infer(node, infos, constants):
+    n, cb, h, w, b = infos[0].shape
+    kh, kw = infos[1].shape[1:3]
+    _, _, _, size = window(node, [h, w], (kh, kw))
+    return [((n, cb, *size, b), infos[0].dtype)]
+
+
+def _depthwise_lower(node, args, values, out, name):
+    """``out[n, c, y, x, i]``: the window's taps summed in order, each tap one vector of
+    the block's channels times its weights ``Wb[c, a, b, i]`` (:func:`pack_depthwise`);
+    the padding as guards on the tap's row and column."""
+    X, Wb, bias = (list(args) + [None])[:3]
+    _, kh, kw, B = (d.value for d in Wb.shape)
+    H, W = X.shape[2].value, X.shape[3].value
+    (top, left, _, _), (sy, sx), (dy, dx), _ = window(node, [H, W], (kh, kw))
+
+    def value(n, c, y, x, i):
+        total = None
+        for a, b in np.ndindex(kh, kw):
+            row, col = y * sy + a * dy - top, x * sx + b * dx - left
+            read = if_then_else(all_of(row >= 0, row < H, col >= 0, col < W),
+                                X[n, c, row, col, i], 0.0)
+            term = read * Wb[c, a, b, i]
+            total = term if total is None else total + term
+        return total if bias is None else total + bias[c * B + i]
+    return compute(out.shape, value, name=name)
+
+
+register("DepthwiseBlocked", "complex", {k: v for k, v in _CONV_ATTRS.items() if k != "group"},
+         min_inputs=2)((_depthwise_infer, _depthwise_lower))
+
+
+def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4) -> str:
+    """A depthwise convolution on blocked tensors, its epilogue inlined: channel blocks
+    in parallel, rows, ``columns`` columns unrolled around the block's channels
+    vectorized (independent sums to hide the multiply-add latency)."""
+    from ..transform.nn_templates import producers
+
+    for tensor in reversed(producers(out)):
+        s[tensor].compute_inline(check=False)
+    stage = s[out]
+    n, c, y, x, i = out.op.axis
+    fused = stage.fuse(n, c, check=False)
+    width = out.shape[3].value
+    tile = max(d for d in range(1, columns + 1) if width % d == 0)
+    xo, xi = stage.split(x, factor=tile, check=False)
+    io, iv = stage.split(i, factor=lanes, check=False)
+    stage.reorder(fused, y, xo, xi, io, iv, check=False)
+    stage.unroll(xi, check=False)
+    stage.unroll(io, check=False)
+    stage.vectorize(iv, check=False)
+    stage.parallel(fused, check=False)
+    s.check()
+    return "depthwise_blocked"
 
 
 def schedule_blocked_pool(s, out, lanes: int) -> str:

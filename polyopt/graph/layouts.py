@@ -52,7 +52,7 @@ def vectorizes_across_channels(node, x_shape, w_shape, out_shape, lanes: int) ->
         return False
     width = out_shape[-1]
     if r == 1:
-        return width < lanes or strides[0] > 1
+        return True
     return width < lanes or strides[0] > 1 or (width <= WIDE_ROWS and row_tile(width) >= 4)
 
 
@@ -74,28 +74,47 @@ def channel_block(channels: int, lanes: int) -> int | None:
     return next((b for b in (2 * lanes, lanes) if channels % b == 0), None)
 
 
+def padded_channels(channels: int, lanes: int) -> int:
+    """The output channels a blocked convolution computes: ``channels``, or (when no
+    block divides them, and at most a quarter would be zero) the next multiple of
+    ``lanes``: 24 -> 32 (MobileNetV2's 24-channel layers)."""
+    if channel_block(channels, lanes) is not None or channels <= lanes or channels % 8:
+        return channels
+    padded = -(-channels // lanes) * lanes
+    return padded if 4 * (padded - channels) <= padded else channels
+
+
 def pack_conv_weights(g: Graph, *, lanes: int | None = None) -> Graph:
     """Convolutions with constant weights that vectorize across output channels (and
-    whose channels a block divides) become ``ConvPacked`` reading their weights
-    blocked ``[F / b, C, R, S, b]``."""
+    whose channels a block divides, maybe after zero channels are added:
+    :func:`padded_channels`) become ``ConvPacked`` reading their weights blocked
+    ``[F / b, C, R, S, b]``."""
     lanes = lanes or TargetInfo.host().lanes("float32")
     constants = dict(g.constants)
     nodes = []
     changed = False
     for node in g.nodes:
         weight = g.constants.get(node.inputs[1]) if node.op_type == "Conv" else None
-        block = channel_block(weight.shape[0], lanes) if weight is not None else None
-        if block is None or weight.ndim != 4 or not vectorizes_across_channels(
+        if weight is None or weight.ndim != 4:
+            nodes.append(node)
+            continue
+        channels = padded_channels(weight.shape[0], lanes)
+        block = channel_block(channels, lanes)
+        if block is None or not vectorizes_across_channels(
                 node, g.tensors[node.inputs[0]].shape, weight.shape,
                 g.tensors[node.outputs[0]].shape, lanes):
             nodes.append(node)
             continue
         name = f"{node.inputs[1]}_blocked{block}"
+        attrs = dict(node.attrs)
+        if channels != weight.shape[0]:
+            name += f"_of{channels}"
+            attrs["channels"] = int(weight.shape[0])
         if name not in constants:
-            constants[name] = pack_blocked(weight, block)
+            zeros = np.zeros((channels - weight.shape[0], *weight.shape[1:]), weight.dtype)
+            constants[name] = pack_blocked(np.concatenate([weight, zeros]), block)
         nodes.append(OpNode(node.name, "ConvPacked", (node.inputs[0], name,
-                                                     *node.inputs[2:]),
-                            node.outputs, dict(node.attrs)))
+                                                     *node.inputs[2:]), node.outputs, attrs))
         changed = True
     return g.replace(nodes=nodes, constants=constants) if changed else g
 
@@ -113,7 +132,7 @@ def _infer(node, infos, constants):
     _, _, _, size = window(node, list(x.shape[2:4]), (r, s))
     if attr(node, "blocked_output"):
         return [((x.shape[0], blocks, *size, block), x.dtype)]
-    return [((x.shape[0], blocks * block, *size), x.dtype)]
+    return [((x.shape[0], attr(node, "channels") or blocks * block, *size), x.dtype)]
 
 
 def _lower(node, args, values, out, name):
@@ -288,7 +307,8 @@ def _transposed_rows(stage, f, y, x, lanes: int) -> None:
     stage.vectorize(xi, check=False)
 
 
-register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0}, min_inputs=2)(
+register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0},
+         min_inputs=2)(
     (_infer, _lower))
 
 

@@ -80,3 +80,26 @@ def test_a_residual_read_by_an_unblocked_operator_keeps_its_whole_chain_in_nchw(
     g = block_activations(pack_conv_weights(b.build([depthwise]), lanes=16))
     assert all(len(g.tensors[n.outputs[0]].shape) == 4 for n in g.nodes)
     assert block_activations(g) is g
+
+
+@pytest.mark.parametrize("stride, dilation, pads", [(1, 1, [1] * 4), (2, 1, [1] * 4),
+                                                    (1, 2, [2, 1, 2, 3])])
+def test_depthwise_convolutions_between_blocked_ones_are_blocked(stride, dilation, pads):
+    """An inverted residual (1x1 expand, clip, 3x3 depthwise, clip, 1x1 project, add) on
+    13 x 13: the depthwise convolution reads and writes blocked tensors (its weights
+    packed per block of channels), with strides, dilations and uneven padding."""
+    m = ModelBuilder(13)
+    x = m.input("x", (1, 16, 13, 13))
+    zero, six = m.const(np.array(0, np.float32)), m.const(np.array(6, np.float32))
+    wide = m.add("Clip", [m.add("Conv", [x, m.weight(64, 16, 1, 1)]), zero, six])
+    depthwise = m.add("Conv", [wide, m.weight(64, 1, 3, 3), m.const(
+        np.linspace(-1, 1, 64).astype(np.float32))], group=64, strides=[stride] * 2,
+        dilations=[dilation] * 2, pads=pads)
+    narrow = m.add("Conv", [m.add("Clip", [depthwise, zero, six]), m.weight(16, 64, 1, 1)])
+    out = m.add("Relu", [m.add("Add", [narrow, x]) if stride == 1 else narrow])
+    model = m.model([out])
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    assert "depthwise_blocked" in [s.template for s in compiled.steps]
+    feeds = {"x": np.random.default_rng(5).standard_normal((1, 16, 13, 13)).astype(np.float32)}
+    np.testing.assert_allclose(compiled.run(feeds)[out], ort_run(model, feeds)[out],
+                               rtol=1e-4, atol=1e-4)

@@ -21,7 +21,7 @@ def test_packed_convolutions_equal_plain_ones_and_onnxruntime():
                              strides=[2, 2])])                    # strided 3x3, 3 blocks of 16
     b = m.add("Conv", [a, m.weight(32, 48, 1, 1)])                # 1x1 on 7 columns
     c = m.add("Add", [m.add("Conv", [b, m.weight(32, 32, 3, 3)], pads=[1] * 4), b])
-    odd = m.add("Conv", [c, m.weight(24, 32, 3, 3)], pads=[1] * 4)  # 24: no block divides
+    odd = m.add("Conv", [c, m.weight(20, 32, 3, 3)], pads=[1] * 4)  # 20: no block divides
     wide = m.add("Conv", [x, m.weight(16, 12, 3, 3)], pads=[1] * 4)  # 14 columns, stride 1
     model = m.model([odd, wide])
     feeds = {"x": np.random.default_rng(0).standard_normal((1, 12, 14, 14)).astype(np.float32)}
@@ -93,3 +93,23 @@ def test_blocked_convolutions_on_wide_rows_run_row_by_row_and_equal_onnxruntime(
     expected = ort_run(model, feeds)
     for name, value in compiled.run(feeds).items():
         np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-4)
+
+
+def test_channels_that_no_block_divides_are_padded_with_zero_weights():
+    """24 output channels: computed as 32 (8 zero channels) and read back as 24; with a
+    bias and a residual add in NCHW, then read by a blocked convolution."""
+    m = ModelBuilder(9)
+    x = m.input("x", (1, 16, 12, 12))
+    y = m.add("Conv", [x, m.weight(24, 16, 1, 1), m.const(np.arange(24, dtype=np.float32))])
+    z = m.add("Add", [m.add("Conv", [y, m.weight(24, 24, 3, 3)], pads=[1] * 4), y])
+    out = m.add("Relu", [m.add("Conv", [z, m.weight(32, 24, 1, 1)])])
+    model = m.model([out])
+    g = po.graph.optimize(po.graph.from_onnx(model))
+    packed = [n for n in g.nodes if n.op_type == "ConvPacked"]
+    assert [(n.attrs.get("channels"), g.constants[n.inputs[1]].shape[0] *
+             g.constants[n.inputs[1]].shape[4]) for n in packed] == [(24, 32), (24, 32),
+                                                                      (None, 32)]
+    assert po.graph.layouts.padded_channels(20, 16) == 20
+    feeds = {"x": np.random.default_rng(3).standard_normal((1, 16, 12, 12)).astype(np.float32)}
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=2).run(feeds)
+    np.testing.assert_allclose(got[out], ort_run(model, feeds)[out], rtol=1e-4, atol=1e-4)
