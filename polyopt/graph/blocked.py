@@ -213,8 +213,8 @@ register("DepthwiseBlocked", "complex", {k: v for k, v in _CONV_ATTRS.items() if
 
 
 def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4) -> str:
-    """A depthwise convolution on blocked tensors, its epilogue inlined: channel blocks
-    in parallel, rows, ``columns`` columns unrolled around the block's channels
+    """A depthwise convolution on blocked tensors, its epilogue inlined: the rows of
+    every channel block in parallel, ``columns`` columns unrolled around the block's channels
     vectorized (independent sums to hide the multiply-add latency)."""
     from ..transform.nn_templates import producers
 
@@ -222,12 +222,12 @@ def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4) -> str:
         s[tensor].compute_inline(check=False)
     stage = s[out]
     n, c, y, x, i = out.op.axis
-    fused = stage.fuse(n, c, check=False)
+    fused = stage.fuse(stage.fuse(n, c, check=False), y, check=False)  # rows in parallel
     width = out.shape[3].value
     tile = max(d for d in range(1, columns + 1) if width % d == 0)
     xo, xi = stage.split(x, factor=tile, check=False)
     io, iv = stage.split(i, factor=lanes, check=False)
-    stage.reorder(fused, y, xo, xi, io, iv, check=False)
+    stage.reorder(fused, xo, xi, io, iv, check=False)
     stage.unroll(xi, check=False)
     stage.unroll(io, check=False)
     stage.vectorize(iv, check=False)
@@ -237,8 +237,9 @@ def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4) -> str:
 
 
 def schedule_blocked_pool(s, out, lanes: int) -> str:
-    """A pool on blocked tensors: the block's channels vectorized innermost, the
-    channel blocks in parallel (for the global pool, the rows and columns outside)."""
+    """A pool on blocked tensors: the block's channels vectorized innermost, the rows
+    of every channel block in parallel (for the global pool: the channel blocks, with
+    the rows and columns summed outside the vectors)."""
     from ..transform.nn_templates import producers
 
     sums = [t for t in producers(out) if t.op.reduce_axis]
@@ -255,7 +256,7 @@ def schedule_blocked_pool(s, out, lanes: int) -> str:
         return "global_pool_blocked"
     stage = s[out]
     n, c, y, x, i = out.op.axis
-    fused = stage.fuse(n, c, check=False)
+    fused = stage.fuse(stage.fuse(n, c, check=False), y, check=False)  # rows in parallel
     _vector_block(stage, i, lanes)
     stage.parallel(fused, check=False)
     s.check()

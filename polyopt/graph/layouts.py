@@ -224,6 +224,8 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     fo, fi = stage.split(f, factor=block, check=False)
     if per_row or nchw is not out:
         stage.reorder(n, fo, y, fi, x, check=False)
+    if per_row:  # rows of every block in parallel (a layer of 64 channels: 112 rows, not 2)
+        fo = y = stage.fuse(fo, y, check=False)
     s[conv].compute_at(stage, y if per_row else fo, check=False)
     _, _, ly, lx, lf = conv.op.axis
     tile = row_tile(width, columns)
@@ -265,7 +267,9 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
     if conv is out:
         _register_tile(s, out, fi, y, x, width=width, tx=tile, reduce_tile=reduce_tile)
     else:
-        s[conv].compute_at(stage, fb if _sums_in_l1(conv) else y, check=False)
+        if not _sums_in_l1(conv):  # rows of every block in parallel
+            fb = stage.fuse(fb, y, check=False)
+        s[conv].compute_at(stage, fb, check=False)
         _, _, ly, lx, lf = conv.op.axis
         _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
         fo, fv = stage.split(fi, factor=lanes, check=False)
