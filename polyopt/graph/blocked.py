@@ -85,6 +85,25 @@ def block_activations(g: Graph) -> Graph:
     return Graph(nodes, tensors, constants, g.inputs, g.outputs, name=g.name)
 
 
+def plain_pointwise(g: Graph, original: Graph, lanes: int) -> Graph:
+    """``g`` with its blocked 1x1 stride-1 convolutions on rows at least ``lanes`` wide
+    that neither read nor write a blocked tensor back to the ``Conv`` of ``original``
+    (the pointwise template computes them, their epilogue from its register tiles:
+    blocked weights pay only between blocked tensors)."""
+    nodes, constants, changed = [], dict(g.constants), False
+    for node in g.nodes:
+        plain = original.node(node.name) if node.op_type == "ConvPacked" else None
+        if plain is not None and plain.op_type == "Conv" and \
+                original.constants[plain.inputs[1]].shape[2:] == (1, 1) and \
+                list(attr(plain, "strides") or (1, 1)) == [1, 1] and \
+                len(g.tensors[node.inputs[0]].shape) == len(g.tensors[node.outputs[0]].shape) \
+                == 4 and g.tensors[node.outputs[0]].shape[-1] >= lanes:
+            constants[plain.inputs[1]] = original.constants[plain.inputs[1]]
+            node, changed = plain, True
+        nodes.append(node)
+    return g.replace(nodes=nodes, constants=constants) if changed else g
+
+
 def pack_depthwise(weight: np.ndarray, block: int) -> np.ndarray:
     """``W[C, 1, kh, kw]`` -> ``Wb[C / block, kh, kw, block]``: a tap's weights for a
     block of channels are one vector."""

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..target.info import TargetInfo
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
 from .operators import OPS, attr
-from .blocked import block_activations
+from .blocked import block_activations, plain_pointwise
 from .layouts import pack_conv_weights, pack_matmul_weights
 from .quantize import vnni_rewrite
 
@@ -103,7 +104,11 @@ def optimize(g: Graph, *, layouts: bool = True, vnni: bool = True) -> Graph:
     MatMulInteger on the VNNI kernels, :func:`~.quantize.vnni_rewrite`)."""
     g = fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
     g = vnni_rewrite(g) if vnni else g
-    return pack_matmul_weights(block_activations(pack_conv_weights(g))) if layouts else g
+    if not layouts:
+        return g
+    lanes = TargetInfo.host().lanes("float32")
+    blocked = plain_pointwise(block_activations(pack_conv_weights(g, lanes=lanes)), g, lanes)
+    return pack_matmul_weights(blocked)
 
 
 @dataclass
