@@ -35,6 +35,7 @@ from ..transform.templates import matmul_template
 from ..target.info import TargetInfo
 from ..tensorize.templates import int8_conv2d_template, int8_matmul_template
 from .operators import OPS
+from .blocked import schedule_blocked_depthwise, schedule_blocked_pool
 from .layouts import schedule_packed_conv
 from .operators_int8 import INT8_KERNELS
 from .operators_nn import ROW_WISE, rows_and_columns
@@ -132,6 +133,8 @@ def schedule_group(lowered: LoweredGroup, kind: str, nodes: list):
 
 def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
     op_types = [n.op_type for n in nodes]
+    if op_types[0] == "DepthwiseBlocked":
+        return schedule_blocked_depthwise(s, out, TargetInfo.host().lanes(out.dtype))
     if kind == "complex":
         anchor = next((t for t in [*producers(out), out] if t.op.reduce_axis), None)
         if anchor is None:  # a grouped conv written as an explicit sum: elementwise
@@ -179,6 +182,8 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
         vectorize_and_parallelize(s, out, check=False)
         s.check()
         return "injective_chain"
+    if op_types[0] in ("MaxPoolBlocked", "GlobalAveragePoolBlocked"):
+        return schedule_blocked_pool(s, out, TargetInfo.host().lanes(out.dtype))
     if op_types == ["MaxPool"] and not out.op.reduce_axis:  # written out tap by tap
         _unrolled_conv_schedule(s, out)
         return "pool_unrolled"

@@ -271,7 +271,7 @@ def _pool_lower(node, args, values, out, name):
     pads, (sy, sx), (dy, dx), _ = window(node, [H, W], (KH, KW))
     is_max = node.op_type == "MaxPool"
     if is_max and KH * KW <= UNROLLED_TERMS and (dy, dx) == (1, 1) and X.shape[0].value == 1:
-        return _unrolled_max(X, pads, (sy, sx), (KH, KW), out, name)
+        return _separable_max(X, pads, (sy, sx), (KH, KW), out, name)
     padded = pad(X, pads, float("-inf") if is_max else 0.0, f"{name}_pad")
     ry = reduce_axis((0, KH), name="ry")
     rx = reduce_axis((0, KW), name="rx")
@@ -298,26 +298,45 @@ def _pool_lower(node, args, values, out, name):
         count(y, sy, top, KH, H) * count(x, sx, left, KW, W)).astype("float32"), name=name)
 
 
-def _unrolled_max(X, pads, strides, kernel, out, name):
-    """A small max pool (batch 1) written out tap by tap, like a depthwise convolution
-    (no reduction: the graph schedules it per channel with vectorized rows and the
-    padding computed per channel); a stride-2 window reads the input split in even and
-    odd columns (:func:`_pad_split`), so consecutive outputs read consecutive values."""
+def _separable_max(X, pads, strides, kernel, out, name):
+    """A small max pool (batch 1) in two steps: the maximum over the window's rows,
+    ``rows[n, c, y, w]`` for every padded column ``w`` (read from the input with the
+    padding as guards: no padded copy), then over its columns.  With a stride of 2 the
+    row maxima are stored split in even and odd columns (``[n, c, y, parity, w]``, as
+    :func:`_pad_split` does), so consecutive outputs read consecutive values.  Each
+    input is read ``kh`` times and each row maximum ``kw`` times (``kh + kw`` reads per
+    output, not ``kh * kw``); both steps are written out tap by tap (no reduction)."""
     (sy, sx), (kh, kw) = strides, kernel
-    split = sx == 2
+    N, C, H, W = (_value(d) for d in X.shape)
+    top, left, bottom, right = pads
     fill = float("-inf")
-    padded = _pad_split(X, pads, f"{name}_pad", fill) if split else pad(X, pads, fill,
-                                                                        f"{name}_pad")
+    split = sx == 2
 
-    def tap(n, c, y, x, a, b):
-        if split:
-            return padded[n, c, y * sy + a, b % 2, x + b // 2]
-        return padded[n, c, y * sy + a, x * sx + b]
+    def tap(n, c, y, column, a):
+        row = y * sy + a - top
+        inside = all_of(row >= 0, row < H, column >= left, column < W + left)
+        return if_then_else(inside, X[n, c, row, column - left], fill)
+
+    def rows_max(n, c, y, column):
+        result = None
+        for a in range(kh):
+            term = tap(n, c, y, column, a)
+            result = term if result is None else maximum(result, term)
+        return result
+
+    height = _value(out.shape[2])
+    if split:
+        half = -(-(W + left + right) // 2)
+        rows = compute((N, C, height, 2, half),
+                       lambda n, c, y, p, w: rows_max(n, c, y, 2 * w + p), name=f"{name}_rows")
+    else:
+        rows = compute((N, C, height, W + left + right),
+                       lambda n, c, y, w: rows_max(n, c, y, w), name=f"{name}_rows")
 
     def value(n, c, y, x):
         result = None
-        for a, b in np.ndindex(kh, kw):
-            term = tap(n, c, y, x, a, b)
+        for b in range(kw):
+            term = rows[n, c, y, b % 2, x + b // 2] if split else rows[n, c, y, x * sx + b]
             result = term if result is None else maximum(result, term)
         return result
     return compute(out.shape, value, name=name)

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..target.info import TargetInfo
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
 from .operators import OPS, attr
+from .blocked import block_activations, plain_pointwise
 from .layouts import pack_conv_weights, pack_matmul_weights
 from .quantize import vnni_rewrite
 
@@ -97,11 +99,16 @@ def transpose_constant_weights(g: Graph) -> Graph:
 
 def optimize(g: Graph, *, layouts: bool = True, vnni: bool = True) -> Graph:
     """The graph passes before fusion, in order (``layouts``: convolution and matmul
-    weights blocked as their schedule reads them, :mod:`.layouts`; ``vnni``: QLinearConv and
+    weights blocked as their schedule reads them, :mod:`.layouts`, and the activations
+    between blocked convolutions blocked too, :mod:`.blocked`; ``vnni``: QLinearConv and
     MatMulInteger on the VNNI kernels, :func:`~.quantize.vnni_rewrite`)."""
     g = fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
     g = vnni_rewrite(g) if vnni else g
-    return pack_matmul_weights(pack_conv_weights(g)) if layouts else g
+    if not layouts:
+        return g
+    lanes = TargetInfo.host().lanes("float32")
+    blocked = plain_pointwise(block_activations(pack_conv_weights(g, lanes=lanes)), g, lanes)
+    return pack_matmul_weights(blocked)
 
 
 @dataclass

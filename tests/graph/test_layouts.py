@@ -21,7 +21,7 @@ def test_packed_convolutions_equal_plain_ones_and_onnxruntime():
                              strides=[2, 2])])                    # strided 3x3, 3 blocks of 16
     b = m.add("Conv", [a, m.weight(32, 48, 1, 1)])                # 1x1 on 7 columns
     c = m.add("Add", [m.add("Conv", [b, m.weight(32, 32, 3, 3)], pads=[1] * 4), b])
-    odd = m.add("Conv", [c, m.weight(24, 32, 3, 3)], pads=[1] * 4)  # 24: no block divides
+    odd = m.add("Conv", [c, m.weight(20, 32, 3, 3)], pads=[1] * 4)  # 20: no block divides
     wide = m.add("Conv", [x, m.weight(16, 12, 3, 3)], pads=[1] * 4)  # 14 columns, stride 1
     model = m.model([odd, wide])
     feeds = {"x": np.random.default_rng(0).standard_normal((1, 12, 14, 14)).astype(np.float32)}
@@ -72,3 +72,44 @@ def test_pack_panels_round_trips_and_pads_with_zeros():
     assert panels.shape == (3, 3, 32)
     np.testing.assert_array_equal(panels.transpose(1, 0, 2).reshape(3, 96)[:, :70], w)
     assert not panels[2, :, 6:].any()
+
+
+def test_blocked_convolutions_on_wide_rows_run_row_by_row_and_equal_onnxruntime():
+    """Rows of 20 to 56 columns take the blocked template too (stride 1 where a register
+    tile of 4 to 7 columns divides the row); a block whose sums do not fit in L1 is
+    computed row by row, with and without an epilogue."""
+    m = ModelBuilder(7)
+    x = m.input("x", (1, 4, 40, 40))
+    bias = m.const(np.linspace(-1, 1, 32).astype(np.float32))
+    strided = m.add("Conv", [x, m.weight(32, 4, 3, 3)], pads=[1] * 4, strides=[2, 2])
+    wide = m.add("Relu", [m.add("Conv", [x, m.weight(32, 4, 3, 3), bias], pads=[1] * 4)])
+    prime = m.add("Conv", [x, m.weight(16, 4, 3, 3)], pads=[1, 1, 0, 0])  # 39 x 39 columns
+    model = m.model([strided, wide, prime])
+    feeds = {"x": np.random.default_rng(2).standard_normal((1, 4, 40, 40)).astype(np.float32)}
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    types = [n.op_type for n in compiled.graph.nodes]
+    assert types.count("ConvPacked") == 2 and types.count("Conv") == 1, types
+    assert po.graph.layouts.row_tile(40) == 5 and po.graph.layouts.row_tile(39) == 3
+    expected = ort_run(model, feeds)
+    for name, value in compiled.run(feeds).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-4)
+
+
+def test_channels_that_no_block_divides_are_padded_with_zero_weights():
+    """24 output channels: computed as 32 (8 zero channels) and read back as 24; with a
+    bias and a residual add in NCHW, then read by a blocked convolution."""
+    m = ModelBuilder(9)
+    x = m.input("x", (1, 16, 12, 12))
+    y = m.add("Conv", [x, m.weight(24, 16, 1, 1), m.const(np.arange(24, dtype=np.float32))])
+    z = m.add("Add", [m.add("Conv", [y, m.weight(24, 24, 3, 3)], pads=[1] * 4), y])
+    out = m.add("Relu", [m.add("Conv", [z, m.weight(32, 24, 1, 1)])])
+    model = m.model([out])
+    g = po.graph.optimize(po.graph.from_onnx(model))
+    packed = [n for n in g.nodes if n.op_type == "ConvPacked"]
+    assert [(n.attrs.get("channels"), g.constants[n.inputs[1]].shape[0] *
+             g.constants[n.inputs[1]].shape[4]) for n in packed] == [(24, 32), (24, 32),
+                                                                      (None, 32)]
+    assert po.graph.layouts.padded_channels(20, 16) == 20
+    feeds = {"x": np.random.default_rng(3).standard_normal((1, 16, 12, 12)).astype(np.float32)}
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=2).run(feeds)
+    np.testing.assert_allclose(got[out], ort_run(model, feeds)[out], rtol=1e-4, atol=1e-4)

@@ -119,8 +119,12 @@ def test_pooling(op, attrs):
 @pytest.mark.parametrize("attrs", [
     dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),   # stride 2: even/odd
     dict(kernel_shape=[3, 2], strides=[1, 1], pads=[1, 0, 1, 1]),   # uneven padding
+    dict(kernel_shape=[2, 3], strides=[3, 2], pads=[0, 2, 1, 0]),   # row stride 3
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 2, 2]),   # padding at the end
+    dict(kernel_shape=[1, 4], strides=[1, 3]),                      # stride 3, no padding
 ])
-def test_small_max_pool_is_written_out_tap_by_tap(attrs):
+def test_small_max_pool_is_separable_and_exact(attrs):
+    """The row maxima, then the column maxima, equal onnxruntime's pooling exactly."""
     model = single_op("MaxPool", [(1, 5, 12, 17)], **attrs)
     feeds = random_inputs(model)
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
