@@ -165,13 +165,23 @@ def _max_pool_blocked_lower(node, args, values, out, name):
 
     def value(n, c, y, x, i):
         result = None
-        for a, b in np.ndindex(kh, kw):
-            row, col = y * sy + a * dy - top, x * sx + b * dx - left
-            term = if_then_else(all_of(row >= 0, row < H, col >= 0, col < W),
-                                X[n, c, row, col, i], float("-inf"))
+        for _, _, term in _taps(X, (n, c, y, x, i), (kh, kw), (top, left), (sy, sx),
+                                (dy, dx), float("-inf")):
             result = term if result is None else maximum(result, term)
         return result
     return compute(out.shape, value, name=name)
+
+
+def _taps(X, point, kernel, start, stride, dilation, fill):
+    """``(a, b, read)`` for each tap of the window at ``point = (n, c, y, x, i)`` of a
+    blocked tensor ``X``: its element, or ``fill`` where the tap is in the padding."""
+    n, c, y, x, i = point
+    H, W = X.shape[2].value, X.shape[3].value
+    for a, b in np.ndindex(*kernel):
+        row = y * stride[0] + a * dilation[0] - start[0]
+        col = x * stride[1] + b * dilation[1] - start[1]
+        yield a, b, if_then_else(all_of(row >= 0, row < H, col >= 0, col < W),
+                                 X[n, c, row, col, i], fill)
 
 
 register("MaxPoolBlocked", "reduction", {**_POOL_ATTRS, "storage_order": 0})(
@@ -217,10 +227,8 @@ def _depthwise_lower(node, args, values, out, name):
 
     def value(n, c, y, x, i):
         total = None
-        for a, b in np.ndindex(kh, kw):
-            row, col = y * sy + a * dy - top, x * sx + b * dx - left
-            read = if_then_else(all_of(row >= 0, row < H, col >= 0, col < W),
-                                X[n, c, row, col, i], 0.0)
+        for a, b, read in _taps(X, (n, c, y, x, i), (kh, kw), (top, left), (sy, sx),
+                                (dy, dx), 0.0):
             term = read * Wb[c, a, b, i]
             total = term if total is None else total + term
         return total if bias is None else total + bias[c * B + i]

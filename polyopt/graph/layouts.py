@@ -224,7 +224,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
     block = conv.shape[4].value
-    height, width = conv.shape[2].value, conv.shape[3].value
+    width = conv.shape[3].value
     per_row = not _sums_in_l1(conv)
     stage = s[out]
     n, f, y, x = out.op.axis
@@ -290,21 +290,13 @@ def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) 
     """:func:`~polyopt.transform.nn_templates.channel_register_tile`, or for sums over a
     blocked input (reductions ``rb, ri, ry, rx``) its loops ``rb, y, x.outer, ri, ry,
     rx, x.inner, f`` (``x.inner`` unrolled, ``f`` vectorized)."""
-    from ..transform.nn_templates import channel_register_tile
+    from ..transform.nn_templates import channel_register_tile, register_tile_loops
 
     if len(local.op.reduce_axis) == 3:
         channel_register_tile(s, local, f, y, x, width=width, tx=tx, reduce_tile=reduce_tile)
         return
-    stage = s[local]
     rb, ri, ry, rx = local.op.reduce_axis
-    if tx < width:
-        xo, xi = stage.split(x, factor=tx, check=False)
-        stage.reorder(rb, y, xo, ri, ry, rx, xi, f, check=False)
-    else:
-        xi = x
-        stage.reorder(rb, y, ri, ry, rx, xi, f, check=False)
-    stage.unroll(xi, check=False)
-    stage.vectorize(f, check=False)
+    register_tile_loops(s[local], rb, (ri, ry, rx), f, y, x, width=width, tx=tx)
 
 
 def _transposed_rows(stage, f, y, x, lanes: int) -> None:

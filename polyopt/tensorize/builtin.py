@@ -96,9 +96,7 @@ def gemm_u8s8_nchw(channels: int = 4, rows: int = 4, width: int = 28):
     >>> gemm_u8s8_nchw(4, 4, 28).name
     'gemm_u8s8_nchw_4x4x28'
     """
-    for value, what in ((channels, "channels"), (rows, "rows"), (width, "width")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
+    _positive_ints(channels=channels, rows=rows, width=width)
     pixels = rows * width
     if pixels % LANES:
         raise InvalidArgumentError(f"rows * width ({rows} x {width}) must be a multiple of "
@@ -168,10 +166,14 @@ def max_tile_rows(cols: int, info=None) -> int:
     return max(1, accumulator_budget(info) // max(1, cols // LANES))
 
 
-def _check_tile(rows, cols) -> None:
-    for value, what in ((rows, "rows"), (cols, "cols")):
+def _positive_ints(**values) -> None:
+    for what, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidArgumentError(f"{what} must be a positive int, got {value!r}")
+
+
+def _check_tile(rows, cols) -> None:
+    _positive_ints(rows=rows, cols=cols)
     if cols % LANES:
         raise InvalidArgumentError(f"cols must be a multiple of {LANES} (one AVX-512 vector "
                                    f"of 32-bit lanes), got {cols}")

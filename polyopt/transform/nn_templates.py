@@ -610,15 +610,23 @@ def channel_register_tile(s, local: Tensor, f, y, x, *, width: int, tx: int,
     stage = s[local]
     rc, ry, rx = local.op.reduce_axis
     rco, rci = stage.split(rc, factor=reduce_tile, check=False)
+    register_tile_loops(stage, rco, (rci, ry, rx), f, y, x, width=width, tx=tx)
+    return rco
+
+
+def register_tile_loops(stage, outer, inner: tuple, f, y, x, *, width: int, tx: int
+                        ) -> None:
+    """Order ``outer, y, x.outer, *inner, x.inner, f`` (``x.outer`` only when ``tx`` is
+    not the whole row of ``width``), ``x.inner`` unrolled and ``f`` vectorized: a register
+    tile of ``tx`` columns by the vector ``f``, summed over the ``inner`` reductions."""
     if tx < width:
         xo, xi = stage.split(x, factor=tx, check=False)
-        stage.reorder(rco, y, xo, rci, ry, rx, xi, f, check=False)
+        stage.reorder(outer, y, xo, *inner, xi, f, check=False)
     else:
         xi = x
-        stage.reorder(rco, y, rci, ry, rx, xi, f, check=False)
+        stage.reorder(outer, y, *inner, xi, f, check=False)
     stage.unroll(xi, check=False)
     stage.vectorize(f, check=False)
-    return rco
 
 
 def _copy_transposed(s, packed: Tensor, lanes: int) -> None:
