@@ -101,12 +101,8 @@ def gemm_u8s8_nchw(channels: int = 4, rows: int = 4, width: int = 28):
     if pixels % LANES:
         raise InvalidArgumentError(f"rows * width ({rows} x {width}) must be a multiple of "
                                    f"{LANES} (the pixels of whole vectors)")
-    info = TargetInfo.host()
-    if channels * pixels // LANES > accumulator_budget(info):
-        raise InvalidArgumentError(
-            f"a tile of {channels} channels x {pixels} pixels needs "
-            f"{channels * pixels // LANES} accumulator registers; keep <= "
-            f"{accumulator_budget(info)}")
+    _check_accumulators(channels * pixels // LANES, f"a tile of {channels} channels x "
+                        f"{pixels} pixels")
     a = placeholder((rows, width, 4), name="a", dtype="uint8")
     b = placeholder((channels, 4), name="b", dtype="int8")
     t = reduce_axis((0, 4), name="t")
@@ -178,11 +174,18 @@ def _check_tile(rows, cols) -> None:
         raise InvalidArgumentError(f"cols must be a multiple of {LANES} (one AVX-512 vector "
                                    f"of 32-bit lanes), got {cols}")
     info = TargetInfo.host()
-    if rows * cols // LANES > accumulator_budget(info):
+    _check_accumulators(rows * cols // LANES, f"a {rows} x {cols} tile",
+                        f": at most {max_tile_rows(cols, info)} rows of {cols}")
+
+
+def _check_accumulators(count: int, tile: str, hint: str = "") -> None:
+    """Refuse a tile whose ``count`` accumulators do not fit in this CPU's registers."""
+    info = TargetInfo.host()
+    if count > accumulator_budget(info):
         raise InvalidArgumentError(
-            f"a {rows} x {cols} tile needs {rows * cols // LANES} accumulator registers; "
-            f"this CPU has {info.vector_registers} vector registers (keep <= "
-            f"{accumulator_budget(info)}: at most {max_tile_rows(cols, info)} rows of {cols})")
+            f"{tile} needs {count} accumulator registers; this CPU has "
+            f"{info.vector_registers} vector registers (keep <= "
+            f"{accumulator_budget(info)}{hint})")
 
 
 BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8,
