@@ -69,7 +69,7 @@ def write_results(records, command, started, planned) -> bool:
         "",
         f"Command: `{command}`  ",
         f"Commit {_commit()}, {datetime.datetime.now().isoformat(timespec='minutes')}, "
-        f"{platform.python_version()}, 2 worker processes, {TIMEOUT:.0f} s per case, "
+        f"{platform.python_version()}, 2 worker processes, {TIMEOUT:.0f} s of CPU per case, "
         f"{minutes:.1f} min.  ",
         f"Cases: {len(done)} of {planned} planned.  Result: **{'PASS' if passed else 'FAIL'}** "
         f"({len(defects)} defect(s)).",

@@ -49,7 +49,7 @@ def run_limited(compute: Callable[[], str], seconds: float) -> tuple[str, str]:
     try:
         while True:
             if not select.select([read], [], [], POLL_SECONDS)[0]:
-                if time.monotonic() > deadline or _cpu_seconds(pid) > seconds:
+                if time.monotonic() > deadline or cpu_seconds(pid) > seconds:
                     os.kill(pid, signal.SIGKILL)
                     return "timeout", ""
                 continue
@@ -64,16 +64,20 @@ def run_limited(compute: Callable[[], str], seconds: float) -> tuple[str, str]:
     return (status, text) if status in ("ok", "error") else ("error", "the computation died")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """The CPU time process ``pid`` has used; 0 where ``/proc`` cannot tell (then only
-    the wall-time bound applies)."""
+def cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """The CPU time process ``pid`` has used (with ``children``: and its children it
+    waited for); 0 where ``/proc`` cannot tell (then only a wall-time bound applies).
+
+    >>> cpu_seconds(os.getpid()) > 0
+    True
+    """
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rpartition(")")[2].split()
     except OSError:
         return 0.0
-    ticks = int(fields[11]) + int(fields[12])    # utime and stime (fields 14 and 15)
-    return ticks / os.sysconf("SC_CLK_TCK")
+    used = fields[11:15] if children else fields[11:13]  # utime stime (cutime cstime)
+    return sum(int(ticks) for ticks in used) / os.sysconf("SC_CLK_TCK")
 
 
 def _answer(compute: Callable[[], str]) -> tuple[str, str]:

@@ -96,6 +96,11 @@ def family_selftest_hang(rng, script):
     script.run("import time\ntime.sleep(3600)")
 
 
+def family_selftest_spin(rng, script):
+    """A case that never ends and keeps a core busy (tests of the runner only)."""
+    script.run("while True:\n    pass")
+
+
 def families():
     """Family name -> function(rng, script) -> outcome text."""
     from .bad_inputs import family_bad_input
@@ -105,4 +110,4 @@ def families():
             "c-auto": family_c_auto,
             "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
-            "selftest-hang": family_selftest_hang}
+            "selftest-hang": family_selftest_hang, "selftest-spin": family_selftest_spin}

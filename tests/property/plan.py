@@ -15,7 +15,7 @@ FAST = {"te": 10, "te-steps": 30, "te-auto": 10, "kernel-steps": 30, "c-steps": 
 SLOW = {"te": 1500, "te-steps": 3000, "te-auto": 1000, "kernel-steps": 2000, "c-steps": 1000,
         "c-auto": 1500, "handwritten": 1500, "bad-input": 1500}
 SLOW_FIRST_SEED = 100_000
-TIMEOUT = 30.0  # seconds per case
+TIMEOUT = 30.0  # seconds of CPU time per case (pool.WALL_FACTOR times that on the clock)
 
 
 def cases(plan: dict, first_seed: int = 0, scale: float = 1.0) -> list[tuple[str, int]]:

@@ -3,9 +3,11 @@
 :func:`run_cases` starts ``workers`` processes of :mod:`property.worker` and feeds them
 ``(family, seed)`` cases one after another (a fresh process every :data:`RECYCLE`
 cases, so that memory stays bounded).  A worker that dies (a signal, an exit) or
-does not answer within ``timeout`` seconds is killed and restarted; the case in flight
+does not answer within ``timeout`` seconds of its CPU time (or ``WALL_FACTOR`` times as
+long on the clock, for a case that sleeps) is killed and restarted; the case in flight
 gets the outcome ``signal`` or ``timeout`` and the reproducer the worker left in its
-scratch directory.
+scratch directory.  CPU time, so that a loaded machine does not turn slow cases into
+timeouts (two cases of 12 and 23 s of CPU did, at load 6).
 
 >>> records = run_cases([("te", 1)], workers=1)
 >>> records[0]["outcome"]
@@ -26,10 +28,14 @@ import threading
 import time
 from pathlib import Path
 
+from polyopt.transform.time_limit import cpu_seconds
+
 ROOT = Path(__file__).resolve().parents[2]
 OK = ("ok-accepted", "ok-refused")
 STARTUP = 120.0  # seconds a new worker may take to import polyopt
 RECYCLE = 250  # cases per worker process (compiled kernels stay cached in a process)
+WALL_FACTOR = 3  # a case may take this many times its CPU limit on the clock
+POLL = 0.2  # seconds between looks at a worker's CPU time
 
 
 class Worker:
@@ -76,12 +82,24 @@ class Worker:
             self.process.stdin.flush()
         except BrokenPipeError:
             pass
-        started = time.monotonic()
-        line = self._read_line(timeout)
+        line, timed_out = self._answer(timeout)
         if line:
             return json.loads(line)
-        timed_out = time.monotonic() - started >= timeout * 0.99
         return self._lost(family, seed, timeout, timed_out=timed_out)
+
+    def _answer(self, timeout: float) -> tuple[bytes, bool]:
+        """The worker's answer, or ``(b"", timed_out)`` when it used ``timeout``
+        seconds of CPU (or ``WALL_FACTOR`` times that on the clock) or died."""
+        pid = self.process.pid
+        cpu, deadline = cpu_seconds(pid, children=True), time.monotonic() + \
+            timeout * WALL_FACTOR
+        while True:
+            line = self._read_line(POLL)
+            if line or self.process.poll() is not None:
+                return line, False
+            if time.monotonic() > deadline or \
+                    cpu_seconds(pid, children=True) - cpu > timeout:
+                return b"", True
 
     def _lost(self, family, seed, timeout, timed_out):
         """The worker died or hung on this case: kill it, keep its reproducer, restart."""
@@ -91,7 +109,8 @@ class Worker:
         inflight = self.scratch / "inflight.py"
         reproducer = inflight.read_text() if inflight.exists() else ""
         if timed_out:
-            outcome, detail = "timeout", f"no answer within {timeout:.0f} s"
+            outcome, detail = "timeout", (f"no answer within {timeout:.0f} s of CPU time "
+                                          f"({timeout * WALL_FACTOR:.0f} s on the clock)")
         elif code < 0:
             outcome, detail = "signal", f"worker killed by {signal.Signals(-code).name}"
         else:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from property.families import families
-from property.pool import run_cases
+from property.pool import WALL_FACTOR, run_cases
 from property.script import HARNESS, Script
 
 
@@ -26,9 +26,19 @@ def test_a_signal_fails_its_case_and_the_next_case_runs(tmp_path):
 
 
 def test_a_hang_is_a_timeout_with_its_reproducer():
-    record, = run_cases([("selftest-hang", 0)], workers=1, timeout=4)
+    """A case that sleeps uses no CPU: the clock's bound (WALL_FACTOR x) ends it."""
+    record, = run_cases([("selftest-hang", 0)], workers=1, timeout=2)
     assert record["outcome"] == "timeout"
     assert "time.sleep(3600)" in record["reproducer"]
+    assert record["seconds"] >= 2 * WALL_FACTOR
+
+
+def test_a_busy_case_is_stopped_by_its_cpu_time():
+    record, = run_cases([("selftest-spin", 0)], workers=1, timeout=2)
+    assert record["outcome"] == "timeout"
+    assert record["detail"] == (f"no answer within 2 s of CPU time ({2 * WALL_FACTOR} s on "
+                                "the clock)")
+    assert "while True:" in record["reproducer"]
 
 
 @pytest.mark.parametrize("family, seed", [("handwritten", 3), ("bad-input", 84)])
