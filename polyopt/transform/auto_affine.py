@@ -387,7 +387,7 @@ def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None, int,
     result = []
     for stmt_name, row in rows.rows.items():
         stmt = program.statement(stmt_name)
-        schedule = _named_rows(stmt, row)
+        schedule = named_rows(stmt, row)
         step = _step_map(schedule.range().get_space(), level)
         for access in sorted(stmt.accesses, key=lambda a: a.kind != "write"):
             elements = schedule.reverse().apply_range(access.relation)
@@ -397,7 +397,9 @@ def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None, int,
     return result
 
 
-def _named_rows(stmt, row: list) -> isl.Map:
+def named_rows(stmt, row: list) -> isl.Map:
+    """``{ S[i] -> [c0, c1, ...] }`` on ``stmt``'s domain, for its schedule ``row`` (the
+    affine rows of :class:`Rows`)."""
     relation = row_map(stmt, row, [f"c{k}" for k in range(len(row))])
     relation = relation.set_tuple_name(isl.dim_type.in_, stmt.name)
     return relation.intersect_domain(stmt.domain)
@@ -437,7 +439,7 @@ def zero_distance_levels(program, deps, rows: Rows, outer: int) -> set[int]:
     has distance 0: such a loop carries no dependence, whatever the order of the other
     loops of the band (tiles included)."""
     depth = rows.depth
-    maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
+    maps = {name: named_rows(program.statement(name), row) for name, row in rows.rows.items()}
     result = set(range(depth))
     for dep in deps.items:
         if dep.source not in maps or dep.sink not in maps:
@@ -467,7 +469,7 @@ def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int, *,
     no dependence: none has distance 0 at every other band level (and before the band)
     and a non-zero distance at that level.  ``within``: only the dependences between
     instances of one statement count (as when each statement has a loop of its own)."""
-    maps = {name: _named_rows(program.statement(name), row) for name, row in rows.rows.items()}
+    maps = {name: named_rows(program.statement(name), row) for name, row in rows.rows.items()}
     result = set(range(lo, hi))
     for dep in deps.items:
         if dep.source not in maps or dep.sink not in maps or (
@@ -506,7 +508,7 @@ def distributable_order(program, deps, rows: Rows) -> Rows:
                                               for n in names) or loops[-1] != last - 1 \
             or len({rows.rows[n][last] for n in names}) < len(names):
         return rows  # (not one value per statement: it orders only some of them)
-    maps = {n: _named_rows(program.statement(n), rows.rows[n]) for n in names}
+    maps = {n: named_rows(program.statement(n), rows.rows[n]) for n in names}
     before = {n: set() for n in names}
     for dep in deps.items:
         if dep.source == dep.sink or dep.source not in maps or dep.sink not in maps:

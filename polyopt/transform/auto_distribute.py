@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .auto_affine import Rows, strides
+from .auto_affine import Rows
 
 
 def distributed_rows(program, alone_moves: bool = False) -> list[tuple[str, str]] | None:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from .auto_affine import Rows, _named_rows
+from .auto_affine import Rows, named_rows
 
 SLOPES = (1, 2, 3, 4)  # the time slopes tried, smallest first
 STENCIL_TILINGS = ("auto", "diamond", "skewed")  # auto_schedule(stencil_tiling=...)
@@ -189,7 +189,7 @@ def _distances(program, deps, rows: Rows, group: list) -> dict | None:
     for name in group:
         stmt = program.statement(name)
         row = rows.rows[name]
-        maps[name] = _named_rows(stmt, [row[0], _space(row[1])])
+        maps[name] = named_rows(stmt, [row[0], _space(row[1])])
     found: dict = {}
     for dep in deps.items:
         if dep.source not in maps or dep.sink not in maps:
