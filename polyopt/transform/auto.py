@@ -75,7 +75,7 @@ from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
-                          zero_distance_levels)
+                          tileable_run, zero_distance_levels)
 
 _FUSIONS = ("max", "min", "smart")
 
@@ -369,7 +369,7 @@ def _fusion_score(rows: Rows, program) -> tuple[tuple, bool]:
     statement of two or more loops does."""
     counts, perfect = [0] * 9, True
     for group in _sequence_groups(rows, program):
-        run = _tileable_run(rows.subset(group))
+        run = tileable_run(rows.subset(group))
         for name in group:
             dims = len(program.statement(name).dims)
             spans = run is not None and dims == run[1] - run[0]
@@ -397,7 +397,7 @@ def _skew_for_inner_parallel(program, deps, all_rows: Rows, group: list,
     band stays permutable, and the first loop (time) becomes free innermost: a tile then
     runs independent chains side by side instead of one latency-bound chain."""
     rows = all_rows.subset(group)
-    run = _tileable_run(rows)
+    run = tileable_run(rows)
     if run is None or run[1] - run[0] < 3:
         return all_rows
     lo, hi = run
@@ -507,7 +507,7 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     """Tile the first permutable band, order and mark its loops; every step is legal by
     construction (a permutable band; loops marked only at levels where every remaining
     dependence has distance 0) and the whole is checked once at the end."""
-    run = _tileable_run(rows)
+    run = tileable_run(rows)
     axes = [a.name for a in s[owner].axes]
     if run is None:
         report.add("no permutable band of two or more loops: no tiling")
@@ -569,22 +569,6 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
             s[owner].vectorize(inner[-1], check=False)
         parallel = [b for b in inner[:-1] if b in free_names]
         _mark_parallel(s, owner, parallel[:1], [], opts, report)
-
-
-def _tileable_run(rows: Rows) -> tuple[int, int] | None:
-    """The first run of two or more levels of one permutable band with loop values."""
-    levels = [k for k in range(rows.depth) if rows.permutable[k] and not all(
-        isinstance(row[k], int) for row in rows.rows.values())]
-    start = None
-    for k in range(rows.depth + 1):
-        inside = k in levels and (start is None or rows.band[k] == rows.band[start])
-        if start is not None and not inside:
-            if k - start >= 2:
-                return start, k
-            start = None
-        if start is None and k in levels:
-            start = k
-    return None
 
 
 def _stride_score(program, rows: Rows, level: int, tiled: bool = True) -> int:

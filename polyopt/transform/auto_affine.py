@@ -618,3 +618,19 @@ def _largest_params(context: isl.Set, guess: int) -> isl.Set | None:
             top = isl.Val(guess)
         fixed = fixed.fix_val(isl.dim_type.param, k, top)
     return fixed if not fixed.is_empty() else None
+
+
+def tileable_run(rows: Rows) -> tuple[int, int] | None:
+    """The first run of two or more levels of one permutable band with loop values."""
+    levels = [k for k in range(rows.depth) if rows.permutable[k] and not all(
+        isinstance(row[k], int) for row in rows.rows.values())]
+    start = None
+    for k in range(rows.depth + 1):
+        inside = k in levels and (start is None or rows.band[k] == rows.band[start])
+        if start is not None and not inside:
+            if k - start >= 2:
+                return start, k
+            start = None
+        if start is None and k in levels:
+            start = k
+    return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .auto_affine import Rows, zero_distance_levels
+from .auto_affine import Rows, tileable_run, zero_distance_levels
 
 LINES = 4  # lines side by side (see report_lines)
 
@@ -29,11 +29,10 @@ def interleaved_lines(program, deps, rows: Rows, groups: list, report,
     innermost loop carries a dependence while an outer loop ``i`` of every statement
     carries none, ``i`` becomes ``floor(i / block)`` and ``i`` itself a new innermost
     level; ``lines[first statement] = level of i``.  Rows unchanged if no nest has one."""
-    from .auto import _tileable_run
     lines = {}
     for group in groups:
         sub = rows.subset(group)
-        if _tileable_run(sub) is not None:
+        if tileable_run(sub) is not None:
             continue
         loops = [k for k in range(sub.depth)
                  if not all(isinstance(r[k], int) for r in sub.rows.values())]
