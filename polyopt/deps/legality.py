@@ -152,6 +152,9 @@ def _carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int,
         source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
         if source.dim(isl.dim_type.out) != width or sink.dim(isl.dim_type.out) != width:
             continue
+        if not (shares_loop(program, dep.source, stmt, dim)
+                and shares_loop(program, dep.sink, stmt, dim)):
+            continue  # (a constant before ``dim`` differs: never in one iteration of it)
         times = time_pairs(program, dep)
         # exact and cheap first: the pairs apart at ``dim`` with equal times before it
         # (``loop`` is a subset; when ``dep`` involves ``stmt`` the two are equal: its

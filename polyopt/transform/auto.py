@@ -269,10 +269,13 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         separate, _ = isl_schedule(program, s.deps, fusion="min",
                                    max_operations=opts.max_operations,
                                    seconds=opts.scheduler_seconds)
-        if separate is not None and _fusion_score(flatten(separate), program)[0] > score:
+        apart = None if separate is None else _fusion_score(flatten(separate), program)
+        if apart is not None and (apart[0] > score or apart == (score, True)):
             rows, fusion = flatten(separate), (
                 "min (more of the deepest statements make up a tileable band of their own "
-                "than with maximal fusion)")
+                "than with maximal fusion)" if apart[0] > score else "min (as many of the "
+                "deepest statements make up a tileable band of their own as with maximal "
+                "fusion, and every statement of two or more loops does)")
     if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
         order = {st.name: k for k, st in enumerate(program.statements)}
         rows = rows.extended(order)
@@ -511,6 +514,12 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     axes = [a.name for a in s[owner].axes]
     if run is None:
         report.add("no permutable band of two or more loops: no tiling")
+        deepest = max(len(st.dims) for st in s.program.statements)
+        if all(len(s.program.statement(n).dims) < deepest for n in rows.rows):
+            report.add("not parallel: a nest shallower than the kernel's deepest does a "
+                       "small part of its work (deriche's line inits: 20 such nests, each "
+                       "mark costing a check)")
+            return
         free = zero_distance_levels(s.program, s.deps, rows, 0)
         loops = [axes[k] for k in sorted(free) if not all(  # loops, not sequence levels
             isinstance(row[k], int) for row in rows.rows.values())]
@@ -562,9 +571,11 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
             s[owner].vectorize(inner[-1], check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
-    else:
+    else:  # (deriche's row sweeps: no try of an illegal distribution, a check saved)
+        apart = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi,
+                                                        within=True)} if after else set()
         inner, vector = _order_points(s, owner, band, scores, free_names, after, opts,
-                                      report, tiled=False)
+                                      report, tiled=False, apart=apart)
         if vector:
             s[owner].vectorize(inner[-1], check=False)
         parallel = [b for b in inner[:-1] if b in free_names]

@@ -42,6 +42,7 @@ import dataclasses
 
 import islpy as isl
 
+from ..deps.dataflow import flow_accesses
 from ..deps.equivalence import identity_origin, same_values
 from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
@@ -55,12 +56,45 @@ from .rewrite import new_array, new_tensor
 from .rfactor import single_aff, aff_to_expr, bound, minus, nonnegative
 
 
-def expand_scalar(program: Program, scalar: str, dims: int | None = None) -> Program:
-    """``program`` with ``scalar`` replaced by the elements its values are stored to, or
-    with ``dims``, by a new array indexed by the outermost ``dims`` loops of each
-    statement (see the module doc); raises IllegalScheduleError when that changes a
-    value and ScheduleError when ``scalar`` is not a scalar temporary that can be so
-    expanded."""
+def expand_scalar(program: Program, scalar, dims: int | None = None) -> Program:
+    """``program`` with ``scalar`` (a name, or a list of names: all expanded at once,
+    with one check) replaced by the elements its values are stored to, or with
+    ``dims``, by a new array indexed by the outermost ``dims`` loops of each statement
+    (see the module doc); raises IllegalScheduleError when that changes a value and
+    ScheduleError when a scalar is not a scalar temporary that can be so expanded."""
+    names = [scalar] if isinstance(scalar, str) else list(scalar)
+    if not names or not all(isinstance(n, str) for n in names) or len(set(names)) < len(names):
+        raise InvalidArgumentError(f"expand_scalar takes a scalar's name or a list of "
+                                   f"distinct names, got {scalar!r}")
+    original, expanded = program, program
+    retagged = isl.UnionMap.empty(program.context.get_space())
+    private, touched = set(names), set()
+    for name in names:
+        expanded, tags, arrays, rewritten = _expanded_one(expanded, name, dims)
+        retagged, private, touched = retagged.union(tags), private | arrays, touched | rewritten
+    step = (f"s.expand_scalar({_names_text(scalar)}"
+            + (f", dims={dims})" if dims is not None else ")"))
+    same_values(original, expanded,
+                origins={st.name: identity_origin(original, st.name)
+                         for st in original.statements},
+                retagged=retagged, private=frozenset(private), primitive=step)
+    for name in sorted(touched):
+        if _self_copy(expanded.statement(name)):
+            expanded = expanded.with_stages(
+                without_stage(expanded.stages, name),
+                statements=tuple(st for st in expanded.statements if st.name != name))
+    return expanded
+
+
+def _names_text(scalar) -> str:
+    if isinstance(scalar, str):
+        return f'"{scalar}"'
+    return "[" + ", ".join(f'"{n}"' for n in scalar) + "]"
+
+
+def _expanded_one(program: Program, scalar: str, dims: int | None):
+    """``(program with scalar expanded (unchecked), retagged reads, the new or reused
+    temporaries, the statements rewritten)``."""
     array = program.array(scalar)
     if array.shape != () or array.role != "compute":
         raise ScheduleError(f"expand_scalar: '{scalar}' is not a scalar temporary of the "
@@ -83,20 +117,9 @@ def expand_scalar(program: Program, scalar: str, dims: int | None = None) -> Pro
                     home.domain_map().apply_range(access.relation.domain_map().reverse())))
     expanded = program.replace(statements=tuple(rewritten.get(st.name, st)
                                                 for st in program.statements))
-    step = f's.expand_scalar("{scalar}"' + (f", dims={dims})" if dims is not None else ")")
-    same_values(program, expanded,
-                origins={st.name: identity_origin(program, st.name)
-                         for st in program.statements},
-                retagged=retagged, private=frozenset(
-                    {scalar} | {array_of[id(e.tensor)].name for e in elements.values()
-                                if array_of[id(e.tensor)].role == "compute"}),
-                primitive=step)
-    for name in rewritten:
-        if _self_copy(expanded.statement(name)):
-            expanded = expanded.with_stages(
-                without_stage(expanded.stages, name),
-                statements=tuple(st for st in expanded.statements if st.name != name))
-    return expanded
+    temporaries = {array_of[id(e.tensor)].name for e in elements.values()
+                   if array_of[id(e.tensor)].role == "compute"}
+    return expanded, retagged, temporaries, set(rewritten)
 
 
 def _stored_elements(program: Program, users, scalar: str) -> dict[str, TensorRead]:
@@ -111,32 +134,68 @@ def _stored_elements(program: Program, users, scalar: str) -> dict[str, TensorRe
 
 
 def _new_elements(program: Program, users, scalar: str, dims: int):
-    """A new array ``<scalar>_x`` and, per statement, its element: the statement's
-    outermost ``dims`` loops, each minus the lowest value it takes in any of them."""
+    """A new array ``<scalar>_x`` per live range of the scalar (``live_ranges``) and,
+    per statement, its element: the statement's outermost ``dims`` loops, each minus
+    the lowest value it takes in the statements of its live range (deriche's ``ym1``
+    serves a sweep along rows, then one along columns: an array of ``w`` and one of
+    ``h`` elements rather than one of ``max(w, h)``)."""
     if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
         raise InvalidArgumentError(f"expand_scalar: dims must be a positive integer, got "
                                    f"{dims!r}")
     if any(len(st.iter_vars) < dims for st in users):
         raise ScheduleError(f"expand_scalar: a statement using '{scalar}' has fewer than "
                             f"{dims} loops around it")
-    lows, extents = [], []
-    for k in range(dims):  # one offset per dimension, shared by all the statements
-        values = None
-        for stmt in users:
-            line = stmt.domain.project_out(isl.dim_type.set, k + 1, len(stmt.dims) - k - 1) \
-                .project_out(isl.dim_type.set, 0, k).reset_tuple_id()
-            values = line if values is None else values.union(line)
-        values = values.coalesce()
-        low, high = values.dim_min(0).coalesce(), values.dim_max(0).coalesce()
-        lows.append(bound(low, program, True, "expand_scalar"))
-        extent = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
-        expression = bound(extent, program, False, "expand_scalar")
-        extents.append(expression if _never_negative(expression, extent, program)
-                       else nonnegative(expression))
-    tensor = new_tensor(f"{scalar}_x", tuple(extents), program.array(scalar).dtype)
-    program = program.replace(arrays=program.arrays + (new_array(program, tensor),))
-    return program, {st.name: TensorRead(tensor, tuple(
-        minus(st.iter_vars[k], lows[k]) for k in range(dims))) for st in users}
+    elements = {}
+    for group in live_ranges(program, scalar, users):
+        lows, extents = [], []
+        for k in range(dims):  # one offset per dimension, shared by the range's statements
+            values = None
+            for stmt in group:
+                line = stmt.domain.project_out(isl.dim_type.set, k + 1,
+                                               len(stmt.dims) - k - 1) \
+                    .project_out(isl.dim_type.set, 0, k).reset_tuple_id()
+                values = line if values is None else values.union(line)
+            values = values.coalesce()
+            low, high = values.dim_min(0).coalesce(), values.dim_max(0).coalesce()
+            lows.append(bound(low, program, True, "expand_scalar"))
+            extent = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
+            expression = bound(extent, program, False, "expand_scalar")
+            extents.append(expression if _never_negative(expression, extent, program)
+                           else nonnegative(expression))
+        dtype = program.array(scalar).dtype  # the tensor named as its array (a fresh name)
+        tensor = new_tensor(new_array(program, new_tensor(f"{scalar}_x", (), dtype)).name,
+                            tuple(extents), dtype)
+        program = program.replace(arrays=program.arrays + (new_array(program, tensor),))
+        elements.update({st.name: TensorRead(tensor, tuple(
+            minus(st.iter_vars[k], lows[k]) for k in range(dims))) for st in group})
+    return program, elements
+
+
+def live_ranges(program: Program, scalar: str, users) -> list[list]:
+    """``users`` (the statements that read or write ``scalar``) in groups between
+    which no value of the scalar flows (exact dataflow: the last write before each
+    read), in program order; a group's statements may then use a copy of their own."""
+    reads, writes = flow_accesses(program, scalar)
+    schedule = isl.UnionMap.empty(program.context.get_space())
+    for stmt in users:  # the users' rows only (the others touch no element of it)
+        schedule = schedule.union(isl.UnionMap.from_map(program.schedule_of(stmt.name)))
+    info = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
+            .set_schedule_map(schedule.gist_params(program.context)).compute_flow())
+    group_of = {st.name: st.name for st in users}
+
+    def root(name):
+        while group_of[name] != name:
+            name = group_of[name]
+        return name
+    pairs = []
+    info.get_must_dependence().foreach_map(lambda m: pairs.append(
+        (m.get_tuple_name(isl.dim_type.in_), m.get_tuple_name(isl.dim_type.out))))
+    for writer, reader in pairs:
+        group_of[root(writer)] = root(reader)
+    groups = {}
+    for stmt in users:
+        groups.setdefault(root(stmt.name), []).append(stmt)
+    return list(groups.values())
 
 
 def _never_negative(expression, extent: isl.PwAff, program: Program) -> bool:

@@ -314,9 +314,14 @@ class Schedule:
         """``s.expand_scalar("w")``: an in-place kernel's scalar temporary ``w`` kept in
         the array elements its values are stored to, so that it no longer orders every
         loop around it; ``dims=1``: in a new array indexed by each statement's outermost
-        loop (see :mod:`polyopt.transform.scalar_expand`)."""
-        if not isinstance(scalar, str):
-            raise InvalidArgumentError(f"expand_scalar takes the scalar's name, got {scalar!r}")
+        loop (see :mod:`polyopt.transform.scalar_expand`); a list of names: all at once,
+        with one check."""
+        if isinstance(scalar, (list, tuple)) and scalar and \
+                all(isinstance(n, str) for n in scalar):
+            scalar = list(scalar)
+        elif not isinstance(scalar, str):
+            raise InvalidArgumentError(f"expand_scalar takes the scalar's name or a list of "
+                                       f"names, got {scalar!r}")
         kwargs = (("dims", dims),) if dims is not None else ()
         self._step(Step(None, "expand_scalar", (scalar,), kwargs), scalar, check=check,
                    **dict(kwargs))
