@@ -270,12 +270,14 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                                    max_operations=opts.max_operations,
                                    seconds=opts.scheduler_seconds)
         apart = None if separate is None else _fusion_score(flatten(separate), program)
-        if apart is not None and (apart[0] > score or apart == (score, True)):
+        tie = apart == (score, True) and _skewed(rows, reversal=True)
+        if apart is not None and (apart[0] > score or tie):
             rows, fusion = flatten(separate), (
                 "min (more of the deepest statements make up a tileable band of their own "
                 "than with maximal fusion)" if apart[0] > score else "min (as many of the "
                 "deepest statements make up a tileable band of their own as with maximal "
-                "fusion, and every statement of two or more loops does)")
+                "fusion, every statement of two or more loops does, and maximal fusion "
+                "reverses loops)")
     if len(rows.rows) > 1 and not all(isinstance(r[-1], int) for r in rows.rows.values()):
         order = {st.name: k for k, st in enumerate(program.statements)}
         rows = rows.extended(order)
@@ -348,8 +350,10 @@ def _order_for_distribution(program, deps, rows: Rows, groups, report) -> Rows:
     return rows
 
 
-def _skewed(rows: Rows) -> bool:
-    """Whether a level of some statement's row combines two of its loops (``t + i``)."""
+def _skewed(rows: Rows, reversal: bool = False) -> bool:
+    """Whether a level of some statement's row combines two of its loops (``t + i``),
+    or with ``reversal``, also whether one runs a loop backwards (``w - i``: deriche's
+    forward and backward sweeps fused)."""
     for row in rows.rows.values():
         for value in row:
             if isinstance(value, int):
@@ -360,6 +364,9 @@ def _skewed(rows: Rows) -> bool:
                 n = aff.dim(isl.dim_type.in_)
                 if sum(not aff.get_coefficient_val(isl.dim_type.in_, k).is_zero()
                        for k in range(n)) > 1:
+                    return True
+                if reversal and any(aff.get_coefficient_val(isl.dim_type.in_, k).is_neg()
+                                    for k in range(n)):
                     return True
     return False
 

@@ -72,9 +72,11 @@ def scalars_expanded(schedule, notes: list):
                 continue
             for name in group:
                 del failures[name]
-            notes.append(f"scalar{'s' * (len(group) > 1)} {', '.join(group)} expanded into "
-                         f"new arrays indexed by the {depth} loop{'s' * (depth > 1)} around "
-                         "each of their statements, one per live range (no loop is then "
+            loops = f"the {depth} loop{'s' * (depth > 1)} around each of"
+            notes.append(f"scalar {group[0]} expanded into a new array indexed by {loops} "
+                         "its statements (no loop is then ordered by it)" if len(group) == 1
+                         else f"scalars {', '.join(group)} expanded into new arrays indexed "
+                         f"by {loops} their statements, one per live range (no loop is then "
                          "ordered by them)")
     for name, failure in failures.items():
         notes.append(f"scalar {name} not expanded: {failure}")

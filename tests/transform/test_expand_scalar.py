@@ -219,13 +219,96 @@ def test_a_scalar_outside_every_loop_has_no_loop_to_expand_by():
     np.testing.assert_allclose(values["y"][0], values["A"][:6, :6].sum(), rtol=1e-14)
 
 
-def test_loops_of_different_ranges_are_refused_by_name():
-    """deriche's ``ym1`` is used by a sweep over rows (0..w) and one over columns
-    (0..h): one array over both outer loops would need ``max(w, h)`` elements."""
-    s = po.create_schedule(po.from_c(str(POLYBENCH / "deriche.c")))
+SWEEPS = """
+#define W 8
+#define H 8
+void sweeps(int w, int h, double A[W][H], double B[W][H]) {
+  int i, j;
+  double y;
+#pragma scop
+  for (i = 0; i < w; i++) {
+    y = 0.0;
+    for (j = 0; j < h; j++) {
+      y = 0.5 * y + A[i][j];
+      B[i][j] = y;
+    }
+  }
+  for (j = 0; j < h; j++) {
+    %s
+    for (i = 0; i < w; i++) {
+      y = 0.25 * y + B[i][j];
+      A[i][j] = y;
+    }
+  }
+#pragma endscop
+}"""
+
+
+def _sweeps_expected(a, b, w, h, reset=True):
+    a, b = a.copy(), b.copy()
+    for i in range(w):
+        y = 0.0
+        for j in range(h):
+            y = 0.5 * y + a[i, j]
+            b[i, j] = y
+    for j in range(h):
+        y = 0.0 if reset else y
+        for i in range(w):
+            y = 0.25 * y + b[i, j]
+            a[i, j] = y
+    return a, b
+
+
+def test_each_live_range_gets_an_array_of_its_own():
+    """deriche's pattern: ``y`` serves a sweep along rows, then (reset) one along
+    columns: no value flows between them, so each gets its array (``w`` then ``h``
+    elements, not ``max(w, h)``), and the numbers stay the same at odd sizes."""
+    kernel = po.from_c(SWEEPS % "y = 0.0;")
+    s = po.create_schedule(kernel)
+    s.expand_scalar("y", dims=1)
+    shapes = {a.name: [str(e) for e in a.shape] for a in s.program.arrays
+              if a.name.startswith("y_x")}
+    assert shapes == {"y_x": ["w"], "y_x_1": ["h"]}
+    for sizes in ({"w": 5, "h": 7}, {"w": 7, "h": 3}):
+        values = _run(kernel, s, sizes)
+        start = arguments(kernel, sizes, seed=3)
+        a, b = _sweeps_expected(start["A"], start["B"], sizes["w"], sizes["h"])
+        np.testing.assert_array_equal(values["A"], a)
+        np.testing.assert_array_equal(values["B"], b)
+
+
+def test_one_live_range_over_loops_of_different_ranges_is_refused_by_name():
+    """Without the reset, the column sweep starts from the row sweep's last value: one
+    live range over both outer loops would need ``max(w, h)`` elements: refused."""
+    s = po.create_schedule(po.from_c(SWEEPS % ""))
     with pytest.raises(po.ScheduleError, match=r"expand_scalar needs loop bounds that are "
                        r"one affine expression of the sizes; here a bound is .*\(w\).*\(h\)"):
-        s.expand_scalar("ym1", dims=1)
+        s.expand_scalar("y", dims=1)
+
+
+def test_several_scalars_in_one_step_with_one_check():
+    """deriche's ten scalars in one step: the script has one line, the numbers are the
+    default schedule's, bit for bit (small odd sizes)."""
+    kernel = po.from_c(str(POLYBENCH / "deriche.c"), defines={"W": 7, "H": 5})
+    names = ["tm1", "tp1", "tp2", "xm1", "xp1", "xp2", "ym1", "ym2", "yp1", "yp2"]
+    s = po.create_schedule(kernel)
+    s.expand_scalar(names, dims=1)
+    assert s.script() == f"s.expand_scalar({str(names).replace(chr(39), chr(34))}, dims=1)"
+    expected = _run(kernel, po.create_schedule(kernel), {"w": 7, "h": 5})
+    actual = _run(kernel, s, {"w": 7, "h": 5})
+    for name in ("imgOut", "y1", "y2"):
+        np.testing.assert_array_equal(actual[name], expected[name])
+
+
+def test_a_list_is_refused_when_one_of_its_scalars_is():
+    s = po.create_schedule(po.from_c(SWEEPS % "y = 0.0;"))
+    with pytest.raises(po.ScheduleError, match="not a scalar temporary"):
+        s.expand_scalar(["y", "A"], dims=1)
+    with pytest.raises(po.InvalidArgumentError, match="list of names"):
+        s.expand_scalar([], dims=1)
+    with pytest.raises(po.InvalidArgumentError, match="distinct names"):
+        s.expand_scalar(["y", "y"], dims=1)
+    assert s.script() == ""
 
 
 def test_auto_schedule_expands_symms_accumulator_into_a_new_array():
