@@ -148,13 +148,13 @@ def _carried_pairs(program: Program, deps: Dependences, stmt: str, dim: int,
     apart = other_iteration(row.get_space().range(), dim)
     loop = None
     found = []
+    inside = loop_statements(program, stmt, dim)
     for dep in deps:
+        if dep.source not in inside or dep.sink not in inside:
+            continue  # (a constant before ``dim`` differs: never in one iteration of it)
         source, sink = program.schedule_of(dep.source), program.schedule_of(dep.sink)
         if source.dim(isl.dim_type.out) != width or sink.dim(isl.dim_type.out) != width:
             continue
-        if not (shares_loop(program, dep.source, stmt, dim)
-                and shares_loop(program, dep.sink, stmt, dim)):
-            continue  # (a constant before ``dim`` differs: never in one iteration of it)
         times = time_pairs(program, dep)
         # exact and cheap first: the pairs apart at ``dim`` with equal times before it
         # (``loop`` is a subset; when ``dep`` involves ``stmt`` the two are equal: its
@@ -183,6 +183,13 @@ def _loop_pairs(row: isl.Map, dim: int, apart: isl.Map) -> isl.Map:
     width = row.dim(isl.dim_type.out)
     prefixes = row.range().project_out(isl.dim_type.set, dim, width - dim)
     return apart.intersect_domain(prefixes.add_dims(isl.dim_type.set, width - dim))
+
+
+def loop_statements(program: Program, stmt: str, dim: int) -> frozenset[str]:
+    """The statements that run inside the loop at dimension ``dim`` of ``stmt``
+    (:func:`shares_loop`): only their instances can meet in two of its iterations."""
+    return frozenset(st.name for st in program.statements
+                     if shares_loop(program, st.name, stmt, dim))
 
 
 def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:

@@ -24,7 +24,7 @@ import islpy as isl
 from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
 from .dataflow import Dependence, Dependences
-from .legality import carried_pairs, first_point, instance_text, shares_loop
+from .legality import carried_pairs, first_point, instance_text, loop_statements
 
 
 def racing_access(program: Program, stmt: str, dim: int,
@@ -36,8 +36,8 @@ def racing_access(program: Program, stmt: str, dim: int,
 
     The answer is :func:`.legality.carried_pairs` (the one analysis of what a loop
     carries) asked about the memory conflicts instead of the dependences."""
-    inside = {a.array for st in program.statements if shares_loop(program, st.name, stmt, dim)
-              for a in st.accesses}  # (an array no statement in the loop touches: no race)
+    inside = {a.array for name in loop_statements(program, stmt, dim)
+              for a in program.statement(name).accesses}  # (others: no race in the loop)
     for array in program.arrays:
         if array.name in private or array.name not in inside:
             continue
