@@ -188,8 +188,12 @@ def _loop_pairs(row: isl.Map, dim: int, apart: isl.Map) -> isl.Map:
 def loop_statements(program: Program, stmt: str, dim: int) -> frozenset[str]:
     """The statements that run inside the loop at dimension ``dim`` of ``stmt``
     (:func:`shares_loop`): only their instances can meet in two of its iterations."""
-    return frozenset(st.name for st in program.statements
-                     if shares_loop(program, st.name, stmt, dim))
+    return _LOOP_STATEMENTS.get((program.schedule, program.statements, stmt, dim),
+                                lambda: frozenset(st.name for st in program.statements
+                                                  if shares_loop(program, st.name, stmt, dim)))
+
+
+_LOOP_STATEMENTS = IdentityMemo()
 
 
 def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
