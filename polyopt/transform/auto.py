@@ -27,8 +27,9 @@ stage's loops are its band.  Then, on the outermost permutable band:
 - no tiling when one iteration of the outermost loop touches at most half the L2
   cache (``outer_footprint``), and then the source order if isl's schedule skews;
 - first, a kernel's scalar temporaries are kept in the array elements their values
-  are stored to (``expand_scalar``), else in a new array over the loops around all of
-  their statements (when there are two or more), where that is exact;
+  are stored to (``expand_scalar``), else in new arrays over the loops around all of
+  their statements, one per live range (deriche's ``ym1`` serves a row sweep and a
+  column sweep), where that is exact;
 - an input read by a statement of three or more loops along a column of the loop its
   output walks stride-1 (syrk's ``A[j][k]`` into ``C[i][j]``) is read from a transposed
   copy made before the nest (``cache_read(..., layout=)``, ``compute_root``);
