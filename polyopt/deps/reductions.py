@@ -36,12 +36,15 @@ from ..domain.memo import IdentityMemo
 from ..domain.program import Program
 from ..domain.schedule import init_hoisted
 from .dataflow import Dependences
+from .exact_updates import relaxed_updates
 
 _RELAXED = IdentityMemo()
 
 
 def reassociated(program: Program, deps: Dependences) -> Dependences:
-    """``deps`` with the accumulation order of every reduction relaxed (see above)."""
+    """``deps`` with the accumulation order of every reduction relaxed (see above), and
+    that of an in-place kernel's exact updates (:mod:`.exact_updates`)."""
+    deps = relaxed_updates(program, deps)
     groups = _reduction_groups(program)
     if not groups:
         return deps

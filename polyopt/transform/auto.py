@@ -38,7 +38,9 @@ stage's loops are its band.  Then, on the outermost permutable band:
   in a nest of its own, its most stride-1 loop innermost (``auto_distribute``), if
   legal;
 - a nest without a tileable band whose innermost loop carries a recurrence while the
-  loop above it carries none: 4 lines side by side (``auto_lines``).
+  loop above it carries none: 4 lines side by side (``auto_lines``);
+- a table filled by max/min updates of integers, one a reduction (nussinov): its
+  reduction loop above the cell loop, vectorized (``auto_updates``).
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
@@ -72,6 +74,7 @@ from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, S
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices
 from .auto_lines import interleaved_lines, report_lines
+from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
@@ -103,6 +106,7 @@ class AutoOptions:
     transpose_copies: bool = True           # column reads of an input: a transposed copy
     lines: bool = True                      # independent lines of a recurrence side by side
     stencil_tiling: str = "auto"            # auto | diamond | skewed (auto_stencil)
+    exact_updates: bool = True              # max/min updates of a table swept by rows
 
 
 @dataclass
@@ -172,6 +176,8 @@ def auto_schedule(schedule, **options):
     streams = opts.distribute and streams_matrices(schedule.program, report.groups)
     if (report.scalar_band or streams) and opts.tile and opts.tile_sizes is None:
         result = _distributed_instead(schedule, result, report, streams)
+    if schedule.kernel is not None and opts.exact_updates and opts.vectorize:
+        result = update_sweeps(schedule, report) or result
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result

@@ -105,7 +105,7 @@ class KernelReference:
                 a.kind in CONCURRENT_KINDS for st in program.stages for a in st.axes):
             return  # its own dependences hold; only a marked loop could break them
         check_schedule(program, self.dependences(), step, repair=_repair(primitive, program),
-                       marking=marking)
+                       marking=marking, reassociate=True)  # (kernels: exact updates only)
 
 
 Reference = DependenceReference | KernelReference
