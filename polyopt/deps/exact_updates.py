@@ -7,7 +7,9 @@ associative and commutative: integers have no rounding and no NaN, so the update
 one element may run in any order and give the same bits.  (Not for floating point:
 ``a >= b ? a : b`` with a NaN depends on the order of its operands.)  Statements that
 so update one array by the same operation form a group (nussinov's five
-``table[i][j] = max(table[i][j], ...)``).
+``table[i][j] = max(table[i][j], ...)``) when they are the only statements writing it
+and every other read of an element comes after its last update (a partial maximum
+that is read, or a plain write in between, fixes the order: no relaxation then).
 
 For a group, the dependences between two updates of one element are dropped; a
 dependence that goes through the element an update writes is widened to all the
@@ -54,13 +56,35 @@ _RELAXED = IdentityMemo(size=64)
 
 def exact_update_groups(program: Program) -> dict[tuple[str, str], tuple[str, ...]]:
     """``{(array, operation): statements}``: the statements ``T[e] = op(T[e], x)`` of an
-    exact operation (see the module doc), grouped by the array and operation."""
+    exact operation (see the module doc), grouped by the array and operation, when they
+    are the only statements that write the array (a plain write, or an update by
+    another operation, between two updates of an element would fix their order)."""
     groups: dict[tuple[str, str], list[str]] = {}
     for stmt in program.statements:
         operation = _exact_update(program, stmt)
         if operation is not None:
             groups.setdefault((stmt.writes[0].array, operation), []).append(stmt.name)
-    return {key: tuple(names) for key, names in groups.items()}
+    writers = {}
+    for stmt in program.statements:
+        for access in stmt.writes:
+            writers.setdefault(access.array, set()).add(stmt.name)
+    return {key: tuple(names) for key, names in groups.items()
+            if writers[key[0]] == set(names)}
+
+
+def _final_reads_only(program: Program, deps: Dependences, array: str, names) -> bool:
+    """Whether every read of ``array`` but the updates' own (of the element they update)
+    comes after the last update of its element: no anti dependence enters an update
+    from another read (a partial maximum read between two updates fixes their order)."""
+    for dep in deps:
+        if dep.kind != "anti" or dep.array != array or dep.sink not in names:
+            continue
+        if dep.source not in names:
+            return False
+        own = program.statement(dep.source).writes[0].relation
+        if not dep.elements.intersect_domain(dep.relation.domain()).subtract(own).is_empty():
+            return False
+    return True
 
 
 def _exact_update(program: Program, stmt) -> str | None:
@@ -92,10 +116,13 @@ def _exact_update(program: Program, stmt) -> str | None:
 
 def relaxed_updates(program: Program, deps: Dependences) -> Dependences:
     """``deps`` with the order of every exact update group relaxed (see above)."""
-    groups = exact_update_groups(program)
-    if not groups:
-        return deps
-    return _RELAXED.get((deps, program.statements), lambda: _relax(program, deps, groups))
+    return _RELAXED.get((deps, program.statements), lambda: _relaxed(program, deps))
+
+
+def _relaxed(program: Program, deps: Dependences) -> Dependences:
+    groups = {key: names for key, names in exact_update_groups(program).items()
+              if _final_reads_only(program, deps, key[0], names)}
+    return _relax(program, deps, groups) if groups else deps
 
 
 def _relax(program: Program, deps: Dependences, groups: dict) -> Dependences:

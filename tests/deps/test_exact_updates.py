@@ -108,3 +108,34 @@ def test_reordering_integer_max_is_accepted_but_not_a_vectorized_cell():
     np.testing.assert_array_equal(values["m"][:7], expected)
     with pytest.raises(po.IllegalScheduleError, match="vectorized loop"):
         s["S0"].vectorize(s["S0"].axes[-1])
+
+
+RUNNING = """
+#define N 10
+void running(int n, int A[N][N], int m[N], int out[N][N]) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      m[i] = m[i] >= A[i][j] ? m[i] : A[i][j];
+      %s
+    }
+#pragma endscop
+}"""
+
+
+@pytest.mark.parametrize("between, group", [
+    ("out[i][j] = m[i];", {("m", "maximum"): ("S0",)}),   # a partial maximum is read
+    ("m[i] = m[i] - 1;", {}),                             # a plain write in between
+])
+def test_updates_whose_order_is_observed_are_not_relaxed(between, group):
+    """Reading a partial maximum, or writing the element between two updates, fixes
+    the order of the updates: the dependences stay exact and reversing ``j`` is
+    refused."""
+    kernel = po.from_c(RUNNING % between)
+    s = po.create_schedule(kernel)
+    assert exact_update_groups(s.program) == group
+    assert relaxed_updates(s.program, s.deps) is s.deps
+    with pytest.raises(po.IllegalScheduleError):
+        s["S0"].transform("[n] -> { [i, j] -> [i, -j, 0] }")
+        s["S1"].transform("[n] -> { [i, j] -> [i, -j, 1] }")
