@@ -222,11 +222,12 @@ def _depthwise_lower(node, args, values, out, name):
     the block's channels times its weights ``Wb[c, a, b, i]`` (:func:`pack_depthwise`),
     read from ``X`` zero-padded (``{name}_pad[n, c, h, w, i]``, computed per channel
     block: the guards are there and the sums have none, so each tap is one plain vector
-    load) when :func:`padded_per_block`; else with the padding as guards on the tap's
-    row and column.  Measured (one thread): the 7 x 7 layers of MobileNetV2 (960
-    channels) 0.021 ms padded against 0.117 guarded (LLVM made the guarded taps masked
-    loads and gathers), 28 x 28 x 192 0.066 against 0.132; 56 x 56 x 144 0.18-0.21
-    either way; the guarded sums are left where a padded plane would not stay in cache."""
+    load) when :func:`reads_padded`; else with the padding as guards on the tap's row
+    and column.  Measured (one thread, the two kernels alternated in one process): the
+    7 x 7 layers of MobileNetV2 (960 channels) 0.022 ms padded against 0.117 guarded
+    (LLVM made the guarded taps masked loads and gathers), 28 x 28 x 192 0.062 against
+    0.139, 112 x 112 x 32 0.17 against 0.25, 56 x 56 x 144 0.153-0.160 against
+    0.158-0.225."""
     X, Wb, bias = (list(args) + [None])[:3]
     _, kh, kw, B = (d.value for d in Wb.shape)
     N, CB, H, W = (d.value for d in X.shape[:4])
@@ -238,7 +239,7 @@ def _depthwise_lower(node, args, values, out, name):
     def padded_read(n, c, h, w, i):
         return if_then_else(all_of(h >= top, h < H + top, w >= left, w < W + left),
                             X[n, c, h - top, w - left, i], 0.0)
-    if padded_per_block(CB, rows * columns * B * np.dtype(X.dtype).itemsize, (sy, sx)):
+    if reads_padded((sy, sx)):
         padded = compute((N, CB, rows, columns, B), padded_read, name=f"{name}_pad")
 
         def tap(n, c, y, x, i, a, b):
@@ -256,14 +257,12 @@ def _depthwise_lower(node, args, values, out, name):
     return compute(out.shape, value, name=name)
 
 
-def padded_per_block(blocks: int, plane_bytes: int, strides=(1, 1)) -> bool:
-    """Whether a blocked depthwise convolution reads its input zero-padded per channel
-    block (stride 1, at least four blocks to share among threads, and a padded plane of
-    at most four L1 caches: 28 x 28 x 32 channels), rather than with guards on every
-    tap.  (With stride 2 the copy is four times the output: MobileNetV2's 28 -> 14
-    layer took 0.046 ms padded, 0.022 guarded.)"""
-    return tuple(strides) == (1, 1) and blocks >= 4 and \
-        plane_bytes <= 4 * TargetInfo.host().l1_bytes
+def reads_padded(strides) -> bool:
+    """Whether a blocked depthwise convolution reads its input zero-padded rather than
+    with guards on every tap: with stride 1.  (With stride 2 the padded copy is four
+    times the output, and the guarded sums were faster: 0.114 against 0.215 ms for a
+    112 x 112 x 96 input, 0.020 against 0.032 for 28 x 28 x 192.)"""
+    return tuple(strides) == (1, 1)
 
 
 register("DepthwiseBlocked", "complex", {k: v for k, v in _CONV_ATTRS.items() if k != "group"},
@@ -271,13 +270,13 @@ register("DepthwiseBlocked", "complex", {k: v for k, v in _CONV_ATTRS.items() if
 
 
 def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 8,
-                               guarded_columns: int = 4) -> str:
+                               guarded_columns: int = 4, parallel_blocks: int = 4) -> str:
     """A depthwise convolution on blocked tensors, its epilogue inlined: ``columns``
     columns unrolled around the block's channels vectorized (independent sums to hide
-    the multiply-add latency): over the zero-padded input (``*_pad``) computed per
-    channel block, the blocks in parallel; or (guarded taps, ``guarded_columns``
-    columns) the rows of every block in parallel; as the lowering chose
-    (:func:`padded_per_block`)."""
+    the multiply-add latency) over the zero-padded input (``*_pad``) computed per
+    channel block; the blocks in parallel when there are ``parallel_blocks`` or more,
+    else the rows of each block.  With guarded taps (:func:`reads_padded`):
+    ``guarded_columns`` columns, the rows of every block in parallel."""
     from ..transform.nn_templates import producers
 
     padded = next((t for t in producers(out) if t.name.endswith("_pad")), None)
@@ -286,6 +285,7 @@ def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 8,
             s[tensor].compute_inline(check=False)
     stage = s[out]
     n, c, y, x, i = out.op.axis
+    blocks = out.shape[1].value
     fused = stage.fuse(n, c, check=False)
     if padded is None:  # rows in parallel
         fused = stage.fuse(fused, y, check=False)
@@ -298,10 +298,10 @@ def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 8,
     stage.unroll(xi, check=False)
     stage.unroll(io, check=False)
     stage.vectorize(iv, check=False)
-    stage.parallel(fused, check=False)
     if padded is not None:
         s[padded].compute_at(stage, fused, check=False)
         _vector_block(s[padded], padded.op.axis[-1], lanes)
+    stage.parallel(fused if padded is None or blocks >= parallel_blocks else y, check=False)
     s.check()
     return "depthwise_blocked"
 
