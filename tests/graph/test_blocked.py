@@ -114,3 +114,32 @@ def test_depthwise_convolutions_between_blocked_ones_are_blocked(channels, strid
     feeds = {"x": np.random.default_rng(5).standard_normal((1, 16, 13, 13)).astype(np.float32)}
     np.testing.assert_allclose(compiled.run(feeds)[out], ort_run(model, feeds)[out],
                                rtol=1e-4, atol=1e-4)
+
+
+def test_blocked_convolutions_with_epilogues_equal_onnxruntime_on_odd_rows():
+    """Blocked convolutions whose epilogue (bias, ReLU, clip, residual add) takes each
+    register tile of sums as it is computed: rows of 21 columns (tiles of 7), 13 (one
+    column) and 9 (after a stride), 1x1 and 3x3 kernels, blocked input and output."""
+    m = ModelBuilder(17)
+    x = m.input("x", (1, 16, 21, 21))
+
+    def conv(t, f, c, k, stride=1):
+        return m.add("Conv", [t, m.weight(f, c, k, k), m.const(
+            np.linspace(-0.5, 0.5, f).astype(np.float32))], pads=[k // 2] * 4,
+            strides=[stride] * 2)
+    zero, six = m.const(np.array(0, np.float32)), m.const(np.array(6, np.float32))
+    wide = m.add("Relu", [conv(x, 64, 16, 1)])
+    block = m.add("Relu", [m.add("Add", [conv(wide, 64, 64, 3), wide])])          # 21 x 21
+    odd = m.add("Clip", [conv(block, 64, 64, 3, stride=2), zero, six])  # 11 x 11
+    small = m.add("Relu", [conv(odd, 32, 64, 3, stride=1)])
+    narrow = m.add("Clip", [conv(m.add("MaxPool", [small], kernel_shape=[3, 3],
+                                       strides=[1, 1]), 64, 32, 1), zero, six])  # 9 x 9
+    out = m.add("GlobalAveragePool", [narrow])
+    model = m.model([out])
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    blocked = [s for s in compiled.steps if s.template == "conv2d_blocked"]
+    assert len(blocked) == 5
+    assert all(len(compiled.graph.tensors[s.group.output].shape) == 5 for s in blocked)
+    feeds = {"x": np.random.default_rng(8).standard_normal((1, 16, 21, 21)).astype(np.float32)}
+    np.testing.assert_allclose(compiled.run(feeds)[out], ort_run(model, feeds)[out],
+                               rtol=1e-4, atol=1e-4)
