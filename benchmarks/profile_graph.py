@@ -1,6 +1,9 @@
 """Per-operator time of one model: polyopt's fused groups beside onnxruntime's nodes.
 
-Run: ``python benchmarks/profile_graph.py mobilenet_v2 [--threads 1] [--repeat 20]``.
+Run: ``python benchmarks/profile_graph.py mobilenet_v2 [--threads 1] [--repeat 20]``
+(``--cpu-time``: only the end-to-end latency of both, as process CPU time on one
+thread, medians of alternating blocks: steadier than the clock on a loaded machine,
+where the clock also counts the time the process waits for a core).
 Prints one line per polyopt group in execution order: its time, the time of the
 onnxruntime nodes that hold the same ONNX operators (matched by node name; onnxruntime
 keeps a fused node's first name), their ratio and the group's output shape, then the
@@ -15,6 +18,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -57,6 +61,24 @@ def ort_node_times(model, threads: int, feeds: dict, repeat: int) -> dict[str, f
     return {name: statistics.median(times[-repeat:]) for name, times in samples.items()}
 
 
+def cpu_time_latency(compiled, model, feeds: dict, blocks: int = 12, runs: int = 5):
+    """Median process CPU time per run (ms) of polyopt and onnxruntime on one thread,
+    in alternating blocks of ``runs`` runs."""
+    session = ort_session(model, 1)
+    names = [o.name for o in session.get_outputs()]
+    calls = [lambda: compiled.run(feeds), lambda: session.run(names, feeds)]
+    samples: list[list[float]] = [[], []]
+    for call in calls:
+        call()
+    for _ in range(blocks):
+        for k, call in enumerate(calls):
+            for _ in range(runs):
+                start = time.process_time()
+                call()
+                samples[k].append(time.process_time() - start)
+    return [1e3 * statistics.median(s) for s in samples]
+
+
 def main() -> int:
     import argparse
 
@@ -64,10 +86,18 @@ def main() -> int:
     parser.add_argument("model", help="a model of bench_graph.py (mobilenet_v2, resnet18, ...)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="end-to-end CPU time of both on one thread, no profile")
     opts = parser.parse_args()
     model = bench_graph.models(False)[opts.model]
     feeds = random_inputs(model)
-    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=opts.threads)
+    compiled = po.graph.compile(po.graph.from_onnx(model),
+                                num_threads=1 if opts.cpu_time else opts.threads)
+    if opts.cpu_time:
+        ours, theirs = cpu_time_latency(compiled, model, feeds)
+        print(f"{opts.model}, 1 thread, CPU time: polyopt {ours:.3f} ms, onnxruntime "
+              f"{theirs:.3f} ms, {theirs / ours:.3f}x (load {os.getloadavg()[0]:.1f})")
+        return 0
     ours = {r["group"]: r for r in compiled.profile(feeds, repeat=opts.repeat)}
     theirs = ort_node_times(model, opts.threads, feeds, opts.repeat)
     total_ours = total_theirs = 0.0
