@@ -29,7 +29,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..te.tensor import all_of, compute, if_then_else, maximum, reduce_axis, reduce_sum
-from ..target.info import TargetInfo
 from .ir import Graph, OpNode, TensorInfo
 from .operators import attr, register
 from .operators_nn import _CONV_ATTRS, _POOL_ATTRS, _pool_infer, window
@@ -274,10 +273,10 @@ def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4,
     """A depthwise convolution on blocked tensors, its epilogue inlined: the largest
     divisor of the row up to ``columns`` columns unrolled around the block's channels
     vectorized (independent sums to hide the multiply-add latency), over the
-    zero-padded input (``*_pad``) computed per channel block; the blocks in parallel when there are ``parallel_blocks`` or more,
-    else the rows of each block.  With guarded taps (:func:`reads_padded`): the rows
-    of every block in parallel.  (Up to 4 columns: MobileNetV2 took 7.13 ms, 7.36
-    with 8, measured in one process.)"""
+    zero-padded input (``*_pad``) computed per channel block; the blocks in parallel
+    when there are ``parallel_blocks`` or more, else the rows of each block.  With
+    guarded taps (:func:`reads_padded`): the rows of every block in parallel.  (Up to
+    4 columns: MobileNetV2 took 7.13 ms, 7.36 with 8, measured in one process.)"""
     from ..transform.nn_templates import producers
 
     padded = next((t for t in producers(out) if t.name.endswith("_pad")), None)
