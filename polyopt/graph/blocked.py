@@ -218,47 +218,89 @@ def _depthwise_infer(node, infos, constants):
 
 def _depthwise_lower(node, args, values, out, name):
     """``out[n, c, y, x, i]``: the window's taps summed in order, each tap one vector of
-    the block's channels times its weights ``Wb[c, a, b, i]`` (:func:`pack_depthwise`);
-    the padding as guards on the tap's row and column."""
+    the block's channels times its weights ``Wb[c, a, b, i]`` (:func:`pack_depthwise`),
+    read from ``X`` zero-padded (``{name}_pad[n, c, h, w, i]``, computed per channel
+    block: the guards are there and the sums have none, so each tap is one plain vector
+    load) when :func:`reads_padded`; else with the padding as guards on the tap's row
+    and column.  Measured (one thread, the two kernels alternated in one process): the
+    7 x 7 layers of MobileNetV2 (960 channels) 0.022 ms padded against 0.117 guarded
+    (LLVM made the guarded taps masked loads and gathers), 28 x 28 x 192 0.062 against
+    0.139, 112 x 112 x 32 0.17 against 0.25, 56 x 56 x 144 0.153-0.160 against
+    0.158-0.225."""
     X, Wb, bias = (list(args) + [None])[:3]
     _, kh, kw, B = (d.value for d in Wb.shape)
-    H, W = X.shape[2].value, X.shape[3].value
+    N, CB, H, W = (d.value for d in X.shape[:4])
     (top, left, _, _), (sy, sx), (dy, dx), _ = window(node, [H, W], (kh, kw))
+    height, width = out.shape[2], out.shape[3]
+    rows = (height - 1) * sy + (kh - 1) * dy + 1
+    columns = (width - 1) * sx + (kw - 1) * dx + 1
+
+    def padded_read(n, c, h, w, i):
+        return if_then_else(all_of(h >= top, h < H + top, w >= left, w < W + left),
+                            X[n, c, h - top, w - left, i], 0.0)
+    if reads_padded((sy, sx)):
+        padded = compute((N, CB, rows, columns, B), padded_read, name=f"{name}_pad")
+
+        def tap(n, c, y, x, i, a, b):
+            return padded[n, c, y * sy + a * dy, x * sx + b * dx, i]
+    else:
+        def tap(n, c, y, x, i, a, b):
+            return padded_read(n, c, y * sy + a * dy, x * sx + b * dx, i)
 
     def value(n, c, y, x, i):
         total = None
-        for a, b, read in _taps(X, (n, c, y, x, i), (kh, kw), (top, left), (sy, sx),
-                                (dy, dx), 0.0):
-            term = read * Wb[c, a, b, i]
+        for a, b in np.ndindex(kh, kw):
+            term = tap(n, c, y, x, i, a, b) * Wb[c, a, b, i]
             total = term if total is None else total + term
         return total if bias is None else total + bias[c * B + i]
     return compute(out.shape, value, name=name)
+
+
+def reads_padded(strides) -> bool:
+    """Whether a blocked depthwise convolution reads its input zero-padded rather than
+    with guards on every tap: with stride 1.  (With stride 2 the padded copy is four
+    times the output, and the guarded sums were faster: 0.114 against 0.215 ms for a
+    112 x 112 x 96 input, 0.020 against 0.032 for 28 x 28 x 192.)"""
+    return tuple(strides) == (1, 1)
 
 
 register("DepthwiseBlocked", "complex", {k: v for k, v in _CONV_ATTRS.items() if k != "group"},
          min_inputs=2)((_depthwise_infer, _depthwise_lower))
 
 
-def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4) -> str:
-    """A depthwise convolution on blocked tensors, its epilogue inlined: the rows of
-    every channel block in parallel, ``columns`` columns unrolled around the block's channels
-    vectorized (independent sums to hide the multiply-add latency)."""
+def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4,
+                               parallel_blocks: int = 4) -> str:
+    """A depthwise convolution on blocked tensors, its epilogue inlined: the largest
+    divisor of the row up to ``columns`` columns unrolled around the block's channels
+    vectorized (independent sums to hide the multiply-add latency), over the
+    zero-padded input (``*_pad``) computed per channel block; the blocks in parallel
+    when there are ``parallel_blocks`` or more, else the rows of each block.  With
+    guarded taps (:func:`reads_padded`): the rows of every block in parallel.  (Up to
+    4 columns: MobileNetV2 took 7.13 ms, 7.36 with 8, measured in one process.)"""
     from ..transform.nn_templates import producers
 
+    padded = next((t for t in producers(out) if t.name.endswith("_pad")), None)
     for tensor in reversed(producers(out)):
-        s[tensor].compute_inline(check=False)
+        if tensor is not padded:
+            s[tensor].compute_inline(check=False)
     stage = s[out]
     n, c, y, x, i = out.op.axis
-    fused = stage.fuse(stage.fuse(n, c, check=False), y, check=False)  # rows in parallel
+    blocks = out.shape[1].value
+    fused = stage.fuse(n, c, check=False)
+    if padded is None:  # rows in parallel
+        fused = stage.fuse(fused, y, check=False)
     width = out.shape[3].value
     tile = max(d for d in range(1, columns + 1) if width % d == 0)
     xo, xi = stage.split(x, factor=tile, check=False)
     io, iv = stage.split(i, factor=lanes, check=False)
-    stage.reorder(fused, xo, xi, io, iv, check=False)
+    stage.reorder(fused, *([y] if padded is not None else []), xo, xi, io, iv, check=False)
     stage.unroll(xi, check=False)
     stage.unroll(io, check=False)
     stage.vectorize(iv, check=False)
-    stage.parallel(fused, check=False)
+    if padded is not None:
+        s[padded].compute_at(stage, fused, check=False)
+        _vector_block(s[padded], padded.op.axis[-1], lanes)
+    stage.parallel(fused if padded is None or blocks >= parallel_blocks else y, check=False)
     s.check()
     return "depthwise_blocked"
 

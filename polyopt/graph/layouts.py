@@ -257,10 +257,15 @@ def _sums_in_l1(conv) -> bool:
 
 def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
                              lanes: int) -> None:
-    """``out[n, F / b, y, x, b]`` (blocked, :mod:`.blocked`; its epilogue inlined): per
-    block of output channels (in parallel), the sums at the block or at each row (as
-    :func:`schedule_packed_conv` does), then the epilogue over the row's ``x, b`` with
-    ``b`` vectorized: no transposed copy."""
+    """``out[n, F / b, y, x, b]`` (blocked, :mod:`.blocked`; its epilogue inlined): the
+    rows of every block of output channels in parallel; per tile of ``columns`` columns,
+    the tile's sums over all input channels and taps (``x.inner`` unrolled, ``b``
+    vectorized: a register tile), then the epilogue over the tile, so the sums go from
+    the registers through the epilogue to memory once (sums of a block or a row in a
+    buffer read again by the epilogue were 3-20% slower, measured in one process, one
+    thread: 0.51 against 0.41 ms for MobileNetV2's 16 -> 96 expansion on 112 x 112,
+    0.143 against 0.137 for 960 -> 160 on 7 x 7, 2.21 against 2.16 for a 3x3 64 -> 64
+    on 56 x 56).  No transposed copy.  Without an epilogue, the sums are ``out``."""
     from ..transform.nn_templates import producers
 
     upstream = {id(t) for t in producers(conv)} | {id(conv)}
@@ -273,15 +278,20 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
     n, fb, y, x, fi = out.op.axis
     if conv is out:
         _register_tile(s, out, fi, y, x, width=width, tx=tile, reduce_tile=reduce_tile)
-    else:
-        if not _sums_in_l1(conv):  # rows of every block in parallel
-            fb = stage.fuse(fb, y, check=False)
-        s[conv].compute_at(stage, fb, check=False)
-        _, _, ly, lx, lf = conv.op.axis
-        _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
+    else:  # the sums of a tile of columns at the epilogue's tile, then the epilogue
+        fb = stage.fuse(fb, y, check=False)  # rows of every block in parallel
+        xo, xi = stage.split(x, factor=tile, check=False) if tile < width else (None, x)
         fo, fv = stage.split(fi, factor=lanes, check=False)
+        stage.reorder(fb, *([xo] if xo is not None else []), xi, fo, fv, check=False)
+        stage.unroll(xi, check=False)
         stage.unroll(fo, check=False)
         stage.vectorize(fv, check=False)
+        local = s[conv]
+        local.compute_at(stage, xo if xo is not None else fb, check=False)
+        *outer, lx, lf = conv.op.axis
+        local.reorder(*outer, *conv.op.reduce_axis, lx, lf, check=False)
+        local.unroll(lx, check=False)
+        local.vectorize(lf, check=False)
     stage.parallel(fb, check=False)
     s.check()
 

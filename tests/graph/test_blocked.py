@@ -11,6 +11,8 @@ pytest.importorskip("onnxruntime")
 import polyopt as po  # noqa: E402
 from polyopt.graph.blocked import block_activations  # noqa: E402
 from polyopt.graph.layouts import pack_conv_weights  # noqa: E402
+from polyopt.graph.lowering import lower_group  # noqa: E402
+from polyopt.transform.nn_templates import producers  # noqa: E402
 from testlib.onnx_models import ModelBuilder, ort_run  # noqa: E402
 
 
@@ -82,24 +84,62 @@ def test_a_residual_read_by_an_unblocked_operator_keeps_its_whole_chain_in_nchw(
     assert block_activations(g) is g
 
 
-@pytest.mark.parametrize("stride, dilation, pads", [(1, 1, [1] * 4), (2, 1, [1] * 4),
-                                                    (1, 2, [2, 1, 2, 3])])
-def test_depthwise_convolutions_between_blocked_ones_are_blocked(stride, dilation, pads):
+@pytest.mark.parametrize("channels, stride, dilation, pads", [
+    (64, 1, 1, [1] * 4), (64, 2, 1, [1] * 4), (64, 1, 2, [2, 1, 2, 3]),
+    (128, 1, 2, [2, 1, 2, 3]), (128, 2, 1, [0, 1, 1, 0])])
+def test_depthwise_convolutions_between_blocked_ones_are_blocked(channels, stride, dilation,
+                                                                 pads):
     """An inverted residual (1x1 expand, clip, 3x3 depthwise, clip, 1x1 project, add) on
     13 x 13: the depthwise convolution reads and writes blocked tensors (its weights
-    packed per block of channels), with strides, dilations and uneven padding."""
+    packed per block of channels), with strides, dilations and uneven padding; with
+    four blocks or more and stride 1 it reads a zero-padded copy of its input (no
+    guards in its sums; with fewer than four blocks, the rows of a block in parallel),
+    with stride 2 guards every tap."""
     m = ModelBuilder(13)
     x = m.input("x", (1, 16, 13, 13))
     zero, six = m.const(np.array(0, np.float32)), m.const(np.array(6, np.float32))
-    wide = m.add("Clip", [m.add("Conv", [x, m.weight(64, 16, 1, 1)]), zero, six])
-    depthwise = m.add("Conv", [wide, m.weight(64, 1, 3, 3), m.const(
-        np.linspace(-1, 1, 64).astype(np.float32))], group=64, strides=[stride] * 2,
-        dilations=[dilation] * 2, pads=pads)
-    narrow = m.add("Conv", [m.add("Clip", [depthwise, zero, six]), m.weight(16, 64, 1, 1)])
+    wide = m.add("Clip", [m.add("Conv", [x, m.weight(channels, 16, 1, 1)]), zero, six])
+    depthwise = m.add("Conv", [wide, m.weight(channels, 1, 3, 3), m.const(
+        np.linspace(-1, 1, channels).astype(np.float32))], group=channels,
+        strides=[stride] * 2, dilations=[dilation] * 2, pads=pads)
+    narrow = m.add("Conv", [m.add("Clip", [depthwise, zero, six]),
+                            m.weight(16, channels, 1, 1)])
     out = m.add("Relu", [m.add("Add", [narrow, x]) if stride == 1 else narrow])
     model = m.model([out])
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
-    assert "depthwise_blocked" in [s.template for s in compiled.steps]
+    [step] = [s for s in compiled.steps if s.template == "depthwise_blocked"]
+    lowered = lower_group(compiled.graph, step.group.nodes, step.group.output)
+    padded = any(t.name.endswith("_pad") for t in producers(lowered.output))
+    assert padded == (stride == 1)
     feeds = {"x": np.random.default_rng(5).standard_normal((1, 16, 13, 13)).astype(np.float32)}
+    np.testing.assert_allclose(compiled.run(feeds)[out], ort_run(model, feeds)[out],
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_blocked_convolutions_with_epilogues_equal_onnxruntime_on_odd_rows():
+    """Blocked convolutions whose epilogue (bias, ReLU, clip, residual add) takes each
+    register tile of sums as it is computed: rows of 21 columns (tiles of 7), 13 (one
+    column) and 9 (after a stride), 1x1 and 3x3 kernels, blocked input and output."""
+    m = ModelBuilder(17)
+    x = m.input("x", (1, 16, 21, 21))
+
+    def conv(t, f, c, k, stride=1):
+        return m.add("Conv", [t, m.weight(f, c, k, k), m.const(
+            np.linspace(-0.5, 0.5, f).astype(np.float32))], pads=[k // 2] * 4,
+            strides=[stride] * 2)
+    zero, six = m.const(np.array(0, np.float32)), m.const(np.array(6, np.float32))
+    wide = m.add("Relu", [conv(x, 64, 16, 1)])
+    block = m.add("Relu", [m.add("Add", [conv(wide, 64, 64, 3), wide])])          # 21 x 21
+    odd = m.add("Clip", [conv(block, 64, 64, 3, stride=2), zero, six])  # 11 x 11
+    small = m.add("Relu", [conv(odd, 32, 64, 3, stride=1)])
+    narrow = m.add("Clip", [conv(m.add("MaxPool", [small], kernel_shape=[3, 3],
+                                       strides=[1, 1]), 64, 32, 1), zero, six])  # 9 x 9
+    out = m.add("GlobalAveragePool", [narrow])
+    model = m.model([out])
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
+    blocked = [s for s in compiled.steps if s.template == "conv2d_blocked"]
+    assert len(blocked) == 5
+    assert all(len(compiled.graph.tensors[s.group.output].shape) == 5 for s in blocked)
+    feeds = {"x": np.random.default_rng(8).standard_normal((1, 16, 21, 21)).astype(np.float32)}
     np.testing.assert_allclose(compiled.run(feeds)[out], ort_run(model, feeds)[out],
                                rtol=1e-4, atol=1e-4)
