@@ -59,8 +59,8 @@ def separate_full_tiles(node: Node, pending: tuple = ()) -> Node:
     versions = pending + (((node.var, tuple(tests)),) if tests else ())
     if versions:
         full = body
-        for var, _ in versions:
-            full = _specialize(full, var, _loop_vars(full) if var != node.var else inner)
+        for var, _ in versions:  # (the loops inside each test's loop, as collected)
+            full = _specialize(full, var, inner if var == node.var else inner | {node.var})
         condition = None
         for _, group in versions:
             for test in group:
