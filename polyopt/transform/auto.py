@@ -102,6 +102,8 @@ class AutoOptions:
     transpose_copies: bool = True           # column reads of an input: a transposed copy
     lines: bool = True                      # independent lines of a recurrence side by side
     stencil_tiling: str = "auto"            # auto | diamond | skewed (auto_stencil)
+    stream_untiled: bool = True             # a band using each matrix element once:
+                                            # untiled (auto_distribute.touched_once)
 
 
 @dataclass
@@ -540,7 +542,8 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
     def scores_of(tiled: bool) -> dict:
         return {axes[k]: _stride_score(s.program, rows, k, tiled) for k in range(lo, hi)}
 
-    once = opts.tile and opts.tile_sizes is None and touched_once(s.program, rows, lo, hi)
+    once = opts.tile and opts.stream_untiled and opts.tile_sizes is None and touched_once(
+        s.program, rows, lo, hi)
     if once:  # only when tiles would not vectorize it either (ludcmp: 5x gcc tiled, 1.2x
         # not; elementwise passes: no gain measured)
         alone = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi)}

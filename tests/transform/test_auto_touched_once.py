@@ -86,3 +86,10 @@ def test_kept_tiles_when_only_tiles_vectorize():
     s = po.auto_schedule(kernel, cache_bytes=64)
     assert UNTILED not in str(s.auto_report)
     _same_numbers(kernel, s, {"n": 13})
+
+
+def test_stream_untiled_false_keeps_the_tiles():
+    kernel = _kernel("gemver", N=11)
+    s = po.auto_schedule(kernel, cache_bytes=64, stream_untiled=False)
+    assert UNTILED not in str(s.auto_report) and "tiled loops" in str(s.auto_report)
+    _same_numbers(kernel, s, {"n": 11})
