@@ -72,7 +72,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
-from .auto_distribute import streams_matrices
+from .auto_distribute import streams_matrices, touched_once
 from .auto_lines import interleaved_lines, report_lines
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
@@ -107,6 +107,8 @@ class AutoOptions:
     lines: bool = True                      # independent lines of a recurrence side by side
     stencil_tiling: str = "auto"            # auto | diamond | skewed (auto_stencil)
     exact_updates: bool = True              # max/min updates of a table swept by rows
+    stream_untiled: bool = True             # a band using each matrix element once:
+                                            # untiled (auto_distribute.touched_once)
 
 
 @dataclass
@@ -560,8 +562,20 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
                    "are not in it and no band loop is free, so its tiles would run in "
                    "wavefronts for little reuse")
         report.scalar_band = True
-    tiled = opts.tile and not sweeps and not shallow
-    scores = {axes[k]: _stride_score(s.program, rows, k, tiled) for k in range(lo, hi)}
+    def scores_of(tiled: bool) -> dict:
+        return {axes[k]: _stride_score(s.program, rows, k, tiled) for k in range(lo, hi)}
+
+    once = opts.tile and opts.stream_untiled and opts.tile_sizes is None and touched_once(
+        s.program, rows, lo, hi)
+    if once:  # only when tiles would not vectorize it either (ludcmp: 5x gcc tiled, 1.2x
+        # not; elementwise passes: no gain measured)
+        alone = {axes[k] for k in innermost_free_levels(s.program, s.deps, rows, lo, hi)}
+        once = not _vectorizes(band, scores_of(True), free_names | alone)
+    if once:
+        report.add(f"band {', '.join(band)} not tiled: each matrix element is used once "
+                   "along its loops, and one of them walks every matrix along its rows")
+    tiled = opts.tile and not sweeps and not shallow and not once
+    scores = scores_of(tiled)
     if tiled:
         sizes = _tile_sizes(s, owner, rows, run, opts)
         if not free_names and opts.tile_sizes is None:
@@ -590,10 +604,18 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
                                                         within=True)} if after else set()
         inner, vector = _order_points(s, owner, band, scores, free_names, after, opts,
                                       report, tiled=False, apart=apart)
+        report.scalar_band = report.scalar_band or (once and not vector)
         if vector:
             s[owner].vectorize(inner[-1], check=False)
         parallel = [b for b in inner[:-1] if b in free_names]
         _mark_parallel(s, owner, parallel[:1], [], opts, report)
+
+
+def _vectorizes(loops: list[str], scores: dict, free: set) -> bool:
+    """Whether the loop :func:`_order_points` puts innermost is vectorized (its first
+    choice: free of dependences, then the best stride-1 score)."""
+    best = min(loops, key=lambda n: (n not in free, -scores[n], -loops.index(n)))
+    return best in free and scores[best] > 0
 
 
 def _stride_score(program, rows: Rows, level: int, tiled: bool = True) -> int:

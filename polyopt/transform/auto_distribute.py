@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .auto_affine import Rows
+from .auto_affine import Rows, strides
 
 
 def distributed_rows(program, alone_moves: bool = False) -> list[tuple[str, str]] | None:
@@ -114,3 +114,27 @@ def streams_matrices(program, groups: list) -> bool:
     if not depths or max(depths.values()) != 2:
         return False
     return all(sum(depths.get(name) == 2 for name in group) <= 1 for group in groups)
+
+
+def touched_once(program, rows: Rows, lo: int, hi: int) -> bool:
+    """Whether tiling the band ``lo..hi`` of ``rows`` buys nothing for the matrices:
+    each statement of the band reads or writes each element of an array of two or more
+    dimensions at most once (its accesses are injective), and along one band loop
+    every such access steps by one element (that loop innermost streams every matrix
+    along its rows).  Vectors are left out: they fit the cache whole.  gemver's fused
+    passes, tiled 32 x 256, ran in wavefronts; untiled, they stream ``A``.  A
+    stencil's time loop, a product's reduction loop and a column sweep (no stride-1
+    loop for all) keep their tiles."""
+    matrices = False
+    for name in rows.rows:
+        stmt = program.statement(name)
+        for access in stmt.accesses:
+            if program.array(access.array).ndim < 2:
+                continue
+            matrices = True
+            if not access.relation.intersect_domain(stmt.domain).is_injective():
+                return False
+    if not matrices:
+        return False
+    return any(all(step == 1 for _, step, _, dims in strides(program, rows, level)
+                   if dims >= 2) for level in range(lo, hi))
