@@ -126,7 +126,8 @@ def _packed_projection(rows: int, cols: int, inner: int, panel: int, num_threads
     return build_group(lowered, s, num_threads=num_threads, cache=cache, request=request)
 
 
-def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None):
+def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
+               parallel: bool = False):
     """The LSTM recurrence as a scheduled ``po.scan``: ``(schedule, [P, RT, h0, c0, H, C])``
     where ``P`` ``[seq, batch, 4 hidden]`` holds the input projections with the biases,
     ``RT`` ``[hidden, 4 hidden]`` the recurrent weights transposed, and ``H``, ``C``
@@ -163,6 +164,8 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None):
     outer, inner = s[G].split(j, factor=min(block, gates))
     s[G].reorder(b, outer, k, inner)
     s[G].vectorize(inner)
+    if parallel:
+        s[G].parallel(outer)
     for tensor in (cell, h_next, c_next):
         s[tensor].vectorize(tensor.op.axis[2])
     return s, [P, RT, h0, c0, H, C]
