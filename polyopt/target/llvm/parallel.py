@@ -120,8 +120,7 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int,
                       min_work: int | None = None) -> None:
     """Emit ``region``'s loop as a parallel loop on the thread pool (on its caller alone
     below ``min_work``, see :func:`runs_on_threads`)."""
-    if not runs_on_threads(region, min_work):
-        num_threads = 1  # polyopt_parallel calls the outlined function directly
+    on_threads = runs_on_threads(region, min_work)
     loop = region.loop
     bound = upper_bound(loop)
     b = emitter.builder
@@ -131,9 +130,9 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int,
         hi = b.sub(hi, ir.Constant(I64, 1))
     captured = _captures(emitter)
     threads = b.call(_declare(emitter.module, "polyopt_threads", I32, [I32]),
-                     [ir.Constant(I32, num_threads)])
+                     [ir.Constant(I32, num_threads)]) if on_threads else ir.Constant(I32, 1)
     trips = _trips(b, loop, lo, hi)
-    size = _piece_size(b, trips, threads)
+    size = _piece_size(b, trips, threads) if on_threads else trips  # alone: one piece
     struct = ir.LiteralStructType([I64, I64, I64, I64] + [v.type for _, v in captured])
     with b.goto_entry_block():
         slot = b.alloca(struct, name="region.data")
@@ -143,6 +142,9 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int,
         b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, index)],
                              source_etype=struct))
     outlined = _outline(emitter, region, struct, captured)
+    if not on_threads:  # the caller takes every piece
+        b.call(outlined, [slot])
+        return
     run = _declare(emitter.module, "polyopt_parallel", ir.VoidType(),
                    [REGION_FN, ir.PointerType(), I32])
     b.call(run, [outlined, slot, threads])

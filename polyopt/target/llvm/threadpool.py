@@ -14,14 +14,20 @@ closed and sleeps again.
   ``OMP_NUM_THREADS``, else the online CPUs.  Workers are created on first need and live
   as long as the process (after a ``fork``, the child makes its own).
 - Waiting: an idle worker spins a little (none with ``OMP_WAIT_POLICY=PASSIVE``,
-  ``POLYOPT_SPIN`` pause instructions if set, else 20,000) and then sleeps on a futex;
-  the caller spins only while a worker it let in is still running its last chunk.
+  ``POLYOPT_SPIN`` pause instructions if set, else 20,000) and then sleeps on a futex.
 - Sessions: between ``polyopt_session_begin()`` and ``polyopt_session_end()`` (a kernel
   that runs several parallel loops per call, a model's run: :func:`parallel_session`)
   the workers are woken once and wait for the next loop spinning, whatever the wait
   policy; they sleep again when the last session ends.  Without a session a short
   kernel's second loop would start before a worker woken for its first is awake (about
   50 us on this machine kind under ``PASSIVE``).
+- Draining: the caller, done with the pieces, waits for the workers still running
+  theirs: it spins ``POLYOPT_DRAIN_SPIN`` pauses (default :data:`DRAIN_SPIN`), then
+  sleeps on a futex that the last worker to leave wakes.  On a loaded machine a worker
+  may lose its core while it runs its last piece: a caller spinning on the other core
+  kept that core busy while the worker waited for its own (multi-millisecond stalls
+  were measured); a sleeping caller leaves its core idle, and the kernel moves the
+  waiting worker there.
 - A region started while the pool is busy (a parallel loop called from a worker, or
   from two Python threads at once) runs on its caller alone.
 
@@ -48,6 +54,7 @@ REGION_FN = ir.FunctionType(ir.VoidType(), [PTR]).as_pointer()  # prints as ptr
 ENTRY_POINTS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
                 "polyopt_session_end")
 DEFAULT_SPIN = 20_000
+DRAIN_SPIN = 4_000  # pauses (about 20 ns each here) the caller spins before it sleeps
 # the futex system call's number, and its operations on a process-private word
 FUTEX_SYSCALL = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98, "riscv64": 98}
 FUTEX_WAIT, FUTEX_WAKE = 128, 129
@@ -163,6 +170,9 @@ class _Runtime:
         self.spin = self._global("spin", I32, -1)
         self.default_threads = self._global("default_threads", I32)
         self.sessions = self._global("sessions", I32)  # open sessions: workers stay awake
+        self.drain_futex = self._global("drain_futex", I32)  # the caller sleeps on it
+        self.caller_waits = self._global("caller_waits", I32)  # the caller sleeps: wake it
+        self.drain_spin = self._global("drain_spin", I32, -1)
         machine = platform.machine().lower()
         self.futex_call = FUTEX_SYSCALL.get(machine)
         self.x86 = machine in ("x86_64", "amd64")
@@ -270,15 +280,38 @@ class _Runtime:
             self._string("PASSIVE"), PTR)]), ir.Constant(I32, 0))
         passive_lower = b.icmp_signed("==", b.call(self.strcmp, [safe, b.bitcast(
             self._string("passive"), PTR)]), ir.Constant(I32, 0))
-        spin_text = b.call(self.getenv, [b.bitcast(self._string("POLYOPT_SPIN"), PTR)])
-        has_spin = b.icmp_unsigned("!=", spin_text, ir.Constant(PTR, None))
-        spin_value = b.call(self.atoi, [b.select(has_spin, spin_text,
-                                                 b.bitcast(self._string("0"), PTR))])
-        chosen = b.select(has_spin, spin_value, ir.Constant(I32, DEFAULT_SPIN))
+        chosen = self._env_count(b, "POLYOPT_SPIN", DEFAULT_SPIN)
         chosen = b.select(b.or_(passive, passive_lower), ir.Constant(I32, 0), chosen)
         chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
                           ir.Constant(I32, 0), chosen)
         self._store(b, chosen, self.spin, "monotonic")
+        b.branch(done)
+        b.position_at_end(done)
+        limit = b.phi(I32)
+        limit.add_incoming(known, start)
+        limit.add_incoming(chosen, read)
+        return limit
+
+    def _env_count(self, b, name: str, default: int):
+        """The environment variable ``name`` as an i32, ``default`` when it is unset."""
+        text = b.call(self.getenv, [b.bitcast(self._string(name), PTR)])
+        has = b.icmp_unsigned("!=", text, ir.Constant(PTR, None))
+        value = b.call(self.atoi, [b.select(has, text, b.bitcast(self._string("0"), PTR))])
+        return b.select(has, value, ir.Constant(I32, default))
+
+    def _drain_limit(self, b):
+        """The pauses the caller spins before it sleeps: ``POLYOPT_DRAIN_SPIN``, else
+        :data:`DRAIN_SPIN` (read once)."""
+        known = self._load(b, self.drain_spin, I32, "monotonic")
+        fn = b.function
+        read, done = fn.append_basic_block("drain.read"), fn.append_basic_block("drain.known")
+        start = b.block
+        b.cbranch(b.icmp_signed("<", known, ir.Constant(I32, 0)), read, done)
+        b.position_at_end(read)
+        chosen = self._env_count(b, "POLYOPT_DRAIN_SPIN", DRAIN_SPIN)
+        chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
+                          ir.Constant(I32, 0), chosen)
+        self._store(b, chosen, self.drain_spin, "monotonic")
         b.branch(done)
         b.position_at_end(done)
         limit = b.phi(I32)
@@ -370,9 +403,21 @@ class _Runtime:
         body.type = REGION_FN  # what llvmlite needs to call through it
         data = self._load(b, self.data, PTR, "monotonic")
         b.call(body, [data])
-        b.atomic_rmw("sub", self.state, ir.Constant(I64, 1), "release")
+        before = b.atomic_rmw("sub", self.state, ir.Constant(I64, 1), "seq_cst")
+        last = b.icmp_unsigned("==", b.and_(before, ir.Constant(I64, ACTIVE)),
+                               ir.Constant(I64, 1))
+        with b.if_then(b.and_(last, b.icmp_signed(
+                "!=", self._load(b, self.caller_waits, I32), ir.Constant(I32, 0)))):
+            b.atomic_rmw("add", self.drain_futex, ir.Constant(I32, 1), "seq_cst")
+            self._wake(b, self.drain_futex, ir.Constant(I32, 1))
         b.branch(blocks["wait"])
         self.worker_fn = fn
+
+    def _wake(self, b, word, count):
+        """Wake up to ``count`` (i32) threads sleeping on the futex ``word``."""
+        if self.futex_call is not None:
+            b.call(self.syscall, [ir.Constant(I64, self.futex_call), word,
+                                  ir.Constant(I32, FUTEX_WAKE), count])
 
     # --- polyopt_parallel --------------------------------------------------------
     def _parallel(self):
@@ -440,17 +485,38 @@ class _Runtime:
                                       ir.Constant(I32, FUTEX_WAKE), wanted])
         b.call(body, [data])  # the caller's share
         b.atomic_rmw("or", self.state, ir.Constant(I64, CLOSED), "seq_cst")
+        with b.goto_entry_block():
+            spins = b.alloca(I32)
+        b.store(ir.Constant(I32, 0), spins)
+        drain_limit = self._drain_limit(b)
         b.branch(blocks["drain"])
 
         b.position_at_end(blocks["drain"])  # wait for the workers inside to leave
         inside = b.and_(self._load(b, self.state, I64, "acquire"), ir.Constant(I64, ACTIVE))
-        spin = fn.append_basic_block("spin")
+        spin, doze, sleep = (fn.append_basic_block(n) for n in ("spin", "doze", "sleep"))
         b.cbranch(b.icmp_unsigned("==", inside, ir.Constant(I64, 0)), blocks["drained"], spin)
         b.position_at_end(spin)
+        count = b.load(spins, typ=I32)
+        b.cbranch(b.icmp_signed("<", count, drain_limit), doze, sleep)
+        b.position_at_end(doze)
         self._relax(b)
+        b.store(b.add(count, ir.Constant(I32, 1)), spins)
+        b.branch(blocks["drain"])
+        b.position_at_end(sleep)  # announce the sleep, look again, sleep
+        seen = self._load(b, self.drain_futex, I32)
+        self._store(b, ir.Constant(I32, 1), self.caller_waits)
+        still = b.and_(self._load(b, self.state, I64), ir.Constant(I64, ACTIVE))
+        with b.if_then(b.icmp_unsigned("!=", still, ir.Constant(I64, 0))):
+            if self.futex_call is None:
+                b.call(self.usleep, [ir.Constant(I32, 20)])
+            else:
+                b.call(self.syscall, [ir.Constant(I64, self.futex_call), self.drain_futex,
+                                      ir.Constant(I32, FUTEX_WAIT), seen,
+                                      ir.Constant(PTR, None)])
         b.branch(blocks["drain"])
 
         b.position_at_end(blocks["drained"])
+        self._store(b, ir.Constant(I32, 0), self.caller_waits)
         self._store(b, ir.Constant(I32, 0), self.busy, "release")
         b.ret_void()
 
