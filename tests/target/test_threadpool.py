@@ -107,9 +107,13 @@ PROBE = textwrap.dedent("""
         time.sleep(0.05)
         if sys.argv[1] == "session":  # awake (spinning) in a session, asleep after it
             with parallel_session(2):
+                f(a, b)  # the region wakes the worker, which then waits spinning
                 inside = spun()
             time.sleep(0.05)
             print(f"{inside} {spun()}")
+        elif sys.argv[1] == "lazy":  # a session without a region wakes nobody
+            with parallel_session(2):
+                print(spun())
         else:
             print(spun())
 """)
@@ -131,8 +135,19 @@ def test_idle_workers_sleep_when_the_wait_policy_is_passive():
 
 
 def test_workers_stay_awake_in_a_session_and_sleep_after_it():
-    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE")
+    # (a session's spin made longer than the half second measured)
+    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE",
+                           POLYOPT_SESSION_SPIN="2000000000")
     assert inside >= 10 and after <= 1  # ticks of 10 ms over half a second each
+
+
+def test_workers_in_a_session_sleep_after_their_spin():
+    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE", POLYOPT_SESSION_SPIN="0")
+    assert inside <= 1 and after <= 1
+
+
+def test_a_session_without_a_parallel_loop_wakes_no_worker():
+    assert _probe("lazy", OMP_WAIT_POLICY="PASSIVE")[0] <= 1
 
 
 def _two_loops(threads):

@@ -17,10 +17,13 @@ closed and sleeps again.
   ``POLYOPT_SPIN`` pause instructions if set, else 20,000) and then sleeps on a futex.
 - Sessions: between ``polyopt_session_begin()`` and ``polyopt_session_end()`` (a kernel
   that runs several parallel loops per call, a model's run: :func:`parallel_session`)
-  the workers are woken once and wait for the next loop spinning, whatever the wait
-  policy; they sleep again when the last session ends.  Without a session a short
-  kernel's second loop would start before a worker woken for its first is awake (about
-  50 us on this machine kind under ``PASSIVE``).
+  a worker woken by a region waits for the next one spinning, whatever the wait
+  policy, up to ``POLYOPT_SESSION_SPIN`` pauses (default :data:`SESSION_SPIN`, about
+  1 ms), then sleeps.  Without a session a short kernel's second loop would start
+  before a worker woken for its first is awake (about 50 us on this machine kind under
+  ``PASSIVE``).  A session wakes nobody itself: in a model whose kernels run on one
+  thread (an LSTM's), workers spinning through the run took CPU time from the caller
+  on a loaded machine (its latencies' mean twice their median).
 - Draining: the caller, done with the pieces, waits for the workers still running
   theirs: it spins ``POLYOPT_DRAIN_SPIN`` pauses (default :data:`DRAIN_SPIN`), then
   sleeps on a futex that the last worker to leave wakes.  On a loaded machine a worker
@@ -55,6 +58,7 @@ ENTRY_POINTS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
                 "polyopt_session_end")
 DEFAULT_SPIN = 20_000
 DRAIN_SPIN = 4_000  # pauses (about 20 ns each here) the caller spins before it sleeps
+SESSION_SPIN = 50_000  # pauses a worker spins for the next region in a session
 # the futex system call's number, and its operations on a process-private word
 FUTEX_SYSCALL = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98, "riscv64": 98}
 FUTEX_WAIT, FUTEX_WAKE = 128, 129
@@ -108,9 +112,10 @@ def pool_threads(requested: int = 0) -> int:
 
 @contextlib.contextmanager
 def parallel_session(threads: int = 0):
-    """Keep the pool's workers awake across the parallel loops run inside: woken once at
-    the start, they wait for each next loop spinning instead of sleeping (see the module
-    doc); nothing happens when the loops run on ``pool_threads(threads) == 1`` thread.
+    """Keep the pool's workers awake across the parallel loops run inside: woken by the
+    first, they wait for each next loop spinning (a while) instead of sleeping (see the
+    module doc); nothing happens when the loops run on ``pool_threads(threads) == 1``
+    thread.
 
     >>> with parallel_session(2):
     ...     pass
@@ -173,6 +178,7 @@ class _Runtime:
         self.drain_futex = self._global("drain_futex", I32)  # the caller sleeps on it
         self.caller_waits = self._global("caller_waits", I32)  # the caller sleeps: wake it
         self.drain_spin = self._global("drain_spin", I32, -1)
+        self.session_spin = self._global("session_spin", I32, -1)
         machine = platform.machine().lower()
         self.futex_call = FUTEX_SYSCALL.get(machine)
         self.x86 = machine in ("x86_64", "amd64")
@@ -299,19 +305,19 @@ class _Runtime:
         value = b.call(self.atoi, [b.select(has, text, b.bitcast(self._string("0"), PTR))])
         return b.select(has, value, ir.Constant(I32, default))
 
-    def _drain_limit(self, b):
-        """The pauses the caller spins before it sleeps: ``POLYOPT_DRAIN_SPIN``, else
-        :data:`DRAIN_SPIN` (read once)."""
-        known = self._load(b, self.drain_spin, I32, "monotonic")
+    def _count_once(self, b, var, name: str, default: int):
+        """The environment variable ``name`` (a count of pauses, at least 0; ``default``
+        when unset), read once into the global ``var`` (-1: not read yet)."""
+        known = self._load(b, var, I32, "monotonic")
         fn = b.function
-        read, done = fn.append_basic_block("drain.read"), fn.append_basic_block("drain.known")
+        read, done = fn.append_basic_block(f"{name}.read"), fn.append_basic_block(name)
         start = b.block
         b.cbranch(b.icmp_signed("<", known, ir.Constant(I32, 0)), read, done)
         b.position_at_end(read)
-        chosen = self._env_count(b, "POLYOPT_DRAIN_SPIN", DRAIN_SPIN)
+        chosen = self._env_count(b, name, default)
         chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
                           ir.Constant(I32, 0), chosen)
-        self._store(b, chosen, self.drain_spin, "monotonic")
+        self._store(b, chosen, var, "monotonic")
         b.branch(done)
         b.position_at_end(done)
         limit = b.phi(I32)
@@ -341,6 +347,8 @@ class _Runtime:
         spins_slot = b.alloca(I32)
         b.store(b.ptrtoint(fn.args[0], I64), seen_slot)
         limit = self._spin_limit(b)
+        session_limit = self._count_once(b, self.session_spin, "POLYOPT_SESSION_SPIN",
+                                         SESSION_SPIN)
         b.branch(blocks["wait"])
 
         b.position_at_end(blocks["wait"])
@@ -355,7 +363,7 @@ class _Runtime:
 
         b.position_at_end(blocks["spinning"])
         spins = b.load(spins_slot, typ=I32)
-        in_session = self._in_session(b)
+        in_session = b.and_(self._in_session(b), b.icmp_signed("<", spins, session_limit))
         b.cbranch(b.or_(b.icmp_signed("<", spins, limit), in_session), blocks["doze"],
                   blocks["asleep"])
         b.position_at_end(blocks["doze"])
@@ -366,8 +374,7 @@ class _Runtime:
         b.position_at_end(blocks["asleep"])  # announce the sleep, look again, sleep
         b.atomic_rmw("add", self.sleepers, ir.Constant(I32, 1), "seq_cst")
         again = b.lshr(self._load(b, self.state, I64), ir.Constant(I64, 32))
-        with b.if_then(b.and_(b.icmp_unsigned("==", again, seen),
-                              b.not_(self._in_session(b)))):
+        with b.if_then(b.icmp_unsigned("==", again, seen)):
             self._sleep(b, seen)
         b.atomic_rmw("sub", self.sleepers, ir.Constant(I32, 1), "seq_cst")
         b.branch(blocks["check"])
@@ -488,7 +495,7 @@ class _Runtime:
         with b.goto_entry_block():
             spins = b.alloca(I32)
         b.store(ir.Constant(I32, 0), spins)
-        drain_limit = self._drain_limit(b)
+        drain_limit = self._count_once(b, self.drain_spin, "POLYOPT_DRAIN_SPIN", DRAIN_SPIN)
         b.branch(blocks["drain"])
 
         b.position_at_end(blocks["drain"])  # wait for the workers inside to leave
@@ -522,17 +529,13 @@ class _Runtime:
 
     # --- sessions ---------------------------------------------------------------
     def _sessions(self):
-        """``polyopt_session_begin()``: one more open session, the sleeping workers woken;
+        """``polyopt_session_begin()``: one more open session (no worker is woken: the
+        first region does it, so a session without one costs nothing);
         ``polyopt_session_end()``: one fewer."""
         begin = self._declare("polyopt_session_begin", ir.VoidType(), [])
         begin.linkage = "weak"
         b = ir.IRBuilder(begin.append_basic_block("entry"))
         b.atomic_rmw("add", self.sessions, ir.Constant(I32, 1), "seq_cst")
-        asleep = self._load(b, self.sleepers, I32)
-        with b.if_then(b.icmp_signed(">", asleep, ir.Constant(I32, 0))):
-            if self.futex_call is not None:
-                b.call(self.syscall, [ir.Constant(I64, self.futex_call), self.futex,
-                                      ir.Constant(I32, FUTEX_WAKE), asleep])
         b.ret_void()
         end = self._declare("polyopt_session_end", ir.VoidType(), [])
         end.linkage = "weak"
