@@ -37,8 +37,8 @@ from .values import I64
 I32 = ir.IntType(32)
 I8 = ir.IntType(8)
 CHUNKS_PER_THREAD = 8
-# statement instances below which a parallel region runs on its caller: about 10 us of
-# vectorized work on this machine kind, twice what starting a region costs
+# statement instances below which a parallel region runs on its caller: 3 to 30 us on
+# this machine kind (vectorized or not), against a few us to start a region
 PARALLEL_MIN_WORK = 1 << 15
 
 

@@ -35,8 +35,10 @@ closed and sleeps again.
   than it worked itself (a worker that lost its core: the region took longer than on
   the caller alone), the next regions, for ``POLYOPT_STALL_BACKOFF`` times that wait
   (default :data:`STALL_BACKOFF`; 0: never; doubled for each stall in a row), run on
-  their caller alone; then the workers are tried again.  On a machine whose cores are all busy, a 2-thread LSTM
-  time step (a parallel matrix-vector product) took twice its 1-thread time without it.
+  their caller alone; then the workers are tried again.  It limits, but does not undo,
+  what a loaded machine costs fine-grained regions: with every core busy, a 2-thread
+  LSTM time step (a parallel matrix-vector product, 32 regions a call) took 2.1x its
+  1-thread time without the back-off, 1.9x with it (and 1.2x with a factor of 1000).
 - A region started while the pool is busy (a parallel loop called from a worker, or
   from two Python threads at once) runs on its caller alone.
 
