@@ -19,7 +19,10 @@ closed and sleeps again.
   that runs several parallel loops per call, a model's run: :func:`parallel_session`)
   a worker woken by a region waits for the next one spinning, whatever the wait
   policy, up to ``POLYOPT_SESSION_SPIN`` pauses (default :data:`SESSION_SPIN`, about
-  1 ms), then sleeps.  Without a session a short kernel's second loop would start
+  0.1 ms: the gaps between a model's kernels), then sleeps: on a loaded machine, where
+  the process's threads share its slice of the cores, a worker spinning 2 ms after
+  each region took them from the caller (ResNet-18 on 2 threads at load 3.5: 88 ms a
+  run with 50,000 pauses, 73 ms with 2,000).  Without a session a short kernel's second loop would start
   before a worker woken for its first is awake (about 50 us on this machine kind under
   ``PASSIVE``).  A session wakes nobody itself: in a model whose kernels run on one
   thread (an LSTM's), workers spinning through the run took CPU time from the caller
@@ -65,8 +68,8 @@ REGION_FN = ir.FunctionType(ir.VoidType(), [PTR]).as_pointer()  # prints as ptr
 ENTRY_POINTS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
                 "polyopt_session_end")
 DEFAULT_SPIN = 20_000
-DRAIN_SPIN = 4_000  # pauses (about 20 ns each here) the caller spins before it sleeps
-SESSION_SPIN = 50_000  # pauses a worker spins for the next region in a session
+DRAIN_SPIN = 4_000  # pauses (about 45 ns each here) the caller spins before it sleeps
+SESSION_SPIN = 2_000  # pauses (about 0.1 ms) a worker spins for the next region in a session
 STALL_BACKOFF = 16  # after a stall, regions run alone for this many times its wait
 MAX_STALL_LEVEL = 8  # ... doubled for each stall in a row, up to 2^8 times
 MIN_STALL = 1 << 12  # cycles (about 1 us): shorter waits are no stall
