@@ -108,12 +108,14 @@ UNEVEN = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("drain_spin", ["0", "4000"])
-def test_uneven_pieces_with_the_caller_sleeping_or_spinning(drain_spin):
+@pytest.mark.parametrize("drain_spin, backoff", [("0", "0"), ("4000", "16"),
+                                                  ("0", "100000")])
+def test_uneven_pieces_with_the_caller_sleeping_or_spinning(drain_spin, backoff):
     """``POLYOPT_DRAIN_SPIN=0``: the caller sleeps at once whenever a worker is still
-    running a piece, and the last worker out wakes it; every call's numbers are right."""
+    running a piece, and the last worker out wakes it; with a large back-off, a stall
+    sends the following regions to the caller alone.  Every call's numbers are right."""
     env = {**os.environ, "POLYOPT_DRAIN_SPIN": drain_spin, "OMP_WAIT_POLICY": "PASSIVE",
-           "OPENBLAS_NUM_THREADS": "1"}
+           "POLYOPT_STALL_BACKOFF": backoff, "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", UNEVEN], capture_output=True, text=True,
                           timeout=300, env=env)
     assert done.returncode == 0, done.stderr
