@@ -331,8 +331,9 @@ class CompiledModel:
         return {name: self._lookup(name, values) for name in self.graph.outputs}
 
     def _session(self):
-        """The thread pool's workers stay awake between the kernels of a run (woken once,
-        not by each kernel: :func:`~polyopt.target.llvm.threadpool.parallel_session`)."""
+        """The thread pool's workers stay awake between the kernels of a run (woken by
+        the first parallel kernel, not by each: see
+        :func:`~polyopt.target.llvm.threadpool.parallel_session`)."""
         from ..target.llvm.threadpool import parallel_session  # (the compiler: on first run)
 
         return parallel_session(self.num_threads)

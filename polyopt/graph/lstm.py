@@ -126,25 +126,57 @@ def _packed_projection(rows: int, cols: int, inner: int, panel: int, num_threads
     return build_group(lowered, s, num_threads=num_threads, cache=cache, request=request)
 
 
-def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None):
+def recurrence_block(hidden: int) -> int:
+    """The gate columns the recurrence accumulates in registers over its reduction (half
+    the vector registers' worth: measured best at hidden 256), at most all of them."""
+    info = TargetInfo.host()
+    return min(4 * hidden, info.lanes("float32") * (16 if info.vector_registers >= 32 else 8))
+
+
+def pack_recurrent(r_t: np.ndarray, block: int) -> np.ndarray:
+    """``RT`` ``[hidden, 4 hidden]`` in panels ``[4 hidden / block, hidden, block]`` when
+    ``block`` divides its columns (else ``RT`` as it is): what :func:`recurrence` reads.
+
+    >>> pack_recurrent(np.arange(8.0).reshape(2, 4), 2)[1].tolist()
+    [[2.0, 3.0], [6.0, 7.0]]
+    """
+    hidden, gates = r_t.shape
+    if gates % block:
+        return r_t
+    return np.ascontiguousarray(r_t.reshape(hidden, gates // block, block).transpose(1, 0, 2))
+
+
+def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
+               packed: bool = True):
     """The LSTM recurrence as a scheduled ``po.scan``: ``(schedule, [P, RT, h0, c0, H, C])``
     where ``P`` ``[seq, batch, 4 hidden]`` holds the input projections with the biases,
-    ``RT`` ``[hidden, 4 hidden]`` the recurrent weights transposed, and ``H``, ``C``
-    ``[seq + 1, batch, hidden]`` the states (``H[0] = h0``).  ``block`` gate columns are
-    accumulated in registers over the reduction (by default half the vector registers'
-    worth: measured best at hidden 256).  Every step is a checked primitive."""
+    ``RT`` the recurrent weights transposed, ``[hidden, 4 hidden]`` in panels of
+    ``block`` columns (:func:`pack_recurrent`; not with ``packed=False``), and ``H``, ``C`` ``[seq + 1, batch,
+    hidden]`` the states (``H[0] = h0``).  ``block`` gate columns (by default
+    :func:`recurrence_block`) are accumulated in registers over the reduction, reading a
+    panel's rows one after the other (unpacked, each of a block's rows was a 1 KB piece
+    of another 4 KB page, which the hardware prefetcher does not follow).  Every step is
+    a checked primitive."""
     gates = 4 * hidden
-    if block is None:
-        info = TargetInfo.host()
-        block = info.lanes("float32") * (16 if info.vector_registers >= 32 else 8)
+    block = recurrence_block(hidden) if block is None else min(block, gates)
     P = placeholder((seq, batch, gates), name="P")
-    RT = placeholder((hidden, gates), name="RT")
+    if packed and gates % block == 0:
+        RT = placeholder((gates // block, hidden, block), name="RT")
+
+        def weight(k, j):
+            return RT[j // block, k, j % block]
+    else:
+        RT = placeholder((hidden, gates), name="RT")
+
+        def weight(k, j):
+            return RT[k, j]
     h0, c0 = placeholder((batch, hidden), name="h0"), placeholder((batch, hidden), name="c0")
     h_state = placeholder((seq + 1, batch, hidden), name="h_state")
     c_state = placeholder((seq + 1, batch, hidden), name="c_state")
     k = reduce_axis((0, hidden), name="k")
     G = compute((seq + 1, batch, gates),
-                lambda t, b, j: reduce_sum(h_state[t - 1, b, k] * RT[k, j], axis=k), name="G")
+                lambda t, b, j: reduce_sum(h_state[t - 1, b, k] * weight(k, j), axis=k),
+                name="G")
 
     def gate(t, b, j, which):
         return G[t, b, which * hidden + j] + P[t - 1, b, which * hidden + j]
@@ -160,7 +192,7 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None):
     H, C = scan([h_init, c_init], [h_next, c_next], [h_state, c_state], name="lstm")
     s = create_schedule([H, C])
     _, b, j = G.op.axis
-    outer, inner = s[G].split(j, factor=min(block, gates))
+    outer, inner = s[G].split(j, factor=block)
     s[G].reorder(b, outer, k, inner)
     s[G].vectorize(inner)
     for tensor in (cell, h_next, c_next):
@@ -184,7 +216,8 @@ class LSTMRunner:
         bias = np.zeros(8 * hidden, np.float32) if bias is None else bias[0]
         self.shape = (seq, batch, hidden)
         self.w_t = np.ascontiguousarray(W.T.astype(np.float32))
-        self.r_t = np.ascontiguousarray(R.T.astype(np.float32))
+        self.r_t = pack_recurrent(np.ascontiguousarray(R.T.astype(np.float32)),
+                                  recurrence_block(hidden))
         self.bias = (bias[:4 * hidden] + bias[4 * hidden:]).astype(np.float32)
         # a small projection on one thread: waking a sleeping thread costs more
         threads = num_threads if seq * batch * width * 4 * hidden >= WORK_FOR_THREADS else 1
@@ -202,7 +235,7 @@ class LSTMRunner:
                 lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width),
                                         "MatMul", threads, cache, request))
         self.recurrence = _cached(
-            cache, ("lstm recurrence", seq, batch, hidden), 1,
+            cache, ("lstm recurrence, packed", seq, batch, hidden, recurrence_block(hidden)), 1,
             lambda request: _build(*recurrence(seq, batch, hidden), cache, request))
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]

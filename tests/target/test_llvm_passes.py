@@ -32,7 +32,7 @@ def test_matmul_template_outlines_unrolls_and_widens():
     a, b = rng.random((40, 30), dtype=np.float32), rng.random((30, 100), dtype=np.float32)
     for threads in (1, 2):
         c = np.full((40, 100), np.nan, np.float32)
-        po.build(s, [A, B, C], num_threads=threads)(a, b, c)
+        po.build(s, [A, B, C], num_threads=threads, parallel_min_work=0)(a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-5)
 
 
@@ -88,7 +88,7 @@ def test_parallel_loop_inside_a_parallel_loop_runs_serially_in_each_thread():
     assert [(loop.var, loop.kind) for loop in inner] == [("j", "parallel")]
     a = np.arange(63, dtype="float32").reshape(7, 9)
     b = np.zeros((7, 9), "float32")
-    f = po.build(s, [A, B], num_threads=2)
+    f = po.build(s, [A, B], num_threads=2, parallel_min_work=0)
     f(a, b)
     np.testing.assert_array_equal(b, 3 * a)
     assert f.llvm_ir.count("call void @\"polyopt_parallel\"") == 1

@@ -13,7 +13,7 @@ def _parallel_kernel(shape):
     B = po.compute(shape, lambda i, j, k: A[i, j, k] * 2.0, name="B")
     s = po.create_schedule(B)
     s[B].parallel(B.op.axis[0])
-    return A, B, po.build(s, [A, B], num_threads=2)
+    return A, B, po.build(s, [A, B], num_threads=2, parallel_min_work=0)
 
 
 def _body_signature(ir_text: str) -> str:

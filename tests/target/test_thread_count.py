@@ -17,7 +17,7 @@ PROBE = textwrap.dedent("""
     B = po.compute((64, 64), lambda i, j: A[i, j] * 2.0, name="B")
     s = po.create_schedule(B)
     s[B].parallel(s[B].axes[0])
-    f = po.build(s, [A, B], num_threads=int(sys.argv[1]))
+    f = po.build(s, [A, B], num_threads=int(sys.argv[1]), parallel_min_work=0)
     before = len(os.listdir("/proc/self/task"))
     a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
     b = np.zeros_like(a)
@@ -52,7 +52,7 @@ def test_nested_parallel_loop_runs_serially_inside_the_outer_one():
     i, j = s[B].axes
     s[B].parallel(i)
     s[B].parallel(j)
-    f = po.build(s, [A, B], num_threads=2)
+    f = po.build(s, [A, B], num_threads=2, parallel_min_work=0)
     assert f.llvm_ir.count("call void @\"polyopt_parallel\"") == 1  # one team: the outer loop
     a = np.random.default_rng(0).standard_normal((37, 45), dtype=np.float32)
     b = np.zeros_like(a)

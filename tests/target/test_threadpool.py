@@ -32,7 +32,7 @@ def _scaled():
 @pytest.mark.parametrize("rows", [0, 1, 2, 7, 100])
 def test_parallel_loop_computes_every_row_once(threads, rows):
     s, args = _scaled()
-    f = po.build(s, args, num_threads=threads)
+    f = po.build(s, args, num_threads=threads, parallel_min_work=0)
     assert f.llvm_ir.count('call void @"polyopt_parallel"') == 1
     a = np.random.default_rng(rows).standard_normal((rows, 33)).astype(np.float32)
     b = np.full_like(a, np.nan)
@@ -42,7 +42,7 @@ def test_parallel_loop_computes_every_row_once(threads, rows):
 
 def test_kernels_called_from_several_python_threads_at_once():
     s, args = _scaled()
-    f = po.build(s, args, num_threads=2)
+    f = po.build(s, args, num_threads=2, parallel_min_work=0)
     rng = np.random.default_rng(1)
     inputs = [rng.standard_normal((301, 33)).astype(np.float32) for _ in range(4)]
     failures = []
@@ -72,7 +72,7 @@ PROBE = textwrap.dedent("""
     B = po.compute((500, 64), lambda i, j: A[i, j] * 2.0, name="B")
     s = po.create_schedule(B)
     s[B].parallel(s[B].axes[0])
-    f = po.build(s, [A, B], num_threads=2)
+    f = po.build(s, [A, B], num_threads=2, parallel_min_work=0)
     a = np.arange(500 * 64, dtype=np.float32).reshape(500, 64)
     b = np.zeros_like(a)
     f(a, b)
@@ -107,9 +107,13 @@ PROBE = textwrap.dedent("""
         time.sleep(0.05)
         if sys.argv[1] == "session":  # awake (spinning) in a session, asleep after it
             with parallel_session(2):
+                f(a, b)  # the region wakes the worker, which then waits spinning
                 inside = spun()
             time.sleep(0.05)
             print(f"{inside} {spun()}")
+        elif sys.argv[1] == "lazy":  # a session without a region wakes nobody
+            with parallel_session(2):
+                print(spun())
         else:
             print(spun())
 """)
@@ -131,8 +135,19 @@ def test_idle_workers_sleep_when_the_wait_policy_is_passive():
 
 
 def test_workers_stay_awake_in_a_session_and_sleep_after_it():
-    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE")
+    # (a session's spin made longer than the half second measured)
+    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE",
+                           POLYOPT_SESSION_SPIN="2000000000")
     assert inside >= 10 and after <= 1  # ticks of 10 ms over half a second each
+
+
+def test_workers_in_a_session_sleep_after_their_spin():
+    inside, after = _probe("session", OMP_WAIT_POLICY="PASSIVE", POLYOPT_SESSION_SPIN="0")
+    assert inside <= 1 and after <= 1
+
+
+def test_a_session_without_a_parallel_loop_wakes_no_worker():
+    assert _probe("lazy", OMP_WAIT_POLICY="PASSIVE")[0] <= 1
 
 
 def _two_loops(threads):
@@ -143,7 +158,7 @@ def _two_loops(threads):
     s = po.create_schedule(C)
     s[B].parallel(B.op.axis[0])
     s[C].parallel(C.op.axis[0])
-    return po.build(s, [A, C], num_threads=threads)
+    return po.build(s, [A, C], num_threads=threads, parallel_min_work=0)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -163,7 +178,7 @@ def test_a_kernel_running_two_parallel_loops_keeps_the_workers_in_one_session(th
 
 def test_one_parallel_loop_needs_no_session():
     s, args = _scaled()
-    assert "polyopt_session" not in po.build(s, args, num_threads=2).llvm_ir
+    assert "polyopt_session" not in po.build(s, args, num_threads=2, parallel_min_work=0).llvm_ir
 
 
 def test_a_parallel_loop_inside_a_serial_loop_runs_several_regions():
@@ -185,7 +200,7 @@ def test_an_object_file_carries_the_pool(tmp_path):
     from polyopt.target.native import LoadedKernel, read_signature
 
     s, args = _scaled()
-    po.build(s, args, num_threads=2).export_library(tmp_path / "k.o")
+    po.build(s, args, num_threads=2, parallel_min_work=0).export_library(tmp_path / "k.o")
     subprocess.run(["cc", "-shared", "-o", str(tmp_path / "k.so"), str(tmp_path / "k.o"),
                     "-lpthread"], check=True)  # nothing else: the pool is in the object
     library = ctypes.CDLL(str(tmp_path / "k.so"))
@@ -209,7 +224,7 @@ def test_a_strided_parallel_loop_with_no_trip_runs_none():
 
     s = po.create_schedule(bump)
     s["S0"].parallel("i")
-    f = po.build(s, num_threads=2)
+    f = po.build(s, num_threads=2, parallel_min_work=0)
     for n in range(0, 12):
         a = np.arange(n, dtype=np.float64)
         expected = a.copy()

@@ -48,7 +48,7 @@ def test_conv_tiles_bit_exact(c, f, size, kernel, padding, stride, rows, cols, t
     loops = int8_conv2d_template(s, Y, rows=rows, cols=cols, parallel=True)
     if TargetInfo.host().vector_registers == 32:          # the AVX-512 choice
         assert (loops["rows"], loops["cols"]) == tile
-    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2, parallel_min_work=0)
     x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
     y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)
@@ -93,7 +93,7 @@ def test_a_1x1_conv_packs_each_row_inside_the_parallel_row_loop(stride, outer, r
     loops = int8_conv2d_template(s, Y, parallel=True)
     assert loops["outer"].name == outer
     assert f"uint8 Y_packed[2][{rows}][" in str(po.lower(s, [X, W, Y]))
-    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2, parallel_min_work=0)
     assert kernel_fn.llvm_ir.count('call void @"polyopt_parallel"') == 1
     x = RNG.integers(0, 256, (1, 8, 12, 12), dtype=np.uint8)
     w = RNG.integers(-128, 128, (128, 8, 1, 1), dtype=np.int8)

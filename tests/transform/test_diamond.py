@@ -77,7 +77,7 @@ def test_diamond_loops_of_heat_1d():
     text = str(po.lower(s))
     assert re.search(r"for \(t_diamond = .*\n\s*#pragma parallel\n\s*for \(i_diamond = .*\n"
                      r"\s*for \(t = .*\n\s*for \(i = ", text), text
-    assert "polyopt_parallel" in po.build(s).llvm_ir
+    assert "polyopt_parallel" in po.build(s, parallel_min_work=0).llvm_ir
 
 
 def test_diamond_tile_loop_is_accepted_as_parallel():

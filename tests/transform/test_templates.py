@@ -20,7 +20,7 @@ def test_matmul_template(m, n, k, threads, pack):
     A, B, C = _matmul(True, m, n, k)
     s = po.create_schedule(C)
     po.templates.matmul_template(s, C, rows=4, cols=32, pack=pack)
-    f = po.build(s, [A, B, C], num_threads=threads)
+    f = po.build(s, [A, B, C], num_threads=threads, parallel_min_work=0)
     rng = np.random.default_rng(0)
     a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
     for _ in range(2):  # buffers are reused correctly from one call to the next

@@ -69,21 +69,24 @@ HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
 
 
-def module_for(func, *, num_threads: int = 0) -> ir.Module:
+def module_for(func, *, num_threads: int = 0, parallel_min_work: int | None = None
+               ) -> ir.Module:
     """The LLVM module holding ``func`` compiled to one function of the same name
-    (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores).
+    (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores;
+    ``parallel_min_work``: see :func:`.parallel.runs_on_threads`).
     ``func`` comes from ``po.lower(..., target="llvm")``."""
     if "widen_partial_tiles" not in func.passes:
         raise InvalidArgumentError(
             f"{func.name} was not lowered for LLVM (its passes: {', '.join(func.passes)}); "
             "lower it with po.lower(s, args, target='llvm')")
-    return FunctionEmitter(func, num_threads).module
+    return FunctionEmitter(func, num_threads, parallel_min_work).module
 
 
 class FunctionEmitter:
-    def __init__(self, func, num_threads: int = 0):
+    def __init__(self, func, num_threads: int = 0, parallel_min_work: int | None = None):
         self.func = func
         self.num_threads = num_threads
+        self.parallel_min_work = parallel_min_work
         self.guard = None  # in a widened loop: (its variable, how many iterations are real)
         self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
         self.access_groups: list = []  # of the enclosing loops with independent iterations
@@ -372,7 +375,8 @@ class FunctionEmitter:
         self.free(heap)
         b.ret(ir.Constant(ir.IntType(32), 1))
         b.position_at_end(run_block)
-        session = self.num_threads != 1 and runs_several_regions(self.func.body)
+        session = self.num_threads != 1 and runs_several_regions(self.func.body,
+                                                                 self.parallel_min_work)
         if session:
             emit_session(b, self.module, "begin")
         emit_top_level(self, self.func.body)
@@ -401,7 +405,7 @@ class FunctionEmitter:
         elif isinstance(node, Widened):
             self._widened(node)
         elif isinstance(node, Outlined):
-            emit_parallel_for(self, node, self.num_threads)
+            emit_parallel_for(self, node, self.num_threads, self.parallel_min_work)
             self._known_in = (0, {})  # the threads wrote memory: nothing is known
         elif isinstance(node, Intrinsic) and node.name in INTRINSICS:
             INTRINSICS[node.name](self, node.body)

@@ -11,6 +11,14 @@ CPUs.  Which loops are outlined is decided on the loop AST by the ``outline_para
 pass (:mod:`.passes`): an :class:`~polyopt.ast.nodes.Outlined` loop; a parallel loop
 inside one runs serially in each thread.
 
+Parallel only above a minimum of work (OpenMP's ``if`` clause, decided at build time):
+a region whose loops have constant trip counts and run fewer than ``parallel_min_work``
+statement instances in all (the build option of the LLVM target, by default
+:data:`PARALLEL_MIN_WORK`) runs on the calling thread alone: starting a region costs a
+few microseconds (publishing it, the futex that wakes a sleeping worker, waiting for the
+last piece), more than a small loop saves.  ``po.build(..., parallel_min_work=0)``
+runs every parallel loop on the threads; :func:`region_work` says what a loop counts.
+
 >>> CHUNKS_PER_THREAD  # pieces per thread of a parallel loop
 8
 """
@@ -19,7 +27,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...ast.nodes import (Block, For, If, Int, Intrinsic, Outlined, Unrolled, Widened,
+from ...ast.intrinsic_calls import IntrinsicCall
+from ...ast.nodes import (Block, For, If, Int, Intrinsic, Outlined, Run, Unrolled, Widened,
                           upper_bound)
 from ...ast.tiles import most_trips
 from .threadpool import REGION_FN
@@ -28,6 +37,48 @@ from .values import I64
 I32 = ir.IntType(32)
 I8 = ir.IntType(8)
 CHUNKS_PER_THREAD = 8
+# statement instances below which a parallel region runs on its caller: 3 to 30 us on
+# this machine kind (vectorized or not), against a few us to start a region
+PARALLEL_MIN_WORK = 1 << 15
+
+
+def region_work(node) -> int | None:
+    """The statement instances ``node`` runs (each loop at its most trips), or None when
+    a loop's trip count is not a constant or a tensorized call is inside (then the
+    region is taken as large enough).
+
+    >>> from polyopt.ast.nodes import For, Int, Name, Op, Run
+    >>> inner = For("j", Int(0), Op("lt", (Name("j"), Int(64))), 1, Run("S", ()))
+    >>> region_work(For("i", Int(0), Op("lt", (Name("i"), Int(10))), 1, inner))
+    640
+    """
+    if isinstance(node, IntrinsicCall):
+        return None
+    if isinstance(node, Run):
+        return 1
+    if isinstance(node, Block):
+        counts = [region_work(item) for item in node.items]
+        return None if None in counts else sum(counts)
+    if isinstance(node, If):
+        counts = [region_work(node.then)] + (
+            [] if node.otherwise is None else [region_work(node.otherwise)])
+        return None if None in counts else max(counts)
+    if isinstance(node, (Outlined, Unrolled, Widened)):
+        return region_work(node.loop)
+    if isinstance(node, Intrinsic):
+        return region_work(node.body)
+    if isinstance(node, For):
+        found = most_trips(node)
+        inner = region_work(node.body)
+        return None if found is None or inner is None else found[0] * inner
+    return None
+
+
+def runs_on_threads(region: Outlined, min_work: int | None = None) -> bool:
+    """Whether the parallel ``region`` runs on the thread pool, or on its caller alone
+    because it does less than ``min_work`` (default :data:`PARALLEL_MIN_WORK`) work."""
+    work = region_work(region.loop)
+    return work is None or work >= (PARALLEL_MIN_WORK if min_work is None else min_work)
 
 
 def can_outline(loop: For) -> bool:
@@ -35,28 +86,28 @@ def can_outline(loop: For) -> bool:
     return upper_bound(loop) is not None and loop.step > 0
 
 
-def runs_several_regions(node) -> bool:
-    """Whether a function body runs more than one parallel region per call (two
-    outlined loops, or one inside another loop): such a function keeps the pool's
-    workers awake from its start to its end (:func:`emit_session`), so that a worker
-    woken for one region is there for the next."""
-    return _regions(node, False) > 1
+def runs_several_regions(node, min_work: int | None = None) -> bool:
+    """Whether a function body runs more than one parallel region per call on the
+    threads (two outlined loops, or one inside another loop; see :func:`runs_on_threads`):
+    such a function keeps the pool's workers awake from its start to its end
+    (:func:`emit_session`), so that a worker woken for one region is there for the next."""
+    return _regions(node, False, min_work) > 1
 
 
-def _regions(node, in_loop: bool) -> int:
+def _regions(node, in_loop: bool, min_work) -> int:
     if isinstance(node, Outlined):
-        return 2 if in_loop else 1
+        return 0 if not runs_on_threads(node, min_work) else 2 if in_loop else 1
     if isinstance(node, Block):
-        return sum(_regions(item, in_loop) for item in node.items)
+        return sum(_regions(item, in_loop, min_work) for item in node.items)
     if isinstance(node, If):
-        return _regions(node.then, in_loop) + (
-            0 if node.otherwise is None else _regions(node.otherwise, in_loop))
+        return _regions(node.then, in_loop, min_work) + (
+            0 if node.otherwise is None else _regions(node.otherwise, in_loop, min_work))
     if isinstance(node, For):
-        return _regions(node.body, True)
+        return _regions(node.body, True, min_work)
     if isinstance(node, (Unrolled, Widened)):
-        return _regions(node.loop.body, True)
+        return _regions(node.loop.body, True, min_work)
     if isinstance(node, Intrinsic):
-        return _regions(node.body, in_loop)
+        return _regions(node.body, in_loop, min_work)
     return 0
 
 
@@ -65,8 +116,11 @@ def emit_session(builder, module, which: str) -> None:
     builder.call(_declare(module, f"polyopt_session_{which}", ir.VoidType(), []), [])
 
 
-def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
-    """Emit ``region``'s loop as a parallel loop on the thread pool."""
+def emit_parallel_for(emitter, region: Outlined, num_threads: int,
+                      min_work: int | None = None) -> None:
+    """Emit ``region``'s loop as a parallel loop on the thread pool (on its caller alone
+    below ``min_work``, see :func:`runs_on_threads`)."""
+    on_threads = runs_on_threads(region, min_work)
     loop = region.loop
     bound = upper_bound(loop)
     b = emitter.builder
@@ -76,9 +130,9 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
         hi = b.sub(hi, ir.Constant(I64, 1))
     captured = _captures(emitter)
     threads = b.call(_declare(emitter.module, "polyopt_threads", I32, [I32]),
-                     [ir.Constant(I32, num_threads)])
+                     [ir.Constant(I32, num_threads)]) if on_threads else ir.Constant(I32, 1)
     trips = _trips(b, loop, lo, hi)
-    size = _piece_size(b, trips, threads)
+    size = _piece_size(b, trips, threads) if on_threads else trips  # alone: one piece
     struct = ir.LiteralStructType([I64, I64, I64, I64] + [v.type for _, v in captured])
     with b.goto_entry_block():
         slot = b.alloca(struct, name="region.data")
@@ -88,6 +142,9 @@ def emit_parallel_for(emitter, region: Outlined, num_threads: int) -> None:
         b.store(value, b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, index)],
                              source_etype=struct))
     outlined = _outline(emitter, region, struct, captured)
+    if not on_threads:  # the caller takes every piece
+        b.call(outlined, [slot])
+        return
     run = _declare(emitter.module, "polyopt_parallel", ir.VoidType(),
                    [REGION_FN, ir.PointerType(), I32])
     b.call(run, [outlined, slot, threads])

@@ -74,15 +74,24 @@ class LLVMTarget:
         full = resolve(self.cpu)
         return f"llvm -mcpu={full.name} -mattr={full.features} -vecmath={math_library()}"
 
-    def compile(self, func, *, num_threads: int = 0, **options):
+    def compile(self, func, *, num_threads: int = 0, parallel_min_work: int | None = None,
+                **options):
         """``(generated IR text, optimized module)`` for ``func``: what ``build``
-        JIT-compiles and ``export_library`` writes as an object."""
+        JIT-compiles and ``export_library`` writes as an object.  ``parallel_min_work``:
+        the statement instances below which a parallel loop runs on its caller alone
+        (None: the default, ``polyopt.target.llvm.parallel.PARALLEL_MIN_WORK``)."""
         if options:
             raise InvalidArgumentError(
-                f"unknown option(s) for target llvm: {', '.join(options)}; known: num_threads")
-        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
-            raise InvalidArgumentError(f"num_threads must be an integer >= 0, got {num_threads!r}")
-        ir_text = str(module_for(func, num_threads=num_threads))
+                f"unknown option(s) for target llvm: {', '.join(options)}; known: "
+                "num_threads, parallel_min_work")
+        for name, value in (("num_threads", num_threads),
+                            ("parallel_min_work", parallel_min_work)):
+            if value is None and name == "parallel_min_work":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgumentError(f"{name} must be an integer >= 0, got {value!r}")
+        ir_text = str(module_for(func, num_threads=num_threads,
+                                 parallel_min_work=parallel_min_work))
         ir_text = link_imports(func, ir_text)  # code that tensorized intrinsics import
         if self.cpu.name:  # libmvec's variants are chosen for the host's vector width
             vector_math = with_vector_math(ir_text, {}, frozenset())

@@ -14,14 +14,34 @@ closed and sleeps again.
   ``OMP_NUM_THREADS``, else the online CPUs.  Workers are created on first need and live
   as long as the process (after a ``fork``, the child makes its own).
 - Waiting: an idle worker spins a little (none with ``OMP_WAIT_POLICY=PASSIVE``,
-  ``POLYOPT_SPIN`` pause instructions if set, else 20,000) and then sleeps on a futex;
-  the caller spins only while a worker it let in is still running its last chunk.
+  ``POLYOPT_SPIN`` pause instructions if set, else 20,000) and then sleeps on a futex.
 - Sessions: between ``polyopt_session_begin()`` and ``polyopt_session_end()`` (a kernel
   that runs several parallel loops per call, a model's run: :func:`parallel_session`)
-  the workers are woken once and wait for the next loop spinning, whatever the wait
-  policy; they sleep again when the last session ends.  Without a session a short
-  kernel's second loop would start before a worker woken for its first is awake (about
-  50 us on this machine kind under ``PASSIVE``).
+  a worker woken by a region waits for the next one spinning, whatever the wait
+  policy, up to ``POLYOPT_SESSION_SPIN`` pauses (default :data:`SESSION_SPIN`, about
+  0.1 ms: the gaps between a model's kernels), then sleeps: on a loaded machine, where
+  the process's threads share its slice of the cores, a worker spinning 2 ms after
+  each region took them from the caller (ResNet-18 on 2 threads at load 3.5: 88 ms a
+  run with 50,000 pauses, 73 ms with 2,000).  Without a session a short kernel's second loop would start
+  before a worker woken for its first is awake (about 50 us on this machine kind under
+  ``PASSIVE``).  A session wakes nobody itself: in a model whose kernels run on one
+  thread (an LSTM's), workers spinning through the run took CPU time from the caller
+  on a loaded machine (its latencies' mean twice their median).
+- Draining: the caller, done with the pieces, waits for the workers still running
+  theirs: it spins ``POLYOPT_DRAIN_SPIN`` pauses (default :data:`DRAIN_SPIN`), then
+  sleeps on a futex that the last worker to leave wakes.  On a loaded machine a worker
+  may lose its core while it runs its last piece: a caller spinning on the other core
+  kept that core busy while the worker waited for its own (multi-millisecond stalls
+  were measured); a sleeping caller leaves its core idle, and the kernel moves the
+  waiting worker there.
+- Backing off: when the caller of a region waited for a worker's last piece longer
+  than it worked itself (a worker that lost its core: the region took longer than on
+  the caller alone), the next regions, for ``POLYOPT_STALL_BACKOFF`` times that wait
+  (default :data:`STALL_BACKOFF`; 0: never; doubled for each stall in a row), run on
+  their caller alone; then the workers are tried again.  It limits, but does not undo,
+  what a loaded machine costs fine-grained regions: with every core busy, a 2-thread
+  LSTM time step (a parallel matrix-vector product, 32 regions a call) took 2.1x its
+  1-thread time without the back-off, 1.9x with it (and 1.2x with a factor of 1000).
 - A region started while the pool is busy (a parallel loop called from a worker, or
   from two Python threads at once) runs on its caller alone.
 
@@ -48,6 +68,11 @@ REGION_FN = ir.FunctionType(ir.VoidType(), [PTR]).as_pointer()  # prints as ptr
 ENTRY_POINTS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
                 "polyopt_session_end")
 DEFAULT_SPIN = 20_000
+DRAIN_SPIN = 4_000  # pauses (about 45 ns each here) the caller spins before it sleeps
+SESSION_SPIN = 2_000  # pauses (about 0.1 ms) a worker spins for the next region in a session
+STALL_BACKOFF = 16  # after a stall, regions run alone for this many times its wait
+MAX_STALL_LEVEL = 8  # ... doubled for each stall in a row, up to 2^8 times
+MIN_STALL = 1 << 12  # cycles (about 1 us): shorter waits are no stall
 # the futex system call's number, and its operations on a process-private word
 FUTEX_SYSCALL = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98, "riscv64": 98}
 FUTEX_WAIT, FUTEX_WAKE = 128, 129
@@ -101,9 +126,10 @@ def pool_threads(requested: int = 0) -> int:
 
 @contextlib.contextmanager
 def parallel_session(threads: int = 0):
-    """Keep the pool's workers awake across the parallel loops run inside: woken once at
-    the start, they wait for each next loop spinning instead of sleeping (see the module
-    doc); nothing happens when the loops run on ``pool_threads(threads) == 1`` thread.
+    """Keep the pool's workers awake across the parallel loops run inside: woken by the
+    first, they wait for each next loop spinning (a while) instead of sleeping (see the
+    module doc); nothing happens when the loops run on ``pool_threads(threads) == 1``
+    thread.
 
     >>> with parallel_session(2):
     ...     pass
@@ -163,6 +189,13 @@ class _Runtime:
         self.spin = self._global("spin", I32, -1)
         self.default_threads = self._global("default_threads", I32)
         self.sessions = self._global("sessions", I32)  # open sessions: workers stay awake
+        self.drain_futex = self._global("drain_futex", I32)  # the caller sleeps on it
+        self.caller_waits = self._global("caller_waits", I32)  # the caller sleeps: wake it
+        self.drain_spin = self._global("drain_spin", I32, -1)
+        self.session_spin = self._global("session_spin", I32, -1)
+        self.backoff = self._global("backoff", I32, -1)
+        self.alone_until = self._global("alone_until", I64)  # a cycle count: see _back_off
+        self.stalls = self._global("stalls", I64)  # stalls in a row (see _back_off)
         machine = platform.machine().lower()
         self.futex_call = FUTEX_SYSCALL.get(machine)
         self.x86 = machine in ("x86_64", "amd64")
@@ -196,6 +229,8 @@ class _Runtime:
         self.usleep = self._declare("usleep", I32, [I32])
         if self.x86:
             self.pause = self._declare("llvm.x86.sse2.pause", ir.VoidType(), [])
+        # cycles (0 where the machine has no counter: then no back-off)
+        self.clock = self._declare("llvm.readcyclecounter", I64, [])
 
     def _string(self, text: str):
         data = bytearray(text.encode() + b"\0")
@@ -270,15 +305,38 @@ class _Runtime:
             self._string("PASSIVE"), PTR)]), ir.Constant(I32, 0))
         passive_lower = b.icmp_signed("==", b.call(self.strcmp, [safe, b.bitcast(
             self._string("passive"), PTR)]), ir.Constant(I32, 0))
-        spin_text = b.call(self.getenv, [b.bitcast(self._string("POLYOPT_SPIN"), PTR)])
-        has_spin = b.icmp_unsigned("!=", spin_text, ir.Constant(PTR, None))
-        spin_value = b.call(self.atoi, [b.select(has_spin, spin_text,
-                                                 b.bitcast(self._string("0"), PTR))])
-        chosen = b.select(has_spin, spin_value, ir.Constant(I32, DEFAULT_SPIN))
+        chosen = self._env_count(b, "POLYOPT_SPIN", DEFAULT_SPIN)
         chosen = b.select(b.or_(passive, passive_lower), ir.Constant(I32, 0), chosen)
         chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
                           ir.Constant(I32, 0), chosen)
         self._store(b, chosen, self.spin, "monotonic")
+        b.branch(done)
+        b.position_at_end(done)
+        limit = b.phi(I32)
+        limit.add_incoming(known, start)
+        limit.add_incoming(chosen, read)
+        return limit
+
+    def _env_count(self, b, name: str, default: int):
+        """The environment variable ``name`` as an i32, ``default`` when it is unset."""
+        text = b.call(self.getenv, [b.bitcast(self._string(name), PTR)])
+        has = b.icmp_unsigned("!=", text, ir.Constant(PTR, None))
+        value = b.call(self.atoi, [b.select(has, text, b.bitcast(self._string("0"), PTR))])
+        return b.select(has, value, ir.Constant(I32, default))
+
+    def _count_once(self, b, var, name: str, default: int):
+        """The environment variable ``name`` (a count of pauses, at least 0; ``default``
+        when unset), read once into the global ``var`` (-1: not read yet)."""
+        known = self._load(b, var, I32, "monotonic")
+        fn = b.function
+        read, done = fn.append_basic_block(f"{name}.read"), fn.append_basic_block(name)
+        start = b.block
+        b.cbranch(b.icmp_signed("<", known, ir.Constant(I32, 0)), read, done)
+        b.position_at_end(read)
+        chosen = self._env_count(b, name, default)
+        chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
+                          ir.Constant(I32, 0), chosen)
+        self._store(b, chosen, var, "monotonic")
         b.branch(done)
         b.position_at_end(done)
         limit = b.phi(I32)
@@ -308,6 +366,8 @@ class _Runtime:
         spins_slot = b.alloca(I32)
         b.store(b.ptrtoint(fn.args[0], I64), seen_slot)
         limit = self._spin_limit(b)
+        session_limit = self._count_once(b, self.session_spin, "POLYOPT_SESSION_SPIN",
+                                         SESSION_SPIN)
         b.branch(blocks["wait"])
 
         b.position_at_end(blocks["wait"])
@@ -322,7 +382,7 @@ class _Runtime:
 
         b.position_at_end(blocks["spinning"])
         spins = b.load(spins_slot, typ=I32)
-        in_session = self._in_session(b)
+        in_session = b.and_(self._in_session(b), b.icmp_signed("<", spins, session_limit))
         b.cbranch(b.or_(b.icmp_signed("<", spins, limit), in_session), blocks["doze"],
                   blocks["asleep"])
         b.position_at_end(blocks["doze"])
@@ -333,8 +393,7 @@ class _Runtime:
         b.position_at_end(blocks["asleep"])  # announce the sleep, look again, sleep
         b.atomic_rmw("add", self.sleepers, ir.Constant(I32, 1), "seq_cst")
         again = b.lshr(self._load(b, self.state, I64), ir.Constant(I64, 32))
-        with b.if_then(b.and_(b.icmp_unsigned("==", again, seen),
-                              b.not_(self._in_session(b)))):
+        with b.if_then(b.icmp_unsigned("==", again, seen)):
             self._sleep(b, seen)
         b.atomic_rmw("sub", self.sleepers, ir.Constant(I32, 1), "seq_cst")
         b.branch(blocks["check"])
@@ -370,9 +429,21 @@ class _Runtime:
         body.type = REGION_FN  # what llvmlite needs to call through it
         data = self._load(b, self.data, PTR, "monotonic")
         b.call(body, [data])
-        b.atomic_rmw("sub", self.state, ir.Constant(I64, 1), "release")
+        before = b.atomic_rmw("sub", self.state, ir.Constant(I64, 1), "seq_cst")
+        last = b.icmp_unsigned("==", b.and_(before, ir.Constant(I64, ACTIVE)),
+                               ir.Constant(I64, 1))
+        with b.if_then(b.and_(last, b.icmp_signed(
+                "!=", self._load(b, self.caller_waits, I32), ir.Constant(I32, 0)))):
+            b.atomic_rmw("add", self.drain_futex, ir.Constant(I32, 1), "seq_cst")
+            self._wake(b, self.drain_futex, ir.Constant(I32, 1))
         b.branch(blocks["wait"])
         self.worker_fn = fn
+
+    def _wake(self, b, word, count):
+        """Wake up to ``count`` (i32) threads sleeping on the futex ``word``."""
+        if self.futex_call is not None:
+            b.call(self.syscall, [ir.Constant(I64, self.futex_call), word,
+                                  ir.Constant(I32, FUTEX_WAKE), count])
 
     # --- polyopt_parallel --------------------------------------------------------
     def _parallel(self):
@@ -384,10 +455,12 @@ class _Runtime:
         b = ir.IRBuilder(blocks["entry"])
         tid = b.alloca(I64)
         threads = b.call(self.threads_fn, [threads])
-        b.cbranch(b.icmp_signed("<=", threads, ir.Constant(I32, 1)), blocks["alone"],
-                  blocks["claim"])
+        backing_off = b.icmp_unsigned("<", b.call(self.clock, []),
+                                      self._load(b, self.alone_until, I64, "monotonic"))
+        b.cbranch(b.or_(b.icmp_signed("<=", threads, ir.Constant(I32, 1)), backing_off),
+                  blocks["alone"], blocks["claim"])
 
-        b.position_at_end(blocks["alone"])  # one thread, or the pool is busy
+        b.position_at_end(blocks["alone"])  # one thread, the pool busy, or backing off
         b.call(body, [data])
         b.ret_void()
 
@@ -438,35 +511,79 @@ class _Runtime:
             if self.futex_call is not None:
                 b.call(self.syscall, [ir.Constant(I64, self.futex_call), self.futex,
                                       ir.Constant(I32, FUTEX_WAKE), wanted])
+        started = b.call(self.clock, [])
         b.call(body, [data])  # the caller's share
+        finished = b.call(self.clock, [])
         b.atomic_rmw("or", self.state, ir.Constant(I64, CLOSED), "seq_cst")
+        with b.goto_entry_block():
+            spins = b.alloca(I32)
+        b.store(ir.Constant(I32, 0), spins)
+        drain_limit = self._count_once(b, self.drain_spin, "POLYOPT_DRAIN_SPIN", DRAIN_SPIN)
         b.branch(blocks["drain"])
 
         b.position_at_end(blocks["drain"])  # wait for the workers inside to leave
         inside = b.and_(self._load(b, self.state, I64, "acquire"), ir.Constant(I64, ACTIVE))
-        spin = fn.append_basic_block("spin")
+        spin, doze, sleep = (fn.append_basic_block(n) for n in ("spin", "doze", "sleep"))
         b.cbranch(b.icmp_unsigned("==", inside, ir.Constant(I64, 0)), blocks["drained"], spin)
         b.position_at_end(spin)
+        count = b.load(spins, typ=I32)
+        b.cbranch(b.icmp_signed("<", count, drain_limit), doze, sleep)
+        b.position_at_end(doze)
         self._relax(b)
+        b.store(b.add(count, ir.Constant(I32, 1)), spins)
+        b.branch(blocks["drain"])
+        b.position_at_end(sleep)  # announce the sleep, look again, sleep
+        seen = self._load(b, self.drain_futex, I32)
+        self._store(b, ir.Constant(I32, 1), self.caller_waits)
+        still = b.and_(self._load(b, self.state, I64), ir.Constant(I64, ACTIVE))
+        with b.if_then(b.icmp_unsigned("!=", still, ir.Constant(I64, 0))):
+            if self.futex_call is None:
+                b.call(self.usleep, [ir.Constant(I32, 20)])
+            else:
+                b.call(self.syscall, [ir.Constant(I64, self.futex_call), self.drain_futex,
+                                      ir.Constant(I32, FUTEX_WAIT), seen,
+                                      ir.Constant(PTR, None)])
         b.branch(blocks["drain"])
 
         b.position_at_end(blocks["drained"])
+        self._back_off(b, started, finished)
+        self._store(b, ir.Constant(I32, 0), self.caller_waits)
         self._store(b, ir.Constant(I32, 0), self.busy, "release")
         b.ret_void()
 
+    def _back_off(self, b, started, finished):
+        """After a region whose caller waited for the workers longer than it worked
+        itself (and over :data:`MIN_STALL` cycles), regions run on their caller alone
+        for ``POLYOPT_STALL_BACKOFF`` (default :data:`STALL_BACKOFF`) times that wait,
+        doubled for each stall in a row (up to ``2^MAX_STALL_LEVEL``); a region without
+        a stall resets the doubling."""
+        now = b.call(self.clock, [])
+        waited, worked = b.sub(now, finished), b.sub(finished, started)
+        factor = b.zext(self._count_once(b, self.backoff, "POLYOPT_STALL_BACKOFF",
+                                         STALL_BACKOFF), I64)
+        stalled = b.and_(b.icmp_unsigned(">", waited, worked),
+                         b.icmp_unsigned(">", waited, ir.Constant(I64, MIN_STALL)))
+        level = self._load(b, self.stalls, I64, "monotonic")
+        with b.if_else(b.and_(stalled, b.icmp_unsigned("!=", factor, ir.Constant(I64, 0)))
+                       ) as (stall, fine):
+            with stall:  # alone for factor * 2^level times the wait, the level one more
+                span = b.shl(b.mul(waited, factor), level)
+                self._store(b, b.add(now, span), self.alone_until, "monotonic")
+                more = b.add(level, ir.Constant(I64, 1))
+                self._store(b, b.select(b.icmp_unsigned(">", more, ir.Constant(
+                    I64, MAX_STALL_LEVEL)), level, more), self.stalls, "monotonic")
+            with fine:
+                self._store(b, ir.Constant(I64, 0), self.stalls, "monotonic")
+
     # --- sessions ---------------------------------------------------------------
     def _sessions(self):
-        """``polyopt_session_begin()``: one more open session, the sleeping workers woken;
+        """``polyopt_session_begin()``: one more open session (no worker is woken: the
+        first region does it, so a session without one costs nothing);
         ``polyopt_session_end()``: one fewer."""
         begin = self._declare("polyopt_session_begin", ir.VoidType(), [])
         begin.linkage = "weak"
         b = ir.IRBuilder(begin.append_basic_block("entry"))
         b.atomic_rmw("add", self.sessions, ir.Constant(I32, 1), "seq_cst")
-        asleep = self._load(b, self.sleepers, I32)
-        with b.if_then(b.icmp_signed(">", asleep, ir.Constant(I32, 0))):
-            if self.futex_call is not None:
-                b.call(self.syscall, [ir.Constant(I64, self.futex_call), self.futex,
-                                      ir.Constant(I32, FUTEX_WAKE), asleep])
         b.ret_void()
         end = self._declare("polyopt_session_end", ir.VoidType(), [])
         end.linkage = "weak"
