@@ -291,31 +291,17 @@ class _Runtime:
 
     # --- the worker ------------------------------------------------------------
     def _spin_limit(self, b):
-        """The pause instructions an idle worker spins before it sleeps (read once)."""
-        known = self._load(b, self.spin, I32, "monotonic")
-        fn = b.function
-        read, done = fn.append_basic_block("spin.read"), fn.append_basic_block("spin.done")
-        start = b.block
-        b.cbranch(b.icmp_signed("<", known, ir.Constant(I32, 0)), read, done)
-        b.position_at_end(read)
-        policy = b.call(self.getenv, [b.bitcast(self._string("OMP_WAIT_POLICY"), PTR)])
-        has_policy = b.icmp_unsigned("!=", policy, ir.Constant(PTR, None))
-        safe = b.select(has_policy, policy, b.bitcast(self._string(""), PTR))
-        passive = b.icmp_signed("==", b.call(self.strcmp, [safe, b.bitcast(
-            self._string("PASSIVE"), PTR)]), ir.Constant(I32, 0))
-        passive_lower = b.icmp_signed("==", b.call(self.strcmp, [safe, b.bitcast(
-            self._string("passive"), PTR)]), ir.Constant(I32, 0))
-        chosen = self._env_count(b, "POLYOPT_SPIN", DEFAULT_SPIN)
-        chosen = b.select(b.or_(passive, passive_lower), ir.Constant(I32, 0), chosen)
-        chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
-                          ir.Constant(I32, 0), chosen)
-        self._store(b, chosen, self.spin, "monotonic")
-        b.branch(done)
-        b.position_at_end(done)
-        limit = b.phi(I32)
-        limit.add_incoming(known, start)
-        limit.add_incoming(chosen, read)
-        return limit
+        """The pause instructions an idle worker spins before it sleeps (read once):
+        ``POLYOPT_SPIN``, or none when ``OMP_WAIT_POLICY`` is passive."""
+        def chosen(b):
+            policy = b.call(self.getenv, [b.bitcast(self._string("OMP_WAIT_POLICY"), PTR)])
+            has_policy = b.icmp_unsigned("!=", policy, ir.Constant(PTR, None))
+            safe = b.select(has_policy, policy, b.bitcast(self._string(""), PTR))
+            passive = [b.icmp_signed("==", b.call(self.strcmp, [safe, b.bitcast(
+                self._string(text), PTR)]), ir.Constant(I32, 0)) for text in ("PASSIVE", "passive")]
+            spin = self._env_count(b, "POLYOPT_SPIN", DEFAULT_SPIN)
+            return b.select(b.or_(*passive), ir.Constant(I32, 0), spin)
+        return self._read_once(b, self.spin, "spin", chosen)
 
     def _env_count(self, b, name: str, default: int):
         """The environment variable ``name`` as an i32, ``default`` when it is unset."""
@@ -327,13 +313,18 @@ class _Runtime:
     def _count_once(self, b, var, name: str, default: int):
         """The environment variable ``name`` (a count of pauses, at least 0; ``default``
         when unset), read once into the global ``var`` (-1: not read yet)."""
+        return self._read_once(b, var, name, lambda b: self._env_count(b, name, default))
+
+    def _read_once(self, b, var, label: str, compute):
+        """``compute(b)`` (an i32, at least 0) computed on the first call only and kept
+        in the global ``var`` (-1: not computed yet)."""
         known = self._load(b, var, I32, "monotonic")
         fn = b.function
-        read, done = fn.append_basic_block(f"{name}.read"), fn.append_basic_block(name)
+        read, done = fn.append_basic_block(f"{label}.read"), fn.append_basic_block(label)
         start = b.block
         b.cbranch(b.icmp_signed("<", known, ir.Constant(I32, 0)), read, done)
         b.position_at_end(read)
-        chosen = self._env_count(b, name, default)
+        chosen = compute(b)
         chosen = b.select(b.icmp_signed("<", chosen, ir.Constant(I32, 0)),
                           ir.Constant(I32, 0), chosen)
         self._store(b, chosen, var, "monotonic")
