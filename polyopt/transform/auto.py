@@ -40,7 +40,10 @@ stage's loops are its band.  Then, on the outermost permutable band:
 - a nest without a tileable band whose innermost loop carries a recurrence while the
   loop above it carries none: 4 lines side by side (``auto_lines``);
 - a table filled by max/min updates of integers, one a reduction (nussinov): its
-  reduction loop above the cell loop, vectorized (``auto_updates``).
+  reduction loop above the cell loop, vectorized (``auto_updates``);
+- a single statement whose loops carry dependences only through a pivot row or column
+  (Floyd-Warshall's ``path[k][j]``, ``path[i][k]``): each such loop split in three at
+  the pivot, vectorized and parallel (``auto_pivots``).
 
 Everything goes through the primitives with their legality checks, so the result is
 an ordinary schedule: ``s.script()`` prints it, it can be edited and replayed, and
@@ -74,6 +77,7 @@ from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, S
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices, touched_once
 from .auto_lines import interleaved_lines, report_lines
+from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
@@ -109,6 +113,8 @@ class AutoOptions:
     exact_updates: bool = True              # max/min updates of a table swept by rows
     stream_untiled: bool = True             # a band using each matrix element once:
                                             # untiled (auto_distribute.touched_once)
+    split_pivots: bool = True               # loops split where a pivot row/column is
+                                            # written (auto_pivots, Floyd-Warshall)
 
 
 @dataclass
@@ -180,6 +186,8 @@ def auto_schedule(schedule, **options):
         result = _distributed_instead(schedule, result, report, streams)
     if schedule.kernel is not None and opts.exact_updates and opts.vectorize:
         result = update_sweeps(schedule, report) or result
+    if schedule.kernel is not None and opts.split_pivots and opts.vectorize:
+        result = pivot_split(schedule, result, report) or result
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result
