@@ -80,6 +80,7 @@ from .auto_lines import interleaved_lines, report_lines
 from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
+from .auto_panels import packed_panels
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -115,6 +116,8 @@ class AutoOptions:
                                             # untiled (auto_distribute.touched_once)
     split_pivots: bool = True               # loops split where a pivot row/column is
                                             # written (auto_pivots, Floyd-Warshall)
+    pack_panels: bool = True                # a contraction's B[k, j]: a copy packed in
+                                            # register-tile-wide panels (auto_panels)
 
 
 @dataclass
@@ -154,6 +157,9 @@ def auto_schedule(schedule, **options):
         opts = _untiled_when_cached(schedule.program, opts, notes)
         if opts.transpose_copies and opts.vectorize:
             schedule = transposed_copies(schedule, notes)
+        if opts.pack_panels and opts.vectorize and opts.tile and opts.unroll_jam != 0 \
+                and opts.unroll_jam != 1 and opts.register_columns != 0:
+            schedule = packed_panels(schedule, notes, opts.register_columns)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
@@ -665,7 +671,8 @@ def _tile_sizes(s, owner: str, rows: Rows, run, opts: AutoOptions) -> list[int]:
     for stmt_name in rows.rows:
         for access in program.statement(stmt_name).accesses:
             array = program.array(access.array)
-            arrays[array.name] = (min(array.ndim, depth), _itemsize(array.dtype))
+            rank = len(array.tensor.shape)  # (a packed copy: its original's)
+            arrays[array.name] = (min(rank, depth), _itemsize(array.dtype))
     budget = (opts.cache_bytes or _cache_bytes()) // 2
     best = 8
     for size in (8, 16, 32, 64, 128, 256):
