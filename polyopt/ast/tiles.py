@@ -29,7 +29,7 @@ import math
 
 from ..te.expr import TensorRead
 from ..te.tensor import walk
-from .nodes import (Block, For, If, IndexExpr, Name, Node, Op, Run, constant_difference,
+from .nodes import (Block, For, If, IndexExpr, Int, Name, Node, Op, Run, constant_difference,
                     linear_form, map_exprs, offset_in_loop, upper_bound)
 
 SPECIALIZED = ("unrolled", "vectorized")
@@ -75,10 +75,13 @@ def _has_tests(loop: For) -> bool:
     return bool(found)
 
 
-def _full_bound(loop: For, var: str, inner: set[str]):
+def _full_bound(loop: For, var: str, inner: set[str], ranges: dict | None = None):
     """``(full bound, test)`` when ``loop`` is specialized, its bound is a ``min`` with
     one argument at a constant distance from its start, and the test uses ``var`` and
-    no variable of the loops in ``inner``."""
+    no variable of the loops in ``inner``, except those of enclosing unrolled loops
+    with a constant range (``ranges``: name -> (first, last)) when the test is linear
+    in them: it is then required at both ends of their ranges (a register tile's rows
+    against a triangle's diagonal, syrk), so it holds for every row."""
     cond = loop.cond
     if loop.kind not in SPECIALIZED or not (isinstance(cond, Op) and cond.op in ("le", "lt")
                                             and cond.args[0] == Name(loop.var)):
@@ -94,37 +97,70 @@ def _full_bound(loop: For, var: str, inner: set[str]):
     for other in others[1:]:
         test = Op("and", (test, Op("le", (full[0], other))))
     used = _names(test)
-    if var not in used or used & inner:
+    if var not in used:
         return None
+    if used & inner:
+        test = _at_range_ends(test, used & inner, ranges or {})
+        if test is None:
+            return None
     return full[0], test
 
 
-def _collect(node: Node, var: str, inner: set[str], tests: list) -> None:
+def _at_range_ends(test, names: set[str], ranges: dict):
+    """``test`` (a conjunction of linear ``a <= b``) required at both ends of the range
+    of each of ``names``; None unless each has a range and the test is linear."""
+    if not names <= set(ranges) or not _linear_test(test):
+        return None
+    for name in sorted(names):
+        first, last = ranges[name]
+        ends = [map_exprs(test, lambda e, v=value: Int(v) if e == Name(name) else None)
+                for value in (first, last)]
+        test = ends[0] if first == last else Op("and", tuple(ends))
+    return test
+
+
+def _linear_test(test) -> bool:
+    if test.op == "and":
+        return all(_linear_test(a) for a in test.args)
+    return test.op == "le" and all(linear_form(a) is not None for a in test.args)
+
+
+def _collect(node: Node, var: str, inner: set[str], tests: list, ranges=None) -> None:
     if isinstance(node, Block):
         for item in node.items:
-            _collect(item, var, inner, tests)
+            _collect(item, var, inner, tests, ranges)
     elif isinstance(node, If):
-        _collect(node.then, var, inner, tests)
+        _collect(node.then, var, inner, tests, ranges)
         if node.otherwise is not None:
-            _collect(node.otherwise, var, inner, tests)
+            _collect(node.otherwise, var, inner, tests, ranges)
     elif isinstance(node, For):
-        found = _full_bound(node, var, inner)
+        found = _full_bound(node, var, inner, ranges)
         if found is not None and found[1] not in tests:
             tests.append(found[1])
-        _collect(node.body, var, inner, tests)
+        _collect(node.body, var, inner, tests, _with_range(ranges, node))
 
 
-def _specialize(node: Node, var: str, inner: set[str]) -> Node:
+def _with_range(ranges: dict | None, loop: For) -> dict | None:
+    """``ranges`` and, for an unrolled loop from a constant start, its widest range."""
+    found = most_trips(loop) if loop.kind == "unrolled" else None
+    if found is None or not isinstance(loop.init, Int) or loop.step != 1:
+        return ranges
+    return {**(ranges or {}), loop.var: (loop.init.value, loop.init.value + found[0] - 1)}
+
+
+def _specialize(node: Node, var: str, inner: set[str], ranges=None) -> Node:
     if isinstance(node, Block):
-        return Block(tuple(_specialize(n, var, inner) for n in node.items))
+        return Block(tuple(_specialize(n, var, inner, ranges) for n in node.items))
     if isinstance(node, If):
-        other = None if node.otherwise is None else _specialize(node.otherwise, var, inner)
-        return If(node.cond, _specialize(node.then, var, inner), other)
+        other = None if node.otherwise is None else _specialize(node.otherwise, var, inner,
+                                                                 ranges)
+        return If(node.cond, _specialize(node.then, var, inner, ranges), other)
     if not isinstance(node, For):
         return node
-    found = _full_bound(node, var, inner)
+    found = _full_bound(node, var, inner, ranges)
     cond = node.cond if found is None else Op(node.cond.op, (Name(node.var), found[0]))
-    return dataclasses.replace(node, cond=cond, body=_specialize(node.body, var, inner))
+    return dataclasses.replace(node, cond=cond, body=_specialize(
+        node.body, var, inner, _with_range(ranges, node)))
 
 
 def _loop_vars(node: Node) -> set[str]:

@@ -80,7 +80,7 @@ from .auto_lines import interleaved_lines, report_lines
 from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
-from .auto_panels import packed_panels
+from .auto_panels import packed_panels, row_count
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -745,7 +745,10 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> lis
     ``v`` vectorized, ``p`` free of dependences), split ``p`` by ``unroll_jam`` and
     unroll its inner part between ``r`` and ``v``."""
     rows, vectors = TargetInfo.host().register_tile()
-    factor = rows if opts.unroll_jam is None else opts.unroll_jam
+    factor = opts.unroll_jam
+    if factor is None:  # the host's rows, or fewer dividing the columns (row_count)
+        factor = row_count(rows, opts.register_columns or vectors * TargetInfo.host().lanes(
+            _written_dtype(s, owner)))
     if factor <= 1 or len(inner) < 3:
         return inner
     outer_name, reduction, vector = inner[-3], inner[-2], inner[-1]
