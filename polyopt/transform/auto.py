@@ -80,7 +80,7 @@ from .auto_lines import interleaved_lines, report_lines
 from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
-from .auto_panels import packed_panels, row_count
+from .auto_panels import coupled_levels, packed_panels, row_count
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -608,8 +608,10 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
                                       {renamed[b] for b in free_names | alone}, after, opts,
                                       report, apart={renamed[b] for b in apart})
         if vector:
+            levels = {renamed[b]: lo + k for k, b in enumerate(band)}
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
-                                report)
+                                report, lambda a, b: coupled_levels(
+                                    s.program, rows, levels.get(a), levels.get(b)))
             s[owner].vectorize(inner[-1], check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
@@ -740,15 +742,17 @@ def _order_points(s, owner: str, inner: list[str], scores: dict, free: set, afte
     return order, False
 
 
-def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report) -> list[str]:
+def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report,
+                coupled=lambda a, b: False) -> list[str]:
     """Register tiling: with point loops ``.., p, r, v`` (``r`` carrying a reduction,
     ``v`` vectorized, ``p`` free of dependences), split ``p`` by ``unroll_jam`` and
     unroll its inner part between ``r`` and ``v``."""
     rows, vectors = TargetInfo.host().register_tile()
     factor = opts.unroll_jam
-    if factor is None:  # the host's rows, or fewer dividing the columns (row_count)
+    if factor is None and len(inner) >= 3 and coupled(inner[-3], inner[-1]):
         factor = row_count(rows, opts.register_columns or vectors * TargetInfo.host().lanes(
-            _written_dtype(s, owner)))
+            _written_dtype(s, owner)))  # a triangle: rows dividing the columns
+    factor = rows if factor is None else factor
     if factor <= 1 or len(inner) < 3:
         return inner
     outer_name, reduction, vector = inner[-3], inner[-2], inner[-1]

@@ -23,10 +23,13 @@ s["B_global"].compute_root()
 
 from __future__ import annotations
 
+import islpy as isl
+
 from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..errors import IllegalScheduleError, ScheduleError
 from ..target.info import TargetInfo
+from .auto_affine import named_rows
 
 
 def panel_operands(program) -> list[tuple[str, str]]:
@@ -106,3 +109,26 @@ def row_count(rows: int, columns: int) -> int:
     if columns <= 1:
         return rows
     return max(d for d in range(1, rows + 1) if columns % d == 0)
+
+
+def coupled_levels(program, rows, a: int | None, b: int | None) -> bool:
+    """Whether levels ``a`` and ``b`` of the new schedule ``rows`` bound each other for
+    some statement (a triangle such as syrk's ``j <= i``), rather than spanning a
+    rectangle: the statements' scheduled domains projected on the two levels are not
+    the product of their projections on each."""
+    if a is None or b is None or a == b:
+        return False
+    a, b = min(a, b), max(a, b)
+    for name, row in rows.rows.items():
+        stmt = program.statement(name)
+        if isinstance(row[a], int) or isinstance(row[b], int):
+            continue
+        image = named_rows(stmt, row).range()
+        pair = image.project_out(isl.dim_type.set, b + 1, image.dim(isl.dim_type.set) - b - 1)
+        pair = pair.project_out(isl.dim_type.set, a + 1, b - a - 1)
+        pair = pair.project_out(isl.dim_type.set, 0, a)
+        first = pair.project_out(isl.dim_type.set, 1, 1)
+        second = pair.project_out(isl.dim_type.set, 0, 1)
+        if not first.flat_product(second).is_subset(pair):
+            return True
+    return False
