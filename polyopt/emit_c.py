@@ -32,6 +32,7 @@ from .te.expr import TensorRead, Var
 PRELUDE = """\
 /* helpers of polyopt's generated code */
 #include <math.h>
+#include <stdlib.h>
 static inline long po_floordiv(long a, long b) {
   if (b == 0) return 0;
   if (b == -1) return -a;
@@ -50,6 +51,8 @@ static inline long po_max(long a, long b) { return a > b ? a : b; }
 #define po_fmin(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : fmin((a), (b)))
 """
 _RENAMES = [(re.compile(r"\b(min|max|floord)\("), r"po_\1(")]
+C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char",
+           "uint8": "unsigned char", "int16": "short", "int32": "int", "int64": "long"}
 _PRAGMAS = {"parallel": "#pragma omp parallel for", "vectorized": "#pragma omp simd"}
 
 
@@ -67,7 +70,9 @@ def scop_c(schedule, *, indent: int = 0) -> str:
     """The C block computing ``schedule``'s kernel (its loop nest, statements written out)."""
     func = lower(schedule, target=_CSource())
     writer = _Writer(func.program)
-    lines = ["{"] + writer.node(func.body, 1) + ["}"]
+    arrays = [a for a in func.temps if a.shape]  # copies, expanded scalars: on the heap
+    lines = (["{"] + [writer.allocation(a) for a in arrays] + writer.node(func.body, 1)
+             + [f"  free({a.name});" for a in arrays] + ["}"])
     text = "\n".join("  " * indent + line if line else line for line in lines)
     for pattern, replacement in _RENAMES:
         text = pattern.sub(replacement, text)
@@ -119,6 +124,13 @@ class _Writer:
         if len(inner) == 1:
             return [head] + inner
         return [head + " {"] + inner + ["  " * depth + "}"]
+
+    def allocation(self, array) -> str:
+        """``  double (*A_global)[10] = malloc(sizeof(double) * (8) * (10));``"""
+        ctype = C_TYPES.get(array.dtype, "double")
+        dims = [_strip(self.values.emit(d, "int64")) for d in array.shape]
+        return (f"  {ctype} (*{array.name}){''.join(f'[{d}]' for d in dims[1:])} = "
+                f"malloc(sizeof({ctype}){''.join(f' * ({d})' for d in dims)});")
 
     def _run(self, run: Run) -> str:
         stmt = self.program.statement(run.stmt)
