@@ -116,7 +116,7 @@ class AutoOptions:
                                             # untiled (auto_distribute.touched_once)
     split_pivots: bool = True               # loops split where a pivot row/column is
                                             # written (auto_pivots, Floyd-Warshall)
-    pack_panels: bool = True                # a contraction's B[k, j]: a copy packed in
+    pack_panels: bool = False               # a contraction's B[k, j]: a copy packed in
                                             # register-tile-wide panels (auto_panels)
 
 

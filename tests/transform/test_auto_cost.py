@@ -96,8 +96,7 @@ def test_nests_scanned_one_by_one_give_the_code_of_the_whole_scan(monkeypatch):
     kernel = _kernel("3mm", NI=11, NJ=13, NK=15, NL=17, NM=19)
     s = po.auto_schedule(kernel, cache_bytes=64)
     groups = from_isl._root_groups(s.program)
-    assert len(groups) == 8  # one per nest: C = 0; C += ...; ... (six statements) and
-    # the packed copies of B and D (auto_panels)
+    assert len(groups) == 6  # one per nest: C = 0; C += ...; ... (six statements)
     one_by_one = from_isl._scan(s.program)
     monkeypatch.setattr(from_isl, "SEQUENCE_FROM", 1000)
     assert len(from_isl._root_groups(s.program)) == 1

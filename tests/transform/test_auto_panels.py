@@ -1,5 +1,6 @@
 """auto_schedule's register tiles of contractions (transform/auto_panels.py): the right
-operand B[k, j] read from a copy packed in register-tile-wide panels, and fewer rows
+operand B[k, j] read from a copy packed in register-tile-wide panels (option
+pack_panels=True), and fewer rows
 (dividing the columns) where the band is a triangle (syrk's j <= i).  Numbers against
 NumPy and the source order's numbers, at odd sizes that leave partial
 panels, partial tiles and tiles crossing the diagonal."""
@@ -41,7 +42,7 @@ def _as_source(kernel, schedule, sizes, arrays):
 @pytest.mark.parametrize("sizes", [{"ni": 13, "nj": 37, "nk": 11}, {"ni": 7, "nj": 5, "nk": 3}])
 def test_gemm_reads_a_packed_panel_copy_and_computes_numpys_numbers(sizes):
     kernel = _kernel("gemm", NI=13, NJ=37, NK=11)
-    s = po.auto_schedule(kernel, tile_sizes=8, register_columns=16)
+    s = po.auto_schedule(kernel, tile_sizes=8, register_columns=16, pack_panels=True)
     assert PACKED + " 16 columns" in str(s.auto_report), s.auto_report
     assert 'layout="{ [a, b] -> [floor(b / 16), a, b mod 16] }"' in s.script()
     assert s.is_legal()
@@ -53,9 +54,9 @@ def test_gemm_reads_a_packed_panel_copy_and_computes_numpys_numbers(sizes):
     np.testing.assert_allclose(after["C"][:ni, :nj], expected, rtol=1e-12)
 
 
-def test_the_option_turns_packing_off():
+def test_packing_is_off_by_default():
     kernel = _kernel("gemm", NI=9, NJ=10, NK=11)
-    s = po.auto_schedule(kernel, pack_panels=False)
+    s = po.auto_schedule(kernel, tile_sizes=8)
     assert PACKED not in str(s.auto_report) and "layout" not in s.script()
     _as_source(kernel, s, {"ni": 9, "nj": 10, "nk": 11}, ["C"])
 
@@ -63,7 +64,7 @@ def test_the_option_turns_packing_off():
 def test_two_products_pack_their_own_inputs_only():
     kernel = _kernel("3mm", NI=9, NJ=10, NK=11, NL=12, NM=13)
     assert panel_operands(kernel.program) == [("S1", "B"), ("S3", "D")]  # not F: written
-    s = po.auto_schedule(kernel, tile_sizes=8)
+    s = po.auto_schedule(kernel, tile_sizes=8, pack_panels=True)
     assert str(s.auto_report).count(PACKED) == 2
     _as_source(kernel, s, {"ni": 9, "nj": 10, "nk": 11, "nl": 12, "nm": 13}, ["G"])
 
@@ -71,7 +72,7 @@ def test_two_products_pack_their_own_inputs_only():
 def test_operands_read_by_two_statements_or_along_columns_are_not_packed():
     assert panel_operands(_kernel("syrk", N=9, M=7).program) == []  # A[j][k]: transposed
     kernel = _kernel("symm", M=9, N=7)  # B[k][j] in S1, and in S2 once acc is expanded
-    s = po.auto_schedule(kernel, tile_sizes=8)
+    s = po.auto_schedule(kernel, tile_sizes=8, pack_panels=True)
     assert "S1, S2 read rows of B across a reduction loop: not packed (one copy per " \
            "reading statement)" in str(s.auto_report)
     assert "layout=\"{ [a, b] -> [floor" not in s.script()

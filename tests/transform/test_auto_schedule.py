@@ -140,8 +140,7 @@ def test_python_kernel():
 
 def test_register_tile_option():
     kernel = po.from_c(str(POLYBENCH / "gemm.c"), defines={"NI": 13, "NJ": 21, "NK": 9})
-    s = po.auto_schedule(kernel, tile_sizes=16, unroll_jam=3, register_columns=8,
-                         pack_panels=False)  # (a packed copy renames the loops c1, c2)
+    s = po.auto_schedule(kernel, tile_sizes=16, unroll_jam=3, register_columns=8)
     assert "and j.inner by 8" in str(s.auto_report)
     compare(kernel, s, {"ni": 13, "nj": 21, "nk": 9})
 
@@ -185,7 +184,7 @@ def test_gauss_seidel_runs_time_innermost_after_a_skew():
 
 def test_nests_in_sequence_get_a_band_each():
     kernel = po.from_c(str(POLYBENCH / "gemm.c"), defines={"NI": 13, "NJ": 11, "NK": 7})
-    s = po.auto_schedule(kernel, tile_sizes=4, pack_panels=False)  # (no copy's nest)
+    s = po.auto_schedule(kernel, tile_sizes=4)
     text = str(s.auto_report)
     assert "fusion min" in text and "2 loop nests in sequence" in text
     assert text.count("tiled loops") == 2

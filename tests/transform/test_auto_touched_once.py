@@ -57,8 +57,7 @@ def test_products_and_stencils_keep_their_tiles():
         subset = rows.subset([n for n in rows.rows if len(program.statement(n).dims) ==
                               max(len(st.dims) for st in program.statements)])
         assert not touched_once(program, subset, lo, hi), name
-    s = po.auto_schedule(_kernel("gemm", NI=9, NJ=11, NK=13), cache_bytes=64,
-                         pack_panels=False)  # (a packed copy renames the loops c1, c2)
+    s = po.auto_schedule(_kernel("gemm", NI=9, NJ=11, NK=13), cache_bytes=64)
     assert "tiled loops i, j, c3" in str(s.auto_report)  # the product
     assert UNTILED not in str(s.auto_report)  # its C *= beta pass: tiles vectorize it
 
