@@ -16,6 +16,8 @@ recurrence as one ``po.scan`` kernel.
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from ..build import build
@@ -285,7 +287,6 @@ class LSTMRunner:
 
     def __init__(self, g, node, num_threads: int, cache=None):
         self.inputs = [n for n in node.inputs if n]
-        self.positions = {name: k for k, name in enumerate(node.inputs) if name}
         seq, batch, width = g.tensors[node.inputs[0]].shape
         W = g.constants[node.inputs[1]][0]
         R = g.constants[node.inputs[2]][0]
@@ -339,31 +340,45 @@ class LSTMRunner:
         self._weights = [data_pointer(a) for a in (self.w_t, self.bias, self.projected)]
         self._recurrent = data_pointer(self.r_t)
         self._states = [data_pointer(a) for a in self.states]
+        self._zeros = data_pointer(self.zeros)
+        # the names of the initial h and c among the node's inputs (None: zeros)
+        self._initial = [node.inputs[k] if len(node.inputs) > k and node.inputs[k] else None
+                         for k in (5, 6)]
+        self._y_address, self._y = None, None
 
     def __call__(self, *args) -> None:
         """Run on the node's inputs (float32, of the graph's shapes: the executor's
-        arrays), writing ``Y``; the kernels are called with addresses (a checked call
-        cost about 20 us, a tenth of a small layer's time)."""
-        *inputs, Y = args
-        seq, batch, hidden = self.shape
-        x = np.ascontiguousarray(inputs[0], np.float32).reshape(seq * batch, -1)
-        h0 = self._initial(inputs, 5)
-        c0 = self._initial(inputs, 6)
-        self.projection.call_pointers([data_pointer(x), *self._weights])
-        self.recurrence.call_pointers([self._weights[2], self._recurrent, data_pointer(h0),
-                                       data_pointer(c0), *self._states])
-        if self.in_pairs:  # h of the odd steps, then of the even ones
-            pairs = Y.reshape(seq // 2, 2, batch, hidden)
-            pairs[:, 0] = self.states[0][1:]
-            pairs[:, 1] = self.states[2][1:]
-        else:
-            Y.reshape(seq, batch, hidden)[...] = self.states[0][1:]
+        arrays), writing ``Y``."""
+        arrays = [np.ascontiguousarray(a, np.float32) for a in args]
+        self.call_pointers([data_pointer(a) for a in arrays])
 
-    def _initial(self, inputs, index):
-        for name, position in self.positions.items():
-            if position == index:
-                return np.ascontiguousarray(inputs[self.inputs.index(name)][0])
-        return self.zeros
+    def call_pointers(self, pointers) -> None:
+        """Run on the addresses of the node's present inputs and of ``Y`` (contiguous
+        float32 arrays of the graph's shapes), as the executor calls kernels: the
+        kernels are called with addresses too (a checked call cost about 20 us)."""
+        *inputs, y_address = pointers
+        h0, c0 = (inputs[self.inputs.index(self._initial[k])] if self._initial[k]
+                  else self._zeros for k in (0, 1))
+        self.projection.call_pointers([inputs[0], *self._weights])
+        self.recurrence.call_pointers([self._weights[2], self._recurrent, h0, c0,
+                                       *self._states])
+        Y = self._output(y_address)
+        if self.in_pairs:  # h of the odd steps, then of the even ones
+            Y[:, 0] = self.states[0][1:]
+            Y[:, 1] = self.states[2][1:]
+        else:
+            Y[...] = self.states[0][1:]
+
+    def _output(self, address: int) -> np.ndarray:
+        """``Y`` at ``address`` (``[seq / 2, 2, batch, hidden]`` in pairs), a view kept
+        for the next call: the executor's buffers keep their addresses."""
+        if address != self._y_address:
+            seq, batch, hidden = self.shape
+            shape = (seq // 2, 2, batch, hidden) if self.in_pairs else (seq, batch, hidden)
+            self._y = np.ctypeslib.as_array(
+                (ctypes.c_float * (seq * batch * hidden)).from_address(address)).reshape(shape)
+            self._y_address = address
+        return self._y
 
 
 def _build(schedule, args, cache, request):
