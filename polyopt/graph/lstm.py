@@ -9,7 +9,9 @@ recurrence as one ``po.scan`` kernel.
   of ``4 * lanes`` gate columns in vector registers while the reduction runs), then
   ``c[t] = f * c[t-1] + i * g`` and ``h[t] = o * tanh(c[t])`` (``i, o, f, g``: ONNX's
   gate order, each gate also reading ``P[t]``), vectorized.  The time loop runs in the
-  kernel: no call per step.
+  kernel: no call per step.  On an even number of steps it runs two steps per
+  iteration, the second reading ``R^T``'s panels in reverse (:func:`recurrence_in_pairs`:
+  ``R^T`` is as large as L2, and the panels read last are still there).
 
 ``W``, ``R`` and ``B`` must be constants: their transposes are stored at compile time.
 """
@@ -349,8 +351,13 @@ class LSTMRunner:
     def __call__(self, *args) -> None:
         """Run on the node's inputs (float32, of the graph's shapes: the executor's
         arrays), writing ``Y``."""
-        arrays = [np.ascontiguousarray(a, np.float32) for a in args]
-        self.call_pointers([data_pointer(a) for a in arrays])
+        *inputs, Y = args
+        arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
+        direct = Y.flags.c_contiguous and Y.dtype == np.float32
+        y = Y if direct else np.empty(Y.shape, np.float32)
+        self.call_pointers([data_pointer(a) for a in arrays] + [data_pointer(y)])
+        if not direct:
+            Y[...] = y
 
     def call_pointers(self, pointers) -> None:
         """Run on the addresses of the node's present inputs and of ``Y`` (contiguous
