@@ -99,7 +99,7 @@ def test_the_recurrence_in_pairs_refuses_what_it_cannot_run(seq, block):
 
 
 def test_the_runner_streams_aligned_arrays_and_runs_in_pairs_on_even_sequences():
-    onnx = pytest.importorskip("onnx")  # noqa: F841
+    pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
     from testlib.onnx_models import lstm, ort_run, random_inputs
     for seq in (4, 3):
