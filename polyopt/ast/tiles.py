@@ -83,20 +83,34 @@ def _full_bound(loop: For, var: str, inner: set[str]):
     if loop.kind not in SPECIALIZED or not (isinstance(cond, Op) and cond.op in ("le", "lt")
                                             and cond.args[0] == Name(loop.var)):
         return None
+    start, tests = _full_start(loop)
     limit = cond.args[1]
-    if not (isinstance(limit, Op) and limit.op == "min"):
+    limits = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
+    full = [a for a in limits if constant_difference(a, start) is not None]
+    if not full or (len(limits) == 1 and not tests):
         return None
-    full = [a for a in limit.args if constant_difference(a, loop.init) is not None]
-    if not full:
-        return None
-    others = [a for a in limit.args if a is not full[0]]
-    test = Op("le", (full[0], others[0]))
-    for other in others[1:]:
-        test = Op("and", (test, Op("le", (full[0], other))))
+    tests += [Op("le", (full[0], a)) for a in limits if a is not full[0]]
+    test = tests[0]
+    for other in tests[1:]:
+        test = Op("and", (test, other))
     used = _names(test)
     if var not in used or used & inner:
         return None
-    return full[0], test
+    return full[0], test, start
+
+
+def _full_start(loop: For) -> tuple[IndexExpr, list]:
+    """``(start, tests)``: an unrolled loop starting at ``max(a, b, ..)`` starts at
+    ``a`` (a constant) in full tiles, where ``b <= a`` ...: its copies then need no
+    guard (the first rows of a register tile of a stencil)."""
+    init = loop.init
+    if loop.kind != "unrolled" or not (isinstance(init, Op) and init.op == "max"):
+        return init, []
+    first = next((a for a in init.args if linear_form(a) is not None and
+                  set(linear_form(a)) <= {""}), None)
+    if first is None:
+        return init, []
+    return first, [Op("le", (a, first)) for a in init.args if a is not first]
 
 
 def _collect(node: Node, var: str, inner: set[str], tests: list) -> None:
@@ -123,8 +137,10 @@ def _specialize(node: Node, var: str, inner: set[str]) -> Node:
     if not isinstance(node, For):
         return node
     found = _full_bound(node, var, inner)
-    cond = node.cond if found is None else Op(node.cond.op, (Name(node.var), found[0]))
-    return dataclasses.replace(node, cond=cond, body=_specialize(node.body, var, inner))
+    if found is None:
+        return dataclasses.replace(node, body=_specialize(node.body, var, inner))
+    return dataclasses.replace(node, init=found[2], cond=Op(node.cond.op, (
+        Name(node.var), found[0])), body=_specialize(node.body, var, inner))
 
 
 def _loop_vars(node: Node) -> set[str]:

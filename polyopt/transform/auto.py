@@ -76,6 +76,7 @@ from .auto_distribute import streams_matrices, touched_once
 from .auto_lines import interleaved_lines, report_lines
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
+from .auto_stencil_jam import jam_rows
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -109,6 +110,8 @@ class AutoOptions:
     exact_updates: bool = True              # max/min updates of a table swept by rows
     stream_untiled: bool = True             # a band using each matrix element once:
                                             # untiled (auto_distribute.touched_once)
+    stencil_jam: int | None = None          # rows jammed in a stencil's time tiles
+                                            # (None: auto_stencil_jam.JAM_ROWS; 0: none)
 
 
 @dataclass
@@ -596,7 +599,10 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
         if vector:
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
                                 report)
-            s[owner].vectorize(inner[-1], check=False)
+            vector_loop = inner[-1]
+            if not free_names:  # a time-tiled stencil: adjacent rows together
+                inner = jam_rows(s, owner, inner, after, opts, report)
+            s[owner].vectorize(vector_loop, check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
     else:  # (deriche's row sweeps: no try of an illegal distribution, a check saved)
