@@ -65,8 +65,54 @@ def separate_full_tiles(node: Node, pending: tuple = ()) -> Node:
         for _, group in versions:
             for test in group:
                 condition = test if condition is None else Op("and", (condition, test))
-        body = If(condition, full, body)
+        body = If(condition, full, _scalar_partial_rows(body))
     return dataclasses.replace(node, body=separate_full_tiles(body))
+
+
+def _scalar_partial_rows(node: Node) -> Node:
+    """The general copy with each vectorized loop around an unrolled loop with guarded
+    copies (a partial row block of a jammed stencil: they do not vectorize) left as
+    ordinary loops, rolled: the full copy is the vector code."""
+    if isinstance(node, Block):
+        return Block(tuple(_scalar_partial_rows(n) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else _scalar_partial_rows(node.otherwise)
+        return If(node.cond, _scalar_partial_rows(node.then), other)
+    if not isinstance(node, For):
+        return node
+    if node.kind == "vectorized" and _partial_rows_inside(node.body):
+        return dataclasses.replace(node, kind="serial", body=_rolled(node.body))
+    return dataclasses.replace(node, body=_scalar_partial_rows(node.body))
+
+
+def _rolled(node: Node) -> Node:
+    """``node`` with its guarded unrolled loops as loops (less code)."""
+    if isinstance(node, Block):
+        return Block(tuple(_rolled(n) for n in node.items))
+    if isinstance(node, If):
+        return If(node.cond, _rolled(node.then),
+                  None if node.otherwise is None else _rolled(node.otherwise))
+    if not isinstance(node, For):
+        return node
+    kind = "serial" if _partial_rows(node) else node.kind
+    return dataclasses.replace(node, kind=kind, body=_rolled(node.body))
+
+
+def _partial_rows_inside(node: Node) -> bool:
+    if isinstance(node, Block):
+        return any(_partial_rows_inside(n) for n in node.items)
+    if isinstance(node, If):
+        return _partial_rows_inside(node.then) or (
+            node.otherwise is not None and _partial_rows_inside(node.otherwise))
+    return isinstance(node, For) and (_partial_rows(node) or _partial_rows_inside(node.body))
+
+
+def _partial_rows(loop: For) -> bool:
+    """An unrolled loop with bounds ``max(..)`` or ``min(..)``: guarded copies."""
+    if loop.kind != "unrolled":
+        return False
+    found = most_trips(loop)
+    return bool(_full_start(loop)[1]) or (found is not None and found[1])
 
 
 def _has_tests(loop: For) -> bool:

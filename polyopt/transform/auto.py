@@ -600,9 +600,10 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
                                 report)
             vector_loop = inner[-1]
-            if not free_names:  # a time-tiled stencil: adjacent rows together
-                inner = jam_rows(s, owner, inner, after, opts, report)
-            s[owner].vectorize(vector_loop, check=False)
+            if not free_names:  # a time-tiled stencil: adjacent rows together (marked)
+                inner = jam_rows(s, owner, inner, after, len(rows.rows), opts, report)
+            if inner[-1] == vector_loop:
+                s[owner].vectorize(vector_loop, check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
     else:  # (deriche's row sweeps: no try of an illegal distribution, a check saved)

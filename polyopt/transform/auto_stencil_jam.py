@@ -34,23 +34,35 @@ from __future__ import annotations
 from ..errors import IllegalScheduleError, ScheduleError
 from .auto_rewrites import first_line
 
-# Rows computed together by default.  Measured (bench_polybench --baseline
-# stencil_jam=0, LARGE, one thread): see polybench.md; 2 rows share 3 of their 5+5
-# loads in a 5-point stencil, 4 rows gave no more (more registers, longer code).
+# Rows computed together by default.  Measured side by side (bench_polybench
+# --baseline stencil_jam=0, LARGE, one thread, load 1.4): jacobi-2d 2.18x gcc jammed by
+# 2, 1.87x not; 4 rows were slower than 2 (in a direct A/B, 0.571 / 0.546 s).
 JAM_ROWS = 2
+# Statements in the tile at most: each one's vector loop is doubled (jammed, and the
+# full row blocks versioned), which costs LLVM time: fdtd-2d (4 statements) compiled in
+# 1.44 s of CPU jammed (0.82 s not) for 1.91x / 1.77x gcc; jacobi-2d (2) in 0.65 s.
+JAM_MAX_STATEMENTS = 2
 
 
-def jam_rows(s, owner: str, inner: list[str], after: list[str], opts, report) -> list[str]:
+def jam_rows(s, owner: str, inner: list[str], after: list[str], statements: int, opts,
+             report) -> list[str]:
     """The point loops ``.., r, <after>, v`` (``r`` the row loop above the statement
     levels ``after``, ``v`` the vector loop) become ``.., r.outer, <after>, v,
-    r.inner`` with ``r.inner`` (``rows`` iterations) unrolled; ``inner`` unchanged when
-    the band has no such shape or ``stencil_jam`` is 0 or 1."""
+    r.inner`` with ``r.inner`` (``stencil_jam`` iterations) unrolled, checked;
+    ``inner`` unchanged when the band has no such shape, holds more than
+    :data:`JAM_MAX_STATEMENTS` statements (unless ``stencil_jam`` is given), or
+    ``stencil_jam`` is 0 or 1."""
     rows = JAM_ROWS if opts.stencil_jam is None else opts.stencil_jam
     if rows <= 1 or not opts.distribute or len(inner) < len(after) + 2:
         return inner
     at = len(inner) - len(after) - 2
     if not after or inner[at + 1:-1] != after:
         return inner  # (the statements are not distributed above the vector loop)
+    if opts.stencil_jam is None and statements > JAM_MAX_STATEMENTS:
+        report.add(f"rows not jammed: {statements} statements in the tile (at most "
+                   f"{JAM_MAX_STATEMENTS}: each one's vector code doubles; stencil_jam=2 "
+                   "jams them)")
+        return inner
     row, vector = inner[at], inner[-1]
     stage = s[owner]
     try:
