@@ -601,7 +601,8 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
                                 report)
             vector_loop = inner[-1]
             if not free_names:  # a time-tiled stencil: adjacent rows together (marked)
-                inner = jam_rows(s, owner, inner, after, len(rows.rows), opts, report)
+                inner = jam_rows(s, owner, inner, after, dict(zip(renamed.values(), sizes)),
+                                 len(rows.rows), opts, report)
             if inner[-1] == vector_loop:
                 s[owner].vectorize(vector_loop, check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]

@@ -44,13 +44,14 @@ JAM_ROWS = 2
 JAM_MAX_STATEMENTS = 2
 
 
-def jam_rows(s, owner: str, inner: list[str], after: list[str], statements: int, opts,
-             report) -> list[str]:
+def jam_rows(s, owner: str, inner: list[str], after: list[str], sizes: dict,
+             statements: int, opts, report) -> list[str]:
     """The point loops ``.., r, <after>, v`` (``r`` the row loop above the statement
     levels ``after``, ``v`` the vector loop) become ``.., r.outer, <after>, v,
     r.inner`` with ``r.inner`` (``stencil_jam`` iterations) unrolled, checked;
-    ``inner`` unchanged when the band has no such shape, holds more than
-    :data:`JAM_MAX_STATEMENTS` statements (unless ``stencil_jam`` is given), or
+    ``inner`` unchanged when the band has no such shape, or (unless ``stencil_jam`` is
+    given) holds more than :data:`JAM_MAX_STATEMENTS` statements or has a row tile
+    (``sizes``: point loop -> tile size) that the rows do not divide, or when
     ``stencil_jam`` is 0 or 1."""
     rows = JAM_ROWS if opts.stencil_jam is None else opts.stencil_jam
     if rows <= 1 or not opts.distribute or len(inner) < len(after) + 2:
@@ -64,6 +65,11 @@ def jam_rows(s, owner: str, inner: list[str], after: list[str], statements: int,
                    "jams them)")
         return inner
     row, vector = inner[at], inner[-1]
+    if opts.stencil_jam is None and sizes.get(row, rows) % rows:
+        report.add(f"rows not jammed: the tile of {row} ({sizes[row]}) is no multiple of "
+                   f"{rows} (a partial row block in every tile runs guarded, not "
+                   "vectorized)")
+        return inner
     stage = s[owner]
     try:
         with s.atomic():

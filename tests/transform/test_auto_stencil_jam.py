@@ -88,3 +88,14 @@ def test_jammed_schedule_replays():
     for name in ("A", "B"):
         np.testing.assert_array_equal(_numbers(kernel, replayed, sizes)[name],
                                       _numbers(kernel, s, sizes)[name])
+
+
+def test_a_row_tile_the_rows_do_not_divide_is_not_jammed_unless_asked():
+    kernel = _kernel("jacobi-2d")
+    s = po.auto_schedule(kernel, tile_sizes=5)
+    assert "rows not jammed: the tile of c1.inner (5) is no multiple of 2" in str(
+        s.auto_report)
+    asked = po.auto_schedule(kernel, tile_sizes=5, stencil_jam=2)
+    assert "rows jammed" in str(asked.auto_report)
+    with pytest.warns(po.PolyoptWarning, match="did not vectorize"):  # the partial blocks
+        _assert_same(kernel, asked, {"n": 16, "tsteps": 4}, ["A", "B"])
