@@ -146,11 +146,13 @@ def _full_bound(loop: For, var: str, inner: set[str]):
 
 
 def _full_start(loop: For) -> tuple[IndexExpr, list]:
-    """``(start, tests)``: an unrolled loop starting at ``max(a, b, ..)`` starts at
-    ``a`` (a constant) in full tiles, where ``b <= a`` ...: its copies then need no
-    guard (the first rows of a register tile of a stencil)."""
+    """``(start, tests)``: an innermost unrolled loop starting at ``max(a, b, ..)``
+    starts at ``a`` (a constant) in full tiles, where ``b <= a`` ...: its copies then
+    need no guard (the first rows jammed in a stencil's tile, below its vector loop;
+    a register tile's row loop, around its vector loop, keeps its guards)."""
     init = loop.init
-    if loop.kind != "unrolled" or not (isinstance(init, Op) and init.op == "max"):
+    if loop.kind != "unrolled" or not (isinstance(init, Op) and init.op == "max") or \
+            _loop_vars(loop.body):
         return init, []
     first = next((a for a in init.args if linear_form(a) is not None and
                   set(linear_form(a)) <= {""}), None)
