@@ -7,7 +7,10 @@ body is versioned: ``if (init + c <= e) <body with the bound init + c> else <bod
 so that full tiles (almost all of them) unroll and vectorize with constant counts and
 no guard, and the partial tile keeps the exact bounds.  Perfectly nested loops that
 both define tests (a register tile's column block and row block) are versioned once,
-at the inner one, on all the tests: one full copy and one general copy, not four.  :func:`most_trips` gives a
+at the inner one, on all the tests: one full copy and one general copy, not four.  An
+innermost unrolled loop starting at ``max(0, e)`` (rows jammed below a stencil's
+vector loop) is versioned on ``e <= 0`` too, and the general copy runs such guarded
+rows as plain loops.  :func:`most_trips` gives a
 loop's (largest) trip count; :func:`can_widen` says when code generation may run a
 partial vectorized tile at full width with conditional stores into buffers the
 thread owns (so a register tile stays in registers in the partial tile too).

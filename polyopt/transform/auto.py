@@ -249,6 +249,9 @@ def _options(options: dict) -> AutoOptions:
     if opts.fusion not in _FUSIONS:
         raise InvalidArgumentError(f"fusion must be one of {', '.join(_FUSIONS)}, got "
                                    f"{opts.fusion!r}")
+    jam = opts.stencil_jam
+    if jam is not None and not (_positive(jam) or (type(jam) is int and jam == 0)):
+        raise InvalidArgumentError(f"stencil_jam must be None or an integer >= 0, got {jam!r}")
     sizes = opts.tile_sizes
     if sizes is not None and not (_positive(sizes) or (
             isinstance(sizes, (tuple, list)) and sizes and all(_positive(x) for x in sizes))):

@@ -99,3 +99,9 @@ def test_a_row_tile_the_rows_do_not_divide_is_not_jammed_unless_asked():
     assert "rows jammed" in str(asked.auto_report)
     with pytest.warns(po.PolyoptWarning, match="did not vectorize"):  # the partial blocks
         _assert_same(kernel, asked, {"n": 16, "tsteps": 4}, ["A", "B"])
+
+
+@pytest.mark.parametrize("bad", [-1, "2", 1.5, True])
+def test_a_bad_stencil_jam_is_refused(bad):
+    with pytest.raises(po.InvalidArgumentError, match="stencil_jam must be None or an integer"):
+        po.auto_schedule(_kernel("jacobi-2d"), stencil_jam=bad)
