@@ -7,7 +7,10 @@ body is versioned: ``if (init + c <= e) <body with the bound init + c> else <bod
 so that full tiles (almost all of them) unroll and vectorize with constant counts and
 no guard, and the partial tile keeps the exact bounds.  Perfectly nested loops that
 both define tests (a register tile's column block and row block) are versioned once,
-at the inner one, on all the tests: one full copy and one general copy, not four.  :func:`most_trips` gives a
+at the inner one, on all the tests: one full copy and one general copy, not four.  An
+innermost unrolled loop starting at ``max(0, e)`` (rows jammed below a stencil's
+vector loop) is versioned on ``e <= 0`` too, and the general copy runs such guarded
+rows as plain loops.  :func:`most_trips` gives a
 loop's (largest) trip count; :func:`can_widen` says when code generation may run a
 partial vectorized tile at full width with conditional stores into buffers the
 thread owns (so a register tile stays in registers in the partial tile too).
@@ -65,8 +68,54 @@ def separate_full_tiles(node: Node, pending: tuple = ()) -> Node:
         for _, group in versions:
             for test in group:
                 condition = test if condition is None else Op("and", (condition, test))
-        body = If(condition, full, body)
+        body = If(condition, full, _scalar_partial_rows(body))
     return dataclasses.replace(node, body=separate_full_tiles(body))
+
+
+def _scalar_partial_rows(node: Node) -> Node:
+    """The general copy with each vectorized loop around an unrolled loop with guarded
+    copies (a partial row block of a jammed stencil: they do not vectorize) left as
+    ordinary loops, rolled: the full copy is the vector code."""
+    if isinstance(node, Block):
+        return Block(tuple(_scalar_partial_rows(n) for n in node.items))
+    if isinstance(node, If):
+        other = None if node.otherwise is None else _scalar_partial_rows(node.otherwise)
+        return If(node.cond, _scalar_partial_rows(node.then), other)
+    if not isinstance(node, For):
+        return node
+    if node.kind == "vectorized" and _partial_rows_inside(node.body):
+        return dataclasses.replace(node, kind="serial", body=_rolled(node.body))
+    return dataclasses.replace(node, body=_scalar_partial_rows(node.body))
+
+
+def _rolled(node: Node) -> Node:
+    """``node`` with its guarded unrolled loops as loops (less code)."""
+    if isinstance(node, Block):
+        return Block(tuple(_rolled(n) for n in node.items))
+    if isinstance(node, If):
+        return If(node.cond, _rolled(node.then),
+                  None if node.otherwise is None else _rolled(node.otherwise))
+    if not isinstance(node, For):
+        return node
+    kind = "serial" if _partial_rows(node) else node.kind
+    return dataclasses.replace(node, kind=kind, body=_rolled(node.body))
+
+
+def _partial_rows_inside(node: Node) -> bool:
+    if isinstance(node, Block):
+        return any(_partial_rows_inside(n) for n in node.items)
+    if isinstance(node, If):
+        return _partial_rows_inside(node.then) or (
+            node.otherwise is not None and _partial_rows_inside(node.otherwise))
+    return isinstance(node, For) and (_partial_rows(node) or _partial_rows_inside(node.body))
+
+
+def _partial_rows(loop: For) -> bool:
+    """An unrolled loop with bounds ``max(..)`` or ``min(..)``: guarded copies."""
+    if loop.kind != "unrolled":
+        return False
+    found = most_trips(loop)
+    return bool(_full_start(loop)[1]) or (found is not None and found[1])
 
 
 def _has_tests(loop: For) -> bool:
@@ -76,9 +125,9 @@ def _has_tests(loop: For) -> bool:
 
 
 def _full_bound(loop: For, var: str, inner: set[str], ranges: dict | None = None):
-    """``(full bound, test)`` when ``loop`` is specialized, its bound is a ``min`` with
-    one argument at a constant distance from its start, and the test uses ``var`` and
-    no variable of the loops in ``inner``, except those of enclosing unrolled loops
+    """``(full bound, test, start)`` when ``loop`` is specialized, its bound is a ``min``
+    with one argument at a constant distance from its start, and the test uses ``var``
+    and no variable of the loops in ``inner``, except those of enclosing unrolled loops
     with a constant range (``ranges``: name -> (first, last)) when the test is linear
     in them: it is then required at both ends of their ranges (a register tile's rows
     against a triangle's diagonal, syrk), so it holds for every row."""
@@ -86,16 +135,16 @@ def _full_bound(loop: For, var: str, inner: set[str], ranges: dict | None = None
     if loop.kind not in SPECIALIZED or not (isinstance(cond, Op) and cond.op in ("le", "lt")
                                             and cond.args[0] == Name(loop.var)):
         return None
+    start, tests = _full_start(loop)
     limit = cond.args[1]
-    if not (isinstance(limit, Op) and limit.op == "min"):
+    limits = limit.args if isinstance(limit, Op) and limit.op == "min" else (limit,)
+    full = [a for a in limits if constant_difference(a, start) is not None]
+    if not full or (len(limits) == 1 and not tests):
         return None
-    full = [a for a in limit.args if constant_difference(a, loop.init) is not None]
-    if not full:
-        return None
-    others = [a for a in limit.args if a is not full[0]]
-    test = Op("le", (full[0], others[0]))
-    for other in others[1:]:
-        test = Op("and", (test, Op("le", (full[0], other))))
+    tests += [Op("le", (full[0], a)) for a in limits if a is not full[0]]
+    test = tests[0]
+    for other in tests[1:]:
+        test = Op("and", (test, other))
     used = _names(test)
     if var not in used:
         return None
@@ -103,7 +152,23 @@ def _full_bound(loop: For, var: str, inner: set[str], ranges: dict | None = None
         test = _at_range_ends(test, used & inner, ranges or {})
         if test is None:
             return None
-    return full[0], test
+    return full[0], test, start
+
+
+def _full_start(loop: For) -> tuple[IndexExpr, list]:
+    """``(start, tests)``: an innermost unrolled loop starting at ``max(a, b, ..)``
+    starts at ``a`` (a constant) in full tiles, where ``b <= a`` ...: its copies then
+    need no guard (the first rows jammed in a stencil's tile, below its vector loop;
+    a register tile's row loop, around its vector loop, keeps its guards)."""
+    init = loop.init
+    if loop.kind != "unrolled" or not (isinstance(init, Op) and init.op == "max") or \
+            _loop_vars(loop.body):
+        return init, []
+    first = next((a for a in init.args if linear_form(a) is not None and
+                  set(linear_form(a)) <= {""}), None)
+    if first is None:
+        return init, []
+    return first, [Op("le", (a, first)) for a in init.args if a is not first]
 
 
 def _at_range_ends(test, names: set[str], ranges: dict):
@@ -158,9 +223,11 @@ def _specialize(node: Node, var: str, inner: set[str], ranges=None) -> Node:
     if not isinstance(node, For):
         return node
     found = _full_bound(node, var, inner, ranges)
-    cond = node.cond if found is None else Op(node.cond.op, (Name(node.var), found[0]))
-    return dataclasses.replace(node, cond=cond, body=_specialize(
-        node.body, var, inner, _with_range(ranges, node)))
+    body = _specialize(node.body, var, inner, _with_range(ranges, node))
+    if found is None:
+        return dataclasses.replace(node, body=body)
+    return dataclasses.replace(node, init=found[2], cond=Op(node.cond.op, (
+        Name(node.var), found[0])), body=body)
 
 
 def _loop_vars(node: Node) -> set[str]:

@@ -81,6 +81,7 @@ from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_panels import coupled_levels, packed_panels, row_count
+from .auto_stencil_jam import jam_rows
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint, strides,
@@ -116,6 +117,8 @@ class AutoOptions:
                                             # untiled (auto_distribute.touched_once)
     split_pivots: bool = True               # loops split where a pivot row/column is
                                             # written (auto_pivots, Floyd-Warshall)
+    stencil_jam: int | None = None          # rows jammed in a stencil's time tiles
+                                            # (None: auto_stencil_jam.JAM_ROWS; 0: none)
     pack_panels: bool = False               # a contraction's B[k, j]: a copy packed in
                                             # register-tile-wide panels (auto_panels)
 
@@ -260,6 +263,9 @@ def _options(options: dict) -> AutoOptions:
     if opts.fusion not in _FUSIONS:
         raise InvalidArgumentError(f"fusion must be one of {', '.join(_FUSIONS)}, got "
                                    f"{opts.fusion!r}")
+    jam = opts.stencil_jam
+    if jam is not None and not (_positive(jam) or (type(jam) is int and jam == 0)):
+        raise InvalidArgumentError(f"stencil_jam must be None or an integer >= 0, got {jam!r}")
     sizes = opts.tile_sizes
     if sizes is not None and not (_positive(sizes) or (
             isinstance(sizes, (tuple, list)) and sizes and all(_positive(x) for x in sizes))):
@@ -612,7 +618,12 @@ def _band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> N
             inner = _unroll_jam(s, owner, inner, {renamed[b] for b in free_names}, opts,
                                 report, lambda a, b: coupled_levels(
                                     s.program, rows, levels.get(a), levels.get(b)))
-            s[owner].vectorize(inner[-1], check=False)
+            vector_loop = inner[-1]
+            if not free_names:  # a time-tiled stencil: adjacent rows together (marked)
+                inner = jam_rows(s, owner, inner, after, dict(zip(renamed.values(), sizes)),
+                                 len(rows.rows), opts, report)
+            if inner[-1] == vector_loop:
+                s[owner].vectorize(vector_loop, check=False)
         parallel = [o for o, b in zip(outer, band) if b in free_names]
         _mark_parallel(s, owner, parallel[:1], outer, opts, report)
     else:  # (deriche's row sweeps: no try of an illegal distribution, a check saved)

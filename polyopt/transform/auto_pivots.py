@@ -77,8 +77,9 @@ def _single_loop(aff: isl.Aff, depth: int) -> int | None:
 
 
 def _expression(aff: isl.Aff, dims: list[str], stmt) -> str | None:
-    """``aff`` as text over the loop and parameter names (None with a denominator)."""
-    if not aff.get_denominator_val().is_one():
+    """``aff`` as text over the loop and parameter names (None with a denominator or a
+    floor division)."""
+    if not aff.get_denominator_val().is_one() or aff.dim(isl.dim_type.div):
         return None
     terms = []
     for kind, names in ((isl.dim_type.in_, dims),
