@@ -763,6 +763,7 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report,
     if factor is None and len(inner) >= 3 and coupled(inner[-3], inner[-1]):
         factor = row_count(rows, opts.register_columns or vectors * TargetInfo.host().lanes(
             _written_dtype(s, owner)))  # a triangle: rows dividing the columns
+    triangle = opts.unroll_jam is None and factor is not None
     factor = rows if factor is None else factor
     if factor <= 1 or len(inner) < 3:
         return inner
@@ -784,7 +785,8 @@ def _unroll_jam(s, owner: str, inner: list[str], free: set, opts, report,
     stage.unroll(i.name, check=False)
     report.add(f"register tile: {outer_name} split by {factor}"
                + (f" and {vector} by {width}" if width > 1 else "")
-               + f", unrolled inside the reduction loop {reduction} (unroll-and-jam)")
+               + f", unrolled inside the reduction loop {reduction} (unroll-and-jam)"
+               + (" (rows dividing the columns: the band is a triangle)" if triangle else ""))
     return inner[:-3] + loops
 
 
