@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from ..errors import public, public_methods
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..domain.schedule import fixed_entry
@@ -53,6 +54,7 @@ class Dependence:
         return f"{self.kind} {head} through {through}" + (f" for {tail}" if tail else "")
 
 
+@public_methods
 @dataclass(frozen=True, slots=True)
 class Dependences:
     """All dependences of a program; iterate, filter by kind, or union them."""
@@ -100,6 +102,7 @@ class Dependences:
         return "\n".join(str(d) for d in self.items) or "(no dependences)"
 
 
+@public
 def compute_dependences(program: Program) -> Dependences:
     """Flow, anti and output dependences of ``program`` under its current schedule.
 

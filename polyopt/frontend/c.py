@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import FrontendError
+from ..errors import FrontendError, public
 from ..te.tensor import var
 from . import types as element_types
 from .c_source import (declarations_before, find_function, parse_source, read_c,
@@ -62,6 +62,7 @@ class CKernel(Kernel):
         return "<po.from_c " + super().__repr__()[len("<po.kernel "):]
 
 
+@public
 def from_c(path_or_text: str, function: str | None = None, *,
            defines: dict | None = None) -> CKernel:
     """The scop of a C function (a path or C text) as a kernel: ``po.create_schedule`` it.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public, public_methods
 from ..target.args import data_pointer
 from .ir import Graph
 from .lstm import LSTMRunner
@@ -46,6 +46,7 @@ class Step:
     in_place: tuple = ()  # positions of inputs the kernel may write its output over
 
 
+@public
 def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: bool = True,
             plan: bool = True, passes: bool = True, progress: bool = False,
             cache: bool | str = True, offload: dict | None = None) -> "CompiledModel":
@@ -177,6 +178,7 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
+@public_methods
 class CompiledModel:
     """``m.run({name: array}) -> {output name: array}``; ``m.profile(inputs)`` times
     each fused group; ``m.plan`` is the memory plan and ``m.memory_report()`` says it."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public_methods
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,7 @@ class OpNode:
     attrs: dict = field(default_factory=dict, hash=False, compare=False)
 
 
+@public_methods
 class Graph:
     """A static-shape operator graph; nodes are kept in a topological order.
 
@@ -164,6 +165,7 @@ def _short(value) -> str:
     return str(value)
 
 
+@public_methods
 class GraphBuilder:
     """Builds a :class:`Graph` node by node, inferring shapes as it goes.
 

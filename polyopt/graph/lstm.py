@@ -23,6 +23,7 @@ import ctypes
 import numpy as np
 
 from ..build import build
+from ..errors import InvalidArgumentError
 from ..te.scan import scan
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
 from ..target.args import data_pointer
@@ -351,7 +352,16 @@ class LSTMRunner:
     def __call__(self, *args) -> None:
         """Run on the node's inputs (float32, of the graph's shapes: the executor's
         arrays), writing ``Y``."""
+        if len(args) != len(self.kernel_shapes):
+            raise InvalidArgumentError(f"the LSTM takes {len(self.kernel_shapes)} arrays "
+                                       f"({', '.join(self.inputs)}, Y), got {len(args)}")
+        for name, array, shape in zip(self.inputs + ["Y"], args, self.kernel_shapes):
+            if tuple(np.shape(array)) != tuple(shape):
+                raise InvalidArgumentError(f"the LSTM's {name} must have shape "
+                                           f"{tuple(shape)}, got {np.shape(array)}")
         *inputs, Y = args
+        if not isinstance(Y, np.ndarray) or not Y.flags.writeable:
+            raise InvalidArgumentError("the LSTM's Y must be a writable NumPy array")
         arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
         direct = Y.flags.c_contiguous and Y.dtype == np.float32
         y = Y if direct else np.empty(Y.shape, np.float32)

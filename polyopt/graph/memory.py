@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import public, public_methods
+
 ALIGNMENT = 64
 
 
@@ -23,6 +25,7 @@ def _aligned(size: int) -> int:
     return -(-size // ALIGNMENT) * ALIGNMENT
 
 
+@public_methods
 @dataclass(frozen=True)
 class MemoryPlan:
     """Offsets (bytes) of the buffers in the arena, their sizes and live step ranges."""
@@ -49,6 +52,7 @@ def live_together(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] <= b[1] and b[0] <= a[1]
 
 
+@public
 def plan_memory(buffers, in_place=()) -> MemoryPlan:
     """Place ``buffers``, each ``(name, first_step, last_step, bytes)``.  ``in_place``
     lists the tensors written over another's buffer, each ``(name, source, bytes)``:

@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, MissingBackendError
+from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
 from .operators import UnsupportedOperatorError
 
@@ -35,6 +35,7 @@ def _onnx():
     return onnx
 
 
+@public
 def from_onnx(model, *, shapes: dict | None = None) -> Graph:
     """The graph of an ONNX model (a path or a ``ModelProto``).  ``shapes`` gives the
     static shape of inputs whose shape has symbolic dimensions (``{"input": (1, 3, 224,

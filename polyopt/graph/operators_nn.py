@@ -258,8 +258,11 @@ def _pool_infer(node, infos, constants):
     if len(x) != 4:
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({node.op_type}): only 2-D pooling (NCHW) is supported")
-    if not attr(node, "kernel_shape"):
-        raise InvalidArgumentError("kernel_shape is required")
+    kernel = attr(node, "kernel_shape")
+    if not kernel or len(kernel) != 2 or any(int(k) < 1 for k in kernel):
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}): kernel_shape must be two sizes >= 1, "
+            f"got {kernel!r}")
     _, _, _, out = window(node, x[2:], attr(node, "kernel_shape"))
     return [((x[0], x[1], *out), infos[0].dtype)]
 

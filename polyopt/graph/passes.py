@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import public
 from ..target.info import TargetInfo
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
@@ -27,6 +28,7 @@ from .layouts import pack_conv_weights, pack_matmul_weights
 from .quantize import vnni_rewrite
 
 
+@public
 def fold_constants(g: Graph) -> Graph:
     """Nodes whose inputs are all constants are computed once, at compile time (by
     polyopt, with the default schedule); their outputs become constants."""
@@ -47,6 +49,7 @@ def fold_constants(g: Graph) -> Graph:
     return g.replace(nodes=nodes, constants=constants)
 
 
+@public
 def fold_batch_norm(g: Graph) -> Graph:
     """``BatchNormalization(Conv(x, W, B))`` with constant parameters becomes one
     ``Conv(x, W * s, (B - mean) * s + beta)``, ``s = scale / sqrt(var + eps)``, when
@@ -97,6 +100,7 @@ def transpose_constant_weights(g: Graph) -> Graph:
     return g.replace(nodes=nodes, constants=constants)
 
 
+@public
 def optimize(g: Graph, *, layouts: bool = True, vnni: bool = True) -> Graph:
     """The graph passes before fusion, in order (``layouts``: convolution and matmul
     weights blocked as their schedule reads them, :mod:`.layouts`, and the activations
@@ -137,6 +141,7 @@ class Group:
         return [n.op_type for n in self.nodes]
 
 
+@public
 def fuse(g: Graph, *, enabled: bool = True) -> list[Group]:
     """The fused groups of ``g`` in execution order, by pattern kind: an elementwise
     (injective) operator joins the group computing one of its inputs when that group is

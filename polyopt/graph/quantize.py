@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from .ir import Graph, OpNode, TensorInfo
 from .operators import attr
 from .operators_int8 import (conv_is_vnni, int8_conv_node, int8_matmul_node,
@@ -38,6 +38,7 @@ from .operators_int8 import (conv_is_vnni, int8_conv_node, int8_matmul_node,
 QUANTIZED = ("Conv", "MatMul", "Gemm")
 
 
+@public
 def quantize(g: Graph, calibration_inputs, *, num_threads: int = 0,
              skip: tuple = ()) -> Graph:
     """``g`` with its convolutions and matrix products in int8 (see the module), the

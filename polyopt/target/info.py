@@ -27,7 +27,7 @@ import pathlib
 import re
 from dataclasses import dataclass, replace
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public_methods
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,7 @@ _WIDE_CPUS = {512: ("avx512", "skylake-avx512", "cascadelake", "cooperlake", "ca
 DEFAULT_CACHES = (32 << 10, 1 << 20, 8 << 20)  # L1 data, L2, L3 bytes when unknown
 
 
+@public_methods
 @dataclass(frozen=True, slots=True)
 class TargetInfo:
     """What schedules need to know of a target (see the module docstring)."""

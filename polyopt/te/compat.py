@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from .expr import BinOp, Const, Expr, as_expr
 from .tensor import if_then_else
 
@@ -53,6 +53,7 @@ class ThreadPredicate:
         self.thread_tag, self.value = thread_tag, value
 
 
+@public
 def thread_axis(dom=None, tag: str = "", name: str = "") -> ThreadAxis:
     """``te.thread_axis("threadIdx.x")`` or ``te.thread_axis((0, 8), "vthread")``."""
     if isinstance(dom, str) and not tag:
@@ -63,6 +64,7 @@ def thread_axis(dom=None, tag: str = "", name: str = "") -> ThreadAxis:
     return ThreadAxis(tag, dom)
 
 
+@public
 def const(value, dtype: str | None = None) -> Const:
     """A constant of a given dtype: ``tvm.tir.const(0, "float32")``."""
     if dtype is None:
@@ -74,11 +76,13 @@ def const(value, dtype: str | None = None) -> Const:
     return Const(value, dtype, weak=False)
 
 
+@public
 def indexdiv(a, b) -> Expr:
     """Floor division of indices (``a // b``)."""
     return BinOp.make("//", a, b)
 
 
+@public
 def indexmod(a, b) -> Expr:
     """Remainder of indices (``a % b``)."""
     return BinOp.make("%", a, b)
@@ -89,6 +93,7 @@ def Select(cond, then, otherwise) -> Expr:  # noqa: N802 (TVM's name)
     return if_then_else(cond, then, otherwise)
 
 
+@public
 def min_value(dtype: str) -> Const:
     """The smallest finite value of ``dtype`` (``te.min_value("float32")``)."""
     dtype = dtypes.normalize(dtype)
@@ -96,6 +101,7 @@ def min_value(dtype: str) -> Const:
     return const(info.min, dtype)
 
 
+@public
 def max_value(dtype: str) -> Const:
     """The largest finite value of ``dtype``."""
     dtype = dtypes.normalize(dtype)

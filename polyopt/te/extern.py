@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, PolyoptError
+from ..errors import InvalidArgumentError, PolyoptError, public
 from .expr import Call, Cast, Expr, as_expr
 from .tensor import PlaceholderOp
 
@@ -22,6 +22,7 @@ _MATH = {"exp": "exp", "log": "log", "sqrt": "sqrt", "tanh": "tanh", "fabs": "ab
          "abs": "abs", "fmax": "maximum", "fmin": "minimum"}
 
 
+@public
 def call_pure_extern(dtype: str, func_name: str, *args) -> Expr:
     """``tvm.tir.call_pure_extern("float32", "expf", x)``: a C math function by name
     (``exp``, ``expf``, ``__expf``, ``log``, ``sqrt``, ``tanh``, ``fabs``, ``fmax``,
@@ -43,6 +44,7 @@ def call_pure_extern(dtype: str, func_name: str, *args) -> Expr:
 _PACKED: dict[str, Callable] = {}
 
 
+@public
 def register_func(name, func: Callable | None = None, override: bool = False):
     """``@tvm.register_func("tvm.contrib.my_func")``: a Python function that
     ``call_packed`` in a ``po.extern`` calls with NumPy arrays."""
@@ -61,6 +63,7 @@ def register_func(name, func: Callable | None = None, override: bool = False):
     return register if func is None else register(func)
 
 
+@public
 def get_global_func(name: str, allow_missing: bool = False):
     if name not in _PACKED:
         if allow_missing:
@@ -97,6 +100,7 @@ class ExternOp(PlaceholderOp):
     group: list | None = None   # every output of the call, in order
 
 
+@public
 def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, tag: str = "",
            **_ignored):
     """``C = po.extern((n, m), [A, B], lambda ins, outs: po.tvm.tir.call_packed(

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from ..errors import public
 from .expr import Const
 from .tensor import (Tensor, all_of, compute, exp, if_then_else, reduce_axis, reduce_max,
                      reduce_sum, sqrt)
@@ -27,6 +28,7 @@ def _scaled(axis, stride: int):
     return axis if stride == 1 else axis * stride
 
 
+@public
 def matmul(A: Tensor, B: Tensor, name: str = "C") -> Tensor:
     """``C[i, j] = sum_k A[i, k] * B[k, j]``."""
     k = reduce_axis((0, A.shape[1]), name="k")
@@ -34,6 +36,7 @@ def matmul(A: Tensor, B: Tensor, name: str = "C") -> Tensor:
                    lambda i, j: reduce_sum(A[i, k] * B[k, j], axis=k), name=name)
 
 
+@public
 def pad_nchw(data: Tensor, padding: int, name: str = "padded") -> Tensor:
     """Zero padding of the two spatial dimensions, as an ``if_then_else`` compute."""
     N, C, H, W = data.shape
@@ -46,6 +49,7 @@ def pad_nchw(data: Tensor, padding: int, name: str = "padded") -> Tensor:
         name=name)
 
 
+@public
 def conv2d_nchw(data: Tensor, weight: Tensor, *, padding: int = 1, stride: int = 1,
                 name: str = "conv") -> Tensor:
     """NCHW convolution with a square kernel, zero padding and a stride."""
@@ -66,6 +70,7 @@ def conv2d_nchw(data: Tensor, weight: Tensor, *, padding: int = 1, stride: int =
         name=name)
 
 
+@public
 def softmax(X: Tensor, name: str = "softmax") -> Tensor:
     """Softmax over the last axis of a 2-D tensor, in four computes: the row maximum
     ``<name>_max``, ``<name>_exp = exp(X - max)``, the row sum ``<name>_sum`` and the
@@ -85,6 +90,7 @@ def softmax(X: Tensor, name: str = "softmax") -> Tensor:
     return compute((rows, cols), lambda i, j: e[i, j] / total[i], name=name)
 
 
+@public
 def layer_norm(X: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5,
                name: str = "layer_norm") -> Tensor:
     """Layer normalization over the last axis of a 2-D tensor (two passes: the row sum

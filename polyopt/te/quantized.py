@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from .tensor import (Tensor, compute, if_then_else, maximum, minimum, reduce_axis,
                      reduce_sum)
 
 VNNI_GROUP = 4
 
 
+@public
 def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = False,
                     group: int = VNNI_GROUP) -> np.ndarray:
     """``W[K, N]`` int8 -> ``Wp[ceil(K/4), N', 4]`` (zeros where K or N is padded; N is
@@ -51,6 +52,7 @@ def pack_vnni_numpy(weight: np.ndarray, *, columns: int = 1, blocked: bool = Fal
     return np.ascontiguousarray(packed)
 
 
+@public
 def matmul_u8s8(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
     """``C[i, j] (int32) = sum_k A[i, k] (uint8) * W[k, j] (int8)`` with the weights in the
     VNNI layout ``Wp[K/4, N, 4]``, or blocked by columns ``Wp[N/cb, K/4, cb, 4]``
@@ -59,6 +61,7 @@ def matmul_u8s8(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
     return _grouped_matmul(A, Wp, "int8", VNNI_GROUP, "int32", name)
 
 
+@public
 def matmul_bf16(A: Tensor, Wp: Tensor, name: str = "C") -> Tensor:
     """``C[i, j] (float32) = sum_k A[i, k] * W[k, j]``, both bfloat16 (converted exactly
     to float32), the weights in pairs ``Wp[K/2, N, 2]`` or ``Wp[N/cb, K/2, cb, 2]``
@@ -91,6 +94,7 @@ def _plus_mul(extent, factor: int):
     return value * factor if isinstance(value, int) else extent * factor
 
 
+@public
 def pack_conv_vnni_numpy(weight: np.ndarray, *, columns: int = 64) -> np.ndarray:
     """Conv weights ``W[F, C, R, S]`` int8 -> ``Wp[F/cols, C/4, R, S, cols, 4]``: for each
     block of ``columns`` output channels and each kernel tap, the 4 input channels of a
@@ -105,6 +109,7 @@ def pack_conv_vnni_numpy(weight: np.ndarray, *, columns: int = 64) -> np.ndarray
     return np.ascontiguousarray(blocked.transpose(0, 2, 4, 5, 1, 3))
 
 
+@public
 def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int = 0,
                      pad_value: int = 0, name: str = "conv") -> Tensor:
     """int8 NCHW convolution (batch 1): ``data[1, C, H, W]`` uint8, weights packed once by
@@ -162,6 +167,7 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
         name=name)
 
 
+@public
 def requantize(acc: Tensor, scale: float, zero_point: int = 0, *, dtype: str = "uint8",
                relu: bool = False, bias: Tensor | None = None, axis: int = -1,
                rounding: str = "even", name: str = "requant") -> Tensor:

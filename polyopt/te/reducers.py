@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import InvalidArgumentError, PolyoptError
+from ..errors import InvalidArgumentError, PolyoptError, public
 from .expr import Cast, Expr, Reduce, as_expr
 from .tensor import make_reduce
 
@@ -137,6 +137,7 @@ def tuple_combiner(expr) -> TupleCombiner | None:
     return combiner if isinstance(combiner, TupleCombiner) else None
 
 
+@public
 def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce") -> CommReducer:
     """``product = po.comm_reducer(lambda x, y: x * y, lambda t: po.const(1, t))``."""
     return CommReducer(fcombine, fidentity, name)

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 
 from .. import dtypes
 from ..errors import InvalidArgumentError, PolyoptError, public, public_methods
+from ..names import sanitize
 from .expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Reduce,
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
 
@@ -183,6 +184,11 @@ def var(name: str = "n", dtype: str | None = None, *, min: int = 0):  # noqa: A0
     to the compiled function like an array, e.g. ``alpha = po.var("alpha", "float32")``,
     ``po.build(s, [A, alpha, B])``, ``f(a, 0.5, b)``."""
     _check_name(name, "var")
+    if sanitize(name) != name:  # it names a parameter of isl relations and of C code
+        raise InvalidArgumentError(
+            f"var name {name!r} is not an identifier, or is a keyword of isl's or C's "
+            f"syntax (which the schedule's relations and the generated code use); use "
+            f"another name, e.g. {sanitize(name)!r}")
     if dtype is not None and not dtypes.is_int(dtypes.normalize(dtype)):
         return Tensor(PlaceholderOp(name, (), dtypes.normalize(dtype)))[()]
     if isinstance(min, bool) or not isinstance(min, numbers.Integral) or min < 0:

@@ -35,11 +35,12 @@ from typing import Callable
 from .. import dtypes
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
-from ..errors import InvalidArgumentError, TensorizeError, public
+from ..errors import InvalidArgumentError, TensorizeError, public, public_methods
 from ..te.expr import Const, Var
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
 
 
+@public_methods
 @dataclass(frozen=True, eq=False)
 class Buffer:
     """A buffer descriptor: the region of an array an intrinsic reads or writes.
@@ -197,6 +198,7 @@ def decl_buffer(shape, dtype="float32", name: str = "buffer", *, strides=None,
     return Buffer(shape, dtype, name, strides, offset_factor, scope)
 
 
+@public_methods
 @dataclass(frozen=True, eq=False)
 class TensorIntrin:
     """A declared intrinsic: its compute (as a program), buffers and implementation."""

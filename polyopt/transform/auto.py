@@ -73,7 +73,7 @@ import time
 import islpy as isl
 from dataclasses import dataclass, field, replace
 
-from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
+from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError, public
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices, touched_once
 from .auto_lines import interleaved_lines, report_lines
@@ -142,6 +142,7 @@ class AutoReport:
         return "\n".join([head] + [f"  - {line}" for line in self.lines])
 
 
+@public
 def auto_schedule(schedule, **options):
     """A new schedule of ``schedule``'s program (or of a kernel or tensors), found
     automatically; ``options`` are the fields of :class:`AutoOptions`."""
@@ -196,7 +197,7 @@ def auto_schedule(schedule, **options):
     if schedule.kernel is not None and opts.exact_updates and opts.vectorize:
         result = update_sweeps(schedule, report) or result
     if schedule.kernel is not None and opts.split_pivots and opts.vectorize:
-        result = pivot_split(schedule, result, report) or result
+        result = pivot_split(schedule, result, report, parallel=opts.parallel) or result
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result

@@ -72,7 +72,7 @@ from ..deps.legality import Violation, carried_pairs, find_violations
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..domain.schedule import band_of_members
-from ..errors import InvalidArgumentError, ScheduleFormatError, public
+from ..errors import InvalidArgumentError, ScheduleFormatError, public, public_methods
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +102,7 @@ class LoopStatus:
         return text
 
 
+@public_methods
 @dataclass(frozen=True, slots=True)
 class CheckReport:
     """The outcome of :func:`check`; ``str(report)`` is the readable report."""

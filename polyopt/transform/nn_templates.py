@@ -25,7 +25,7 @@ void softmax_kernel(float32 X[6][10], float32 softmax[6][10]) {
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from ..target.info import TargetInfo
 from ..te.expr import Const, TensorRead
 from ..te.tensor import ComputeOp, Tensor, walk
@@ -55,6 +55,7 @@ def producers(T: Tensor) -> list[Tensor]:
     return order
 
 
+@public
 def target_facts(target_info: TargetInfo | None) -> TargetInfo:
     """The target a template schedules for: ``target_info``, or the host by default
     (its vector width and registers size the tiles; see :mod:`polyopt.target.info`)."""
@@ -79,6 +80,7 @@ def _positive(value, what: str) -> int:
     return value
 
 
+@public
 def vectorize_and_parallelize(s, T, *, vector: int | None = None, parallel: bool = True,
                               check: bool = True,
                               target_info: TargetInfo | None = None) -> dict:
@@ -109,6 +111,7 @@ def vectorize_and_parallelize(s, T, *, vector: int | None = None, parallel: bool
     return {"outer": first, "vector": inner}
 
 
+@public
 def injective_chain_template(s, out: Tensor, *, vector: int | None = None,
                              parallel: bool = True,
                              target_info: TargetInfo | None = None) -> dict:
@@ -146,6 +149,7 @@ def injective_chain_template(s, out: Tensor, *, vector: int | None = None,
                                      target_info=target_info)
 
 
+@public
 def row_reduction_template(s, out: Tensor, *, vector: int | None = None, parallel: bool = True,
                            target_info: TargetInfo | None = None) -> dict:
     """One pass over the rows for a chain of row-wise stages (row reductions and
@@ -186,6 +190,7 @@ def row_reduction_template(s, out: Tensor, *, vector: int | None = None, paralle
     return {"rows": rows, "vector": inner}
 
 
+@public
 def softmax_template(s, out: Tensor, *, vector: int | None = None, parallel: bool = True,
                     target_info: TargetInfo | None = None) -> dict:
     """Softmax over rows (``po.ops.softmax``): the row maximum, ``exp(x - max)`` (kept, so
@@ -195,6 +200,7 @@ def softmax_template(s, out: Tensor, *, vector: int | None = None, parallel: boo
                                   target_info=target_info)
 
 
+@public
 def layer_norm_template(s, out: Tensor, *, vector: int | None = None, parallel: bool = True,
                     target_info: TargetInfo | None = None) -> dict:
     """Layer norm over rows (``po.ops.layer_norm``): the row sum, the sum of squared
@@ -223,6 +229,7 @@ def _vector_pieces(columns: int, lanes: int) -> int:
     return columns // lanes + bin(columns % lanes).count("1")
 
 
+@public
 def conv2d_template(s, out: Tensor, *, tile_f: int = 4, max_tile: int | None = None,
                     registers: int | None = None, lanes: int | None = None,
                     channel_tile: int | None = None, channel_cols: int = 7,

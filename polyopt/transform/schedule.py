@@ -696,9 +696,9 @@ def _can(primitive: str):
             return False
         return True
 
-    can.__name__ = f"can_{primitive}"
+    can.__name__ = can.__qualname__ = f"can_{primitive}"
     can.__doc__ = f"Whether ``{primitive}`` with these arguments would be accepted."
-    return can
+    return public(can)
 
 
 for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",

@@ -24,12 +24,13 @@ s["C"].parallel("j.outer")
 
 from __future__ import annotations
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public
 from ..target.info import TargetInfo
 from ..te.expr import TensorRead
 from ..te.tensor import walk
 
 
+@public
 def matmul_template(s, C, *, rows: int | None = None, cols: int | None = None,
                     pack: bool = True, parallel: bool = True,
                     target_info: TargetInfo | None = None) -> dict:
@@ -90,6 +91,7 @@ def _right_operand(C):
         f"B[..., k, j]; '{C.name}' reads no tensor as B[k, j]")
 
 
+@public
 def injective_template(s, T, *, vector: int | None = None, parallel: bool = True,
                        target_info: TargetInfo | None = None) -> dict:
     """An elementwise (injective) compute: the innermost loop split by ``vector`` (by
@@ -106,6 +108,7 @@ def injective_template(s, T, *, vector: int | None = None, parallel: bool = True
     return {"outer": first, "vector": inner}
 
 
+@public
 def opencl_matmul_template(s, C, *, tile: int = 16, shared: bool = True) -> dict:
     """A contraction ``C[i, j] = sum_k A[i, k] * B[k, j]`` on OpenCL work-groups of
     ``tile x tile`` work-items, one element of C each.  With ``shared``, the tiles of A
@@ -144,6 +147,7 @@ def opencl_matmul_template(s, C, *, tile: int = 16, shared: bool = True) -> dict
     return loops
 
 
+@public
 def opencl_injective_template(s, T, *, threads: int = 64) -> dict:
     """An elementwise compute on OpenCL: its last loop split by ``threads``, the inner
     part bound to work-items (threadIdx.x) and the outer part to work-groups

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, public, public_methods
 from ..target.spec import GPU_THROUGH_OPENCL
 
 _KINDS = {"cpu": "cpu", "llvm": "cpu", "c": "cpu", "opencl": "opencl", "cl": "opencl"}
 _KINDS |= {gpu: "opencl" for gpu in GPU_THROUGH_OPENCL + ("gpu",)}  # as their targets
 
 
+@public_methods
 class Device:
     """A device: ``tvm.cpu(0)``, ``tvm.opencl(0)``; arrays stay NumPy arrays on the host
     (an OpenCL function copies them to its device and back)."""
@@ -52,19 +53,23 @@ class Device:
         return f"{self.device_type}({self.device_id})"
 
 
+@public
 def device(dev_type, dev_id: int = 0) -> Device:
     """``tvm.device("llvm", 0)``, ``tvm.device("opencl")``."""
     return dev_type if isinstance(dev_type, Device) else Device(dev_type, dev_id)
 
 
+@public
 def cpu(dev_id: int = 0) -> Device:
     return Device("cpu", dev_id)
 
 
+@public
 def opencl(dev_id: int = 0) -> Device:
     return Device("opencl", dev_id)
 
 
+@public
 def cuda(dev_id: int = 0) -> Device:
     """``tvm.cuda(0)``: the OpenCL device, which runs polyopt's builds for "cuda"."""
     return Device("cuda", dev_id)

@@ -177,6 +177,13 @@ def test_unsupported_attribute_is_refused():
         po.graph.from_onnx(model)
 
 
+@pytest.mark.parametrize("kernel", [[0, 0], [3, 0], [2]])
+def test_a_pool_window_of_no_size_is_refused(kernel):
+    model = single_op("MaxPool", [(1, 1, 5, 5)], kernel_shape=kernel)
+    with pytest.raises(po.InvalidArgumentError, match="kernel_shape must be two sizes >= 1"):
+        po.graph.from_onnx(model)
+
+
 def test_int8_operators_wait_for_int8_support():
     model = single_op("ConvInteger", [(1, 1, 3, 3)], consts=[np.ones((1, 1, 1, 1), np.uint8)])
     with pytest.raises(po.PolyoptError, match="int8 support"):

@@ -115,3 +115,21 @@ def test_the_runner_streams_aligned_arrays_and_runs_in_pairs_on_even_sequences()
         got, expected = compiled.run(feeds), ort_run(model, feeds)
         for name in expected:
             np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-5)
+
+
+def test_the_runner_refuses_arrays_of_other_shapes():
+    pytest.importorskip("onnx")
+    from testlib.onnx_models import lstm
+    compiled = po.graph.compile(po.graph.from_onnx(lstm(layers=1, seq=4, width=5, hidden=16)),
+                                num_threads=1, cache=False)
+    (runner,) = [s.kernel for s in compiled.steps if s.template == "lstm"]
+    arrays = [np.zeros(shape, np.float32) for shape in runner.kernel_shapes]
+    runner(*arrays)  # the right shapes run
+    assert np.isfinite(arrays[-1]).all()
+    for position, bad in ((-1, (1, 1, 1, 16)), (0, (1, 1, 5))):
+        wrong = list(arrays)
+        wrong[position] = np.zeros(bad, np.float32)
+        with pytest.raises(po.InvalidArgumentError, match="must have shape"):
+            runner(*wrong)
+    with pytest.raises(po.InvalidArgumentError, match="takes"):
+        runner(*arrays[:-1])

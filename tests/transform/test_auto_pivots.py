@@ -72,3 +72,8 @@ def test_a_split_that_frees_no_vector_loop_is_not_taken():
 def test_kernels_with_several_statements_are_left_alone():
     kernel = po.from_c(str(POLYBENCH / "lu.c"), defines={"N": 12})
     assert "_part" not in po.auto_schedule(kernel).script()
+
+
+def test_parallel_false_leaves_the_split_serial():
+    script = po.auto_schedule(_floyd(), parallel=False).script()
+    assert 's["S0"].vectorize("j")' in script and "parallel" not in script
