@@ -76,6 +76,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices, touched_once
+from .auto_jam import ROWS, jammed_rows
 from .auto_lines import interleaved_lines, report_lines
 from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
@@ -115,6 +116,8 @@ class AutoOptions:
                                             # untiled (auto_distribute.touched_once)
     split_pivots: bool = True               # loops split where a pivot row/column is
                                             # written (auto_pivots, Floyd-Warshall)
+    jam_rows: int = ROWS                    # matrix-vector work: rows side by side
+                                            # (auto_jam; 0 or 1: none)
 
 
 @dataclass
@@ -188,6 +191,8 @@ def auto_schedule(schedule, **options):
         result = update_sweeps(schedule, report) or result
     if schedule.kernel is not None and opts.split_pivots and opts.vectorize:
         result = pivot_split(schedule, result, report) or result
+    if schedule.kernel is not None and opts.distribute and opts.tile_sizes is None:
+        result = jammed_rows(schedule, report.lines, opts.jam_rows) or result
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result
