@@ -85,14 +85,41 @@ def _along_rows(write, matrix) -> bool:
 
 def jammed_rows(schedule, notes: list, rows: int = ROWS):
     """``schedule``'s kernel in the source order, distributed, with ``rows`` iterations
-    of every nest's outer loop unrolled inside its inner loops; None when the kernel is
-    not matrix-vector work (:func:`matrix_vector`) or that schedule is illegal (the
-    reason goes to ``notes``)."""
+    of every nest's outer loop unrolled inside its inner loops, and each nest fused
+    into the one before when that is legal (mvt's two products then read ``A`` once;
+    gemver's update of ``A`` and ``x += A^T y``); None when the kernel is not
+    matrix-vector work (:func:`matrix_vector`) or that schedule is illegal (the reason
+    goes to ``notes``)."""
     program = schedule.program
     if rows <= 1 or not matrix_vector(program):
         return None
     placed = distributed_rows(program, alone_moves=True, always=True)
-    stage_of = {st.main: st.name for st in program.stages}
+    candidate, failure = _jammed(schedule, placed, rows)
+    if candidate is None:
+        notes.append(f"matrix-vector work, but {rows} rows side by side are illegal "
+                     f"({failure})")
+        return None
+    nests = sorted({_nest(text) for _, text in placed})
+    for nest in nests[1:]:  # fused into the nest before it, when legal
+        before = max(n for n in (_nest(text) for _, text in placed) if n < nest)
+        fused = [(stmt, _renumbered(text, before) if _nest(text) == nest else text)
+                 for stmt, text in placed]
+        tried, _ = _jammed(schedule, fused, rows)
+        if tried is not None:
+            candidate, placed = tried, fused
+    notes.append(f"instead of the above (matrix-vector work): the source order with each "
+                 f"statement in a loop nest of its own, the stride-1 loop innermost, nests "
+                 f"fused where legal, and {rows} iterations of the outer loop unrolled "
+                 "inside it (rows side by side: each vector element loaded once for them, "
+                 "their accumulations interleaved)")
+    for stmt, text in placed:
+        notes.append(f"{stmt}: {text[text.index('{') + 2:-2]}")
+    return candidate
+
+
+def _jammed(schedule, placed: list, rows: int):
+    """``(schedule with placed rows and rows jammed, None)`` or ``(None, why not)``."""
+    stage_of = {st.main: st.name for st in schedule.program.stages}
     candidate = schedule.fork()
     try:
         apply_rows(candidate, placed)
@@ -103,13 +130,15 @@ def jammed_rows(schedule, notes: list, rows: int = ROWS):
         stage.unroll(inner.name, check=False)
         candidate.check()
     except (IllegalScheduleError, ScheduleError) as err:
-        notes.append(f"matrix-vector work, but {rows} rows side by side are illegal "
-                     f"({first_line(err)})")
-        return None
-    notes.append(f"instead of the above (matrix-vector work): the source order with each statement in a loop "
-                 f"nest of its own, the stride-1 loop innermost, and {rows} iterations of "
-                 f"the outer loop {axes[1]} unrolled inside it (rows side by side: each "
-                 "vector element loaded once for them, their accumulations interleaved)")
-    for stmt, text in placed:
-        notes.append(f"{stmt}: {text[text.index('{') + 2:-2]}")
-    return candidate
+        return None, first_line(err)
+    return candidate, None
+
+
+def _nest(text: str) -> int:
+    """The nest number (first value) of a ``distributed_rows`` map."""
+    return int(text.rpartition("-> [")[2].split(",")[0])
+
+
+def _renumbered(text: str, nest: int) -> str:
+    head, arrow, tail = text.rpartition("-> [")
+    return f"{head}{arrow}{nest},{tail.split(',', 1)[1]}"
