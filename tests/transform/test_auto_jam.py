@@ -91,6 +91,8 @@ def test_options_and_refusals():
     v, out = _run(kernel, s, {"m": 9, "n": 7})
     a = v["A"][:9, :7]
     _close(out["y"][:7], a.T @ (a @ v["x"][:7]))
+    replayed = po.create_schedule(kernel).replay(s.script())  # a normal, editable schedule
+    np.testing.assert_array_equal(_run(kernel, replayed, {"m": 9, "n": 7})[1]["y"], out["y"])
     for off in ({"jam_rows": 0}, {"jam_rows": 1}, {"distribute": False},
                 {"tile_sizes": 8}):
         assert JAMMED not in str(po.auto_schedule(kernel, **off).auto_report), off
