@@ -1,7 +1,8 @@
 """auto_schedule runs matrix-vector work with rows side by side (transform/auto_jam.py:
 the source order distributed, 8 iterations of each nest's outer loop unrolled inside
-its stride-1 loop), and the LLVM backend vectorizes that loop (target/llvm/row_streams).
-Numbers against NumPy at odd sizes, rows not a multiple of 8 included; the plans."""
+its stride-1 loop), and the LLVM backend vectorizes that loop (target/llvm/row_streams)
+and reassociates a kernel's ``-=`` accumulation like ``+=`` (trisolv).  Numbers against
+NumPy at odd sizes, rows not a multiple of 8 included; the plans."""
 
 from pathlib import Path
 
@@ -123,3 +124,16 @@ def test_illegal_jam_is_dropped():
             expected[j] += a[i, j] * expected[i - 1]
     po.build(s)(a, y)
     _close(y, expected)
+
+
+def test_trisolv_subtraction_is_reassociated():
+    """``x[i] -= L[i][j] * x[j]`` accumulates with reassociation flags (the row dot
+    product vectorizes), as ``+=`` does."""
+    kernel = _kernel("trisolv", N=40)
+    s = po.auto_schedule(kernel)
+    f = po.build(s)
+    assert "fsub reassoc" in f.llvm_ir
+    for n in (37, 9):
+        v, out = _run(kernel, s, {"n": n})
+        low = np.tril(v["L"][:n, :n])
+        np.testing.assert_allclose(low @ out["x"][:n], v["b"][:n], rtol=1e-9)

@@ -38,7 +38,7 @@ from ...domain.program import Array
 from ...errors import InternalError, InvalidArgumentError
 from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
-from ..accumulate import combination
+from ..accumulate import reassociable
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .outline import emit_top_level
 from .parallel import emit_parallel_for, emit_session, runs_several_regions
@@ -618,7 +618,7 @@ class FunctionEmitter:
             self._emit_statement(stmt)
 
     def _emit_statement(self, stmt) -> None:
-        self.values.reduction = None if self.func.strict_fp else combination(stmt)
+        self.values.reduction = None if self.func.strict_fp else reassociable(stmt)
         if self._branches(stmt):
             self._write_pending()
         value = self.values.emit(stmt.value, stmt.target.dtype)
