@@ -38,14 +38,14 @@ from ...domain.program import Array
 from ...errors import InternalError, InvalidArgumentError
 from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
-from ..accumulate import reassociable
+from ..accumulate import combination, reassociable
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .outline import emit_top_level
 from .parallel import emit_parallel_for, emit_session, runs_several_regions
 from .transpose import emit_transposed_copy
 from .intrinsics import emit_intrinsic_call
 from ...ast.intrinsic_calls import IntrinsicCall
-from .row_streams import walks_rows
+from .row_streams import reduces_innermost, walks_rows
 from .values import I1, I64, ValueEmitter, intrinsic, ir_name, llvm_type, vector_suffix
 
 ALIGNMENT = 64
@@ -618,7 +618,10 @@ class FunctionEmitter:
             self._emit_statement(stmt)
 
     def _emit_statement(self, stmt) -> None:
-        self.values.reduction = None if self.func.strict_fp else reassociable(stmt)
+        self.values.reduction = None if self.func.strict_fp else combination(stmt)
+        if self.values.reduction is None and not self.func.strict_fp and reduces_innermost(
+                self.program, stmt.name, self.independent):  # ``-=``: only a sum along
+            self.values.reduction = reassociable(stmt)  # the innermost loop (trisolv, not lu)
         if self._branches(stmt):
             self._write_pending()
         value = self.values.emit(stmt.value, stmt.target.dtype)

@@ -81,3 +81,38 @@ def _next_iteration(space: isl.Space, dim: int) -> isl.Map:
     targets = [f"x{k} + 1" if k == dim else f"x{k}" for k in range(n)]
     params = ", ".join(space.get_var_names(isl.dim_type.param))
     return isl.Map(f"[{params}] -> {{ [{', '.join(names)}] -> [{', '.join(targets)}] }}")
+
+
+def reduces_innermost(program, name: str, memo: dict) -> bool:
+    """Whether statement ``name`` writes one element of a vector along its innermost
+    loop (the last schedule dimension not constant for it): a dot product accumulating
+    along that loop (trisolv's ``x[i] -= L[i][j] * x[j]`` in loop ``j``), rather than an
+    update of a new element per iteration (lu's ``A[i][j] -= ...`` with ``j``
+    innermost).  The LLVM emitter reassociates a ``-=`` only there: trisolv 1.0x ->
+    1.8x gcc; cholesky's matrix updates along ``k`` ran 2-11% slower reassociated."""
+    key = ("innermost reduction", name)
+    if key not in memo:
+        memo[key] = _reduces_innermost(program, name)
+    return memo[key]
+
+
+def _reduces_innermost(program, name: str) -> bool:
+    stmt = program.statement(name)
+    row = program.schedule_of(name)
+    if row.is_empty():
+        return False
+    loops = [d for d in range(row.dim(isl.dim_type.out))
+             if row.plain_get_val_if_fixed(isl.dim_type.out, d).is_nan()]
+    writes = [a for a in stmt.accesses if a.kind == "write"]
+    if not loops or len(writes) != 1 or program.array(writes[0].array).ndim != 1:
+        return False
+    step = _next_iteration(row.range().get_space(), loops[-1])
+    elements = row.reverse().apply_range(writes[0].relation.intersect_domain(stmt.domain))
+    pairs = elements.reverse().apply_range(step).apply_range(elements)
+    if pairs.is_empty():
+        return False
+    deltas = pairs.deltas().reset_tuple_id()
+    n = deltas.dim(isl.dim_type.set)
+    params = ", ".join(deltas.get_space().get_var_names(isl.dim_type.param))
+    zero = isl.Set(f"[{params}] -> {{ [{', '.join(['0'] * n)}] }}")
+    return deltas.is_subset(zero)
