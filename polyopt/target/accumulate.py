@@ -27,6 +27,18 @@ def combination(stmt) -> Expr | None:
     return None
 
 
+def reassociable(stmt) -> Expr | None:
+    """The node LLVM may reassociate: ``combination``, or ``C[i] - x`` in
+    ``C[i] = C[i] - x`` (a sum of negated values: ``x -= L[i][j] * x[j]``; the LLVM
+    emitter takes it for a vector element summed along the innermost loop only, see
+    ``llvm.row_streams.reduces_innermost``).  The OpenCL backend's trees combine
+    partial results with ``combiner`` and keep to ``combination``."""
+    value = stmt.value
+    if isinstance(value, BinOp) and value.op == "-" and _is_accumulator(value.a, stmt):
+        return value
+    return combination(stmt)
+
+
 def accumulated_value(stmt) -> Expr | None:
     """``x`` in ``C[i] = C[i] + x`` (None when ``stmt`` is not an accumulation)."""
     value = combination(stmt)

@@ -76,6 +76,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError, public
 from ..target.info import TargetInfo
 from .auto_distribute import streams_matrices, touched_once
+from .auto_jam import ROWS, jammed_rows
 from .auto_lines import interleaved_lines, report_lines
 from .auto_pivots import pivot_split
 from .auto_updates import update_sweeps
@@ -121,6 +122,8 @@ class AutoOptions:
                                             # (None: auto_stencil_jam.JAM_ROWS; 0: none)
     pack_panels: bool = False               # a contraction's B[k, j]: a copy packed in
                                             # register-tile-wide panels (auto_panels)
+    jam_rows: int = ROWS                    # matrix-vector work: rows side by side
+                                            # (auto_jam; 0 or 1: none)
 
 
 @dataclass
@@ -198,6 +201,8 @@ def auto_schedule(schedule, **options):
         result = update_sweeps(schedule, report) or result
     if schedule.kernel is not None and opts.split_pivots and opts.vectorize:
         result = pivot_split(schedule, result, report, parallel=opts.parallel) or result
+    if schedule.kernel is not None and opts.distribute and opts.tile_sizes is None:
+        result = jammed_rows(schedule, report.lines, opts.jam_rows) or result
     report.seconds = time.perf_counter() - start
     result.auto_report = report
     return result

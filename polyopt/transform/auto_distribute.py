@@ -32,11 +32,13 @@ import islpy as isl
 from .auto_affine import Rows, strides
 
 
-def distributed_rows(program, alone_moves: bool = False) -> list[tuple[str, str]] | None:
+def distributed_rows(program, alone_moves: bool = False,
+                     always: bool = False) -> list[tuple[str, str]] | None:
     """``(statement, map text for transform)`` per statement, rows
     ``[nest, outer loop, statement, inner loops...]`` with the best stride-1 loop
     innermost (any of its loops for a statement alone in its nest if ``alone_moves``);
-    ``None`` when no statement's loops change order (nothing to gain)."""
+    ``None`` when no statement's loops change order (nothing to gain) unless
+    ``always``."""
     keys, width = {}, 0
     for stmt in program.statements:
         keys[stmt.name] = _nest_key(program.schedule_of(stmt.name))
@@ -57,7 +59,7 @@ def distributed_rows(program, alone_moves: bool = False) -> list[tuple[str, str]
         values += ["0"] * (width + 2 - len(values))
         result.append((stmt.name, f"[{params}] -> {{ [{', '.join(dims)}] -> "
                                   f"[{', '.join(values)}] }}"))
-    return result if changed else None
+    return result if changed or always else None
 
 
 def _nest_key(row: isl.Map) -> tuple:

@@ -38,13 +38,14 @@ from ...domain.program import Array
 from ...errors import InternalError, InvalidArgumentError
 from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
-from ..accumulate import combination
+from ..accumulate import combination, reassociable
 from .access_groups import access_group, has_independent_iterations, parallel_accesses, tag
 from .outline import emit_top_level
 from .parallel import emit_parallel_for, emit_session, runs_several_regions
 from .transpose import emit_transposed_copy
 from .intrinsics import emit_intrinsic_call
 from ...ast.intrinsic_calls import IntrinsicCall
+from .row_streams import reduces_innermost, walks_rows
 from .values import I1, I64, ValueEmitter, intrinsic, ir_name, llvm_type, vector_suffix
 
 ALIGNMENT = 64
@@ -504,7 +505,8 @@ class FunctionEmitter:
                      flags=("nsw",))
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
-        hints = self._loop_hints(loop, trips, guarded=self._guards_reads(loop))
+        hints = self._loop_hints(loop, trips, guarded=self._guards_reads(loop),
+                                 rows=lambda: walks_rows(self.program, loop, self.independent))
         if hints:
             extra = () if group is None else (parallel_accesses(self.module, group),)
             latch.set_metadata("llvm.loop", self._loop_metadata(loop, hints, extra))
@@ -525,11 +527,12 @@ class FunctionEmitter:
             self._branches(self.program.statement(run.stmt)) for run in runs(loop.body))
 
     @staticmethod
-    def _loop_hints(loop: For, trips: int | None, *,
-                    guarded: bool = False) -> tuple[tuple[str, int], ...]:
+    def _loop_hints(loop: For, trips: int | None, *, guarded: bool = False,
+                    rows=lambda: False) -> tuple[tuple[str, int], ...]:
         """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID);
         ``trips``: its constant trip count, None in a partial tile; ``guarded``: the loop
-        reads under conditions (a zero padding)."""
+        reads under conditions (a zero padding); ``rows()``: LLVM may vectorize it
+        around unrolled code (:func:`.row_streams.walks_rows`)."""
         if loop.kind == "vectorized" and trips is None:
             # a partial tile: masked vector operations instead of a scalar remainder
             return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
@@ -553,7 +556,8 @@ class FunctionEmitter:
             return (("llvm.loop.unroll.count", UNROLL_LEFTOVER),)
         if loop.kind in LOOP_HINTS:
             return ((LOOP_HINTS[loop.kind], 1),)
-        if loop.kind in ("serial", "parallel") and _has_loop(loop.body, SCHEDULED_CODE):
+        if loop.kind in ("serial", "parallel") and _has_loop(loop.body, SCHEDULED_CODE) \
+                and not rows():  # (rows jammed around a stride-1 loop: see row_streams)
             # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
             # loop instead (e.g. a reduction loop around a register tile, the parallel
             # loop around a short vectorized one, or a copy loop around unrolled scalar
@@ -615,6 +619,9 @@ class FunctionEmitter:
 
     def _emit_statement(self, stmt) -> None:
         self.values.reduction = None if self.func.strict_fp else combination(stmt)
+        if self.values.reduction is None and not self.func.strict_fp and reduces_innermost(
+                self.program, stmt.name, self.independent):  # ``-=``: only a sum along
+            self.values.reduction = reassociable(stmt)  # the innermost loop (trisolv, not lu)
         if self._branches(stmt):
             self._write_pending()
         value = self.values.emit(stmt.value, stmt.target.dtype)
