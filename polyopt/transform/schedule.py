@@ -103,7 +103,7 @@ class Schedule:
     @property
     def strict_fp(self) -> bool:
         """Whether reductions keep their written order (see :func:`create_schedule`)."""
-        return not self.reassociates and self.kernel is None
+        return self.state.strict_fp
 
     @property
     def reassociates(self) -> bool:

@@ -120,18 +120,20 @@ class ScheduleState:
     reference: Reference
     original: Program
     outputs: tuple[str, ...] = ()  # the arrays the caller gets (never inlined)
+    strict_fp: bool = False  # reductions accumulate in their written order (no reassoc)
 
     @classmethod
     def start(cls, program: Program, outputs: tuple[str, ...] = (), *,
               strict_fp: bool = False) -> "ScheduleState":
         """The default schedule of ``program``.  A tensor-expression program's reductions
         may accumulate in any order (TVM's semantics: results may differ in rounding)
-        unless ``strict_fp``; an in-place kernel's order is always its own."""
+        unless ``strict_fp``; an in-place kernel's schedule keeps its order, and with
+        ``strict_fp`` its code does too (no reassociation of ``+=`` in LLVM)."""
         if any(a.role == "inout" for a in program.arrays):  # an in-place kernel
             reference = KernelReference.of(program, KernelRewrites.start(program))
         else:
             reference = DependenceReference.of(program, reassociate=not strict_fp)
-        return cls(program, reference, program, tuple(outputs))
+        return cls(program, reference, program, tuple(outputs), strict_fp)
 
     @property
     def kernel(self) -> KernelRewrites | None:
