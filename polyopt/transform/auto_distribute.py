@@ -79,7 +79,7 @@ def _stride_first(program, stmt, dims: list[str]) -> list[str]:
     innermost, the others in source order."""
     if len(dims) < 2:
         return dims
-    from .auto import _stride_score
+    from .auto_band import stride_score as _stride_score
     all_dims = list(stmt.dims)
     local = isl.LocalSpace.from_space(stmt.domain.get_space())
     row = [isl.PwAff.var_on_domain(local, isl.dim_type.set, k) for k in range(len(all_dims))]
