@@ -10,12 +10,10 @@ is checked once by the caller (see :mod:`polyopt.transform.auto`).
 >>> A = po.placeholder((N, N), name="A")
 >>> B = po.compute((N, N), lambda i, j: A[i, j] + 1.0, name="B")
 >>> s = po.auto_schedule(po.create_schedule(B), tile_sizes=64)
->>> print(s.script())
-s["B"].split("i", factor=64)
-s["B"].split("j", factor=64)
-s["B"].reorder("i.outer", "j.outer", "i.inner", "j.inner")
-s["B"].vectorize("j.inner")
-s["B"].parallel("i.outer")
+>>> print("\n".join(s.auto_report.lines[1:]))
+tiled loops i, j by 64 x 64 (cache model: half the L2 cache per tile, or as given)
+innermost loop j.inner vectorized: stride-1 score 49152, no dependence carried
+loop i.outer parallel: the outermost loop carrying no dependence
 """
 
 from __future__ import annotations

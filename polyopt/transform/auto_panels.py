@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..domain.accesses import read_accesses
-from ..domain.affine import AffineSpace
 from ..errors import IllegalScheduleError, ScheduleError
 from ..target.info import TargetInfo
 from .auto_affine import named_rows
+from .auto_rewrites import matrix_reads
 
 
 def panel_operands(program) -> list[tuple[str, str]]:
@@ -38,23 +37,12 @@ def panel_operands(program) -> list[tuple[str, str]]:
     last index is a loop ``v`` reads the 2-D array, never written by the kernel, as
     ``X[u, v]`` with ``u`` a loop that indexes no dimension of the output (a reduction
     loop): the right operand of a contraction."""
-    written = {a.array for st in program.statements for a in st.writes}
-    stages = {st.main for st in program.stages}
-    found = []
-    for stmt in program.statements:
-        indices = stmt.target.indices
-        if len(stmt.iter_vars) < 3 or not indices or stmt.name not in stages:
-            continue
-        v = indices[-1]
-        if not any(v is var for var in stmt.iter_vars):
-            continue
-        space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
-        arrays = sorted({access.array for node, access in read_accesses(stmt, space)
-                         if access.array not in written and len(node.indices) == 2
-                         and node.indices[1] is v and node.indices[0] is not v
-                         and _reduction_loop(node.indices[0], stmt.iter_vars, indices)})
-        found += [(stmt.name, array) for array in arrays]
-    return found
+    found: dict[str, set] = {}  # in the statements' order, each one's arrays sorted
+    for stmt, v, node, array in matrix_reads(program):
+        if node.indices[1] is v and node.indices[0] is not v and \
+                _reduction_loop(node.indices[0], stmt.iter_vars, stmt.target.indices):
+            found.setdefault(stmt.name, set()).add(array)
+    return [(name, array) for name, arrays in found.items() for array in sorted(arrays)]
 
 
 def _reduction_loop(index, loops, target_indices) -> bool:

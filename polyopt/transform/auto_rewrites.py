@@ -83,6 +83,26 @@ def scalars_expanded(schedule, notes: list):
     return result
 
 
+def matrix_reads(program):
+    """``(statement, v, read, array)`` for each statement of three or more loops (a
+    stage's main statement) whose output's last index is a loop ``v``, and each of its
+    reads ``X[a, b]`` of a 2-D array the kernel never writes (``read``: the expression
+    node, its ``indices`` loop variables or expressions; ``array``: the program's name)."""
+    written = {a.array for st in program.statements for a in st.writes}
+    stages = {st.main for st in program.stages}
+    for stmt in program.statements:
+        indices = stmt.target.indices
+        if len(stmt.iter_vars) < 3 or not indices or stmt.name not in stages:
+            continue
+        v = indices[-1]
+        if not any(v is var for var in stmt.iter_vars):
+            continue
+        space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
+        for node, access in read_accesses(stmt, space):
+            if access.array not in written and len(node.indices) == 2:
+                yield stmt, v, node, access.array
+
+
 def transposed_copies(schedule, notes: list):
     """Per statement of three or more loops whose output's last index is a loop ``v``:
     each 2-D array the kernel never writes that it reads as ``X[v, u]`` (a column walk
@@ -91,21 +111,14 @@ def transposed_copies(schedule, notes: list):
     O(n^3) work; syrk 0.55 -> 0.24 s)."""
     result = schedule.fork()
     program = schedule.program
-    written = {a.array for st in program.statements for a in st.writes}
     stage_of = {st.main: st.name for st in program.stages}
-    for stmt in program.statements:
-        indices = stmt.target.indices
-        if len(stmt.iter_vars) < 3 or not indices or stmt.name not in stage_of:
-            continue
-        v = indices[-1]
-        if not any(v is var for var in stmt.iter_vars):
-            continue
-        space = AffineSpace(stmt.name, stmt.iter_vars, stmt.dims, program.param_names)
-        columns = sorted({access.array for node, access in read_accesses(stmt, space)
-                          if access.array not in written and len(node.indices) == 2
-                          and node.indices[0] is v and node.indices[1] is not v
-                          and any(node.indices[1] is var for var in stmt.iter_vars)})
-        for array in columns:
+    columns: dict = {}  # statement name -> (it, its loop v, the arrays read along columns)
+    for stmt, v, node, array in matrix_reads(program):
+        if node.indices[0] is v and node.indices[1] is not v and \
+                any(node.indices[1] is var for var in stmt.iter_vars):
+            columns.setdefault(stmt.name, (stmt, v, set()))[2].add(array)
+    for stmt, v, arrays in columns.values():
+        for array in sorted(arrays):
             try:
                 with result.atomic():
                     copy = result.cache_read(array, "global", [stage_of[stmt.name]],
