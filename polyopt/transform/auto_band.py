@@ -10,7 +10,8 @@ is checked once by the caller (see :mod:`polyopt.transform.auto`).
 >>> A = po.placeholder((N, N), name="A")
 >>> B = po.compute((N, N), lambda i, j: A[i, j] + 1.0, name="B")
 >>> s = po.auto_schedule(po.create_schedule(B), tile_sizes=64)
->>> print("\n".join(s.auto_report.lines[1:]))
+>>> for line in s.auto_report.lines[1:]:
+...     print(line)
 tiled loops i, j by 64 x 64 (cache model: half the L2 cache per tile, or as given)
 innermost loop j.inner vectorized: stride-1 score 49152, no dependence carried
 loop i.outer parallel: the outermost loop carrying no dependence
