@@ -348,3 +348,23 @@ def check_axis_kind(kind: str) -> str:
     if kind not in KINDS:
         raise ScheduleError(f"unknown loop kind {kind!r}; use one of {', '.join(KINDS)}")
     return kind
+
+
+def next_iteration(space: isl.Space, dim: int) -> isl.Map:
+    """``{ [.., c_dim, ..] -> [.., c_dim + 1, ..] }`` on the schedule space ``space``.
+
+    >>> print(next_iteration(isl.Set("[n] -> { [a, b] }").get_space(), 1))
+    [n] -> { [a, b] -> [a' = a, b' = 1 + b] }
+    """
+    identity = isl.MultiAff.identity(isl.Space.map_from_set(space))
+    moved = identity.get_aff(dim).add_constant_val(isl.Val.one(space.get_ctx()))
+    return isl.Map.from_multi_aff(identity.set_aff(dim, moved))
+
+
+def element_steps(schedule: isl.Map, access: isl.Map, dim: int) -> isl.Map:
+    """``{ element -> element' }``: what ``access`` touches at a point of ``schedule``
+    (statement instances to schedule points) and at the next point along dimension
+    ``dim``; its ``deltas()`` are the steps in memory along that loop."""
+    elements = schedule.reverse().apply_range(access)
+    step = next_iteration(schedule.range().get_space(), dim)
+    return elements.reverse().apply_range(step).apply_range(elements)

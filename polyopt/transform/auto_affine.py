@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from ..domain.schedule import element_steps
 from .time_limit import run_limited
 
 _FUSION = {"max": (0, 0), "min": (1, 0), "smart": (0, 1)}  # serialize_sccs, whole_component
@@ -388,10 +389,8 @@ def strides(program, rows: Rows, level: int) -> list[tuple[str, int | None, int,
     for stmt_name, row in rows.rows.items():
         stmt = program.statement(stmt_name)
         schedule = named_rows(stmt, row)
-        step = _step_map(schedule.range().get_space(), level)
         for access in sorted(stmt.accesses, key=lambda a: a.kind != "write"):
-            elements = schedule.reverse().apply_range(access.relation)
-            pairs = elements.reverse().apply_range(step).apply_range(elements)
+            pairs = element_steps(schedule, access.relation, level)
             result.append((access.kind, _flat_step(pairs), len(stmt.dims),
                            program.array(access.array).ndim))
     return result
@@ -403,15 +402,6 @@ def named_rows(stmt, row: list) -> isl.Map:
     relation = row_map(stmt, row, [f"c{k}" for k in range(len(row))])
     relation = relation.set_tuple_name(isl.dim_type.in_, stmt.name)
     return relation.intersect_domain(stmt.domain)
-
-
-def _step_map(space: isl.Space, level: int) -> isl.Map:
-    n = space.dim(isl.dim_type.set)
-    names = [f"x{k}" for k in range(n)]
-    targets = [f"x{k} + 1" if k == level else f"x{k}" for k in range(n)]
-    params = space.get_var_names(isl.dim_type.param)
-    return isl.Map(f"[{', '.join(params)}] -> {{ [{', '.join(names)}] -> "
-                   f"[{', '.join(targets)}] }}")
 
 
 def _flat_step(pairs: isl.Map) -> int | None:

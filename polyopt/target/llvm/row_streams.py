@@ -27,6 +27,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ...ast.nodes import For, Unrolled, runs, walk
+from ...domain.schedule import element_steps
 
 
 def walks_rows(program, loop: For, memo: dict) -> bool:
@@ -58,10 +59,8 @@ def _contiguous_along(program, name: str, dim: int) -> bool:
     row = program.schedule_of(name)
     if row.is_empty() or dim >= row.dim(isl.dim_type.out):
         return False
-    step = _next_iteration(row.range().get_space(), dim)
     for access in stmt.accesses:
-        elements = row.reverse().apply_range(access.relation.intersect_domain(stmt.domain))
-        pairs = elements.reverse().apply_range(step).apply_range(elements)
+        pairs = element_steps(row, access.relation.intersect_domain(stmt.domain), dim)
         n = pairs.dim(isl.dim_type.out)
         if n == 0 or pairs.is_empty():
             continue
@@ -72,15 +71,6 @@ def _contiguous_along(program, name: str, dim: int) -> bool:
         if not pairs.deltas().reset_tuple_id().is_subset(allowed):
             return False
     return True
-
-
-def _next_iteration(space: isl.Space, dim: int) -> isl.Map:
-    """``{ [..., c_dim, ...] -> [..., c_dim + 1, ...] }`` on the schedule's space."""
-    n = space.dim(isl.dim_type.set)
-    names = [f"x{k}" for k in range(n)]
-    targets = [f"x{k} + 1" if k == dim else f"x{k}" for k in range(n)]
-    params = ", ".join(space.get_var_names(isl.dim_type.param))
-    return isl.Map(f"[{params}] -> {{ [{', '.join(names)}] -> [{', '.join(targets)}] }}")
 
 
 def reduces_innermost(program, name: str, memo: dict) -> bool:
@@ -106,9 +96,7 @@ def _reduces_innermost(program, name: str) -> bool:
     writes = [a for a in stmt.accesses if a.kind == "write"]
     if not loops or len(writes) != 1 or program.array(writes[0].array).ndim != 1:
         return False
-    step = _next_iteration(row.range().get_space(), loops[-1])
-    elements = row.reverse().apply_range(writes[0].relation.intersect_domain(stmt.domain))
-    pairs = elements.reverse().apply_range(step).apply_range(elements)
+    pairs = element_steps(row, writes[0].relation.intersect_domain(stmt.domain), loops[-1])
     if pairs.is_empty():
         return False
     deltas = pairs.deltas().reset_tuple_id()
