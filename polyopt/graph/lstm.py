@@ -189,8 +189,8 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
     """The LSTM recurrence as a scheduled ``po.scan``: ``(schedule, [P, RT, h0, c0, H, C])``
     where ``P`` ``[seq, batch, 4 hidden]`` holds the input projections with the biases,
     ``RT`` the recurrent weights transposed, ``[hidden, 4 hidden]`` in panels of
-    ``block`` columns (:func:`pack_recurrent`; not with ``packed=False``), and ``H``, ``C`` ``[seq + 1, batch,
-    hidden]`` the states (``H[0] = h0``).  ``block`` gate columns (by default
+    ``block`` columns (:func:`pack_recurrent`; not with ``packed=False``), and ``H``,
+    ``C`` ``[seq + 1, batch, hidden]`` the states (``H[0] = h0``).  ``block`` gate columns (by default
     :func:`recurrence_block`) are accumulated in registers over the reduction, reading a
     panel's rows one after the other (unpacked, each of a block's rows was a 1 KB piece
     of another 4 KB page, which the hardware prefetcher does not follow).  Every step is
