@@ -24,8 +24,8 @@ closed and sleeps again.
   each region took them from the caller (ResNet-18 on 2 threads at load 3.5: 88 ms a
   run with 50,000 pauses, 73 ms with 2,000).  Without a session a short kernel's
   second loop would start before a worker woken for its first is awake (about 50 us
-  on this machine kind under ``PASSIVE``).  A session wakes nobody itself: in a model whose kernels run on one
-  thread (an LSTM's), workers spinning through the run took CPU time from the caller
+  on this machine kind under ``PASSIVE``).  A session wakes nobody itself: in a
+  model whose kernels run on one thread (an LSTM's), workers spinning through the run took CPU time from the caller
   on a loaded machine (its latencies' mean twice their median).
 - Draining: the caller, done with the pieces, waits for the workers still running
   theirs: it spins ``POLYOPT_DRAIN_SPIN`` pauses (default :data:`DRAIN_SPIN`), then
