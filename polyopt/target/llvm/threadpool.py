@@ -25,8 +25,9 @@ closed and sleeps again.
   run with 50,000 pauses, 73 ms with 2,000).  Without a session a short kernel's
   second loop would start before a worker woken for its first is awake (about 50 us
   on this machine kind under ``PASSIVE``).  A session wakes nobody itself: in a
-  model whose kernels run on one thread (an LSTM's), workers spinning through the run took CPU time from the caller
-  on a loaded machine (its latencies' mean twice their median).
+  model whose kernels run on one thread (an LSTM's), workers spinning through the
+  run took CPU time from the caller on a loaded machine (its latencies' mean twice
+  their median).
 - Draining: the caller, done with the pieces, waits for the workers still running
   theirs: it spins ``POLYOPT_DRAIN_SPIN`` pauses (default :data:`DRAIN_SPIN`), then
   sleeps on a futex that the last worker to leave wakes.  On a loaded machine a worker
