@@ -36,7 +36,7 @@ from .transform.handwritten import CheckReport, check
 from . import tensorize
 from .tensorize import decl_buffer, decl_tensor_intrin
 from .lower import lower
-from .target.info import TargetInfo
+from .machine import TargetInfo
 from .build import build, build_cache
 from .target.native import load_module
 from .aot.library import load_library

@@ -33,7 +33,7 @@ from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError, public, public_methods
 from .names import sanitize
-from .target.info import scope_meaning
+from .machine import scope_meaning
 from .te.expr import TensorRead, Var
 from .te.tensor import ComputeOp, Tensor
 

@@ -8,10 +8,9 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "polyopt"
 # Layers in data-flow order; a module may import its own layer and earlier ones.
 LAYERS = ["te", "domain", "frontend", "deps", "transform", "tensorize", "ast", "target", "graph"]
-# importable from everywhere; target.info holds target facts (TargetInfo, scope meanings)
-# that templates and checks query, and imports only errors
-BASE = {"errors", "dtypes", "names", "target.info"}
-TARGET_INFO = "target.info"
+# the bottom layer, importable from everywhere: errors, dtypes, names and the machine
+# model (polyopt.machine: TargetInfo, scope meanings), which imports only errors
+BASE = {"errors", "dtypes", "names", "machine"}
 DRIVERS = {"lower", "build", "cli", "cli_opt", "emit_c", "__init__", "__main__"}  # entry points
 # polyopt/aot (ahead-of-time libraries) is a driver too: it lowers and builds
 
@@ -39,8 +38,8 @@ def _imported_layers(path: pathlib.Path) -> set[str]:
 
 
 def _layer(parts: list[str]) -> str:
-    """The layer of the module ``polyopt.<parts>`` (``target.info`` is its own)."""
-    return TARGET_INFO if parts[:2] == ["target", "info"] else parts[0]
+    """The layer of the module ``polyopt.<parts>``."""
+    return parts[0]
 
 
 def _modules():
@@ -56,8 +55,6 @@ def test_layer_imports_only_earlier_layers(path, layer):
     if layer == "graph":  # the last layer builds its kernels through po.build, and keeps
         allowed |= {"build", "lower", "aot"}  # them in the AOT libraries' disk cache
     imported = _imported_layers(path) - {layer}
-    if path.relative_to(PACKAGE).parts[:2] == ("target", "info.py"):
-        assert imported <= {"errors"}, f"target/info.py imports {sorted(imported)}"
     assert imported <= allowed, f"{path.name} ({layer}) imports {sorted(imported - allowed)}"
 
 
@@ -80,3 +77,9 @@ def test_core_imports_without_backends():
         text = path.read_text()
         assert "import llvmlite" not in text and "from llvmlite" not in text, path
         assert "import pyopencl" not in text, path
+
+
+def test_machine_model_imports_only_errors():
+    """The machine model is the bottom layer: every other layer may ask it for facts."""
+    imported = _imported_layers(PACKAGE / "machine.py")
+    assert imported <= {"errors"}, f"machine.py imports {sorted(imported)}"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ..errors import ScheduleError
-from ..target.info import BIND_TAGS, VIRTUAL_THREAD  # target facts, for every layer
+from ..machine import BIND_TAGS, VIRTUAL_THREAD  # target facts, for every layer
 from .memo import IdentityMemo
 
 KINDS = ("serial", "parallel", "vectorized", "unrolled", VIRTUAL_THREAD) + BIND_TAGS

@@ -34,7 +34,7 @@ import numpy as np
 from ..te.ops import pad_nchw
 from ..te.tensor import all_of, compute, if_then_else, reduce_axis, reduce_sum
 from ..errors import InvalidArgumentError
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from .ir import Graph, OpNode
 from .operators import attr, register
 from .operators_nn import _CONV_ATTRS, window

@@ -32,7 +32,7 @@ from ..transform.nn_templates import (producers,
 from ..transform.nn_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..transform.templates import matmul_template
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from ..tensorize.templates import int8_conv2d_template, int8_matmul_template
 from .operators import OPS
 from .blocked import schedule_blocked_depthwise, schedule_blocked_pool

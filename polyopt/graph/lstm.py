@@ -27,7 +27,7 @@ from ..errors import InvalidArgumentError
 from ..te.scan import scan
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
 from ..target.args import data_pointer
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from ..transform.schedule import create_schedule
 from .aligned import aligned_copy, aligned_empty
 from .ir import OpNode

@@ -26,7 +26,7 @@ import ast
 import functools
 
 from ..errors import InvalidArgumentError, public
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, var
 from .intrin import LLVMEmitter, decl_buffer, decl_tensor_intrin
 
@@ -151,7 +151,7 @@ LANES = 16  # 32-bit lanes of the AVX-512 vectors the emitters write
 
 def accumulator_budget(info=None) -> int:
     """How many vector registers a register tile may hold as accumulators on ``info``
-    (a :class:`~polyopt.target.info.TargetInfo`, the host by default): all but 4, for
+    (a :class:`~polyopt.machine.TargetInfo`, the host by default): all but 4, for
     the loaded and broadcast operands (32 on AVX-512 -> 28)."""
     info = info or TargetInfo.host()
     return max(1, info.vector_registers - 4)

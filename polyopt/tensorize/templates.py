@@ -13,7 +13,7 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
 from .builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows

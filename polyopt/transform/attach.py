@@ -33,7 +33,7 @@ from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
 from ..domain.schedule import Attach, Stage, identity_axes, init_hoisted
-from ..target.info import VIRTUAL_THREAD
+from ..machine import VIRTUAL_THREAD
 from ..errors import ScheduleError
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from .auto_affine import (Rows, innermost_free_levels, strides, tileable_run,
                           zero_distance_levels)
 from .auto_distribute import touched_once

@@ -27,7 +27,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..errors import IllegalScheduleError, ScheduleError
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from .auto_affine import named_rows
 from .auto_rewrites import matrix_reads
 

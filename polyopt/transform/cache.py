@@ -30,7 +30,7 @@ from .rewrite import (ZERO, axis_vars, box, expand_stage, fresh_statement_name, 
                       make_statement, new_array, new_tensor, require_default_schedule,
                       retarget)
 
-SCOPES = ("global", "shared", "local", "inp", "wgt", "acc")  # see target.info
+SCOPES = ("global", "shared", "local", "inp", "wgt", "acc")  # see machine
 
 
 def _scope(scope: str) -> str:

@@ -20,7 +20,7 @@ from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
 from ..errors import IllegalScheduleError
-from ..target.info import VIRTUAL_THREAD, private_scopes
+from ..machine import VIRTUAL_THREAD, private_scopes
 
 
 def check_schedule(result: Program, deps: Dependences, transform: str, *, repair=None,

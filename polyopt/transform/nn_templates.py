@@ -26,7 +26,7 @@ void softmax_kernel(float32 X[6][10], float32 softmax[6][10]) {
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError, public
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from ..te.expr import Const, TensorRead
 from ..te.tensor import ComputeOp, Tensor, walk
 
@@ -58,7 +58,7 @@ def producers(T: Tensor) -> list[Tensor]:
 @public
 def target_facts(target_info: TargetInfo | None) -> TargetInfo:
     """The target a template schedules for: ``target_info``, or the host by default
-    (its vector width and registers size the tiles; see :mod:`polyopt.target.info`)."""
+    (its vector width and registers size the tiles; see :mod:`polyopt.machine`)."""
     if target_info is None:
         return TargetInfo.host()
     if not isinstance(target_info, TargetInfo):

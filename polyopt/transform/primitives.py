@@ -135,7 +135,7 @@ def virtual_thread(state, stage, axis):
     has its own copies of the buffers computed inside it (so the loads of one overlap
     the compute of another); checked like ``bind``: no dependence may cross iterations
     except through those private buffers."""
-    from ..target.info import VIRTUAL_THREAD
+    from ..machine import VIRTUAL_THREAD
     return _marking(VIRTUAL_THREAD)(state, stage, axis)
 
 

@@ -25,7 +25,7 @@ s["C"].parallel("j.outer")
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError, public
-from ..target.info import TargetInfo
+from ..machine import TargetInfo
 from ..te.expr import TensorRead
 from ..te.tensor import walk
 

@@ -1,5 +1,5 @@
 """TargetInfo: target facts from the host or a named CPU, scope meanings, and templates
-that size their register tiles from them (polyopt.target.info)."""
+that size their register tiles from them (polyopt.machine)."""
 
 import dataclasses
 import pathlib
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.target.info import (SCOPES, TargetInfo, private_scopes, scope_meaning)
+from polyopt.machine import (SCOPES, TargetInfo, private_scopes, scope_meaning)
 
 HASWELL = TargetInfo.for_cpu("haswell", "+avx2,+fma,+avx")
 

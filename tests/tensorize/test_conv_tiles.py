@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.target.info import TargetInfo
+from polyopt.machine import TargetInfo
 from polyopt.tensorize.templates import conv_tile, int8_conv2d_template
 
 from testlib.tensorize import numpy_conv_int32

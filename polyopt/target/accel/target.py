@@ -23,7 +23,7 @@ import numpy as np
 
 from ...ast.pipeline import Pass
 from ...errors import InvalidArgumentError, ScheduleError, public_methods
-from ..info import MemoryScope, SCOPES, TargetInfo
+from ...machine import MemoryScope, SCOPES, TargetInfo
 from .config import TPU_LIKE, VTA, AccelConfig
 from .isa import listing
 from .select import DEVICE_SCOPES, Selector, entry_shape, thread_copies

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from ...errors import BackendError, InvalidArgumentError
+from ...machine import TargetInfo
 from .remarks import loops_asking_for_vectors
 
 
@@ -68,12 +69,34 @@ HOST = CPU()
 @functools.cache
 def resolve(cpu: CPU) -> CPU:
     """``cpu`` with the host's name and features filled in where it leaves them out (the
-    host's full feature list when it names no CPU): what a cache key must hold."""
+    host's full feature list when it names no CPU), and the machine model's tuning
+    (``TargetInfo.llvm_tuning``: 512-bit vectors where the CPU has AVX-512): what code is
+    compiled for, and so what a cache key must hold."""
     _initialize()
     if cpu.name:
-        return cpu
-    host = llvm.get_host_cpu_features().flatten()
-    return CPU(llvm.get_host_cpu_name(), ",".join(f for f in (host, cpu.features) if f))
+        full = cpu
+    else:
+        host = llvm.get_host_cpu_features().flatten()
+        full = CPU(llvm.get_host_cpu_name(), ",".join(f for f in (host, cpu.features) if f))
+    tuning = machine_of(full).llvm_tuning
+    return CPU(full.name, ",".join(f for f in (full.features, *tuning) if f))
+
+
+@functools.cache
+def machine_of(cpu: CPU) -> TargetInfo:
+    """The machine model of the CPU code is compiled for: the host's (features, caches,
+    cores) when ``cpu`` names nothing, else the named CPU's with its ``-mattr``.
+
+    >>> machine_of(CPU("sapphirerapids")).has_amx_int8
+    True
+    """
+    if cpu.is_host:
+        return TargetInfo.host()
+    if not cpu.name:
+        host = TargetInfo.host()
+        return TargetInfo.for_cpu(host.name, ",".join(
+            [f"+{f}" for f in host.features] + [cpu.features]))
+    return TargetInfo.for_cpu(cpu.name, cpu.features)
 
 
 _PROBE = """

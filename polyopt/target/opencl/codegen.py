@@ -40,7 +40,7 @@ from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combination, combiner
-from ..info import scope_meaning
+from ...machine import scope_meaning
 from .plan import (GROUP_IDS, LOCAL_IDS, Kernel, is_block, is_thread, plan_kernels,
                    scoped_arrays, tag_dim)
 from .values import HELPERS, ValuePrinter, cl_type, combine

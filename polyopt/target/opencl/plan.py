@@ -46,7 +46,7 @@ from ...domain.program import Array, Program
 from ...domain.schedule import BIND_TAGS
 from ...errors import ScheduleError
 from ..accumulate import combination
-from ..info import scope_meaning
+from ...machine import scope_meaning
 
 DIMS = "xyz"
 # the names of group and local ids in generated code and in isl maps

@@ -28,7 +28,7 @@ from ..module import ModuleAPI
 from ...errors import BackendError, InvalidArgumentError, ScheduleError, public_methods
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
-from ..info import TargetInfo
+from ...machine import TargetInfo
 from .codegen import global_arrays, opencl_source
 from .plan import plan_kernels
 from .runtime import cl, compile_program, describe, queue_for

@@ -1,7 +1,7 @@
 """TargetInfo.for_opencl: the device's limits as target facts."""
 
 import polyopt as po
-from polyopt.target.info import TargetInfo
+from polyopt.machine import TargetInfo
 from polyopt.target.opencl.runtime import queue_for
 
 

@@ -1,19 +1,27 @@
-"""Facts about a target in one frozen value: vector width and registers, cache sizes,
-memory scopes and what they mean, bind tags, CPU name and features.
+"""The machine model: facts about a CPU or device in one frozen value (``TargetInfo``):
+its features, vector width and registers, cache sizes, cores, tensor instructions
+(AVX-512 VNNI and BF16, AMX), memory scopes and what they mean, bind tags.
 
-Templates (``po.templates``) derive their register tiles from it, checks ask it which
-buffers a bound loop's iterations do not share, the OpenCL target checks a kernel
-against its device's limits.  This module imports nothing from the layers of polyopt
-(only ``errors``), so every layer may import it; ``llvmlite`` and ``pyopencl`` are
-used only when asked for the host or a device.
+It is the bottom layer: it imports only ``errors``, and every layer is handed a
+``TargetInfo`` explicitly (templates size register tiles from it, the automatic
+scheduler its tiles, tensorize picks its intrinsics, the LLVM target its vector width,
+the graph layer its layouts).  Only the public entry points read the host
+(``TargetInfo.host()``), and only when the user names no target.  Facts come from the
+CPU's features (LLVM's host feature list, the kernel's ``/proc/cpuinfo`` flags), never
+from the CPU's name, which virtual machines misreport (an Intel Xeon with AMX shows as
+``rocketlake``); a named CPU (``-mcpu=``, ``-mattr=``) gives that CPU's facts.
+``llvmlite`` and ``pyopencl`` are used only when asked for the host or a device.
 
 >>> info = TargetInfo.for_cpu("haswell", "+avx2,+fma")
 >>> info.vector_bits, info.vector_registers, info.lanes("float32")
 (256, 16, 8)
 >>> info.register_tile()  # rows x vectors of a matmul accumulator: 12 of 16 registers
 (6, 2)
->>> TargetInfo.for_cpu("skylake-avx512").lanes("float32")
-16
+>>> spr = TargetInfo.for_cpu("sapphirerapids")
+>>> spr.lanes("float32"), spr.has_vnni, spr.has_amx_int8, spr.llvm_tuning
+(16, True, True, ('-prefer-256-bit',))
+>>> TargetInfo.for_cpu("znver3").has_avx512
+False
 >>> scope_meaning("shared").shared_by, private_scopes("threadIdx.x")
 ('group', ('local',))
 """
@@ -27,7 +35,7 @@ import pathlib
 import re
 from dataclasses import dataclass, replace
 
-from ..errors import InvalidArgumentError, public_methods
+from .errors import InvalidArgumentError, public_methods
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +94,33 @@ def private_scopes(bind_tag: str) -> tuple[str, ...]:
     return tuple(s.name for s in SCOPES if s.shared_by in finer)
 
 
-# CPU names whose vectors are 512 / 256 bits when no features are given (LLVM names)
-_WIDE_CPUS = {512: ("avx512", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
-                    "icelake", "tigerlake", "sapphirerapids", "graniterapids", "znver4",
-                    "znver5", "x86-64-v4"),
-              256: ("haswell", "broadwell", "skylake", "alderlake", "raptorlake",
-                    "meteorlake", "znver1", "znver2", "znver3", "x86-64-v3", "core-avx2")}
+# The features of CPUs named without a feature list (LLVM names; a name matches a key
+# equal to it or, for the families, starting with it).  Only a *named* CPU is looked up
+# here: the host's facts come from its feature list.
+_AVX2 = frozenset({"avx", "avx2", "fma", "f16c", "bmi", "bmi2", "sse4.1", "sse4.2"})
+_AVX512 = _AVX2 | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+_VNNI, _BF16, _FP16 = frozenset({"avx512vnni"}), frozenset({"avx512bf16"}), frozenset({"avx512fp16"})
+_AMX = frozenset({"amx-tile", "amx-int8", "amx-bf16"})
+_NAMED_CPUS = {
+    "x86-64": frozenset(), "x86-64-v2": frozenset({"sse4.1", "sse4.2", "popcnt"}),
+    "x86-64-v3": _AVX2, "x86-64-v4": _AVX512, "core-avx2": _AVX2,
+    **dict.fromkeys(("haswell", "broadwell", "skylake", "alderlake", "raptorlake",
+                     "meteorlake", "znver1", "znver2", "znver3"), _AVX2),
+    "skylake-avx512": _AVX512, "cannonlake": _AVX512,
+    **dict.fromkeys(("cascadelake", "icelake", "tigerlake", "rocketlake"), _AVX512 | _VNNI),
+    "cooperlake": _AVX512 | _VNNI | _BF16,
+    **dict.fromkeys(("znver4", "znver5"), _AVX512 | _VNNI | _BF16),
+    **dict.fromkeys(("sapphirerapids", "emeraldrapids", "graniterapids"),
+                    _AVX512 | _VNNI | _BF16 | _FP16 | _AMX),
+}
+# /proc/cpuinfo's names of the features whose LLVM names differ
+_CPUINFO_NAMES = {"avx512_vnni": "avx512vnni", "avx512_bf16": "avx512bf16",
+                  "avx512_fp16": "avx512fp16", "amx_tile": "amx-tile", "amx_int8": "amx-int8",
+                  "amx_bf16": "amx-bf16", "sse4_1": "sse4.1", "sse4_2": "sse4.2",
+                  "avx_vnni": "avxvnni"}
+# the flags a benchmark names beside the CPU (cpuinfo's spelling, as users know them)
+NOTABLE_FEATURES = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+                    "amx_int8", "amx_bf16")
 DEFAULT_CACHES = (32 << 10, 1 << 20, 8 << 20)  # L1 data, L2, L3 bytes when unknown
 
 
@@ -111,6 +140,57 @@ class TargetInfo:
     scopes: tuple[MemoryScope, ...] = SCOPES
     bind_tags: tuple[str, ...] = ()  # loop tags the target runs (blockIdx.x ...)
     max_group_size: int | None = None  # work-items per work-group
+    cores: int = 1  # the cores this process may run on (its thread count by default)
+    model: str = ""  # the CPU's model name as the operating system reports it
+
+    @property
+    def has_avx512(self) -> bool:
+        """512-bit vectors (AVX-512F)."""
+        return "avx512f" in self.features
+
+    @property
+    def has_vnni(self) -> bool:
+        """AVX-512 VNNI: ``vpdpbusd``, u8 x s8 dot products into int32 lanes."""
+        return "avx512vnni" in self.features
+
+    @property
+    def has_bf16(self) -> bool:
+        """AVX-512 BF16: ``vdpbf16ps``, bf16 pairs into float32 lanes."""
+        return "avx512bf16" in self.features
+
+    @property
+    def has_fp16(self) -> bool:
+        """AVX-512 FP16 arithmetic."""
+        return "avx512fp16" in self.features
+
+    @property
+    def has_amx_int8(self) -> bool:
+        """AMX tiles with ``tdpbusd`` (int8)."""
+        return {"amx-tile", "amx-int8"} <= set(self.features)
+
+    @property
+    def has_amx_bf16(self) -> bool:
+        """AMX tiles with ``tdpbf16ps`` (bf16)."""
+        return {"amx-tile", "amx-bf16"} <= set(self.features)
+
+    @property
+    def llvm_tuning(self) -> tuple[str, ...]:
+        """LLVM features that tune code for this CPU: with AVX-512, ``-prefer-256-bit``
+        (LLVM's Intel CPUs prefer 256-bit vectors unless told otherwise; 512-bit code
+        ran the matmul template at 175 GFLOP/s instead of 76 on a Xeon)."""
+        return ("-prefer-256-bit",) if self.kind == "cpu" and self.has_avx512 else ()
+
+    def describe(self) -> str:
+        """One line naming the CPU for a results file: the model, LLVM's name, the
+        cores and the notable features it has (and lacks).
+
+        >>> TargetInfo.for_cpu("znver3").describe()
+        'znver3 (LLVM znver3), 1 core(s); has avx2; lacks avx512f, avx512_vnni, avx512_bf16, avx512_fp16, amx_int8, amx_bf16'
+        """
+        has = [f for f in NOTABLE_FEATURES if _CPUINFO_NAMES.get(f, f) in self.features]
+        lacks = [f for f in NOTABLE_FEATURES if f not in has]
+        return (f"{self.model or self.name} (LLVM {self.name}), {self.cores} core(s); "
+                f"has {', '.join(has) or 'none'}; lacks {', '.join(lacks) or 'none'}")
 
     def lanes(self, dtype: str = "float32") -> int:
         """Elements of ``dtype`` in one vector register."""
@@ -139,25 +219,25 @@ class TargetInfo:
     @staticmethod
     @functools.cache
     def host() -> "TargetInfo":
-        """The machine polyopt runs on: CPU name and features from LLVM (llvmlite; the
-        kernel's /proc/cpuinfo flags without it), cache sizes from sysfs."""
+        """The machine polyopt runs on: its features from LLVM (llvmlite; the kernel's
+        ``/proc/cpuinfo`` flags without it; AMX only where the kernel shows it), cache
+        sizes from sysfs, the cores this process may use.  Only public entry points
+        call it, when the user names no target."""
         name, features = _host_cpu()
         caches = _host_caches()
-        return replace(TargetInfo.for_cpu(name, features), l1_bytes=caches[0],
-                       l2_bytes=caches[1], l3_bytes=caches[2])
+        return replace(_from_features(name, features), l1_bytes=caches[0],
+                       l2_bytes=caches[1], l3_bytes=caches[2], cores=_host_cores(),
+                       model=_host_model())
 
     @staticmethod
     def for_cpu(name: str, features=()) -> "TargetInfo":
-        """A CPU by its LLVM name (``"haswell"``, ``"znver4"``) and features (an LLVM
-        feature string ``"+avx2,+fma,-avx512f"`` or names); without features, the vector
-        width the CPU's family has (128 bits when unknown).  Caches: typical sizes."""
+        """A CPU by its LLVM name (``"haswell"``, ``"znver4"``, ``"sapphirerapids"``) and
+        features as LLVM's ``-mattr`` takes them (``"+avx2,-avx512f"`` or a list), added
+        to or removed from the named CPU's own.  Caches: typical sizes."""
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError(f"the CPU name must be a non-empty string, got {name!r}")
-        enabled = _parse_features(features)
-        bits = _vector_bits(name, enabled)
-        registers = 32 if bits == 512 or _is_arm(name, enabled) else 16
-        return TargetInfo(kind="cpu", name=name, features=tuple(sorted(enabled)),
-                          vector_bits=bits, vector_registers=registers)
+        added, removed = _parse_features(features)
+        return _from_features(name, (_named_features(name) | added) - removed)
 
     @staticmethod
     def for_opencl(device) -> "TargetInfo":
@@ -174,7 +254,18 @@ class TargetInfo:
                           bind_tags=BIND_TAGS, max_group_size=int(device.max_work_group_size))
 
 
-def _parse_features(features) -> set[str]:
+def _from_features(name: str, enabled) -> "TargetInfo":
+    enabled = set(enabled)
+    if "avx512f" not in enabled:  # as LLVM does: turning off AVX-512F turns off its kin
+        enabled = {f for f in enabled if not f.startswith("avx512")}
+    bits = 512 if "avx512f" in enabled else 256 if {"avx", "avx2"} & set(enabled) else 128
+    registers = 32 if bits == 512 or _is_arm(name, enabled) else 16
+    return TargetInfo(kind="cpu", name=name, features=tuple(sorted(enabled)),
+                      vector_bits=bits, vector_registers=registers)
+
+
+def _parse_features(features) -> tuple[set[str], set[str]]:
+    """``(added, removed)`` feature names of an ``-mattr`` string or list."""
     if isinstance(features, str):
         features = [f for f in features.split(",") if f.strip()]
     try:
@@ -183,20 +274,16 @@ def _parse_features(features) -> set[str]:
         raise InvalidArgumentError(
             f"features must be a string like '+avx2,+fma' or a list of names, got "
             f"{features!r}") from None
-    return {f.lstrip("+") for f in items if not f.startswith("-")}
+    return ({f.lstrip("+") for f in items if not f.startswith("-")},
+            {f[1:] for f in items if f.startswith("-")})
 
 
-def _vector_bits(name: str, enabled: set[str]) -> int:
-    if "avx512f" in enabled:
-        return 512
-    if "avx" in enabled or "avx2" in enabled:
-        return 256
-    if enabled:
-        return 128
-    for bits, names in _WIDE_CPUS.items():
-        if any(name == n or name.startswith(n) for n in names):
-            return bits
-    return 128
+def _named_features(name: str) -> frozenset[str]:
+    """The features of a CPU named by LLVM's name (empty when unknown)."""
+    if name in _NAMED_CPUS:
+        return _NAMED_CPUS[name]
+    family = max((key for key in _NAMED_CPUS if name.startswith(key)), key=len, default=None)
+    return _NAMED_CPUS[family] if family else frozenset()
 
 
 def _is_arm(name: str, enabled: set[str]) -> bool:
@@ -204,21 +291,42 @@ def _is_arm(name: str, enabled: set[str]) -> bool:
 
 
 def _host_cpu() -> tuple[str, set[str]]:
+    flags = _cpuinfo_flags()
     try:
         binding = importlib.import_module("llvmlite.binding")
-        return binding.get_host_cpu_name(), {k for k, v in
-                                             binding.get_host_cpu_features().items() if v}
+        name = binding.get_host_cpu_name()
+        features = {k for k, v in binding.get_host_cpu_features().items() if v}
     except (ImportError, RuntimeError):
-        return "generic", _cpuinfo_flags()
+        name, features = "generic", {_CPUINFO_NAMES.get(f, f) for f in flags}
+    if flags and "amx_tile" not in flags:  # the kernel has not enabled AMX's state
+        features = {f for f in features if not f.startswith("amx")}
+    return name, features
 
 
-def _cpuinfo_flags() -> set[str]:
+def _host_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _host_model() -> str:
     try:
         text = pathlib.Path("/proc/cpuinfo").read_text()
     except OSError:
-        return set()
+        return ""
+    found = re.search(r"^model name\s*:(.*)$", text, re.MULTILINE)
+    return found.group(1).strip() if found else ""
+
+
+@functools.cache
+def _cpuinfo_flags() -> frozenset[str]:
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return frozenset()
     found = re.search(r"^flags\s*:(.*)$", text, re.MULTILINE)
-    return set(found.group(1).split()) if found else set()
+    return frozenset(found.group(1).split()) if found else frozenset()
 
 
 def _host_caches() -> tuple[int, int, int]:
