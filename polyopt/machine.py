@@ -240,6 +240,39 @@ class TargetInfo:
         return _from_features(name, (_named_features(name) | added) - removed)
 
     @staticmethod
+    def for_target(target=None) -> "TargetInfo":
+        """The machine a target names: a ``TargetInfo`` as it is; ``None`` or ``"llvm"``
+        the host; ``"llvm -mcpu=NAME -mattr=+f,-g"`` the named CPU (``-mattr`` alone:
+        the host's features changed).  What public entry points call with their
+        ``target=`` argument.
+
+        >>> TargetInfo.for_target("llvm -mcpu=znver4 -mattr=-avx512f").vector_bits
+        256
+        """
+        if isinstance(target, TargetInfo):
+            return target
+        if target is None:
+            return TargetInfo.host()
+        text = target if isinstance(target, str) else getattr(target, "target_string", None)
+        words = text.split() if isinstance(text, str) else []
+        if not words or words[0] != "llvm":
+            raise InvalidArgumentError(
+                f"target must be a po.TargetInfo or a CPU target string such as 'llvm' or "
+                f"'llvm -mcpu=znver4 -mattr=+avx2', got {target!r} (an OpenCL device: "
+                "TargetInfo.for_opencl(device))")
+        flags = dict(w.lstrip("-").partition("=")[::2] for w in words[1:])
+        cpu = "" if flags.get("mcpu") in (None, "native") else flags["mcpu"]
+        if not cpu and not flags.get("mattr"):
+            return TargetInfo.host()
+        if not cpu:
+            host = TargetInfo.host()
+            return replace(TargetInfo.for_cpu(host.name, ",".join(
+                [f"+{f}" for f in host.features] + [flags["mattr"]])),
+                l1_bytes=host.l1_bytes, l2_bytes=host.l2_bytes, l3_bytes=host.l3_bytes,
+                cores=host.cores, model=host.model)
+        return TargetInfo.for_cpu(cpu, flags.get("mattr", ""))
+
+    @staticmethod
     def for_opencl(device) -> "TargetInfo":
         """An OpenCL device (a ``pyopencl.Device``): its __local memory is the capacity of
         the shared scope, its work-group limit ``max_group_size``."""

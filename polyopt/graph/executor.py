@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgumentError, public, public_methods
+from ..machine import TargetInfo
 from ..target.args import data_pointer
 from .ir import Graph
 from .lstm import LSTMRunner
@@ -68,7 +69,8 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     keep_freed_memory()
     store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
     # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
-    graph = optimize(g, vnni=not offload) if passes else g
+    info = TargetInfo.host()  # the machine the kernels are compiled for
+    graph = optimize(g, vnni=not offload and info.has_vnni, target_info=info) if passes else g
     groups, devices = offload_groups(graph, fuse(graph, enabled=fuse_ops), offload)
     steps = []
     kernels = [grp for grp in groups if grp.kind != "view"]

@@ -101,16 +101,19 @@ def transpose_constant_weights(g: Graph) -> Graph:
 
 
 @public
-def optimize(g: Graph, *, layouts: bool = True, vnni: bool = True) -> Graph:
+def optimize(g: Graph, *, layouts: bool = True, vnni: bool | None = None,
+             target_info: TargetInfo | None = None) -> Graph:
     """The graph passes before fusion, in order (``layouts``: convolution and matmul
     weights blocked as their schedule reads them, :mod:`.layouts`, and the activations
     between blocked convolutions blocked too, :mod:`.blocked`; ``vnni``: QLinearConv and
-    MatMulInteger on the VNNI kernels, :func:`~.quantize.vnni_rewrite`)."""
+    MatMulInteger on the VNNI kernels, :func:`~.quantize.vnni_rewrite`; None: where
+    ``target_info``, the machine compiled for (the host by default), has AVX-512 VNNI)."""
+    info = target_info or TargetInfo.host()
     g = fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
-    g = vnni_rewrite(g) if vnni else g
+    g = vnni_rewrite(g) if (info.has_vnni if vnni is None else vnni) else g
     if not layouts:
         return g
-    lanes = TargetInfo.host().lanes("float32")
+    lanes = info.lanes("float32")
     blocked = plain_pointwise(block_activations(pack_conv_weights(g, lanes=lanes)), g, lanes)
     return pack_matmul_weights(blocked)
 

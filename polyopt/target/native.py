@@ -22,6 +22,7 @@ import os
 
 from ..errors import BackendError, InvalidArgumentError, ReleasedKernelError, public, public_methods
 from .args import LayoutCache, bind_arguments, data_pointer, fixed_binder
+from ..machine import TargetInfo
 from .signature import Signature
 
 SIGNATURE_SUFFIX = ".json"  # export_library("k.so") writes its signature to k.so.json
@@ -39,6 +40,19 @@ class NativeKernel:
         self._cfunc = prototype(address)
         self._fixed = fixed_binder(signature)
         self._layouts = LayoutCache(signature) if self._fixed is None else None
+        self._foreign: str | None = None  # why this CPU cannot run the code, if it cannot
+
+    def require_features(self, compiled_for: TargetInfo) -> None:
+        """Refuse to run where this CPU lacks a feature of ``compiled_for``, the CPU the
+        code was compiled for (it would die of an illegal instruction)."""
+        host = TargetInfo.host()
+        missing = sorted(set(compiled_for.features) - set(host.features))
+        if missing:
+            self._foreign = (
+                f"kernel {self.name} was compiled for {compiled_for.name} and uses "
+                f"{', '.join(missing)}, which this CPU ({host.name}) lacks; export it with "
+                "f.export_library(path) to run it on such a CPU, or build it for the host "
+                "(target='llvm')")
 
     @property
     def name(self) -> str:
@@ -65,6 +79,8 @@ class NativeKernel:
             raise ReleasedKernelError(
                 f"kernel {self.name} was released (f.release()) and its machine code freed; "
                 "build or load it again to call it")
+        if self._foreign is not None:
+            raise BackendError(self._foreign)
         pointers = None
         if self._fixed is not None:
             pointers = None if kwargs else self._fixed(args)
@@ -86,6 +102,8 @@ class NativeKernel:
         graph layer's in-place outputs, proven safe per kernel)."""
         if self._cfunc is None:
             raise ReleasedKernelError(f"kernel {self.name} was released (f.release())")
+        if self._foreign is not None:
+            raise BackendError(self._foreign)
         self._status(self._cfunc(*pointers))
 
     def _status(self, status: int) -> None:

@@ -13,6 +13,7 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
+from ..errors import TensorizeError
 from ..machine import TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
@@ -20,7 +21,8 @@ from .builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
-                         parallel: bool = True, epilogue=None) -> dict:
+                         parallel: bool = True, epilogue=None,
+                         target_info: TargetInfo | None = None) -> dict:
     """``C = po.ops.matmul_u8s8(A, Wp)``: a ``rows x cols`` int32 accumulator tile
     (``cache_write`` computed at the tile, in registers) updated by one
     :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per group of 4 reduction elements
@@ -34,17 +36,34 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     ``epilogue``: a tensor computed element by element from C, such as
     ``po.ops.requantize(C, scale, zero_point, relu=True)`` (the schedule's output): it
     is computed from the int32 tile right after the tile's last update, in the same
-    loop nest (C itself is never stored)."""
+    loop nest (C itself is never stored).  ``target_info``: the machine (the host by
+    default); one without AVX-512 VNNI is refused with a :class:`TensorizeError`."""
+    require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
     return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel, epilogue)
 
 
 def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
-                         parallel: bool = True) -> dict:
+                         parallel: bool = True,
+                         target_info: TargetInfo | None = None) -> dict:
     """``C = po.ops.matmul_bf16(A, Wp)``: as :func:`int8_matmul_template`, with
-    :func:`~polyopt.tensorize.builtin.gemm_bf16` (``vdpbf16ps`` on pairs)."""
+    :func:`~polyopt.tensorize.builtin.gemm_bf16` (``vdpbf16ps`` on pairs; a machine
+    without AVX-512 BF16 is refused)."""
     from .builtin import gemm_bf16
 
+    require_instructions(target_info, "has_bf16", "AVX-512 BF16 (vdpbf16ps)")
     return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel)
+
+
+def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -> None:
+    """Refuse (``TensorizeError``) a template whose intrinsics need ``what`` on a machine
+    (``target_info``, the host by default) without it (``fact``: a TargetInfo property)."""
+    info = target_info or TargetInfo.host()
+    if not getattr(info, fact):
+        raise TensorizeError(
+            f"this template tensorizes with {what}, which the CPU {info.name} lacks "
+            f"(TargetInfo.{fact} is False); schedule the computation without tensorize "
+            "(po.auto_schedule), or pass target_info=po.TargetInfo.for_cpu('znver4') to "
+            "build for a CPU that has it")
 
 
 def _packed_matmul(s, C, intrinsic, rows, cols, parallel, epilogue=None) -> dict:
@@ -154,7 +173,8 @@ def _has_condition(expr) -> bool:
 
 
 def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = None,
-                         parallel: bool = True, epilogue=None) -> dict:
+                         parallel: bool = True, epilogue=None,
+                         target_info: TargetInfo | None = None) -> dict:
     """``Y = po.ops.conv2d_u8s8_nchw(X, Wp, ...)``: for each output row, tiles of ``rows``
     output columns x ``cols`` output channels accumulated in registers (a ``cache_write``
     stored channels last) by one :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per
@@ -172,7 +192,9 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     pixels and no transpose (:func:`_pixel_lanes_conv`; the result then has
     ``"lanes": "pixels"``, ``rows`` output rows x ``cols`` channels).  ``epilogue``: as in
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
-    axis=1)``: the int32 tile is requantized to uint8 in registers, never stored)."""
+    axis=1)``: the int32 tile is requantized to uint8 in registers, never stored).
+    ``target_info``: as in :func:`int8_matmul_template`."""
+    require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
     packed = Y.op.inputs[0]
     width, block = Y.shape[3].value, Y.op.inputs[1].shape[4].value
     # a 1x1 conv without padding reads one packed row per output row: the row is packed

@@ -73,6 +73,7 @@ import time
 import islpy as isl
 from dataclasses import dataclass, field, replace
 
+from ..machine import TargetInfo
 from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError,
                       public)
 from .auto_distribute import streams_matrices
@@ -83,7 +84,7 @@ from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_panels import packed_panels
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
-from .auto_band import band as _band, cache_bytes as _cache_bytes
+from .auto_band import band as _band
 from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
                           isl_schedule, level_names, map_text, outer_footprint,
                           tileable_run, zero_distance_levels)
@@ -124,6 +125,8 @@ class AutoOptions:
                                             # register-tile-wide panels (auto_panels)
     jam_rows: int = ROWS                    # matrix-vector work: rows side by side
                                             # (auto_jam; 0 or 1: none)
+    target: TargetInfo | str | None = None  # the machine scheduled for: a TargetInfo,
+                                            # "llvm -mcpu=.. -mattr=.."; None: the host
 
 
 @dataclass
@@ -166,7 +169,7 @@ def auto_schedule(schedule, **options):
             schedule = transposed_copies(schedule, notes)
         if opts.pack_panels and opts.vectorize and opts.tile and opts.unroll_jam != 0 \
                 and opts.unroll_jam != 1 and opts.register_columns != 0:
-            schedule = packed_panels(schedule, notes, opts.register_columns)
+            schedule = packed_panels(schedule, notes, opts.register_columns, opts.target)
     # the full strategy first, then simpler ones if a step turns out illegal
     attempts = [opts, replace(opts, distribute=False),
                 replace(opts, distribute=False, unroll_jam=0, vectorize=False)]
@@ -248,7 +251,7 @@ def _untiled_when_cached(program, opts: AutoOptions, notes: list) -> AutoOptions
     if not opts.tile or opts.tile_sizes is not None:
         return opts
     footprint = outer_footprint(program)
-    budget = (opts.cache_bytes or _cache_bytes()) // 2
+    budget = (opts.cache_bytes or opts.target.l2_bytes) // 2
     if footprint is None or footprint > budget:
         return opts
     notes.append(f"one iteration of the outermost loop touches {footprint // 1024} KiB, "
@@ -263,6 +266,7 @@ def _options(options: dict) -> AutoOptions:
         raise InvalidArgumentError(f"auto_schedule has no option {', '.join(unknown)}; "
                                    f"its options are {', '.join(known)}")
     opts = AutoOptions(**options)
+    opts = replace(opts, target=TargetInfo.for_target(opts.target))
     if opts.stencil_tiling not in STENCIL_TILINGS:
         raise InvalidArgumentError(f"stencil_tiling must be one of {', '.join(STENCIL_TILINGS)}, "
                                    f"got {opts.stencil_tiling!r}")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..machine import TargetInfo
 from .auto_affine import (Rows, innermost_free_levels, strides, tileable_run,
                           zero_distance_levels)
 from .auto_distribute import touched_once
@@ -153,11 +152,6 @@ def stride_score(program, rows: Rows, level: int, tiled: bool = True) -> int:
     return score
 
 
-def cache_bytes() -> int:
-    """The L2 cache size of this machine (``TargetInfo.host()``, from sysfs)."""
-    return TargetInfo.host().l2_bytes
-
-
 def tile_sizes(s, owner: str, rows: Rows, run, opts: AutoOptions) -> list[int]:
     """A size per band loop: the user's, else the largest power of two ``T`` whose
     tile footprint (per array, ``T`` to the power of the dimensions it spans in the
@@ -175,7 +169,7 @@ def tile_sizes(s, owner: str, rows: Rows, run, opts: AutoOptions) -> list[int]:
             array = program.array(access.array)
             rank = len(array.tensor.shape)  # (a packed copy: its original's)
             arrays[array.name] = (min(rank, depth), itemsize(array.dtype))
-    budget = (opts.cache_bytes or cache_bytes()) // 2
+    budget = (opts.cache_bytes or opts.target.l2_bytes) // 2
     best = 8
     for size in (8, 16, 32, 64, 128, 256):
         footprint = sum(size ** max(rank, 1) * item for rank, item in arrays.values())
@@ -247,10 +241,10 @@ def unroll_jam(s, owner: str, inner: list[str], free: set, opts, report,
     """Register tiling: with point loops ``.., p, r, v`` (``r`` carrying a reduction,
     ``v`` vectorized, ``p`` free of dependences), split ``p`` by ``unroll_jam`` and
     unroll its inner part between ``r`` and ``v``."""
-    rows, vectors = TargetInfo.host().register_tile()
+    rows, vectors = opts.target.register_tile()
     factor = opts.unroll_jam
     if factor is None and len(inner) >= 3 and coupled(inner[-3], inner[-1]):
-        factor = row_count(rows, opts.register_columns or vectors * TargetInfo.host().lanes(
+        factor = row_count(rows, opts.register_columns or vectors * opts.target.lanes(
             written_dtype(s, owner)))  # a triangle: rows dividing the columns
     triangle = opts.unroll_jam is None and factor is not None
     factor = rows if factor is None else factor
@@ -262,8 +256,8 @@ def unroll_jam(s, owner: str, inner: list[str], free: set, opts, report,
     stage = s[owner]
     o, i = stage.split(outer_name, factor=factor, check=False)
     width = opts.register_columns
-    if width is None:  # the host's register tile: 4 vectors with AVX-512, 2 with AVX2
-        width = vectors * TargetInfo.host().lanes(written_dtype(s, owner))
+    if width is None:  # the target's register tile: 4 vectors with AVX-512, 2 with AVX2
+        width = vectors * opts.target.lanes(written_dtype(s, owner))
     if width > 1:  # the accumulators: factor rows x width columns, kept in registers
         vo, vi = stage.split(vector, factor=width, check=False)
         stage.reorder(vo.name, o.name, reduction, i.name, vi.name, check=False)

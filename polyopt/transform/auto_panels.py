@@ -50,7 +50,8 @@ def _reduction_loop(index, loops, target_indices) -> bool:
         index is other for other in target_indices)
 
 
-def packed_panels(schedule, notes: list, columns: int | None = None):
+def packed_panels(schedule, notes: list, columns: int | None = None,
+                  target: TargetInfo | None = None):
     """``schedule`` with each right operand of a contraction (:func:`panel_operands`)
     read from a copy in panels of ``columns`` columns (None: the host's register tile
     for the output's type, ``TargetInfo.register_tile``), made before the nest."""
@@ -62,7 +63,8 @@ def packed_panels(schedule, notes: list, columns: int | None = None):
         width = columns
         if width is None:
             dtype = program.array(program.statement(stmt).target.tensor.name).dtype
-            width = TargetInfo.host().register_tile()[1] * TargetInfo.host().lanes(dtype)
+            info = target or TargetInfo.host()
+            width = info.register_tile()[1] * info.lanes(dtype)
         if width > 1:
             readers.setdefault((array, width), []).append(stmt)
     for (array, width), stmts in readers.items():

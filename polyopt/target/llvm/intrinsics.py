@@ -261,6 +261,31 @@ def dpbf16_gemm(ctx: EmitContext, part: str, rows: int, cols: int) -> None:
 
 BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "vnni_pixels": vnni_pixels, "fma_rows": fma_rows,
                     "dpbf16_gemm": dpbf16_gemm}
+# the CPU features each built-in emitter's instructions need (LLVM names)
+EMITTER_FEATURES = {"vnni_gemm": ("avx512f", "avx512vnni"),
+                    "vnni_pixels": ("avx512f", "avx512vnni"),
+                    "fma_rows": ("avx512f",), "dpbf16_gemm": ("avx512f", "avx512bf16")}
+
+
+def check_emitters_supported(program, machine) -> None:
+    """Refuse a program tensorized with a built-in intrinsic whose instructions the CPU
+    code is compiled for (``machine``, a TargetInfo) lacks: LLVM would abort the process
+    on them."""
+    from ...errors import TensorizeError
+    from ...tensorize.intrin import ExternCall
+
+    for stage, axis, intrin in getattr(program, "tensorized", ()):
+        for item in (*intrin.body, *intrin.reset, *intrin.update):
+            if isinstance(item, ExternCall) or item.emit is not None:
+                continue
+            missing = [f for f in EMITTER_FEATURES.get(item.name, ()) if not machine.has(f)]
+            if missing:
+                raise TensorizeError(
+                    f"stage '{stage}' is tensorized with '{intrin.name}', whose code needs "
+                    f"{', '.join(missing)}; the CPU it is compiled for ({machine.name}) "
+                    "lacks it.  Choose intrinsics with the machine model "
+                    "(po.TargetInfo.host().has_vnni / has_bf16 / has_avx512), or build for "
+                    "a CPU that has them (target='llvm -mcpu=znver4') and export the kernel")
 
 
 # -- imported code -----------------------------------------------------------------------------

@@ -90,13 +90,9 @@ def machine_of(cpu: CPU) -> TargetInfo:
     >>> machine_of(CPU("sapphirerapids")).has_amx_int8
     True
     """
-    if cpu.is_host:
-        return TargetInfo.host()
-    if not cpu.name:
-        host = TargetInfo.host()
-        return TargetInfo.for_cpu(host.name, ",".join(
-            [f"+{f}" for f in host.features] + [cpu.features]))
-    return TargetInfo.for_cpu(cpu.name, cpu.features)
+    flags = [f"-mcpu={cpu.name}"] * bool(cpu.name) + [f"-mattr={cpu.features}"] * bool(
+        cpu.features)
+    return TargetInfo.for_target(" ".join(["llvm", *flags]))
 
 
 _PROBE = """

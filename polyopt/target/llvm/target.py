@@ -27,8 +27,8 @@ from ..native import NativeKernel
 from ..signature import signature_of
 from .codegen import module_for
 from .export import export_library
-from .intrinsics import link_imports
-from .jit import CPU, assembly, check_cpu, jit, optimize, resolve
+from .intrinsics import check_emitters_supported, link_imports
+from .jit import CPU, assembly, check_cpu, jit, machine_of, optimize, resolve
 from .threadpool import calls_threadpool, load_threadpool
 from .passes import llvm_passes
 from .remarks import loops_asking_for_vectors
@@ -90,6 +90,7 @@ class LLVMTarget:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"{name} must be an integer >= 0, got {value!r}")
+        check_emitters_supported(func.program, machine_of(self.cpu))
         ir_text = str(module_for(func, num_threads=num_threads,
                                  parallel_min_work=parallel_min_work))
         ir_text = link_imports(func, ir_text)  # code that tensorized intrinsics import
@@ -106,6 +107,8 @@ class LLVMTarget:
         optimized = str(module)
         engine, address = jit(module, func.name, self.cpu)
         kernel = LLVMKernel(func, engine, address, ir_text, optimized, self.cpu)
+        if not self.cpu.is_host:
+            kernel.require_features(machine_of(self.cpu))
         if kernel.scalar_loops:
             warnings.warn(f"{func.name}: LLVM did not vectorize the loop(s) marked vectorized "
                           f"{', '.join(kernel.scalar_loops)}; they run scalar, with the same "
