@@ -33,6 +33,7 @@ PRELUDE = """\
 /* helpers of polyopt's generated code */
 #include <math.h>
 #include <stdlib.h>
+typedef unsigned char uchar;  /* the names of OpenCL's types that values use */
 static inline long po_floordiv(long a, long b) {
   if (b == 0) return 0;
   if (b == -1) return -a;
