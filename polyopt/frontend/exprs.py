@@ -10,7 +10,6 @@ its argument (``po.f64(A[i])``, as ``.astype("float64")``).
 >>> import ast
 >>> from .scope import Scopes
 >>> from .source import Source
-from .types import ElementType
 >>> from ..te.tensor import placeholder, var
 >>> N, A = var("N"), placeholder((8,), name="A")
 >>> scopes = Scopes({"N": N, "po": __import__("polyopt")}, {}, {"A": A})
