@@ -5,22 +5,23 @@ the C statements become the Python ``ast`` of an equivalent ``@po.kernel`` funct
 (line numbers kept), which :func:`~polyopt.frontend.kernel.kernel_from_tree` parses
 like any other.  The correspondence:
 
-- ``int`` parameters are sizes (``po.var``); array parameters ``double A[N][M + 1]``
+- ``int`` and ``long`` parameters are sizes (``po.var``; unsigned ones are refused:
+  C's modular arithmetic is not followed); array parameters ``double A[N][M + 1]``
   are array parameters; ``float``/``double`` scalar parameters are 0-d arrays
   (``alpha`` reads ``alpha[()]``);
 - ``for (i = lo; i < hi; i += s)`` is ``for i in range(lo, hi, s)`` (``<=``, ``i++``,
   ``++i``, ``i = i + s`` too); a decreasing loop ``for (i = hi; i >= lo; i--)`` runs
   over ``-i`` (``for i in range(-hi, -lo + 1)``, and ``i`` reads ``-i``);
-- ``if``/``else``, ``=``, ``+= -= *= /=``, ``?:`` (``a < b ? a : b`` is ``min``),
+- ``if``/``else``, ``=``, ``+= -= *= /= %=``, ``?:`` (``a < b ? a : b`` is ``min``),
   ``&& || !``, ``sqrt exp log tanh fabs fmin fmax`` (and their ``f`` forms), ``pow(x, k)``
-  with a small constant integer ``k``; integer ``/`` and ``%`` are floor division and
-  modulo (C's truncation agrees on non-negative operands);
+  with a small constant integer ``k``; expressions keep C's types and conversions and
+  ``/`` ``%`` truncate toward zero (:mod:`~polyopt.frontend.c_exprs`);
 - local scalars are forward-substituted temporaries where that is exact, otherwise
   (a value carried across iterations, such as an accumulator) 0-d scratch arrays, as
   pet does; local arrays are scratch arrays; a scalar initialized where it is declared
   before the scop (``double eps = 0.1;``) is assigned first in the scop;
-- ``a = b = v`` is ``b = v; a = b``; ``(double)n`` of an integer is exact (``n * 1.0``);
-  a cast from floating point to an integer is refused;
+- ``a = b = v`` is ``b = v; a = b``; casts between the element types convert as C
+  does (``(int)x`` truncates toward zero), and so does every assignment;
 - file-level typedefs of plain types (``typedef char base;``) are resolved.
 
 Anything else raises :class:`~polyopt.errors.FrontendError` with the file and line.

@@ -17,6 +17,7 @@ import polyopt as po
 from polyopt.cli import main
 from polyopt.frontend.c_native import compile_c
 from polyopt.target import private_folder
+from polyopt.te.evaluate import evaluate
 
 COPY = ("void k(int n, double A[10], double B[10]) {\n int i;\n#pragma scop\n"
         " for (i = 0; i < n; i++) B[i] = A[i];\n#pragma endscop\n}\n")
@@ -170,3 +171,19 @@ def test_polyopt_opt_writes_its_output_whole(tmp_path, capsys):
     assert not out.is_symlink() and "optimized by polyopt" in out.read_text()
     assert not (tmp_path / "target.c").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.c", "k.opt.c"]
+
+
+# -- an expanded scalar whose range starts at a size-dependent index ------------------------
+
+def test_an_expanded_scalar_covers_every_index_the_emitted_c_writes():
+    """``l`` is written for ``i >= n / 2`` only: its expansion (auto_schedule) starts at
+    the least start over all sizes, 0, so it must reach ``n - 1`` (it had n / 2
+    elements, and the emitted C wrote past them; found by the c-types property run)."""
+    text = ("void k(int n, long L[n], long B[n]) {\n long i;\n long l;\n#pragma scop\n"
+            " for (i = 0; i < n; i++) {\n  l = -L[i];\n  if (i >= n / 2)\n   l = L[i] % 3;\n"
+            "  else\n   B[i] += L[i];\n }\n#pragma endscop\n}\n")
+    schedule = po.auto_schedule(po.from_c(text))
+    expanded = [a for a in schedule.program.arrays if a.name.startswith("l_x")]
+    assert len(expanded) == 2
+    for array in expanded:
+        assert [evaluate(array.shape[0], {"n": n}) for n in (1, 2, 7, 10)] == [1, 2, 7, 10]
