@@ -9,8 +9,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "polyopt"
 # Layers in data-flow order; a module may import its own layer and earlier ones.
 LAYERS = ["te", "domain", "frontend", "deps", "transform", "tensorize", "ast", "target", "graph"]
 # importable from everywhere; target.info holds target facts (TargetInfo, scope meanings)
-# that templates and checks query, and imports only errors
-BASE = {"errors", "dtypes", "names", "target.info"}
+# that templates and checks query, and imports only errors; private_folder (private
+# cache folders for compiled code) imports only errors
+BASE = {"errors", "dtypes", "names", "target.info", "private_folder"}
 TARGET_INFO = "target.info"
 DRIVERS = {"lower", "build", "cli", "cli_opt", "emit_c", "__init__", "__main__"}  # entry points
 # polyopt/aot (ahead-of-time libraries) is a driver too: it lowers and builds

@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 
 from ..errors import BackendError, InvalidArgumentError, MissingBackendError
-from ..target.private_folder import private_folder, verified_file, write_verified
+from ..private_folder import private_folder, verified_file, write_verified
 from ..te.evaluate import evaluate
 
 _CTYPES = {"double": ctypes.c_double, "float": ctypes.c_float, "int": ctypes.c_int,
@@ -36,7 +36,7 @@ DEFAULT_FLAGS = ("-O3", "-march=native", "-ffp-contract=off")
 
 def compile_c(text: str, flags=DEFAULT_FLAGS, *, openmp: bool = False) -> str:
     """The path of a shared library built from C ``text``, cached by content, flags and
-    compiler in a folder private to the user (:mod:`polyopt.target.private_folder`) and
+    compiler in a folder private to the user (:mod:`polyopt.private_folder`) and
     checked against its SHA-256 before it is handed out."""
     compiler = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if compiler is None:

@@ -16,7 +16,7 @@ import pytest
 import polyopt as po
 from polyopt.cli import main
 from polyopt.frontend.c_native import compile_c
-from polyopt.target import private_folder
+from polyopt import private_folder
 from polyopt.te.evaluate import evaluate
 
 COPY = ("void k(int n, double A[10], double B[10]) {\n int i;\n#pragma scop\n"

@@ -26,7 +26,7 @@ from llvmlite import ir
 from ...errors import BackendError, InternalError
 from ...te.expr import TensorRead
 from ...te.tensor import children
-from ..private_folder import private_folder, verified_file, write_verified
+from ...private_folder import private_folder, verified_file, write_verified
 from .values import I64, intrinsic, llvm_type
 
 I32 = ir.IntType(32)

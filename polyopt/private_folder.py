@@ -25,8 +25,9 @@ import os
 import shutil
 import stat
 import tempfile
+import uuid
 
-from .linker import write_atomically
+from .errors import BackendError
 
 _FALLBACK: dict[str, str] = {}
 
@@ -73,6 +74,24 @@ def _process_folder(name: str) -> str:
     return folder
 
 
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``path`` through a temporary file beside it, renamed over it: readers see the
+    whole file or none, and a symbolic link planted at ``path`` is replaced, not
+    followed."""
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError as err:
+        try:
+            os.remove(temporary)
+        except OSError:
+            pass
+        raise BackendError(f"cannot write {path}: {err}") from err
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -97,4 +116,4 @@ def verified_file(path: str) -> bool:
         return False
 
 
-__all__ = ["private_folder", "verified_file", "write_verified"]
+__all__ = ["private_folder", "verified_file", "write_atomically", "write_verified"]
