@@ -22,11 +22,13 @@ import islpy as isl
 import numpy as np
 
 from .emit_c import replace_scop, scop_c
-from .errors import InvalidArgumentError
+from .errors import BackendError, InvalidArgumentError
 from .frontend.c import from_c
 from .frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
 from .build import build
 from .lower import lower
+from .target.linker import write_atomically
+from .te.evaluate import evaluate
 from .transform.auto import auto_schedule
 from .transform.schedule import create_schedule
 
@@ -83,8 +85,8 @@ def run(args) -> int:
         text = replace_scop(original, scop_c(schedule, indent=1))
         target = args.output or os.path.splitext(args.file)[0] + ".so"
         library = compile_c(_with_defines(text, defines), openmp=True)
-        with open(library, "rb") as src, open(target, "wb") as dst:
-            dst.write(src.read())
+        with open(library, "rb") as src:
+            _write_bytes(target, src.read())
         print(f"wrote {target}")
     if args.check:
         return _check(kernel, schedule, original, defines, args)
@@ -94,9 +96,8 @@ def run(args) -> int:
 def _check(kernel, schedule, original: str, defines: dict, args) -> int:
     """Compare the optimized kernel (polyopt's build and, with --emit c/so, the emitted
     C) against gcc's build of the original, on small sizes."""
-    sizes = _pairs(args.sizes.split(",") if args.sizes else [], "--sizes") or \
-        _small_sizes(kernel)
-    sizes = {k: int(v) for k, v in sizes.items()}
+    given = _pairs(args.sizes.split(",") if args.sizes else [], "--sizes")
+    sizes = _checked_sizes(kernel, given) if given else _small_sizes(kernel)
     reference = arguments(kernel, sizes)
     native = NativeFunction(compile_c(_with_defines(original, defines), ("-O1",)),
                             kernel.name, kernel.c_params)
@@ -124,6 +125,60 @@ def _check(kernel, schedule, original: str, defines: dict, args) -> int:
     return 1 if failures else 0
 
 
+_MAX_CHECK_BYTES = 1 << 30  # --check allocates every array twice or thrice
+
+
+def _checked_sizes(kernel, given: dict) -> dict:
+    """``--sizes`` as integers, refused unless the kernel is valid for them (inside its
+    arrays: C and polyopt would both write past them) and its arrays fit in memory."""
+    sizes = {}
+    for name, text in given.items():
+        try:
+            sizes[name] = int(text)
+        except ValueError:
+            raise InvalidArgumentError(f"--sizes {name}={text}: a size is an integer, e.g. "
+                                       f"{name}=9") from None
+        if not 0 <= sizes[name] < 2 ** 31:
+            raise InvalidArgumentError(f"--sizes {name}={text}: a size is at least 0 and "
+                                       "fits a C int")
+    known = {p.name for p in kernel.c_params if p.kind == "size"}
+    unknown = sorted(set(sizes) - known)
+    if unknown:
+        raise InvalidArgumentError(f"--sizes names {', '.join(unknown)}, which the kernel "
+                                   f"has not; its sizes are {', '.join(sorted(known)) or 'none'}")
+    context = kernel.program.context
+    for position, param in enumerate(kernel.program.params):
+        if param.name not in sizes:
+            raise InvalidArgumentError(f"--sizes needs every size the loops use; give "
+                                       f"{param.name}=...")
+        context = context.fix_val(isl.dim_type.param, position,
+                                  isl.Val(str(sizes[param.name])))
+    if context.is_empty():
+        raise InvalidArgumentError(
+            f"the kernel is valid for {kernel.program.context} (every access inside its "
+            f"arrays), not for --sizes {args_text(sizes)}; pick sizes in that range")
+    for p in kernel.c_params:
+        if p.kind == "size":
+            sizes.setdefault(p.name, _SMALL_SIZES[0])
+    by_name = {t.name: t for t in kernel.args}
+    total = 0
+    for p in kernel.c_params:
+        if p.kind != "size":
+            tensor = by_name[p.name]
+            count = 1
+            for extent in tensor.shape:
+                count *= max(int(evaluate(extent, sizes)), 0)
+            total += count * np.dtype(tensor.dtype).itemsize
+    if total > _MAX_CHECK_BYTES:
+        raise InvalidArgumentError(f"--sizes {args_text(sizes)} make arrays of {total} bytes; "
+                                   "--check compares on small sizes (below 1 GiB of arrays)")
+    return sizes
+
+
+def args_text(sizes: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in sizes.items())
+
+
 def _small_sizes(kernel) -> dict:
     """Small sizes inside the kernel's valid range, chosen one size at a time."""
     context = kernel.program.context
@@ -145,7 +200,7 @@ def _small_sizes(kernel) -> dict:
 
 
 def _pairs(items, flag: str) -> dict:
-    result = {}
+    result: dict = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
@@ -160,7 +215,7 @@ def _with_defines(text: str, defines: dict) -> str:
 
 def _read(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read()
     except OSError as err:
         raise InvalidArgumentError(f"cannot read {path}: {err}") from err
@@ -170,9 +225,20 @@ def _write(path: str | None, text: str) -> None:
     if path is None:
         print(text, end="")
         return
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    _write_bytes(path, text.encode("utf-8"))
     print(f"wrote {path}")
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a temporary file beside it, then renamed)."""
+    if os.path.isdir(path):
+        raise InvalidArgumentError(f"-o {path} is a folder; give a file name, e.g. "
+                                   f"-o {os.path.join(path, 'kernel.opt.c')}")
+    try:
+        write_atomically(path, data)
+    except BackendError as err:
+        raise InvalidArgumentError(f"-o {path}: {err}; give a file in a folder you can "
+                                   "write") from None
 
 
 __all__ = ["add_parser", "run"]

@@ -33,6 +33,7 @@ PRELUDE = """\
 /* helpers of polyopt's generated code */
 #include <math.h>
 #include <stdlib.h>
+typedef unsigned char uchar;  /* the names of OpenCL's types that values use */
 static inline long po_floordiv(long a, long b) {
   if (b == 0) return 0;
   if (b == -1) return -a;
@@ -49,6 +50,18 @@ static inline long po_max(long a, long b) { return a > b ? a : b; }
 #define po_floord(n, d) po_floordiv((n), (d))
 #define po_fmax(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : fmax((a), (b)))
 #define po_fmin(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : fmin((a), (b)))
+/* floating point to integer as polyopt converts: NaN is 0, beyond the range its end */
+#define PO_CONVERT_SAT(type, name, lo, hi) \\
+  static inline type name(double x) { \\
+    return isnan(x) ? 0 : x <= (lo) ? (type)(lo) : x >= (hi) ? (type)(hi) : (type)x; }
+PO_CONVERT_SAT(signed char, convert_char_sat, -128.0, 127.0)
+PO_CONVERT_SAT(unsigned char, convert_uchar_sat, 0.0, 255.0)
+PO_CONVERT_SAT(short, convert_short_sat, -32768.0, 32767.0)
+PO_CONVERT_SAT(int, convert_int_sat, -2147483648.0, 2147483647.0)
+static inline long convert_long_sat(double x) {
+  return isnan(x) ? 0 : x <= -9223372036854775808.0 ? (-9223372036854775807L - 1)
+       : x >= 9223372036854775808.0 ? 9223372036854775807L : (long)x;
+}
 """
 _RENAMES = [(re.compile(r"\b(min|max|floord)\("), r"po_\1(")]
 C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char",
@@ -97,7 +110,7 @@ class _Writer:
     def __init__(self, program):
         self.program = program
         self.scalars: dict[int, str] = {}
-        self.values = ValuePrinter(self._scalar, self._address)
+        self.values = _CValuePrinter(self._scalar, self._address)
 
     def node(self, node, depth: int) -> list[str]:
         pad = "  " * depth
@@ -151,6 +164,17 @@ class _Writer:
             return array.name  # a scalar parameter or a local scalar of the C function
         return array.name + "".join(f"[{_strip(self.values.emit(i, 'int64'))}]"
                                     for i in read.indices)
+
+
+class _CValuePrinter(ValuePrinter):
+    """OpenCL's value printer with C's names: ``sqrtf`` for a float (C's ``sqrt`` would
+    compute in double)."""
+
+    def _call(self, expr) -> str:
+        text = super()._call(expr)
+        if expr.dtype == "float32":
+            text = re.sub(r"^(sqrt|exp|log|tanh|fabs)\(", r"\1f(", text)
+        return text
 
 
 def _c_name(name: str) -> str:

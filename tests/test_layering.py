@@ -10,7 +10,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "polyopt"
 LAYERS = ["te", "domain", "frontend", "deps", "transform", "tensorize", "ast", "target", "graph"]
 # the bottom layer, importable from everywhere: errors, dtypes, names and the machine
 # model (polyopt.machine: TargetInfo, scope meanings), which imports only errors
-BASE = {"errors", "dtypes", "names", "machine"}
+BASE = {"errors", "dtypes", "names", "machine", "private_folder"}
 DRIVERS = {"lower", "build", "cli", "cli_opt", "emit_c", "__init__", "__main__"}  # entry points
 # polyopt/aot (ahead-of-time libraries) is a driver too: it lowers and builds
 

@@ -57,7 +57,7 @@ class AffineSpace:
 
     def constant(self, value: int) -> isl.PwAff:
         aff = isl.Aff.zero_on_domain(self._local)
-        return isl.PwAff.from_aff(aff.set_constant_val(isl.Val(int(value))))
+        return isl.PwAff.from_aff(aff.set_constant_val(isl.Val(str(int(value)))))
 
     def pw_aff(self, expr: Expr) -> isl.PwAff:
         """The exact quasi-affine function ``expr`` of the dimensions and parameters."""
@@ -96,7 +96,7 @@ class AffineSpace:
                     and divisor.value > 0):
                 raise self._error(expr, f"'{expr.op}' is affine only by a positive integer "
                                         f"constant, not by '{divisor}'")
-            a, val = self.pw_aff(expr.a), isl.Val(divisor.value)
+            a, val = self.pw_aff(expr.a), isl.Val(str(divisor.value))
             return a.scale_down_val(val).floor() if expr.op == "//" else a.mod_val(val)
         raise self._error(expr, "true division '/' is not affine; use '//' on integers")
 

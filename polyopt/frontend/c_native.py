@@ -20,6 +20,7 @@ import tempfile
 import numpy as np
 
 from ..errors import BackendError, InvalidArgumentError, MissingBackendError
+from ..private_folder import private_folder, verified_file, write_verified
 from ..te.evaluate import evaluate
 
 _CTYPES = {"double": ctypes.c_double, "float": ctypes.c_float, "int": ctypes.c_int,
@@ -29,29 +30,38 @@ _CTYPES = {"double": ctypes.c_double, "float": ctypes.c_float, "int": ctypes.c_i
            "size_t": ctypes.c_size_t}
 _DTYPES = {"double": np.float64, "float": np.float32, "int": np.int32, "long": np.int64,
            "char": np.int8, "unsigned char": np.uint8}
-_CACHE_DIR = os.path.join(tempfile.gettempdir(), f"polyopt-c-{os.getuid()}")
+# Floating point rounds as written (no contraction into FMA), as polyopt's kernels do.
+DEFAULT_FLAGS = ("-O3", "-march=native", "-ffp-contract=off")
 
 
-def compile_c(text: str, flags=("-O3", "-march=native"), *, openmp: bool = False) -> str:
-    """The path of a shared library built from C ``text`` (cached by content and flags)."""
+def compile_c(text: str, flags=DEFAULT_FLAGS, *, openmp: bool = False) -> str:
+    """The path of a shared library built from C ``text``, cached by content, flags and
+    compiler in a folder private to the user (:mod:`polyopt.private_folder`) and
+    checked against its SHA-256 before it is handed out."""
     compiler = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
         raise MissingBackendError("compiling C needs gcc: apt-get install gcc (or set CC)")
     flags = list(flags) + (["-fopenmp"] if openmp else [])
-    key = hashlib.sha256((text + "\0" + " ".join(flags) + compiler).encode()).hexdigest()[:20]
-    os.makedirs(_CACHE_DIR, exist_ok=True)
-    library = os.path.join(_CACHE_DIR, f"k{key}.so")
-    if not os.path.exists(library):
-        source = os.path.join(_CACHE_DIR, f"k{key}.c")
-        with open(source, "w") as handle:
+    key = hashlib.sha256((text + "\0" + " ".join(flags) + "\0" + compiler).encode()
+                         ).hexdigest()[:32]
+    folder = private_folder("c")
+    library = os.path.join(folder, f"k{key}.so")
+    if verified_file(library):
+        return library
+    with tempfile.TemporaryDirectory(dir=folder) as work:
+        source, partial = os.path.join(work, "k.c"), os.path.join(work, "k.so")
+        with open(source, "w", encoding="utf-8") as handle:
             handle.write(text)
-        partial = library + f".{os.getpid()}"
-        result = subprocess.run([compiler, *flags, "-fPIC", "-shared", "-o", partial, source,
-                                 "-lm"], capture_output=True, text=True)
+        try:
+            result = subprocess.run([compiler, *flags, "-fPIC", "-shared", "-o", partial,
+                                     source, "-lm"], capture_output=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise BackendError(f"running {compiler} failed: {err}") from None
         if result.returncode != 0:
-            raise BackendError(f"{compiler} could not compile the C code:\n"
-                               f"{result.stderr.strip()[:2000]}")
-        os.replace(partial, library)
+            message = result.stderr.decode("utf-8", errors="replace").strip()[:2000]
+            raise BackendError(f"{compiler} could not compile the C code:\n{message}")
+        with open(partial, "rb") as handle:
+            write_verified(library, handle.read())
     return library
 
 

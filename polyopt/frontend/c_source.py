@@ -57,17 +57,41 @@ def preprocess(source: CText, defines: dict | None = None) -> str:
     if compiler is None:
         raise MissingBackendError("from_c runs the C preprocessor, and no 'cc' or 'gcc' is "
                                   "installed: apt-get install gcc (or set CC)")
-    flags = [f"-D{k}={v}" for k, v in (defines or {}).items()]
+    flags = [f"-D{name}={value}" for name, value in _defines(defines).items()]
     filename = source.filename
     command = [compiler, "-E", "-x", "c", *flags, "-I", source.directory, "-"]
     try:
-        result = subprocess.run(command, input=f'# 1 "{filename}"\n{text}', text=True,
+        result = subprocess.run(command, input=f'# 1 "{filename}"\n{text}'.encode(),
                                 capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as err:
         raise FrontendError(f"running the C preprocessor ({compiler} -E) failed: {err}") from err
+    stderr = result.stderr.decode("utf-8", errors="replace").strip()
     if result.returncode != 0:
-        raise FrontendError(f"the C preprocessor rejected {filename}:\n{result.stderr.strip()}")
-    return result.stdout
+        raise FrontendError(f"the C preprocessor rejected {filename}:\n{stderr[:4000]}")
+    return result.stdout.decode("utf-8", errors="replace")
+
+
+_MACRO_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def _defines(defines) -> dict:
+    """``defines`` checked: a mapping from macro names to values without line breaks."""
+    if defines is None:
+        return {}
+    if not isinstance(defines, dict):
+        raise FrontendError(f"defines= takes a dict of macros, e.g. {{'N': 20}}, got "
+                            f"{type(defines).__name__}")
+    checked = {}
+    for name, value in defines.items():
+        if not isinstance(name, str) or not _MACRO_NAME.fullmatch(name):
+            raise FrontendError(f"defines= has the key {name!r}, which is not a C macro "
+                                "name")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) \
+                or "\n" in str(value) or "\0" in str(value):
+            raise FrontendError(f"the macro {name} has the value {value!r}; give a number "
+                                "or a one-line C text")
+        checked[name] = value
+    return checked
 
 
 def parse_source(source: CText, defines: dict | None = None):

@@ -5,22 +5,23 @@ the C statements become the Python ``ast`` of an equivalent ``@po.kernel`` funct
 (line numbers kept), which :func:`~polyopt.frontend.kernel.kernel_from_tree` parses
 like any other.  The correspondence:
 
-- ``int`` parameters are sizes (``po.var``); array parameters ``double A[N][M + 1]``
+- ``int`` and ``long`` parameters are sizes (``po.var``; unsigned ones are refused:
+  C's modular arithmetic is not followed); array parameters ``double A[N][M + 1]``
   are array parameters; ``float``/``double`` scalar parameters are 0-d arrays
   (``alpha`` reads ``alpha[()]``);
 - ``for (i = lo; i < hi; i += s)`` is ``for i in range(lo, hi, s)`` (``<=``, ``i++``,
   ``++i``, ``i = i + s`` too); a decreasing loop ``for (i = hi; i >= lo; i--)`` runs
   over ``-i`` (``for i in range(-hi, -lo + 1)``, and ``i`` reads ``-i``);
-- ``if``/``else``, ``=``, ``+= -= *= /=``, ``?:`` (``a < b ? a : b`` is ``min``),
+- ``if``/``else``, ``=``, ``+= -= *= /= %=``, ``?:`` (``a < b ? a : b`` is ``min``),
   ``&& || !``, ``sqrt exp log tanh fabs fmin fmax`` (and their ``f`` forms), ``pow(x, k)``
-  with a small constant integer ``k``; integer ``/`` and ``%`` are floor division and
-  modulo (C's truncation agrees on non-negative operands);
+  with a small constant integer ``k``; expressions keep C's types and conversions and
+  ``/`` ``%`` truncate toward zero (:mod:`~polyopt.frontend.c_exprs`);
 - local scalars are forward-substituted temporaries where that is exact, otherwise
   (a value carried across iterations, such as an accumulator) 0-d scratch arrays, as
   pet does; local arrays are scratch arrays; a scalar initialized where it is declared
   before the scop (``double eps = 0.1;``) is assigned first in the scop;
-- ``a = b = v`` is ``b = v; a = b``; ``(double)n`` of an integer is exact (``n * 1.0``);
-  a cast from floating point to an integer is refused;
+- ``a = b = v`` is ``b = v; a = b``; casts between the element types convert as C
+  does (``(int)x`` truncates toward zero), and so does every assignment;
 - file-level typedefs of plain types (``typedef char base;``) are resolved.
 
 Anything else raises :class:`~polyopt.errors.FrontendError` with the file and line.
@@ -32,6 +33,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..errors import FrontendError
+from .c_exprs import CExpressions, Typed
 
 _ELEMENT_TYPES = {
     ("double",): "f64", ("float",): "f32", ("int",): "i32", ("signed", "int"): "i32",
@@ -39,16 +41,10 @@ _ELEMENT_TYPES = {
     ("long", "long", "int"): "i64", ("char",): "i8", ("signed", "char"): "i8",
     ("unsigned", "char"): "u8",
 }
-_SIZE_TYPES = {("int",), ("long",), ("long", "int"), ("long", "long"), ("unsigned",),
-               ("unsigned", "int"), ("signed", "int"), ("size_t",), ("long", "long", "int")}
-_BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "%": ast.Mod}
-_COMPARES = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq,
-             "!=": ast.NotEq}
-_AUG = {"+=": ast.Add, "-=": ast.Sub, "*=": ast.Mult, "/=": ast.Div}
-_MATH = {name: name for name in ("sqrt", "exp", "log", "tanh", "fabs")}
-_MATH.update({name + "f": name for name in list(_MATH)})
-_MINMAX = {"fmax": "max", "fmin": "min", "fmaxf": "max", "fminf": "min"}
-_MAX_POWER = 8
+_SIZE_TYPES = {("int",): "i32", ("signed", "int"): "i32", ("long",): "i64",
+               ("long", "int"): "i64", ("long", "long"): "i64", ("long", "long", "int"): "i64"}
+_UNSIGNED_SIZES = {("unsigned",), ("unsigned", "int"), ("size_t",), ("unsigned", "long")}
+_AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%"}
 # Names the generated Python refers to: a C identifier equal to one is renamed.
 HELPER_NAMES = frozenset({"range", "min", "max", "math", "f32", "f64", "i8", "u8", "i32",
                           "i64"})
@@ -75,8 +71,10 @@ class Translation:
     scalar_types: dict[str, str] = field(default_factory=dict)  # local scalar -> short type
 
 
-class CTranslator:
+class CTranslator(CExpressions):
     """Builds the Python ``FunctionDef`` of one C function's scop."""
+
+    element_types = _ELEMENT_TYPES
 
     def __init__(self, func, items: list, declarations: list, filename: str,
                  scalar_arrays: frozenset[str] = frozenset()):
@@ -96,6 +94,9 @@ class CTranslator:
         self.initialized: list = []          # scalars initialized before the scop
         self.local_arrays: dict[str, object] = {}  # name -> Decl
         self.loops: dict[str, bool] = {}     # active loop variables -> reversed
+        self.loop_types: dict[str, str] = {}  # active loop variables -> C type
+        self.loop_lows: dict[str, int | None] = {}  # active loop variables -> lower bound
+        self.weak_scalars: dict[str, bool] = {}  # local int scalars holding index values
         self._declarations(declarations)
 
     # -- errors -----------------------------------------------------------------------
@@ -127,10 +128,14 @@ class CTranslator:
         name = self.ident(decl.name, decl)
         kind = decl.type
         if isinstance(kind, c_ast.TypeDecl):
-            names = self._base_type(kind)
+            names = tuple(n for n in self._base_type(kind) if n != "const")
+            if names in _UNSIGNED_SIZES:
+                raise self.error(decl, f"the size '{decl.name}' is unsigned; C computes with "
+                                       "unsigned values modulo 2**32 or 2**64, which polyopt "
+                                       "does not follow: declare it int or long")
             if names in _SIZE_TYPES:
                 self.sizes.append(name)
-                self.types[name] = "i64"
+                self.types[name] = _SIZE_TYPES[names]
                 self.params.append(CParam(name, "size", " ".join(names)))
                 return
             short = self._element_type(names, decl)
@@ -237,7 +242,7 @@ class CTranslator:
 
     def size_expr(self, node) -> ast.expr:
         """An array extent: integer arithmetic on sizes and constants."""
-        return self.expr(node)
+        return self.affine(node)
 
     # -- statements -----------------------------------------------------------------------
     def _block(self, items) -> list[ast.stmt]:
@@ -299,12 +304,12 @@ class CTranslator:
         if decl.init is None:
             return []
         name = self.ident(decl.name, decl)
-        return [self._store(name, None, self.expr(decl.init), decl)]
+        return [self._store_scalar(name, self.typed(decl.init), decl)]
 
     def _for(self, node):
         from pycparser import c_ast
         line = self._line(node)
-        var, lo = self._for_init(node)
+        var, start, ctype = self._for_init(node)
         step = self._for_step(node, var)
         if var in self.loops:
             raise self.error(node, f"loop variable '{var}' is already the variable of an "
@@ -324,24 +329,36 @@ class CTranslator:
             raise self.error(node, f"the loop on '{var}' steps {'down' if reverse else 'up'} "
                                    f"but its condition '{self.show(cond)}' does not bound it "
                                    "from that side")
-        hi = self.expr(bound)
+        end = self._loop_value(bound)
+        lo, hi = start.node, end.node
+        low = start.low
         if reverse:
             lo, hi = self._neg(lo, line), self._neg(hi, line)
+            low = None if end.low is None else end.low + (op == ">")
         if op in ("<=", ">="):
             hi = ast.BinOp(hi, ast.Add(), ast.Constant(1, lineno=line, col_offset=0),
                            lineno=line, col_offset=0)
         args = [lo, hi] + ([ast.Constant(abs(step), lineno=line, col_offset=0)]
                            if abs(step) != 1 else [])
-        self.loops[var] = reverse
+        self.loops[var], self.loop_types[var], self.loop_lows[var] = reverse, ctype, low
         try:
             body = self.statement(node.stmt) or [ast.Pass(lineno=line, col_offset=0)]
         finally:
-            del self.loops[var]
+            del self.loops[var], self.loop_types[var], self.loop_lows[var]
             self.ended_loops.setdefault(var, line)
         call = ast.Call(func=ast.Name("range", ast.Load(), lineno=line, col_offset=0),
                         args=args, keywords=[], lineno=line, col_offset=0)
         return ast.For(target=ast.Name(var, ast.Store(), lineno=line, col_offset=0),
                        iter=call, body=body, orelse=[], lineno=line, col_offset=0)
+
+    def _loop_value(self, node) -> Typed:
+        """A loop's start or bound: an affine integer expression, with its lower bound."""
+        self.affine_depth += 1
+        try:
+            typed = self.value(self.typed(node))
+        finally:
+            self.affine_depth -= 1
+        return typed
 
     def _for_init(self, node):
         from pycparser import c_ast
@@ -349,10 +366,20 @@ class CTranslator:
         if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 \
                 and init.decls[0].init is not None:
             decl = init.decls[0]
-            return self.ident(decl.name, decl), self.expr(decl.init)
+            name = self.ident(decl.name, decl)
+            ctype = _SIZE_TYPES.get(tuple(self._base_type(decl.type)))
+            if ctype is None:
+                raise self.error(node, f"the loop variable '{decl.name}' must be an int or a "
+                                       "long")
+            return name, self._loop_value(decl.init), ctype
         if isinstance(init, c_ast.Assignment) and init.op == "=" \
                 and isinstance(init.lvalue, c_ast.ID):
-            return self.ident(init.lvalue.name, init), self.expr(init.rvalue)
+            name = self.ident(init.lvalue.name, init)
+            ctype = self.types.get(name, "i32")
+            if name in self.local_scalars and ctype not in ("i32", "i64"):
+                raise self.error(node, f"the loop variable '{init.lvalue.name}' must be an int "
+                                       "or a long")
+            return name, self._loop_value(init.rvalue), ctype
         raise self.error(node, "the loop must start by setting its variable, e.g. "
                                "for (i = 0; ...) or for (int i = 0; ...)")
 
@@ -394,14 +421,13 @@ class CTranslator:
 
     def _assignment(self, node) -> ast.stmt:
         from pycparser import c_ast
-        value = self.expr(node.rvalue)
+        value = self.typed(node.rvalue)
         target = node.lvalue
         if isinstance(target, c_ast.ID):
             name = self.ident(target.name, target)
             if name in self.loops:
                 raise self.error(node, f"assigning to the loop variable '{name}' is not "
                                        "supported")
-            self.ended_loops.pop(name, None)  # a value of its own from here on
             if name not in self.local_scalars and name not in self.arrays:
                 raise self.error(node, f"'{target.name}' is assigned but not declared in the "
                                        "function; declare it (a local scalar) or make it an "
@@ -417,20 +443,24 @@ class CTranslator:
         else:
             raise self.error(node, f"assigning to '{self.show(target)}' is not supported; "
                                    "assign to an array element or a local scalar")
-        if node.op == "=":
-            return self._store(name, index, value, node)
-        op = _AUG.get(node.op)
-        if op is None:
-            raise self.error(node, f"the operator '{node.op}' is not supported; use =, +=, "
-                                   "-=, *= or /=")
-        if self._is_int_type(name) and node.op == "/=":
-            op = ast.FloorDiv
-        line = self._line(node)
-        if index is None and name not in self.scalar_arrays:
-            return ast.AugAssign(target=ast.Name(name, ast.Store(), lineno=line, col_offset=0),
-                                 op=op(), value=value, lineno=line, col_offset=0)
-        return ast.AugAssign(target=self._element(name, index, ast.Store(), line), op=op(),
-                             value=value, lineno=line, col_offset=0)
+        if node.op != "=":
+            op = _AUG.get(node.op)
+            if op is None:
+                raise self.error(node, f"the operator '{node.op}' is not supported; use =, "
+                                       "+=, -=, *=, /= or %=")
+            combined = c_ast.BinaryOp(op, target, node.rvalue, node.coord)
+            value = self.typed(combined)
+        if index is None:
+            result = self._store_scalar(name, value, node)
+            self.ended_loops.pop(name, None)  # a value of its own from here on
+            return result
+        return self._store(name, index, self.stored(value, self.types[name]).node, node)
+
+    def _store_scalar(self, name: str, value: Typed, node) -> ast.stmt:
+        """``name = value`` for a local scalar, converted to its declared type."""
+        converted = self.stored(value, self.types[name])
+        self.weak_scalars[name] = converted.weak
+        return self._store(name, None, converted.node, node)
 
     def _store(self, name: str, index, value: ast.expr, node) -> ast.stmt:
         line = self._line(node)
@@ -462,182 +492,7 @@ class CTranslator:
         if rank != len(indices):
             raise self.error(node, f"array '{node.name}' has {rank} dimension(s) but is "
                                    f"indexed with {len(indices)}; index every dimension")
-        return name, [self.expr(i) for i in reversed(indices)]
-
-    # -- expressions ----------------------------------------------------------------------
-    def cond(self, node) -> ast.expr:
-        return self.expr(node)
-
-    def expr(self, node) -> ast.expr:
-        from pycparser import c_ast
-        line = self._line(node)
-        at = {"lineno": line, "col_offset": 0}
-        if isinstance(node, c_ast.Constant):
-            return ast.Constant(self._constant(node), **at)
-        if isinstance(node, c_ast.ID):
-            return self._name(node, at)
-        if isinstance(node, c_ast.ArrayRef):
-            name, index = self._array_ref(node)
-            return self._element(name, index, ast.Load(), line)
-        if isinstance(node, c_ast.BinaryOp):
-            return self._binary(node, at)
-        if isinstance(node, c_ast.UnaryOp):
-            if node.op == "-":
-                return ast.UnaryOp(ast.USub(), self.expr(node.expr), **at)
-            if node.op == "+":
-                return self.expr(node.expr)
-            if node.op == "!":
-                return ast.UnaryOp(ast.Not(), self.expr(node.expr), **at)
-            raise self.error(node, f"the operator '{node.op}' in '{self.show(node)}' is not "
-                                   "supported in an expression")
-        if isinstance(node, c_ast.TernaryOp):
-            return self._ternary(node, at)
-        if isinstance(node, c_ast.FuncCall):
-            return self._call(node, at)
-        if isinstance(node, c_ast.Cast):
-            return self._cast(node)
-        raise self.error(node, f"the expression '{self.show(node)}' is not supported")
-
-    def _constant(self, node):
-        text = node.value
-        try:
-            if node.type in ("double", "float", "long double"):
-                return float(text.rstrip("fFlL"))
-            if node.type.endswith("int"):
-                return int(text.rstrip("uUlL"), 0) if not text.startswith("0") or \
-                    text.lower().startswith("0x") or text == "0" else int(text.rstrip("uUlL"), 8)
-        except ValueError:
-            pass
-        raise self.error(node, f"the constant {text} is not supported; use numbers")
-
-    def _name(self, node, at) -> ast.expr:
-        name = self.ident(node.name, node)
-        if name in self.loops:
-            load = ast.Name(name, ast.Load(), **at)
-            return ast.UnaryOp(ast.USub(), load, **at) if self.loops[name] else load
-        if name in self.ended_loops and name not in self.sizes:
-            raise self.error(node, f"'{node.name}' is read after its loop (line "
-                                   f"{self.ended_loops[name]}) has ended; a loop variable "
-                                   "exists only inside its loop: write the value it ends at "
-                                   "instead (the loop's bound), or put the statement inside "
-                                   "the loop")
-        if name in self.sizes or (name in self.local_scalars
-                                  and name not in self.scalar_arrays):
-            return ast.Name(name, ast.Load(), **at)
-        if name in self.arrays and (self.arrays[name] == 0 or name in self.scalar_arrays):
-            return self._element(name, None, ast.Load(), at["lineno"])
-        if name in self.scalar_arrays:
-            return self._element(name, None, ast.Load(), at["lineno"])
-        if name in self.arrays:
-            raise self.error(node, f"array '{node.name}' is used without an index")
-        raise self.error(node, f"'{node.name}' is not a parameter, a local variable or a loop "
-                               "variable of the function (macros must be defined in the file "
-                               "or with defines=)")
-
-    def _is_int_type(self, name: str) -> bool:
-        return self.types.get(name, "f64") in ("i8", "u8", "i32", "i64") or name in self.loops
-
-    def is_integer(self, node) -> bool:
-        """Whether a C expression has an integer type (for '/' and '%')."""
-        from pycparser import c_ast
-        if isinstance(node, c_ast.Constant):
-            return node.type.endswith("int") or node.type == "char"
-        if isinstance(node, c_ast.ID):
-            return self._is_int_type(self.ident(node.name, node))
-        if isinstance(node, c_ast.ArrayRef):
-            while isinstance(node, c_ast.ArrayRef):
-                node = node.name
-            return isinstance(node, c_ast.ID) and self._is_int_type(self.ident(node.name, node))
-        if isinstance(node, c_ast.BinaryOp):
-            if node.op in _COMPARES or node.op in ("&&", "||"):
-                return True
-            return self.is_integer(node.left) and self.is_integer(node.right)
-        if isinstance(node, c_ast.UnaryOp):
-            return self.is_integer(node.expr)
-        if isinstance(node, c_ast.TernaryOp):
-            return self.is_integer(node.iftrue) and self.is_integer(node.iffalse)
-        if isinstance(node, c_ast.Cast):
-            names = self._base_type(node.to_type.type)
-            return tuple(names) in _SIZE_TYPES
-        return False
-
-    def _binary(self, node, at) -> ast.expr:
-        op = node.op
-        if op in ("&&", "||"):
-            return ast.BoolOp(ast.And() if op == "&&" else ast.Or(),
-                              [self.expr(node.left), self.expr(node.right)], **at)
-        if op in _COMPARES:
-            return ast.Compare(self.expr(node.left), [_COMPARES[op]()],
-                               [self.expr(node.right)], **at)
-        kind = _BINOPS.get(op)
-        if kind is None:
-            raise self.error(node, f"the operator '{op}' in '{self.show(node)}' is not "
-                                   "supported")
-        if op == "/" and self.is_integer(node.left) and self.is_integer(node.right):
-            kind = ast.FloorDiv
-        if op == "%" and not (self.is_integer(node.left) and self.is_integer(node.right)):
-            raise self.error(node, f"'%' needs integer operands in '{self.show(node)}'")
-        return ast.BinOp(self.expr(node.left), kind(), self.expr(node.right), **at)
-
-    def _ternary(self, node, at) -> ast.expr:
-        from pycparser import c_ast
-        cond = node.cond
-        if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">="):
-            pair = (self.show(cond.left), self.show(cond.right))
-            branches = (self.show(node.iftrue), self.show(node.iffalse))
-            if branches in (pair, pair[::-1]):
-                smaller_first = cond.op in ("<", "<=")
-                picks_min = smaller_first == (branches == pair)
-                return ast.Call(func=ast.Name("min" if picks_min else "max", ast.Load(), **at),
-                                args=[self.expr(node.iftrue), self.expr(node.iffalse)],
-                                keywords=[], **at)
-        return ast.IfExp(self.cond(cond), self.expr(node.iftrue), self.expr(node.iffalse),
-                         **at)
-
-    def _call(self, node, at) -> ast.expr:
-        from pycparser import c_ast
-        if not isinstance(node.name, c_ast.ID):
-            raise self.error(node, f"calling '{self.show(node.name)}' is not supported")
-        func = node.name.name
-        args = list(node.args.exprs) if node.args is not None else []
-        if func in ("pow", "powf"):
-            power = self._int_constant(args[1]) if len(args) == 2 else None
-            if power is None and len(args) == 2 and isinstance(args[1], c_ast.Constant):
-                try:
-                    value = float(args[1].value.rstrip("fF"))
-                    power = int(value) if value.is_integer() else None
-                except ValueError:
-                    power = None
-            if power is None or not 1 <= power <= _MAX_POWER:
-                raise self.error(node, f"pow() is supported with a constant integer exponent "
-                                       f"from 1 to {_MAX_POWER} only")
-            return ast.BinOp(self.expr(args[0]), ast.Pow(), ast.Constant(power, **at), **at)
-        if func in _MATH:
-            if len(args) != 1:
-                raise self.error(node, f"{func}() takes one argument")
-            target = ast.Attribute(ast.Name("math", ast.Load(), **at), _MATH[func], ast.Load(),
-                                   **at)
-            return ast.Call(func=target, args=[self.expr(args[0])], keywords=[], **at)
-        if func in _MINMAX:
-            if len(args) != 2:
-                raise self.error(node, f"{func}() takes two arguments")
-            return ast.Call(func=ast.Name(_MINMAX[func], ast.Load(), **at),
-                            args=[self.expr(a) for a in args], keywords=[], **at)
-        raise self.error(node, f"calling '{func}' is not supported; the scop may call sqrt, "
-                               "exp, log, tanh, fabs, fmin, fmax and pow (constant integer "
-                               "exponent), and min/max macros written as a < b ? a : b")
-
-    def _cast(self, node) -> ast.expr:
-        names = tuple(n for n in self._base_type(node.to_type.type) if n != "const")
-        target_int = names in _SIZE_TYPES or _ELEMENT_TYPES.get(names, "f").startswith(("i", "u"))
-        if target_int == self.is_integer(node.expr):
-            return self.expr(node.expr)
-        if not target_int:  # an integer made floating point: exact below 2**53
-            at = {"lineno": self._line(node), "col_offset": 0}
-            return ast.BinOp(self.expr(node.expr), ast.Mult(), ast.Constant(1.0, **at), **at)
-        raise self.error(node, f"the cast '{self.show(node)}' between integer and floating "
-                               "point is not supported; write the constant in the right type "
-                               "(2, not (int)2.0)")
+        return name, [self.affine(i) for i in reversed(indices)]
 
     @staticmethod
     def _neg(expr: ast.expr, line: int) -> ast.expr:

@@ -4,7 +4,8 @@ Supported: numbers, loop variables, vars, scalar temporaries, array elements
 ``A[i, j + 1]``, arithmetic (``+ - * / // %`` and ``**`` by a small integer),
 comparisons (chained too), ``and``/``or``/``not``, ``x if c else y``, and the calls
 ``po.exp/log/sqrt/tanh/abs/maximum/minimum/if_then_else`` (also ``math.*``,
-``numpy.*`` and the builtins ``abs``, ``min``, ``max``).
+``numpy.*`` and the builtins ``abs``, ``min``, ``max``); an element type converts
+its argument (``po.f64(A[i])``, as ``.astype("float64")``).
 
 >>> import ast
 >>> from .scope import Scopes
@@ -33,6 +34,7 @@ from ..te.tensor import (Tensor, abs_, exp, if_then_else, log, maximum, minimum,
                          tanh)
 from .scope import DeadName, LoopName, Scopes, TempName
 from .source import Source
+from .types import ElementType
 
 _UNARY = {"exp": exp, "log": log, "sqrt": sqrt, "tanh": tanh, "abs": abs_}
 # Callables a kernel may call, by identity: (object, polyopt function name).
@@ -244,6 +246,10 @@ class Translator:
         func = self.outer_object(node.func)
         name = next((n for f, n in _CALLABLES if f is func), None)
         text = ast.unparse(node.func)
+        if isinstance(func, ElementType) and name is None:
+            if len(node.args) != 1 or node.keywords:
+                raise self.error(node, f"{text}(x) converts one value to {func.dtype}")
+            return self._expr(node.args[0]).astype(func.dtype)
         if name is None:
             raise self.error(node, f"calling '{text}' is not supported; a kernel may call "
                                    f"{SUPPORTED_CALLS}")

@@ -19,7 +19,9 @@ is then checked.  A var that no shape determines is passed by keyword.
 from __future__ import annotations
 
 import ctypes
+import functools
 import numbers
+import threading
 from typing import Callable
 
 import numpy as np
@@ -67,6 +69,7 @@ def bind_arguments(func, args: tuple, kwargs: dict, *, device_types: tuple = ()
             f"shape; pass them by keyword, e.g. f(..., {missing[0]}=10)"
         )
     _check_least_sizes(func, values)
+    _check_valid_range(func, values)
     _check_shapes(func, arrays, values)
     _check_no_overlap(func, arrays)
     return arrays, values
@@ -81,11 +84,41 @@ def _check_least_sizes(func, values: dict[str, int]) -> None:
                 f"min={least})), got {name}={values[name]}")
 
 
+def _check_valid_range(func, values: dict[str, int]) -> None:
+    """The sizes must lie in the range the kernel was built for (where every access stays
+    inside its arrays): outside it the native code would read or write past them."""
+    if func.valid_range and not _in_range(func.valid_range, tuple(sorted(values.items()))):
+        given = ", ".join(f"{k}={v}" for k, v in values.items())
+        constraints = func.valid_range.split("->", 1)[-1].strip(" {}").lstrip(": ")
+        raise InvalidArgumentError(
+            f"{func.name} is valid for the sizes {constraints} (where every access stays "
+            f"inside its arrays), got {given}; pass sizes in that range")
+
+
+_ISL_LOCK = threading.Lock()  # isl objects are not shared between threads unguarded
+
+
+@functools.lru_cache(maxsize=256)
+def _in_range(text: str, values: tuple[tuple[str, int], ...]) -> bool:
+    import islpy as isl
+
+    with _ISL_LOCK:
+        point = isl.Set(text)
+        for name, value in values:
+            position = point.find_dim_by_name(isl.dim_type.param, name)
+            if position >= 0:
+                point = point.fix_val(isl.dim_type.param, position, isl.Val(str(value)))
+        return not point.is_empty()
+
+
 def _size_value(name: str, value) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise InvalidArgumentError(f"var '{name}' must be an integer, got {value!r}")
     if value < 0:
         raise InvalidArgumentError(f"var '{name}' is a size and must be >= 0, got {value}")
+    if value >= 2 ** 63:
+        raise InvalidArgumentError(f"var '{name}' is passed as a 64-bit integer; {value} is "
+                                   "too large")
     return int(value)
 
 

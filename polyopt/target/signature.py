@@ -73,6 +73,7 @@ class Signature:
     params: tuple[str, ...] = ()
     temps: tuple[ArraySpec, ...] = ()
     minimums: tuple[tuple[str, int], ...] = ()  # sizes declared with po.var(..., min=)
+    valid_range: str = ""  # isl set of the sizes the kernel is valid for ("": any >= min)
 
     @property
     def arrays(self) -> tuple[ArraySpec, ...]:
@@ -87,6 +88,7 @@ class Signature:
         return {"format": SIGNATURE_FORMAT, "name": self.name, "args": args,
                 "params": list(self.params), "temps": [t.to_json() for t in self.temps],
                 "minimums": [list(m) for m in self.minimums],
+                **({"valid_range": self.valid_range} if self.valid_range else {}),
                 "prototype": self.prototype()}
 
     @staticmethod
@@ -101,7 +103,8 @@ class Signature:
                          for a in data["args"])
             return Signature(data["name"], args, tuple(data["params"]),
                              tuple(ArraySpec.from_json(t) for t in data["temps"]),
-                             tuple((n, int(v)) for n, v in data.get("minimums", ())))
+                             tuple((n, int(v)) for n, v in data.get("minimums", ())),
+                             str(data.get("valid_range", "")))
         except (KeyError, TypeError, AttributeError) as err:
             raise InvalidArgumentError(
                 f"not a polyopt kernel signature ({type(err).__name__}: {err}); the file "
@@ -129,7 +132,23 @@ def signature_of(func) -> Signature:
     params = func.program.params
     return Signature(func.name, args, tuple(p.name for p in params),
                      tuple(_spec(t) for t in func.temps),
-                     tuple((p.name, p.least) for p in params if getattr(p, "least", 0)))
+                     tuple((p.name, p.least) for p in params if getattr(p, "least", 0)),
+                     valid_range_text(func.program))
+
+
+def valid_range_text(program) -> str:
+    """The isl text of the sizes ``program`` is valid for (its context: where every access
+    stays inside its arrays), or "" when that is only ``size >= minimum``."""
+    import islpy as isl
+
+    context = program.context
+    implied = isl.Set.universe(context.get_space())
+    for param in program.params:
+        position = context.find_dim_by_name(isl.dim_type.param, param.name)
+        if position >= 0:
+            implied = implied.lower_bound_val(isl.dim_type.param, position,
+                                              isl.Val(int(getattr(param, "least", 0))))
+    return "" if implied.is_subset(context) else str(context)
 
 
 def as_signature(func_or_signature) -> Signature:
@@ -147,7 +166,7 @@ def content_hash(func, target_key: str, options: dict) -> str:
     the target (with its CPU and features), the build options and the versions of
     polyopt, islpy and llvmlite."""
     digest = hashlib.sha256()
-    for part in (str(func), str(func.program.schedule), target_key,
+    for part in (str(func), str(func.program.schedule), str(func.program.context), target_key,
                  repr(sorted(options.items())), versions_text()):
         digest.update(part.encode())
         digest.update(b"\0")

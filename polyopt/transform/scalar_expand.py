@@ -158,6 +158,9 @@ def _new_elements(program: Program, users, scalar: str, dims: int):
             values = values.coalesce()
             low, high = values.dim_min(0).coalesce(), values.dim_max(0).coalesce()
             lows.append(bound(low, program, True, "expand_scalar"))
+            if isinstance(lows[-1], Const):  # the least start over all sizes: the extent
+                low = isl.PwAff.val_on_domain(high.domain(),  # reaches from it
+                                              isl.Val(str(lows[-1].value)))
             extent = high.sub(low).add_constant_val(isl.Val(1)).coalesce()
             expression = bound(extent, program, False, "expand_scalar")
             extents.append(expression if _never_negative(expression, extent, program)

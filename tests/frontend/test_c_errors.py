@@ -21,7 +21,7 @@ REFUSED = [
     ("  for (i = 0; i < n; i *= 2)\n    x[i] = 0;", 5, "non-zero integer constant"),
     ("  for (i = 0; i < n; i++)\n    x[i] = A[i];", 6, "indexed with 1"),
     ("  for (i = 0; i < n; i++)\n    break;", 6, "'break'"),
-    ("  for (i = 0; i < n; i++)\n    A[i][(int)x[i]] = 1.0;", 6, "cast"),
+    ("  for (i = 0; i < n; i++)\n    A[i][(int)x[i]] = 1.0;", 6, "not affine"),
     ("  for (i = 0; i < n; i++)\n    x[i] = pow(x[i], 0.5);", 6, "pow()"),
     ("  for (i = 0; i < n; i++)\n    for (i = 0; i < n; i++)\n      x[i] = 0;", 6,
      "already the variable"),

@@ -1,6 +1,6 @@
 """C idioms of PolyBench's own kernel files: a typedef'd element type, a scalar
-initialized where it is declared (before the scop), a chained assignment and a size
-cast to double.  Each computes what C computes (checked against gcc)."""
+initialized where it is declared (before the scop), a chained assignment, a size
+cast to double and a double cast to int.  Each computes what C computes (checked against gcc)."""
 
 import numpy as np
 
@@ -41,11 +41,14 @@ def test_idioms_compute_what_gcc_computes():
         np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
 
 
-def test_casting_a_double_to_an_integer_is_still_refused():
-    text = SOURCE.replace("T[i] = T[i] + i;", "T[i] = (int)A[i];")
-    try:
-        po.from_c(text)
-    except po.FrontendError as err:
-        assert "cast" in str(err) and "line 14" in str(err)
-    else:
-        raise AssertionError("a double-to-int cast was accepted")
+def test_casting_a_double_to_an_integer_truncates_toward_zero_as_gcc():
+    text = SOURCE.replace("T[i] = T[i] + i;", "T[i] = (int)A[i] + (int)(-B[i]);")
+    kernel = po.from_c(text)
+    sizes = {"n": 13}
+    ours, theirs = arguments(kernel, sizes, seed=5), arguments(kernel, sizes, seed=5)
+    for values in (ours, theirs):
+        values["A"][:4] = [-20.75, 0.1, -0.5, 7.9]
+        values["B"][:4] = [2.5, -3.5, 0.25, -100.75]
+    call_polyopt(kernel, po.build(po.create_schedule(kernel)), ours)
+    NativeFunction(compile_c(text, ("-O0",)), "idioms", kernel.c_params)(theirs)
+    np.testing.assert_array_equal(ours["T"], theirs["T"])

@@ -10,6 +10,9 @@
   ``po.from_c``, with 1-5 random primitives, against the same C compiled by gcc;
 - ``c-auto``: the same scheduled by ``po.auto_schedule`` and then 0-3 random
   primitives;
+- ``c-types``: a random C kernel mixing C's types, casts, math functions, guards and
+  integer ``/`` and ``%`` of negative values (:mod:`property.gen_c_types`): polyopt's
+  builds (default and automatic schedule) and ``polyopt opt --emit c`` against gcc;
 - ``handwritten``: a hand-written schedule judged by the instance oracle
   (:mod:`property.oracle`);
 - ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
@@ -18,6 +21,7 @@
 from __future__ import annotations
 
 from .gen_c import C_RUNNER, make_c_program
+from .gen_c_types import C_TYPES_RUNNER, make_c_types_program
 from .gen_kernel import KERNEL_RUNNER, make_kernel_program
 from .gen_te import TE_RUNNER, make_te_program
 from .steps import next_step
@@ -86,6 +90,16 @@ def family_c_steps(rng, script):
     return c_case(rng, script, rng.randint(1, 5), "s = fresh()")
 
 
+def family_c_types(rng, script):
+    program = make_c_types_program(rng)
+    script.run(IMPORTS, top=True)
+    script.run(f"SOURCE = {program.source!r}\nSIZES = {list(program.sizes)!r}\n"
+               f"REDUCTIONS = {program.reductions}\n"
+               "kernel = po.from_c(SOURCE, 'kern')\n" + C_TYPES_RUNNER)
+    script.run("OUTCOME = check_c_types()")
+    return script.namespace["OUTCOME"]
+
+
 def family_selftest_signal(rng, script):
     """A case that kills its worker (tests of the runner only)."""
     script.run("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
@@ -107,7 +121,7 @@ def families():
     from .oracle import family_handwritten
     return {"te": family_te, "te-steps": family_te_steps, "te-auto": family_te_auto,
             "kernel-steps": family_kernel_steps, "c-steps": family_c_steps,
-            "c-auto": family_c_auto,
+            "c-auto": family_c_auto, "c-types": family_c_types,
             "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
             "selftest-hang": family_selftest_hang, "selftest-spin": family_selftest_spin}

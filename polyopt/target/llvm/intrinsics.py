@@ -26,6 +26,7 @@ from llvmlite import ir
 from ...errors import BackendError, InternalError
 from ...te.expr import TensorRead
 from ...te.tensor import children
+from ...private_folder import private_folder, verified_file, write_verified
 from .values import I64, intrinsic, llvm_type
 
 I32 = ir.IntType(32)
@@ -419,24 +420,25 @@ def _parsed_type(text: str) -> ir.Type:
 def _load_c(item) -> None:
     if item.key in _LOADED:
         return
-    folder = os.path.join(tempfile.gettempdir(), f"polyopt-imports-{os.getuid()}")
-    os.makedirs(folder, exist_ok=True)
-    source = os.path.join(folder, f"{item.key}.c")
+    folder = private_folder("imports")  # never a folder another user can write
     library = os.path.join(folder, f"{item.key}.so")
-    if not os.path.exists(library):
-        with open(source, "w") as handle:
-            handle.write(item.code)
+    if not verified_file(library):
         compiler = os.environ.get("CC", "cc")
-        try:
-            subprocess.run([compiler, *item.flags, "-shared", "-fPIC", "-o", library + ".tmp",
-                            source], check=True, capture_output=True, text=True)
-        except FileNotFoundError:
-            raise BackendError(f"import_c needs a C compiler: '{compiler}' was not found "
-                               "(install gcc, or set CC)") from None
-        except subprocess.CalledProcessError as err:
-            raise BackendError(f"the C source imported by an intrinsic does not compile:\n"
-                               f"{err.stderr}") from None
-        os.replace(library + ".tmp", library)
+        with tempfile.TemporaryDirectory(dir=folder) as work:
+            source, partial = os.path.join(work, "k.c"), os.path.join(work, "k.so")
+            with open(source, "w", encoding="utf-8") as handle:
+                handle.write(item.code)
+            try:
+                subprocess.run([compiler, *item.flags, "-shared", "-fPIC", "-o", partial,
+                                source], check=True, capture_output=True, text=True)
+            except FileNotFoundError:
+                raise BackendError(f"import_c needs a C compiler: '{compiler}' was not found "
+                                   "(install gcc, or set CC)") from None
+            except subprocess.CalledProcessError as err:
+                raise BackendError(f"the C source imported by an intrinsic does not compile:"
+                                   f"\n{err.stderr}") from None
+            with open(partial, "rb") as handle:
+                write_verified(library, handle.read())
     ctypes.CDLL(library)
     llvm.load_library_permanently(library)
     _LOADED[item.key] = library
