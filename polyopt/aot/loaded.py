@@ -9,7 +9,7 @@ the library must lie in the folder (the manifest names a file, not a path).
 >>> import os, tempfile, polyopt as po
 >>> po.load_library(tempfile.mkdtemp())
 Traceback (most recent call last):
-polyopt.errors.InvalidArgumentError: no manifest.json in ...; build the library with polyopt lib build SPEC.py -o FOLDER
+polyopt.errors.InvalidArgumentError: no manifest.json in ...; build the library with ...
 """
 
 from __future__ import annotations
