@@ -16,9 +16,11 @@ module (LLVM IR) or compiled into a shared library loaded into the process (C).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import subprocess
 import tempfile
+import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -26,6 +28,7 @@ from llvmlite import ir
 from ...errors import BackendError, InternalError
 from ...te.expr import TensorRead
 from ...te.tensor import children
+from ..integrity import private_folder
 from .values import I64, intrinsic, llvm_type
 
 I32 = ir.IntType(32)
@@ -391,27 +394,42 @@ def _parsed_type(text: str) -> ir.Type:
                        "integers, float, double and pointers")
 
 
+@functools.cache
+def _imports_folder() -> str:
+    """Where imported C is compiled: ``$TMPDIR/polyopt-imports-<uid>`` when it is this
+    user's alone (mode 0700), else a fresh private folder (another user may have made
+    the shared name, to plant libraries in it)."""
+    folder = os.path.join(tempfile.gettempdir(), f"polyopt-imports-{os.getuid()}")
+    if private_folder(folder) is None:
+        return folder
+    return tempfile.mkdtemp(prefix="polyopt-imports-")
+
+
 def _load_c(item) -> None:
     if item.key in _LOADED:
         return
-    folder = os.path.join(tempfile.gettempdir(), f"polyopt-imports-{os.getuid()}")
-    os.makedirs(folder, exist_ok=True)
+    folder = _imports_folder()
     source = os.path.join(folder, f"{item.key}.c")
     library = os.path.join(folder, f"{item.key}.so")
     if not os.path.exists(library):
+        unique = f".{os.getpid()}.{threading.get_ident()}"
+        source += unique
         with open(source, "w") as handle:
             handle.write(item.code)
         compiler = os.environ.get("CC", "cc")
         try:
-            subprocess.run([compiler, *item.flags, "-shared", "-fPIC", "-o", library + ".tmp",
-                            source], check=True, capture_output=True, text=True)
+            subprocess.run([compiler, *item.flags, "-shared", "-fPIC", "-o",
+                            library + unique, "-x", "c", source],
+                           check=True, capture_output=True, text=True)
         except FileNotFoundError:
             raise BackendError(f"import_c needs a C compiler: '{compiler}' was not found "
                                "(install gcc, or set CC)") from None
         except subprocess.CalledProcessError as err:
             raise BackendError(f"the C source imported by an intrinsic does not compile:\n"
                                f"{err.stderr}") from None
-        os.replace(library + ".tmp", library)
+        finally:
+            os.remove(source)
+        os.replace(library + unique, library)
     ctypes.CDLL(library)
     llvm.load_library_permanently(library)
     _LOADED[item.key] = library
