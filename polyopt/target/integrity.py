@@ -122,20 +122,28 @@ def read_verified(path: str, sha256: str, what: str, fix: str) -> bytes:
     return data
 
 
+_LOADED: dict[str, ctypes.CDLL] = {}
+
+
 def load_verified(path: str, sha256: str, what: str, fix: str) -> ctypes.CDLL:
     """The shared library ``path`` as ``ctypes.CDLL``, from exactly the bytes whose
     SHA-256 is ``sha256`` (copied to a private folder, so nothing can change them between
     the check and the load)."""
     data = read_verified(path, sha256, what, fix)
+    loaded = _LOADED.get(sha256)
+    if loaded is not None:  # the same bytes: one copy (ctypes never unloads a library)
+        return loaded
     folder = tempfile.mkdtemp(prefix="polyopt-load-")  # mode 0700, ours
     try:
         copy = os.path.join(folder, os.path.basename(path))
         with open(copy, "wb") as file:
             file.write(data)
         try:
-            return ctypes.CDLL(copy)
+            loaded = ctypes.CDLL(copy)
         except OSError as err:
             raise BackendError(f"cannot load the {what} {path}: {err}; {fix}") from err
+        _LOADED[sha256] = loaded
+        return loaded
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the mapping stays
 
