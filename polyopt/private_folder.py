@@ -51,6 +51,29 @@ def private_folder(name: str) -> str:
     return _process_folder(name)
 
 
+def make_private(path: str) -> str | None:
+    """Make ``path`` (and its parents) a folder only this user can use (mode 0700): None
+    when it is one, else why it cannot be (not a real folder, another user's, not
+    writable).  For folders a user names (``polyopt lib build --cache DIR``)."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+    except OSError as err:
+        return f"cannot create the folder {path}: {err.strerror or err}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a folder (a symbolic link or a file)"
+    if info.st_uid != os.geteuid():
+        return f"the folder {path} belongs to another user (uid {info.st_uid})"
+    if info.st_mode & 0o077:
+        try:  # ours: close it to other users
+            os.chmod(path, 0o700)
+        except OSError as err:
+            return f"the folder {path} is open to other users and chmod failed: {err}"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"the folder {path} is not writable"
+    return None
+
+
 def _is_private(folder: str) -> bool:
     """A real folder, owned by us, that nobody else may write or enter."""
     info = os.lstat(folder)
@@ -116,4 +139,5 @@ def verified_file(path: str) -> bool:
         return False
 
 
-__all__ = ["private_folder", "verified_file", "write_atomically", "write_verified"]
+__all__ = ["digest", "make_private", "private_folder", "verified_file", "write_atomically",
+           "write_verified"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 
+from ..errors import PolyoptWarning
 from .cache import DiskCache
 from .library import build_library
 
@@ -46,9 +48,11 @@ def _target(text: str | None) -> str:
 def _lib_build(args) -> int:
     start = time.perf_counter()
     try:
-        manifest = build_library(args.spec, args.out, name=args.name, jobs=args.jobs,
-                                 dask=args.dask, target=_target(args.target),
-                                 progress=not args.quiet)
+        with warnings.catch_warnings():  # printed below, once each
+            warnings.simplefilter("ignore", PolyoptWarning)
+            manifest = build_library(args.spec, args.out, name=args.name, jobs=args.jobs,
+                                     dask=args.dask, target=_target(args.target),
+                                     progress=not args.quiet)
     except KeyboardInterrupt:
         print("interrupted: the kernels built so far are cached; run the same command "
               "again to continue", file=sys.stderr)
@@ -57,6 +61,8 @@ def _lib_build(args) -> int:
     failures = manifest["failures"]
     print(f"{manifest['library']}: {built} variant(s) in {args.out} "
           f"({manifest['cache_hits']} from the cache) in {time.perf_counter() - start:.1f} s")
+    for problem in manifest.get("warnings", ()):
+        print(f"warning: {problem}", file=sys.stderr)
     for failure in failures:
         print(f"FAILED {failure['name']}: {failure['error']}")
     return 1 if failures else 0

@@ -2,7 +2,12 @@
 
 ``build_library("ops.py", "out/")`` writes ``out/libops.so``, ``out/libops.a``,
 ``out/ops.h`` (one C prototype per variant) and ``out/manifest.json`` (kernels, variants,
-content hashes, target, versions, build times, failures).  Variants already in the disk
+content hashes, target, versions, build times, failures, and the SHA-256 of each file).
+The four are written to a staging folder first and moved in together, the old manifest
+removed first and the new one moved in last: a failed or killed rebuild leaves the old
+library, or no manifest, never a manifest beside a library it does not describe.  A
+kernel cache that cannot be used or written is reported as a warning and the library is
+built without it.  Variants already in the disk
 cache are not built again (a warm rebuild lowers nothing); the outputs depend only on
 the objects, so a rebuild with nothing changed writes the same bytes.
 ``po.load_library("out/")`` gives the variants as callables.
@@ -28,31 +33,36 @@ array([2., 2., 2., 2.], dtype=float32)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import tempfile
+import warnings
 
-from ..errors import BackendError, InvalidArgumentError, public
+from ..errors import BackendError, InvalidArgumentError, PolyoptError, PolyoptWarning
 from ..target.base import get_target, target_key
+from ..private_folder import digest
 from ..target.linker import archive, libraries_needed, link_shared, write_atomically
-from ..target.native import LoadedKernel, open_library
 from ..target.signature import Signature, versions, versions_text
 from .cache import DiskCache, default_cache_dir
 from .header import header_text
+from .loaded import MANIFEST_FORMAT, Library, load_library
 from .runner import progress_bar, run_builds
 from .spec import load_spec, request_key
 
-MANIFEST_FORMAT = 1
+__all__ = ["Library", "build_library", "load_library"]
 
 
 def build_library(spec_path: str, out: str, *, name: str | None = None, jobs: int = 1,
                   dask: str | None = None, target: str = "llvm",
                   cache_root: str | None = None, progress: bool = True) -> dict:
     """Build every variant of ``spec_path``'s ``kernels()`` into ``out`` and return the
-    manifest; ``manifest["failures"]`` lists the variants that did not build."""
+    manifest; ``manifest["failures"]`` lists the variants that did not build and
+    ``manifest["warnings"]`` what else went wrong (an unwritable cache)."""
     spec = load_spec(os.fspath(spec_path))
     name = name or os.path.splitext(os.path.basename(spec.path))[0]
-    if not name.isidentifier():
+    if not isinstance(name, str) or not name.isidentifier():
         raise InvalidArgumentError(f"the library name must be an identifier, got {name!r}; "
                                    "pass --name")
     backend = get_target(target)
@@ -60,13 +70,20 @@ def build_library(spec_path: str, out: str, *, name: str | None = None, jobs: in
         raise InvalidArgumentError(f"libraries are built for the llvm target, not {target!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InvalidArgumentError(f"jobs must be an integer >= 1, got {jobs!r}")
-    os.makedirs(out, exist_ok=True)
+    out = os.fspath(out)
+    _make_output_folder(out)
     cache = DiskCache(cache_root or default_cache_dir())
+    problems = []
+    if cache.problem:
+        problems.append(f"the kernel cache cannot be used ({cache.problem}): building "
+                        "without it; set POLYOPT_CACHE to a folder of yours")
+    usable = cache if not cache.problem else None
     key = target_key(backend)
     results, pending = {}, []
     for variant in spec.variants:  # a warm variant: found by its request, nothing lowered
-        digest = cache.lookup(request_key(spec, variant, key, versions_text()))
-        found = cache.get(digest) if digest else None
+        digest = usable.lookup(request_key(spec, variant, key, versions_text())) \
+            if usable else None
+        found = usable.get(digest) if digest else None
         if found is None:
             pending.append(variant.name)
         else:
@@ -75,33 +92,107 @@ def build_library(spec_path: str, out: str, *, name: str | None = None, jobs: in
                                      "seconds": found[1]["seconds"], "cached": True}
     advance, close = progress_bar(len(pending), enabled=progress and bool(pending))
     try:
-        for result in run_builds(spec, pending, target, cache.root, jobs=jobs, dask=dask,
-                                 progress=advance):
+        for result in run_builds(spec, pending, target, usable.root if usable else None,
+                                 jobs=jobs, dask=dask, progress=advance):
             results[result["name"]] = result
-            _keep(cache, result)
+            _keep(usable, result, problems)
     finally:
         close()
     ordered = [results[v.name] for v in spec.variants]
     built = [r for r in ordered if "error" not in r]
-    _write_outputs(out, name, built)
     manifest = _manifest(spec, name, key, ordered)
-    write_atomically(os.path.join(out, "manifest.json"),
-                     (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+    _install(out, name, built, manifest, backend.cpu)
     manifest["cache_hits"] = sum(bool(r.get("cached")) for r in ordered)
+    manifest["warnings"] = list(dict.fromkeys(problems))
+    for problem in manifest["warnings"]:
+        warnings.warn(problem, PolyoptWarning, stacklevel=2)
     return manifest
 
 
-def _keep(cache: DiskCache, result: dict) -> None:
-    """Cache a result here too (a remote Dask worker cached it on its own disk)."""
-    if "hash" in result and not cache.has(result["hash"]):
+def _make_output_folder(out: str) -> None:
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise InvalidArgumentError(f"the output {out} is a file, not a folder; name a folder "
+                                   "(it is created when missing)")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as err:
+        raise InvalidArgumentError(f"cannot create the output folder {out}: "
+                                   f"{err.strerror or err}; name a folder you can write") \
+            from err
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InvalidArgumentError(f"the output folder {out} is not writable")
+
+
+def _keep(cache: DiskCache | None, result: dict, problems: list) -> None:
+    """Cache a result here too (a remote Dask worker cached it on its own disk), and
+    note when the cache could not keep it."""
+    if result.get("cache_error"):
+        problems.append(f"the kernel cache could not keep {result['name']} "
+                        f"({result['cache_error']}); the library is complete, but the next "
+                        "build compiles it again")
+    if cache is None or "hash" not in result or cache.has(result["hash"]):
+        return
+    try:
         cache.put(result["hash"], result["object"],
                   {"signature": result["signature"], "seconds": result["seconds"]})
         cache.remember(result["request"], result["hash"])
+    except (OSError, PolyoptError) as err:
+        problems.append(f"the kernel cache could not keep {result['name']} ({err}); the "
+                        "library is complete, but the next build compiles it again")
 
 
-def _write_outputs(out: str, name: str, built: list[dict]) -> None:
+def _install(out: str, name: str, built: list[dict], manifest: dict, cpu) -> None:
+    """Write the outputs to a staging folder in ``out``, then move them in: the old
+    manifest removed first, the new one moved in last (under a lock on ``out``, so
+    concurrent builders replace the set one after the other)."""
+    try:
+        staging = tempfile.mkdtemp(prefix=".polyopt-staging-", dir=out)
+    except OSError as err:
+        raise BackendError(f"cannot write into {out}: {err}") from err
+    try:
+        files = _write_outputs(staging, name, built, cpu)
+        for role, file_name in files.items():
+            with open(os.path.join(staging, file_name), "rb") as file:
+                manifest[f"{role}_sha256"] = digest(file.read())
+        write_atomically(os.path.join(staging, "manifest.json"),
+                         (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+        with _locked(out):
+            try:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(out, "manifest.json"))
+                for file_name in list(files.values()) + ["manifest.json"]:
+                    os.replace(os.path.join(staging, file_name), os.path.join(out, file_name))
+            except OSError as err:
+                raise BackendError(f"cannot move the library into {out}: {err}; the folder "
+                                   "holds no valid library until a build succeeds") from err
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _locked(folder: str):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the hashes still catch a mixed set at load
+        yield
+        return
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
+
+
+def _write_outputs(folder: str, name: str, built: list[dict], cpu) -> dict[str, str]:
+    """Write the header, shared and static library into ``folder``; their file names."""
+    from ..target.llvm.export import signature_object  # llvmlite: only here
+    from ..target.llvm.threadpool import runtime_objects
+
+    files = {"header": f"{name}.h", "shared": f"lib{name}.so", "static": f"lib{name}.a"}
     signatures = [Signature.from_json(r["signature"]) for r in built]
-    write_atomically(os.path.join(out, f"{name}.h"), header_text(name, signatures).encode())
+    write_atomically(os.path.join(folder, files["header"]),
+                     header_text(name, signatures).encode())
     with tempfile.TemporaryDirectory(prefix="polyopt-lib-") as scratch:
         objects = []
         for result in built:  # named by variant: the archive's member names are stable
@@ -109,12 +200,14 @@ def _write_outputs(out: str, name: str, built: list[dict]) -> None:
             with open(path, "wb") as file:
                 file.write(result["object"])
             objects.append(path)
-        from ..target.llvm.threadpool import runtime_objects  # llvmlite: only here
-
         objects += runtime_objects([r["object"] for r in built], scratch)
+        table = os.path.join(scratch, "polyopt_signatures.o")
+        with open(table, "wb") as file:
+            file.write(signature_object(signatures, cpu))
         flags = libraries_needed(_undefined_markers(r["object"]) for r in built)
-        link_shared(objects, os.path.join(out, f"lib{name}.so"), flags)
-        archive(objects, os.path.join(out, f"lib{name}.a"))
+        link_shared(objects + [table], os.path.join(folder, files["shared"]), flags)
+        archive(objects, os.path.join(folder, files["static"]))
+    return files
 
 
 def _undefined_markers(code: bytes) -> str:
@@ -138,60 +231,3 @@ def _manifest(spec, name: str, key: str, ordered: list[dict]) -> dict:
             "versions": versions(),
             "kernels": [{"name": k, "variants": v} for k, v in by_kernel.items()],
             "failures": failures}
-
-
-class Library:
-    """The variants of a built library as callables: ``lib.matmul_n64_float32(a, b, c)``
-    or ``lib["matmul_n64_float32"]``; ``lib.variants`` lists their names and
-    ``lib.manifest`` is the manifest."""
-
-    def __init__(self, folder: str, manifest: dict):
-        self.manifest = manifest
-        self._library = open_library(os.path.join(folder, manifest["shared"]))
-        self._kernels = {}
-        for kernel in manifest["kernels"]:
-            for variant in kernel["variants"]:
-                signature = Signature.from_json(variant["signature"])
-                self._kernels[variant["name"]] = LoadedKernel(self._library, signature)
-
-    @property
-    def variants(self) -> tuple[str, ...]:
-        return tuple(self._kernels)
-
-    def __getitem__(self, name: str) -> LoadedKernel:
-        try:
-            return self._kernels[name]
-        except KeyError:
-            raise InvalidArgumentError(
-                f"the library has no variant {name!r}; it has {', '.join(self._kernels)}"
-            ) from None
-
-    def __getattr__(self, name: str) -> LoadedKernel:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return self[name]
-
-    def __repr__(self) -> str:
-        return f"<Library {self.manifest['library']}: {len(self._kernels)} variants>"
-
-
-@public
-def load_library(folder) -> Library:
-    """The library ``polyopt lib build`` wrote to ``folder``; nothing is compiled."""
-    folder = os.fspath(folder)
-    try:
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as file:
-            manifest = json.load(file)
-    except FileNotFoundError as err:
-        raise InvalidArgumentError(f"no manifest.json in {folder}; build the library with "
-                                   "polyopt lib build SPEC.py -o FOLDER") from err
-    except (OSError, ValueError) as err:
-        raise InvalidArgumentError(f"cannot read {folder}/manifest.json: {err}") from err
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise InvalidArgumentError(f"{folder}/manifest.json is not a polyopt library manifest "
-                                   f"of format {MANIFEST_FORMAT}; rebuild the library")
-    try:
-        return Library(folder, manifest)
-    except (KeyError, TypeError) as err:
-        raise BackendError(f"{folder}/manifest.json is incomplete ({err}); rebuild the library") \
-            from err

@@ -2,6 +2,9 @@
 
 Work goes out in batches (a few per worker and round, never one task per kernel), and
 results and failures come back as each batch completes, each reported to ``progress``.
+A worker process that dies (killed by the OOM killer, crashed by a build function)
+fails only the variant it was building: the batches it took down are built again, each
+variant in a process of its own.
 
 >>> batches(list(range(10)), workers=2)
 [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import multiprocessing.connection
 import os
+import signal
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
-from ..errors import InvalidArgumentError, MissingBackendError
+from ..errors import BackendError, InvalidArgumentError, MissingBackendError
 from .worker import build_batch
 
 BATCHES_PER_WORKER = 2  # enough to balance uneven kernels, few enough to start fast
@@ -50,21 +56,86 @@ def run_builds(spec, names: list[str], target: str, cache_root: str | None, *,
 
 
 def _on_pool(jobs, args, names, target, cache_root, progress) -> list[dict]:
+    """Batches on a process pool; the batches of a pool that broke (a worker killed by
+    the OOM killer, or crashed by a build function) are built again one variant per
+    process (:func:`_isolated`), so that only the variant that kills its process fails."""
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    results = []
+    results, lost = [], []
+
+    def report(batch_results):
+        for result in batch_results:
+            progress(result)
+            results.append(result)
+
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = [pool.submit(build_batch, *args, batch, target, cache_root)
-                   for batch in batches(names, jobs)]
+        futures = {pool.submit(build_batch, *args, batch, target, cache_root): batch
+                   for batch in batches(names, jobs)}
         try:
             for future in concurrent.futures.as_completed(futures):
-                for result in future.result():
-                    progress(result)
-                    results.append(result)
+                try:
+                    batch_results = future.result()
+                except BrokenProcessPool:
+                    lost.extend(futures[future])
+                    continue
+                except Exception as err:  # the batch itself failed (not one variant)
+                    batch_results = [_failure(name, f"{type(err).__name__}: {err}")
+                                     for name in futures[future]]
+                report(batch_results)
         except BaseException:
             for future in futures:
                 future.cancel()
             raise
+    if lost:
+        report(_isolated(context, jobs, args, lost, target, cache_root))
     return results
+
+
+def _failure(name: str, error: str) -> dict:
+    return {"name": name, "error": error}
+
+
+def _isolated(context, jobs: int, args, names: list[str], target, cache_root):
+    """Build each of ``names`` in a process of its own, ``jobs`` at a time; a process
+    that dies fails its variant only."""
+    pending, running = list(names), {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            name = pending.pop(0)
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(target=_build_into, daemon=True,
+                                      args=(send, *args, [name], target, cache_root))
+            process.start()
+            send.close()
+            running[receive] = (process, name)
+        for receive in multiprocessing.connection.wait(list(running)):
+            process, name = running.pop(receive)
+            try:
+                batch_results = receive.recv()
+            except (EOFError, OSError):  # died before sending its result
+                batch_results = None
+            receive.close()
+            process.join()
+            if batch_results is None:
+                yield _failure(name, f"the process building it died ({_exit_text(process)}): "
+                                     "out of memory, or the build function crashed it; the "
+                                     "other variants were built")
+            else:
+                yield from batch_results
+
+
+def _build_into(connection, *args) -> None:
+    connection.send(build_batch(*args))
+    connection.close()
+
+
+def _exit_text(process) -> str:
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
 
 
 def _on_dask(address: str, jobs: int, args, names, target, cache_root, progress) -> list[dict]:
@@ -84,7 +155,13 @@ def _on_dask(address: str, jobs: int, args, names, target, cache_root, progress)
                                    processes=True, dashboard_address=None)
         client = Client(cluster)
     elif address.startswith(("tcp://", "tls://", "ucx://")):
-        cluster, client = None, Client(address)
+        cluster = None
+        try:
+            client = Client(address)
+        except (OSError, TimeoutError) as err:
+            raise BackendError(f"cannot reach the Dask scheduler at {address} ({err}); start "
+                               "one (dask scheduler), or build with --dask local or -j N") \
+                from err
     else:
         raise InvalidArgumentError(f"--dask takes 'local' or a scheduler address such as "
                                    f"tcp://host:8786, got {address!r}")
@@ -92,9 +169,17 @@ def _on_dask(address: str, jobs: int, args, names, target, cache_root, progress)
         workers = max(1, len(client.scheduler_info().get("workers", {})) or jobs)
         futures = [client.submit(build_batch, *args, batch, target, cache_root, pure=False)
                    for batch in batches(names, workers)]
+        batch_of = {future.key: batch for future, batch in
+                    zip(futures, batches(names, workers))}
         results = []
         for future in as_completed(futures):
-            for result in future.result():
+            try:
+                batch_results = future.result()
+            except Exception as err:  # e.g. KilledWorker: its workers died every try
+                batch_results = [_failure(name, f"the Dask task building it failed "
+                                                f"({type(err).__name__}: {err})")
+                                 for name in batch_of[future.key]]
+            for result in batch_results:
                 progress(result)
                 results.append(result)
         return results

@@ -2,7 +2,9 @@
 
 Each entry names an operator, a function building its schedule and arguments from a
 variant's parameters, and the grid of variants (shapes, dtypes).  Every variant becomes
-one C function named ``<kernel>_<value>_<value>...``.
+one C function named ``<kernel>_<value>_<value>...``: a C identifier of at most 200
+characters that no C keyword, C library function or polyopt runtime symbol has
+(:func:`polyopt.target.symbols.check_symbol_name`).
 
 >>> import polyopt as po
 >>> def scale(n, dtype):
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import InvalidArgumentError
+from ..target.symbols import check_symbol_name
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,9 @@ def variants_of(entries) -> list[Variant]:
                     f"kernel {entry.name!r}: each variant is a dict of parameters, got "
                     f"{params!r}; use polyopt.aot.grid(n=[...], dtype=[...])")
             name = variant_name(entry.name, params)
+            short = entry.name if len(entry.name) <= 40 else entry.name[:40] + "..."
+            check_symbol_name(name, "kernel name" if name == entry.name else
+                              f"variant name (of kernel {short!r})")
             if name in seen:
                 raise InvalidArgumentError(
                     f"two variants are both named {name} ({seen[name]} and {params}); "

@@ -2,8 +2,9 @@
 worker, or the builder itself with ``-j 1``) runs, one batch at a time.
 
 A result is a plain dict (it crosses process and network boundaries): the variant's
-name, and either ``hash``, ``object`` (bytes), ``signature`` and ``seconds``, or
-``error`` (the failure, as text).  A failure never stops the batch.
+name, and either ``hash``, ``object`` (bytes), ``signature`` and ``seconds`` (with
+``cache_error`` when the cache could not keep it), or ``error`` (the failure, as text).
+A failure never stops the batch, and a cache that cannot be written fails no variant.
 
 >>> import polyopt as po
 >>> text = '''
@@ -25,6 +26,7 @@ from __future__ import annotations
 import time
 import traceback
 
+from ..errors import PolyoptError
 from ..lower import lower
 from ..target.base import get_target, target_key
 from ..target.signature import content_hash, signature_of, versions_text
@@ -58,6 +60,7 @@ def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dic
         func = lower(schedule, args, name=variant.name, target=backend)
         digest = content_hash(func, key, options)
         found = cache.get(digest) if cache is not None else None
+        cache_error = None
         if found is not None:
             code, meta = found
             cached = True
@@ -69,13 +72,30 @@ def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dic
             meta = {"signature": signature_of(func).to_json(),
                     "seconds": round(time.perf_counter() - start, 3)}
             cached = False
-            if cache is not None:
-                cache.put(digest, code, meta)
-        if cache is not None:
-            cache.remember(request, digest)
-        return {"name": variant.name, "hash": digest, "object": code, "cached": cached,
-                "signature": meta["signature"], "seconds": meta["seconds"],
-                "request": request}
+            cache_error = _store(cache, digest, code, meta)
+        if cache is not None and cache_error is None:
+            cache_error = _store(cache, None, request, digest)
+        result = {"name": variant.name, "hash": digest, "object": code, "cached": cached,
+                  "signature": meta["signature"], "seconds": meta["seconds"],
+                  "request": request}
+        if cache_error:
+            result["cache_error"] = cache_error
+        return result
     except Exception as err:  # isolated: reported, the rest of the library is built
         return {"name": variant.name, "error": f"{type(err).__name__}: {err}",
                 "traceback": traceback.format_exc(limit=-3), "request": request}
+
+
+def _store(cache: DiskCache | None, digest: str | None, *entry) -> str | None:
+    """Put an object (``digest`` given) or remember a request in ``cache``; why that
+    failed (a full disk, an unwritable folder), or None: the kernel built all the same."""
+    if cache is None:
+        return None
+    try:
+        if digest is None:
+            cache.remember(*entry)
+        else:
+            cache.put(digest, *entry)
+    except (OSError, PolyoptError) as err:
+        return str(err)
+    return None

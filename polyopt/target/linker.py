@@ -62,7 +62,11 @@ def _run(command: list[str], temporary: str, path: str) -> None:
         _remove(temporary)
         raise BackendError(f"{os.path.basename(command[0])} failed writing {path}:\n"
                            f"{done.stderr.strip()}")
-    os.replace(temporary, path)
+    try:
+        os.replace(temporary, path)
+    except OSError as err:
+        _remove(temporary)
+        raise BackendError(f"cannot write {path}: {err}") from err
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -23,6 +23,7 @@ import os
 from ..errors import BackendError, InvalidArgumentError, ReleasedKernelError, public, public_methods
 from .args import LayoutCache, bind_arguments, data_pointer, fixed_binder
 from ..machine import TargetInfo
+from .integrity import bind_function, check_trusted, load_verified
 from .signature import Signature
 
 SIGNATURE_SUFFIX = ".json"  # export_library("k.so") writes its signature to k.so.json
@@ -115,19 +116,18 @@ class NativeKernel:
 
 @public_methods
 class LoadedKernel(NativeKernel):
-    """A kernel from a shared library (``po.load_module``, ``po.load_library``).
+    """A kernel from a shared library (``po.load_module``, ``po.load_library``), bound
+    only when the library holds this very signature's digest and defines the function
+    itself (:func:`~.integrity.bind_function`; ``origin`` names the file the signature
+    came from, ``fix`` what to do when it does not match).
 
     ``f.signature`` says what it takes; ``f.library`` is the ``ctypes.CDLL``."""
 
-    def __init__(self, library: ctypes.CDLL, signature: Signature):
-        try:
-            function = getattr(library, signature.name)
-        except AttributeError as err:
-            raise InvalidArgumentError(
-                f"the library {library._name} has no function '{signature.name}' although "
-                "its signature names it; rebuild it") from err
+    def __init__(self, library: ctypes.CDLL, signature: Signature, *,
+                 origin: str = "the signature", fix: str = "rebuild it"):
+        address = bind_function(library, signature, origin, fix)
         self.library = library
-        super().__init__(signature, ctypes.cast(function, ctypes.c_void_p).value)
+        super().__init__(signature, address)
 
     def _free(self) -> None:
         self.library = None  # the dynamic loader unloads it when nothing else uses it
@@ -140,32 +140,48 @@ class LoadedKernel(NativeKernel):
 def load_module(path: str | os.PathLike) -> LoadedKernel:
     """The kernel ``f.export_library(path)`` saved: ``po.load_module("k.so")``.
 
-    Its signature is read from ``path + ".json"``; nothing is compiled."""
-    path = os.fspath(path)
-    signature = read_signature(path + SIGNATURE_SUFFIX)
-    return LoadedKernel(open_library(path), signature)
-
-
-def read_signature(path: str) -> Signature:
+    Its signature is read from ``path + ".json"``, which also holds the library's
+    SHA-256: a library or signature that does not match (truncated, edited, from another
+    export) is refused.  Nothing is compiled."""
     try:
+        path = os.fspath(path)
+    except TypeError:
+        raise InvalidArgumentError(f"load_module takes a file path, got {path!r}") from None
+    if not isinstance(path, str):
+        raise InvalidArgumentError(f"load_module takes a file path, got {path!r}")
+    saved = path + SIGNATURE_SUFFIX
+    signature, data = read_signature(saved)
+    if path.endswith(".o"):
+        raise InvalidArgumentError(f"{path} is an object file, to link into a program; "
+                                   "export a shared library (a path ending in .so) to load it")
+    fix = ("export the kernel again (f.export_library) and copy both files together")
+    if not os.path.isfile(path):
+        raise InvalidArgumentError(f"no shared library at {path}")
+    if "library_sha256" not in data:
+        raise InvalidArgumentError(f"{saved} records no hash of {path} (an export of an older "
+                                   f"polyopt, or not an export); {fix}")
+    library = load_verified(path, data["library_sha256"], "saved kernel", fix)
+    return LoadedKernel(library, signature, origin=saved, fix=fix)
+
+
+def read_signature(path: str) -> tuple[Signature, dict]:
+    """The signature in the JSON file ``path`` and the file's whole content."""
+    try:
+        check_trusted(path, "kernel signature")
         with open(path, encoding="utf-8") as file:
             data = json.load(file)
     except FileNotFoundError as err:
         raise InvalidArgumentError(
             f"no kernel signature at {path}; export_library writes it beside the "
             "library: copy both files") from err
+    except InvalidArgumentError as err:
+        if not os.path.exists(path):
+            raise InvalidArgumentError(
+                f"no kernel signature at {path}; export_library writes it beside the "
+                "library: copy both files") from err
+        raise
     except (OSError, ValueError) as err:
         raise InvalidArgumentError(f"cannot read the kernel signature {path}: {err}") from err
     if not isinstance(data, dict):
         raise InvalidArgumentError(f"{path} is not a polyopt kernel signature")
-    return Signature.from_json(data)
-
-
-def open_library(path: str) -> ctypes.CDLL:
-    """``ctypes.CDLL(path)`` with a PolyoptError when it cannot be loaded."""
-    if not os.path.isfile(path):
-        raise InvalidArgumentError(f"no shared library at {path}")
-    try:
-        return ctypes.CDLL(os.path.abspath(path))
-    except OSError as err:
-        raise BackendError(f"cannot load the shared library {path}: {err}") from err
+    return Signature.from_json(data), data

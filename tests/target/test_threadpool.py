@@ -205,7 +205,7 @@ def test_an_object_file_carries_the_pool(tmp_path):
                     "-lpthread"], check=True)  # nothing else: the pool is in the object
     library = ctypes.CDLL(str(tmp_path / "k.so"))
     assert library.polyopt_threads(3) == 3
-    f = LoadedKernel(library, read_signature(str(tmp_path / "k.o.json")))
+    f = LoadedKernel(library, read_signature(str(tmp_path / "k.o.json"))[0])
     a = np.random.default_rng(2).standard_normal((41, 33)).astype(np.float32)
     b = np.zeros_like(a)
     f(a, b)

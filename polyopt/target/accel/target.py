@@ -91,6 +91,14 @@ class AccelModule:
         """The instruction stream, one numbered line each, with its queue."""
         return listing(self.program)
 
+    def export_library(self, path=None) -> None:
+        """Not for accelerator programs: they run on polyopt's simulator, in this process."""
+        raise InvalidArgumentError(
+            "export_library saves LLVM kernels (target 'llvm'); an accelerator program "
+            "(target 'accel') runs on polyopt's simulator in this process and is not saved: "
+            "keep the schedule's script (s.script()) and build it again, or save "
+            "f.listing() to read its instructions")
+
     def __call__(self, *arrays):
         arrays_of = self.func.arrays
         if len(arrays) != len(arrays_of):
@@ -106,6 +114,9 @@ class AccelModule:
                     f"argument '{array.name}' must be a NumPy {array.dtype} array of shape "
                     f"{shape}, got {getattr(value, 'dtype', type(value).__name__)} "
                     f"{getattr(value, 'shape', '')}")
+            if array.written and not value.flags.writeable:
+                raise InvalidArgumentError(f"output '{array.name}' is read-only; pass a "
+                                           "writable array")
             entry = shape[-2:]
             data = np.ascontiguousarray(value).reshape((-1,) + entry)
             dram[array.name] = data.copy() if array.written else data

@@ -6,6 +6,8 @@ one.  A kernel with parallel loops needs polyopt's thread pool (:mod:`.threadpoo
 linked into the file; one calling libmvec's vector ``exp``, ``log`` or ``tanh`` needs
 libmvec, which the shared library is linked against.  Every
 file is written to a temporary name and renamed, so a reader never sees half a file.
+A shared library also holds its kernel's signature digest (:func:`signature_object`),
+and the ``.json`` beside it the library's SHA-256: ``po.load_module`` checks both.
 :func:`load_object` loads an object back into this process (no C compiler: LLVM's
 JIT links it), as the graph layer does with kernels from the on-disk cache.
 
@@ -21,46 +23,73 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 
-import re
-
 from ...errors import BackendError, InvalidArgumentError
+from ...private_folder import digest
+from ..integrity import signature_table_ir
 from ..linker import libraries_needed, link_shared, write_atomically
-from ..native import NativeKernel
+from ..native import SIGNATURE_SUFFIX, NativeKernel
+from ..symbols import check_symbol_name
 from .jit import CPU, object_code, parse, target_machine
 from .threadpool import calls_threadpool, runtime_ir, runtime_objects
 
 
-def object_for(optimized_ir: str, cpu: CPU, *, with_runtime: bool = False) -> bytes:
+def object_for(optimized_ir: str, cpu: CPU, *, with_runtime: bool = False,
+               signature=None) -> bytes:
     """The ELF object of an optimized IR module, for ``cpu``; ``with_runtime``: with the
-    thread pool's code in it when the module calls it."""
+    thread pool's code in it when the module calls it; ``signature``: with its digest
+    (``polyopt_signature_<name>``) in it."""
     module = parse(optimized_ir)
     if with_runtime and calls_threadpool(optimized_ir):
         module.link_in(parse(runtime_ir()))
+    if signature is not None:
+        module.link_in(parse(signature_table_ir([signature])))
     return object_code(module, cpu)
+
+
+def signature_object(signatures, cpu: CPU) -> bytes:
+    """An ELF object defining ``polyopt_signature_<name>`` for each signature: linked into
+    every shared library, it binds the library to the signatures it was built with (see
+    :mod:`polyopt.target.integrity`)."""
+    return object_code(parse(signature_table_ir(signatures)), cpu)
 
 
 def export_library(optimized_ir: str, signature, cpu: CPU, path) -> None:
     """Write one kernel as ``path`` (a shared library, or an object when it ends in
-    ``.o``) and its signature as ``path + ".json"``."""
-    path = os.fspath(path)
+    ``.o``) and, as ``path + ".json"``, its signature and the file's SHA-256."""
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        path = None
     if not isinstance(path, str) or not path:
         raise InvalidArgumentError(f"export_library takes a file path such as 'k.so', got {path!r}")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InvalidArgumentError(f"the folder {directory} does not exist; create it first")
+    for place in (path, path + SIGNATURE_SUFFIX):
+        if os.path.isdir(place):
+            raise InvalidArgumentError(f"{place} is a folder; export_library takes a file path "
+                                       f"such as {os.path.join(path, signature.name + '.so')}")
+    check_symbol_name(signature.name)
     if path.endswith(".o"):  # one object: the thread pool's code goes into it
-        write_atomically(path, object_for(optimized_ir, cpu, with_runtime=True))
+        data = object_for(optimized_ir, cpu, with_runtime=True, signature=signature)
     else:
         code = object_for(optimized_ir, cpu)
         with tempfile.TemporaryDirectory(prefix="polyopt-") as scratch:
-            obj = os.path.join(scratch, f"{signature.name}.o")
+            obj = os.path.join(scratch, "kernel.o")
+            table = os.path.join(scratch, "signature.o")
             write_atomically(obj, code)
-            link_shared([obj] + runtime_objects([code], scratch), path,
+            write_atomically(table, signature_object([signature], cpu))
+            linked = os.path.join(scratch, "kernel.so")
+            link_shared([obj, table] + runtime_objects([code], scratch), linked,
                         libraries_needed([optimized_ir]))
-    write_atomically(path + ".json",
-                     (json.dumps(signature.to_json(), indent=1) + "\n").encode())
+            with open(linked, "rb") as file:
+                data = file.read()
+    write_atomically(path, data)
+    saved = {**signature.to_json(), "library_sha256": digest(data)}
+    write_atomically(path + SIGNATURE_SUFFIX, (json.dumps(saved, indent=1) + "\n").encode())
 
 
 _DECLARED = re.compile(r'^declare [^@]*@"?([\w.$]+)"?\(', re.M)
