@@ -37,6 +37,7 @@ import argparse
 import runpy
 from pathlib import Path
 
+from .cli_output import reader_gone
 from .domain.program import Program
 from .errors import InvalidArgumentError, PolyoptError
 from .transform.handwritten import check
@@ -59,8 +60,12 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     report = check(load_computation(Path(args.file), args.name),
                    None if args.schedule is None else Path(args.schedule))
-    print(report)
-    return 0 if report.legal else 1
+    verdict = 0 if report.legal else 1
+    try:
+        print(report)
+    except BrokenPipeError:  # the reader stopped reading: the verdict stands
+        return reader_gone(verdict)
+    return verdict
 
 
 def main(argv: list[str]) -> int:
