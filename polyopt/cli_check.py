@@ -54,12 +54,17 @@ def add_parser(commands) -> None:
     parser.add_argument("file", help="Python file that defines the computation")
     parser.add_argument("--schedule", help="isl map, isl schedule tree or JSON file")
     parser.add_argument("--name", help="the variable of FILE holding the computation")
+    parser.add_argument("--strict-fp", action="store_true",
+                        help="reductions accumulate in their written order (by default a "
+                             "sum may be reassociated, as the schedule primitives allow, "
+                             "unless FILE's schedule was made with strict_fp=True)")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     report = check(load_computation(Path(args.file), args.name),
-                   None if args.schedule is None else Path(args.schedule))
+                   None if args.schedule is None else Path(args.schedule),
+                   strict_fp=True if args.strict_fp else None)
     verdict = 0 if report.legal else 1
     try:
         print(report)

@@ -42,7 +42,8 @@ iterations of it, and "parallel" otherwise.
 >>> k = po.reduce_axis((0, K), name="k")
 >>> C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
 >>> report = po.check(po.create_schedule(C), schedule=
-...     "[K] -> { C_init[i, j] -> [j, i, 0, 0]; C_update[i, j, k] -> [j, i, 1, K - 1 - k] }")
+...     "[K] -> { C_init[i, j] -> [j, i, 0, 0]; C_update[i, j, k] -> [j, i, 1, K - 1 - k] }",
+...     strict_fp=True)  # (without it, the sum may be reassociated: legal)
 >>> report.legal
 False
 >>> print(report.violations[0].sink)
@@ -70,6 +71,7 @@ from ..deps.dataflow import Dependence, Dependences, compute_dependences
 from ..deps.effort import bounded_effort
 from ..deps.describe import aff_text
 from ..deps.legality import Violation, carried_pairs, find_violations
+from ..deps.reductions import reassociated
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..domain.schedule import band_of_members
@@ -133,10 +135,17 @@ class CheckReport:
 
 
 @public
-def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
-          ) -> CheckReport:
+def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None,
+          strict_fp: bool | None = None) -> CheckReport:
     """Check ``schedule`` (see the module docstring for the forms it takes) against the
     exact dependences of ``program_or_schedule``; ``deps`` reuses ones already computed.
+
+    The verdict is the one the schedule primitives and ``s.check()`` give: a reduction's
+    updates may accumulate in any order (TVM's semantics, :mod:`polyopt.deps.reductions`)
+    unless ``strict_fp=True``; ``strict_fp=None`` follows the schedule
+    (``po.create_schedule(..., strict_fp=...)``; a bare program reassociates, an in-place
+    kernel relaxes only its exact updates, as its primitives do).  The loop report uses
+    the exact dependences: a reduction loop is sequential (its iterations would race).
 
     >>> import polyopt as po
     >>> A = po.placeholder((8,), name="A")
@@ -152,10 +161,24 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
         deps = getattr(program_or_schedule, "deps", None)
         if not isinstance(deps, Dependences):
             deps = compute_dependences(program)
+    built = program  # its stages say which statements are a reduction's updates
     if schedule is not None:
         program = program.replace(schedule=schedule_from(program, schedule))
-    violations = tuple(_shared_element(program, v) for v in find_violations(program, deps))
+    if strict_fp is not None and not isinstance(strict_fp, bool):
+        raise InvalidArgumentError(f"po.check: strict_fp is True, False or None, got "
+                                   f"{strict_fp!r}")
+    order = reassociated(built, deps) if _reassociates(program_or_schedule, strict_fp) \
+        else deps
+    violations = tuple(_shared_element(program, v) for v in find_violations(program, order))
     return CheckReport(not violations, violations, _loops(program, deps), program)
+
+
+def _reassociates(program_or_schedule, strict_fp: bool | None) -> bool:
+    """Whether reductions may accumulate in any order (see :func:`check`)."""
+    if strict_fp is not None:
+        return not strict_fp
+    reference = getattr(getattr(program_or_schedule, "state", None), "reference", None)
+    return getattr(reference, "reassociate", True)  # (a kernel's: its exact updates)
 
 
 def schedule_from(program: Program, spec) -> isl.Schedule:
@@ -399,7 +422,7 @@ def _check_isl_text(text: str, where: str, statement: str | None = None) -> None
 
     >>> _check_isl_text("{ S[i] -> [" + "(" * 2000 + "i" + ")" * 2000 + "] }", "x")
     Traceback (most recent call last):
-    polyopt.errors.ScheduleFormatError: the isl text in x nests brackets 2001 deep; polyopt reads at most 1000 levels: write the expression without redundant parentheses
+    polyopt.errors.ScheduleFormatError: the isl text in x nests brackets 2002 deep; polyopt reads at most 1000 levels: write the expression without redundant parentheses
     """
     which = f", in the map of statement {statement}," if statement else ""
     depth = deepest = 0

@@ -17,7 +17,7 @@ illegal, and nothing unproved is accepted.
 ...     for i in range(1, n):
 ...         A[i] = A[i - 1] * 2.0
 >>> [d.kind for d in limited_dependences(po.create_schedule(double).program)]
-['flow', 'output']
+['flow']
 """
 
 from __future__ import annotations
