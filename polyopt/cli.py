@@ -60,7 +60,14 @@ def _median_time(fn, repeat: int = 5) -> float:
     return float(np.median(times))
 
 
+DEMO_SIZES = (1, 4096)  # matmul sizes the demo takes (4096: three 64 MiB arrays)
+
+
 def demo(args) -> int:
+    low, high = DEMO_SIZES
+    if not low <= args.size <= high:
+        raise po.InvalidArgumentError(f"demo --size takes a matmul size from {low} to "
+                                      f"{high}, got {args.size}")
     examples = [("matmul", _matmul(args.size)), ("conv2d", _conv2d(16, 32))]
     failures = 0
     for title, (output, tensors, arrays, reference) in examples:
@@ -131,7 +138,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         code = po.errors.public(_stopping_when_reader_gone(args.run, gone))(args)
     except po.PolyoptError as err:
-        print(f"polyopt: error: {err}", file=sys.stderr)
+        message = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+        print(f"polyopt: error: {message}", file=sys.stderr)
         return 2
     return reader_gone(gone[0]) if gone else code
 
