@@ -26,7 +26,8 @@ import os
 
 from .errors import InvalidArgumentError, public
 from .extern_build import build_with_externs, extern_tensors
-from .lower import lower
+from .domain.program import Program
+from .lower import LoweredFunc, lower
 from .target.base import get_target, target_key
 from .target.signature import content_hash
 
@@ -128,6 +129,13 @@ def build(schedule, args=None, target: str = "llvm", name: str | None = None, *,
     CPU and features) or ``"opencl"`` (TVM's other flags are parsed and ignored);
     ``target_host`` is accepted and unused (kernels launch from Python);
     ``f.signature`` says what the kernel takes."""
+    if isinstance(schedule, LoweredFunc):
+        raise InvalidArgumentError(
+            "build takes the schedule, not what lower returns: write tvm.build(s, [A, B, C], "
+            "target) (polyopt lowers it itself; print(tvm.lower(s, [A, B, C])) shows the loops)")
+    if not isinstance(getattr(schedule, "program", schedule), Program):
+        raise InvalidArgumentError(f"build takes a schedule from po.create_schedule or a "
+                                   f"po.kernel, got {type(schedule).__name__}")
     externs = extern_tensors(schedule)
     if externs:  # po.extern: the calls run first, then the kernel built without them
         return build_with_externs(schedule, args, externs, lambda kernel_args: _build(

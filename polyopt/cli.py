@@ -19,6 +19,7 @@ import numpy as np
 
 import polyopt as po
 from polyopt import cli_check, cli_opt, cli_run
+from polyopt.cli_output import reader_gone
 from polyopt.aot import cli as aot_cli
 
 
@@ -59,7 +60,14 @@ def _median_time(fn, repeat: int = 5) -> float:
     return float(np.median(times))
 
 
+DEMO_SIZES = (1, 4096)  # matmul sizes the demo takes (4096: three 64 MiB arrays)
+
+
 def demo(args) -> int:
+    low, high = DEMO_SIZES
+    if not low <= args.size <= high:
+        raise po.InvalidArgumentError(f"demo --size takes a matmul size from {low} to "
+                                      f"{high}, got {args.size}")
     examples = [("matmul", _matmul(args.size)), ("conv2d", _conv2d(16, 32))]
     failures = 0
     for title, (output, tensors, arrays, reference) in examples:
@@ -105,6 +113,17 @@ def _show_refusal(schedule, output) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; the exit status is the command's (2 for bad input).  A reader
+    that stops reading (``polyopt demo | head -3``) ends the command quietly, as Unix
+    tools end on a closed pipe: ``polyopt check`` still exits with its verdict, the
+    other commands with 0."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # (argparse's --help or usage, or the error line)
+        return reader_gone(0)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="polyopt", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     demo_parser = commands.add_parser("demo", help="build, show and run matmul and conv2d")
@@ -115,11 +134,27 @@ def main(argv: list[str] | None = None) -> int:
     cli_run.add_parser(commands)
     aot_cli.add_parsers(commands)
     args = parser.parse_args(argv)
+    gone: list[int] = []
     try:
-        return po.errors.public(args.run)(args)
+        code = po.errors.public(_stopping_when_reader_gone(args.run, gone))(args)
     except po.PolyoptError as err:
-        print(f"polyopt: error: {err}", file=sys.stderr)
+        message = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+        print(f"polyopt: error: {message}", file=sys.stderr)
         return 2
+    return reader_gone(gone[0]) if gone else code
+
+
+def _stopping_when_reader_gone(run, gone: list[int]):
+    """``run``, ending with status 0 (recorded in ``gone``) when its output's reader
+    closed the pipe: that is no error of polyopt's, nor of the input."""
+    def command(args) -> int:
+        try:
+            return run(args)
+        except BrokenPipeError:
+            gone.append(0)
+            return 0
+    command.__qualname__ = getattr(run, "__qualname__", "command")
+    return command
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import argparse
 import runpy
 from pathlib import Path
 
+from .cli_output import reader_gone
 from .domain.program import Program
 from .errors import InvalidArgumentError, PolyoptError
 from .transform.handwritten import check
@@ -53,14 +54,23 @@ def add_parser(commands) -> None:
     parser.add_argument("file", help="Python file that defines the computation")
     parser.add_argument("--schedule", help="isl map, isl schedule tree or JSON file")
     parser.add_argument("--name", help="the variable of FILE holding the computation")
+    parser.add_argument("--strict-fp", action="store_true",
+                        help="reductions accumulate in their written order (by default a "
+                             "sum may be reassociated, as the schedule primitives allow, "
+                             "unless FILE's schedule was made with strict_fp=True)")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     report = check(load_computation(Path(args.file), args.name),
-                   None if args.schedule is None else Path(args.schedule))
-    print(report)
-    return 0 if report.legal else 1
+                   None if args.schedule is None else Path(args.schedule),
+                   strict_fp=True if args.strict_fp else None)
+    verdict = 0 if report.legal else 1
+    try:
+        print(report)
+    except BrokenPipeError:  # the reader stopped reading: the verdict stands
+        return reader_gone(verdict)
+    return verdict
 
 
 def main(argv: list[str]) -> int:

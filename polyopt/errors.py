@@ -20,8 +20,8 @@ import threading
 __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
            "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
-           "BackendError", "MissingBackendError", "ReleasedKernelError", "InternalError",
-           "PolyoptWarning"]
+           "BackendError", "MissingBackendError", "ReleasedKernelError", "ExternCallError",
+           "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(Exception):
@@ -93,6 +93,11 @@ class ReleasedKernelError(BackendError):
 
 class MissingBackendError(BackendError):
     """A backend needs a package or system library that is not installed."""
+
+
+class ExternCallError(PolyoptError):
+    """The user's own function behind a ``po.extern`` (``register_func``, or a Python
+    function) raised while the built function ran it; the original error is the cause."""
 
 
 class InternalError(PolyoptError):

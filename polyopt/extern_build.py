@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidArgumentError, UndefinedTensorError
+from .errors import ExternCallError, InvalidArgumentError, PolyoptError, UndefinedTensorError
 from .target.module import ModuleAPI
 from .te.evaluate import evaluate
 from .te.expr import TensorRead, Var
@@ -95,10 +95,19 @@ def _run_call(op: ExternOp, values: dict, ndarray) -> None:
 
     call = op.call
     if isinstance(call, PackedCall):
-        function = get_global_func(call.name)
-        function(*(array_of(a) if isinstance(a, Tensor) else a for a in call.args))
+        function, label = get_global_func(call.name), f"the function registered as '{call.name}'"
+        arguments = [array_of(a) if isinstance(a, Tensor) else a for a in call.args]
     else:
-        call(*(array_of(t) for t in op.inputs), *(array_of(t) for t in op.group))
+        function, label = call, f"the Python function {getattr(call, '__name__', call)!r}"
+        arguments = [array_of(t) for t in (*op.inputs, *op.group)]
+    try:
+        function(*arguments)
+    except PolyoptError:
+        raise
+    except Exception as err:  # the user's own function failed: no bug of polyopt's
+        raise ExternCallError(f"extern '{op.name}': {label} raised {type(err).__name__}: "
+                              f"{err}; fix that function (it is called with NumPy arrays: "
+                              "the extern's inputs, then its outputs to fill)") from err
 
 
 def build_with_externs(schedule, args, externs, build_kernel, name):

@@ -93,14 +93,17 @@ class bounded_effort:  # noqa: N801  (used as a context manager, like a function
     """Within the block, isl may make at most ``check_effort.operations`` operations;
     past them the block raises :class:`CheckEffortError` naming ``what``.  Nested
     blocks share the outermost one's bound.  On the way out isl's context is as it was
-    (its bound, its count of operations, its error mode), whatever happened inside."""
+    (its bound, its count of operations, its error mode), whatever happened inside.
+    ``operations``: this block's own bound instead (a step with a budget of its own,
+    e.g. merging the pieces of a hand-written schedule), when it is the outermost."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, operations: int | None = None):
         self.what = what
         self.owner = False
+        self.operations = operations
 
     def __enter__(self):
-        limit = check_effort.operations
+        limit = check_effort.operations if self.operations is None else self.operations
         if _ACTIVE[0] or not limit:
             _ACTIVE[0] += 1
             return self

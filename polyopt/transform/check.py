@@ -38,6 +38,15 @@ def check_schedule(result: Program, deps: Dependences, transform: str, *, repair
         check_marked_loops(result, deps, transform, marking=marking)
 
 
+def check_marked_loops_of(program: Program, deps, transform: str, *,
+                          marking: str | None = None) -> None:
+    """:func:`check_marked_loops` with isl's effort bounded; ``deps`` may be a function
+    computing the dependences, called only when a marked loop has two iterations that
+    touch one element (else nothing is carried: see :func:`check_loop_carries_nothing`)."""
+    with bounded_effort(transform):
+        check_marked_loops(program, deps, transform, marking=marking)
+
+
 def check_marked_loops(program: Program, deps: Dependences, transform: str, *,
                        marking: str | None = None) -> None:
     """Every loop marked parallel or vectorized, or bound to work-groups or work-items,
@@ -61,6 +70,9 @@ def check_bound_loop(program: Program, deps: Dependences, stage: str, level: int
     them (a tree reduction in ``__local`` memory), so its own accumulation is allowed."""
     stage_obj = program.stage(stage)
     axis = stage_obj.axes[level - 1]
+    if _touches_nothing_across(program, stage_obj.main, axis):
+        return
+    deps = _resolved(deps)
     threads = axis.kind.startswith("threadIdx")  # (a virtual thread reduces nothing)
     scopes = private_scopes(axis.kind)
     private = frozenset(a.name for a in program.arrays if a.scope in scopes)
@@ -147,6 +159,9 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
     race on a buffer that is not in ``private``)."""
     stage_obj = program.stage(stage)
     axis = stage_obj.axes[level - 1]
+    if _touches_nothing_across(program, stage_obj.main, axis):
+        return
+    deps = _resolved(deps)
     dim = loop_dimension(program, stage_obj.main, axis)
     carried = carried_dependences(program, deps, stage_obj.main, dim)
     if not carried:
@@ -175,6 +190,20 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
         f"{transform} is illegal: {what} '{axis.name}' carries a dependence between its "
         f"iterations: {violation.explain('in another iteration of that loop')}. "
         f"Repair: {hint}", violation)
+
+
+def _resolved(deps) -> Dependences:
+    return deps() if callable(deps) else deps
+
+
+def _touches_nothing_across(program: Program, stmt: str, axis) -> bool:
+    """Whether no two iterations of ``axis`` touch one element, one of them writing it
+    (no memory conflict between them, private buffers included): then the loop carries
+    no dependence (every dependence is such a conflict) and has no race.  An exact
+    answer that needs no dataflow analysis: asked first, so that the dependences are
+    computed only when some conflict remains (on a rewritten kernel under a tiled,
+    ``nparts``-split schedule they can take minutes)."""
+    return racing_access(program, stmt, loop_dimension(program, stmt, axis)) is None
 
 
 def loop_dimension(program: Program, stmt: str, axis) -> int:

@@ -42,7 +42,8 @@ iterations of it, and "parallel" otherwise.
 >>> k = po.reduce_axis((0, K), name="k")
 >>> C = po.compute((M, N), lambda i, j: po.sum(A[i, k] * B[k, j], axis=k), name="C")
 >>> report = po.check(po.create_schedule(C), schedule=
-...     "[K] -> { C_init[i, j] -> [j, i, 0, 0]; C_update[i, j, k] -> [j, i, 1, K - 1 - k] }")
+...     "[K] -> { C_init[i, j] -> [j, i, 0, 0]; C_update[i, j, k] -> [j, i, 1, K - 1 - k] }",
+...     strict_fp=True)  # (without it, the sum may be reassociated: legal)
 >>> report.legal
 False
 >>> print(report.violations[0].sink)
@@ -67,12 +68,15 @@ from pathlib import Path
 import islpy as isl
 
 from ..deps.dataflow import Dependence, Dependences, compute_dependences
+from ..deps.effort import bounded_effort
 from ..deps.describe import aff_text
 from ..deps.legality import Violation, carried_pairs, find_violations
+from ..deps.reductions import reassociated
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..domain.schedule import band_of_members
-from ..errors import InvalidArgumentError, ScheduleFormatError, public, public_methods
+from ..errors import (CheckEffortError, InvalidArgumentError, ScheduleFormatError, public,
+                      public_methods)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +135,17 @@ class CheckReport:
 
 
 @public
-def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
-          ) -> CheckReport:
+def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None,
+          strict_fp: bool | None = None) -> CheckReport:
     """Check ``schedule`` (see the module docstring for the forms it takes) against the
     exact dependences of ``program_or_schedule``; ``deps`` reuses ones already computed.
+
+    The verdict is the one the schedule primitives and ``s.check()`` give: a reduction's
+    updates may accumulate in any order (TVM's semantics, :mod:`polyopt.deps.reductions`)
+    unless ``strict_fp=True``; ``strict_fp=None`` follows the schedule
+    (``po.create_schedule(..., strict_fp=...)``; a bare program reassociates, an in-place
+    kernel relaxes only its exact updates, as its primitives do).  The loop report uses
+    the exact dependences: a reduction loop is sequential (its iterations would race).
 
     >>> import polyopt as po
     >>> A = po.placeholder((8,), name="A")
@@ -150,24 +161,72 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
         deps = getattr(program_or_schedule, "deps", None)
         if not isinstance(deps, Dependences):
             deps = compute_dependences(program)
+    built = program  # its stages say which statements are a reduction's updates
     if schedule is not None:
         program = program.replace(schedule=schedule_from(program, schedule))
-    violations = tuple(_shared_element(program, v) for v in find_violations(program, deps))
+    if strict_fp is not None and not isinstance(strict_fp, bool):
+        raise InvalidArgumentError(f"po.check: strict_fp is True, False or None, got "
+                                   f"{strict_fp!r}")
+    order = reassociated(built, deps) if _reassociates(program_or_schedule, strict_fp) \
+        else deps
+    violations = tuple(_shared_element(program, v) for v in find_violations(program, order))
     return CheckReport(not violations, violations, _loops(program, deps), program)
+
+
+def _reassociates(program_or_schedule, strict_fp: bool | None) -> bool:
+    """Whether reductions may accumulate in any order (see :func:`check`)."""
+    if strict_fp is not None:
+        return not strict_fp
+    reference = getattr(getattr(program_or_schedule, "state", None), "reference", None)
+    return getattr(reference, "reassociate", True)  # (a kernel's: its exact updates)
 
 
 def schedule_from(program: Program, spec) -> isl.Schedule:
     """The isl schedule that ``spec`` describes for ``program``, after every check."""
-    umap = _checked(program, *_read(spec))
-    if umap.is_empty():  # no statement has an instance (at these sizes): nothing to order
-        return isl.Schedule.from_domain(program.domains)
-    try:
-        band = _band_of(umap)
-    except isl.Error as err:
-        raise ScheduleFormatError(f"isl cannot make an affine schedule of it "
-                                  f"({_isl_reason(err)}); "
-                                  "write each dimension as a quasi-affine expression") from None
-    return isl.Schedule.from_domain(program.domains).insert_partial_schedule(band)
+    entries, origin = _read(spec)
+    entries = [(named, _merged(umap, origin)) for named, umap in entries]
+    with bounded_effort("the check of the schedule's form"):
+        umap = _checked(program, entries, origin)
+        if umap.is_empty():  # no statement has an instance (at these sizes): no order
+            return isl.Schedule.from_domain(program.domains)
+        try:
+            band = _band_of(umap)
+        except isl.Error as err:
+            raise ScheduleFormatError(f"isl cannot make an affine schedule of it "
+                                      f"({_isl_reason(err)}); write each dimension as a "
+                                      "quasi-affine expression") from None
+        return isl.Schedule.from_domain(program.domains).insert_partial_schedule(band)
+
+
+MERGE_OPERATIONS = 5_000_000  # isl operations to merge many pieces (about 2 s of CPU)
+
+
+def _merged(umap: isl.UnionMap, origin: str) -> isl.UnionMap:
+    """``umap`` with every statement's map in at most :data:`MAX_PIECES` pieces:
+    merged by isl's coalesce when it has more (20,000 pieces ``k = t`` merge into
+    one ``0 <= k < 20000``); a map that does not merge that far is refused (the
+    checks on it would take time quadratic in its pieces)."""
+    maps = parts(umap)
+    if all(m.n_basic_map() <= MAX_PIECES for m in maps):
+        return umap
+    result = isl.UnionMap.empty(umap.get_space())
+    for relation in maps:
+        count = relation.n_basic_map()
+        if count > MAX_PIECES:
+            try:
+                with bounded_effort("merging the pieces", MERGE_OPERATIONS):
+                    relation = relation.coalesce()
+            except CheckEffortError:
+                pass
+            if relation.n_basic_map() > MAX_PIECES:
+                name = relation.get_tuple_name(isl.dim_type.in_) if relation.has_tuple_name(
+                    isl.dim_type.in_) else "(unnamed)"
+                _fail(f"the {origin} gives statement {name} a map of {count} pieces that do "
+                      f"not merge into {MAX_PIECES} or fewer; polyopt checks at most "
+                      f"{MAX_PIECES} per statement: write it with fewer pieces (one affine "
+                      "expression, with floor or mod where needed)")
+        result = result.union(isl.UnionMap.from_map(relation))
+    return result
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -201,10 +260,13 @@ def _dimension(relation: isl.Map, k: int) -> isl.PwAff:
 
 def _read(spec) -> tuple[list[tuple[str | None, isl.UnionMap]], str]:
     """``([(statement named by the input or None, map)], where it comes from)``."""
+    # isl objects are read again from their text: it puts them in the program's isl
+    # context (one made in another context cannot meet the program's sets) and through
+    # the same checks as any schedule text
     if isinstance(spec, isl.Schedule):
-        return [(None, spec.get_map())], "schedule tree"
+        return [(None, _parse_map(str(spec.get_map()), "the schedule tree"))], "schedule tree"
     if isinstance(spec, (isl.UnionMap, isl.Map)):
-        return [(None, isl.UnionMap(spec) if isinstance(spec, isl.Map) else spec)], "schedule"
+        return [(None, _parse_map(str(spec), "the schedule"))], "schedule"
     if isinstance(spec, dict):
         return _from_json(spec, "the schedule JSON")
     if isinstance(spec, os.PathLike) or (isinstance(spec, str) and "{" not in spec):
@@ -234,8 +296,13 @@ def _from_text(text: str, where: str, *, json_file: bool):
             raise ScheduleFormatError(
                 f"the JSON in {where} is nested too deeply; a schedule is an object whose "
                 '"statements" maps statement names to isl maps') from None
+        except ValueError as err:  # e.g. an integer longer than Python converts
+            raise ScheduleFormatError(f"unreadable JSON in {where} ({err}); a schedule is "
+                                      'an object whose "statements" maps statement names '
+                                      "to isl maps") from None
         return _from_json(data, where)
     if re.match(r"\s*\{?\s*domain\s*:", text):
+        _check_isl_text(text, where)
         try:
             return [(None, isl.Schedule(text).get_map())], "schedule tree"
         except isl.Error as err:
@@ -261,23 +328,120 @@ def _from_json(data, where: str):
 
 
 def _parse_map(text: str, where: str, statement: str | None = None) -> isl.UnionMap:
-    try:
-        return isl.UnionMap(text)
-    except isl.Error as err:
-        reason = _isl_reason(err)
-    if statement is None:  # find the piece of the union that isl refuses
-        head, _, body = text.partition("{")
-        for piece in body.rsplit("}", 1)[0].split(";"):
+    """The union map of isl ``text``, its maps read one by one: isl reads a union by
+    adding each map to the union so far, which takes time quadratic in the maps of
+    one statement (20,000 maps of one statement: minutes); read apart and united in
+    pairs, they take time linear in the text."""
+    _check_isl_text(text, where, statement)
+    pieces = _pieces(text)
+    with _reading_effort(where):
+        if pieces is None:
             try:
-                isl.UnionMap(f"{head}{{ {piece} }}")
-            except isl.Error:
-                named = re.match(r"\s*([A-Za-z_][\w.]*)\s*\[", piece)
-                statement = named.group(1) if named else None
-                text = piece.strip()
-                break
+                return isl.UnionMap(text)
+            except isl.Error as err:
+                _fail(_malformed(where, statement, err, text))
+        maps = []
+        for piece in pieces:
+            try:
+                maps.append(isl.UnionMap(piece))
+            except isl.Error as err:
+                named = re.match(r"(?:\[[^\]]*\]\s*->\s*)?\{\s*([A-Za-z_][\w.]*)\s*\[", piece)
+                which = statement or (named.group(1) if named else None)
+                body = piece.partition("{")[2].rpartition("}")[0]
+                _fail(_malformed(where, which, err, body))
+        if not maps:
+            return isl.UnionMap(text)  # "{ }": empty
+        while len(maps) > 1:
+            maps = [maps[k].union(maps[k + 1]) if k + 1 < len(maps) else maps[k]
+                    for k in range(0, len(maps), 2)]
+        return maps[0]
+
+
+def _malformed(where: str, statement: str | None, err: isl.Error, text: str) -> str:
     which = f", in the map of statement {statement}" if statement else ""
-    return _fail(f"malformed isl text in {where}{which} ({reason}): {_short(text)}; "
-                 "write e.g. [N] -> { S0[i, j] -> [i, j] }")
+    return (f"malformed isl text in {where}{which} ({_isl_reason(err)}): {_short(text)}; "
+            "write e.g. [N] -> { S0[i, j] -> [i, j] }")
+
+
+_UNION_TEXT = re.compile(r"\s*((?:\[[^\]{};]*\]\s*->\s*)?)\{")
+_SEPARATORS = re.compile(r"[{}()\[\];]")
+
+
+def _pieces(text: str) -> list[str] | None:
+    """``"[N] -> { A; B }"`` as ``["[N] -> { A }", "[N] -> { B }"]``; None when the
+    text is not one pair of braces around maps separated by ``;``.
+
+    >>> _pieces("[N] -> { S[i] -> [i] : i < N; T[i] -> [i, 1] }")
+    ['[N] -> { S[i] -> [i] : i < N }', '[N] -> { T[i] -> [i, 1] }']
+    """
+    head = _UNION_TEXT.match(text)
+    if head is None:
+        return None
+    depth, start, pieces = 1, head.end(), []
+    for mark in _SEPARATORS.finditer(text, head.end()):
+        char = mark.group()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                if text[mark.end():].strip():
+                    return None
+                pieces.append(text[start:mark.start()])
+                break
+        elif depth == 1:  # ";" between two maps
+            pieces.append(text[start:mark.start()])
+            start = mark.end()
+    if depth != 0:
+        return None
+    prefix = head.group(1)
+    return [f"{prefix}{{ {piece.strip()} }}" for piece in pieces if piece.strip()]
+
+
+class _reading_effort(bounded_effort):  # noqa: N801
+    """isl's effort bounded while it reads a schedule (a formula of many ``or``s inside
+    ``and``s multiplies out into exponentially many pieces)."""
+
+    def __init__(self, where: str):
+        super().__init__(f"reading the schedule in {where}")
+
+
+MAX_NESTING = 1_000  # brackets inside brackets: isl's parser recurses once per level
+MAX_DIGITS = 100     # in one number: isl computes with them at any size, slowly
+MAX_PIECES = 256     # pieces of one statement's map: isl's checks of them are quadratic
+_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_OR = re.compile(r"\bor\b")
+_LONG_NUMBER = re.compile(r"\d{%d,}" % (MAX_DIGITS + 1))
+
+
+def _check_isl_text(text: str, where: str, statement: str | None = None) -> None:
+    """Refuse isl text that isl should not see: brackets nested deeper than
+    :data:`MAX_NESTING` (isl's recursive parser would overflow the stack: a segfault)
+    and numbers of more than :data:`MAX_DIGITS` digits (isl's arithmetic on them runs
+    for minutes).  Both are far beyond any real schedule.
+
+    >>> _check_isl_text("{ S[i] -> [" + "(" * 2000 + "i" + ")" * 2000 + "] }", "x")
+    Traceback (most recent call last):
+    polyopt.errors.ScheduleFormatError: the isl text in x nests brackets 2002 deep; polyopt reads at most 1000 levels: write the expression without redundant parentheses
+    """
+    which = f", in the map of statement {statement}," if statement else ""
+    depth = deepest = 0
+    for bracket in _BRACKETS.sub("", text):
+        depth += 1 if bracket in "([{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_NESTING:
+        _fail(f"the isl text in {where}{which} nests brackets {deepest} deep; polyopt reads "
+              f"at most {MAX_NESTING} levels: write the expression without redundant "
+              "parentheses")
+    disjunctions = max((len(_OR.findall(piece)) for piece in text.split(";")), default=0)
+    if disjunctions > MAX_PIECES:
+        _fail(f"the isl text in {where}{which} has a map with {disjunctions} 'or's; polyopt "
+              f"reads at most {MAX_PIECES} in one map: write it with fewer pieces (one "
+              "affine expression, with floor or mod where needed)")
+    long = _LONG_NUMBER.search(text)
+    if long is not None:
+        _fail(f"the isl text in {where}{which} has a number of {len(long.group())} digits; "
+              f"polyopt reads numbers of at most {MAX_DIGITS} digits in a schedule")
 
 
 def _isl_reason(err: isl.Error) -> str:

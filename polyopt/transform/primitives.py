@@ -33,19 +33,29 @@ from .stage_views import detached_from_step
 from .state import PRIMITIVES, ScheduleState, register
 
 
-def reference_dependences(program: Program) -> Dependences:
+def reference_dependences(program: Program, original: Program | None = None
+                          ) -> Dependences:
     """The dependences of a rewritten program, computed under its reference order:
     every stage at the root, in definition order, over its own dimensions (the order
-    that defines what a tensor-expression program computes).  The current schedule is
-    then checked against them like any other.  In-place kernels have no such order;
-    their rewrites are validated against the original kernel instead (inplace.py)."""
-    stages = tuple(dataclasses.replace(s, axes=identity_axes(program.statement(s.main).domain),
-                                       attach=Attach()) for s in program.stages)
+    that defines what a tensor-expression program computes), except the stages that
+    ``original`` (the program as created) defines inside another's loops: the steps of
+    a scan (``tvm.te.scan``) share its time loop, and a step reads the state of the one
+    before it.  The current schedule is then checked against them like any other.
+    In-place kernels have no such order; their rewrites are validated against the
+    original kernel instead (inplace.py)."""
+    names = {s.name for s in program.stages}
+    created = {s.name: s.attach for s in (original.stages if original is not None else ())
+               if s.attach.kind == "with" and s.attach.outer_dims == 0}
+    stages = tuple(dataclasses.replace(
+        s, axes=identity_axes(program.statement(s.main).domain),
+        attach=created[s.name] if created.get(s.name) and created[s.name].stage in names
+        else Attach()) for s in program.stages)
     return compute_dependences(program.with_stages(stages))
 
 
 def _rewritten(state: ScheduleState, program: Program) -> ScheduleState:
-    return state.rewritten(program, lambda: reference_dependences(program))
+    original = state.original
+    return state.rewritten(program, lambda: reference_dependences(program, original))
 
 
 # -- loops ------------------------------------------------------------------------------

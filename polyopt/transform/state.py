@@ -33,7 +33,8 @@ from ..deps.dataflow import Dependences, compute_dependences
 from ..deps.legality import Violation
 from ..domain.program import Program
 from ..domain.schedule import CONCURRENT_KINDS
-from .check import check_schedule
+from .check import check_marked_loops_of, check_schedule
+from .limited_deps import limited_dependences
 from .inplace import KernelRewrites
 
 
@@ -91,7 +92,7 @@ class KernelReference:
 
     @classmethod
     def of(cls, program: Program, rewrites: KernelRewrites) -> "KernelReference":
-        return cls(rewrites, program, Lazy(lambda: compute_dependences(program)), [None])
+        return cls(rewrites, program, Lazy(lambda: limited_dependences(program)), [None])
 
     def dependences(self) -> Dependences:
         return self.deps.get()
@@ -101,9 +102,10 @@ class KernelReference:
         if self.rewrites.rewritten and self.validated[0] is not program.statements:
             self.rewrites.check(program, step, primitive.hint if primitive else None)
             self.validated[0] = program.statements
-        if program is self.program and not any(
-                a.kind in CONCURRENT_KINDS for st in program.stages for a in st.axes):
-            return  # its own dependences hold; only a marked loop could break them
+        if program is self.program:  # its own dependences hold by construction
+            if any(a.kind in CONCURRENT_KINDS for st in program.stages for a in st.axes):
+                check_marked_loops_of(program, self.dependences, step, marking=marking)
+            return
         check_schedule(program, self.dependences(), step, repair=_repair(primitive, program),
                        marking=marking, reassociate=True)  # (kernels: exact updates only)
 

@@ -1,0 +1,50 @@
+"""Checks after rewriting an in-place kernel under tiled, nparts-split schedules end in
+seconds: a marked loop whose iterations touch no common element needs no dataflow
+analysis, and the rewritten kernel's dependences are computed under a CPU limit."""
+
+import pytest
+
+import polyopt as po
+
+N, M, T = po.var("N"), po.var("M"), po.var("T")
+
+
+@po.kernel
+def diagonal(A: po.i32[M, M], B: po.i32[M, N]):
+    for i in range(0, M - 1):
+        for j in range(1, N - 1):
+            for k in range(max(0, i - 1), min(M, i + 2)):
+                A[k, k] = (-1 * B[k, j] + 2 * A[k, i]) % 97
+
+
+@po.kernel
+def triangles(A: po.f64[N, N]):
+    for t in range(T):
+        for i in range(1, N):
+            for j in range(max(0, i - 1), min(N, i + 2)):
+                for k in range(0, M - 1):
+                    A[j, i] = 1.0 * A[i - 1, j]
+            for j in range(1, N - 1):
+                if j < N - 2:
+                    for k in range(1, j):
+                        A[i, j] = po.maximum(A[k - 1, k], A[i, j]) * 0.5
+                        A[i, j] = 0.167 * A[j, i] + -0.333 * A[k, j] + 0.45 * A[i, k + 1]
+                A[i, j] = 0.2 * A[j, i - 1] + -0.36 * A[j, i] + 0.36 * A[i, i - 1]
+
+
+def test_cache_write_under_a_diamond_with_a_parallel_wavefront_is_accepted():
+    s = po.create_schedule(diagonal)
+    s["S0"].split("j", nparts=3)
+    s["S0"].diamond_tile("j.inner", "k", 4)
+    s.cache_write(s["S0"], "local")
+    kinds = {a.name: a.kind for st in s.program.stages for a in st.axes}
+    assert kinds["k.diamond"] == "parallel"
+
+
+@pytest.mark.slow
+def test_reverse_after_cache_write_on_an_nparts_split_ends_in_a_refusal():
+    s = po.create_schedule(triangles)
+    s["S2"].split("t", nparts=4)
+    s.cache_write(s["S2"], "global")
+    with pytest.raises((po.IllegalScheduleError, po.CheckEffortError)):
+        s["S1"].reverse("k")
