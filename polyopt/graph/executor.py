@@ -15,6 +15,7 @@ import ctypes
 import os
 import statistics
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, public, public_methods
 from ..target.args import data_pointer
+from .contracts import check_arena, check_kernel, check_sizes
 from .ir import Graph
 from .lstm import LSTMRunner
 from .inplace import overwritable_inputs
@@ -65,6 +67,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     if not isinstance(cache, (bool, str, os.PathLike)):
         raise InvalidArgumentError(f"cache is True, False or a folder, got {cache!r}")
     start = time.perf_counter()
+    check_sizes(g)  # before anything is allocated (constant folding included)
     keep_freed_memory()
     store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
     # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
@@ -89,6 +92,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             continue
         kernel, template, in_place = _group_kernel(graph, grp, num_threads, store)
         names, shapes = group_arguments(graph, grp.nodes, grp.output)
+        check_kernel(graph, grp, kernel, names, shapes)  # it is called with raw addresses
         steps.append(Step(grp, kernel, names, shapes, template, time.perf_counter() - began,
                           in_place))
         if progress:
@@ -193,6 +197,8 @@ class CompiledModel:
         self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
         self.root = self._aliases(plan)
         self.plan = self._plan()
+        self._check_memory(plan)
+        self._lock = threading.Lock()  # one run at a time uses the arena
         self._buffers = self._allocate(plan)
         self._calls = self._bind()
 
@@ -253,6 +259,13 @@ class CompiledModel:
         return plan_memory([(r, first[r], last[r], g.tensors[r].nbytes) for r in first],
                            in_place=[(name, source, g.tensors[name].nbytes)
                                      for name, source in self.in_place.items()])
+
+    def _check_memory(self, planned: bool) -> None:
+        """Refuse a plan (or, unplanned, buffers) larger than the machine's memory."""
+        sizes = self.plan.sizes
+        total = self.plan.arena_bytes if planned else sum(sizes.values())
+        largest = sorted(sizes, key=lambda n: -sizes[n])[:3]
+        check_arena(total, [f"'{n}' {self.graph.tensors[n]}" for n in largest])
 
     def _allocate(self, planned: bool) -> dict[str, np.ndarray]:
         g = self.graph
@@ -319,9 +332,14 @@ class CompiledModel:
         return calls
 
     def run(self, feeds: dict) -> dict[str, np.ndarray]:
-        """The model's outputs on the inputs ``feeds`` ({name: array})."""
+        """The model's outputs on the inputs ``feeds`` ({name: array}).
+
+        Safe to call from several threads: the runs of one model take turns (they
+        share its arena of intermediate tensors); to run a model on several threads
+        at once, compile it once per thread (the kernels are compiled once per process
+        and shared)."""
         values = self._inputs(feeds)  # the tensors known only at run time
-        with self._session():
+        with self._lock, self._session():
             for step, pointers in self._calls:
                 if pointers is None:
                     self._run_step(step, values)
@@ -358,7 +376,7 @@ class CompiledModel:
         """Every tensor's array after a run (``times``: filled with each step's time)."""
         values = dict(self.graph.constants)
         values.update(self._inputs(feeds))
-        with self._session():
+        with self._lock, self._session():
             for step in self.steps:
                 started = time.perf_counter() if times is not None else 0.0
                 self._run_step(step, values)

@@ -13,6 +13,8 @@ like an elementwise operator.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import te
@@ -275,7 +277,7 @@ def _pool_lower(node, args, values, out, name):
     is_max = node.op_type == "MaxPool"
     if is_max and KH * KW <= UNROLLED_TERMS and (dy, dx) == (1, 1) and X.shape[0].value == 1:
         return _separable_max(X, pads, (sy, sx), (KH, KW), out, name)
-    padded = pad(X, pads, float("-inf") if is_max else 0.0, f"{name}_pad")
+    padded = pad(X, pads, lowest(X.dtype) if is_max else 0.0, f"{name}_pad")
     ry = reduce_axis((0, KH), name="ry")
     rx = reduce_axis((0, KW), name="rx")
     combine = reduce_max if is_max else reduce_sum
@@ -301,6 +303,12 @@ def _pool_lower(node, args, values, out, name):
         count(y, sy, top, KH, H) * count(x, sx, left, KW, W)).astype("float32"), name=name)
 
 
+def lowest(dtype: str):
+    """The padding of a max pool: -inf, or an integer dtype's least value."""
+    return int(np.iinfo(dtype).min) if np.issubdtype(np.dtype(dtype), np.integer) \
+        else float("-inf")
+
+
 def _separable_max(X, pads, strides, kernel, out, name):
     """A small max pool (batch 1) in two steps: the maximum over the window's rows,
     ``rows[n, c, y, w]`` for every padded column ``w`` (read from the input with the
@@ -312,7 +320,7 @@ def _separable_max(X, pads, strides, kernel, out, name):
     (sy, sx), (kh, kw) = strides, kernel
     N, C, H, W = (_value(d) for d in X.shape)
     top, left, bottom, right = pads
-    fill = float("-inf")
+    fill = lowest(X.dtype)
     split = sx == 2
 
     def tap(n, c, y, column, a):
@@ -371,7 +379,7 @@ register("GlobalAveragePool", "reduction")((_global_pool_infer, _global_pool_low
 
 def rows_and_columns(shape) -> tuple[int, int]:
     """A tensor normalized over its last axis, viewed as ``[rows, columns]``."""
-    return int(np.prod(shape[:-1], dtype=np.int64)), int(shape[-1])
+    return math.prod(shape[:-1]), int(shape[-1])
 
 
 def _last_axis_only(node, rank: int, default: int) -> None:
@@ -398,7 +406,7 @@ def _layer_norm_infer(node, infos, constants):
     x = infos[0].shape
     _last_axis_only(node, len(x), -1)
     for info in infos[1:]:
-        if info is not None and int(np.prod(info.shape)) != x[-1]:
+        if info is not None and math.prod(info.shape) != x[-1]:
             raise InvalidArgumentError(f"scale/bias {info.shape} do not fit the last axis of {x}")
     return [(x, infos[0].dtype)]
 
