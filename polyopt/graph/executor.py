@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, public, public_methods
 from ..target.args import data_pointer
-from .contracts import check_arena, check_kernel, check_sizes
+from .contracts import KernelSignatureError, check_arena, check_kernel, check_sizes
 from .ir import Graph
 from .lstm import LSTMRunner
 from .inplace import overwritable_inputs
@@ -115,6 +115,9 @@ def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
         return cached
     request = store.request(signature, num_threads) if store is not None else None
     found = store.find(request) if store is not None else None
+    if found is not None and not _fits(graph, grp, found[0]):
+        found = None  # another kernel than the group's: build it (and remember it) again
+        store.loaded -= 1
     if found is not None:
         kernel, meta = found
         cached = (kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ())))
@@ -127,6 +130,16 @@ def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
         cached = (kernel, lowered.template, in_place)
     _KERNELS[key] = cached
     return cached
+
+
+def _fits(graph: Graph, grp: Group, kernel) -> bool:
+    """Whether a kernel found in the disk cache takes the group's tensors."""
+    names, shapes = group_arguments(graph, grp.nodes, grp.output)
+    try:
+        check_kernel(graph, grp, kernel, names, shapes)
+    except KernelSignatureError:
+        return False
+    return True
 
 
 def keep_freed_memory() -> None:
