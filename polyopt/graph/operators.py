@@ -106,6 +106,17 @@ def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
     return result
 
 
+def axis_in_range(node, axis, rank: int, what: str = "axis") -> int:
+    """``axis`` of ``node`` (``what`` names it) in ``[-rank, rank)``, made non-negative;
+    :class:`InvalidArgumentError` naming the node and the attribute otherwise."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or \
+            not -rank <= axis < rank:
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}): {what}={axis!r} is out of range for "
+            f"rank {rank} (from {-rank} to {rank - 1})")
+    return int(axis) % rank
+
+
 def constant_value(node, constants, index: int, what: str) -> np.ndarray | None:
     """The value of input ``index`` of ``node`` when it is a constant (None when absent);
     refuses a computed tensor where a constant is needed."""
@@ -303,7 +314,7 @@ def _reshape_infer(node, infos, constants):
 
 def _flatten_infer(node, infos, constants):
     shape = infos[0].shape
-    axis = attr(node, "axis") % (len(shape) + 1) if shape else 0
+    axis = axis_in_range(node, attr(node, "axis"), len(shape) + 1)
     return [((math.prod(shape[:axis]), math.prod(shape[axis:])), infos[0].dtype)]
 
 
@@ -311,7 +322,13 @@ def _axes(node, constants, rank):
     axes = constant_value(node, constants, 1, "axes") if len(node.inputs) > 1 else None
     if axes is None:
         axes = node.attrs.get("axes")
-    return None if axes is None else sorted(int(a) % rank for a in np.ravel(axes))
+    if axes is None:
+        return None
+    found = sorted(axis_in_range(node, int(a), rank, "axes") for a in np.ravel(axes))
+    if len(set(found)) != len(found):
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): axes "
+                                   f"{list(np.ravel(axes))} name an axis twice")
+    return found
 
 
 def _squeeze_infer(node, infos, constants):
@@ -369,7 +386,10 @@ register("Transpose", "injective", {"perm": None})((_transpose_infer, _transpose
 
 def _concat_infer(node, infos, constants):
     rank = len(infos[0].shape)
-    axis = attr(node, "axis") % rank
+    axis = axis_in_range(node, attr(node, "axis"), rank)
+    if any(info is None or info.dtype != infos[0].dtype for info in infos):
+        raise InvalidArgumentError(f"inputs of different dtypes "
+                                   f"{[i.dtype if i else None for i in infos]}")
     shape = list(infos[0].shape)
     for info in infos[1:]:
         if len(info.shape) != rank or any(a != b for k, (a, b) in
@@ -406,7 +426,13 @@ def _slice_ranges(node, constants, shape):
     ends = constant_value(node, constants, 2, "ends")
     axes = constant_value(node, constants, 3, "axes")
     steps = constant_value(node, constants, 4, "steps")
-    axes = list(range(len(starts))) if axes is None else [int(a) % len(shape) for a in axes]
+    if any(v is not None and (v.ndim != 1 or len(v) != len(starts))
+           for v in (ends, axes, steps)) or starts.ndim != 1:
+        raise InvalidArgumentError("starts, ends, axes and steps must be 1-D, of one length")
+    axes = list(range(len(starts))) if axes is None else \
+        [axis_in_range(node, int(a), len(shape), "axes") for a in axes]
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"node '{node.name}' (Slice): axes {axes} repeat an axis")
     steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
     ranges = [(0, d, 1) for d in shape]
     for start, end, axis, step in zip(starts, ends, axes, steps):

@@ -24,7 +24,7 @@ from ..te.expr import Const
 from ..te.substitute import substitute
 from ..te.tensor import (all_of, compute, if_then_else, maximum, minimum, reduce_axis,
                          reduce_max, reduce_sum)
-from .operators import UnsupportedOperatorError, attr, broadcast_read, register
+from .operators import UnsupportedOperatorError, attr, axis_in_range, broadcast_read, register
 
 _CONV_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None,
                "pads": None, "strides": None}
@@ -41,9 +41,13 @@ def window(node, in_hw, kernel):
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({node.op_type}): only 2-D windows (NCHW inputs) are "
             f"supported, got {len(in_hw)} spatial dimension(s)")
-    strides = list(attr(node, "strides") or (1, 1))
-    dilations = list(attr(node, "dilations") or (1, 1))
-    pads = list(attr(node, "pads") or (0, 0, 0, 0))
+    strides = _sizes(node, "strides", (1, 1), 2, 1)
+    dilations = _sizes(node, "dilations", (1, 1), 2, 1)
+    pads = _sizes(node, "pads", (0, 0, 0, 0), 4, 0)
+    kernel = [int(k) for k in kernel]
+    if len(kernel) != 2 or min(kernel) < 1:
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): kernel_shape must be "
+                                   f"two sizes >= 1, got {list(kernel)}")
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     auto = attr(node, "auto_pad")
     if auto in ("SAME_UPPER", "SAME_LOWER"):
@@ -64,6 +68,19 @@ def window(node, in_hw, kernel):
     if min(out) < 1:
         raise InvalidArgumentError(f"node '{node.name}': the window is larger than the input")
     return pads, strides, dilations, out
+
+
+def _sizes(node, key: str, default, count: int, least: int) -> list[int]:
+    """The attribute ``key`` of a window operator: ``count`` integers >= ``least``."""
+    value = attr(node, key)
+    if value is None:
+        return list(default)
+    if not isinstance(value, (list, tuple)) or len(value) != count or not all(
+            isinstance(v, (int, np.integer)) and v >= least for v in value):
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}): {key} must be {count} integers >= {least}, "
+            f"got {value!r}")
+    return [int(v) for v in value]
 
 
 def pad(X, pads, fill: float, name: str):
@@ -99,6 +116,9 @@ def _pad_split(X, pads, name: str, fill: float = 0.0):
 def _conv_infer(node, infos, constants):
     x, w = infos[0], infos[1]
     group = attr(node, "group")
+    if not isinstance(group, (int, np.integer)) or group < 1:
+        raise InvalidArgumentError(f"node '{node.name}' (Conv): group must be an integer >= 1, "
+                                   f"got {group!r}")
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise UnsupportedOperatorError(
             f"node '{node.name}' (Conv): only 2-D convolutions are supported, got input "
@@ -107,6 +127,12 @@ def _conv_infer(node, infos, constants):
         raise InvalidArgumentError(
             f"weight {w.shape} does not fit input {x.shape} with group={group}")
     kernel = attr(node, "kernel_shape") or w.shape[2:]
+    if list(kernel) != list(w.shape[2:]):
+        raise InvalidArgumentError(f"node '{node.name}' (Conv): kernel_shape {list(kernel)} is "
+                                   f"not the weight's {list(w.shape[2:])}")
+    if len(infos) > 2 and infos[2] is not None and infos[2].shape != (w.shape[0],):
+        raise InvalidArgumentError(f"node '{node.name}' (Conv): the bias has shape "
+                                   f"{infos[2].shape}; it must be ({w.shape[0]},)")
     _, _, _, out = window(node, x.shape[2:], kernel)
     return [((x.shape[0], w.shape[0], *out), x.dtype)]
 
@@ -383,8 +409,8 @@ def rows_and_columns(shape) -> tuple[int, int]:
 
 
 def _last_axis_only(node, rank: int, default: int) -> None:
-    axis = attr(node, "axis")
-    if axis % rank != rank - 1:
+    axis = axis_in_range(node, attr(node, "axis"), rank)
+    if axis != rank - 1:
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({node.op_type}): axis={axis} is not supported; only the "
             "last axis (-1) is")
