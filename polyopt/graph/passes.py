@@ -147,7 +147,7 @@ class Group:
 # fused whole, 4,000 took 271 s).  An operator reads its input ``_READS`` times.
 MAX_FUSED_NODES = 32
 MAX_FUSED_WEIGHT = 256
-_READS = {"Gelu": 4, "Erf": 3, "Div": 6, "QuantizeLinear": 8, "Sigmoid": 2, "Tanh": 2}
+_READS = {"Gelu": 5, "Erf": 4, "Div": 6, "QuantizeLinear": 8}
 
 
 def _joined_weight(node, group, weight: dict) -> int:
