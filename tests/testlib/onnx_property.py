@@ -39,6 +39,9 @@ UNARY = ("Relu", "Neg", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Identity", "So
          "Clip", "Transpose", "Reshape", "Flatten", "Slice", "Unsqueeze", "Squeeze")
 BINARY = ("Add", "Sub", "Mul", "Div", "Concat", "MatMul")
 WINDOW = ("Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization")
+INTEGER_OPS = ("Relu", "Neg", "Clip", "Identity", "Transpose", "Reshape", "Flatten", "Slice",
+               "Unsqueeze", "Squeeze", "Add", "Sub", "Mul", "Div", "Concat", "MatMul",
+               "MaxPool")  # (some of them, onnxruntime only for some integer dtypes)
 
 
 # -- drawing specs -----------------------------------------------------------------------------
@@ -90,6 +93,8 @@ def _draw_node(draw, st, spec, tensors, source, k):
     ops = list(UNARY + BINARY) + (list(WINDOW) * 2 if rank == 4 else [])
     if rank >= 1 and dtype in FLOATS:
         ops.append("LayerNormalization")
+    if dtype not in FLOATS and draw(st.integers(0, 4)):  # mostly what integers take
+        ops = [op for op in ops if op in INTEGER_OPS]
     op = draw(st.sampled_from(ops))
     out = f"t{k}"
     node = {"op": op, "inputs": [source], "output": out, "attrs": {}, "consts": {}}
