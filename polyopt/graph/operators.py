@@ -314,7 +314,12 @@ def _reshape_infer(node, infos, constants):
 
 def _flatten_infer(node, infos, constants):
     shape = infos[0].shape
-    axis = axis_in_range(node, attr(node, "axis"), len(shape) + 1)
+    axis = attr(node, "axis")  # in [-rank, rank]; a negative one counts from the end
+    if not isinstance(axis, (int, np.integer)) or not -len(shape) <= axis <= len(shape):
+        raise InvalidArgumentError(
+            f"node '{node.name}' (Flatten): axis={axis!r} is out of range for rank "
+            f"{len(shape)} (from {-len(shape)} to {len(shape)})")
+    axis = axis + len(shape) if axis < 0 else axis
     return [((math.prod(shape[:axis]), math.prod(shape[axis:])), infos[0].dtype)]
 
 

@@ -268,6 +268,17 @@ def test_invalid_attributes_are_refused_naming_node_and_attribute(op, attrs, inp
         po.graph.from_onnx(m)
 
 
+@pytest.mark.parametrize("axis", [-2, -1, 0, 1, 2])
+def test_flatten_counts_a_negative_axis_from_the_end(axis):
+    """Found by the property test: Flatten(axis=-1) of a [4] tensor is [1, 4]."""
+    m = model([helper.make_node("Flatten", ["x"], ["y"], axis=axis)], [vi("x", F, [3, 4])],
+              [vi("y", F, None)])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got, expected = compiled(m).run({"x": x})["y"], ort_run(m, {"x": x})["y"]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_squeeze_and_slice_axes_out_of_range_are_refused():
     axes = numpy_helper.from_array(np.array([3], np.int64), "axes")
     m = model([helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="u")],

@@ -129,7 +129,7 @@ def _draw_node(draw, st, spec, tensors, source, k):
     elif op == "Flatten":
         axis = draw(st.integers(-rank, rank))
         node["attrs"]["axis"] = axis
-        axis %= rank + 1
+        axis = axis + rank if axis < 0 else axis
         new_shape = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
     elif op == "Slice":
         axis = draw(st.integers(0, rank - 1))
