@@ -167,8 +167,8 @@ def _draw_node(draw, st, spec, tensors, source, k):
             partner = draw(st.sampled_from(sorted(candidates)))
             node["inputs"].append(partner)
             other = tensors[partner]
-        if draw(st.booleans()):
-            node["inputs"].reverse()
+        if draw(st.booleans()) and not (op == "Div" and dtype not in FLOATS):
+            node["inputs"].reverse()  # (an integer divisor is data, never a computed 0)
         new_shape = list(np.broadcast_shapes(tuple(shape), tuple(other)))
     elif op == "Concat":
         axis = draw(st.integers(-rank, rank - 1))
