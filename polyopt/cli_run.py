@@ -9,6 +9,7 @@ convolutions on the simulated accelerator and prints each one's counters and cyc
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -38,9 +39,28 @@ def _load(path: str) -> np.ndarray:
         raise InvalidArgumentError(f"cannot read the input array {path!r}: {err}") from err
 
 
+def _check_writable(path: str | None, what: str) -> None:
+    """Refuse, before the model is compiled, an output whose folder is not writable."""
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise InvalidArgumentError(f"cannot write {what} {path!r}: the folder {folder} does "
+                                   "not exist or is not writable")
+
+
+def _save(path: str, outputs: dict) -> None:
+    try:
+        np.savez(path, **outputs)
+    except OSError as err:
+        raise InvalidArgumentError(f"cannot write the outputs to {path!r}: {err}") from err
+
+
 def run(args) -> int:
     from . import graph
 
+    _check_writable(args.output, "the outputs to")
+    _check_writable(args.draw, "the picture to")
     g = graph.from_onnx(args.model)
     feeds = {}
     for item in args.input:
@@ -75,7 +95,7 @@ def run(args) -> int:
     if args.profile:
         print(model.profile_text(feeds))
     if args.output:
-        np.savez(args.output, **outputs)
+        _save(args.output, outputs)
     if args.draw:
         print(f"wrote {model.graph.draw(args.draw)}")
     return 0

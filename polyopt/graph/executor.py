@@ -15,6 +15,7 @@ import ctypes
 import os
 import statistics
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, public, public_methods
 from ..machine import TargetInfo
 from ..target.args import data_pointer
+from .contracts import KernelSignatureError, check_arena, check_kernel, check_sizes
 from .ir import Graph
 from .lstm import LSTMRunner
 from .inplace import overwritable_inputs
@@ -66,6 +68,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     if not isinstance(cache, (bool, str, os.PathLike)):
         raise InvalidArgumentError(f"cache is True, False or a folder, got {cache!r}")
     start = time.perf_counter()
+    check_sizes(g)  # before anything is allocated (constant folding included)
     keep_freed_memory()
     store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
     # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
@@ -91,6 +94,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             continue
         kernel, template, in_place = _group_kernel(graph, grp, num_threads, store)
         names, shapes = group_arguments(graph, grp.nodes, grp.output)
+        check_kernel(graph, grp, kernel, names, shapes)  # it is called with raw addresses
         steps.append(Step(grp, kernel, names, shapes, template, time.perf_counter() - began,
                           in_place))
         if progress:
@@ -113,6 +117,9 @@ def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
         return cached
     request = store.request(signature, num_threads) if store is not None else None
     found = store.find(request) if store is not None else None
+    if found is not None and not _fits(graph, grp, found[0]):
+        found = None  # another kernel than the group's: build it (and remember it) again
+        store.loaded -= 1
     if found is not None:
         kernel, meta = found
         cached = (kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ())))
@@ -125,6 +132,16 @@ def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
         cached = (kernel, lowered.template, in_place)
     _KERNELS[key] = cached
     return cached
+
+
+def _fits(graph: Graph, grp: Group, kernel) -> bool:
+    """Whether a kernel found in the disk cache takes the group's tensors."""
+    names, shapes = group_arguments(graph, grp.nodes, grp.output)
+    try:
+        check_kernel(graph, grp, kernel, names, shapes)
+    except KernelSignatureError:
+        return False
+    return True
 
 
 def keep_freed_memory() -> None:
@@ -195,6 +212,8 @@ class CompiledModel:
         self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
         self.root = self._aliases(plan)
         self.plan = self._plan()
+        self._check_memory(plan)
+        self._lock = threading.Lock()  # one run at a time uses the arena
         self._buffers = self._allocate(plan)
         self._calls = self._bind()
 
@@ -255,6 +274,13 @@ class CompiledModel:
         return plan_memory([(r, first[r], last[r], g.tensors[r].nbytes) for r in first],
                            in_place=[(name, source, g.tensors[name].nbytes)
                                      for name, source in self.in_place.items()])
+
+    def _check_memory(self, planned: bool) -> None:
+        """Refuse a plan (or, unplanned, buffers) larger than the machine's memory."""
+        sizes = self.plan.sizes
+        total = self.plan.arena_bytes if planned else sum(sizes.values())
+        largest = sorted(sizes, key=lambda n: -sizes[n])[:3]
+        check_arena(total, [f"'{n}' {self.graph.tensors[n]}" for n in largest])
 
     def _allocate(self, planned: bool) -> dict[str, np.ndarray]:
         g = self.graph
@@ -321,9 +347,14 @@ class CompiledModel:
         return calls
 
     def run(self, feeds: dict) -> dict[str, np.ndarray]:
-        """The model's outputs on the inputs ``feeds`` ({name: array})."""
+        """The model's outputs on the inputs ``feeds`` ({name: array}).
+
+        Safe to call from several threads: the runs of one model take turns (they
+        share its arena of intermediate tensors); to run a model on several threads
+        at once, compile it once per thread (the kernels are compiled once per process
+        and shared)."""
         values = self._inputs(feeds)  # the tensors known only at run time
-        with self._session():
+        with self._lock, self._session():
             for step, pointers in self._calls:
                 if pointers is None:
                     self._run_step(step, values)
@@ -360,7 +391,7 @@ class CompiledModel:
         """Every tensor's array after a run (``times``: filled with each step's time)."""
         values = dict(self.graph.constants)
         values.update(self._inputs(feeds))
-        with self._session():
+        with self._lock, self._session():
             for step in self.steps:
                 started = time.perf_counter() if times is not None else 0.0
                 self._run_step(step, values)

@@ -41,7 +41,10 @@ class TensorInfo:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+        count = 1
+        for extent in self.shape:  # Python integers: exact for any size
+            count *= int(extent)
+        return count * np.dtype(self.dtype).itemsize
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"

@@ -14,6 +14,13 @@ A group's kernel is found by two keys of :class:`~polyopt.aot.cache.DiskCache`
 Loaded kernels are linked in by LLVM's JIT from their object code (no C compiler).
 ``KernelCache.loaded`` and ``.built`` count what a compile found and what it built.
 
+Nothing is loaded on trust: each entry's metadata records the SHA-256 of its object and
+a hash binding that to the content hash, the signature, the imports and the rest of the
+metadata; the request index records the request with its content hash.  An entry that
+does not verify (truncated, swapped, edited) is ignored and built again, never linked.
+The cache folder belongs to the user and to nobody else (created ``0700``; one owned by
+another user, or writable by others, is refused with :class:`CacheFolderError`).
+
 >>> import tempfile
 >>> cache = KernelCache(tempfile.mkdtemp())
 >>> cache.find(cache.request(("group",), 1)) is None, cache.loaded, cache.built
@@ -23,10 +30,14 @@ Loaded kernels are linked in by LLVM's JIT from their object code (no C compiler
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import stat
 import time
 
 from ..aot.cache import DiskCache, default_cache_dir
-from ..errors import PolyoptError
+from ..errors import InvalidArgumentError, PolyoptError
+from ..target.linker import write_atomically
 from ..lower import lower
 from ..target.base import get_target, target_key
 from ..target.signature import Signature, content_hash, signature_of, versions_text
@@ -36,7 +47,7 @@ class KernelCache:
     """Find and keep group kernels in the disk cache at ``root`` (None: the default)."""
 
     def __init__(self, root: str | None = None, target: str = "llvm"):
-        self.disk = DiskCache(root or default_cache_dir())
+        self.disk = DiskCache(private_folder(root or default_cache_dir()))
         self.backend = get_target(target)
         self.key = target_key(self.backend)
         self.loaded = 0  # kernels taken from the disk
@@ -50,7 +61,7 @@ class KernelCache:
 
     def find(self, request: str):
         """``(kernel, metadata)`` cached under ``request``, or None."""
-        digest = self.disk.lookup(request)
+        digest = self._lookup(request)
         found = self._load(digest) if digest else None
         if found is not None:
             self.loaded += 1
@@ -76,6 +87,7 @@ class KernelCache:
             info = {"signature": signature_of(func).to_json(),
                     "imports": imported_symbols(str(module)),
                     "seconds": round(time.perf_counter() - start, 3), **(meta or {})}
+            info["integrity"] = entry_integrity(digest, code, info)
             try:
                 self.disk.put(digest, code, info)
             except (OSError, PolyoptError):
@@ -85,16 +97,42 @@ class KernelCache:
             self.built += 1
         if request is not None:
             try:
-                self.disk.remember(request, digest)
+                self._remember(request, digest)
             except (OSError, PolyoptError):
                 pass
         return found
+
+    def _index(self, request: str) -> str:
+        if len(request) != 64 or not all(c in "0123456789abcdef" for c in request):
+            raise InvalidArgumentError(f"a request key is a SHA-256 digest, got {request!r}")
+        return os.path.join(self.disk.root, "graph-requests", request[:2], request)
+
+    def _lookup(self, request: str) -> str | None:
+        """The content hash remembered for ``request``, when its record verifies."""
+        try:
+            with open(self._index(request), encoding="utf-8") as file:
+                record = json.load(file)
+            digest = record["digest"]
+            if record["check"] == _sha256(f"{request} {digest}".encode()):
+                return digest
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def _remember(self, request: str, digest: str) -> None:
+        path = self._index(request)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        record = {"digest": digest, "check": _sha256(f"{request} {digest}".encode())}
+        write_atomically(path, json.dumps(record).encode())
 
     def _load(self, digest: str):
         entry = self.disk.get(digest)
         if entry is None:
             return None
         code, meta = entry
+        if not isinstance(meta, dict) or meta.get("integrity") != entry_integrity(
+                digest, code, meta):
+            return None  # truncated, swapped or edited: build it again
         from ..target.llvm.export import load_object  # llvmlite: only when a kernel loads
 
         try:
@@ -103,3 +141,47 @@ class KernelCache:
                                self.backend.cpu), meta
         except (PolyoptError, KeyError, TypeError):
             return None  # unusable here (a library missing, an old entry): build again
+
+
+class CacheFolderError(InvalidArgumentError):
+    """A kernel cache folder that another user owns or may write."""
+
+
+def private_folder(path: str) -> str:
+    """``path``, created ``0700`` when missing; refused unless it is a real folder of
+    this user that nobody else may write (kernels are loaded from it)."""
+    path = os.path.abspath(os.fspath(path))
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+    except OSError as err:
+        raise CacheFolderError(f"cannot use the kernel cache folder {path}: {err}; pass "
+                               "cache=False or another folder") from err
+    if not stat.S_ISDIR(info.st_mode):
+        raise CacheFolderError(f"the kernel cache {path} is not a folder (a link?); pass "
+                               "cache=False or another folder")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise CacheFolderError(
+            f"the kernel cache folder {path} belongs to another user (uid {info.st_uid}); "
+            "polyopt loads machine code from it, so it must be yours: pass cache=False or "
+            "another folder (POLYOPT_CACHE)")
+    if info.st_mode & 0o022:
+        try:
+            os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o077)
+        except OSError as err:
+            raise CacheFolderError(f"the kernel cache folder {path} may be written by other "
+                                   f"users and cannot be made private: {err}") from err
+    return path
+
+
+def entry_integrity(digest: str, code: bytes, meta: dict) -> dict:
+    """What binds a cache entry to its content: the SHA-256 of the object code, and one
+    of the content hash, the object's hash and the metadata (all but this record)."""
+    rest = {k: v for k, v in meta.items() if k != "integrity"}
+    object_sha = _sha256(code)
+    text = json.dumps([digest, object_sha, rest], sort_keys=True)
+    return {"object_sha256": object_sha, "entry_sha256": _sha256(text.encode())}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -64,8 +64,29 @@ def _check(node, constants) -> None:
 
 def _infer(node, infos, constants):
     _check(node, constants)
-    seq, batch, _ = infos[0].shape
-    hidden = infos[2].shape[-1]
+    if any(info is not None and info.dtype != "float32" for info in infos):
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' (LSTM): only float32 tensors are supported, got "
+            f"{[i.dtype for i in infos if i is not None]}")
+    if len(infos[0].shape) != 3:
+        raise InvalidArgumentError(f"node '{node.name}' (LSTM): X must be [seq, batch, input], "
+                                   f"got {infos[0].shape}")
+    seq, batch, width = infos[0].shape
+    hidden = infos[2].shape[-1] if len(infos[2].shape) == 3 else 0
+    expected = {1: (1, 4 * hidden, width), 2: (1, 4 * hidden, hidden), 3: (1, 8 * hidden),
+                5: (1, batch, hidden), 6: (1, batch, hidden)}
+    for index, shape in expected.items():
+        info = infos[index] if index < len(infos) else None
+        if info is not None and info.shape != shape:
+            raise InvalidArgumentError(
+                f"node '{node.name}' (LSTM): input {index} ('{info.name}') has shape "
+                f"{info.shape}; with hidden size {hidden} it must be {shape}")
+    size = attr(node, "hidden_size")
+    if hidden < 1 or min(seq, batch, width) < 1 or (size is not None and size != hidden):
+        raise InvalidArgumentError(
+            f"node '{node.name}' (LSTM): hidden_size={size!r} with R of shape "
+            f"{infos[2].shape} and X {infos[0].shape}; the hidden size (R's last dimension) "
+            "and every size of X must be at least 1 and agree with hidden_size")
     return [((seq, 1, batch, hidden), infos[0].dtype)]
 
 

@@ -23,6 +23,7 @@ from .ir import Graph, GraphBuilder
 from .operators import UnsupportedOperatorError
 
 MIN_OPSET = 13
+GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
 
 
 def _onnx():
@@ -57,6 +58,13 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
             f"the model uses opset {version} of the default ONNX domain; polyopt.graph "
             f"supports opsets {MIN_OPSET} and later (convert it with "
             "onnx.version_converter.convert_version(model, 17))")
+    if shapes is not None and not isinstance(shapes, dict):
+        raise InvalidArgumentError(f"shapes must be a dict {{input name: shape}}, got "
+                                   f"{type(shapes).__name__}")
+    unknown = sorted(set(shapes or {}) - {v.name for v in model.graph.input})
+    if unknown:
+        raise InvalidArgumentError(f"shapes names {unknown}, which are not inputs of the model "
+                                   f"({', '.join(v.name for v in model.graph.input)})")
     return _convert(onnx, model.graph, shapes or {})
 
 
@@ -64,7 +72,7 @@ def _convert(onnx, graph, shapes: dict) -> Graph:
     from onnx import numpy_helper
 
     b = GraphBuilder(graph.name or "onnx")
-    initializers = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    initializers = {t.name: _initializer(onnx, t) for t in graph.initializer}
     for name, value in initializers.items():
         b.constant(name, value)
     for value_info in graph.input:
@@ -89,9 +97,65 @@ def _convert(onnx, graph, shapes: dict) -> Graph:
     return b.build([o.name for o in graph.output])
 
 
+def _initializer(onnx, tensor) -> np.ndarray:
+    """The value of an initializer; refused by name when onnx cannot decode it or when
+    it lives in an external file (only ``onnx.load(path)`` reads those, checking that
+    the file is inside the model's folder)."""
+    from onnx import numpy_helper
+
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        raise InvalidArgumentError(
+            f"the initializer '{tensor.name}' keeps its data in an external file, which a "
+            "ModelProto does not carry; pass the model's path to from_onnx (onnx.load reads "
+            "the data from the model's folder)")
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as err:  # noqa: BLE001  (onnx raises many kinds: name the tensor)
+        raise InvalidArgumentError(
+            f"the initializer '{tensor.name}' cannot be read ({type(err).__name__}: {err}); "
+            "its data does not match its dims and data type") from err
+
+
+def _given_shape(name: str, given, declared) -> tuple[int, ...]:
+    """``shapes[name]``, checked: integers >= 0, the declared rank, the declared sizes."""
+    try:
+        shape = tuple(given)
+    except TypeError:
+        shape = None
+    if shape is None or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                and d >= 0 for d in shape):
+        raise InvalidArgumentError(
+            f"shapes['{name}'] must be a tuple of sizes (integers >= 0), got {given!r}")
+    shape = tuple(int(d) for d in shape)
+    if declared is not None:
+        if len(declared) != len(shape):
+            raise InvalidArgumentError(
+                f"shapes['{name}'] = {shape} has rank {len(shape)}; the model declares the "
+                f"input '{name}' with rank {len(declared)} ({_dims_text(declared)})")
+        for k, (size, dim) in enumerate(zip(shape, declared)):
+            if isinstance(dim, int) and dim != size:
+                raise InvalidArgumentError(
+                    f"shapes['{name}'] = {shape}: dimension {k} is {size}, the model declares "
+                    f"{dim} ({_dims_text(declared)})")
+    return shape
+
+
+def _dims_text(declared) -> str:
+    return "[" + ", ".join(str(d) for d in declared) + "]"
+
+
 def _static_shape(value_info, shapes: dict) -> tuple[int, ...]:
+    tensor_type = value_info.type.tensor_type
+    declared = None
+    if tensor_type.HasField("shape"):
+        declared = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                    for d in tensor_type.shape.dim]
     if value_info.name in shapes:
-        return tuple(int(d) for d in shapes[value_info.name])
+        return _given_shape(value_info.name, shapes[value_info.name], declared)
+    if declared is None:
+        raise InvalidArgumentError(
+            f"input '{value_info.name}' has no declared shape; polyopt.graph needs static "
+            f"shapes: pass shapes={{'{value_info.name}': (...)}} to from_onnx")
     dims = []
     for dim in value_info.type.tensor_type.shape.dim:
         if not dim.HasField("dim_value"):
@@ -105,10 +169,14 @@ def _static_shape(value_info, shapes: dict) -> tuple[int, ...]:
 
 def _dtype(onnx, elem_type: int, name: str) -> str:
     try:
-        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name
-    except (KeyError, TypeError) as err:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name
+    except (KeyError, TypeError, ValueError) as err:
         raise UnsupportedOperatorError(f"input '{name}' has an unsupported element type "
                                        f"{elem_type}") from err
+    if dtype not in GRAPH_DTYPES:
+        raise UnsupportedOperatorError(
+            f"input '{name}' is {dtype}; polyopt.graph supports {', '.join(GRAPH_DTYPES)}")
+    return dtype
 
 
 def _attribute(onnx, proto):

@@ -19,9 +19,9 @@ from typing import Callable
 
 import numpy as np
 
-from .. import te
+from .. import dtypes, te
 from ..errors import InvalidArgumentError, PolyoptError
-from ..te.tensor import compute, exp, if_then_else, maximum, minimum, tanh
+from ..te.tensor import all_of, compute, exp, if_then_else, maximum, minimum, tanh
 
 KINDS = ("injective", "reduction", "complex", "view", "opaque")
 
@@ -85,12 +85,16 @@ def check_node(node) -> OpDef:
 
 def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
     """The shapes and dtypes of ``node``'s outputs from its inputs'."""
+    from .contracts import check_input_dtypes  # (it reads this module's errors)
+
     spec = check_node(node)
+    check_input_dtypes(node, infos)
     try:
         result = spec.infer(node, infos, constants)
     except PolyoptError:
         raise
-    except (ValueError, IndexError, TypeError, KeyError) as err:
+    except (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError,
+            OverflowError) as err:
         shapes = ", ".join(str(i) if i else "_" for i in infos)
         raise InvalidArgumentError(
             f"node '{node.name}' ({node.op_type}) does not accept inputs {shapes}: {err}"
@@ -100,6 +104,17 @@ def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
             f"node '{node.name}' ({node.op_type}) asks for {len(node.outputs)} outputs; "
             f"polyopt.graph computes {len(result)} (optional outputs are not supported)")
     return result
+
+
+def axis_in_range(node, axis, rank: int, what: str = "axis") -> int:
+    """``axis`` of ``node`` (``what`` names it) in ``[-rank, rank)``, made non-negative;
+    :class:`InvalidArgumentError` naming the node and the attribute otherwise."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or \
+            not -rank <= axis < rank:
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}): {what}={axis!r} is out of range for "
+            f"rank {rank} (from {-rank} to {rank - 1})")
+    return int(axis) % rank
 
 
 def constant_value(node, constants, index: int, what: str) -> np.ndarray | None:
@@ -155,8 +170,24 @@ def _binary(function):
     return _broadcast, lower
 
 
+def divide(a, b):
+    """``a / b`` as ONNX's Div: true division of floats; of integers, the quotient
+    truncated toward zero (as C and onnxruntime), wrapping ``MIN / -1`` to ``MIN``.
+    ONNX leaves an integer division by zero undefined (onnxruntime's process dies of
+    SIGFPE); here it gives 0, and nothing divides by 0 or -1 natively."""
+    if not dtypes.is_int(a.dtype):
+        return a / b
+    safe = if_then_else(b == 0, 1, if_then_else(b == -1, 1, b)) if dtypes.is_signed(
+        b.dtype) else if_then_else(b == 0, 1, b)
+    floor = a // safe
+    truncated = floor + if_then_else(all_of(a % safe != 0, floor < 0), 1, 0)
+    if dtypes.is_signed(b.dtype):
+        truncated = if_then_else(b == -1, -a, truncated)
+    return if_then_else(b == 0, 0, truncated)
+
+
 for _name, _fn in (("Add", lambda a, b: a + b), ("Sub", lambda a, b: a - b),
-                   ("Mul", lambda a, b: a * b), ("Div", lambda a, b: a / b)):
+                   ("Mul", lambda a, b: a * b), ("Div", divide)):
     register(_name, "injective", min_inputs=2)(_binary(_fn))
 
 
@@ -180,7 +211,12 @@ def gelu(node, x):
     return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
 
 
-register("Relu", "injective")(_unary(lambda node, x: maximum(x, 0.0)))
+def zero(x):
+    """0 in the dtype of ``x`` (a Python int keeps an integer's dtype)."""
+    return 0 if dtypes.is_int(x.dtype) else 0.0
+
+
+register("Relu", "injective")(_unary(lambda node, x: maximum(x, zero(x))))
 register("Sigmoid", "injective")(_unary(lambda node, x: sigmoid(x)))
 register("Tanh", "injective")(_unary(lambda node, x: tanh(x)))
 register("Erf", "injective")(_unary(lambda node, x: erf(x)))
@@ -193,8 +229,9 @@ register("Dropout", "view", {"seed": 0})(_unary(lambda node, x: x))
 
 
 def _clip_lower(node, args, values, out, name):
-    low, high = (None if v is None else float(v.reshape(-1)[0]) for v in values[1:3])
     X = args[0]
+    number = int if dtypes.is_int(X.dtype) else float
+    low, high = (None if v is None else number(v.reshape(-1)[0]) for v in values[1:3])
 
     def body(*i):
         value = X[i]
@@ -264,27 +301,39 @@ def _reshape_infer(node, infos, constants):
     shape = infos[0].shape
     if not attr(node, "allowzero"):
         target = [shape[k] if d == 0 else d for k, d in enumerate(target)]
-    if target.count(-1) > 1:
-        raise InvalidArgumentError("more than one -1 in the target shape")
+    if target.count(-1) > 1 or any(d < -1 for d in target):
+        raise InvalidArgumentError(f"the target shape {target} has more than one -1 or a "
+                                   "dimension below -1")
     if -1 in target:
-        known = int(np.prod([d for d in target if d != -1]))
-        target[target.index(-1)] = int(np.prod(shape)) // max(known, 1)
-    if int(np.prod(target)) != int(np.prod(shape)):
+        known = math.prod([d for d in target if d != -1])
+        target[target.index(-1)] = math.prod(shape) // max(known, 1)
+    if math.prod(target) != math.prod(shape):
         raise InvalidArgumentError(f"cannot reshape {shape} to {tuple(target)}")
     return [(tuple(target), infos[0].dtype)]
 
 
 def _flatten_infer(node, infos, constants):
     shape = infos[0].shape
-    axis = attr(node, "axis") % (len(shape) + 1) if shape else 0
-    return [((int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))), infos[0].dtype)]
+    axis = attr(node, "axis")  # in [-rank, rank]; a negative one counts from the end
+    if not isinstance(axis, (int, np.integer)) or not -len(shape) <= axis <= len(shape):
+        raise InvalidArgumentError(
+            f"node '{node.name}' (Flatten): axis={axis!r} is out of range for rank "
+            f"{len(shape)} (from {-len(shape)} to {len(shape)})")
+    axis = axis + len(shape) if axis < 0 else axis
+    return [((math.prod(shape[:axis]), math.prod(shape[axis:])), infos[0].dtype)]
 
 
 def _axes(node, constants, rank):
     axes = constant_value(node, constants, 1, "axes") if len(node.inputs) > 1 else None
     if axes is None:
         axes = node.attrs.get("axes")
-    return None if axes is None else sorted(int(a) % rank for a in np.ravel(axes))
+    if axes is None:
+        return None
+    found = sorted(axis_in_range(node, int(a), rank, "axes") for a in np.ravel(axes))
+    if len(set(found)) != len(found):
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): axes "
+                                   f"{list(np.ravel(axes))} name an axis twice")
+    return found
 
 
 def _squeeze_infer(node, infos, constants):
@@ -342,7 +391,10 @@ register("Transpose", "injective", {"perm": None})((_transpose_infer, _transpose
 
 def _concat_infer(node, infos, constants):
     rank = len(infos[0].shape)
-    axis = attr(node, "axis") % rank
+    axis = axis_in_range(node, attr(node, "axis"), rank)
+    if any(info is None or info.dtype != infos[0].dtype for info in infos):
+        raise InvalidArgumentError(f"inputs of different dtypes "
+                                   f"{[i.dtype if i else None for i in infos]}")
     shape = list(infos[0].shape)
     for info in infos[1:]:
         if len(info.shape) != rank or any(a != b for k, (a, b) in
@@ -379,7 +431,13 @@ def _slice_ranges(node, constants, shape):
     ends = constant_value(node, constants, 2, "ends")
     axes = constant_value(node, constants, 3, "axes")
     steps = constant_value(node, constants, 4, "steps")
-    axes = list(range(len(starts))) if axes is None else [int(a) % len(shape) for a in axes]
+    if any(v is not None and (v.ndim != 1 or len(v) != len(starts))
+           for v in (ends, axes, steps)) or starts.ndim != 1:
+        raise InvalidArgumentError("starts, ends, axes and steps must be 1-D, of one length")
+    axes = list(range(len(starts))) if axes is None else \
+        [axis_in_range(node, int(a), len(shape), "axes") for a in axes]
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"node '{node.name}' (Slice): axes {axes} repeat an axis")
     steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
     ranges = [(0, d, 1) for d in shape]
     for start, end, axis, step in zip(starts, ends, axes, steps):

@@ -13,6 +13,8 @@ like an elementwise operator.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import te
@@ -22,7 +24,7 @@ from ..te.expr import Const
 from ..te.substitute import substitute
 from ..te.tensor import (all_of, compute, if_then_else, maximum, minimum, reduce_axis,
                          reduce_max, reduce_sum)
-from .operators import UnsupportedOperatorError, attr, broadcast_read, register
+from .operators import UnsupportedOperatorError, attr, axis_in_range, broadcast_read, register
 
 _CONV_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None,
                "pads": None, "strides": None}
@@ -39,9 +41,13 @@ def window(node, in_hw, kernel):
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({node.op_type}): only 2-D windows (NCHW inputs) are "
             f"supported, got {len(in_hw)} spatial dimension(s)")
-    strides = list(attr(node, "strides") or (1, 1))
-    dilations = list(attr(node, "dilations") or (1, 1))
-    pads = list(attr(node, "pads") or (0, 0, 0, 0))
+    strides = _sizes(node, "strides", (1, 1), 2, 1)
+    dilations = _sizes(node, "dilations", (1, 1), 2, 1)
+    pads = _sizes(node, "pads", (0, 0, 0, 0), 4, 0)
+    kernel = [int(k) for k in kernel]
+    if len(kernel) != 2 or min(kernel) < 1:
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): kernel_shape must be "
+                                   f"two sizes >= 1, got {list(kernel)}")
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     auto = attr(node, "auto_pad")
     if auto in ("SAME_UPPER", "SAME_LOWER"):
@@ -62,6 +68,19 @@ def window(node, in_hw, kernel):
     if min(out) < 1:
         raise InvalidArgumentError(f"node '{node.name}': the window is larger than the input")
     return pads, strides, dilations, out
+
+
+def _sizes(node, key: str, default, count: int, least: int) -> list[int]:
+    """The attribute ``key`` of a window operator: ``count`` integers >= ``least``."""
+    value = attr(node, key)
+    if value is None:
+        return list(default)
+    if not isinstance(value, (list, tuple)) or len(value) != count or not all(
+            isinstance(v, (int, np.integer)) and v >= least for v in value):
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}): {key} must be {count} integers >= {least}, "
+            f"got {value!r}")
+    return [int(v) for v in value]
 
 
 def pad(X, pads, fill: float, name: str):
@@ -97,6 +116,9 @@ def _pad_split(X, pads, name: str, fill: float = 0.0):
 def _conv_infer(node, infos, constants):
     x, w = infos[0], infos[1]
     group = attr(node, "group")
+    if not isinstance(group, (int, np.integer)) or group < 1:
+        raise InvalidArgumentError(f"node '{node.name}' (Conv): group must be an integer >= 1, "
+                                   f"got {group!r}")
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise UnsupportedOperatorError(
             f"node '{node.name}' (Conv): only 2-D convolutions are supported, got input "
@@ -105,6 +127,12 @@ def _conv_infer(node, infos, constants):
         raise InvalidArgumentError(
             f"weight {w.shape} does not fit input {x.shape} with group={group}")
     kernel = attr(node, "kernel_shape") or w.shape[2:]
+    if list(kernel) != list(w.shape[2:]):
+        raise InvalidArgumentError(f"node '{node.name}' (Conv): kernel_shape {list(kernel)} is "
+                                   f"not the weight's {list(w.shape[2:])}")
+    if len(infos) > 2 and infos[2] is not None and infos[2].shape != (w.shape[0],):
+        raise InvalidArgumentError(f"node '{node.name}' (Conv): the bias has shape "
+                                   f"{infos[2].shape}; it must be ({w.shape[0]},)")
     _, _, _, out = window(node, x.shape[2:], kernel)
     return [((x.shape[0], w.shape[0], *out), x.dtype)]
 
@@ -275,7 +303,7 @@ def _pool_lower(node, args, values, out, name):
     is_max = node.op_type == "MaxPool"
     if is_max and KH * KW <= UNROLLED_TERMS and (dy, dx) == (1, 1) and X.shape[0].value == 1:
         return _separable_max(X, pads, (sy, sx), (KH, KW), out, name)
-    padded = pad(X, pads, float("-inf") if is_max else 0.0, f"{name}_pad")
+    padded = pad(X, pads, lowest(X.dtype) if is_max else 0.0, f"{name}_pad")
     ry = reduce_axis((0, KH), name="ry")
     rx = reduce_axis((0, KW), name="rx")
     combine = reduce_max if is_max else reduce_sum
@@ -301,6 +329,12 @@ def _pool_lower(node, args, values, out, name):
         count(y, sy, top, KH, H) * count(x, sx, left, KW, W)).astype("float32"), name=name)
 
 
+def lowest(dtype: str):
+    """The padding of a max pool: -inf, or an integer dtype's least value."""
+    return int(np.iinfo(dtype).min) if np.issubdtype(np.dtype(dtype), np.integer) \
+        else float("-inf")
+
+
 def _separable_max(X, pads, strides, kernel, out, name):
     """A small max pool (batch 1) in two steps: the maximum over the window's rows,
     ``rows[n, c, y, w]`` for every padded column ``w`` (read from the input with the
@@ -312,7 +346,7 @@ def _separable_max(X, pads, strides, kernel, out, name):
     (sy, sx), (kh, kw) = strides, kernel
     N, C, H, W = (_value(d) for d in X.shape)
     top, left, bottom, right = pads
-    fill = float("-inf")
+    fill = lowest(X.dtype)
     split = sx == 2
 
     def tap(n, c, y, column, a):
@@ -371,12 +405,12 @@ register("GlobalAveragePool", "reduction")((_global_pool_infer, _global_pool_low
 
 def rows_and_columns(shape) -> tuple[int, int]:
     """A tensor normalized over its last axis, viewed as ``[rows, columns]``."""
-    return int(np.prod(shape[:-1], dtype=np.int64)), int(shape[-1])
+    return math.prod(shape[:-1]), int(shape[-1])
 
 
 def _last_axis_only(node, rank: int, default: int) -> None:
-    axis = attr(node, "axis")
-    if axis % rank != rank - 1:
+    axis = axis_in_range(node, attr(node, "axis"), rank)
+    if axis != rank - 1:
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({node.op_type}): axis={axis} is not supported; only the "
             "last axis (-1) is")
@@ -398,7 +432,7 @@ def _layer_norm_infer(node, infos, constants):
     x = infos[0].shape
     _last_axis_only(node, len(x), -1)
     for info in infos[1:]:
-        if info is not None and int(np.prod(info.shape)) != x[-1]:
+        if info is not None and math.prod(info.shape) != x[-1]:
             raise InvalidArgumentError(f"scale/bias {info.shape} do not fit the last axis of {x}")
     return [(x, infos[0].dtype)]
 

@@ -1,7 +1,8 @@
 """ONNX's quantization operators: ``QuantizeLinear`` and ``DequantizeLinear``.
 
 ``QuantizeLinear(x, scale, zero_point)`` is ``saturate(round(x / scale) + zero_point)``
-to uint8 (the default) or int8, rounding halves to even as ONNX asks;
+to uint8 (the default) or int8, rounding halves to even as ONNX asks (NaN gives 0 or
+-128, the least value, as onnxruntime);
 ``DequantizeLinear(x, scale, zero_point)`` is ``(x - zero_point) * scale`` in float32.
 ``scale`` and ``zero_point`` are one value (per tensor) or one per index of ``axis``
 (per channel).  Both are elementwise (they fuse into the epilogue of a convolution or
@@ -87,12 +88,14 @@ def _quantize_lower(node, args, values, out, name):
     lo, hi = _RANGES[out.dtype]
 
     def body(*i):
-        v = X[i] / _parameter(scale, i, axis)
-        v = maximum(minimum(v, 1e9), -1e9)  # saturates below: stay inside int32
+        ratio = X[i] / _parameter(scale, i, axis)
+        v = maximum(minimum(ratio, 1e9), -1e9)  # saturates below: stay inside int32
         q = round_half_even(v)
         if point is not None:
             q = q + _parameter(point, i, axis).astype("int32")
-        return maximum(minimum(q, hi), lo).astype(out.dtype)
+        # NaN (x NaN, or 0 / 0) gives the range's least value, as onnxruntime and
+        # onnx.reference do (their NaN converted to int32 is INT_MIN, then saturated)
+        return if_then_else(ratio != ratio, lo, maximum(minimum(q, hi), lo)).astype(out.dtype)
     return compute(out.shape, body, name=name)
 
 

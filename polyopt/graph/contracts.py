@@ -1,0 +1,164 @@
+"""What the graph layer checks before native code runs: dtypes, kernel signatures, sizes.
+
+* :func:`check_input_dtypes`: each operator accepts the dtypes it computes exactly (as
+  onnxruntime does); any other is refused at import, naming the node
+  (``Sigmoid`` of an ``int32`` tensor: :class:`UnsupportedDTypeError`).
+* :func:`check_kernel`: a compiled group's kernel takes arrays of exactly the dtypes and
+  shapes the graph says its inputs and output have; the executor calls kernels with
+  raw addresses, so this is checked once, at compile time, for every kernel.
+* :func:`check_sizes`: no tensor (and no arena) is larger than this machine's memory,
+  checked before anything is allocated (:class:`TensorTooLargeError` names the tensor).
+
+>>> from polyopt.graph.ir import OpNode, TensorInfo
+>>> node = OpNode("s", "Sigmoid", ("x",), ("y",))
+>>> check_input_dtypes(node, [TensorInfo("x", (4,), "int32")])
+Traceback (most recent call last):
+polyopt.graph.contracts.UnsupportedDTypeError: node 's' (Sigmoid): int32 tensors are not supported (input 'x'); Sigmoid takes float32, float64
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .operators import UnsupportedOperatorError
+
+FLOATS = ("float32", "float64")
+SIGNED = ("int8", "int32", "int64")
+NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
+
+# the dtypes of the data inputs each operator computes exactly (operators absent here
+# check their own dtypes: the quantization operators, LSTM and the compiler's own)
+INPUT_DTYPES = {
+    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Identity", "Dropout",
+                              "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                              "Concat", "Slice")},
+    **{op: FLOATS + SIGNED for op in ("Relu", "Neg")},
+    **{op: FLOATS for op in ("Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp",
+                             "BatchNormalization", "AveragePool", "GlobalAveragePool",
+                             "Softmax", "LayerNormalization", "Conv", "Gemm")},
+    "MatMul": FLOATS + ("int32", "int64"),
+    "MaxPool": FLOATS + ("int8", "uint8"),
+}
+
+# inputs read at compile time as values (shapes, bounds), not as data
+_VALUE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,),
+                 "Unsqueeze": (1,)}
+
+
+class UnsupportedDTypeError(UnsupportedOperatorError):
+    """An operator given tensors of a dtype it does not compute."""
+
+
+class KernelSignatureError(UnsupportedDTypeError):
+    """A compiled kernel whose arguments are not the graph's tensors (dtype or shape)."""
+
+
+class TensorTooLargeError(InvalidArgumentError):
+    """A tensor (or the memory plan) larger than this machine can hold."""
+
+
+def check_input_dtypes(node, infos) -> None:
+    """Refuse ``node`` when a data input has a dtype its operator does not compute."""
+    allowed = INPUT_DTYPES.get(node.op_type)
+    if allowed is None:
+        return
+    skip = _VALUE_INPUTS.get(node.op_type, ())
+    if node.op_type == "Clip":  # min and max: the data's dtype
+        skip = ()
+    for k, info in enumerate(infos):
+        if info is None or k in skip:
+            continue
+        if info.dtype not in allowed:
+            raise UnsupportedDTypeError(
+                f"node '{node.name}' ({node.op_type}): {info.dtype} tensors are not "
+                f"supported (input '{info.name}'); {node.op_type} takes "
+                f"{', '.join(allowed)}")
+        if node.op_type == "Clip" and k > 0 and info.dtype != infos[0].dtype:
+            raise InvalidArgumentError(
+                f"node '{node.name}' (Clip): min/max '{info.name}' is {info.dtype}, the "
+                f"data is {infos[0].dtype}; they must have one dtype")
+
+
+def check_kernel(graph, group, kernel, inputs, kernel_shapes) -> None:
+    """Refuse a kernel whose signature does not take the graph's tensors: ``inputs``
+    (graph tensor names, then the group's output) with ``kernel_shapes``."""
+    signature = getattr(kernel, "signature", None)
+    if signature is None:
+        return
+    names = [*inputs, group.output]
+    arrays = signature.arrays
+    ops = "+".join(group.op_types)
+    if len(arrays) != len(names) or len(arrays) != len(signature.args):
+        raise KernelSignatureError(
+            f"group '{group.name}' ({ops}): its kernel takes {len(signature.args)} "
+            f"arguments, the graph passes {len(names)}; this model is not supported")
+    for name, shape, spec in zip(names, kernel_shapes, arrays):
+        info = graph.tensors[name]
+        extents = tuple(getattr(e, "value", None) for e in spec.shape)
+        if spec.dtype != info.dtype:
+            raise KernelSignatureError(
+                f"group '{group.name}' ({ops}): its kernel computes {spec.dtype} for "
+                f"'{name}', which the graph says is {info.dtype}: {ops} on {info.dtype} "
+                "tensors is not supported; cast the model's tensors to float32")
+        if extents != tuple(shape) or int(np.prod(shape, dtype=object)) != \
+                int(np.prod(info.shape, dtype=object)):
+            raise KernelSignatureError(
+                f"group '{group.name}' ({ops}): its kernel takes '{name}' as "
+                f"{list(extents)}, the graph's tensor is {list(info.shape)}; this model is "
+                "not supported")
+
+
+def memory_limit() -> int:
+    """The bytes one tensor (or the arena) may take: this machine's physical memory
+    (``$POLYOPT_MEMORY_LIMIT`` bytes when set)."""
+    configured = os.environ.get("POLYOPT_MEMORY_LIMIT")
+    if configured:
+        try:
+            return int(configured)
+        except ValueError as err:
+            raise InvalidArgumentError(
+                f"POLYOPT_MEMORY_LIMIT must be a number of bytes, got {configured!r}") from err
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 1 << 40
+
+
+def tensor_bytes(info) -> int:
+    """A tensor's size in bytes, exactly (Python integers: no overflow)."""
+    count = 1
+    for extent in info.shape:
+        count *= int(extent)
+    return count * np.dtype(info.dtype).itemsize
+
+
+def check_sizes(graph, limit: int | None = None) -> None:
+    """Refuse a graph with a tensor larger than ``limit`` bytes (the machine's memory)."""
+    limit = memory_limit() if limit is None else limit
+    for info in graph.tensors.values():
+        size = tensor_bytes(info)
+        if size > limit:
+            raise TensorTooLargeError(
+                f"the tensor '{info.name}' ({info}) takes {_bytes(size)}, more than this "
+                f"machine's memory ({_bytes(limit)}); check the model's input shapes "
+                "(set POLYOPT_MEMORY_LIMIT to allow more)")
+
+
+def check_arena(nbytes: int, largest: list, limit: int | None = None) -> None:
+    """Refuse a memory plan of ``nbytes`` above ``limit``; ``largest`` names the
+    biggest tensors in it."""
+    limit = memory_limit() if limit is None else limit
+    if nbytes > limit:
+        raise TensorTooLargeError(
+            f"the model's intermediate tensors take {_bytes(nbytes)} at once, more than "
+            f"this machine's memory ({_bytes(limit)}); the largest: {', '.join(largest)}")
+
+
+def _bytes(size: int) -> str:
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return f"{size / (1 << shift):.1f} {unit}"
+    return f"{size} bytes"
