@@ -32,11 +32,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import time
 
 from ..aot.cache import DiskCache, default_cache_dir
 from ..errors import InvalidArgumentError, PolyoptError
+from ..private_folder import digest as sha256_of, make_private
 from ..target.linker import write_atomically
 from ..lower import lower
 from ..target.base import get_target, target_key
@@ -113,7 +113,7 @@ class KernelCache:
             with open(self._index(request), encoding="utf-8") as file:
                 record = json.load(file)
             digest = record["digest"]
-            if record["check"] == _sha256(f"{request} {digest}".encode()):
+            if record["check"] == sha256_of(f"{request} {digest}".encode()):
                 return digest
         except (OSError, ValueError, KeyError, TypeError):
             pass
@@ -122,7 +122,7 @@ class KernelCache:
     def _remember(self, request: str, digest: str) -> None:
         path = self._index(request)
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        record = {"digest": digest, "check": _sha256(f"{request} {digest}".encode())}
+        record = {"digest": digest, "check": sha256_of(f"{request} {digest}".encode())}
         write_atomically(path, json.dumps(record).encode())
 
     def _load(self, digest: str):
@@ -151,26 +151,11 @@ def private_folder(path: str) -> str:
     """``path``, created ``0700`` when missing; refused unless it is a real folder of
     this user that nobody else may write (kernels are loaded from it)."""
     path = os.path.abspath(os.fspath(path))
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        info = os.lstat(path)
-    except OSError as err:
-        raise CacheFolderError(f"cannot use the kernel cache folder {path}: {err}; pass "
-                               "cache=False or another folder") from err
-    if not stat.S_ISDIR(info.st_mode):
-        raise CacheFolderError(f"the kernel cache {path} is not a folder (a link?); pass "
-                               "cache=False or another folder")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise CacheFolderError(
-            f"the kernel cache folder {path} belongs to another user (uid {info.st_uid}); "
-            "polyopt loads machine code from it, so it must be yours: pass cache=False or "
-            "another folder (POLYOPT_CACHE)")
-    if info.st_mode & 0o022:
-        try:
-            os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o077)
-        except OSError as err:
-            raise CacheFolderError(f"the kernel cache folder {path} may be written by other "
-                                   f"users and cannot be made private: {err}") from err
+    problem = make_private(path)
+    if problem:
+        raise CacheFolderError(f"cannot use the kernel cache: {problem}; polyopt loads "
+                               "machine code from it, so it must be yours alone: pass "
+                               "cache=False or another folder (POLYOPT_CACHE)")
     return path
 
 
@@ -178,10 +163,6 @@ def entry_integrity(digest: str, code: bytes, meta: dict) -> dict:
     """What binds a cache entry to its content: the SHA-256 of the object code, and one
     of the content hash, the object's hash and the metadata (all but this record)."""
     rest = {k: v for k, v in meta.items() if k != "integrity"}
-    object_sha = _sha256(code)
+    object_sha = sha256_of(code)
     text = json.dumps([digest, object_sha, rest], sort_keys=True)
-    return {"object_sha256": object_sha, "entry_sha256": _sha256(text.encode())}
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return {"object_sha256": object_sha, "entry_sha256": sha256_of(text.encode())}
