@@ -27,7 +27,7 @@ from .frontend.c import from_c
 from .frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
 from .build import build
 from .lower import lower
-from .transform.auto import auto_schedule
+from .schedules.auto import auto_schedule
 from .transform.schedule import create_schedule
 
 HELP = "optimize the #pragma scop region of a C function automatically"

@@ -10,7 +10,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_lines import LINES
+from polyopt.schedules.auto_lines import LINES
 
 ADI = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench" / "adi.c"
 

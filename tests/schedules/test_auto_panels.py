@@ -12,8 +12,8 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_affine import flatten, isl_schedule
-from polyopt.transform.auto_panels import (coupled_levels, packed_panels, panel_operands,
+from polyopt.schedules.auto_affine import flatten, isl_schedule
+from polyopt.schedules.auto_panels import (coupled_levels, packed_panels, panel_operands,
                                            row_count)
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"

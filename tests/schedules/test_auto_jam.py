@@ -11,7 +11,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_jam import matrix_vector
+from polyopt.schedules.auto_jam import matrix_vector
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 JAMMED = "iterations of the outer loop"
