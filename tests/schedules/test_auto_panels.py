@@ -1,4 +1,4 @@
-"""auto_schedule's register tiles of contractions (transform/auto_panels.py): the right
+"""auto_schedule's register tiles of contractions (schedules/auto_panels.py): the right
 operand B[k, j] read from a copy packed in register-tile-wide panels (option
 pack_panels=True), and fewer rows
 (dividing the columns) where the band is a triangle (syrk's j <= i).  Numbers against

@@ -1,4 +1,4 @@
-"""po.auto_schedule's diamond tiles for stencils (transform/auto_stencil.py): the
+"""po.auto_schedule's diamond tiles for stencils (schedules/auto_stencil.py): the
 re-timing found from the dependences, the report's reason, the ``stencil_tiling``
 option, and the numbers of the PolyBench-style stencils against their default schedule
 at small, odd sizes with partial diamonds."""
