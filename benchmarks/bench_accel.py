@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "tests" / "target" / "accel"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import polyopt as po  # noqa: E402
-from polyopt.target.accel.config import VTA  # noqa: E402
+from polyopt.machine.accel import VTA  # noqa: E402
 from schedules import conv2d, conv2d_reference, matmul, matmul_reference  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

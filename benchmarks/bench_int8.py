@@ -54,7 +54,7 @@ import numpy as np  # noqa: E402
 from _env import alternating_samples, cpu_model, write_results  # noqa: E402
 
 import polyopt as po  # noqa: E402
-from polyopt.tensorize.templates import (int8_conv2d_template,  # noqa: E402
+from polyopt.schedules.tensorized import (int8_conv2d_template,  # noqa: E402
                                          int8_matmul_template)
 
 THREADS = (1, 2)
@@ -293,7 +293,7 @@ def int8_conv(x, w, padding, stride, threads, *, requantized: bool = False):
 
 def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
     from polyopt.dtypes import from_bfloat16_bits, to_bfloat16_bits
-    from polyopt.tensorize.templates import bf16_matmul_template
+    from polyopt.schedules.tensorized import bf16_matmul_template
 
     a = to_bfloat16_bits(rng.standard_normal((size, size)).astype(np.float32))
     w = to_bfloat16_bits(rng.standard_normal((size, size)).astype(np.float32))

@@ -30,8 +30,8 @@ from .frontend.kernel import Kernel, kernel
 from .frontend.c import from_c
 from .frontend.types import f32, f64, i8, i32, i64, u8
 from .transform.schedule import Schedule, Stage, create_schedule
-from .transform.auto import auto_schedule
-from .transform import templates
+from .schedules.auto import auto_schedule
+from .schedules import templates
 from .transform.handwritten import CheckReport, check
 from . import tensorize
 from .tensorize import decl_buffer, decl_tensor_intrin

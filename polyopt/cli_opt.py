@@ -29,7 +29,7 @@ from .build import build
 from .lower import lower
 from .target.linker import write_atomically
 from .te.evaluate import evaluate
-from .transform.auto import auto_schedule
+from .schedules.auto import auto_schedule
 from .transform.schedule import create_schedule
 
 HELP = "optimize the #pragma scop region of a C function automatically"

@@ -290,7 +290,7 @@ def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4,
     when there are ``parallel_blocks`` or more, else the rows of each block.  With
     guarded taps (:func:`reads_padded`): the rows of every block in parallel.  (Up to
     4 columns: MobileNetV2 took 7.13 ms, 7.36 with 8, measured in one process.)"""
-    from ..transform.nn_templates import producers
+    from ..schedules.nn_templates import producers
 
     padded = next((t for t in producers(out) if t.name.endswith("_pad")), None)
     for tensor in reversed(producers(out)):
@@ -322,7 +322,7 @@ def schedule_blocked_pool(s, out, lanes: int) -> str:
     """A pool on blocked tensors: the block's channels vectorized innermost, the rows
     of every channel block in parallel (for the global pool: the channel blocks, with
     the rows and columns summed outside the vectors)."""
-    from ..transform.nn_templates import producers
+    from ..schedules.nn_templates import producers
 
     sums = [t for t in producers(out) if t.op.reduce_axis]
     if sums:  # GlobalAveragePoolBlocked

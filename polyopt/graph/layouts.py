@@ -1,6 +1,6 @@
 """Convolution and matrix-product weights in a blocked layout, packed once at compile time.
 
-The convolutions that :func:`~polyopt.transform.nn_templates.conv2d_channel_template`
+The convolutions that :func:`~polyopt.schedules.nn_templates.conv2d_channel_template`
 schedules (narrow rows: 7 or 14 columns; strided 3x3 layers) vectorize across blocks of
 output channels and read the weights of a block as ``[c, r, s, f]``: the template
 copies them so on every call (a 512-channel 3x3 layer: 9.4 MB per call, about a
@@ -210,7 +210,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     around ``lanes`` columns vectorized), and the epilogue vectorized along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
     third of a 96 -> 576 1x1 layer's time on 14 x 14)."""
-    from ..transform.nn_templates import producers, vectorize_and_parallelize
+    from ..schedules.nn_templates import producers, vectorize_and_parallelize
 
     lanes = lanes or TargetInfo.host().lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
@@ -266,7 +266,7 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
     thread: 0.51 against 0.41 ms for MobileNetV2's 16 -> 96 expansion on 112 x 112,
     0.143 against 0.137 for 960 -> 160 on 7 x 7, 2.21 against 2.16 for a 3x3 64 -> 64
     on 56 x 56).  No transposed copy.  Without an epilogue, the sums are ``out``."""
-    from ..transform.nn_templates import producers
+    from ..schedules.nn_templates import producers
 
     upstream = {id(t) for t in producers(conv)} | {id(conv)}
     for tensor in reversed(producers(out)):
@@ -297,10 +297,10 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
 
 
 def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) -> None:
-    """:func:`~polyopt.transform.nn_templates.channel_register_tile`, or for sums over a
+    """:func:`~polyopt.schedules.nn_templates.channel_register_tile`, or for sums over a
     blocked input (reductions ``rb, ri, ry, rx``) its loops ``rb, y, x.outer, ri, ry,
     rx, x.inner, f`` (``x.inner`` unrolled, ``f`` vectorized)."""
-    from ..transform.nn_templates import channel_register_tile, register_tile_loops
+    from ..schedules.nn_templates import channel_register_tile, register_tile_loops
 
     if len(local.op.reduce_axis) == 3:
         channel_register_tile(s, local, f, y, x, width=width, tx=tx, reduce_tile=reduce_tile)

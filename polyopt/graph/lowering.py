@@ -7,7 +7,7 @@ identical groups share one compiled kernel) and :func:`schedule_group` schedules
 * a convolution or matrix product (``complex``) with the conv or matmul template, and its
   elementwise epilogue (bias, batch norm, activation, residual add) inlined into one
   vectorized parallel loop nest after it, in the same program;
-* an elementwise chain as :func:`~polyopt.transform.nn_templates.injective_chain_template`
+* an elementwise chain as :func:`~polyopt.schedules.nn_templates.injective_chain_template`
   does it (producers inlined, one vectorized parallel loop nest; checked once);
 * softmax and layer norm with the row-reduction template (one parallel pass over rows);
 * anything a template refuses with a plain schedule (outer loops fused and parallel,
@@ -27,13 +27,13 @@ import numpy as np
 from ..build import build
 from ..errors import PolyoptError, PolyoptWarning
 from ..te.tensor import ComputeOp, Tensor, compute, placeholder
-from ..transform.nn_templates import (producers,
+from ..schedules.nn_templates import (producers,
                                       row_reduction_template, vectorize_and_parallelize)
-from ..transform.nn_templates import conv2d_channel_template, conv2d_template
+from ..schedules.nn_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
-from ..transform.templates import matmul_template
+from ..schedules.templates import matmul_template
 from ..machine import TargetInfo
-from ..tensorize.templates import int8_conv2d_template, int8_matmul_template
+from ..schedules.tensorized import int8_conv2d_template, int8_matmul_template
 from .operators import OPS
 from .blocked import schedule_blocked_depthwise, schedule_blocked_pool
 from .layouts import schedule_packed_conv
@@ -197,7 +197,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
 def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str) -> str:
     """An ``Int8Conv`` or ``Int8MatMul`` group: its epilogue (dequantization, residual
     add, activation, quantization) inlined into ``out``, which the VNNI template computes
-    from the int32 register tile (:mod:`polyopt.tensorize.templates`)."""
+    from the int32 register tile (:mod:`polyopt.schedules.tensorized`)."""
     upstream = {id(t) for t in producers(anchor)} | {id(anchor)}
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:

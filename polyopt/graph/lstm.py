@@ -31,7 +31,7 @@ from ..machine import TargetInfo
 from ..transform.schedule import create_schedule
 from .aligned import aligned_copy, aligned_empty
 from .ir import OpNode
-from ..transform.templates import matmul_template
+from ..schedules.templates import matmul_template
 from .lowering import LoweredGroup, build_group, inline_epilogue, schedule_group
 from .operators import (UnsupportedOperatorError, attr, constant_value, register, sigmoid)
 

@@ -8,7 +8,7 @@ exactly on the device; the other operators (and a convolution it cannot take, wi
 An offloaded convolution's elementwise epilogue stays a CPU kernel of its own.
 
 How one convolution runs (:class:`AccelConv`): it is compiled from a schedule, the
-blocked product of :func:`~polyopt.target.accel.gemm.gemm_schedule` (operands cached in
+blocked product of :func:`~polyopt.schedules.accel_gemm.gemm_schedule` (operands cached in
 the ``inp``/``wgt`` buffers, the GEMM core tensorized, two virtual threads, built with
 ``po.build(target="accel")``: the dependence tokens are derived, not placed).  The host
 packs the input (uint8 data shifted by 128 into int8, the border padded with the zero
@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, PolyoptError, PolyoptWarning
 from ..build import build
-from ..target.accel.gemm import Requantize, acc_copies, choose_tiles, from_planes, gemm_schedule
+from ..schedules.accel_gemm import Requantize, acc_copies, choose_tiles, from_planes, gemm_schedule
 from ..target.accel.sim import Report
 from ..target.base import get_target
 from .lowering import group_arguments

@@ -16,8 +16,8 @@ Two internal operators, made by graph passes (never imported from ONNX):
 weights are constant (and whose shapes the kernels take) into these operators (a
 ``QLinearConv`` becomes ``Int8Conv`` with ``scale = x_scale * w_scale / y_scale`` and a
 ``QuantizeLinear`` by 1 with the output zero point: the same arithmetic as before).  The
-lowering schedules them with :func:`~polyopt.tensorize.templates.int8_conv2d_template`
-and :func:`~polyopt.tensorize.templates.int8_matmul_template`, the epilogue (dequantize,
+lowering schedules them with :func:`~polyopt.schedules.tensorized.int8_conv2d_template`
+and :func:`~polyopt.schedules.tensorized.int8_matmul_template`, the epilogue (dequantize,
 residual add, activation, quantize) computed on the int32 register tile.
 """
 

@@ -66,12 +66,21 @@ class Expr:
         return Cast(self, dtypes.normalize(dtype))
 
     def __str__(self) -> str:
-        from .printer import render
-
-        return render(self)
+        return RENDERER[0](self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self}>"
+
+
+class TensorLike:
+    """What a tensor is to an expression (``te.tensor.Tensor`` derives from it): a
+    value that must be indexed before it is used."""
+
+    __slots__ = ()
+
+
+# how expressions print: te.printer installs its renderer when polyopt.te is imported
+RENDERER = [lambda expr: f"<{type(expr).__name__}>"]
 
 
 def as_expr(value) -> Expr:
@@ -92,9 +101,7 @@ def as_expr(value) -> Expr:
         return Const(int(value), "int64", weak=True)
     if isinstance(value, numbers.Real):
         return Const(float(value), "float64", weak=True)
-    from .tensor import Tensor
-
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorLike):
         raise InvalidArgumentError(
             f"tensor '{value.name}' is used as a value; index it, e.g. {value.name}[i]"
         )

@@ -118,7 +118,7 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     channels (``<name>_packed[C/4, H + 2p, W + 2p, 4]``), so that the 4 activations one
     ``vpdpbusd`` lane multiplies are contiguous; with padding (or a ragged last group),
     through ``<name>_padded[4 * (C/4), H + 2p, W + 2p]`` (NCHW, padded), so that both
-    copies are plain vector loops (:func:`~polyopt.tensorize.templates.int8_conv2d_template`
+    copies are plain vector loops (:func:`~polyopt.schedules.tensorized.int8_conv2d_template`
     computes it per group of 4 channels, or inlines it).  ``pad_value`` (0 to 255) fills the
     padding: a quantized graph pads with the input's zero point.  C need not be a
     multiple of 4: weights packed for the next multiple (zeros in the missing channels,

@@ -29,8 +29,28 @@ from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError,
                       public)
 from ..transform.schedule import Stage
 from ..transform.state import STATE_CHECKS, register
-from .intrin import TensorIntrin, intrinsic_by_key
+from . import builtin
+from .intrin import TensorIntrin, declared
 from .match import match
+
+
+def intrinsic_by_key(key: str) -> TensorIntrin:
+    """The intrinsic a recorded step names: a declared one that is still alive, or a
+    built-in's constructor call (``"gemm_u8s8(rows=6, cols=64)"``, made again).
+
+    >>> from polyopt.tensorize.builtin import gemm_u8s8
+    >>> intrinsic_by_key(gemm_u8s8(4, 32).key) is gemm_u8s8(4, 32)
+    True
+    """
+    found = declared(key)
+    if found is not None:
+        return found
+    made = builtin.from_key(key)
+    if made is None:
+        raise InvalidArgumentError(
+            f"no intrinsic '{key}' is declared: declare it (po.decl_tensor_intrin(..., "
+            f"key={key!r})) before replaying the schedule, or pass the intrinsic itself")
+    return made
 
 
 def _intrinsic(intrin) -> TensorIntrin:

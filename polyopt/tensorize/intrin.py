@@ -307,25 +307,9 @@ def _unique_key(name: str) -> str:
     return f"{name}#{number}"
 
 
-def intrinsic_by_key(key: str) -> TensorIntrin:
-    """The intrinsic a recorded step names: a declared one that is still alive, or a
-    built-in's constructor call (``"gemm_u8s8(rows=6, cols=64)"``, made again).
-
-    >>> from polyopt.tensorize.builtin import gemm_u8s8
-    >>> intrinsic_by_key(gemm_u8s8(4, 32).key) is gemm_u8s8(4, 32)
-    True
-    """
-    found = _DECLARED.get(key)
-    if found is not None:
-        return found
-    from . import builtin  # a later module of this package (it declares with this one)
-
-    made = builtin.from_key(key)
-    if made is None:
-        raise InvalidArgumentError(
-            f"no intrinsic '{key}' is declared: declare it (po.decl_tensor_intrin(..., "
-            f"key={key!r})) before replaying the schedule, or pass the intrinsic itself")
-    return made
+def declared(key: str) -> "TensorIntrin | None":
+    """The declared intrinsic of key ``key`` that is still alive, or None."""
+    return _DECLARED.get(key)
 
 
 def _part(value, what: str) -> tuple:
@@ -349,5 +333,5 @@ def _constant(extent, what: str) -> int:
 
 
 __all__ = ["Buffer", "TensorIntrin", "ExternCall", "LLVMEmitter", "Import", "call_extern",
-           "decl_buffer", "decl_tensor_intrin", "import_c", "import_llvm", "intrinsic_by_key",
+           "decl_buffer", "decl_tensor_intrin", "import_c", "import_llvm", "declared",
            "TensorizeError"]

@@ -12,7 +12,7 @@ import polyopt as po  # noqa: E402
 from polyopt.graph.blocked import block_activations  # noqa: E402
 from polyopt.graph.layouts import pack_conv_weights  # noqa: E402
 from polyopt.graph.lowering import lower_group  # noqa: E402
-from polyopt.transform.nn_templates import producers  # noqa: E402
+from polyopt.schedules.nn_templates import producers  # noqa: E402
 from testlib.onnx_models import ModelBuilder, ort_run  # noqa: E402
 
 

@@ -58,7 +58,7 @@ def test_fused_groups_are_checked_programs():
     dependence check, computes what the program's default schedule computes, and an
     illegal change to it (the conv's reduction loop in parallel) is refused."""
     from polyopt.graph.lowering import build_group, lower_group, schedule_group
-    from polyopt.transform.nn_templates import producers
+    from polyopt.schedules.nn_templates import producers
 
     g = po.graph.optimize(po.graph.from_onnx(branchy_model()))
     rng = np.random.default_rng(4)

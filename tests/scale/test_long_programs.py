@@ -165,7 +165,7 @@ def test_long_names_build():
 HANG_GUARD = """
 import numpy as np
 import polyopt as po
-from polyopt.tensorize.templates import int8_conv2d_template
+from polyopt.schedules.tensorized import int8_conv2d_template
 X = po.placeholder((1, 256, 14, 14), name="X", dtype="uint8")
 W = po.placeholder((4, 64, 3, 3, 64, 4), name="W", dtype="int8")
 Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, name="Y")

@@ -148,8 +148,8 @@ def test_symbol_names(name, ok):
 
 
 ACCEL = """
-from polyopt.target.accel.config import VTA
-from polyopt.target.accel.intrin import gemm_intrin
+from polyopt.machine.accel import VTA
+from polyopt.tensorize.accel import gemm_intrin
 m, n, k, b = 1, 2, 2, 16
 A = po.placeholder((m, k, 1, b), name='A', dtype='int8')
 W = po.placeholder((n, k, b, b), name='W', dtype='int8')

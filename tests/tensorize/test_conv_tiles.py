@@ -9,7 +9,7 @@ import pytest
 
 import polyopt as po
 from polyopt.machine import TargetInfo
-from polyopt.tensorize.templates import conv_tile, int8_conv2d_template
+from polyopt.schedules.tensorized import conv_tile, int8_conv2d_template
 
 from testlib.tensorize import numpy_conv_int32
 

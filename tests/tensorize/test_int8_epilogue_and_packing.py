@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.tensorize.templates import PADDED_STAGE_ROW, int8_conv2d_template
+from polyopt.schedules.tensorized import PADDED_STAGE_ROW, int8_conv2d_template
 from testlib.tensorize import numpy_conv_int32
 
 RNG = np.random.default_rng(1515)

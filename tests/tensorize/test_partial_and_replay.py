@@ -7,7 +7,7 @@ import pytest
 
 import polyopt as po
 from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
-from polyopt.tensorize.templates import int8_conv2d_template, int8_matmul_template
+from polyopt.schedules.tensorized import int8_conv2d_template, int8_matmul_template
 from polyopt.transform.state import PRIMITIVES, ScheduleState
 
 from testlib.tensorize import (check_gemv, gemv8, gemv_program, int8_matmul, int8_operands,

@@ -7,7 +7,7 @@ import pytest
 
 import polyopt as po
 from polyopt.tensorize.builtin import gemm_u8s8_nchw
-from polyopt.tensorize.templates import int8_conv2d_template, pixel_tile
+from polyopt.schedules.tensorized import int8_conv2d_template, pixel_tile
 
 from testlib.tensorize import numpy_conv_int32
 

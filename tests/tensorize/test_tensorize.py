@@ -5,7 +5,7 @@ import pytest
 
 import polyopt as po
 from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
-from polyopt.tensorize.templates import int8_matmul_template
+from polyopt.schedules.tensorized import int8_matmul_template
 
 from testlib.tensorize import (RNG, int8_matmul, int8_operands, numpy_conv_int32,  # noqa: F401
                                row_dot_schedule)
@@ -190,7 +190,7 @@ def test_not_an_intrinsic_refused():
 @pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
     (8, 64, 10, 3, 1, 1), (4, 128, 9, 1, 0, 2), (8, 64, 7, 3, 1, 2)])
 def test_int8_conv_template_bit_exact(c, f, size, kernel, padding, stride):
-    from polyopt.tensorize.templates import int8_conv2d_template
+    from polyopt.schedules.tensorized import int8_conv2d_template
 
     X = po.placeholder((1, c, size, size), name="X", dtype="uint8")
     W = po.placeholder((f // 64, c // 4, kernel, kernel, 64, 4), name="W", dtype="int8")
@@ -208,7 +208,7 @@ def test_int8_conv_template_bit_exact(c, f, size, kernel, padding, stride):
 
 def test_bf16_matmul_within_float32_rounding():
     from polyopt.dtypes import from_bfloat16_bits, to_bfloat16_bits
-    from polyopt.tensorize.templates import bf16_matmul_template
+    from polyopt.schedules.tensorized import bf16_matmul_template
 
     a = to_bfloat16_bits(RNG.standard_normal((12, 40)).astype(np.float32))
     w = to_bfloat16_bits(RNG.standard_normal((40, 50)).astype(np.float32))

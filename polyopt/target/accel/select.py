@@ -36,7 +36,7 @@ from ...ast.nodes import Block, For, If, Run, walk
 from ...errors import BackendError, ScheduleError
 from ...names import sanitize
 from ...te.expr import BinOp, Call, Cast, Const, Select, TensorRead
-from .config import AccelConfig
+from ...machine.accel import AccelConfig
 from .enumerate import expr_value, index_value, instances, loop_values
 from .isa import Alu, Gemm, Load, Store, Tokens, Uop, listing
 from .tokens import Record, derive_tokens

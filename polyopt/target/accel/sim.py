@@ -19,7 +19,7 @@ a pair is unordered; a pop that no push ever satisfies raises it too (a deadlock
 
 >>> import numpy as np
 >>> from polyopt.target.accel.isa import Gemm, Load, Store, Tokens, Uop
->>> from polyopt.target.accel.config import VTA
+>>> from polyopt.machine.accel import VTA
 >>> x = np.arange(16, dtype=np.int8).reshape(1, 1, 16)
 >>> w = np.ones((1, 16, 16), np.int8)
 >>> dram = {"x": x, "w": w, "uops": uop_array([Uop(0, 0, 0)]),
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import BackendError, InvalidArgumentError
-from .config import BUFFERS, AccelConfig
+from ...machine.accel import BUFFERS, AccelConfig
 from .isa import QUEUES, Alu, Gemm, Load, Store, Uop
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ...ast.pipeline import Pass
 from ...errors import InvalidArgumentError, ScheduleError, public_methods
 from ...machine import MemoryScope, SCOPES, TargetInfo
-from .config import TPU_LIKE, VTA, AccelConfig
+from ...machine.accel import TPU_LIKE, VTA, AccelConfig
 from .isa import listing
 from .select import DEVICE_SCOPES, Selector, entry_shape, thread_copies
 from .sim import run, uop_array

@@ -5,7 +5,7 @@ The emitter forbids LLVM to vectorize a loop around code the schedule already la
 with gathers.  One case is exempt: a loop whose body is only unrolled copies (no other
 loop inside) and along which every access of every statement steps by 0 or 1 element
 of its array's last index.  That is a matrix-vector product with its rows jammed
-(``for i0: for j: 8 rows i0 + r unrolled``, see ``transform.auto_jam``): vectorized
+(``for i0: for j: 8 rows i0 + r unrolled``, see ``schedules.auto_jam``): vectorized
 along ``j``, each copy reads its row with whole vectors, the vector ``x[j]`` is loaded
 once for the eight rows and the eight dot products accumulate side by side (atax
 2.5 -> 1.7 ms).  No gather is possible: every access is contiguous or invariant.

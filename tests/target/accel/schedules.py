@@ -3,7 +3,7 @@
 import numpy as np
 
 import polyopt as po
-from polyopt.target.accel.intrin import gemm_intrin
+from polyopt.tensorize.accel import gemm_intrin
 
 
 def matmul(config, m, n, k, *, tile_n, tile_k, threads=1, shift=8):

@@ -10,7 +10,7 @@ import pytest
 
 import polyopt as po
 from polyopt.errors import IllegalScheduleError, ScheduleError
-from polyopt.target.accel.config import TPU_LIKE, VTA
+from polyopt.machine.accel import TPU_LIKE, VTA
 from polyopt.target.accel.isa import Tokens
 from polyopt.target.accel.sim import HazardError, run, uop_array
 from polyopt.target.base import get_target

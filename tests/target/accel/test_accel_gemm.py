@@ -1,4 +1,4 @@
-"""The offload's device program (:mod:`polyopt.target.accel.gemm`), compiled from its
+"""The offload's device program (:mod:`polyopt.schedules.accel_gemm`), compiled from its
 schedule: the int32 sums as byte planes and the ALU requantization (halves to even)
 bit-exact on both configurations, its derived tokens, and the tile choice at the edge of
 the buffers (one step more is refused by the compiler)."""
@@ -10,10 +10,10 @@ import pytest
 
 import polyopt as po
 from polyopt.errors import ScheduleError
-from polyopt.target.accel.config import TPU_LIKE, VTA
-from polyopt.target.accel.gemm import (Requantize, choose_tiles, from_planes,
+from polyopt.machine.accel import TPU_LIKE, VTA
+from polyopt.schedules.accel_gemm import (Requantize, choose_tiles, from_planes,
                                        gemm_schedule)
-from polyopt.target.accel.intrin import gemm_intrin
+from polyopt.tensorize.accel import gemm_intrin
 from polyopt.target.accel.sim import HazardError, run, uop_array
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.target.accel.config import VTA
+from polyopt.machine.accel import VTA
 from polyopt.target.accel.isa import Alu, Gemm, Load, Store, Tokens, Uop, listing
 from polyopt.target.accel.sim import HazardError, run, uop_array
 

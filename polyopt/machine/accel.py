@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 
 BUFFERS = ("uop", "inp", "wgt", "acc")
 

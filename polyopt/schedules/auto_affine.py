@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..domain.schedule import element_steps
-from .time_limit import run_limited
+from ..transform.time_limit import run_limited
 
 _FUSION = {"max": (0, 0), "min": (1, 0), "smart": (0, 1)}  # serialize_sccs, whole_component
 
@@ -624,3 +624,22 @@ def tileable_run(rows: Rows) -> tuple[int, int] | None:
         if start is None and k in levels:
             start = k
     return None
+
+
+def stride_score(program, rows: Rows, level: int, tiled: bool = True) -> int:
+    """Higher when more accesses step by one element (writes count double) along
+    ``level``; gathers and strided accesses lower it.  The statements with the most
+    loops (the most instances) weigh most, then the arrays with the most dimensions.
+    Outside tiles a strided walk over a matrix takes a new cache line per step
+    (gesummv: a column of ``A[i][j]`` outweighs the rows of ``tmp[i]``); in a tile
+    those lines stay cached."""
+    score = 0
+    for kind, step, loops, dims in strides(program, rows, level):
+        weight = (2 if kind == "write" else 1) * dims * 64 ** loops
+        if step == 1:
+            score += 2 * weight
+        elif step == 0:
+            score += weight
+        else:  # a new cache line each time: far worse for a matrix than a vector
+            score -= 2 * weight * (1 if tiled or dims < 2 else 16)
+    return score

@@ -10,7 +10,7 @@ import numpy as np
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_affine import Rows, distributable_order
+from polyopt.schedules.auto_affine import Rows, distributable_order
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 

@@ -1,7 +1,7 @@
 """Ready-made schedules for neural-network operators: direct convolution, chains of
 elementwise computes, and row reductions (softmax, layer norm).
 
-Like :mod:`polyopt.transform.templates`, each template is plain schedule code: it calls
+Like :mod:`polyopt.schedules.templates`, each template is plain schedule code: it calls
 ordinary primitives (so the schedule it makes is checked against the exact dependences),
 takes a few tunable parameters and returns the loops it made.  Read them, copy them,
 change them.

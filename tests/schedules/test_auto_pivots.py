@@ -9,7 +9,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_pivots import pivots, split_map
+from polyopt.schedules.auto_pivots import pivots, split_map
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 N = po.var("N")

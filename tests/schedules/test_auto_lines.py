@@ -1,4 +1,4 @@
-"""auto_schedule's line sweeps (transform/auto_lines.py): a recurrence along the
+"""auto_schedule's line sweeps (schedules/auto_lines.py): a recurrence along the
 innermost loop next to an outer loop that carries nothing (ADI) runs blocks of lines
 side by side (the free loop strip-mined, its points innermost); the
 numbers are the original's, bit for bit, at odd sizes (partial blocks)."""
@@ -10,7 +10,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_lines import LINES
+from polyopt.schedules.auto_lines import LINES
 
 ADI = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench" / "adi.c"
 

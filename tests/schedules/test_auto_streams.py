@@ -11,7 +11,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_distribute import distributed_rows
+from polyopt.schedules.auto_distribute import distributed_rows
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 

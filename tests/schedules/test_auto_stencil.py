@@ -1,4 +1,4 @@
-"""po.auto_schedule's diamond tiles for stencils (transform/auto_stencil.py): the
+"""po.auto_schedule's diamond tiles for stencils (schedules/auto_stencil.py): the
 re-timing found from the dependences, the report's reason, the ``stencil_tiling``
 option, and the numbers of the PolyBench-style stencils against their default schedule
 at small, odd sizes with partial diamonds."""
@@ -6,9 +6,9 @@ at small, odd sizes with partial diamonds."""
 import pytest
 
 import polyopt as po
-from polyopt.transform.auto_affine import flatten, isl_schedule
-from polyopt.transform.auto_stencil import diamond_plan
-from tests.transform.test_auto_polybench import POLYBENCH, check_kernel, small_sizes
+from polyopt.schedules.auto_affine import flatten, isl_schedule
+from polyopt.schedules.auto_stencil import diamond_plan
+from tests.schedules.test_auto_polybench import POLYBENCH, check_kernel, small_sizes
 
 STENCILS = ["jacobi-1d", "jacobi-2d", "heat-3d", "fdtd-2d"]
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.transform.nn_templates import conv2d_channel_template, producers
+from polyopt.schedules.nn_templates import conv2d_channel_template, producers
 
 THREADS = [1, 2]
 PACKED = re.compile(r"\bv(?:fmadd\w*|add|mul|sub|div|max|min)ps\b[^\n]*%[xyz]mm")

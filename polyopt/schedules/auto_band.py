@@ -3,7 +3,7 @@ loop, register tiles (unroll-and-jam) and the parallel loop.
 
 :func:`band` schedules the first permutable band of one loop nest (a kernel's nest, or
 a tensor-expression stage): every step is legal by construction and the whole schedule
-is checked once by the caller (see :mod:`polyopt.transform.auto`).
+is checked once by the caller (see :mod:`polyopt.schedules.auto`).
 
 >>> import polyopt as po
 >>> N = po.var("N")
@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .auto_affine import (Rows, innermost_free_levels, strides, tileable_run,
+from .auto_affine import (Rows, innermost_free_levels, stride_score, tileable_run,
                           zero_distance_levels)
 from .auto_distribute import touched_once
 from .auto_panels import coupled_levels, row_count
 from .auto_stencil_jam import jam_rows
 
 if TYPE_CHECKING:
-    from .auto import AutoOptions, AutoReport
+    from .auto_options import AutoOptions, AutoReport
 
 def band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> None:
     """Tile the first permutable band, order and mark its loops; every step is legal by
@@ -131,25 +131,6 @@ def vectorizes(loops: list[str], scores: dict, free: set) -> bool:
     choice: free of dependences, then the best stride-1 score)."""
     best = min(loops, key=lambda n: (n not in free, -scores[n], -loops.index(n)))
     return best in free and scores[best] > 0
-
-
-def stride_score(program, rows: Rows, level: int, tiled: bool = True) -> int:
-    """Higher when more accesses step by one element (writes count double) along
-    ``level``; gathers and strided accesses lower it.  The statements with the most
-    loops (the most instances) weigh most, then the arrays with the most dimensions.
-    Outside tiles a strided walk over a matrix takes a new cache line per step
-    (gesummv: a column of ``A[i][j]`` outweighs the rows of ``tmp[i]``); in a tile
-    those lines stay cached."""
-    score = 0
-    for kind, step, loops, dims in strides(program, rows, level):
-        weight = (2 if kind == "write" else 1) * dims * 64 ** loops
-        if step == 1:
-            score += 2 * weight
-        elif step == 0:
-            score += weight
-        else:  # a new cache line each time: far worse for a matrix than a vector
-            score -= 2 * weight * (1 if tiled or dims < 2 else 16)
-    return score
 
 
 def tile_sizes(s, owner: str, rows: Rows, run, opts: AutoOptions) -> list[int]:

@@ -1,4 +1,4 @@
-"""auto_schedule's register tiles of contractions (transform/auto_panels.py): the right
+"""auto_schedule's register tiles of contractions (schedules/auto_panels.py): the right
 operand B[k, j] read from a copy packed in register-tile-wide panels (option
 pack_panels=True), and fewer rows
 (dividing the columns) where the band is a triangle (syrk's j <= i).  Numbers against
@@ -12,8 +12,8 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_affine import flatten, isl_schedule
-from polyopt.transform.auto_panels import (coupled_levels, packed_panels, panel_operands,
+from polyopt.schedules.auto_affine import flatten, isl_schedule
+from polyopt.schedules.auto_panels import (coupled_levels, packed_panels, panel_operands,
                                            row_count)
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"

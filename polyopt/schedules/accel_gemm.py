@@ -21,7 +21,7 @@ tensorized onto the GEMM core, and (``threads=2``) the row chunks split between 
 virtual threads; ``po.build(s, args, target="accel")`` derives the dependence tokens.
 
 >>> import polyopt as po
->>> from polyopt.target.accel.config import VTA
+>>> from polyopt.machine.accel import VTA
 >>> s, args = gemm_schedule(VTA, 4, 2, 3, (2, 2, 3), planes=4)
 >>> [tuple(int(e) for e in a.shape) for a in args]
 [(4, 3, 1, 16), (2, 3, 16, 16), (2, 1, 16), (4, 4, 2, 1, 16)]
@@ -33,13 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InvalidArgumentError
-from ...te.compat import const
-from ...te.tensor import (compute, if_then_else, maximum, minimum, placeholder, reduce_axis,
+from ..errors import InvalidArgumentError
+from ..te.compat import const
+from ..te.tensor import (compute, if_then_else, maximum, minimum, placeholder, reduce_axis,
                           reduce_sum)
-from ...transform.schedule import create_schedule
-from .config import AccelConfig
-from .intrin import gemm_intrin
+from ..transform.schedule import create_schedule
+from ..machine.accel import AccelConfig
+from ..tensorize.accel import gemm_intrin
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def choose_tiles(config: AccelConfig, m: int, n: int, k: int, copies: int,
     largest divisors are tried too.  ``((1, 1, 1), 1)`` when nothing fits: the
     compiler's refusal says why.
 
-    >>> from polyopt.target.accel.config import VTA
+    >>> from polyopt.machine.accel import VTA
     >>> choose_tiles(VTA, 3136, 4, 36, 3)   # depth 12 divides 36: no partial chunk
     ((64, 4, 12), 2)
     """

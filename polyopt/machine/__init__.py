@@ -35,7 +35,7 @@ import pathlib
 import re
 from dataclasses import dataclass, replace
 
-from .errors import InvalidArgumentError, public_methods
+from ..errors import InvalidArgumentError, public_methods
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_updates import update_sweep_rows
+from polyopt.schedules.auto_updates import update_sweep_rows
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 

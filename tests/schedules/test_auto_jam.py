@@ -1,4 +1,4 @@
-"""auto_schedule runs matrix-vector work with rows side by side (transform/auto_jam.py:
+"""auto_schedule runs matrix-vector work with rows side by side (schedules/auto_jam.py:
 the source order distributed, 8 iterations of each nest's outer loop unrolled inside
 its stride-1 loop), and the LLVM backend vectorizes that loop (target/llvm/row_streams)
 and reassociates a kernel's ``-=`` accumulation like ``+=`` (trisolv).  Numbers against
@@ -11,7 +11,7 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.transform.auto_jam import matrix_vector
+from polyopt.schedules.auto_jam import matrix_vector
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 JAMMED = "iterations of the outer loop"

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .auto_affine import Rows, strides
+from .auto_affine import Rows, stride_score, strides
 
 
 def distributed_rows(program, alone_moves: bool = False,
@@ -79,12 +79,11 @@ def _stride_first(program, stmt, dims: list[str]) -> list[str]:
     innermost, the others in source order."""
     if len(dims) < 2:
         return dims
-    from .auto_band import stride_score as _stride_score
     all_dims = list(stmt.dims)
     local = isl.LocalSpace.from_space(stmt.domain.get_space())
     row = [isl.PwAff.var_on_domain(local, isl.dim_type.set, k) for k in range(len(all_dims))]
     rows = Rows({stmt.name: row}, [True] * len(row), [1] * len(row))
-    scores = {d: _stride_score(program, rows, all_dims.index(d), tiled=False) for d in dims}
+    scores = {d: stride_score(program, rows, all_dims.index(d), tiled=False) for d in dims}
     best = max(dims[::-1], key=lambda d: scores[d])  # ties: the source's innermost
     return [d for d in dims if d != best] + [best]
 

@@ -8,7 +8,7 @@ each tile one micro-op of a GEMM instruction on target ``"accel"``; on the CPU t
 schedule runs the tiles with a small C routine (so a device schedule can be checked
 there too).
 
->>> from polyopt.target.accel.config import VTA
+>>> from polyopt.machine.accel import VTA
 >>> intrin = gemm_intrin(VTA)
 >>> intrin.name, intrin.output.shape, [b.shape for b in intrin.inputs]
 ('accel_gemm', (1, 16), [(1, 16), (16, 16)])
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 
-from ...te.expr import Var
-from ...te.tensor import compute, placeholder, reduce_axis, reduce_sum
-from ...tensorize.intrin import call_extern, decl_buffer, decl_tensor_intrin, import_c
+from ..te.expr import Var
+from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum
+from .intrin import call_extern, decl_buffer, decl_tensor_intrin, import_c
 
 _C = r"""
 #include <stdint.h>
@@ -37,7 +37,7 @@ void accel_gemm_update_{b}x{o}x{i}(int32_t *c, const int8_t *a, const int8_t *w,
         }}
 }}
 """
-from .config import AccelConfig
+from ..machine.accel import AccelConfig
 
 
 @functools.cache

@@ -14,8 +14,8 @@ import polyopt as po
 from polyopt.ast import from_isl
 from polyopt.frontend.c_native import arguments, call_polyopt
 from polyopt.target.llvm import jit
-from polyopt.transform import auto_affine
-from polyopt.transform.auto_affine import flatten, uniform_pieces
+from polyopt.schedules import auto_affine
+from polyopt.schedules.auto_affine import flatten, uniform_pieces
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 

@@ -17,7 +17,7 @@ from ..errors import TensorizeError
 from ..machine import TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
-from .builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
+from ..tensorize.builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -48,7 +48,7 @@ def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     """``C = po.ops.matmul_bf16(A, Wp)``: as :func:`int8_matmul_template`, with
     :func:`~polyopt.tensorize.builtin.gemm_bf16` (``vdpbf16ps`` on pairs; a machine
     without AVX-512 BF16 is refused)."""
-    from .builtin import gemm_bf16
+    from ..tensorize.builtin import gemm_bf16
 
     require_instructions(target_info, "has_bf16", "AVX-512 BF16 (vdpbf16ps)")
     return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel)
