@@ -58,7 +58,7 @@ class ExternPipeline(ModuleAPI):
         self.func = kernel.func if kernel is not None else _Name(name)
 
     def __call__(self, *arrays, **sizes) -> None:
-        from .tvm.runtime import NDArray
+        from .target.devices import NDArray
 
         if len(arrays) != len(self.args):
             raise InvalidArgumentError(

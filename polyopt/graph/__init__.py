@@ -10,7 +10,8 @@ from .executor import CompiledModel, compile
 from .ir import Graph, GraphBuilder, OpNode, TensorInfo
 from .memory import MemoryPlan, plan_memory
 from .onnx_import import from_onnx
-from .operators import OPS, UnsupportedOperatorError
+from . import operators  # noqa: F401  (registers every operator)
+from .registry import OPS, UnsupportedOperatorError
 from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
 from .quantize import quantize
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..te.tensor import all_of, compute, if_then_else, maximum, reduce_axis, reduce_sum
 from .ir import Graph, OpNode, TensorInfo
-from .operators import attr, register
+from .registry import attr, register
 from .operators_nn import _CONV_ATTRS, _POOL_ATTRS, _pool_infer, window
 
 ELEMENTWISE = ("Relu", "Clip", "Add")

@@ -22,8 +22,8 @@ import os
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
-from .operators import UnsupportedOperatorError
+from ..errors import InvalidArgumentError, PolyoptError
+from .registry import UnsupportedOperatorError, check_node
 
 FLOATS = ("float32", "float64")
 SIGNED = ("int8", "int32", "int64")
@@ -162,3 +162,24 @@ def _bytes(size: int) -> str:
         if size >= 1 << shift:
             return f"{size / (1 << shift):.1f} {unit}"
     return f"{size} bytes"
+
+
+def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
+    """The shapes and dtypes of ``node``'s outputs from its inputs'."""
+    spec = check_node(node)
+    check_input_dtypes(node, infos)
+    try:
+        result = spec.infer(node, infos, constants)
+    except PolyoptError:
+        raise
+    except (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError,
+            OverflowError) as err:
+        shapes = ", ".join(str(i) if i else "_" for i in infos)
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}) does not accept inputs {shapes}: {err}"
+        ) from err
+    if len(node.outputs) != len(result):
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({node.op_type}) asks for {len(node.outputs)} outputs; "
+            f"polyopt.graph computes {len(result)} (optional outputs are not supported)")
+    return result

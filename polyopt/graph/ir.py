@@ -206,7 +206,7 @@ class GraphBuilder:
         return name
 
     def op(self, op_type: str, inputs, outputs=None, *, name: str | None = None, **attrs):
-        from .operators import infer_node
+        from .contracts import infer_node
 
         node_name = name or f"{op_type}_{self._counter}"
         self._counter += 1

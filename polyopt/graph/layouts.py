@@ -36,7 +36,7 @@ from ..te.tensor import all_of, compute, if_then_else, reduce_axis, reduce_sum
 from ..errors import InvalidArgumentError
 from ..machine import TargetInfo
 from .ir import Graph, OpNode
-from .operators import attr, register
+from .registry import attr, register
 from .operators_nn import _CONV_ATTRS, window
 
 

@@ -34,7 +34,7 @@ from ..transform.schedule import create_schedule
 from ..schedules.templates import matmul_template
 from ..machine import TargetInfo
 from ..schedules.tensorized import int8_conv2d_template, int8_matmul_template
-from .operators import OPS
+from .registry import OPS
 from .blocked import schedule_blocked_depthwise, schedule_blocked_pool
 from .layouts import schedule_packed_conv
 from .operators_int8 import INT8_KERNELS

@@ -33,7 +33,8 @@ from .aligned import aligned_copy, aligned_empty
 from .ir import OpNode
 from ..schedules.templates import matmul_template
 from .lowering import LoweredGroup, build_group, inline_epilogue, schedule_group
-from .operators import (UnsupportedOperatorError, attr, constant_value, register, sigmoid)
+from .operators import sigmoid
+from .registry import UnsupportedOperatorError, attr, constant_value, register
 
 WORK_FOR_THREADS = 1 << 24  # multiply-adds of the projection from which it uses threads
 _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,

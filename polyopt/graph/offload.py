@@ -39,7 +39,7 @@ from ..schedules.accel_gemm import Requantize, acc_copies, choose_tiles, from_pl
 from ..target.accel.sim import Report
 from ..target.base import get_target
 from .lowering import group_arguments
-from .operators import attr
+from .registry import attr
 from .operators_nn import window
 from .passes import Group
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
-from .operators import UnsupportedOperatorError
+from .registry import UnsupportedOperatorError
 
 MIN_OPSET = 13
 GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")

@@ -29,7 +29,7 @@ from ..te.quantized import (VNNI_GROUP, conv2d_u8s8_nchw, matmul_u8s8, pack_conv
                             pack_vnni_numpy)
 from ..te.tensor import compute
 from .ir import OpNode
-from .operators import attr, register
+from .registry import attr, register
 from .operators_nn import window
 
 CONV_COLUMNS = 64  # output channels per register tile (and per packed weight block)

@@ -24,7 +24,7 @@ from ..te.expr import Const
 from ..te.substitute import substitute
 from ..te.tensor import (all_of, compute, if_then_else, maximum, minimum, reduce_axis,
                          reduce_max, reduce_sum)
-from .operators import UnsupportedOperatorError, attr, axis_in_range, broadcast_read, register
+from .registry import UnsupportedOperatorError, attr, axis_in_range, broadcast_read, register
 
 _CONV_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None,
                "pads": None, "strides": None}

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..te.tensor import all_of, compute, if_then_else, maximum, minimum, reduce_axis, reduce_sum
-from .operators import UnsupportedOperatorError, attr, constant_value, register
+from .registry import UnsupportedOperatorError, attr, constant_value, register
 from .operators_nn import _CONV_ATTRS, window
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127)}

@@ -22,10 +22,10 @@ from ..errors import public
 from ..machine import TargetInfo
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
-from .operators import OPS, attr
+from .registry import OPS, attr
 from .blocked import block_activations, plain_pointwise
 from .layouts import pack_conv_weights, pack_matmul_weights
-from .quantize import vnni_rewrite
+from .vnni_rewrite import vnni_rewrite
 
 
 @public
@@ -106,7 +106,7 @@ def optimize(g: Graph, *, layouts: bool = True, vnni: bool | None = None,
     """The graph passes before fusion, in order (``layouts``: convolution and matmul
     weights blocked as their schedule reads them, :mod:`.layouts`, and the activations
     between blocked convolutions blocked too, :mod:`.blocked`; ``vnni``: QLinearConv and
-    MatMulInteger on the VNNI kernels, :func:`~.quantize.vnni_rewrite`; None: where
+    MatMulInteger on the VNNI kernels, :func:`~.vnni_rewrite.vnni_rewrite`; None: where
     ``target_info``, the machine compiled for (the host by default), has AVX-512 VNNI)."""
     info = target_info or TargetInfo.host()
     g = fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))

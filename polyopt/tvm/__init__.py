@@ -26,9 +26,9 @@ import polyopt as te  # noqa: F401  (tvm.te is polyopt's own namespace)
 from .. import build, lower  # noqa: F401
 from ..te.extern import get_global_func, register_func  # noqa: F401
 from . import contrib, testing, tir  # noqa: F401
-from .runtime import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
+from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
-from .runtime import NDArray as _NDArray, array as _array, empty as _empty
+from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
 from ..target.native import load_module as _load_module
 
 nd = _types.SimpleNamespace(array=_array, empty=_empty, NDArray=_NDArray)

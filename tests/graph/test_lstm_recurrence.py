@@ -8,7 +8,7 @@ import pytest
 
 import polyopt as po
 from polyopt.graph.lstm import pack_recurrent, pairs_apply, recurrence, recurrence_in_pairs
-from polyopt.graph.operators import UnsupportedOperatorError
+from polyopt.graph.registry import UnsupportedOperatorError
 from polyopt.target.args import data_pointer
 
 

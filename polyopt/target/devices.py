@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError, public, public_methods
-from ..target.spec import GPU_THROUGH_OPENCL
+from .spec import GPU_THROUGH_OPENCL
 
 _KINDS = {"cpu": "cpu", "llvm": "cpu", "c": "cpu", "opencl": "opencl", "cl": "opencl"}
 _KINDS |= {gpu: "opencl" for gpu in GPU_THROUGH_OPENCL + ("gpu",)}  # as their targets
