@@ -1,0 +1,112 @@
+"""The operator registry of the graph layer and what every operator module uses: an
+operator is an :class:`OpDef` (its fusion kind, attributes and defaults, a shape function
+and a lowering to tensor expressions) registered by name in ``OPS``; the modules that
+define operators (``operators``, ``operators_nn``, ``operators_quant``,
+``operators_int8``, ``layouts``, ``blocked``, ``lstm``) import this one, never each
+other's registration.
+
+>>> sorted(KINDS)
+['complex', 'injective', 'opaque', 'reduction', 'view']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+
+KINDS = ("injective", "reduction", "complex", "view", "opaque")
+
+
+class UnsupportedOperatorError(InvalidArgumentError):
+    """An operator, attribute or attribute value the graph layer does not support."""
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    kind: str
+    infer: Callable      # (node, input infos, constants) -> [(shape, dtype)]
+    lower: Callable      # (node, tensors, values, out_info, name) -> te.Tensor
+    attrs: dict          # supported attribute -> default
+    min_inputs: int = 1
+
+
+OPS: dict[str, OpDef] = {}
+INT8_OPS = ("QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
+
+
+def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1):
+    def wrap(pair):
+        infer, lower = pair
+        OPS[name] = OpDef(name, kind, infer, lower, dict(attrs or {}), min_inputs)
+        return pair
+    return wrap
+
+
+def attr(node, key: str):
+    """An attribute of ``node``, or the operator's default."""
+    return node.attrs.get(key, OPS[node.op_type].attrs.get(key))
+
+
+def check_node(node) -> OpDef:
+    """The operator of ``node``, or :class:`UnsupportedOperatorError` naming what is not
+    supported (operator or attribute) and the node."""
+    if node.op_type in INT8_OPS:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}': the int8 operator {node.op_type} is not supported yet; it "
+            "comes with polyopt's int8 support (the tensorize issue). Export the model in "
+            "float32 for now")
+    spec = OPS.get(node.op_type)
+    if spec is None:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}': the operator {node.op_type} is not supported by "
+            f"polyopt.graph; supported: {', '.join(sorted(OPS))}")
+    for key in node.attrs:
+        if key not in spec.attrs:
+            raise UnsupportedOperatorError(
+                f"node '{node.name}' ({node.op_type}): the attribute '{key}' is not "
+                f"supported; supported attributes: {', '.join(sorted(spec.attrs)) or 'none'}")
+    present = [n for n in node.inputs if n]
+    if len(present) < spec.min_inputs:
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}) needs at least {spec.min_inputs} input(s), "
+            f"got {len(present)}")
+    return spec
+
+
+def axis_in_range(node, axis, rank: int, what: str = "axis") -> int:
+    """``axis`` of ``node`` (``what`` names it) in ``[-rank, rank)``, made non-negative;
+    :class:`InvalidArgumentError` naming the node and the attribute otherwise."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or \
+            not -rank <= axis < rank:
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({node.op_type}): {what}={axis!r} is out of range for "
+            f"rank {rank} (from {-rank} to {rank - 1})")
+    return int(axis) % rank
+
+
+def constant_value(node, constants, index: int, what: str) -> np.ndarray | None:
+    """The value of input ``index`` of ``node`` when it is a constant (None when absent);
+    refuses a computed tensor where a constant is needed."""
+    if index >= len(node.inputs) or not node.inputs[index]:
+        return None
+    name = node.inputs[index]
+    if name not in constants:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({node.op_type}): its input {what} ('{name}') must be a "
+            "constant (polyopt.graph needs static shapes)")
+    return constants[name]
+
+
+def broadcast_read(T, axes, out_shape):
+    """``T`` read at the output index ``axes`` under NumPy broadcasting."""
+    offset = len(out_shape) - T.ndim
+    index = []
+    for d, extent in enumerate(T.shape):
+        size = extent.value if hasattr(extent, "value") else extent
+        index.append(0 if size == 1 and out_shape[offset + d] != 1 else axes[offset + d])
+    return T[tuple(index)] if index else T[0]
