@@ -30,7 +30,7 @@ LAYERS = [
     ("target",),
     ("lower", "build", "emit_c", "extern_build", "aot"),
     ("graph",),
-    ("tvm", "cli", "cli_check", "cli_opt", "cli_output", "cli_run", "__init__", "__main__"),
+    ("tvm", "cli", "__init__"),
 ]
 NEVER = {"target": {"transform", "schedules"}}  # backends only see lowered programs
 ROLES = {

@@ -2,11 +2,11 @@
 
 ``polyopt demo`` builds matmul and conv2d, prints their loop nests and dependences,
 runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
-schedule (see ``polyopt check --help`` and :mod:`polyopt.cli_check`).  ``polyopt opt
-kernel.c`` optimizes a C kernel automatically (:mod:`polyopt.cli_opt`); ``polyopt run``
-compiles and runs an ONNX model (:mod:`polyopt.cli_run`); ``polyopt lib build`` builds an
+schedule (see ``polyopt check --help`` and :mod:`polyopt.cli.check`).  ``polyopt opt
+kernel.c`` optimizes a C kernel automatically (:mod:`polyopt.cli.opt`); ``polyopt run``
+compiles and runs an ONNX model (:mod:`polyopt.cli.run`); ``polyopt lib build`` builds an
 operator library, ``polyopt cache info|clear`` shows or empties the kernel cache
-(:mod:`polyopt.aot.cli`).
+(:mod:`polyopt.cli.lib`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ import time
 import numpy as np
 
 import polyopt as po
-from polyopt import cli_check, cli_opt, cli_run
-from polyopt.cli_output import reader_gone
-from polyopt.aot import cli as aot_cli
+from . import check as cli_check, lib as aot_cli, opt as cli_opt, run as cli_run
+from .output import reader_gone
 
 
 def _matmul(n: int):
@@ -155,7 +154,3 @@ def _stopping_when_reader_gone(run, gone: list[int]):
             return 0
     command.__qualname__ = getattr(run, "__qualname__", "command")
     return command
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,16 +21,16 @@ import islpy as isl
 
 import numpy as np
 
-from .emit_c import replace_scop, scop_c
-from .errors import BackendError, InvalidArgumentError
-from .frontend.c import from_c
-from .frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
-from .build import build
-from .lower import lower
-from .target.linker import write_atomically
-from .te.evaluate import evaluate
-from .schedules.auto import auto_schedule
-from .transform.schedule import create_schedule
+from ..emit_c import replace_scop, scop_c
+from ..errors import BackendError, InvalidArgumentError
+from ..frontend.c import from_c
+from ..frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
+from ..build import build
+from ..lower import lower
+from ..target.linker import write_atomically
+from ..te.evaluate import evaluate
+from ..schedules.auto import auto_schedule
+from ..transform.schedule import create_schedule
 
 HELP = "optimize the #pragma scop region of a C function automatically"
 _SMALL_SIZES = (7, 13, 5, 11, 9)

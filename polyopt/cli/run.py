@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 
 
 def add_parser(commands) -> None:
@@ -57,7 +57,7 @@ def _save(path: str, outputs: dict) -> None:
 
 
 def run(args) -> int:
-    from . import graph
+    from .. import graph
 
     _check_writable(args.output, "the outputs to")
     _check_writable(args.draw, "the picture to")

@@ -37,11 +37,11 @@ import argparse
 import runpy
 from pathlib import Path
 
-from .cli_output import reader_gone
-from .domain.program import Program
-from .errors import InvalidArgumentError, PolyoptError
-from .transform.handwritten import check
-from .transform.schedule import Schedule, create_schedule
+from .output import reader_gone
+from ..domain.program import Program
+from ..errors import InvalidArgumentError, PolyoptError
+from ..transform.handwritten import check
+from ..transform.schedule import Schedule, create_schedule
 
 HELP = "check a hand-written schedule against a computation's exact dependences"
 

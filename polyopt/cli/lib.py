@@ -13,8 +13,8 @@ import time
 import warnings
 
 from ..errors import PolyoptWarning
-from .cache import DiskCache
-from .library import build_library
+from ..aot.cache import DiskCache
+from ..aot.library import build_library
 
 
 def add_parsers(commands) -> None:
