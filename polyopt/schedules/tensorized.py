@@ -17,7 +17,7 @@ from ..errors import TensorizeError
 from ..machine import TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
-from ..tensorize.builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
+from ..tensorize.builtin import EMITTED_FOR, LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -217,7 +217,7 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
             channels = PIXEL_TILE_CHANNELS if block % PIXEL_TILE_CHANNELS == 0 else 1
             return _pixel_lanes_conv(s, Y, packed, tile, channels, parallel, epilogue)
     if rows is None or cols is None:
-        rows, cols = conv_tile(width, block, rows=rows, cols=cols)
+        rows, cols = conv_tile(width, block, rows=rows, cols=cols, info=target_info)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
     local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
@@ -325,7 +325,7 @@ def conv_tile(width: int, block: int, *, rows: int | None = None, cols: int | No
     >>> conv_tile(56, 64, info=avx512), conv_tile(14, 64, info=avx512)
     ((8, 32), (7, 32))
     """
-    info = info or TargetInfo.host()
+    info = info or EMITTED_FOR  # the AVX-512 code the VNNI intrinsics write
     budget = max(1, info.vector_registers // 2)
     widths = [cols] if cols is not None else [
         c for c in range(block, LANES - 1, -LANES)

@@ -147,13 +147,17 @@ def gemm_f32_rows(rows: int = 6, cols: int = 64):
 
 
 LANES = 16  # 32-bit lanes of the AVX-512 vectors the emitters write
+# the built-in emitters write AVX-512 code whatever the host: their tiles live in its
+# 32 vector registers (a machine without AVX-512 cannot run them at all)
+EMITTED_FOR = TargetInfo.for_cpu("x86-64-v4")
 
 
 def accumulator_budget(info=None) -> int:
     """How many vector registers a register tile may hold as accumulators on ``info``
-    (a :class:`~polyopt.machine.TargetInfo`, the host by default): all but 4, for
-    the loaded and broadcast operands (32 on AVX-512 -> 28)."""
-    info = info or TargetInfo.host()
+    (a :class:`~polyopt.machine.TargetInfo`; by default the AVX-512 machine the built-in
+    emitters write code for): all but 4, for the loaded and broadcast operands (32 on
+    AVX-512 -> 28)."""
+    info = info or EMITTED_FOR
     return max(1, info.vector_registers - 4)
 
 
@@ -173,17 +177,18 @@ def _check_tile(rows, cols) -> None:
     if cols % LANES:
         raise InvalidArgumentError(f"cols must be a multiple of {LANES} (one AVX-512 vector "
                                    f"of 32-bit lanes), got {cols}")
-    info = TargetInfo.host()
+    info = EMITTED_FOR
     _check_accumulators(rows * cols // LANES, f"a {rows} x {cols} tile",
                         f": at most {max_tile_rows(cols, info)} rows of {cols}")
 
 
 def _check_accumulators(count: int, tile: str, hint: str = "") -> None:
-    """Refuse a tile whose ``count`` accumulators do not fit in this CPU's registers."""
-    info = TargetInfo.host()
+    """Refuse a tile whose ``count`` accumulators do not fit in the registers of the
+    AVX-512 code the built-in emitters write."""
+    info = EMITTED_FOR
     if count > accumulator_budget(info):
         raise InvalidArgumentError(
-            f"{tile} needs {count} accumulator registers; this CPU has "
+            f"{tile} needs {count} accumulator registers; AVX-512 code has "
             f"{info.vector_registers} vector registers (keep <= "
             f"{accumulator_budget(info)}{hint})")
 
