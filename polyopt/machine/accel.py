@@ -69,3 +69,5 @@ VTA = AccelConfig("vta")
 TPU_LIKE = AccelConfig("tpu-like", batch=8, block_in=64, block_out=64, uop_bytes=64 * 1024,
                        inp_bytes=512 * 1024, wgt_bytes=4 * 1024 * 1024,
                        acc_bytes=2 * 1024 * 1024, dram_bytes_per_cycle=128)
+
+__all__ = ["AccelConfig", "BUFFERS", "TPU_LIKE", "VTA"]
