@@ -76,27 +76,39 @@ def tile_columns(columns: int, block: int, lanes: int) -> int:
     return columns * max(1, 2 * lanes // block)
 
 
-def channel_block(channels: int, lanes: int) -> int | None:
-    """Output channels per block: two vectors, or one; None when neither divides."""
-    return next((b for b in (2 * lanes, lanes) if channels % b == 0), None)
+def block_vectors(info: TargetInfo) -> int:
+    """Vectors of output channels per block on the machine ``info``: two with 32 vector
+    registers, one with 16 (the register tile of 7 columns x 2 vectors, its 2 weight
+    vectors and a broadcast need 17: on AVX2 the sums spilled to the stack, 10 GFLOP/s
+    against 14 columns x 1 vector)."""
+    return 2 if info.vector_registers >= 32 else 1
 
 
-def padded_channels(channels: int, lanes: int) -> int:
+def channel_block(channels: int, lanes: int, vectors: int = 2) -> int | None:
+    """Output channels per block: ``vectors`` vectors, or one; None when neither divides."""
+    return next((b for b in (vectors * lanes, lanes) if channels % b == 0), None)
+
+
+def padded_channels(channels: int, lanes: int, vectors: int = 2) -> int:
     """The output channels a blocked convolution computes: ``channels``, or (when no
     block divides them, and at most a quarter would be zero) the next multiple of
     ``lanes``: 24 -> 32 (MobileNetV2's 24-channel layers)."""
-    if channel_block(channels, lanes) is not None or channels <= lanes or channels % 8:
+    if channel_block(channels, lanes, vectors) is not None or channels <= lanes or channels % 8:
         return channels
     padded = -(-channels // lanes) * lanes
     return padded if 4 * (padded - channels) <= padded else channels
 
 
-def pack_conv_weights(g: Graph, *, lanes: int | None = None) -> Graph:
+def pack_conv_weights(g: Graph, *, lanes: int | None = None,
+                      target_info: TargetInfo | None = None) -> Graph:
     """Convolutions with constant weights that vectorize across output channels (and
     whose channels a block divides, maybe after zero channels are added:
     :func:`padded_channels`) become ``ConvPacked`` reading their weights blocked
-    ``[F / b, C, R, S, b]``."""
-    lanes = lanes or TargetInfo.host().lanes("float32")
+    ``[F / b, C, R, S, b]``; the block (:func:`block_vectors`) and ``lanes`` (float32)
+    are those of ``target_info``, the host by default."""
+    info = target_info or TargetInfo.host()
+    lanes = lanes or info.lanes("float32")
+    vectors = block_vectors(info)
     constants = dict(g.constants)
     nodes = []
     changed = False
@@ -105,8 +117,8 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None) -> Graph:
         if weight is None or weight.ndim != 4:
             nodes.append(node)
             continue
-        channels = padded_channels(weight.shape[0], lanes)
-        block = channel_block(channels, lanes)
+        channels = padded_channels(weight.shape[0], lanes, vectors)
+        block = channel_block(channels, lanes, vectors)
         if block is None or not vectorizes_across_channels(
                 node, g.tensors[node.inputs[0]].shape, weight.shape,
                 g.tensors[node.outputs[0]].shape, lanes):
@@ -198,7 +210,8 @@ def _pad_blocked(X, p: int, name: str):
 
 
 def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 32,
-                         lanes: int | None = None) -> None:
+                         lanes: int | None = None,
+                         target_info: TargetInfo | None = None) -> None:
     """``out[n, f, y, x]`` (the group's output, its epilogue inlined) from
     ``conv[n, F / b, y, x, b]`` through ``nchw[n, f, y, x]`` (the sums read back in
     NCHW order): per block of output channels (in parallel), the block's sums computed
@@ -209,10 +222,12 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     to ``[b, x]`` through registers (a transposed copy: ``lanes`` channels unrolled
     around ``lanes`` columns vectorized), and the epilogue vectorized along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
-    third of a 96 -> 576 1x1 layer's time on 14 x 14)."""
+    third of a 96 -> 576 1x1 layer's time on 14 x 14).  ``lanes`` and the L1 size are
+    those of ``target_info`` (the host by default)."""
     from ..transform.nn_templates import producers, vectorize_and_parallelize
 
-    lanes = lanes or TargetInfo.host().lanes(out.dtype)
+    info = target_info or TargetInfo.host()
+    lanes = lanes or info.lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
         vectorize_and_parallelize(s, tensor, check=False)
     if len(out.shape) == 5:
@@ -225,7 +240,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
             s[tensor].compute_inline(check=False)
     block = conv.shape[4].value
     width = conv.shape[3].value
-    per_row = not _sums_in_l1(conv)
+    per_row = not _sums_in_l1(conv, info.l1_bytes)
     stage = s[out]
     n, f, y, x = out.op.axis
     fo, fi = stage.split(f, factor=block, check=False)
@@ -249,10 +264,10 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     s.check()
 
 
-def _sums_in_l1(conv) -> bool:
+def _sums_in_l1(conv, l1_bytes: int) -> bool:
     """Whether a block's sums ``conv[n, F / b, y, x, b]`` (all rows) fit in L1."""
     _, _, height, width, block = (d.value for d in conv.shape)
-    return height * width * block * np.dtype(conv.dtype).itemsize <= TargetInfo.host().l1_bytes
+    return height * width * block * np.dtype(conv.dtype).itemsize <= l1_bytes
 
 
 def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
@@ -333,11 +348,13 @@ def matmul_panel(target_info: TargetInfo | None = None) -> int:
     return info.register_tile()[1] * info.lanes("float32")
 
 
-def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6) -> Graph:
+def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6,
+                        target_info: TargetInfo | None = None) -> Graph:
     """``MatMul(A, B)`` with a constant 2-D float ``B[K, N]`` and at least ``min_rows``
     rows in ``A`` (narrower products stream ``B`` as it is) becomes ``MatMulPacked(A,
     Bp)``: ``Bp[N' / panel, K, panel]`` holds ``B``'s columns in panels (``N'``: ``N``
-    rounded up to a panel, the extra columns zero and never read).
+    rounded up to a panel, the extra columns zero and never read); ``panel``: by
+    default :func:`matmul_panel` of ``target_info`` (the host by default).
 
     >>> import numpy as np, polyopt as po
     >>> b = po.graph.GraphBuilder()
@@ -347,7 +364,7 @@ def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6
     >>> [(n.op_type, g.constants[n.inputs[1]].shape) for n in g.nodes]
     [('MatMulPacked', (2, 16, 64))]
     """
-    panel = panel or matmul_panel()
+    panel = panel or matmul_panel(target_info)
     constants = dict(g.constants)
     nodes = []
     changed = False
