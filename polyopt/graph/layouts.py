@@ -76,12 +76,29 @@ def tile_columns(columns: int, block: int, lanes: int) -> int:
     return columns * max(1, 2 * lanes // block)
 
 
-def block_vectors(info: TargetInfo) -> int:
-    """Vectors of output channels per block on the machine ``info``: two with 32 vector
-    registers, one with 16 (the register tile of 7 columns x 2 vectors, its 2 weight
-    vectors and a broadcast need 17: on AVX2 the sums spilled to the stack, 10 GFLOP/s
-    against 14 columns x 1 vector)."""
-    return 2 if info.vector_registers >= 32 else 1
+def max_columns(registers: int, vectors: int) -> int:
+    """The most columns of a register tile of ``vectors`` vectors of channels held in
+    ``registers`` vector registers beside its weight vectors, a broadcast input and one
+    spare (AVX2, 3x3 layers on 14 columns: 7 columns x 1 vector as fast as 14 or up to
+    1.3x faster; 7 x 2 vectors spilled, 1.25x slower).
+
+    >>> max_columns(16, 2), max_columns(16, 1), max_columns(32, 2)
+    (6, 13, 14)
+    """
+    return max(1, (registers - 2 - vectors) // vectors)
+
+
+def block_vectors(info: TargetInfo, width: int) -> int:
+    """Vectors of output channels per block on the machine ``info`` for rows ``width``
+    wide: two with 32 vector registers; with 16 (AVX2), two where a tile of at least 4
+    columns fits in the registers (:func:`max_columns`: 6), else one (14 or 7 columns).
+    Measured on a Zen 3 (AVX2, CPU time, one thread): 3x3 layers on 56 and 28 columns
+    3.1-3.2 ms with 4 columns x 2 vectors against 3.7-3.9 with 14 x 1 (a broadcast per
+    FMA); on 14 and 7 columns 4.2 and 3.9 ms with 1 vector against 5.4 and 5.6 with 7 x 2
+    (their sums spilled to the stack)."""
+    if info.vector_registers >= 32:
+        return 2
+    return 2 if row_tile(width, max_columns(info.vector_registers, 2)) >= 4 else 1
 
 
 def channel_block(channels: int, lanes: int, vectors: int = 2) -> int | None:
@@ -108,7 +125,6 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None,
     are those of ``target_info``, the host by default."""
     info = target_info or TargetInfo.host()
     lanes = lanes or info.lanes("float32")
-    vectors = block_vectors(info)
     constants = dict(g.constants)
     nodes = []
     changed = False
@@ -117,6 +133,7 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None,
         if weight is None or weight.ndim != 4:
             nodes.append(node)
             continue
+        vectors = block_vectors(info, g.tensors[node.outputs[0]].shape[-1])
         channels = padded_channels(weight.shape[0], lanes, vectors)
         block = channel_block(channels, lanes, vectors)
         if block is None or not vectorizes_across_channels(
@@ -218,7 +235,8 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     at the block (a buffer ``[y, x, b]``, in L1; where it would not fit in L1, at each
     output row: ``[1, x, b]``), over ``rc.outer, y, x.outer,
     rc.inner, ry, rx, x.inner, b`` (``x.inner``: up to ``columns`` columns unrolled,
-    ``b`` vectorized: a register tile); then per output row, the row's sums transposed
+    twice as many for a block of one vector, at most :func:`max_columns` of the
+    machine's registers; ``b`` vectorized: a register tile); then per output row, the row's sums transposed
     to ``[b, x]`` through registers (a transposed copy: ``lanes`` channels unrolled
     around ``lanes`` columns vectorized), and the epilogue vectorized along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
@@ -229,7 +247,10 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     info = target_info or TargetInfo.host()
     lanes = lanes or info.lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
-        vectorize_and_parallelize(s, tensor, check=False)
+        vectorize_and_parallelize(s, tensor, check=False, target_info=info)
+    block = conv.shape[4].value
+    columns = min(tile_columns(columns, block, lanes),
+                  max_columns(info.vector_registers, max(1, block // lanes)))
     if len(out.shape) == 5:
         _schedule_blocked_output(s, out, conv, columns, reduce_tile, lanes)
         return
@@ -238,7 +259,6 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
-    block = conv.shape[4].value
     width = conv.shape[3].value
     per_row = not _sums_in_l1(conv, info.l1_bytes)
     stage = s[out]
@@ -250,7 +270,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
         fo = y = stage.fuse(fo, y, check=False)
     s[conv].compute_at(stage, y if per_row else fo, check=False)
     _, _, ly, lx, lf = conv.op.axis
-    tile = row_tile(width, tile_columns(columns, block, lanes))
+    tile = row_tile(width, columns)
     _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
         _transposed_rows(stage, fi, None if per_row else y, x, lanes)
@@ -287,8 +307,8 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
-    width, block = conv.shape[3].value, conv.shape[4].value
-    tile = row_tile(width, tile_columns(columns, block, lanes))
+    width = conv.shape[3].value
+    tile = row_tile(width, columns)
     stage = s[out]
     n, fb, y, x, fi = out.op.axis
     if conv is out:

@@ -129,7 +129,7 @@ def schedule_group(lowered: LoweredGroup, kind: str, nodes: list,
         return s
     except PolyoptError:
         s = create_schedule(out)
-        _plain_schedule(s, out)
+        _plain_schedule(s, out, info)
         lowered.template = "plain"
         return s
 
@@ -179,7 +179,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) ->
                 matmul_template(s, anchor, target_info=info)
             template = "matmul"
         if anchor is not out:
-            inline_epilogue(s, out, anchor)
+            inline_epilogue(s, out, anchor, target_info=info)
             template += "+epilogue"
         return template
     if kind == "injective":  # injective_chain_template, checked once at the end
@@ -196,7 +196,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) ->
     if op_types == ["Softmax"] or op_types == ["LayerNormalization"]:
         row_reduction_template(s, out, target_info=info)
         return "row_reduction"
-    _plain_schedule(s, out)
+    _plain_schedule(s, out, info)
     return "plain"
 
 
@@ -244,7 +244,7 @@ def _depthwise_schedule(s, conv: Tensor, *, lanes: int) -> None:
     parallel); then per channel (``n`` and ``f`` fused, in parallel) and output row,
     blocks of ``lanes`` columns vectorized inside the small reduction ``rc, ry, rx``."""
     for tensor in producers(conv):
-        vectorize_and_parallelize(s, tensor, check=False)
+        vectorize_and_parallelize(s, tensor, vector=lanes, check=False)
     stage = s[conv]
     n, f, y, x = conv.op.axis
     rc, ry, rx = conv.op.reduce_axis
@@ -303,15 +303,17 @@ def _inline_into(s, out: Tensor, anchor: Tensor) -> None:
             s[tensor].compute_inline(check=False)
 
 
-def inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
+def inline_epilogue(s, out: Tensor, anchor: Tensor,
+                    target_info: TargetInfo | None = None) -> None:
     """Inline the elementwise stages between ``anchor`` and ``out`` into ``out``, then
-    vectorize ``out`` and run it in parallel."""
+    vectorize ``out`` (the lanes of ``target_info``, the host by default) and run it in
+    parallel."""
     _inline_into(s, out, anchor)
-    vectorize_and_parallelize(s, out, check=False)
+    vectorize_and_parallelize(s, out, check=False, target_info=target_info)
     s.check()  # each checked step would re-check every marked loop: check once
 
 
-def _plain_schedule(s, out: Tensor) -> None:
+def _plain_schedule(s, out: Tensor, info: TargetInfo) -> None:
     """Elementwise producers inlined into their readers; every other stage with its
     outer loops fused and parallel, and (without reduction) its innermost loop
     vectorized.  A step that the checks refuse is left out."""
@@ -333,7 +335,7 @@ def _plain_schedule(s, out: Tensor) -> None:
                 first = stage.fuse(data[0], data[1]) if len(data) > 1 else data[0]
                 stage.parallel(first)
             else:
-                vectorize_and_parallelize(s, tensor)
+                vectorize_and_parallelize(s, tensor, target_info=info)
         except PolyoptError:
             pass
 
