@@ -13,6 +13,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import statistics
 import sys
 import time
@@ -114,8 +115,93 @@ def _warm_up(call) -> float:
             return end - start
 
 
+# The machine the results files measured before they kept one section per machine
+EARLIER_MACHINE = ("znver4/znver5; has avx2, avx512f, avx512_vnni, avx512_bf16; lacks "
+                   "avx512_fp16, amx_int8, amx_bf16",
+                   "AMD EPYC Zen 4/5 (LLVM znver4/znver5), 2 core(s); has avx2, avx512f, "
+                   "avx512_vnni, avx512_bf16; lacks avx512_fp16, amx_int8, amx_bf16")
+_MARKER_LINE = re.compile(r"^<!-- machine: (.*) -->$", re.MULTILINE)
+
+
+def this_machine() -> tuple[str, str]:
+    """``(family, heading)`` of the machine running: the family (LLVM's CPU name and the
+    notable flags it has and lacks) names its section, the heading (``TargetInfo.describe``:
+    model, LLVM name, cores, flags) heads it.
+
+    >>> family, heading = this_machine()
+    >>> family.split(";")[0] in heading
+    True
+    """
+    from polyopt.machine import TargetInfo
+
+    heading = TargetInfo.host().describe()
+    return f"{TargetInfo.host().name}; {heading.split('; ', 1)[1]}", heading
+
+
 def write_results(name: str, text: str, data) -> None:
-    """``results/<name>.md`` (the report) and ``results/<name>.json`` (``data``)."""
+    """``results/<name>.md`` and ``results/<name>.json`` with this machine's section
+    (the report ``text``, the ``data``) in place of its previous one; the sections of
+    other machines stay.  A file without sections was measured on ``EARLIER_MACHINE``."""
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{name}.md").write_text(text)
-    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n")
+    family, heading = this_machine()
+    md, js = RESULTS / f"{name}.md", RESULTS / f"{name}.json"
+    title, sections = _read_sections(md.read_text() if md.exists() else "")
+    lines = text.rstrip("\n").splitlines()
+    if lines and lines[0].startswith("# "):
+        title, lines = lines[0], lines[1:]
+    body = _demoted(lines)
+    sections[family] = f"## {heading}\n\n{body.strip()}\n"
+    _atomic_write(md, "\n\n".join([title or f"# {name}", SECTIONS_NOTE] + [
+        f"<!-- machine: {key} -->\n{value}" for key, value in sections.items()]))
+    machines = _read_machines(js)
+    machines[family] = {"machine": heading, "results": data}
+    _atomic_write(js, json.dumps({"machines": machines}, indent=2, default=str) + "\n")
+
+
+SECTIONS_NOTE = ("One section per machine (CPU family): figures of different machines do "
+                 "not compare; a new run replaces its own machine's section only.")
+
+
+def previous_results(name: str):
+    """This machine's ``data`` in ``results/<name>.json``, or None."""
+    entry = _read_machines(RESULTS / f"{name}.json").get(this_machine()[0])
+    return None if entry is None else entry["results"]
+
+
+def _read_sections(text: str) -> tuple[str, dict[str, str]]:
+    """The title line and ``{family: section}`` of a results file's text."""
+    if not text.strip():
+        return "", {}
+    parts = _MARKER_LINE.split(text)
+    if len(parts) == 1:  # written before sections: one machine's report
+        lines = text.rstrip("\n").splitlines()
+        title = lines[0] if lines[0].startswith("# ") else ""
+        body = _demoted(lines[bool(title):])
+        return title, {EARLIER_MACHINE[0]: f"## {EARLIER_MACHINE[1]}\n\n{body.strip()}\n"}
+    title = parts[0].strip().splitlines()[0] if parts[0].strip() else ""
+    return title, {key: value.strip("\n") + "\n" for key, value in zip(parts[1::2], parts[2::2])}
+
+
+def _demoted(lines: list[str]) -> str:
+    """Markdown ``lines`` with their headings one level down (code blocks kept)."""
+    out, code = [], False
+    for line in lines:
+        code ^= line.startswith("```")
+        out.append("#" + line if line.startswith("#") and not code else line)
+    return "\n".join(out)
+
+
+def _read_machines(path: pathlib.Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if isinstance(data, dict) and set(data) == {"machines"}:
+        return data["machines"]
+    return {EARLIER_MACHINE[0]: {"machine": EARLIER_MACHINE[1], "results": data}}
+
+
+def _atomic_write(path: pathlib.Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)

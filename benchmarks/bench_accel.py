@@ -44,12 +44,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "target" / "accel"))
 
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import polyopt as po  # noqa: E402
 from polyopt.machine.accel import VTA  # noqa: E402
+from _env import write_results  # noqa: E402
 from schedules import conv2d, conv2d_reference, matmul, matmul_reference  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
 # name, in channels, out channels, size, kernel, stride, (output rows, out-channel blocks,
 # in-channel blocks) per tile
 LAYERS = [
@@ -388,9 +389,9 @@ def main() -> None:
     lines += ["## Targets", ""]
     lines += [f"- {'PASS' if ok else 'FAIL'}: {text}" for text, ok in checks]
     lines += [""]
-    RESULTS.mkdir(exist_ok=True)
     if not options.only:
-        (RESULTS / "accel.md").write_text("\n".join(lines))
+        write_results("accel", "\n".join(lines), {"checks": [
+            {"target": text, "passed": ok} for text, ok in checks]})
     print("\n".join(lines))
 
 

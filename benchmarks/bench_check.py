@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -37,7 +36,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import polyopt as po  # noqa: E402
-from _env import cpu_model  # noqa: E402
+from _env import cpu_model, write_results  # noqa: E402
 
 LIMIT_S = 0.050
 
@@ -201,12 +200,8 @@ def main() -> int:
     if args.quick:
         return 0
     env = environment()
-    results = REPO / "benchmarks" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "check.json").write_text(json.dumps({"environment": env, "rows": rows,
-                                                    "limit_s": LIMIT_S}, indent=2) + "\n")
     text = markdown(rows, env)
-    (results / "check.md").write_text(text)
+    write_results("check", text, {"environment": env, "rows": rows, "limit_s": LIMIT_S})
     print(text)
     return 0 if all(r["primitive_check_s"] < LIMIT_S and r["po_check_s"] < LIMIT_S
                     for r in rows) else 1

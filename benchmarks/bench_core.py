@@ -40,7 +40,8 @@ import sys
 THREADS = 1
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _env import (PINNED_VARS as _PINNED_VARS, SLOW_OPENBLAS_VARS as _SLOW_OPENBLAS_VARS,  # noqa: E402
-                  cpu_model, require_threadpoolctl, restart_with_clean_environment)
+                  cpu_model, require_threadpoolctl, restart_with_clean_environment,
+                  write_results)
 
 
 if __name__ == "__main__":
@@ -393,11 +394,8 @@ def main(argv=None) -> None:
     print("\n" + report)
     if opts.quick:
         return
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "core.md").write_text(report + "\n")
-    (RESULTS / "core.json").write_text(json.dumps(
-        {"environment": env, "summary": rows, "expectations": checks, "raw": raws},
-        indent=2, default=str) + "\n")
+    write_results("core", report + "\n", {"environment": env, "summary": rows,
+                                            "expectations": checks, "raw": raws})
     print(f"wrote {RESULTS / 'core.md'} and {RESULTS / 'core.json'}")
 
 

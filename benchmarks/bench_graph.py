@@ -38,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-from _env import alternating_medians, restart_with_clean_environment, write_results  # noqa: E402
+from _env import (alternating_medians, previous_results,  # noqa: E402
+                  restart_with_clean_environment, write_results)
 
 if __name__ == "__main__":
     restart_with_clean_environment(2)
@@ -384,13 +385,9 @@ INT8_MISSING_TARGET = "| int8 ResNet-18: 1% top-1 agreement, >= 2x fp32 | not me
 
 
 def merged_rows(measured: list[dict]) -> list[dict]:
-    """The rows of the last full run, with the rows measured now in place of theirs."""
-    path = os.path.join(HERE, "results", "graph.json")
-    try:
-        with open(path, encoding="utf-8") as file:
-            previous = json.load(file)
-    except (OSError, ValueError):
-        previous = []
+    """The rows of this machine's last full run, with the rows measured now in place of
+    theirs."""
+    previous = previous_results("graph") or []
     fresh = {(r["model"], r["threads"]): r for r in measured}
     rows = [fresh.pop((r["model"], r["threads"]), r) for r in previous]
     return rows + list(fresh.values())

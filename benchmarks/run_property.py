@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import json
 import platform
 import re
 import subprocess
@@ -32,7 +31,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from _env import write_results as machine_results  # noqa: E402
 from property.plan import SLOW, SLOW_FIRST_SEED, TIMEOUT, cases  # noqa: E402
 from property.pool import OK, run_cases  # noqa: E402
 
@@ -96,13 +97,10 @@ def write_results(records, command, started, planned) -> bool:
             seeds = ", ".join(f"{r['family']} {r['seed']}" for r in group[:6])
             more = f" (+{len(group) - 6} more)" if len(group) > 6 else ""
             lines.append(f"- **{outcome}** x{len(group)}: {detail} -- {seeds}{more}")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "property.md").write_text("\n".join(lines) + "\n")
-    (RESULTS / "property.json").write_text(json.dumps({
+    machine_results("property", "\n".join(lines) + "\n", {
         "command": command, "cases": len(done), "planned": planned, "passed": passed,
         "counts": {f"{family} {outcome}": n for (family, outcome), n in sorted(counts.items())},
-        "defects": [{k: v for k, v in r.items() if k != "reproducer"} for r in defects]},
-        indent=1) + "\n")
+        "defects": [{k: v for k, v in r.items() if k != "reproducer"} for r in defects]})
     folder = RESULTS / "property_reproducers"
     for r in defects:
         if r.get("reproducer"):

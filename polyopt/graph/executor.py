@@ -92,7 +92,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "accel",
                               time.perf_counter() - began))
             continue
-        kernel, template, in_place = _group_kernel(graph, grp, num_threads, store)
+        kernel, template, in_place = _group_kernel(graph, grp, num_threads, store, info)
         names, shapes = group_arguments(graph, grp.nodes, grp.output)
         check_kernel(graph, grp, kernel, names, shapes)  # it is called with raw addresses
         steps.append(Step(grp, kernel, names, shapes, template, time.perf_counter() - began,
@@ -107,7 +107,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     return model
 
 
-def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
+def _group_kernel(graph: Graph, grp: Group, num_threads: int, store, info) -> tuple:
     """``(kernel, template name, overwritable inputs)`` of a group: compiled in this
     process already, loaded from the disk cache, or lowered, scheduled and built now."""
     signature = group_signature(graph, grp)
@@ -125,7 +125,7 @@ def _group_kernel(graph: Graph, grp: Group, num_threads: int, store) -> tuple:
         cached = (kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ())))
     else:
         lowered = lower_group(graph, grp.nodes, grp.output)
-        schedule = schedule_group(lowered, grp.kind, grp.nodes)
+        schedule = schedule_group(lowered, grp.kind, grp.nodes, target_info=info)
         in_place = overwritable_inputs(lowered.placeholders, lowered.output, schedule)
         kernel = build_group(lowered, schedule, num_threads=num_threads, cache=store,
                              request=request, meta={"in_place": list(in_place)})

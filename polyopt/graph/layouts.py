@@ -76,27 +76,55 @@ def tile_columns(columns: int, block: int, lanes: int) -> int:
     return columns * max(1, 2 * lanes // block)
 
 
-def channel_block(channels: int, lanes: int) -> int | None:
-    """Output channels per block: two vectors, or one; None when neither divides."""
-    return next((b for b in (2 * lanes, lanes) if channels % b == 0), None)
+def max_columns(registers: int, vectors: int) -> int:
+    """The most columns of a register tile of ``vectors`` vectors of channels held in
+    ``registers`` vector registers beside its weight vectors, a broadcast input and one
+    spare (AVX2, 3x3 layers on 14 columns: 7 columns x 1 vector as fast as 14 or up to
+    1.3x faster; 7 x 2 vectors spilled, 1.25x slower).
+
+    >>> max_columns(16, 2), max_columns(16, 1), max_columns(32, 2)
+    (6, 13, 14)
+    """
+    return max(1, (registers - 2 - vectors) // vectors)
 
 
-def padded_channels(channels: int, lanes: int) -> int:
+def block_vectors(info: TargetInfo, width: int) -> int:
+    """Vectors of output channels per block on the machine ``info`` for rows ``width``
+    wide: two with 32 vector registers; with 16 (AVX2), two where a tile of at least 4
+    columns fits in the registers (:func:`max_columns`: 6), else one (14 or 7 columns).
+    Measured on a Zen 3 (AVX2, CPU time, one thread): 3x3 layers on 56 and 28 columns
+    3.1-3.2 ms with 4 columns x 2 vectors against 3.7-3.9 with 14 x 1 (a broadcast per
+    FMA); on 14 and 7 columns 4.2 and 3.9 ms with 1 vector against 5.4 and 5.6 with 7 x 2
+    (their sums spilled to the stack)."""
+    if info.vector_registers >= 32:
+        return 2
+    return 2 if row_tile(width, max_columns(info.vector_registers, 2)) >= 4 else 1
+
+
+def channel_block(channels: int, lanes: int, vectors: int = 2) -> int | None:
+    """Output channels per block: ``vectors`` vectors, or one; None when neither divides."""
+    return next((b for b in (vectors * lanes, lanes) if channels % b == 0), None)
+
+
+def padded_channels(channels: int, lanes: int, vectors: int = 2) -> int:
     """The output channels a blocked convolution computes: ``channels``, or (when no
     block divides them, and at most a quarter would be zero) the next multiple of
     ``lanes``: 24 -> 32 (MobileNetV2's 24-channel layers)."""
-    if channel_block(channels, lanes) is not None or channels <= lanes or channels % 8:
+    if channel_block(channels, lanes, vectors) is not None or channels <= lanes or channels % 8:
         return channels
     padded = -(-channels // lanes) * lanes
     return padded if 4 * (padded - channels) <= padded else channels
 
 
-def pack_conv_weights(g: Graph, *, lanes: int | None = None) -> Graph:
+def pack_conv_weights(g: Graph, *, lanes: int | None = None,
+                      target_info: TargetInfo | None = None) -> Graph:
     """Convolutions with constant weights that vectorize across output channels (and
     whose channels a block divides, maybe after zero channels are added:
     :func:`padded_channels`) become ``ConvPacked`` reading their weights blocked
-    ``[F / b, C, R, S, b]``."""
-    lanes = lanes or TargetInfo.host().lanes("float32")
+    ``[F / b, C, R, S, b]``; the block (:func:`block_vectors`) and ``lanes`` (float32)
+    are those of ``target_info``, the host by default."""
+    info = target_info or TargetInfo.host()
+    lanes = lanes or info.lanes("float32")
     constants = dict(g.constants)
     nodes = []
     changed = False
@@ -105,8 +133,9 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None) -> Graph:
         if weight is None or weight.ndim != 4:
             nodes.append(node)
             continue
-        channels = padded_channels(weight.shape[0], lanes)
-        block = channel_block(channels, lanes)
+        vectors = block_vectors(info, g.tensors[node.outputs[0]].shape[-1])
+        channels = padded_channels(weight.shape[0], lanes, vectors)
+        block = channel_block(channels, lanes, vectors)
         if block is None or not vectorizes_across_channels(
                 node, g.tensors[node.inputs[0]].shape, weight.shape,
                 g.tensors[node.outputs[0]].shape, lanes):
@@ -198,23 +227,30 @@ def _pad_blocked(X, p: int, name: str):
 
 
 def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 32,
-                         lanes: int | None = None) -> None:
+                         lanes: int | None = None,
+                         target_info: TargetInfo | None = None) -> None:
     """``out[n, f, y, x]`` (the group's output, its epilogue inlined) from
     ``conv[n, F / b, y, x, b]`` through ``nchw[n, f, y, x]`` (the sums read back in
     NCHW order): per block of output channels (in parallel), the block's sums computed
     at the block (a buffer ``[y, x, b]``, in L1; where it would not fit in L1, at each
     output row: ``[1, x, b]``), over ``rc.outer, y, x.outer,
     rc.inner, ry, rx, x.inner, b`` (``x.inner``: up to ``columns`` columns unrolled,
-    ``b`` vectorized: a register tile); then per output row, the row's sums transposed
+    twice as many for a block of one vector, at most :func:`max_columns` of the
+    machine's registers; ``b`` vectorized: a register tile); then per output row, the row's sums transposed
     to ``[b, x]`` through registers (a transposed copy: ``lanes`` channels unrolled
     around ``lanes`` columns vectorized), and the epilogue vectorized along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
-    third of a 96 -> 576 1x1 layer's time on 14 x 14)."""
+    third of a 96 -> 576 1x1 layer's time on 14 x 14).  ``lanes`` and the L1 size are
+    those of ``target_info`` (the host by default)."""
     from ..schedules.nn_templates import producers, vectorize_and_parallelize
 
-    lanes = lanes or TargetInfo.host().lanes(out.dtype)
+    info = target_info or TargetInfo.host()
+    lanes = lanes or info.lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
-        vectorize_and_parallelize(s, tensor, check=False)
+        vectorize_and_parallelize(s, tensor, check=False, target_info=info)
+    block = conv.shape[4].value
+    columns = min(tile_columns(columns, block, lanes),
+                  max_columns(info.vector_registers, max(1, block // lanes)))
     if len(out.shape) == 5:
         _schedule_blocked_output(s, out, conv, columns, reduce_tile, lanes)
         return
@@ -223,9 +259,8 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
-    block = conv.shape[4].value
     width = conv.shape[3].value
-    per_row = not _sums_in_l1(conv)
+    per_row = not _sums_in_l1(conv, info.l1_bytes)
     stage = s[out]
     n, f, y, x = out.op.axis
     fo, fi = stage.split(f, factor=block, check=False)
@@ -235,7 +270,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
         fo = y = stage.fuse(fo, y, check=False)
     s[conv].compute_at(stage, y if per_row else fo, check=False)
     _, _, ly, lx, lf = conv.op.axis
-    tile = row_tile(width, tile_columns(columns, block, lanes))
+    tile = row_tile(width, columns)
     _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
         _transposed_rows(stage, fi, None if per_row else y, x, lanes)
@@ -249,10 +284,10 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     s.check()
 
 
-def _sums_in_l1(conv) -> bool:
+def _sums_in_l1(conv, l1_bytes: int) -> bool:
     """Whether a block's sums ``conv[n, F / b, y, x, b]`` (all rows) fit in L1."""
     _, _, height, width, block = (d.value for d in conv.shape)
-    return height * width * block * np.dtype(conv.dtype).itemsize <= TargetInfo.host().l1_bytes
+    return height * width * block * np.dtype(conv.dtype).itemsize <= l1_bytes
 
 
 def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
@@ -272,8 +307,8 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
-    width, block = conv.shape[3].value, conv.shape[4].value
-    tile = row_tile(width, tile_columns(columns, block, lanes))
+    width = conv.shape[3].value
+    tile = row_tile(width, columns)
     stage = s[out]
     n, fb, y, x, fi = out.op.axis
     if conv is out:
@@ -333,11 +368,13 @@ def matmul_panel(target_info: TargetInfo | None = None) -> int:
     return info.register_tile()[1] * info.lanes("float32")
 
 
-def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6) -> Graph:
+def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6,
+                        target_info: TargetInfo | None = None) -> Graph:
     """``MatMul(A, B)`` with a constant 2-D float ``B[K, N]`` and at least ``min_rows``
     rows in ``A`` (narrower products stream ``B`` as it is) becomes ``MatMulPacked(A,
     Bp)``: ``Bp[N' / panel, K, panel]`` holds ``B``'s columns in panels (``N'``: ``N``
-    rounded up to a panel, the extra columns zero and never read).
+    rounded up to a panel, the extra columns zero and never read); ``panel``: by
+    default :func:`matmul_panel` of ``target_info`` (the host by default).
 
     >>> import numpy as np, polyopt as po
     >>> b = po.graph.GraphBuilder()
@@ -347,7 +384,7 @@ def pack_matmul_weights(g: Graph, *, panel: int | None = None, min_rows: int = 6
     >>> [(n.op_type, g.constants[n.inputs[1]].shape) for n in g.nodes]
     [('MatMulPacked', (2, 16, 64))]
     """
-    panel = panel or matmul_panel()
+    panel = panel or matmul_panel(target_info)
     constants = dict(g.constants)
     nodes = []
     changed = False

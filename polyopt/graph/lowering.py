@@ -116,81 +116,87 @@ def _copy(source: Tensor, name: str) -> Tensor:
     return compute(source.shape, lambda *i: source[i], name=name)
 
 
-def schedule_group(lowered: LoweredGroup, kind: str, nodes: list):
-    """A schedule of the group's program (see the module's docstring); sets
+def schedule_group(lowered: LoweredGroup, kind: str, nodes: list,
+                   target_info: TargetInfo | None = None):
+    """A schedule of the group's program (see the module's docstring) for the machine
+    ``target_info`` (vector lanes, registers, caches; the host by default); sets
     ``lowered.template`` to the name of the template used."""
     out = lowered.output
+    info = target_info or TargetInfo.host()
     try:
         s = create_schedule(out)
-        lowered.template = _apply_template(s, out, kind, nodes)
+        lowered.template = _apply_template(s, out, kind, nodes, info)
         return s
     except PolyoptError:
         s = create_schedule(out)
-        _plain_schedule(s, out)
+        _plain_schedule(s, out, info)
         lowered.template = "plain"
         return s
 
 
-def _apply_template(s, out: Tensor, kind: str, nodes: list) -> str:
+def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) -> str:
     op_types = [n.op_type for n in nodes]
+    lanes = info.lanes(out.dtype)
     if op_types[0] == "DepthwiseBlocked":
-        return schedule_blocked_depthwise(s, out, TargetInfo.host().lanes(out.dtype))
+        return schedule_blocked_depthwise(s, out, lanes)
     if kind == "complex":
         anchor = next((t for t in [*producers(out), out] if t.op.reduce_axis), None)
         if anchor is None:  # a grouped conv written as an explicit sum: elementwise
-            _unrolled_conv_schedule(s, out)
+            _unrolled_conv_schedule(s, out, lanes=lanes)
             return "grouped_conv_unrolled"
         if op_types[0] in INT8_KERNELS:
             return _int8_schedule(s, out, anchor, op_types[0])
         if op_types[0] == "ConvPacked":  # weights blocked at compile time
-            schedule_packed_conv(s, out, anchor)
+            schedule_packed_conv(s, out, anchor, target_info=info)
             return "conv2d_blocked"
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
-            _depthwise_schedule(s, anchor)
+            _depthwise_schedule(s, anchor, lanes=lanes)
             template = "grouped_conv"
-        elif op_types[0] == "Conv" and anchor is not out and not _narrow_pointwise(anchor):
+        elif op_types[0] == "Conv" and anchor is not out and not _narrow_pointwise(anchor, lanes):
             _inline_into(s, out, anchor)
-            loops = conv2d_template(s, anchor, epilogue=out)
+            loops = conv2d_template(s, anchor, epilogue=out, target_info=info)
             return "conv2d+epilogue_in_tiles" if loops["epilogue"] == "fused" \
                 else "conv2d+epilogue"
-        elif op_types[0] == "Conv" and _narrow_pointwise(anchor):
+        elif op_types[0] == "Conv" and _narrow_pointwise(anchor, lanes):
             # measured: 1.2-2.5x faster than conv2d_template's choice (the pointwise
             # template) for 1x1 layers on 7x7 and 14x14 (MobileNetV2's)
-            conv2d_channel_template(s, anchor)
+            conv2d_channel_template(s, anchor, target_info=info)
             template = "conv2d_channel"
         elif op_types[0] == "Conv":
-            conv2d_template(s, anchor)
+            conv2d_template(s, anchor, target_info=info)
             template = "conv2d"
         elif op_types[0] == "MatMulPacked":  # B's panels packed at compile time
-            matmul_template(s, anchor, pack=False, cols=anchor.op.inputs[1].shape[2].value)
+            matmul_template(s, anchor, pack=False, cols=anchor.op.inputs[1].shape[2].value,
+                            target_info=info)
             template = "matmul_packed"
         else:
             rows = _constant_extent(anchor.shape[-2])
             if rows is not None and rows < 6:  # a matrix-vector product: no packing
-                matmul_template(s, anchor, rows=rows, pack=False,
-                                cols=_streaming_columns(anchor, rows))
+                matmul_template(s, anchor, rows=rows, pack=False, target_info=info,
+                                cols=_streaming_columns(anchor, rows, lanes=lanes,
+                                                        l1_bytes=info.l1_bytes // 2))
             else:
-                matmul_template(s, anchor)
+                matmul_template(s, anchor, target_info=info)
             template = "matmul"
         if anchor is not out:
-            inline_epilogue(s, out, anchor)
+            inline_epilogue(s, out, anchor, target_info=info)
             template += "+epilogue"
         return template
     if kind == "injective":  # injective_chain_template, checked once at the end
         for tensor in reversed(producers(out)):
             s[tensor].compute_inline(check=False)
-        vectorize_and_parallelize(s, out, check=False)
+        vectorize_and_parallelize(s, out, check=False, target_info=info)
         s.check()
         return "injective_chain"
     if op_types[0] in ("MaxPoolBlocked", "GlobalAveragePoolBlocked"):
-        return schedule_blocked_pool(s, out, TargetInfo.host().lanes(out.dtype))
+        return schedule_blocked_pool(s, out, lanes)
     if op_types == ["MaxPool"] and not out.op.reduce_axis:  # written out tap by tap
-        _unrolled_conv_schedule(s, out)
+        _unrolled_conv_schedule(s, out, lanes=lanes)
         return "pool_unrolled"
     if op_types == ["Softmax"] or op_types == ["LayerNormalization"]:
-        row_reduction_template(s, out)
+        row_reduction_template(s, out, target_info=info)
         return "row_reduction"
-    _plain_schedule(s, out)
+    _plain_schedule(s, out, info)
     return "plain"
 
 
@@ -209,20 +215,19 @@ def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str) -> str:
     return "int8_matmul_vnni"
 
 
-def _narrow_pointwise(conv: Tensor, lanes: int = 16) -> bool:
+def _narrow_pointwise(conv: Tensor, lanes: int) -> bool:
     """A 1x1 convolution whose output rows are narrower than a vector."""
     width = _constant_extent(conv.shape[-1])
     return (width is not None and width < lanes and len(conv.op.reduce_axis) == 3
             and all(_constant_extent(r.hi) == 1 for r in conv.op.reduce_axis[1:]))
 
 
-def _streaming_columns(product: Tensor, rows: int, *, l1_bytes: int = 16384) -> int | None:
+def _streaming_columns(product: Tensor, rows: int, *, lanes: int, l1_bytes: int) -> int | None:
     """The column block of a matrix-vector product: all its columns (rounded up to a
-    vector) when their sums fit in L1, so that it reads the weight matrix row after
-    row, one contiguous stream (blocks of 64 columns read 256 bytes every 4 KB: a
-    1280 x 1000 classifier with cold weights took 0.5 ms, 0.34 ms in one block); None
-    (the template's block) for wider ones."""
-    lanes = TargetInfo.host().lanes(product.dtype)
+    vector of ``lanes``) when their sums fit in ``l1_bytes`` (half the L1), so that it
+    reads the weight matrix row after row, one contiguous stream (blocks of 64 columns
+    read 256 bytes every 4 KB: a 1280 x 1000 classifier with cold weights took 0.5 ms,
+    0.34 ms in one block); None (the template's block) for wider ones."""
     width = _constant_extent(product.shape[-1])
     if width is None:
         return None
@@ -234,12 +239,12 @@ def _constant_extent(extent) -> int | None:
     return extent.value if hasattr(extent, "value") else None
 
 
-def _depthwise_schedule(s, conv: Tensor, *, lanes: int = 16) -> None:
+def _depthwise_schedule(s, conv: Tensor, *, lanes: int) -> None:
     """A grouped (depthwise) convolution: the zero padding on its own (vectorized,
     parallel); then per channel (``n`` and ``f`` fused, in parallel) and output row,
     blocks of ``lanes`` columns vectorized inside the small reduction ``rc, ry, rx``."""
     for tensor in producers(conv):
-        vectorize_and_parallelize(s, tensor, check=False)
+        vectorize_and_parallelize(s, tensor, vector=lanes, check=False)
     stage = s[conv]
     n, f, y, x = conv.op.axis
     rc, ry, rx = conv.op.reduce_axis
@@ -251,14 +256,13 @@ def _depthwise_schedule(s, conv: Tensor, *, lanes: int = 16) -> None:
     s.check()
 
 
-def _unrolled_conv_schedule(s, out: Tensor, *, lanes: int | None = None) -> None:
+def _unrolled_conv_schedule(s, out: Tensor, *, lanes: int) -> None:
     """A grouped convolution whose sum is written out (no reduction): the convolution
     and its epilogue inlined into ``out``, computed per channel (``n`` and ``f`` fused,
     in parallel) and row, blocks of ``lanes`` columns vectorized: each output is summed
     in registers and stored once.  The zero padding is computed per channel, right
     before the channel's rows (``compute_at``): the padded channel stays in cache (a
     whole padded tensor went through memory, twice the traffic of the convolution)."""
-    lanes = lanes or TargetInfo.host().lanes(out.dtype)
     padding = [t for t in producers(out) if not producers(t)]  # reads inputs only
     padded = {id(t) for t in padding}
     for tensor in reversed(producers(out)):
@@ -299,15 +303,17 @@ def _inline_into(s, out: Tensor, anchor: Tensor) -> None:
             s[tensor].compute_inline(check=False)
 
 
-def inline_epilogue(s, out: Tensor, anchor: Tensor) -> None:
+def inline_epilogue(s, out: Tensor, anchor: Tensor,
+                    target_info: TargetInfo | None = None) -> None:
     """Inline the elementwise stages between ``anchor`` and ``out`` into ``out``, then
-    vectorize ``out`` and run it in parallel."""
+    vectorize ``out`` (the lanes of ``target_info``, the host by default) and run it in
+    parallel."""
     _inline_into(s, out, anchor)
-    vectorize_and_parallelize(s, out, check=False)
+    vectorize_and_parallelize(s, out, check=False, target_info=target_info)
     s.check()  # each checked step would re-check every marked loop: check once
 
 
-def _plain_schedule(s, out: Tensor) -> None:
+def _plain_schedule(s, out: Tensor, info: TargetInfo) -> None:
     """Elementwise producers inlined into their readers; every other stage with its
     outer loops fused and parallel, and (without reduction) its innermost loop
     vectorized.  A step that the checks refuse is left out."""
@@ -329,7 +335,7 @@ def _plain_schedule(s, out: Tensor) -> None:
                 first = stage.fuse(data[0], data[1]) if len(data) > 1 else data[0]
                 stage.parallel(first)
             else:
-                vectorize_and_parallelize(s, tensor)
+                vectorize_and_parallelize(s, tensor, target_info=info)
         except PolyoptError:
             pass
 

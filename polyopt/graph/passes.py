@@ -114,8 +114,9 @@ def optimize(g: Graph, *, layouts: bool = True, vnni: bool | None = None,
     if not layouts:
         return g
     lanes = info.lanes("float32")
-    blocked = plain_pointwise(block_activations(pack_conv_weights(g, lanes=lanes)), g, lanes)
-    return pack_matmul_weights(blocked)
+    blocked = plain_pointwise(block_activations(pack_conv_weights(g, target_info=info)), g,
+                              lanes)
+    return pack_matmul_weights(blocked, target_info=info)
 
 
 @dataclass

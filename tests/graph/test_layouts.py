@@ -104,12 +104,47 @@ def test_channels_that_no_block_divides_are_padded_with_zero_weights():
     z = m.add("Add", [m.add("Conv", [y, m.weight(24, 24, 3, 3)], pads=[1] * 4), y])
     out = m.add("Relu", [m.add("Conv", [z, m.weight(32, 24, 1, 1)])])
     model = m.model([out])
-    g = po.graph.optimize(po.graph.from_onnx(model))
-    packed = [n for n in g.nodes if n.op_type == "ConvPacked"]
-    assert [(n.attrs.get("channels"), g.constants[n.inputs[1]].shape[0] *
-             g.constants[n.inputs[1]].shape[4]) for n in packed] == [(24, 32), (24, 32),
-                                                                      (None, 32)]
+    for cpu, computed in (("znver4", [(24, 32), (24, 32), (None, 32)]),  # 16 lanes
+                          ("haswell", [(None, 24), (None, 24), (None, 32)])):  # 8 divide 24
+        g = po.graph.optimize(po.graph.from_onnx(model),
+                              target_info=po.TargetInfo.for_cpu(cpu))
+        packed = [n for n in g.nodes if n.op_type == "ConvPacked"]
+        assert [(n.attrs.get("channels"), g.constants[n.inputs[1]].shape[0] *
+                 g.constants[n.inputs[1]].shape[4]) for n in packed] == computed
     assert po.graph.layouts.padded_channels(20, 16) == 20
     feeds = {"x": np.random.default_rng(3).standard_normal((1, 16, 12, 12)).astype(np.float32)}
     got = po.graph.compile(po.graph.from_onnx(model), num_threads=2).run(feeds)
     np.testing.assert_allclose(got[out], ort_run(model, feeds)[out], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cpu, expected", [
+    ("znver4", {28: (32, 7), 14: (32, 7)}),   # 32 registers: 7 columns x 2 vectors of 16
+    ("haswell", {28: (16, 4), 14: (8, 7)})])  # 16: 4 x 2 vectors of 8, or 7 x 1 vector
+def test_the_conv_block_and_register_tile_fit_the_machines_registers(cpu, expected):
+    """The channel block and the columns of the blocked conv's register tile come from
+    the machine compiled for (a named CPU here: inspected, not run), so that the tile's
+    sums, its weight vectors and a broadcast fit in the vector registers; the host's
+    kernels compute what onnxruntime computes."""
+    from polyopt.graph.lowering import lower_group, schedule_group
+    from polyopt.graph.passes import fuse
+
+    info = po.TargetInfo.for_cpu(cpu)
+    for width, (block, columns) in expected.items():
+        m = ModelBuilder(width)
+        x = m.input("x", (1, 16, width, width))
+        out = m.add("Relu", [m.add("Conv", [x, m.weight(32, 16, 3, 3)], pads=[1] * 4)])
+        model = m.model([out])
+        g = po.graph.optimize(po.graph.from_onnx(model), target_info=info)
+        [conv] = [n for n in g.nodes if n.op_type == "ConvPacked"]
+        assert g.constants[conv.inputs[1]].shape[-1] == block
+        [group] = [grp for grp in fuse(g) if grp.kind == "complex"]
+        lowered = lower_group(g, group.nodes, group.output)
+        schedule = schedule_group(lowered, group.kind, group.nodes, target_info=info)
+        source = str(po.lower(schedule, [*lowered.placeholders, lowered.output]))
+        tile = "x_inner < " + str(columns) if columns < width else f"x < {width}"
+        assert lowered.template == "conv2d_blocked" and tile in source, source
+        feeds = {"x": np.random.default_rng(4).standard_normal((1, 16, width, width),
+                                                               np.float32)}
+        got = po.graph.compile(po.graph.from_onnx(model), num_threads=1, cache=False)
+        np.testing.assert_allclose(got.run(feeds)[out], ort_run(model, feeds)[out],
+                                   rtol=1e-4, atol=1e-4)

@@ -36,6 +36,7 @@ from ...ast.nodes import (Block, For, If, IndexExpr, Int, Intrinsic, Name, Node,
 from ...ast.tiles import constant_trips
 from ...domain.program import Array
 from ...errors import InternalError, InvalidArgumentError
+from ...machine import TargetInfo
 from ...te.expr import Const, Expr, IterVar, Select, TensorRead, Var
 from ...te.tensor import walk
 from ..accumulate import combination, reassociable
@@ -53,9 +54,13 @@ LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop
 # loops whose code the schedule decided (SIMD here, straight-line scalar code there):
 # LLVM must not vectorize a loop around them
 SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
-# vectorized loops of at most this many iterations (one AVX-512 vector of float32) are
-# not unrolled by LLVM (see _loop_hints); longer ones need its unrolling (a 28-column
-# row of a 3x3 layer ran 10 times slower without)
+# vectorized loops of at most this many iterations are not unrolled by LLVM (see
+# _loop_hints); longer ones need its unrolling (a 28-column row of a 3x3 layer ran 10
+# times slower without).  Those longer than one vector of the target (16 float32 with
+# AVX-512, 8 with AVX2) are vectorized as one wide vector, which LLVM splits into
+# registers (left a loop of two vectors, the 16 columns of the matmul template's
+# register tile kept their sums in memory on AVX2: 7 GFLOP/s; unrolled by LLVM before
+# it vectorized, they were rebuilt from scalars with shuffles: 14 GFLOP/s)
 SHORT_VECTOR_LOOP = 16
 # a loop marked unrolled that is too long to copy (passes.UNROLL_LIMIT): LLVM unrolls
 # it by this factor
@@ -70,22 +75,27 @@ HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
 
 
-def module_for(func, *, num_threads: int = 0, parallel_min_work: int | None = None
-               ) -> ir.Module:
+def module_for(func, *, num_threads: int = 0, parallel_min_work: int | None = None,
+               target_info: TargetInfo | None = None) -> ir.Module:
     """The LLVM module holding ``func`` compiled to one function of the same name
     (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores;
-    ``parallel_min_work``: see :func:`.parallel.runs_on_threads`).
-    ``func`` comes from ``po.lower(..., target="llvm")``."""
+    ``parallel_min_work``: see :func:`.parallel.runs_on_threads`) for the machine
+    ``target_info`` (its vector width decides which vectorized loops LLVM unrolls; the
+    host by default).  ``func`` comes from ``po.lower(..., target="llvm")``."""
     if "widen_partial_tiles" not in func.passes:
         raise InvalidArgumentError(
             f"{func.name} was not lowered for LLVM (its passes: {', '.join(func.passes)}); "
             "lower it with po.lower(s, args, target='llvm')")
-    return FunctionEmitter(func, num_threads, parallel_min_work).module
+    info = TargetInfo.host() if target_info is None else target_info
+    return FunctionEmitter(func, num_threads, parallel_min_work,
+                           short_vector_loop=info.lanes("float32")).module
 
 
 class FunctionEmitter:
-    def __init__(self, func, num_threads: int = 0, parallel_min_work: int | None = None):
+    def __init__(self, func, num_threads: int = 0, parallel_min_work: int | None = None,
+                 short_vector_loop: int = 16):
         self.func = func
+        self.short_vector_loop = short_vector_loop  # see _loop_hints
         self.num_threads = num_threads
         self.parallel_min_work = parallel_min_work
         self.guard = None  # in a widened loop: (its variable, how many iterations are real)
@@ -506,6 +516,7 @@ class FunctionEmitter:
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
         hints = self._loop_hints(loop, trips, guarded=self._guards_reads(loop),
+                                 short=self.short_vector_loop,
                                  rows=lambda: walks_rows(self.program, loop, self.independent))
         if hints:
             extra = () if group is None else (parallel_accesses(self.module, group),)
@@ -527,12 +538,14 @@ class FunctionEmitter:
             self._branches(self.program.statement(run.stmt)) for run in runs(loop.body))
 
     @staticmethod
-    def _loop_hints(loop: For, trips: int | None, *, guarded: bool = False,
+    def _loop_hints(loop: For, trips: int | None, *, guarded: bool = False, short: int = 16,
                     rows=lambda: False) -> tuple[tuple[str, int], ...]:
         """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID);
         ``trips``: its constant trip count, None in a partial tile; ``guarded``: the loop
-        reads under conditions (a zero padding); ``rows()``: LLVM may vectorize it
-        around unrolled code (:func:`.row_streams.walks_rows`)."""
+        reads under conditions (a zero padding); ``short``: the iterations of one vector
+        (a longer vectorized loop up to ``SHORT_VECTOR_LOOP``: one wider vector);
+        ``rows()``: LLVM may
+        vectorize it around unrolled code (:func:`.row_streams.walks_rows`)."""
         if loop.kind == "vectorized" and trips is None:
             # a partial tile: masked vector operations instead of a scalar remainder
             return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
@@ -545,6 +558,8 @@ class FunctionEmitter:
             # consecutive elements, where unrolled the conditions fold away: a padding
             # copy 5x faster)
             hints = (LOOP_HINTS[loop.kind], 1), ("llvm.loop.unroll.disable", 1)
+            if trips > short:  # several of the target's vectors: one wide vector
+                hints += (("llvm.loop.vectorize.width", 1 << (trips - 1).bit_length()),)
             if trips & (trips - 1):  # 14 columns: one masked vector, not 8 lanes + 6 scalars
                 return (*hints, ("llvm.loop.vectorize.predicate.enable", 1))
             return hints
@@ -572,7 +587,7 @@ class FunctionEmitter:
         m = self.module
         self._loop_ids = getattr(self, "_loop_ids", 0) + 1
         nodes = [m.add_metadata([ir.MetaDataString(m, name), ir.Constant(
-                    ir.IntType(32) if name.endswith(".count") else I1, value)])
+                    ir.IntType(32) if name.endswith((".count", ".width")) else I1, value)])
                  for name, value in hints] + list(extra)
         unique = m.add_metadata([ir.MetaDataString(m, "polyopt.loop"),
                                  ir.Constant(ir.IntType(32), self._loop_ids),
