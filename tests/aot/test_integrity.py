@@ -136,10 +136,11 @@ def test_a_failed_rebuild_leaves_the_old_library(tmp_path, monkeypatch):
     _check_scale(po.load_library(tmp_path / "out"))
 
 
-def test_a_truncated_library_is_refused_at_load(tmp_path):
+def test_a_truncated_library_and_archive_are_refused_at_load(tmp_path):
     _build(tmp_path)
-    so = tmp_path / "out" / "libspec.so"
-    so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
+    for name in ("libspec.so", "libspec.a"):  # the .so alone is relinked (test_relink.py)
+        damaged = tmp_path / "out" / name
+        damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])
     with pytest.raises(BackendError, match="libspec.so does not match the hash recorded"):
         po.load_library(tmp_path / "out")
 
