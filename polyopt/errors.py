@@ -20,8 +20,8 @@ import threading
 __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormatError",
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
            "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
-           "BackendError", "MissingBackendError", "ReleasedKernelError", "ExternCallError",
-           "InternalError", "PolyoptWarning"]
+           "BackendError", "MissingBackendError", "ReleasedKernelError", "DamagedFileError",
+           "ExternCallError", "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(Exception):
@@ -93,6 +93,11 @@ class ReleasedKernelError(BackendError):
 
 class MissingBackendError(BackendError):
     """A backend needs a package or system library that is not installed."""
+
+
+class DamagedFileError(BackendError):
+    """A saved file does not match the SHA-256 recorded for it (truncated, replaced or
+    edited)."""
 
 
 class ExternCallError(PolyoptError):

@@ -206,7 +206,7 @@ def _write_outputs(folder: str, name: str, built: list[dict], cpu) -> dict[str, 
             file.write(signature_object(signatures, cpu))
         flags = libraries_needed(_undefined_markers(r["object"]) for r in built)
         link_shared(objects + [table], os.path.join(folder, files["shared"]), flags)
-        archive(objects, os.path.join(folder, files["static"]))
+        archive(objects + [table], os.path.join(folder, files["static"]))
     return files
 
 

@@ -4,7 +4,9 @@ The manifest records the SHA-256 of ``lib<name>.so`` and every variant's signatu
 library holds each signature's digest (``polyopt_signature_<variant>``).  A library that
 does not match its manifest (truncated or replaced, or a manifest edited, stale or from
 another build) is refused with :class:`~polyopt.errors.BackendError` before any call;
-the library must lie in the folder (the manifest names a file, not a path).
+the library must lie in the folder (the manifest names a file, not a path).  When only
+``lib<name>.so`` is damaged and ``lib<name>.a`` matches its hash, the library is linked
+again from the archive in a private folder (with a warning; the folder is not changed).
 
 >>> import os, tempfile, polyopt as po
 >>> po.load_library(tempfile.mkdtemp())
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 
-from ..errors import BackendError, InvalidArgumentError, PolyoptError, public
-from ..target.integrity import check_trusted, load_verified
+from ..errors import (BackendError, DamagedFileError, InvalidArgumentError, PolyoptError,
+                      PolyoptWarning, public)
+from ..target.integrity import check_trusted, load_relinked, load_verified
 from ..target.native import LoadedKernel
 from ..target.signature import Signature
 
@@ -38,9 +42,24 @@ class Library:
         if not isinstance(shared, str) or shared != f"lib{manifest['library']}.so":
             raise BackendError(f"{origin} names the library {shared!r}, not the "
                                f"lib<name>.so beside it; {REBUILD}")
-        self._library = load_verified(os.path.join(folder, shared), manifest["shared_sha256"],
-                                      "library", REBUILD)
-        self._kernels = {}
+        path = os.path.join(folder, shared)
+        try:
+            self._bind(load_verified(path, manifest["shared_sha256"], "library", REBUILD),
+                       origin)
+        except DamagedFileError as damaged:
+            static = f"lib{manifest['library']}.a"
+            try:  # the archive holds the same objects and the signature digests
+                self._bind(load_relinked(os.path.join(folder, static),
+                                         manifest.get("static_sha256"), "static library",
+                                         REBUILD), origin)
+            except PolyoptError as failed:
+                raise damaged from failed
+            warnings.warn(f"the library {path} does not match the hash recorded for it; it "
+                          f"was relinked from the verified {static} (the folder is unchanged: "
+                          f"{REBUILD})", PolyoptWarning, stacklevel=4)
+
+    def _bind(self, library, origin: str) -> None:
+        manifest, self._library, self._kernels = self.manifest, library, {}
         for kernel in manifest["kernels"]:
             for variant in kernel["variants"]:
                 signature = Signature.from_json(variant["signature"])

@@ -9,6 +9,9 @@
 * The file's SHA-256 is recorded beside it; :func:`load_verified` hashes the bytes, and
   loads exactly those bytes (copied to a private folder): a truncated, swapped or edited
   library is refused before the dynamic loader maps it.
+* A library whose own hash fails may be linked again from its static archive, when that
+  archive matches its hash (:func:`load_relinked`): the verified bytes, linked in a private
+  folder; the signature digests it embeds are checked as usual.
 * Files are loaded only when no other user can have written them (:func:`check_trusted`),
   and caches live in per-user folders of mode 0700 (``polyopt.private_folder.make_private``).
 
@@ -28,8 +31,9 @@ import shutil
 import stat
 import tempfile
 
-from ..errors import BackendError, InvalidArgumentError
-from ..private_folder import digest
+from ..errors import BackendError, DamagedFileError, InvalidArgumentError
+from ..private_folder import digest, private_folder
+from .linker import libraries_needed, link_archive
 from .symbols import check_symbol_name
 
 SIGNATURE_PREFIX = "polyopt_signature_"
@@ -83,7 +87,7 @@ def check_trusted(path: str, what: str) -> None:
 # -- loading --------------------------------------------------------------------------------
 
 def read_verified(path: str, sha256: str, what: str, fix: str) -> bytes:
-    """``path``'s bytes when their SHA-256 is ``sha256``, else :class:`BackendError`."""
+    """``path``'s bytes when their SHA-256 is ``sha256``, else :class:`DamagedFileError`."""
     check_trusted(path, what)
     try:
         with open(path, "rb") as file:
@@ -91,8 +95,8 @@ def read_verified(path: str, sha256: str, what: str, fix: str) -> bytes:
     except OSError as err:
         raise InvalidArgumentError(f"cannot read the {what} {path}: {err}") from err
     if not isinstance(sha256, str) or digest(data) != sha256:
-        raise BackendError(f"the {what} {path} does not match the hash recorded for it "
-                           f"(truncated, replaced or edited); {fix}")
+        raise DamagedFileError(f"the {what} {path} does not match the hash recorded for it "
+                               f"(truncated, replaced or edited); {fix}")
     return data
 
 
@@ -117,6 +121,32 @@ def load_verified(path: str, sha256: str, what: str, fix: str) -> ctypes.CDLL:
         except OSError as err:
             raise BackendError(f"cannot load the {what} {path}: {err}; {fix}") from err
         _LOADED[sha256] = loaded
+        return loaded
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the mapping stays
+
+
+def load_relinked(archive: str, sha256: str, what: str, fix: str) -> ctypes.CDLL:
+    """A shared library linked by the system linker from the static library ``archive``
+    (all its members), from exactly the bytes whose SHA-256 is ``sha256``, in a private
+    folder of this user."""
+    data = read_verified(archive, sha256, what, fix)
+    loaded = _LOADED.get("archive:" + sha256)
+    if loaded is not None:
+        return loaded
+    folder = tempfile.mkdtemp(prefix="relink-", dir=private_folder("relinked"))
+    try:
+        copy = os.path.join(folder, os.path.basename(archive))
+        with open(copy, "wb") as file:
+            file.write(data)
+        shared = os.path.splitext(copy)[0] + ".so"
+        link_archive(copy, shared, libraries_needed([data.decode("latin-1")]))
+        try:
+            loaded = ctypes.CDLL(shared)
+        except OSError as err:
+            raise BackendError(f"cannot load the library linked from {archive}: {err}; "
+                               f"{fix}") from err
+        _LOADED["archive:" + sha256] = loaded
         return loaded
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the mapping stays

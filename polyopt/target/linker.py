@@ -43,6 +43,11 @@ def link_shared(objects: list[str], path: str, flags: list[str]) -> None:
     _run(command, temporary, path)
 
 
+def link_archive(static: str, path: str, flags: list[str]) -> None:
+    """Link every member of the static library ``static`` into the shared library ``path``."""
+    link_shared(["-Wl,--whole-archive", static, "-Wl,--no-whole-archive"], path, flags)
+
+
 def archive(objects: list[str], path: str) -> None:
     """A static library ``path`` holding ``objects`` (deterministic: no timestamps)."""
     tool = os.environ.get("AR") or shutil.which("ar")
