@@ -64,7 +64,7 @@ def signature_table_ir(signatures) -> str:
 def check_trusted(path: str, what: str) -> None:
     """Refuse ``path`` when another user may have written it: the file owned by someone
     other than this user or root, or writable by everyone; or its folder so."""
-    uid = os.geteuid() if hasattr(os, "getuid") else None
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
     if uid is None:
         return
     folder = os.path.dirname(os.path.abspath(path))
