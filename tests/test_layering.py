@@ -1,8 +1,7 @@
 """The package's shape (DESIGN.md, issue 38): layers by job, every import pointing down,
 no import cycles, no whitelist, the drawing of the layers up to date, and no module over
-600 lines.  The layers and
-the import scanner are in ``scripts/layers.py`` (which draws ``docs/layers.md``);
-imports inside functions count like the others."""
+600 lines.  The layers and the import scanner are in ``scripts/layers.py`` (which draws
+``docs/layers.md``); imports inside functions count like the others."""
 
 import importlib.util
 import pathlib
