@@ -29,7 +29,8 @@ from .te.scan import scan
 from .frontend.kernel import Kernel, kernel
 from .frontend.c import from_c
 from .frontend.types import f32, f64, i8, i32, i64, u8
-from .transform.schedule import Schedule, Stage, create_schedule
+from .transform.schedule import Schedule, create_schedule
+from .transform.stage import Stage
 from .schedules.auto import auto_schedule
 from .schedules import templates
 from .transform.handwritten import CheckReport, check

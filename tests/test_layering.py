@@ -1,7 +1,7 @@
 """The package's shape (DESIGN.md, issue 38): layers by job, every import pointing down,
-no import cycles, no whitelist, and the drawing of the layers up to date.  The layers and
-the import scanner are in ``scripts/layers.py`` (which draws ``docs/layers.md``);
-imports inside functions count like the others."""
+no import cycles, no whitelist, the drawing of the layers up to date, and no module over
+600 lines.  The layers and the import scanner are in ``scripts/layers.py`` (which draws
+``docs/layers.md``); imports inside functions count like the others."""
 
 import importlib.util
 import pathlib
@@ -64,3 +64,12 @@ def test_core_imports_without_backends():
         text = path.read_text()
         assert "import llvmlite" not in text and "from llvmlite" not in text, path
         assert "import pyopencl" not in text, path
+
+
+MAX_LINES = 600  # DESIGN.md, issue 38: modules that read in one sitting
+
+
+def test_no_module_is_over_600_lines():
+    long = {str(path.relative_to(layers.ROOT)): count for path in layers.PACKAGE.rglob("*.py")
+            if (count := len(path.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"split these modules by theme (at most {MAX_LINES} lines each): {long}"

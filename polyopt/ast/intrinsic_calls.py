@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..errors import TensorizeError
-from ..tensorize.match import Match, match
+from ..tensorize.match import match
+from ..tensorize.match_result import Match
 from .from_isl import index_expr
 from .nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run, map_exprs
 from .printer import index_text

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError, TensorizeError,
                       public)
-from ..transform.schedule import Stage
+from ..transform.stage import Stage
 from ..transform.state import STATE_CHECKS, register
 from . import builtin
 from .intrin import TensorIntrin, declared

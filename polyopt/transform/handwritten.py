@@ -28,7 +28,8 @@ time; instances run in the lexicographic order of their times.  It may be given 
 Every statement needs a map, defined and single-valued on its whole domain, and all
 maps must have the same number of output dimensions (no implicit zero padding: write
 trailing zeros, as in the ``[j, i, 0, 0]`` above) and the same range tuple name (none,
-usually).  Anything else raises :class:`ScheduleFormatError` saying what to fix.
+usually).  Anything else raises :class:`ScheduleFormatError` saying what to fix
+(the text, JSON and files are read by :mod:`.schedule_input`).
 
 ``report.parallel_loops`` describes every dimension of every statement's schedule:
 "static" when its value does not depend on the instance (it orders statements), else
@@ -59,11 +60,8 @@ loops:
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import islpy as isl
 
@@ -75,8 +73,8 @@ from ..deps.reductions import reassociated
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..domain.schedule import band_of_members
-from ..errors import (CheckEffortError, InvalidArgumentError, ScheduleFormatError, public,
-                      public_methods)
+from ..errors import InvalidArgumentError, ScheduleFormatError, public, public_methods
+from .schedule_input import fail, isl_reason, merge_pieces, read_schedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +181,8 @@ def _reassociates(program_or_schedule, strict_fp: bool | None) -> bool:
 
 def schedule_from(program: Program, spec) -> isl.Schedule:
     """The isl schedule that ``spec`` describes for ``program``, after every check."""
-    entries, origin = _read(spec)
-    entries = [(named, _merged(umap, origin)) for named, umap in entries]
+    entries, origin = read_schedule(spec)
+    entries = [(named, merge_pieces(umap, origin)) for named, umap in entries]
     with bounded_effort("the check of the schedule's form"):
         umap = _checked(program, entries, origin)
         if umap.is_empty():  # no statement has an instance (at these sizes): no order
@@ -193,43 +191,10 @@ def schedule_from(program: Program, spec) -> isl.Schedule:
             band = _band_of(umap)
         except isl.Error as err:
             raise ScheduleFormatError(f"isl cannot make an affine schedule of it "
-                                      f"({_isl_reason(err)}); write each dimension as a "
+                                      f"({isl_reason(err)}); write each dimension as a "
                                       "quasi-affine expression") from None
         return isl.Schedule.from_domain(program.domains).insert_partial_schedule(band)
 
-
-MERGE_OPERATIONS = 5_000_000  # isl operations to merge many pieces (about 2 s of CPU)
-
-
-def _merged(umap: isl.UnionMap, origin: str) -> isl.UnionMap:
-    """``umap`` with every statement's map in at most :data:`MAX_PIECES` pieces:
-    merged by isl's coalesce when it has more (20,000 pieces ``k = t`` merge into
-    one ``0 <= k < 20000``); a map that does not merge that far is refused (the
-    checks on it would take time quadratic in its pieces)."""
-    maps = parts(umap)
-    if all(m.n_basic_map() <= MAX_PIECES for m in maps):
-        return umap
-    result = isl.UnionMap.empty(umap.get_space())
-    for relation in maps:
-        count = relation.n_basic_map()
-        if count > MAX_PIECES:
-            try:
-                with bounded_effort("merging the pieces", MERGE_OPERATIONS):
-                    relation = relation.coalesce()
-            except CheckEffortError:
-                pass
-            if relation.n_basic_map() > MAX_PIECES:
-                name = relation.get_tuple_name(isl.dim_type.in_) if relation.has_tuple_name(
-                    isl.dim_type.in_) else "(unnamed)"
-                _fail(f"the {origin} gives statement {name} a map of {count} pieces that do "
-                      f"not merge into {MAX_PIECES} or fewer; polyopt checks at most "
-                      f"{MAX_PIECES} per statement: write it with fewer pieces (one affine "
-                      "expression, with floor or mod where needed)")
-        result = result.union(isl.UnionMap.from_map(relation))
-    return result
-
-
-# -- reading ---------------------------------------------------------------------------
 
 def _band_of(umap: isl.UnionMap) -> isl.MultiUnionPwAff:
     """``MultiUnionPwAff.from_union_map(umap)``, one output dimension at a time: isl's
@@ -258,207 +223,6 @@ def _dimension(relation: isl.Map, k: int) -> isl.PwAff:
     return isl.PwMultiAff.from_map(one).get_pw_aff(0)
 
 
-def _read(spec) -> tuple[list[tuple[str | None, isl.UnionMap]], str]:
-    """``([(statement named by the input or None, map)], where it comes from)``."""
-    # isl objects are read again from their text: it puts them in the program's isl
-    # context (one made in another context cannot meet the program's sets) and through
-    # the same checks as any schedule text
-    if isinstance(spec, isl.Schedule):
-        return [(None, _parse_map(str(spec.get_map()), "the schedule tree"))], "schedule tree"
-    if isinstance(spec, (isl.UnionMap, isl.Map)):
-        return [(None, _parse_map(str(spec), "the schedule"))], "schedule"
-    if isinstance(spec, dict):
-        return _from_json(spec, "the schedule JSON")
-    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and "{" not in spec):
-        path = Path(spec)
-        if not path.is_file():
-            raise ScheduleFormatError(f"schedule file '{path}' does not exist (schedule text "
-                                      "needs isl braces: { S0[i] -> [i] })")
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise ScheduleFormatError(f"cannot read schedule file '{path}': {err}") from None
-        return _from_text(text, f"'{path}'", json_file=path.suffix.lower() == ".json")
-    if isinstance(spec, str):
-        return _from_text(spec, "the schedule text", json_file=False)
-    raise ScheduleFormatError(f"a schedule is an isl map or schedule text, a dict or a file "
-                              f"path, got {type(spec).__name__}")
-
-
-def _from_text(text: str, where: str, *, json_file: bool):
-    if json_file or re.match(r'\s*\{\s*"', text):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ScheduleFormatError(f"malformed JSON in {where}: {err.msg} at line "
-                                      f"{err.lineno}, column {err.colno}") from None
-        except RecursionError:  # Python's JSON parser recurses once per nesting level
-            raise ScheduleFormatError(
-                f"the JSON in {where} is nested too deeply; a schedule is an object whose "
-                '"statements" maps statement names to isl maps') from None
-        except ValueError as err:  # e.g. an integer longer than Python converts
-            raise ScheduleFormatError(f"unreadable JSON in {where} ({err}); a schedule is "
-                                      'an object whose "statements" maps statement names '
-                                      "to isl maps") from None
-        return _from_json(data, where)
-    if re.match(r"\s*\{?\s*domain\s*:", text):
-        _check_isl_text(text, where)
-        try:
-            return [(None, isl.Schedule(text).get_map())], "schedule tree"
-        except isl.Error as err:
-            raise ScheduleFormatError(f"malformed isl schedule tree in {where} "
-                                      f"({_isl_reason(err)}): {_short(text)}") from None
-    return [(None, _parse_map(text, where))], "schedule"
-
-
-def _from_json(data, where: str):
-    if not isinstance(data, dict) or not isinstance(data.get("statements"), list):
-        raise ScheduleFormatError(f'{where}: expected an object {{"statements": [{{"name": '
-                                  f'..., "schedule": ...}}, ...]}}')
-    entries = []
-    for position, entry in enumerate(data["statements"]):
-        if (not isinstance(entry, dict) or not isinstance(entry.get("name"), str)
-                or not isinstance(entry.get("schedule"), str)):
-            raise ScheduleFormatError(f'{where}: statement entry {position} needs a "name" '
-                                      f'and a "schedule" string, got {json.dumps(entry)}')
-        if any(name == entry["name"] for name, _ in entries):
-            raise ScheduleFormatError(f"{where}: statement {entry['name']} is listed twice")
-        entries.append((entry["name"], _parse_map(entry["schedule"], where, entry["name"])))
-    return entries, "JSON schedule"
-
-
-def _parse_map(text: str, where: str, statement: str | None = None) -> isl.UnionMap:
-    """The union map of isl ``text``, its maps read one by one: isl reads a union by
-    adding each map to the union so far, which takes time quadratic in the maps of
-    one statement (20,000 maps of one statement: minutes); read apart and united in
-    pairs, they take time linear in the text."""
-    _check_isl_text(text, where, statement)
-    pieces = _pieces(text)
-    with _reading_effort(where):
-        if pieces is None:
-            try:
-                return isl.UnionMap(text)
-            except isl.Error as err:
-                _fail(_malformed(where, statement, err, text))
-        maps = []
-        for piece in pieces:
-            try:
-                maps.append(isl.UnionMap(piece))
-            except isl.Error as err:
-                named = re.match(r"(?:\[[^\]]*\]\s*->\s*)?\{\s*([A-Za-z_][\w.]*)\s*\[", piece)
-                which = statement or (named.group(1) if named else None)
-                body = piece.partition("{")[2].rpartition("}")[0]
-                _fail(_malformed(where, which, err, body))
-        if not maps:
-            return isl.UnionMap(text)  # "{ }": empty
-        while len(maps) > 1:
-            maps = [maps[k].union(maps[k + 1]) if k + 1 < len(maps) else maps[k]
-                    for k in range(0, len(maps), 2)]
-        return maps[0]
-
-
-def _malformed(where: str, statement: str | None, err: isl.Error, text: str) -> str:
-    which = f", in the map of statement {statement}" if statement else ""
-    return (f"malformed isl text in {where}{which} ({_isl_reason(err)}): {_short(text)}; "
-            "write e.g. [N] -> { S0[i, j] -> [i, j] }")
-
-
-_UNION_TEXT = re.compile(r"\s*((?:\[[^\]{};]*\]\s*->\s*)?)\{")
-_SEPARATORS = re.compile(r"[{}()\[\];]")
-
-
-def _pieces(text: str) -> list[str] | None:
-    """``"[N] -> { A; B }"`` as ``["[N] -> { A }", "[N] -> { B }"]``; None when the
-    text is not one pair of braces around maps separated by ``;``.
-
-    >>> _pieces("[N] -> { S[i] -> [i] : i < N; T[i] -> [i, 1] }")
-    ['[N] -> { S[i] -> [i] : i < N }', '[N] -> { T[i] -> [i, 1] }']
-    """
-    head = _UNION_TEXT.match(text)
-    if head is None:
-        return None
-    depth, start, pieces = 1, head.end(), []
-    for mark in _SEPARATORS.finditer(text, head.end()):
-        char = mark.group()
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                if text[mark.end():].strip():
-                    return None
-                pieces.append(text[start:mark.start()])
-                break
-        elif depth == 1:  # ";" between two maps
-            pieces.append(text[start:mark.start()])
-            start = mark.end()
-    if depth != 0:
-        return None
-    prefix = head.group(1)
-    return [f"{prefix}{{ {piece.strip()} }}" for piece in pieces if piece.strip()]
-
-
-class _reading_effort(bounded_effort):  # noqa: N801
-    """isl's effort bounded while it reads a schedule (a formula of many ``or``s inside
-    ``and``s multiplies out into exponentially many pieces)."""
-
-    def __init__(self, where: str):
-        super().__init__(f"reading the schedule in {where}")
-
-
-MAX_NESTING = 1_000  # brackets inside brackets: isl's parser recurses once per level
-MAX_DIGITS = 100     # in one number: isl computes with them at any size, slowly
-MAX_PIECES = 256     # pieces of one statement's map: isl's checks of them are quadratic
-_BRACKETS = re.compile(r"[^()\[\]{}]+")
-_OR = re.compile(r"\bor\b")
-_LONG_NUMBER = re.compile(r"\d{%d,}" % (MAX_DIGITS + 1))
-
-
-def _check_isl_text(text: str, where: str, statement: str | None = None) -> None:
-    """Refuse isl text that isl should not see: brackets nested deeper than
-    :data:`MAX_NESTING` (isl's recursive parser would overflow the stack: a segfault)
-    and numbers of more than :data:`MAX_DIGITS` digits (isl's arithmetic on them runs
-    for minutes).  Both are far beyond any real schedule.
-
-    >>> _check_isl_text("{ S[i] -> [" + "(" * 2000 + "i" + ")" * 2000 + "] }", "x")
-    Traceback (most recent call last):
-    polyopt.errors.ScheduleFormatError: the isl text in x nests brackets 2002 deep; polyopt reads at most 1000 levels: write the expression without redundant parentheses
-    """
-    which = f", in the map of statement {statement}," if statement else ""
-    depth = deepest = 0
-    for bracket in _BRACKETS.sub("", text):
-        depth += 1 if bracket in "([{" else -1
-        deepest = max(deepest, depth)
-    if deepest > MAX_NESTING:
-        _fail(f"the isl text in {where}{which} nests brackets {deepest} deep; polyopt reads "
-              f"at most {MAX_NESTING} levels: write the expression without redundant "
-              "parentheses")
-    disjunctions = max((len(_OR.findall(piece)) for piece in text.split(";")), default=0)
-    if disjunctions > MAX_PIECES:
-        _fail(f"the isl text in {where}{which} has a map with {disjunctions} 'or's; polyopt "
-              f"reads at most {MAX_PIECES} in one map: write it with fewer pieces (one "
-              "affine expression, with floor or mod where needed)")
-    long = _LONG_NUMBER.search(text)
-    if long is not None:
-        _fail(f"the isl text in {where}{which} has a number of {len(long.group())} digits; "
-              f"polyopt reads numbers of at most {MAX_DIGITS} digits in a schedule")
-
-
-def _isl_reason(err: isl.Error) -> str:
-    return str(err).split("failed: ", 1)[-1].split(" in /", 1)[0]
-
-
-def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _fail(message: str):
-    raise ScheduleFormatError(message)
-
-
-# -- checking --------------------------------------------------------------------------
-
 def _checked(program: Program, entries, origin: str) -> isl.UnionMap:
     """One map per statement (named like its dimensions), checked, in a union."""
     known = {s.name: s for s in program.statements}
@@ -469,20 +233,20 @@ def _checked(program: Program, entries, origin: str) -> isl.UnionMap:
             name = relation.get_tuple_name(isl.dim_type.in_) if relation.has_tuple_name(
                 isl.dim_type.in_) else None
             if named is not None and name != named:
-                _fail(f"the JSON entry of statement {named} maps {name or 'an unnamed tuple'}"
+                fail(f"the JSON entry of statement {named} maps {name or 'an unnamed tuple'}"
                       f"; write {named}[...] -> [...]")
             if name not in known:
-                _fail(f"the {origin} maps unknown statement {name or '(unnamed)'}; "
+                fail(f"the {origin} maps unknown statement {name or '(unnamed)'}; "
                       f"the program's statements are: {', '.join(known)}")
             rows[name] = rows[name].union(relation) if name in rows else relation
     missing = [name for name in known if name not in rows]
     if missing:
-        _fail(f"the {origin} has no map for statement{'s' if len(missing) > 1 else ''} "
+        fail(f"the {origin} has no map for statement{'s' if len(missing) > 1 else ''} "
               f"{', '.join(missing)}; every statement needs one")
     extra = set().union(*(r.get_var_names(isl.dim_type.param) for r in rows.values()))
     extra -= set(program.param_names)
     if extra:
-        _fail(f"the {origin} uses parameter{'s' if len(extra) > 1 else ''} "
+        fail(f"the {origin} uses parameter{'s' if len(extra) > 1 else ''} "
               f"{', '.join(sorted(extra))} that the program does not have; its parameters "
               f"are: {', '.join(program.param_names) or '(none)'}")
     _check_ranges(rows, origin)
@@ -496,15 +260,15 @@ def _check_ranges(rows: dict[str, isl.Map], origin: str) -> None:
     widths = {name: r.dim(isl.dim_type.out) for name, r in rows.items()}
     if len(set(widths.values())) > 1:
         listed = ", ".join(f"{name} has {w}" for name, w in widths.items())
-        _fail(f"the {origin}'s maps have different numbers of output dimensions ({listed}); "
+        fail(f"the {origin}'s maps have different numbers of output dimensions ({listed}); "
               "give every statement the same number, padding with trailing zeros")
     if 0 in widths.values():
-        _fail(f"the {origin} maps statements to zero-dimensional times; give at least one "
+        fail(f"the {origin} maps statements to zero-dimensional times; give at least one "
               "output dimension")
     tuples = {name: r.get_tuple_name(isl.dim_type.out) or "(none)" for name, r in rows.items()}
     if len(set(tuples.values())) > 1:
         listed = ", ".join(f"{name} -> {t}" for name, t in tuples.items())
-        _fail(f"the {origin}'s maps have different range tuple names ({listed}); use the "
+        fail(f"the {origin}'s maps have different range tuple names ({listed}); use the "
               "same name everywhere, or none: S0[i] -> [i]")
 
 
@@ -512,7 +276,7 @@ def _checked_row(program: Program, name: str, relation: isl.Map) -> isl.Map:
     stmt = program.statement(name)
     dims = stmt.dims
     if relation.dim(isl.dim_type.in_) != len(dims):
-        _fail(f"the map of statement {name} has {relation.dim(isl.dim_type.in_)} input "
+        fail(f"the map of statement {name} has {relation.dim(isl.dim_type.in_)} input "
               f"dimensions but {name} has {len(dims)}: write {name}[{', '.join(dims)}] -> [...]")
     for pos, dim in enumerate(dims):
         relation = relation.set_dim_name(isl.dim_type.in_, pos, dim)
@@ -521,12 +285,12 @@ def _checked_row(program: Program, name: str, relation: isl.Map) -> isl.Map:
     domain = stmt.domain.intersect_params(program.context)
     uncovered = domain.subtract(within.domain())
     if not uncovered.is_empty():
-        _fail(f"the map of statement {name} gives no time to {_point(uncovered)}; it must "
+        fail(f"the map of statement {name} gives no time to {_point(uncovered)}; it must "
               f"be defined on the statement's whole domain {domain}")
     if not within.is_single_valued():
         same = isl.Map.identity(within.get_space().domain().map_from_set())
         twice = within.lex_lt_map(within).intersect(same).domain()
-        _fail(f"the map of statement {name} gives several times to {_point(twice)}; a "
+        fail(f"the map of statement {name} gives several times to {_point(twice)}; a "
               "schedule must be a function of the instance")
     simpler = relation.gist_domain(stmt.domain)  # isl flattens it faster, e.g. in schedule_of
     return simpler if simpler.is_single_valued() else relation
@@ -570,8 +334,6 @@ def _shared_element(program: Program, violation: Violation) -> Violation:
     common = common.extract_set(dep.elements.get_space().range())
     return dataclasses.replace(violation, element=_point(common, when=False, named=False))
 
-
-# -- loops ---------------------------------------------------------------------------
 
 def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:
     """Each dimension of each statement's row: static, or a loop that is parallel unless

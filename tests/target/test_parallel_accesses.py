@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.target.llvm import codegen
+from polyopt.target.llvm import codegen, serial_loops
 from polyopt.target.llvm.remarks import asks_for_vectors, loop_ids
 from testlib.kernels import seidel_2d, seidel_2d_ref
 from testlib.schedules import irand
@@ -60,7 +60,7 @@ def test_skewed_seidel_time_loop_is_vectorized_and_exact(n, steps):
 
 def test_without_parallel_accesses_the_seidel_loop_stays_scalar_and_is_reported(monkeypatch):
     """What LLVM does alone (the code before parallel accesses): the loop is reported."""
-    monkeypatch.setattr(codegen, "has_independent_iterations", lambda *args: False)
+    monkeypatch.setattr(serial_loops, "has_independent_iterations", lambda *args: False)
     monkeypatch.setattr(build_module, "_CACHE", {})
     with pytest.warns(po.PolyoptWarning, match="did not vectorize .*t_inner"):
         f = po.build(_seidel_time_vectorized())

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.transform.schedule import Step, parse_script
+from polyopt.transform.steps import Step, parse_script
 from testlib.schedules import irand, lowered, run
 
 N, T = po.var("N"), po.var("T")

@@ -26,7 +26,8 @@ from ...errors import InvalidArgumentError, ScheduleError, public_methods
 from ...machine import MemoryScope, SCOPES, TargetInfo
 from ...machine.accel import TPU_LIKE, VTA, AccelConfig
 from .isa import listing
-from .select import DEVICE_SCOPES, Selector, entry_shape, thread_copies
+from .device_buffers import DEVICE_SCOPES, thread_copies
+from .select import Selector
 from .sim import run, uop_array
 
 CONFIGS = {"vta": VTA, "tpu-like": TPU_LIKE}

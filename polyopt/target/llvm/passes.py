@@ -101,7 +101,7 @@ def unroll(func):
         found = most_trips(node)
         if found is None or found[0] > UNROLL_LIMIT or \
                 found[0] * _copies_below(node.body) > UNROLL_BUDGET:
-            return None  # a loop (LLVM unrolls it by a few: codegen.UNROLL_LEFTOVER)
+            return None  # a loop (LLVM unrolls it by a few: serial_loops.UNROLL_LEFTOVER)
         return Unrolled(dataclasses.replace(node, body=rewrite(node.body, visit)), *found)
 
     return dataclasses.replace(func, body=rewrite(func.body, visit))

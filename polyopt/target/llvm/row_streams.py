@@ -1,7 +1,7 @@
 """Which serial loops around unrolled code LLVM may still vectorize itself.
 
 The emitter forbids LLVM to vectorize a loop around code the schedule already laid out
-(``SCHEDULED_CODE`` in :mod:`.codegen`): LLVM would otherwise vectorize the wrong loop
+(``SCHEDULED_CODE`` in :mod:`.serial_loops`): LLVM would otherwise vectorize the wrong loop
 with gathers.  One case is exempt: a loop whose body is only unrolled copies (no other
 loop inside) and along which every access of every statement steps by 0 or 1 element
 of its array's last index.  That is a matrix-vector product with its rows jammed

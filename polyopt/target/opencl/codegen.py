@@ -41,8 +41,8 @@ from ...errors import ScheduleError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combination, combiner
 from ...machine import scope_meaning
-from .plan import (GROUP_IDS, LOCAL_IDS, Kernel, is_block, is_thread, plan_kernels,
-                   scoped_arrays, tag_dim)
+from .kernel import GROUP_IDS, LOCAL_IDS, Kernel, is_block, is_thread, tag_dim
+from .plan import plan_kernels, scoped_arrays
 from .values import HELPERS, ValuePrinter, cl_type, combine
 
 __all__ = ["opencl_source", "plan_kernels"]
