@@ -53,10 +53,12 @@ LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop
 # loops whose code the schedule decided (SIMD here, straight-line scalar code there):
 # LLVM must not vectorize a loop around them
 SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
-# vectorized loops of at most this many iterations (one AVX-512 vector of float32) are
-# not unrolled by LLVM (see _loop_hints); longer ones need its unrolling (a 28-column
-# row of a 3x3 layer ran 10 times slower without)
-SHORT_VECTOR_LOOP = 16
+# vectorized loops of at most one vector of 32-bit lanes (16 with AVX-512, 8 with AVX2:
+# the machine's ``vector_bits // 32``) are not unrolled by LLVM (see _loop_hints); longer
+# ones need its unrolling (a 28-column row of a 3x3 layer ran 10 times slower without; a
+# 16-column loop of a register tile not unrolled with AVX2 kept the tile in memory:
+# matmul template 512^3 on one Zen 3 core 4-6 -> 9-24 GFLOP/s, a busy machine)
+SHORT_VECTOR_LOOP = 16  # AVX-512's, when no machine is named
 # a loop marked unrolled that is too long to copy (passes.UNROLL_LIMIT): LLVM unrolls
 # it by this factor
 UNROLL_LEFTOVER = 4
@@ -70,22 +72,26 @@ HUGE_THRESHOLD = 4 << 20
 MADV_HUGEPAGE = 14  # Linux
 
 
-def module_for(func, *, num_threads: int = 0, parallel_min_work: int | None = None
-               ) -> ir.Module:
+def module_for(func, *, num_threads: int = 0, parallel_min_work: int | None = None,
+               vector_bits: int = 32 * SHORT_VECTOR_LOOP) -> ir.Module:
     """The LLVM module holding ``func`` compiled to one function of the same name
     (``num_threads`` for parallel loops; 0 means ``OMP_NUM_THREADS`` or all cores;
-    ``parallel_min_work``: see :func:`.parallel.runs_on_threads`).
+    ``parallel_min_work``: see :func:`.parallel.runs_on_threads`; ``vector_bits``: the
+    width of the vectors of the CPU it is compiled for, ``TargetInfo.vector_bits``).
     ``func`` comes from ``po.lower(..., target="llvm")``."""
     if "widen_partial_tiles" not in func.passes:
         raise InvalidArgumentError(
             f"{func.name} was not lowered for LLVM (its passes: {', '.join(func.passes)}); "
             "lower it with po.lower(s, args, target='llvm')")
-    return FunctionEmitter(func, num_threads, parallel_min_work).module
+    return FunctionEmitter(func, num_threads, parallel_min_work,
+                           short_vector_loop=max(1, vector_bits // 32)).module
 
 
 class FunctionEmitter:
-    def __init__(self, func, num_threads: int = 0, parallel_min_work: int | None = None):
+    def __init__(self, func, num_threads: int = 0, parallel_min_work: int | None = None,
+                 short_vector_loop: int = SHORT_VECTOR_LOOP):
         self.func = func
+        self.short_vector_loop = short_vector_loop  # see SHORT_VECTOR_LOOP
         self.num_threads = num_threads
         self.parallel_min_work = parallel_min_work
         self.guard = None  # in a widened loop: (its variable, how many iterations are real)
@@ -505,7 +511,8 @@ class FunctionEmitter:
                      flags=("nsw",))
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
-        hints = self._loop_hints(loop, trips, guarded=self._guards_reads(loop),
+        hints = self._loop_hints(loop, trips, self.short_vector_loop,
+                                 guarded=self._guards_reads(loop),
                                  rows=lambda: walks_rows(self.program, loop, self.independent))
         if hints:
             extra = () if group is None else (parallel_accesses(self.module, group),)
@@ -527,7 +534,8 @@ class FunctionEmitter:
             self._branches(self.program.statement(run.stmt)) for run in runs(loop.body))
 
     @staticmethod
-    def _loop_hints(loop: For, trips: int | None, *, guarded: bool = False,
+    def _loop_hints(loop: For, trips: int | None, short: int = SHORT_VECTOR_LOOP, *,
+                    guarded: bool = False,
                     rows=lambda: False) -> tuple[tuple[str, int], ...]:
         """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID);
         ``trips``: its constant trip count, None in a partial tile; ``guarded``: the loop
@@ -536,7 +544,7 @@ class FunctionEmitter:
         if loop.kind == "vectorized" and trips is None:
             # a partial tile: masked vector operations instead of a scalar remainder
             return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
-        if loop.kind == "vectorized" and trips <= SHORT_VECTOR_LOOP and not guarded:
+        if loop.kind == "vectorized" and trips <= short and not guarded:
             # vectorized, not first unrolled into scalars: LLVM did so to the 8 copies
             # of a 16-lane loop in a register tile of 8 rows x 1 vector, then rebuilt
             # their vectors from pieces of each other's loads with shuffles, and stored
