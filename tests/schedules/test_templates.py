@@ -5,6 +5,8 @@ import pytest
 
 import polyopt as po
 
+from testlib.machine import HOST, vector_of, vector_register
+
 
 def _matmul(symbolic: bool, m: int, n: int, k: int):
     M, N, K = (po.var("M"), po.var("N"), po.var("K")) if symbolic else (m, n, k)
@@ -28,25 +30,29 @@ def test_matmul_template(m, n, k, threads, pack):
         f(a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     assert "#pragma parallel" in str(po.lower(s, [A, B, C]))
-    assert "polyopt_parallel" in f.llvm_ir and "<16 x float>" in f.optimized_ir
+    assert "polyopt_parallel" in f.llvm_ir and vector_of("float32") in f.optimized_ir
 
 
 @pytest.mark.parametrize("m, n, k", [(48, 128, 40), (50, 100, 33)])
 def test_matmul_template_register_tile(m, n, k):
-    """The 6 x 64 accumulator is an alloca promoted to 24 zmm registers: the reduction
-    loop has 24 vector FMAs and no store."""
+    """The host's register tile (6 x 64 with AVX-512, 6 x 16 with AVX2) is an alloca
+    promoted to registers (24 zmm, 12 ymm): the reduction loop has that many vector FMAs
+    and no store."""
+    rows, vectors = HOST.register_tile()
+    cols = vectors * HOST.lanes("float32")
     A, B, C = _matmul(True, m, n, k)
     s = po.create_schedule(C)
     po.templates.matmul_template(s, C, parallel=False)
     func = po.lower(s, [A, B, C])
     assert func.storage["C_local"].loops == ("j.outer", "i.outer")
-    assert [str(e) for e in func.storage["C_local"].extents] == ["6", "64"]
-    assert [str(e) for e in func.storage["B_global"].extents] == ["K", "64"]
+    assert [str(e) for e in func.storage["C_local"].extents] == [str(rows), str(cols)]
+    assert [str(e) for e in func.storage["B_global"].extents] == ["K", str(cols)]
     f = po.build(s, [A, B, C])
-    assert "%\"C_local.stack\" = alloca [1536 x i8], align 64" in f.llvm_ir
+    assert f"%\"C_local.stack\" = alloca [{4 * rows * cols} x i8], align 64" in f.llvm_ir
     loops = _innermost_loops(f.assembly)
-    assert any(body.count("vfmadd231ps") == 24 and "zmm" in body and "vmovups\t%zmm" not in body
-               for body in loops), loops
+    register = vector_register()
+    assert any(body.count("vfmadd231ps") == rows * vectors and register in body
+               and f"vmovups\t%{register}" not in body for body in loops), loops
     rng = np.random.default_rng(1)
     a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
     c = np.full((m, n), np.nan, np.float32)

@@ -4,11 +4,14 @@ with VNNI and BF16, AMX).
 
 - ``HOST``: the :class:`~polyopt.machine.TargetInfo` of this machine;
 - ``vector_of(dtype)``: the LLVM type of one vector register of ``dtype`` on it
-  (``"<8 x float>"`` with AVX2, ``"<16 x float>"`` with AVX-512);
+  (``"<8 x float>"`` with AVX2, ``"<16 x float>"`` with AVX-512), ``vector_register()``
+  the assembly name of its registers (``ymm``, ``zmm``);
 - ``WIDE_CPU``: a CPU with AVX-512, VNNI and BF16 (``znver4``).  Code that needs an
   instruction the host lacks is built for it (``target_for``, ``machine_for``) and its
   IR or assembly inspected; ``run_needs`` then skips the run, which only a host with
   the instructions can do;
+- ``builds_for(s, args, *features)``: a schedule built both ways, to inspect the code
+  of a CPU with ``features`` and to run on the host;
 - ``requires(feature)``: a marker for a test that can only run (nothing to inspect).
 
 Features are LLVM's names: ``"avx512f"``, ``"avx512vnni"``, ``"avx512bf16"``,
@@ -37,6 +40,11 @@ def vector_of(dtype: str = "float32", info: TargetInfo = HOST) -> str:
     return f"<{info.lanes(dtype)} x {_LLVM_TYPES[dtype]}>"
 
 
+def vector_register(info: TargetInfo = HOST) -> str:
+    """The assembly name of a full vector register on ``info``: zmm, ymm or xmm."""
+    return {512: "zmm", 256: "ymm"}.get(info.vector_bits, "xmm")
+
+
 def host_has(*features: str) -> bool:
     return all(HOST.has(f) for f in features)
 
@@ -61,6 +69,16 @@ def run_needs(*features: str) -> None:
     if missing:
         pytest.skip(f"this CPU lacks {', '.join(missing)}: the code was built for "
                     f"{WIDE_CPU} and inspected, not run")
+
+
+def builds_for(s, args, *features: str, **options):
+    """``(inspected, runnable)``: the schedule built for a CPU with ``features``
+    (:func:`target_for`) to inspect its code, and built for the host to run it (the same
+    kernel where the host has them)."""
+    import polyopt as po
+
+    inspected = po.build(s, args, target=target_for(*features), **options)
+    return inspected, inspected if host_has(*features) else po.build(s, args, **options)
 
 
 def requires(*features: str):
