@@ -11,7 +11,8 @@ import pytest
 
 import polyopt as po
 from polyopt.errors import BackendError, InvalidArgumentError
-from polyopt.target.integrity import check_trusted, private_folder, signature_digest
+from polyopt.private_folder import make_private
+from polyopt.target.integrity import check_trusted, signature_digest
 from polyopt.target.symbols import check_symbol_name
 
 
@@ -120,7 +121,7 @@ def test_files_other_users_can_write_are_not_loaded(tmp_path, monkeypatch):
         check_trusted(path, "saved kernel")
     with pytest.raises(BackendError, match="belongs to another user"):
         po.load_module(path)
-    assert "belongs to another user" in private_folder(str(folder))
+    assert "belongs to another user" in make_private(str(folder))
 
 
 def test_export_to_a_folder_or_under_a_reserved_name_is_refused(tmp_path):
