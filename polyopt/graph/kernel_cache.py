@@ -162,7 +162,8 @@ def private_folder(path: str) -> str:
 def entry_integrity(digest: str, code: bytes, meta: dict) -> dict:
     """What binds a cache entry to its content: the SHA-256 of the object code, and one
     of the content hash, the object's hash and the metadata (all but this record)."""
-    rest = {k: v for k, v in meta.items() if k != "integrity"}
+    # (all but this record and the object's hash, which DiskCache.put adds to it)
+    rest = {k: v for k, v in meta.items() if k not in ("integrity", "object_sha256")}
     object_sha = sha256_of(code)
     text = json.dumps([digest, object_sha, rest], sort_keys=True)
     return {"object_sha256": object_sha, "entry_sha256": sha256_of(text.encode())}

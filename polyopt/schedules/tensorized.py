@@ -6,7 +6,8 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 >>> W = po.placeholder((2, 64, 4), name="W", dtype="int8")
 >>> C = po.ops.matmul_u8s8(A, W)
 >>> s = po.create_schedule(C)
->>> loops = int8_matmul_template(s, C, rows=6, cols=64, parallel=False)
+>>> znver4 = TargetInfo.for_cpu("znver4")  # the host may lack VNNI: a CPU that has it
+>>> loops = int8_matmul_template(s, C, rows=6, cols=64, parallel=False, target_info=znver4)
 >>> s.program.tensorized[0][:2]
 ('C_local', 'i')
 """
@@ -17,7 +18,7 @@ from ..errors import TensorizeError
 from ..machine import TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
-from ..tensorize.builtin import EMITTED_FOR, LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
+from ..tensorize.builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
 
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -38,8 +39,8 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     is computed from the int32 tile right after the tile's last update, in the same
     loop nest (C itself is never stored).  ``target_info``: the machine (the host by
     default); one without AVX-512 VNNI is refused with a :class:`TensorizeError`."""
-    require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
-    return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel, epilogue)
+    info = require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
+    return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel, info, epilogue)
 
 
 def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
@@ -50,13 +51,14 @@ def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     without AVX-512 BF16 is refused)."""
     from ..tensorize.builtin import gemm_bf16
 
-    require_instructions(target_info, "has_bf16", "AVX-512 BF16 (vdpbf16ps)")
-    return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel)
+    info = require_instructions(target_info, "has_bf16", "AVX-512 BF16 (vdpbf16ps)")
+    return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel, info)
 
 
-def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -> None:
-    """Refuse (``TensorizeError``) a template whose intrinsics need ``what`` on a machine
-    (``target_info``, the host by default) without it (``fact``: a TargetInfo property)."""
+def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -> TargetInfo:
+    """The machine (``target_info``, the host by default), refused (``TensorizeError``)
+    when a template's intrinsics need ``what`` and it lacks it (``fact``: a TargetInfo
+    property)."""
     info = target_info or TargetInfo.host()
     if not getattr(info, fact):
         raise TensorizeError(
@@ -64,12 +66,13 @@ def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -
             f"(TargetInfo.{fact} is False); schedule the computation without tensorize "
             "(po.auto_schedule), or pass target_info=po.TargetInfo.for_cpu('znver4') to "
             "build for a CPU that has it")
+    return info
 
 
-def _packed_matmul(s, C, intrinsic, rows, cols, parallel, epilogue=None) -> dict:
+def _packed_matmul(s, C, intrinsic, rows, cols, parallel, info, epilogue=None) -> dict:
     height = getattr(C.shape[0], "value", None)
     if rows is None:
-        rows = _default_rows((6, 4, 3, 2), height, cols)
+        rows = _default_rows((6, 4, 3, 2), height, cols, info)
     local = s.cache_write(C, "local")
     out = _fused_epilogue(s, C, epilogue)
     stage = s[out]
@@ -87,11 +90,11 @@ def _packed_matmul(s, C, intrinsic, rows, cols, parallel, epilogue=None) -> dict
     return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows}
 
 
-def _default_rows(preferred, extent, cols: int) -> int:
-    """The first of ``preferred`` that divides ``extent`` and whose tile fits the host's
-    registers (:func:`~polyopt.tensorize.builtin.max_tile_rows`), else the largest
-    that fits of 4 or fewer (its last tile partial, run as scalar code)."""
-    most = max_tile_rows(cols)
+def _default_rows(preferred, extent, cols: int, info: TargetInfo) -> int:
+    """The first of ``preferred`` that divides ``extent`` and whose tile fits the
+    registers of ``info`` (:func:`~polyopt.tensorize.builtin.max_tile_rows`), else the
+    largest that fits of 4 or fewer (its last tile partial, run as scalar code)."""
+    most = max_tile_rows(cols, info)
     if isinstance(extent, int) and extent < min(4, most):  # a matrix-vector product
         return extent  # (a tile taller than the matrix has no loop over its rows)
     fitting = [r for r in preferred if r <= most]
@@ -194,7 +197,7 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
     :func:`int8_matmul_template` (e.g. ``po.ops.requantize(Y, s, z, relu=True,
     axis=1)``: the int32 tile is requantized to uint8 in registers, never stored).
     ``target_info``: as in :func:`int8_matmul_template`."""
-    require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
+    info = require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
     packed = Y.op.inputs[0]
     width, block = Y.shape[3].value, Y.op.inputs[1].shape[4].value
     # a 1x1 conv without padding reads one packed row per output row: the row is packed
@@ -217,7 +220,7 @@ def int8_conv2d_template(s, Y, *, rows: int | None = None, cols: int | None = No
             channels = PIXEL_TILE_CHANNELS if block % PIXEL_TILE_CHANNELS == 0 else 1
             return _pixel_lanes_conv(s, Y, packed, tile, channels, parallel, epilogue)
     if rows is None or cols is None:
-        rows, cols = conv_tile(width, block, rows=rows, cols=cols, info=target_info)
+        rows, cols = conv_tile(width, block, rows=rows, cols=cols, info=info)
     channels_last = "{ [n, f, y, x] -> [n, y, x, f] }"
     local = s.cache_write(Y, "local", layout=channels_last)
     Y = _fused_epilogue(s, Y, epilogue)
@@ -325,7 +328,7 @@ def conv_tile(width: int, block: int, *, rows: int | None = None, cols: int | No
     >>> conv_tile(56, 64, info=avx512), conv_tile(14, 64, info=avx512)
     ((8, 32), (7, 32))
     """
-    info = info or EMITTED_FOR  # the AVX-512 code the VNNI intrinsics write
+    info = info or TargetInfo.host()
     budget = max(1, info.vector_registers // 2)
     widths = [cols] if cols is not None else [
         c for c in range(block, LANES - 1, -LANES)

@@ -147,16 +147,15 @@ def gemm_f32_rows(rows: int = 6, cols: int = 64):
 
 
 LANES = 16  # 32-bit lanes of the AVX-512 vectors the emitters write
-# the built-in emitters write AVX-512 code whatever the host: their tiles live in its
-# 32 vector registers (a machine without AVX-512 cannot run them at all)
+# the machine the emitters write code for, whatever CPU builds it: AVX-512, 32 registers
 EMITTED_FOR = TargetInfo.for_cpu("x86-64-v4")
 
 
 def accumulator_budget(info=None) -> int:
     """How many vector registers a register tile may hold as accumulators on ``info``
-    (a :class:`~polyopt.machine.TargetInfo`; by default the AVX-512 machine the built-in
-    emitters write code for): all but 4, for the loaded and broadcast operands (32 on
-    AVX-512 -> 28)."""
+    (a :class:`~polyopt.machine.TargetInfo`; by default ``EMITTED_FOR``, the AVX-512
+    machine the built-in emitters write for): all but 4, for the loaded and broadcast
+    operands (32 on AVX-512 -> 28)."""
     info = info or EMITTED_FOR
     return max(1, info.vector_registers - 4)
 
@@ -177,20 +176,18 @@ def _check_tile(rows, cols) -> None:
     if cols % LANES:
         raise InvalidArgumentError(f"cols must be a multiple of {LANES} (one AVX-512 vector "
                                    f"of 32-bit lanes), got {cols}")
-    info = EMITTED_FOR
     _check_accumulators(rows * cols // LANES, f"a {rows} x {cols} tile",
-                        f": at most {max_tile_rows(cols, info)} rows of {cols}")
+                        f": at most {max_tile_rows(cols)} rows of {cols}")
 
 
 def _check_accumulators(count: int, tile: str, hint: str = "") -> None:
     """Refuse a tile whose ``count`` accumulators do not fit in the registers of the
-    AVX-512 code the built-in emitters write."""
-    info = EMITTED_FOR
-    if count > accumulator_budget(info):
+    AVX-512 code the emitters write (the same on every CPU that can run it)."""
+    if count > accumulator_budget():
         raise InvalidArgumentError(
-            f"{tile} needs {count} accumulator registers; AVX-512 code has "
-            f"{info.vector_registers} vector registers (keep <= "
-            f"{accumulator_budget(info)}{hint})")
+            f"{tile} needs {count} accumulator registers; the AVX-512 code of the built-in "
+            f"intrinsics has {EMITTED_FOR.vector_registers} vector registers (keep <= "
+            f"{accumulator_budget()}{hint})")
 
 
 BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8,

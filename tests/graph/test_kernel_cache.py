@@ -192,7 +192,8 @@ def test_the_cache_folder_is_private_and_owned(tmp_path, monkeypatch):
     link.symlink_to(fresh)
     with pytest.raises(CacheFolderError, match="not a folder"):
         KernelCache(str(link))
-    monkeypatch.setattr(os, "getuid", lambda: os.stat(fresh).st_uid + 1)
+    for name in ("getuid", "geteuid"):  # (make_private asks the effective user)
+        monkeypatch.setattr(os, name, lambda: os.stat(fresh).st_uid + 1)
     with pytest.raises(CacheFolderError, match="belongs to another user"):
         KernelCache(str(fresh))
     model = _two_kernel_model()

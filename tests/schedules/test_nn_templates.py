@@ -9,10 +9,9 @@ import pytest
 import polyopt as po
 from polyopt.schedules.nn_templates import conv2d_channel_template, producers
 
+from testlib.machine import WIDE, builds_for, machine_for, vector_of
+
 THREADS = [1, 2]
-# the machine the path and tile tests schedule for (16 float32 lanes, 32 registers: the
-# paths the parameters name); the kernels are built for, and run on, this machine
-ZEN4 = po.TargetInfo.for_cpu("znver4")
 PACKED = re.compile(r"\bv(?:fmadd\w*|add|mul|sub|div|max|min)ps\b[^\n]*%[xyz]mm")
 
 
@@ -71,7 +70,8 @@ def test_conv2d_template(threads, batch, c, f, size, kernel, padding, stride, ti
     W = po.placeholder((f, c, kernel, kernel), name="W")
     Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
     s = po.create_schedule(Y)
-    loops = po.templates.conv2d_template(s, Y, tile_f=tile_f, target_info=ZEN4)
+    # the paths are those of an AVX-512 machine (16 lanes); the kernel runs on the host
+    loops = po.templates.conv2d_template(s, Y, tile_f=tile_f, target_info=WIDE)
     assert loops["f.outer"].kind == "parallel"
     if path == "tiled":
         x_inner = loops.get("x.inner", loops.get("x"))
@@ -108,20 +108,18 @@ def _check_conv_kernel(f_, x_shape, w_shape, padding, stride, parallel=True):
 @pytest.mark.parametrize("stride", [1, 2])
 def test_conv2d_pointwise_template_tail_tile_keeps_its_vectors(stride):
     """784 points: 16 tiles of 8 channels x 3 vectors and a tail of 8 x 1 vector, whose
-    code LLVM once rebuilt from shuffled pieces of loads (the sums stored every step).
-    Scheduled and compiled for a Zen 4 and inspected; the numbers on this machine."""
+    code LLVM once rebuilt from shuffled pieces of loads (the sums stored every step)."""
     X = po.placeholder((1, 16, 28 * stride, 28 * stride), name="X")
     W = po.placeholder((16, 16, 1, 1), name="W")
     Y = po.ops.conv2d_nchw(X, W, stride=stride, padding=0, name="Y")
     s = po.create_schedule(Y)
-    po.templates.conv2d_template(s, Y, target_info=ZEN4)
-    f_ = po.build(s, [X, W, Y], num_threads=1, target="llvm -mcpu=znver4")
-    functions = f_.assembly.split("@function")
+    po.templates.conv2d_template(s, Y, target_info=machine_for("avx512f"))
+    inspected, f_ = builds_for(s, [X, W, Y], "avx512f", num_threads=1)
+    functions = inspected.assembly.split("@function")
     products = [text for text in functions if "vfmadd" in text]
     assert len(products) == 1 and products[0].count("vfmadd") == 24 + 8
     assert not re.search(r"vinsert|vperm|vshuf|vextract", products[0]), products[0]
-    _check_conv_kernel(po.build(s, [X, W, Y], num_threads=1), (1, 16, 28 * stride, 28 * stride),
-                       (16, 16, 1, 1), 0, stride)
+    _check_conv_kernel(f_, (1, 16, 28 * stride, 28 * stride), (16, 16, 1, 1), 0, stride)
 
 
 @pytest.mark.parametrize("threads", THREADS)
@@ -134,7 +132,7 @@ def test_conv2d_template_resnet_narrow_layers(threads, c, f, size, kernel, paddi
     W = po.placeholder((f, c, kernel, kernel), name="W")
     Y = po.ops.conv2d_nchw(X, W, padding=padding, stride=stride, name="Y")
     s = po.create_schedule(Y)
-    loops = po.templates.conv2d_template(s, Y, target_info=ZEN4)
+    loops = po.templates.conv2d_template(s, Y, target_info=WIDE)  # AVX-512's choice
     assert "packed" in loops
     _check_conv_kernel(po.build(s, [X, W, Y], num_threads=threads, parallel_min_work=0), (1, c, size, size),
                        (f, c, kernel, kernel), padding, stride)
@@ -148,7 +146,7 @@ def test_conv2d_channel_template_packs_the_weights_per_reduce_tile():
     W = po.placeholder((64, 72, 3, 3), name="W")
     Y = po.ops.conv2d_nchw(X, W, padding=1, name="Y")
     s = po.create_schedule(Y)
-    loops = conv2d_channel_template(s, Y, reduce_tile=32, target_info=ZEN4)
+    loops = conv2d_channel_template(s, Y, reduce_tile=32, target_info=machine_for("avx512f"))
     text = str(po.lower(s, [X, W, Y]))
     assert "float32 W_global[1][32][3][3][32];" in text
     assert "float32 Y_local[1][7][7][32];" in text
@@ -157,9 +155,9 @@ def test_conv2d_channel_template_packs_the_weights_per_reduce_tile():
     assert [(a.name, a.kind) for a in s[loops["packed"]].axes][-4:] == [
         ("ax0.outer", "serial"), ("ax1.ax2.fused.ax3.fused.outer", "serial"),
         ("ax1.ax2.fused.ax3.fused.inner", "unrolled"), ("ax0.inner", "vectorized")]
-    f_ = po.build(s, [X, W, Y])
-    assert "llvm.masked.load.v16f32" in f_.llvm_ir  # the partial blocks, masked
-    assert "vgatherqps" not in f_.assembly  # no weight gathered
+    inspected, f_ = builds_for(s, [X, W, Y], "avx512f")
+    assert "llvm.masked.load.v16f32" in inspected.llvm_ir  # the partial blocks, masked
+    assert "vgatherqps" not in inspected.assembly and "vgatherqps" not in f_.assembly
     _check_conv_kernel(f_, (1, 72, 7, 7), (64, 72, 3, 3), 1, 1)
 
 
@@ -209,7 +207,7 @@ def test_injective_chain_template_vectorizes_the_inner_loop():
     s = po.create_schedule(args[-1])
     po.templates.injective_chain_template(s, args[-1], vector=16)
     f = po.build(s, args)
-    assert "<16 x float>" in f.optimized_ir and "gather" not in f.optimized_ir
+    assert vector_of("float32") in f.optimized_ir and "gather" not in f.optimized_ir
 
 
 @pytest.mark.parametrize("shape", [(1, 3, 5, 7), (2, 4, 16, 16)])

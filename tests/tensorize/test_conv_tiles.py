@@ -11,7 +11,8 @@ import polyopt as po
 from polyopt.machine import TargetInfo
 from polyopt.schedules.tensorized import conv_tile, int8_conv2d_template
 
-from testlib.tensorize import numpy_conv_int32
+from testlib.machine import run_needs
+from testlib.tensorize import VNNI, build_vnni, numpy_conv_int32, vnni_machine
 
 RNG = np.random.default_rng(1515)
 AVX512 = TargetInfo(vector_bits=512, vector_registers=32)
@@ -45,23 +46,24 @@ def conv_program(c, f, size, kernel, padding, stride):
 def test_conv_tiles_bit_exact(c, f, size, kernel, padding, stride, rows, cols, tile):
     X, W, Y = conv_program(c, f, size, kernel, padding, stride)
     s = po.create_schedule(Y)
-    loops = int8_conv2d_template(s, Y, rows=rows, cols=cols, parallel=True)
-    if TargetInfo.host().vector_registers == 32:          # the AVX-512 choice
-        assert (loops["rows"], loops["cols"]) == tile
-    kernel_fn = po.build(s, [X, W, Y], num_threads=2, parallel_min_work=0)
+    loops = int8_conv2d_template(s, Y, rows=rows, cols=cols, parallel=True,
+                                 target_info=vnni_machine())
+    assert (loops["rows"], loops["cols"]) == tile      # VNNI machines have 32 registers
+    assert f"gemm_u8s8_{loops['rows']}x{loops['cols']}" in str(po.lower(s, [X, W, Y]))
+    kernel_fn = build_vnni(s, [X, W, Y], num_threads=2, parallel_min_work=0)
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
     y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)
     kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
-    assert f"gemm_u8s8_{loops['rows']}x{loops['cols']}" in str(po.lower(s, [X, W, Y]))
 
 
 def test_a_tile_wider_than_the_block_is_refused():
     X, W, Y = conv_program(4, 64, 7, 3, 1, 1)
     s = po.create_schedule(Y)
     with pytest.raises(po.InvalidArgumentError, match="must divide the weights' block of 64"):
-        int8_conv2d_template(s, Y, cols=48)
+        int8_conv2d_template(s, Y, cols=48, target_info=vnni_machine())
 
 
 @pytest.mark.parametrize("size, kernel, padding, stride, parallel", [
@@ -72,10 +74,11 @@ def test_the_tile_goes_out_transposed_in_registers(size, kernel, padding, stride
     no gathers; in the outlined parallel loop the tile is zeroed without scatters."""
     X, W, Y = conv_program(4, 64, size, kernel, padding, stride)
     s = po.create_schedule(Y)
-    int8_conv2d_template(s, Y, parallel=parallel)
-    kernel_fn = po.build(s, [X, W, Y], num_threads=2 if parallel else 1)
+    int8_conv2d_template(s, Y, parallel=parallel, target_info=vnni_machine())
+    kernel_fn = build_vnni(s, [X, W, Y], num_threads=2 if parallel else 1)
     assert "shufflevector" in kernel_fn.llvm_ir
     assert not re.search(r"gather|scatter", kernel_fn.assembly)
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, 4, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (64, 4, kernel, kernel), dtype=np.int8)
     y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
@@ -90,11 +93,12 @@ def test_a_1x1_conv_packs_each_row_inside_the_parallel_row_loop(stride, outer, r
     per thread), so one parallel region per call."""
     X, W, Y = conv_program(8, 128, 12, 1, 0, stride)
     s = po.create_schedule(Y)
-    loops = int8_conv2d_template(s, Y, parallel=True)
+    loops = int8_conv2d_template(s, Y, parallel=True, target_info=vnni_machine())
     assert loops["outer"].name == outer
     assert f"uint8 Y_packed[2][{rows}][" in str(po.lower(s, [X, W, Y]))
-    kernel_fn = po.build(s, [X, W, Y], num_threads=2, parallel_min_work=0)
+    kernel_fn = build_vnni(s, [X, W, Y], num_threads=2, parallel_min_work=0)
     assert kernel_fn.llvm_ir.count('call void @"polyopt_parallel"') == 1
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, 8, 12, 12), dtype=np.uint8)
     w = RNG.integers(-128, 128, (128, 8, 1, 1), dtype=np.int8)
     y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)

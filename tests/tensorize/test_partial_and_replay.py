@@ -10,14 +10,17 @@ from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
 from polyopt.schedules.tensorized import int8_conv2d_template, int8_matmul_template
 from polyopt.transform.state import PRIMITIVES, ScheduleState
 
-from testlib.tensorize import (check_gemv, gemv8, gemv_program, int8_matmul, int8_operands,
-                               numpy_conv_int32, row_dot_schedule)
+from testlib.machine import run_needs
+from testlib.tensorize import (VNNI, build_vnni, check_gemv, gemv8, gemv_program, int8_matmul,
+                               int8_operands, numpy_conv_int32, row_dot_schedule, vnni_machine)
 
 RNG = np.random.default_rng(15)
 
 
 def run_matmul(s, A, W, C, m, n, k):
-    f = po.build(s, [A, W, C])
+    """Build (vpdpbusd in the code), then, where the host has VNNI, run bit-exact."""
+    f = build_vnni(s, [A, W, C])
+    run_needs(*VNNI)
     a, _, packed, expected = int8_operands(m, n, k)
     c = np.full((m, n), 7, np.int32)
     f(a, packed, c)
@@ -42,21 +45,23 @@ def test_script_records_the_builtin_and_replay_reproduces_it():
     W = po.placeholder((2, 4, 64, 4), name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    int8_matmul_template(s, C, rows=6, parallel=False)
+    int8_matmul_template(s, C, rows=6, parallel=False, target_info=vnni_machine())
     script = s.script()
     assert 's["C_local"].tensorize("i", "gemm_u8s8(rows=6, cols=64)")' in script
     fresh = po.create_schedule(C).replay(script)
     assert str(po.lower(fresh, [A, W, C])) == str(po.lower(s, [A, W, C]))
     again = po.create_schedule(C).replay(s.steps)
     assert again.program.tensorized[0][2] is s.program.tensorized[0][2]
+    f = build_vnni(fresh, [A, W, C])
+    run_needs(*VNNI)
     a, _, packed, expected = int8_operands(12, 128, 16, blocked_columns=64)
     c = np.zeros((12, 128), np.int32)
-    po.build(fresh, [A, W, C])(a, packed, c)
+    f(a, packed, c)
     np.testing.assert_array_equal(c, expected)
 
 
 def test_builtin_key_is_made_again_when_not_alive():
-    from polyopt.tensorize.intrin import intrinsic_by_key
+    from polyopt.tensorize.apply import intrinsic_by_key
 
     made = intrinsic_by_key("gemm_u8s8(rows=3, cols=48)")
     assert made.name == "gemm_u8s8_3x48" and made.output.shape == (3, 48)
@@ -119,8 +124,8 @@ def test_partial_column_tile_runs_as_scalar_code(m, n, k):
     lowered = str(po.lower(s, [A, W, C]))
     assert "if (j_outer " in lowered                              # the full tiles: the call
     assert "dot_16x4_u8s8.update" in lowered and "(int32)A[i, 4 * ko + ki]" in lowered
-    f = run_matmul(s, A, W, C, m, n, k)
-    assert "llvm.x86.avx512.vpdpbusd.512" in f.llvm_ir
+    assert "llvm.x86.avx512.vpdpbusd.512" in build_vnni(s, [A, W, C]).llvm_ir
+    run_matmul(s, A, W, C, m, n, k)
 
 
 def test_partial_tiles_with_symbolic_sizes():
@@ -130,7 +135,8 @@ def test_partial_tiles_with_symbolic_sizes():
     C = po.ops.matmul_u8s8(A, W)
     s, ji = row_dot_schedule(C)
     s[C].tensorize(ji, dot_16x4_u8s8())
-    f = po.build(s, [A, W, C])
+    f = build_vnni(s, [A, W, C])
+    run_needs(*VNNI)
     for m, n, k in ((3, 40, 8), (2, 7, 4), (4, 32, 12)):   # partial, only partial, full
         a, _, packed, expected = int8_operands(m, n, k)
         c = np.zeros((m, n), np.int32)
@@ -147,13 +153,13 @@ def test_matmul_template_with_a_partial_row_tile(m):
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    loops = int8_matmul_template(s, C, rows=6, parallel=True)
+    loops = int8_matmul_template(s, C, rows=6, parallel=True, target_info=vnni_machine())
     assert loops["rows"] == 6
+    f = build_vnni(s, [A, W, C], num_threads=2)
+    run_needs(*VNNI)
     c = np.zeros((m, 64), np.int32)
-    f = po.build(s, [A, W, C], num_threads=2)
     f(a, packed, c)
     np.testing.assert_array_equal(c, expected)
-    assert "vpdpbusd" in f.assembly
 
 
 def test_conv_template_with_a_partial_pixel_tile():
@@ -162,8 +168,10 @@ def test_conv_template_with_a_partial_pixel_tile():
     W = po.placeholder((1, c // 4, 3, 3, 64, 4), name="W", dtype="int8")
     Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, name="Y")
     s = po.create_schedule(Y)
-    assert int8_conv2d_template(s, Y, rows=4, parallel=False)["rows"] == 4
-    kernel = po.build(s, [X, W, Y])
+    assert int8_conv2d_template(s, Y, rows=4, parallel=False,
+                                target_info=vnni_machine())["rows"] == 4
+    kernel = build_vnni(s, [X, W, Y])
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (f, c, 3, 3), dtype=np.int8)
     y = np.zeros((1, f, size, size), np.int32)
@@ -223,11 +231,13 @@ def test_conv_template_requantizes_in_the_tile(size, rows):
     Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, name="Y")
     R = po.ops.requantize(Y, 0.004, 5, relu=True, bias=bias, axis=1, name="R")
     s = po.create_schedule(R)
-    int8_conv2d_template(s, Y, rows=rows, parallel=True, epilogue=R)
+    int8_conv2d_template(s, Y, rows=rows, parallel=True, epilogue=R,
+                         target_info=vnni_machine())
     lowered = str(po.lower(s, [X, W, bias, R]))
     assert "gemm_u8s8" in lowered and stored_arrays(lowered) >= {"R", "Y_local"}
     assert "Y" not in stored_arrays(lowered)                 # no int32 output round trip
-    kernel = po.build(s, [X, W, bias, R], num_threads=2)
+    kernel = build_vnni(s, [X, W, bias, R], num_threads=2)
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (f, c, 3, 3), dtype=np.int8)
     b = RNG.integers(-3000, 3000, f, dtype=np.int32)
@@ -249,11 +259,13 @@ def test_matmul_template_requantizes_in_the_tile(m, dtype, rounding):
     Q = po.ops.requantize(C, 0.0021, -3 if dtype == "int8" else 9, dtype=dtype,
                           rounding=rounding, name="Q")
     s = po.create_schedule(Q)
-    int8_matmul_template(s, C, parallel=False, epilogue=Q)
+    int8_matmul_template(s, C, parallel=False, epilogue=Q, target_info=vnni_machine())
     lowered = str(po.lower(s, [A, W, Q]))
     assert "C" not in stored_arrays(lowered) and "Q" in stored_arrays(lowered)
+    f = build_vnni(s, [A, W, Q])
+    run_needs(*VNNI)
     q = np.zeros((m, n), dtype)
-    po.build(s, [A, W, Q])(a, packed, q)
+    f(a, packed, q)
     np.testing.assert_array_equal(q, numpy_requantize(acc, 0.0021, -3 if dtype == "int8" else 9,
                                                       relu=False, dtype=np.dtype(dtype),
                                                       rounding=rounding))
@@ -267,7 +279,7 @@ def test_epilogue_must_read_the_accumulator():
     Q = po.ops.requantize(other, 0.5)
     s = po.create_schedule([C, Q])
     with pytest.raises(po.InvalidArgumentError, match="computed element by element from 'C'"):
-        int8_matmul_template(s, C, epilogue=Q)
+        int8_matmul_template(s, C, epilogue=Q, target_info=vnni_machine())
 
 
 def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
@@ -280,8 +292,11 @@ def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
     Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=zero, name="Y")
     Q = po.ops.requantize(Y, 0.0004, 128, bias=bias, axis=1, name="Q")
     s = po.create_schedule(Q)
-    int8_conv2d_template(s, Y, parallel=False, epilogue=Q)
-    kernel = po.build(s, [X, W, bias, Q])
+    int8_conv2d_template(s, Y, parallel=False, epilogue=Q, target_info=vnni_machine())
+    with pytest.raises(po.InvalidArgumentError, match="pad_value must be a uint8 value"):
+        po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=300)
+    kernel = build_vnni(s, [X, W, bias, Q])
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (f, c, 3, 3), dtype=np.int8)
     b = (-zero * w.astype(np.int32).sum(axis=(1, 2, 3))).astype(np.int32)
@@ -290,5 +305,3 @@ def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=zero)
     acc = numpy_conv_int32(padded.astype(np.int32) - zero, w, 0, 1)   # sum (x - z) w
     np.testing.assert_array_equal(q, numpy_requantize(acc, 0.0004, 128, relu=False))
-    with pytest.raises(po.InvalidArgumentError, match="pad_value must be a uint8 value"):
-        po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=300)

@@ -9,7 +9,8 @@ import polyopt as po
 from polyopt.tensorize.builtin import gemm_u8s8_nchw
 from polyopt.schedules.tensorized import int8_conv2d_template, pixel_tile
 
-from testlib.tensorize import numpy_conv_int32
+from testlib.machine import run_needs
+from testlib.tensorize import VNNI, build_vnni, numpy_conv_int32, vnni_machine
 
 RNG = np.random.default_rng(1516)
 
@@ -33,12 +34,13 @@ def operands(c, f, size):
 def test_pixel_lane_conv_bit_exact(c, f, size, stride, parallel, rows):
     X, W, Y = conv_program(c, f, size, stride)
     s = po.create_schedule(Y)
-    loops = int8_conv2d_template(s, Y, parallel=parallel)
+    loops = int8_conv2d_template(s, Y, parallel=parallel, target_info=vnni_machine())
     assert (loops["lanes"], loops["rows"], loops["cols"]) == ("pixels", rows, 2)
     width = Y.shape[3].value
     assert f"gemm_u8s8_nchw_2x{rows}x{width}" in str(po.lower(s, [X, W, Y]))
-    kernel = po.build(s, [X, W, Y], num_threads=2 if parallel else 1)
+    kernel = build_vnni(s, [X, W, Y], num_threads=2 if parallel else 1)
     assert "vpdpbusd" in kernel.llvm_ir
+    run_needs(*VNNI)
     x, w, packed = operands(c, f, size)
     y = np.full(tuple(e.value for e in Y.shape), 7, np.int32)
     kernel(x, packed, y)
@@ -57,11 +59,13 @@ def test_pixel_lane_conv_ragged_channels_and_odd_blocks(c, f, columns, channels)
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     Y = po.ops.conv2d_u8s8_nchw(X, W, stride=2, name="Y")
     s = po.create_schedule(Y)
-    loops = int8_conv2d_template(s, Y, parallel=True)
+    loops = int8_conv2d_template(s, Y, parallel=True, target_info=vnni_machine())
     assert (loops["lanes"], loops["cols"]) == ("pixels", channels)
+    kernel = build_vnni(s, [X, W, Y], num_threads=2)
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, c, 16, 16), dtype=np.uint8)
     y = np.full((1, f, 8, 8), 7, np.int32)
-    po.build(s, [X, W, Y], num_threads=2)(x, packed, y)
+    kernel(x, packed, y)
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, 2))
 
 
@@ -73,8 +77,10 @@ def test_pixel_lane_conv_requantizes_in_the_tile(rounding):
     Q = po.ops.requantize(Y, 0.0037, 7, relu=True, bias=bias, axis=1, rounding=rounding,
                           name="Q")
     s = po.create_schedule(Q)
-    assert int8_conv2d_template(s, Y, parallel=True, epilogue=Q)["lanes"] == "pixels"
-    kernel = po.build(s, [X, W, bias, Q], num_threads=2)
+    assert int8_conv2d_template(s, Y, parallel=True, epilogue=Q,
+                                target_info=vnni_machine())["lanes"] == "pixels"
+    kernel = build_vnni(s, [X, W, bias, Q], num_threads=2)
+    run_needs(*VNNI)
     x, w, packed = operands(c, f, size)
     b = RNG.integers(-3000, 3000, f, dtype=np.int32)
     q = np.zeros((1, f, 8, 8), np.uint8)
@@ -91,7 +97,8 @@ def test_pixel_tile_takes_whole_rows_of_whole_vectors():
                                           (7, 7), (32, 16))] == [4, 8, 4, None, None, None, 8]
     X, W, Y = conv_program(8, 64, 9, 2)        # 5 x 5 output: the pixels x channels tile
     s = po.create_schedule(Y)
-    assert "lanes" not in int8_conv2d_template(s, Y, parallel=False)
+    assert "lanes" not in int8_conv2d_template(s, Y, parallel=False,
+                                               target_info=vnni_machine())
 
 
 def schedule_by_hand(Y, *, rows, channels, layout=None):
@@ -122,14 +129,16 @@ def test_the_match_needs_the_tile_rows_contiguous():
     with pytest.raises(po.TensorizeError, match="refused"):
         s[local].tensorize(lf, gemm_u8s8_nchw(4, 2, 8))               # 4 channels, not 2
     s[local].tensorize(lf, gemm_u8s8_nchw(2, 2, 8))
-    x, w, packed = operands(8, 64, 16)
-    y = np.zeros((1, 64, 8, 8), np.int32)
-    po.build(s, [X, W, Y])(x, packed, y)
-    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, 2))
     script = s.script()
     assert 'gemm_u8s8_nchw(channels=2, rows=2, width=8)' in script
     fresh = po.create_schedule(Y).replay(script)
     assert str(po.lower(fresh, [X, W, Y])) == str(po.lower(s, [X, W, Y]))
+    kernel = build_vnni(s, [X, W, Y])
+    run_needs(*VNNI)
+    x, w, packed = operands(8, 64, 16)
+    y = np.zeros((1, 64, 8, 8), np.int32)
+    kernel(x, packed, y)
+    np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, 2))
 
 
 def test_a_partial_block_of_rows_runs_as_scalar_code():
@@ -140,9 +149,11 @@ def test_a_partial_block_of_rows_runs_as_scalar_code():
     with pytest.raises(po.TensorizeError, match="strict"):
         s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12), strict=True)
     s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12))
+    kernel = build_vnni(s, [X, W, Y])
+    run_needs(*VNNI)
     x, w, packed = operands(8, 64, 12)
     y = np.full((1, 64, 12, 12), 7, np.int32)
-    po.build(s, [X, W, Y])(x, packed, y)
+    kernel(x, packed, y)
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, 0, 1))
 
 

@@ -7,17 +7,24 @@ import polyopt as po
 from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
 from polyopt.schedules.tensorized import int8_matmul_template
 
+from testlib.machine import machine_for, run_needs, target_for
 from testlib.tensorize import (RNG, int8_matmul, int8_operands, numpy_conv_int32,  # noqa: F401
                                row_dot_schedule)
+
+# vpdpbusd code is built for the host where it has AVX-512 VNNI, else for a CPU that has
+# it and inspected; it runs only where the host has it (run_needs)
+VNNI = ("avx512f", "avx512vnni")
+BF16 = ("avx512f", "avx512bf16")
 
 # -- acceptance ------------------------------------------------------------------------
 def test_split_reorder_matches_update_and_is_bit_exact():
     A, W, C = int8_matmul(5, 48, 24)
     s, ji = row_dot_schedule(C)
     s[C].tensorize(ji, dot_16x4_u8s8())
-    f = po.build(s, [A, W, C])
+    f = po.build(s, [A, W, C], target=target_for(*VNNI))
     assert "llvm.x86.avx512.vpdpbusd.512" in f.llvm_ir
     assert "dot_16x4_u8s8.update" in str(po.lower(s, [A, W, C]))
+    run_needs(*VNNI)
     a, _, packed, expected = int8_operands(5, 48, 24)
     c = np.zeros((5, 48), np.int32)
     f(a, packed, c)
@@ -30,9 +37,12 @@ def test_reduction_inside_matches_as_body_reset_plus_update():
     s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
     lowered = str(po.lower(s, [A, W, C]))
     assert "dot_16x4_u8s8.body" in lowered and "] = 0;" not in lowered  # init replaced too
+    f = po.build(s, [A, W, C], target=target_for(*VNNI))
+    assert "vpdpbusd" in f.assembly
+    run_needs(*VNNI)
     a, _, packed, expected = int8_operands(3, 16, 4)
     c = np.full((3, 16), 99, np.int32)
-    po.build(s, [A, W, C])(a, packed, c)
+    f(a, packed, c)
     np.testing.assert_array_equal(c, expected)
 
 
@@ -43,7 +53,9 @@ def test_symbolic_sizes_accepted_only_for_dividing_splits():
     C = po.ops.matmul_u8s8(A, W)
     s, ji = row_dot_schedule(C)
     s[C].tensorize(ji, dot_16x4_u8s8())     # 16 divides 16 * N for every N
-    f = po.build(s, [A, W, C])
+    f = po.build(s, [A, W, C], target=target_for(*VNNI))
+    assert "vpdpbusd" in f.assembly
+    run_needs(*VNNI)
     for m, n, k in ((3, 32, 8), (4, 64, 20)):
         a, _, packed, expected = int8_operands(m, n, k)
         c = np.zeros((m, n), np.int32)
@@ -60,11 +72,14 @@ def test_after_fuse_the_fused_loop_is_renamed():
     fused = s[C].fuse(ko, i)                 # one loop over (group, row)
     assert s[C].can_tensorize(j, dot_16x4_u8s8())
     s[C].tensorize(j, dot_16x4_u8s8())
+    assert fused.name.endswith("fused")
+    f = po.build(s, [A, W, C], target=target_for(*VNNI))
+    assert "vpdpbusd" in f.assembly
+    run_needs(*VNNI)
     a, _, packed, expected = int8_operands(4, 16, 8)
     c = np.zeros((4, 16), np.int32)
-    po.build(s, [A, W, C])(a, packed, c)
+    f(a, packed, c)
     np.testing.assert_array_equal(c, expected)
-    assert fused.name.endswith("fused")
 
 
 @pytest.mark.parametrize("m, n, k", [(12, 128, 64), (37, 40, 12)])
@@ -78,13 +93,14 @@ def test_template_bit_exact_on_dividing_and_padded_sizes(m, n, k):
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    loops = int8_matmul_template(s, C, parallel=m > 20)
-    f = po.build(s, [A, W, C])
+    loops = int8_matmul_template(s, C, parallel=m > 20, target_info=machine_for(*VNNI))
+    f = po.build(s, [A, W, C], target=target_for(*VNNI))
+    assert loops["rows"] == (6 if m == 12 else 4)   # 37: a partial tile of 1 row, scalar
+    assert "vpdpbusd" in f.assembly
+    run_needs(*VNNI)
     c = np.zeros((m, packed.shape[0] * 64), np.int32)
     f(a_padded, packed, c)
     np.testing.assert_array_equal(c[:, :n], expected)
-    assert loops["rows"] == (6 if m == 12 else 4)   # 37: a partial tile of 1 row, scalar
-    assert "vpdpbusd" in f.assembly
 
 
 # -- refusals ----------------------------------------------------------------------------
@@ -196,14 +212,15 @@ def test_int8_conv_template_bit_exact(c, f, size, kernel, padding, stride):
     W = po.placeholder((f // 64, c // 4, kernel, kernel, 64, 4), name="W", dtype="int8")
     Y = po.ops.conv2d_u8s8_nchw(X, W, stride=stride, padding=padding, name="Y")
     s = po.create_schedule(Y)
-    int8_conv2d_template(s, Y, parallel=True)
-    kernel_fn = po.build(s, [X, W, Y], num_threads=2)
+    int8_conv2d_template(s, Y, parallel=True, target_info=machine_for(*VNNI))
+    kernel_fn = po.build(s, [X, W, Y], num_threads=2, target=target_for(*VNNI))
+    assert "vpdpbusd" in kernel_fn.llvm_ir
+    run_needs(*VNNI)
     x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
     w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
     y = np.zeros(tuple(e.value for e in Y.shape), np.int32)
     kernel_fn(x, po.ops.pack_conv_vnni_numpy(w), y)
     np.testing.assert_array_equal(y, numpy_conv_int32(x, w, padding, stride))
-    assert "vpdpbusd" in kernel_fn.llvm_ir
 
 
 def test_bf16_matmul_within_float32_rounding():
@@ -217,14 +234,15 @@ def test_bf16_matmul_within_float32_rounding():
     W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
     C = po.ops.matmul_bf16(A, W)
     s = po.create_schedule(C)
-    bf16_matmul_template(s, C, parallel=False)
-    f = po.build(s, [A, W, C])
+    bf16_matmul_template(s, C, parallel=False, target_info=machine_for(*BF16))
+    f = po.build(s, [A, W, C], target=target_for(*BF16))
+    assert "llvm.x86.avx512bf16.dpbf16ps.512" in f.llvm_ir and "vdpbf16ps" in f.assembly
+    run_needs(*BF16)
     c = np.zeros((12, 64), np.float32)
     f(a, packed, c)
     exact = from_bfloat16_bits(a).astype(np.float64) @ from_bfloat16_bits(w).astype(np.float64)
     magnitude = np.abs(from_bfloat16_bits(a)).astype(np.float64) @ np.abs(from_bfloat16_bits(w))
     assert np.all(np.abs(c[:, :50] - exact) <= 40 * 2 ** -24 * magnitude + 1e-30)
-    assert "llvm.x86.avx512bf16.dpbf16ps.512" in f.llvm_ir
 
 
 def test_bfloat16_is_a_storage_type():
@@ -260,9 +278,12 @@ def test_loop_marked_vectorized_around_the_call_runs_serially():
     s[C].vectorize(C.op.axis[0])             # rows carry no dependence
     s[C].tensorize(ji, dot_16x4_u8s8())
     assert "#pragma vectorized" not in str(po.lower(s, [A, W, C]))
+    f = po.build(s, [A, W, C], target=target_for(*VNNI))
+    assert "vpdpbusd" in f.assembly
+    run_needs(*VNNI)
     a, _, packed, expected = int8_operands(3, 32, 8)
     c = np.zeros((3, 32), np.int32)
-    po.build(s, [A, W, C])(a, packed, c)
+    f(a, packed, c)
     np.testing.assert_array_equal(c, expected)
 
 
@@ -277,10 +298,11 @@ def test_fp32_fma_rows_update_within_rounding():
     io, jo, ii, ji = s[C].tile(i, j, 6, 64)
     s[C].reorder(io, jo, C.op.reduce_axis[0], ii, ji)
     s[C].tensorize(ii, gemm_f32_rows(6, 64))
-    f = po.build(s, [A, B, C])
+    f = po.build(s, [A, B, C], target=target_for("avx512f"))
+    assert "llvm.fma.v16f32" in f.llvm_ir and "zmm" in f.assembly
+    run_needs("avx512f")
     a = RNG.standard_normal((12, 20)).astype(np.float32)
     b = RNG.standard_normal((20, 64)).astype(np.float32)
     c = np.zeros((12, 64), np.float32)
     f(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
-    assert "llvm.fma.v16f32" in f.llvm_ir

@@ -1,12 +1,30 @@
 """Shared helpers of the tensorize tests: int8 matrix products (operands, NumPy
-references, the row-of-dot-products schedule), the NumPy int8 convolution, and a
-user-declared external C intrinsic (``gemv8``)."""
+references, the row-of-dot-products schedule), the NumPy int8 convolution, a
+user-declared external C intrinsic (``gemv8``), and building ``vpdpbusd`` code on any
+host (``build_vnni``: for the host where it has AVX-512 VNNI, else for a CPU that has
+it, to be inspected and not run; see :mod:`testlib.machine`)."""
 
 import numpy as np
 
 import polyopt as po
 
+from testlib.machine import machine_for, target_for
+
 RNG = np.random.default_rng(7)
+VNNI = ("avx512f", "avx512vnni")  # what the built-in int8 intrinsics' code needs
+
+
+def vnni_machine():
+    """The ``target_info`` of the int8 templates: the host, or a CPU with VNNI."""
+    return machine_for(*VNNI)
+
+
+def build_vnni(s, args, **options):
+    """``po.build`` for the host where it has AVX-512 VNNI, else for a CPU that has it
+    (then ``run_needs(*VNNI)`` before calling the kernel); its code has ``vpdpbusd``."""
+    f = po.build(s, args, target=target_for(*VNNI), **options)
+    assert "vpdpbusd" in f.assembly
+    return f
 
 
 def int8_operands(m, n, k, *, blocked_columns=None):

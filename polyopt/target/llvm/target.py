@@ -90,10 +90,11 @@ class LLVMTarget:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"{name} must be an integer >= 0, got {value!r}")
-        check_emitters_supported(func.program, machine_of(self.cpu))
+        machine = machine_of(self.cpu)
+        check_emitters_supported(func.program, machine)
         ir_text = str(module_for(func, num_threads=num_threads,
                                  parallel_min_work=parallel_min_work,
-                                 target_info=machine_of(self.cpu)))
+                                 target_info=machine))
         ir_text = link_imports(func, ir_text)  # code that tensorized intrinsics import
         if self.cpu.name:  # libmvec's variants are chosen for the host's vector width
             vector_math = with_vector_math(ir_text, {}, frozenset())
