@@ -258,7 +258,7 @@ class CExpressions:
                                    "supported")
         if op in ("/", "%") and ctype in INT_TYPES:
             return Typed(self._truncating(node, op, a, b, left, right, at), ctype, weak,
-                         0 if _nonnegative(left) and _positive(right) else None)
+                         0 if _nonnegative(left) and positive_int(right) else None)
         if op == "%":
             raise self.error(node, f"'%' needs integer operands in '{self.show(node)}'")
         return Typed(ast.BinOp(a, _BINOPS[op](), b, **at), ctype, weak,
@@ -267,7 +267,7 @@ class CExpressions:
     def _truncating(self, node, op: str, a, b, left: Typed, right: Typed, at) -> ast.expr:
         """C's ``/`` or ``%`` of integers, which truncate toward zero."""
         floor = ast.FloorDiv if op == "/" else ast.Mod
-        if _nonnegative(left) and _positive(right):
+        if _nonnegative(left) and positive_int(right):
             return ast.BinOp(a, floor(), b, **at)
         if self.affine_depth:
             raise self.error(node, f"'{self.show(node)}': C's '{op}' truncates toward zero, "
@@ -393,7 +393,7 @@ def _nonnegative(typed: Typed) -> bool:
     return typed.low is not None and typed.low >= 0
 
 
-def _positive(typed: Typed) -> bool:
+def positive_int(typed: Typed) -> bool:
     return typed.low is not None and typed.low >= 1
 
 

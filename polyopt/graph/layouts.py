@@ -1,6 +1,6 @@
 """Convolution and matrix-product weights in a blocked layout, packed once at compile time.
 
-The convolutions that :func:`~polyopt.schedules.nn_templates.conv2d_channel_template`
+The convolutions that :func:`~polyopt.schedules.conv_templates.conv2d_channel_template`
 schedules (narrow rows: 7 or 14 columns; strided 3x3 layers) vectorize across blocks of
 output channels and read the weights of a block as ``[c, r, s, f]``: the template
 copies them so on every call (a 512-channel 3x3 layer: 9.4 MB per call, about a
@@ -332,10 +332,10 @@ def _schedule_blocked_output(s, out, conv, columns: int, reduce_tile: int,
 
 
 def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) -> None:
-    """:func:`~polyopt.schedules.nn_templates.channel_register_tile`, or for sums over a
+    """:func:`~polyopt.schedules.conv_templates.channel_register_tile`, or for sums over a
     blocked input (reductions ``rb, ri, ry, rx``) its loops ``rb, y, x.outer, ri, ry,
     rx, x.inner, f`` (``x.inner`` unrolled, ``f`` vectorized)."""
-    from ..schedules.nn_templates import channel_register_tile, register_tile_loops
+    from ..schedules.conv_templates import channel_register_tile, register_tile_loops
 
     if len(local.op.reduce_axis) == 3:
         channel_register_tile(s, local, f, y, x, width=width, tx=tx, reduce_tile=reduce_tile)

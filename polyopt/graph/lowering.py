@@ -27,9 +27,9 @@ import numpy as np
 from ..build import build
 from ..errors import PolyoptError, PolyoptWarning
 from ..te.tensor import ComputeOp, Tensor, compute, placeholder
-from ..schedules.nn_templates import (producers,
-                                      row_reduction_template, vectorize_and_parallelize)
-from ..schedules.nn_templates import conv2d_channel_template, conv2d_template
+from ..schedules.nn_templates import (producers, row_reduction_template,
+                                      vectorize_and_parallelize)
+from ..schedules.conv_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..schedules.templates import matmul_template
 from ..machine import TargetInfo

@@ -86,8 +86,8 @@ from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_panels import packed_panels
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
 from .auto_band import band as _band
-from .auto_affine import (Rows, distributable_order, flatten, innermost_free_levels,
-                          isl_schedule, level_names, map_text, outer_footprint,
+from .auto_affine import Rows, flatten, isl_schedule, level_names, map_text
+from .auto_levels import (distributable_order, innermost_free_levels, outer_footprint,
                           tileable_run, zero_distance_levels)
 
 _FUSIONS = ("max", "min", "smart")
@@ -219,17 +219,17 @@ def _options(options: dict) -> AutoOptions:
         raise InvalidArgumentError(f"fusion must be one of {', '.join(_FUSIONS)}, got "
                                    f"{opts.fusion!r}")
     jam = opts.stencil_jam
-    if jam is not None and not (_positive(jam) or (type(jam) is int and jam == 0)):
+    if jam is not None and not (positive_int(jam) or (type(jam) is int and jam == 0)):
         raise InvalidArgumentError(f"stencil_jam must be None or an integer >= 0, got {jam!r}")
     sizes = opts.tile_sizes
-    if sizes is not None and not (_positive(sizes) or (
-            isinstance(sizes, (tuple, list)) and sizes and all(_positive(x) for x in sizes))):
+    if sizes is not None and not (positive_int(sizes) or (
+            isinstance(sizes, (tuple, list)) and sizes and all(positive_int(x) for x in sizes))):
         raise InvalidArgumentError(f"tile_sizes must be a positive integer or a list of them, "
                                    f"got {sizes!r}")
     return opts
 
 
-def _positive(value) -> bool:
+def positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
@@ -434,7 +434,7 @@ def _recognized(s, opts: AutoOptions, report: AutoReport) -> set:
     convolution (``po.ops.conv2d_nchw``) get the recipe of their template (a register
     tile through the reduction, packed panels), applied with the ordinary primitives and
     checked; the stages it scheduled are returned (the others get the generic band)."""
-    from .nn_templates import _check_conv, _conv_operands
+    from .conv_templates import _check_conv, _conv_operands
     from .templates import _right_operand, conv2d_template, matmul_template
     if not opts.tile or opts.tile_sizes is not None or (opts.unroll_jam is not None and
                                                           opts.unroll_jam <= 1):

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .auto_affine import (Rows, innermost_free_levels, stride_score, tileable_run,
+from .auto_affine import Rows
+from .auto_levels import (innermost_free_levels, stride_score, tileable_run,
                           zero_distance_levels)
 from .auto_distribute import touched_once
 from .auto_panels import coupled_levels, row_count

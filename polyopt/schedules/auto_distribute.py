@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .auto_affine import Rows, stride_score, strides
+from .auto_affine import Rows
+from .auto_levels import stride_score, strides
 
 
 def distributed_rows(program, alone_moves: bool = False,

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .auto_affine import Rows, tileable_run, zero_distance_levels
+from .auto_affine import Rows
+from .auto_levels import tileable_run, zero_distance_levels
 
 LINES = 4  # lines side by side (see report_lines)
 

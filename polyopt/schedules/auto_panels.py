@@ -28,7 +28,7 @@ import islpy as isl
 
 from ..errors import IllegalScheduleError, ScheduleError
 from ..machine import TargetInfo
-from .auto_affine import named_rows
+from .auto_levels import named_rows
 from .auto_rewrites import matrix_reads
 
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from .auto_affine import Rows, named_rows
+from .auto_affine import Rows
+from .auto_levels import named_rows
 
 SLOPES = (1, 2, 3, 4)  # the time slopes tried, smallest first
 STENCIL_TILINGS = ("auto", "diamond", "skewed")  # auto_schedule(stencil_tiling=...)

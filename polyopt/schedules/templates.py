@@ -173,6 +173,7 @@ def opencl_injective_template(s, T, *, threads: int = 64) -> dict:
     return loops
 
 
-from .nn_templates import (conv2d_template, injective_chain_template,  # noqa: E402,F401
-                           layer_norm_template, row_reduction_template, softmax_template,
-                           target_facts, vectorize_and_parallelize)
+from .nn_templates import (injective_chain_template, layer_norm_template,  # noqa: E402,F401
+                           row_reduction_template, softmax_template, target_facts,
+                           vectorize_and_parallelize)
+from .conv_templates import conv2d_template  # noqa: E402,F401

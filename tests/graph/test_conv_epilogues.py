@@ -12,7 +12,7 @@ pytest.importorskip("onnxruntime")
 import polyopt as po  # noqa: E402
 from polyopt.graph.lowering import lower_group, schedule_group  # noqa: E402
 from polyopt.graph.passes import fuse, optimize  # noqa: E402
-from polyopt.schedules.nn_templates import conv2d_pointwise_template  # noqa: E402
+from polyopt.schedules.conv_templates import conv2d_pointwise_template  # noqa: E402
 from testlib.onnx_models import ModelBuilder, _conv_bn, ort_run  # noqa: E402
 
 

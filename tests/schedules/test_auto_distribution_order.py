@@ -10,7 +10,8 @@ import numpy as np
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.schedules.auto_affine import Rows, distributable_order
+from polyopt.schedules.auto_affine import Rows
+from polyopt.schedules.auto_levels import distributable_order
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 

@@ -12,7 +12,8 @@ import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.schedules.auto_affine import Rows, flatten, isl_schedule, tileable_run
+from polyopt.schedules.auto_affine import Rows, flatten, isl_schedule
+from polyopt.schedules.auto_levels import tileable_run
 from polyopt.schedules.auto_distribute import touched_once
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.schedules.nn_templates import conv2d_channel_template, producers
+from polyopt.schedules.nn_templates import producers
+from polyopt.schedules.conv_templates import conv2d_channel_template
 
 from testlib.machine import WIDE, builds_for, machine_for, vector_of
 
