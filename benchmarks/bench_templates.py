@@ -213,6 +213,12 @@ def main() -> int:
                         help="the cases whose name contains this text (printed only)")
     parser.add_argument("--threads", default=None, help="comma-separated thread counts")
     opts = parser.parse_args()
+    import importlib.util
+
+    missing = [m for m in ("torch", "onnxruntime", "onnx") if importlib.util.find_spec(m) is None]
+    if missing:
+        sys.exit(f"bench_templates.py needs {', '.join(missing)}: `pip install -e '.[bench]'` "
+                 "(torch==2.13.0 from PyPI is the CPU build)")
     threads = tuple(int(t) for t in opts.threads.split(",")) if opts.threads else THREADS
     names = [n for n in (MATMUL, *CONVS) if opts.only is None or opts.only in n]
     rows = [measure(name, t, 3 if opts.quick else 10) for name in names for t in threads]

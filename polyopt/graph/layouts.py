@@ -61,6 +61,11 @@ def vectorizes_across_channels(node, x_shape, w_shape, out_shape, lanes: int) ->
 # layers on 56 columns 2.28 ms blocked against 2.40 with the conv template, on 28
 # columns 2.24 against 2.30 (onnxruntime 2.36 and 2.31).
 WIDE_ROWS = 56
+# 1x1 layers on rows narrower than this many columns (or than a vector) stay blocked, or
+# take the channel template, on every machine; wider ones take the pointwise template.
+# Measured on a Zen 3 (AVX2, one thread, CPU time): 64 -> 384 and 384 -> 64 on 14 x 14
+# 0.31 and 0.28 ms blocked against 0.43 and 0.46 with the pointwise template.
+NARROW_POINTWISE = 16
 
 
 def row_tile(width: int, columns: int = 7) -> int:
@@ -236,9 +241,10 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     output row: ``[1, x, b]``), over ``rc.outer, y, x.outer,
     rc.inner, ry, rx, x.inner, b`` (``x.inner``: up to ``columns`` columns unrolled,
     twice as many for a block of one vector, at most :func:`max_columns` of the
-    machine's registers; ``b`` vectorized: a register tile); then per output row, the row's sums transposed
-    to ``[b, x]`` through registers (a transposed copy: ``lanes`` channels unrolled
-    around ``lanes`` columns vectorized), and the epilogue vectorized along the row
+    machine's registers; ``b`` vectorized: a register tile); then per output row, the
+    row's sums transposed to ``[b, x]`` through registers (a transposed copy: ``lanes``
+    channels unrolled around ``lanes`` columns vectorized), and the epilogue vectorized
+    along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
     third of a 96 -> 576 1x1 layer's time on 14 x 14).  ``lanes`` and the L1 size are
     those of ``target_info`` (the host by default)."""

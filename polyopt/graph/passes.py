@@ -24,7 +24,7 @@ from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
 from .registry import OPS, attr
 from .blocked import block_activations, plain_pointwise
-from .layouts import pack_conv_weights, pack_matmul_weights
+from .layouts import NARROW_POINTWISE, pack_conv_weights, pack_matmul_weights
 from .vnni_rewrite import vnni_rewrite
 
 
@@ -115,7 +115,7 @@ def optimize(g: Graph, *, layouts: bool = True, vnni: bool | None = None,
         return g
     lanes = info.lanes("float32")
     blocked = plain_pointwise(block_activations(pack_conv_weights(g, target_info=info)), g,
-                              lanes)
+                              max(lanes, NARROW_POINTWISE))
     return pack_matmul_weights(blocked, target_info=info)
 
 
