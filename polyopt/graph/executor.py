@@ -83,7 +83,8 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             continue
         began = time.perf_counter()
         if grp.kind == "opaque":  # LSTM: a time loop around kernels
-            runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store)
+            runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store,
+                                  target_info=info)
             steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
                               time.perf_counter() - began))
             continue

@@ -127,15 +127,16 @@ def _projection(rows: int, cols: int, inner: int):
     return [A, B, T], compute((rows, cols), lambda i, j: product[i, j] + T[j], name="out")
 
 
-def panel_width(cols: int) -> int | None:
-    """The columns of the matmul template's register tile when they divide ``cols``."""
-    info = TargetInfo.host()
+def panel_width(cols: int, info: TargetInfo | None = None) -> int | None:
+    """The columns of the matmul template's register tile on ``info`` (the host by
+    default) when they divide ``cols``."""
+    info = info or TargetInfo.host()
     width = info.register_tile()[1] * info.lanes("float32")
     return width if cols % width == 0 else None
 
 
 def _packed_projection(rows: int, cols: int, inner: int, panel: int, num_threads: int,
-                       cache=None, request=None):
+                       cache=None, request=None, info: TargetInfo | None = None):
     """The projection's kernel with ``B`` packed at compile time in panels
     ``[cols / panel, inner, panel]`` (as the matmul template would copy them on every
     call: 1 MB at hidden 256, a third of the projection's time), read in place."""
@@ -147,17 +148,18 @@ def _packed_projection(rows: int, cols: int, inner: int, panel: int, num_threads
         A[i, k] * Bp[j // panel, k, j % panel], axis=k), name="proj_mm")
     out = compute((rows, cols), lambda i, j: product[i, j] + T[j], name="out")
     s = create_schedule(out)
-    matmul_template(s, product, pack=False, cols=panel)
+    matmul_template(s, product, pack=False, cols=panel, target_info=info)
     inline_epilogue(s, out, product)
     lowered = LoweredGroup(["proj_a", "proj_b", "proj_t"], [A, Bp, T], out,
                            [tuple(d.value for d in t.shape) for t in (A, Bp, T, out)])
     return build_group(lowered, s, num_threads=num_threads, cache=cache, request=request)
 
 
-def recurrence_block(hidden: int) -> int:
+def recurrence_block(hidden: int, info: TargetInfo | None = None) -> int:
     """The gate columns the recurrence accumulates in registers over its reduction (half
-    the vector registers' worth: measured best at hidden 256), at most all of them."""
-    info = TargetInfo.host()
+    the vector registers' worth of ``info``, the host by default: measured best at hidden
+    256), at most all of them."""
+    info = info or TargetInfo.host()
     return min(4 * hidden, info.lanes("float32") * (16 if info.vector_registers >= 32 else 8))
 
 
@@ -310,7 +312,9 @@ class LSTMRunner:
     """``runner(X, W, R, [B], [initial_h], [initial_c], Y)`` for one LSTM node (the
     arguments are the node's present inputs; ``W``, ``R``, ``B`` are read at build time)."""
 
-    def __init__(self, g, node, num_threads: int, cache=None):
+    def __init__(self, g, node, num_threads: int, cache=None,
+                 target_info: TargetInfo | None = None):
+        info = target_info or TargetInfo.host()
         self.inputs = [n for n in node.inputs if n]
         seq, batch, width = g.tensors[node.inputs[0]].shape
         W = g.constants[node.inputs[1]][0]
@@ -324,34 +328,36 @@ class LSTMRunner:
         # the recurrence's time went to loads that span two lines)
         self.w_t = np.ascontiguousarray(W.T.astype(np.float32))
         self.r_t = aligned_copy(pack_recurrent(np.ascontiguousarray(R.T.astype(np.float32)),
-                                               recurrence_block(hidden)))
+                                               recurrence_block(hidden, info)))
         self.bias = aligned_copy(bias[:4 * hidden] + bias[4 * hidden:], np.float32)
         # a small projection on one thread: waking a sleeping thread costs more
         threads = num_threads if seq * batch * width * 4 * hidden >= WORK_FOR_THREADS else 1
-        panel = panel_width(4 * hidden)
+        panel = panel_width(4 * hidden, info)
         if panel is not None:  # W^T in the template's panels, once
             self.w_t = self.w_t.reshape(width, 4 * hidden // panel, panel).transpose(1, 0, 2)
             self.projection = _cached(
                 cache, ("lstm packed projection", seq * batch, hidden, width, panel), threads,
                 lambda request: _packed_projection(seq * batch, 4 * hidden, width, panel,
-                                                   threads, cache, request))
+                                                   threads, cache, request, info))
         else:
             self.projection = _cached(
                 cache, ("lstm projection", seq * batch, hidden, width), threads,
                 lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width),
                                         "MatMul", threads, cache, request))
-        block = recurrence_block(hidden)
+        block = recurrence_block(hidden, info)
         # two steps per iteration, the second reading R^T's panels backwards, when it can
         self.in_pairs = pairs_apply(seq, hidden, block)
         if self.in_pairs:
             self.recurrence = _cached(
                 cache, ("lstm recurrence in pairs", seq, batch, hidden, block), 1,
-                lambda request: _build(*recurrence_in_pairs(seq, batch, hidden), cache,
+                lambda request: _build(*recurrence_in_pairs(seq, batch, hidden, block=block),
+                                       cache,
                                        request))
         else:
             self.recurrence = _cached(
                 cache, ("lstm recurrence, packed", seq, batch, hidden, block), 1,
-                lambda request: _build(*recurrence(seq, batch, hidden), cache, request))
+                lambda request: _build(*recurrence(seq, batch, hidden, block=block), cache,
+                                       request))
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
         self.w_t = aligned_copy(self.w_t)
