@@ -115,7 +115,8 @@ def test_a_cache_open_to_other_users_is_closed_and_one_of_another_user_refused(
     os.chmod(root, 0o777)
     assert DiskCache(str(root)).problem is None
     assert os.stat(root).st_mode & 0o777 == 0o700
-    monkeypatch.setattr(os, "getuid", lambda: os.stat(root).st_uid + 1)
+    for name in ("getuid", "geteuid"):  # (make_private asks the effective user)
+        monkeypatch.setattr(os, name, lambda: os.stat(root).st_uid + 1)
     cache = DiskCache(str(root))
     assert "belongs to another user" in cache.problem
     assert cache.get("ab" * 32) is None and cache.lookup("cd" * 32) is None
