@@ -118,8 +118,9 @@ def test_depthwise_convolutions_between_blocked_ones_are_blocked(channels, strid
 
 def test_blocked_convolutions_with_epilogues_equal_onnxruntime_on_odd_rows():
     """Blocked convolutions whose epilogue (bias, ReLU, clip, residual add) takes each
-    register tile of sums as it is computed: rows of 21 columns (tiles of 7), 13 (one
-    column) and 9 (after a stride), 1x1 and 3x3 kernels, blocked input and output."""
+    register tile of sums as it is computed: rows of 21 columns (tiles of 7), 11 and 6
+    (after strides) and 4 (after a pool), 1x1 and 3x3 kernels, blocked input and output
+    (narrow enough to be blocked with 8 lanes (AVX2) as with 16)."""
     m = ModelBuilder(17)
     x = m.input("x", (1, 16, 21, 21))
 
@@ -131,9 +132,9 @@ def test_blocked_convolutions_with_epilogues_equal_onnxruntime_on_odd_rows():
     wide = m.add("Relu", [conv(x, 64, 16, 1)])
     block = m.add("Relu", [m.add("Add", [conv(wide, 64, 64, 3), wide])])          # 21 x 21
     odd = m.add("Clip", [conv(block, 64, 64, 3, stride=2), zero, six])  # 11 x 11
-    small = m.add("Relu", [conv(odd, 32, 64, 3, stride=1)])
+    small = m.add("Relu", [conv(odd, 32, 64, 3, stride=2)])                # 6 x 6
     narrow = m.add("Clip", [conv(m.add("MaxPool", [small], kernel_shape=[3, 3],
-                                       strides=[1, 1]), 64, 32, 1), zero, six])  # 9 x 9
+                                       strides=[1, 1]), 64, 32, 1), zero, six])  # 4 x 4
     out = m.add("GlobalAveragePool", [narrow])
     model = m.model([out])
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)

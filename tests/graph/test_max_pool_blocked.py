@@ -35,7 +35,8 @@ def test_the_tree_gives_the_bits_of_the_chain(taps):
 
 
 @pytest.mark.parametrize("size, kernel, stride, pad", [
-    (28, 3, 2, 1), (15, 3, 2, 1), (9, 2, 2, 0), (11, 3, 1, 1)])
+    (28, 3, 2, 1), (15, 3, 2, 1), (7, 2, 2, 0), (7, 3, 1, 1)])  # (the stem blocked with
+    # 8 lanes (AVX2) as with 16: 9 or 11 columns are narrow for 16 lanes only)
 def test_the_blocked_max_pool_equals_onnxruntime(size, kernel, stride, pad):
     pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")

@@ -9,6 +9,7 @@ import polyopt as po
 from polyopt.ast.nodes import For, Intrinsic, Outlined, Unrolled, Widened, walk
 from polyopt.target.llvm import codegen
 from polyopt.target.llvm.passes import UNROLL_LIMIT
+from testlib.machine import HOST
 
 
 def _nodes(func, kind):
@@ -23,11 +24,13 @@ def test_matmul_template_outlines_unrolls_and_widens():
     func = po.lower(s, [A, B, C], target="llvm")
     (region,) = _nodes(func, Outlined)
     assert region.loop.var == "j_outer" and region.private == ("B_global", "C_local")
+    rows, vectors = HOST.register_tile()  # the host's tile: 6 x 64 (AVX-512), 6 x 16
+    cols = vectors * HOST.lanes("float32")
     unrolled = _nodes(func, Unrolled)
-    assert {(u.trips, u.guarded) for u in unrolled} == {(6, False), (6, True)}
-    widened = _nodes(func, Widened)  # the last column block: 100 = 64 + 36
-    assert widened and all(w.trips == 64 for w in widened)
-    assert "#pragma vectorized: widened to 64 iterations" in str(func)
+    assert {(u.trips, u.guarded) for u in unrolled} == {(rows, False), (rows, True)}
+    widened = _nodes(func, Widened)  # the last column block: 100 = 64 + 36 or 6 x 16 + 4
+    assert widened and all(w.trips == cols for w in widened)
+    assert f"#pragma vectorized: widened to {cols} iterations" in str(func)
     rng = np.random.default_rng(0)
     a, b = rng.random((40, 30), dtype=np.float32), rng.random((30, 100), dtype=np.float32)
     for threads in (1, 2):

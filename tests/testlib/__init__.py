@@ -6,6 +6,10 @@
   LU, the triangular solve) with their plain Python or NumPy references;
 - :mod:`testlib.numeric`: building and running tensor-expression kernels on NumPy arrays
   with fixed or symbolic sizes.
+- :mod:`testlib.machine`: what to expect of the host, asked of the machine model (its
+  vector types and registers; code needing AVX-512, VNNI or BF16 built for a CPU that
+  has them and inspected, run only where the host has them), so tests hold on any
+  x86-64 host.
 
 This package holds no ``test_`` files: pytest collects nothing from it.
 """
