@@ -101,7 +101,7 @@ def test_metadata_is_exactly_on_vectorized_loops():
     f(a, c, n=21)
     np.testing.assert_array_equal(c, a * 3 + 1)
     assert str(codegen.module_for(po.lower(s, [A, C], target="llvm"),  # deterministic
-                                  vector_bits=HOST.vector_bits)) == f.llvm_ir
+                                  target_info=HOST)) == f.llvm_ir
 
 
 def test_a_reduction_along_the_vectorized_loop_keeps_llvm_analysis():
