@@ -19,7 +19,8 @@ convolution's output to its global average pool.
 >>> y = b.op("Relu", [b.op("Conv", [x, b.constant("w", np.ones((32, 8, 3, 3), "float32"))],
 ...                        pads=[1] * 4)])
 >>> z = b.op("GlobalAveragePool", [y])
->>> g = block_activations(pack_conv_weights(b.build([z]), lanes=16))
+>>> avx512 = po.TargetInfo.for_cpu("znver4")  # 16 lanes, 32 registers: 2-vector blocks
+>>> g = block_activations(pack_conv_weights(b.build([z]), target_info=avx512))
 >>> [(n.op_type, g.tensors[n.outputs[0]].shape) for n in g.nodes]
 [('ConvPacked', (1, 1, 14, 14, 32)), ('Relu', (1, 1, 14, 14, 32)), ('GlobalAveragePoolBlocked', (1, 32, 1, 1))]
 """

@@ -22,7 +22,7 @@ that the template reads without copying.
 >>> b = po.graph.GraphBuilder()
 >>> x = b.input("x", (1, 8, 7, 7))
 >>> y = b.op("Conv", [x, b.constant("w", np.ones((64, 8, 3, 3), "float32"))], pads=[1] * 4)
->>> g = pack_conv_weights(b.build([y]), lanes=16)  # blocks of 2 vectors (AVX-512's)
+>>> g = pack_conv_weights(b.build([y]), target_info=po.TargetInfo.for_cpu("znver4"))
 >>> [(n.op_type, g.constants[n.inputs[1]].shape) for n in g.nodes]
 [('ConvPacked', (2, 8, 3, 3, 32))]
 """

@@ -115,8 +115,7 @@ def test_a_cache_open_to_other_users_is_closed_and_one_of_another_user_refused(
     os.chmod(root, 0o777)
     assert DiskCache(str(root)).problem is None
     assert os.stat(root).st_mode & 0o777 == 0o700
-    for name in ("getuid", "geteuid"):  # (make_private asks the effective user)
-        monkeypatch.setattr(os, name, lambda: os.stat(root).st_uid + 1)
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(root).st_uid + 1)
     cache = DiskCache(str(root))
     assert "belongs to another user" in cache.problem
     assert cache.get("ab" * 32) is None and cache.lookup("cd" * 32) is None
@@ -137,10 +136,11 @@ def test_a_failed_rebuild_leaves_the_old_library(tmp_path, monkeypatch):
     _check_scale(po.load_library(tmp_path / "out"))
 
 
-def test_a_truncated_library_is_refused_at_load(tmp_path):
+def test_a_truncated_library_and_archive_are_refused_at_load(tmp_path):
     _build(tmp_path)
-    so = tmp_path / "out" / "libspec.so"
-    so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
+    for name in ("libspec.so", "libspec.a"):  # the .so alone is relinked (test_relink.py)
+        damaged = tmp_path / "out" / name
+        damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])
     with pytest.raises(BackendError, match="libspec.so does not match the hash recorded"):
         po.load_library(tmp_path / "out")
 
@@ -155,8 +155,8 @@ def test_a_manifest_that_does_not_describe_the_library_is_refused(tmp_path, edit
             array["shape"], array["shape_text"] = [64], ["64"]
     elif edit == "shared_elsewhere":
         manifest["shared"] = "../elsewhere/libspec.so"
-    elif edit == "hash":
-        manifest["shared_sha256"] = "0" * 64
+    elif edit == "hash":  # both: a .so alone not matching is relinked (test_relink.py)
+        manifest["shared_sha256"] = manifest["static_sha256"] = "0" * 64
     else:  # the manifest of a build of another spec, beside this library
         manifest = _build(tmp_path, out="other", factor=16)
     path.write_text(json.dumps(manifest))
