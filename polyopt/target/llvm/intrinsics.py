@@ -27,6 +27,7 @@ from ...errors import BackendError, InternalError
 from ...te.expr import TensorRead
 from ...te.tensor import children
 from ...private_folder import private_folder, verified_file, write_verified
+from .memory import itemsize
 from .values import I64, intrinsic, llvm_type
 
 I32 = ir.IntType(32)
@@ -91,7 +92,7 @@ def emit_intrinsic_call(emitter, call) -> None:
             with emitter.bound(unit) as stmt:
                 moved = emitter._address(_accesses(stmt)[operand.position])
             base = pointers[operand.buffer]
-            size = ir.Constant(I64, _itemsize(intrin.buffers[operand.buffer].dtype))
+            size = ir.Constant(I64, itemsize(intrin.buffers[operand.buffer].dtype))
             delta = b.sub(b.ptrtoint(moved, I64), b.ptrtoint(base, I64))
             values.append(b.sdiv(delta, size))
         strides[operand.buffer] = values
@@ -442,9 +443,3 @@ def _load_c(item) -> None:
     ctypes.CDLL(library)
     llvm.load_library_permanently(library)
     _LOADED[item.key] = library
-
-
-def _itemsize(dtype: str) -> int:
-    from ...dtypes import numpy_dtype
-
-    return numpy_dtype(dtype).itemsize
