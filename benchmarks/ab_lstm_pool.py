@@ -1,7 +1,7 @@
 """A/B in one process, one thread: the LSTM and ResNet-18's max pool, before and after
 their kernels changed, beside onnxruntime.
 
-Run: ``python benchmarks/ab_lstm_pool.py [--rounds 5]`` -> ``results/ab_lstm_pool.md``.
+Run: ``python benchmarks/ab_lstm_pool.py [--rounds 5]`` -> ``results/experiments/ab_lstm_pool.md``.
 
 * ``lstm_2layer`` end to end (bench_graph's model: 32 steps, 256 inputs and hidden
   units, batch 1), process CPU time in alternating blocks: the model as compiled now;
@@ -181,7 +181,7 @@ def main() -> int:
               f" -> {verdict} (target >= 1.0x)"]
     text = "\n".join(lines) + "\n"
     print(text)
-    write_results("ab_lstm_pool", text, {"rows": value, "vs_onnxruntime": ratio,
+    write_results("experiments/ab_lstm_pool", text, {"rows": value, "vs_onnxruntime": ratio,
                                          "before_vs_onnxruntime": before, "load": load})
     return 0
 
