@@ -1,114 +1,91 @@
-"""The ``polyopt`` command line.
+"""polyopt: a polyhedral loop optimizer. One subcommand per job:
 
-``polyopt demo`` builds matmul and conv2d, prints their loop nests and dependences,
-runs them against NumPy and prints timings.  ``polyopt check`` checks a hand-written
-schedule (see ``polyopt check --help`` and :mod:`polyopt.cli.check`).  ``polyopt opt
-kernel.c`` optimizes a C kernel automatically (:mod:`polyopt.cli.opt`); ``polyopt run``
-compiles and runs an ONNX model (:mod:`polyopt.cli.run`); ``polyopt lib build`` builds an
-operator library, ``polyopt cache info|clear`` shows or empties the kernel cache
-(:mod:`polyopt.cli.lib`).
+  demo    build matmul and conv2d, show their loops and dependences, time them vs NumPy
+  check   check a hand-written schedule against a computation's exact dependences
+  opt     optimize the #pragma scop region of a C function automatically
+  run     compile an ONNX model and run it on .npy inputs
+  lib     build an operator library ahead of time (lib build)
+  cache   show or empty the on-disk kernel cache (cache info, cache clear)
+
+`polyopt COMMAND --help` says more about each.
+
+Examples:
+
+    polyopt demo --size 512
+    polyopt check examples/seidel.py --schedule examples/wavefront.isl
+    polyopt opt examples/gemm.c --emit c -o gemm.opt.c
+    polyopt run model.onnx --input x.npy
+    polyopt lib build examples/ops_spec.py -o build/ops
+
+Exit status: 0 success (check: the schedule is legal; opt --check: every array
+matches); 1 a negative answer or a partial failure (check: illegal; opt --check: a
+mismatch; lib build: some variants failed, listed in the manifest); 2 bad input or an
+error (the message says what to do); 130 interrupted. A reader that stops reading
+(`polyopt demo | head`) ends the command quietly with its status so far.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-import time
-
-import numpy as np
 
 import polyopt as po
-from . import check as cli_check, lib as aot_cli, opt as cli_opt, run as cli_run
+from . import check as cli_check, demo as cli_demo, lib as aot_cli, opt as cli_opt, \
+    run as cli_run
 from .output import reader_gone
 
-
-def _matmul(n: int):
-    M, N, K = po.var("M"), po.var("N"), po.var("K")
-    A = po.placeholder((M, K), name="A")
-    B = po.placeholder((K, N), name="B")
-    C = po.ops.matmul(A, B)
-    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
-    b = np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)
-    return C, [A, B, C], [a, b, np.empty((n, n), np.float32)], lambda: a @ b
+_ROLES = re.compile(r":(?:mod|func|class|meth|data):`~?([^`]+)`")
 
 
-def _conv2d(channels: int, size: int):
-    """NCHW conv2d, 3x3, stride 1, zero padding 1 (as an if_then_else compute)."""
-    data = po.placeholder((1, channels, size, size), name="data")
-    weight = po.placeholder((channels, channels, 3, 3), name="weight")
-    out = po.ops.conv2d_nchw(data, weight, padding=1)
-    rng = np.random.default_rng(2)
-    d = rng.standard_normal((1, channels, size, size), dtype=np.float32)
-    w = rng.standard_normal((channels, channels, 3, 3), dtype=np.float32)
+def plain(text: str) -> str:
+    """``text`` without reST markup, for a terminal.
 
-    def reference():
-        p = np.pad(d, ((0, 0), (0, 0), (1, 1), (1, 1)))
-        windows = np.lib.stride_tricks.sliding_window_view(p, (3, 3), axis=(2, 3))
-        return np.einsum("nchwyx,fcyx->nfhw", windows, w, optimize=True)
-
-    return out, [data, weight, out], [d, w, np.empty((1, channels, size, size), np.float32)], \
-        reference
+    >>> plain("``polyopt check`` (see :mod:`polyopt.cli.check`)")
+    'polyopt check (see polyopt.cli.check)'
+    """
+    return _ROLES.sub(r"\1", text).replace("``", "")
 
 
-def _median_time(fn, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+def help_text(doc: str) -> dict:
+    """``add_parser`` keywords from a module's docstring: the text before ``Example:``
+    or ``Examples:`` is the description, the examples are the epilog (doctests left out),
+    both without reST markup, printed as written.
+
+    >>> sorted(help_text("Does x.\\n\\nExample:\\n\\n    polyopt x\\n"))
+    ['description', 'epilog', 'formatter_class']
+    """
+    doc = plain(doc.split("\n>>>", 1)[0])
+    parts = re.split(r"(?m)^(?=Examples?:\s*$)", doc, maxsplit=1)
+    return {"description": parts[0].strip(),
+            "epilog": parts[1].strip() if len(parts) > 1 else None,
+            "formatter_class": argparse.RawDescriptionHelpFormatter}
 
 
-DEMO_SIZES = (1, 4096)  # matmul sizes the demo takes (4096: three 64 MiB arrays)
+def version() -> str:
+    """``polyopt X.Y.Z`` (with islpy's and llvmlite's versions where they are found)."""
+    from importlib import metadata
+
+    found = []
+    for package in ("islpy", "llvmlite"):
+        try:
+            found.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return f"polyopt {po.__version__}" + (f" ({', '.join(found)})" if found else "")
 
 
-def demo(args) -> int:
-    low, high = DEMO_SIZES
-    if not low <= args.size <= high:
-        raise po.InvalidArgumentError(f"demo --size takes a matmul size from {low} to "
-                                      f"{high}, got {args.size}")
-    examples = [("matmul", _matmul(args.size)), ("conv2d", _conv2d(16, 32))]
-    failures = 0
-    for title, (output, tensors, arrays, reference) in examples:
-        print(f"=== {title} ===")
-        schedule = po.create_schedule(output)
-        if title == "matmul":
-            print("dependences:")
-            print(po.deps(schedule), "\n")
-        failures += _run(title, "default schedule", schedule, tensors, arrays, reference)
-        if title == "matmul":
-            _show_refusal(schedule, output)
-            tuned = po.create_schedule(output)
-            po.templates.matmul_template(tuned, output)
-            print("a register-blocked, packed, parallel schedule (po.templates.matmul_template):")
-            print(tuned.script(), "\n")
-            failures += _run(title, "tiled schedule", tuned, tensors, arrays, reference,
-                             show_source=False)
-    return 1 if failures else 0
-
-
-def _run(title, label, schedule, tensors, arrays, reference, *, show_source=True) -> int:
-    """Build, check against NumPy and time one schedule; 1 if the numbers are wrong."""
-    start = time.perf_counter()
-    kernel = po.build(schedule, tensors)
-    compile_time = time.perf_counter() - start
-    if show_source:
-        print(kernel.source)
-    kernel(*arrays)
-    ok = np.allclose(arrays[-1], reference(), rtol=1e-3, atol=1e-3)
-    ours = _median_time(lambda: kernel(*arrays))
-    theirs = _median_time(reference)
-    print(f"{title}, {label}: matches NumPy: {'yes' if ok else 'NO'}; compile "
-          f"{compile_time:.3f} s; run {ours * 1e3:.2f} ms vs NumPy {theirs * 1e3:.2f} ms\n")
-    return 0 if ok else 1
-
-
-def _show_refusal(schedule, output) -> None:
-    """What polyopt says about an illegal request: the reduction loop made parallel."""
-    try:
-        schedule[output].parallel(output.op.reduce_axis[0])
-    except po.IllegalScheduleError as err:
-        print(f"refused, as it should be:\n  {err}\n")
+def parser() -> argparse.ArgumentParser:
+    """The whole ``polyopt`` command line (the docs' CLI reference is generated from it)."""
+    top = argparse.ArgumentParser(prog="polyopt", **help_text(__doc__))
+    top.add_argument("--version", action="version", version=version())
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    cli_demo.add_parser(commands)
+    cli_check.add_parser(commands)
+    cli_opt.add_parser(commands)
+    cli_run.add_parser(commands)
+    aot_cli.add_parsers(commands)
+    return top
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,23 +93,19 @@ def main(argv: list[str] | None = None) -> int:
     that stops reading (``polyopt demo | head -3``) ends the command quietly, as Unix
     tools end on a closed pipe: ``polyopt check`` still exits with its verdict, the
     other commands with 0."""
+    if argv is None:  # the `polyopt` command itself: NumPy's threads for the demo
+        cli_demo.restart_with_blas_threads(sys.argv[1:])
     try:
         return _main(argv)
     except BrokenPipeError:  # (argparse's --help or usage, or the error line)
         return reader_gone(0)
+    except KeyboardInterrupt:
+        print("polyopt: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="polyopt", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo_parser = commands.add_parser("demo", help="build, show and run matmul and conv2d")
-    demo_parser.add_argument("--size", type=int, default=256, help="matmul size (default 256)")
-    demo_parser.set_defaults(run=demo)
-    cli_check.add_parser(commands)
-    cli_opt.add_parser(commands)
-    cli_run.add_parser(commands)
-    aot_cli.add_parsers(commands)
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     gone: list[int] = []
     try:
         code = po.errors.public(_stopping_when_reader_gone(args.run, gone))(args)

@@ -10,11 +10,17 @@ FILE is a Python file that defines the computation; polyopt runs it (with
 4. the tensors of a module-level list ``outputs = [...]``
    (checked as ``po.create_schedule(outputs)``).
 
-SCHEDULE is a file holding an isl union map (``{ S0[t, i, j] -> [t, t + i, t + i + j] }``),
-an isl schedule tree, or JSON (``.json``: ``{"statements": [{"name": "S0", "schedule":
-"{ S0[t, i, j] -> [...] }"}]}``); without it, the computation's own schedule is checked.
+SCHEDULE is the schedule itself, given inline as isl text in braces, or a file holding
+an isl union map (``{ S0[t, i, j] -> [t, t + i, t + i + j] }``), an isl schedule tree, or
+JSON (``.json``: ``{"statements": [{"name": "S0", "schedule": "{ S0[t, i, j] -> [...] }"}]}``);
+without it, the computation's own schedule is checked.
 
 The report goes to standard output.  Exit status: 0 legal, 1 illegal, 2 bad input.
+
+Examples:
+
+    polyopt check examples/seidel.py --schedule examples/wavefront.isl
+    polyopt check examples/seidel.py --schedule '{ S0[t, i, j] -> [i, t, j] }'
 
 >>> import pathlib, tempfile
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -48,11 +54,12 @@ HELP = "check a hand-written schedule against a computation's exact dependences"
 
 def add_parser(commands) -> None:
     """Add the ``check`` subcommand to the ``polyopt`` parser's ``commands``."""
-    parser = commands.add_parser("check", help=HELP,
-                                 description=__doc__.split("\n>>>")[0].replace("``", ""),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from . import help_text
+
+    parser = commands.add_parser("check", help=HELP, **help_text(__doc__))
     parser.add_argument("file", help="Python file that defines the computation")
-    parser.add_argument("--schedule", help="isl map, isl schedule tree or JSON file")
+    parser.add_argument("--schedule", help="the schedule: isl text in braces, or a file "
+                                           "(isl map, isl schedule tree or .json)")
     parser.add_argument("--name", help="the variable of FILE holding the computation")
     parser.add_argument("--strict-fp", action="store_true",
                         help="reductions accumulate in their written order (by default a "
@@ -63,7 +70,7 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     report = check(load_computation(Path(args.file), args.name),
-                   None if args.schedule is None else Path(args.schedule),
+                   args.schedule,  # text with braces is the schedule, else a file
                    strict_fp=True if args.strict_fp else None)
     verdict = 0 if report.legal else 1
     try:

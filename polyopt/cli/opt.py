@@ -6,15 +6,16 @@ does), ``--emit so`` compiles that C into a shared library with gcc, and ``--che
 runs the optimized kernel against gcc's build of the original on small sizes
 (exit status 0 when every array matches, 1 otherwise, 2 for bad input).
 
-    polyopt opt gemm.c
-    polyopt opt gemm.c --emit c -o gemm.opt.c --tile-size 32
-    polyopt opt gemm.c --emit so -o gemm.so
-    polyopt opt gemm.c --check --sizes ni=9,nj=11,nk=13 -D NI=9 -D NJ=11 -D NK=13
+Examples:
+
+    polyopt opt examples/gemm.c
+    polyopt opt examples/gemm.c --emit c -o gemm.opt.c --tile-size 32
+    polyopt opt examples/gemm.c --emit so -o gemm.so
+    polyopt opt examples/gemm.c --check --sizes ni=9,nj=11,nk=13 -D NI=9 -D NJ=11 -D NK=13
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import islpy as isl
@@ -38,8 +39,9 @@ _SMALL_SIZES = (7, 13, 5, 11, 9)
 
 def add_parser(commands) -> None:
     """Add the ``opt`` subcommand to the ``polyopt`` parser's ``commands``."""
-    parser = commands.add_parser("opt", help=HELP, description=__doc__.replace("``", ""),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from . import help_text
+
+    parser = commands.add_parser("opt", help=HELP, **help_text(__doc__))
     parser.add_argument("file", help="C file with the kernel")
     parser.add_argument("--function", help="the function to optimize (default: the one "
                                            "with #pragma scop)")

@@ -1,15 +1,23 @@
-"""``polyopt run model.onnx --input x.npy [--threads N] [--profile]``: compile an ONNX
-model with polyopt.graph (a progress bar while the kernels compile) and run it.
+"""polyopt run: compile an ONNX model with polyopt.graph and run it on .npy inputs.
 
-``--input`` takes ``x.npy`` for a model with one input, or ``name=x.npy`` per input;
-``--output out.npz`` saves the outputs; ``--draw model.svg`` writes the picture of the
-fused groups and the memory plan; ``--offload conv_int8=accel`` runs the int8
-convolutions on the simulated accelerator and prints each one's counters and cycles.
+--input takes x.npy for a model with one input, or NAME=x.npy per input; --output
+out.npz saves the outputs; --draw model.svg writes the picture of the fused groups and
+the memory plan; --offload conv_int8=accel runs the int8 convolutions on the simulated
+accelerator and prints each one's counters and cycles.  A progress bar shows while the
+kernels compile when standard error is a terminal.
+
+Examples:
+
+    python examples/tiny_model.py tiny.onnx
+    python -c "import numpy; numpy.save('x.npy', numpy.ones((1, 3, 16, 16), 'float32'))"
+    polyopt run tiny.onnx --input x.npy --threads 2 --profile
+    polyopt run tiny.onnx --input input=x.npy --output out.npz --draw tiny.svg
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import numpy as np
@@ -18,8 +26,10 @@ from ..errors import InvalidArgumentError
 
 
 def add_parser(commands) -> None:
+    from . import help_text
+
     parser = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs",
-                                 description=__doc__.splitlines()[0])
+                                 **help_text(__doc__))
     parser.add_argument("model", help="the .onnx file")
     parser.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE.npy",
                         help="an input array (repeat for several inputs)")
@@ -79,7 +89,8 @@ def run(args) -> int:
                                        f"{item!r}")
         offload[ops] = target
     started = time.perf_counter()
-    model = graph.compile(g, num_threads=args.threads, progress=True, offload=offload)
+    model = graph.compile(g, num_threads=args.threads, progress=sys.stderr.isatty(),
+                          offload=offload)
     print(f"compiled {len(g.nodes)} operators into "
           f"{sum(1 for s in model.steps if s.kernel is not None)} kernels in "
           f"{time.perf_counter() - started:.1f} s; {model.memory_report()}")
