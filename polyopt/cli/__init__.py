@@ -27,40 +27,13 @@ error (the message says what to do); 130 interrupted. A reader that stops readin
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 import polyopt as po
 from . import check as cli_check, demo as cli_demo, lib as aot_cli, opt as cli_opt, \
     run as cli_run
+from .help import help_text, plain  # noqa: F401 (polyopt.cli.plain, help_text)
 from .output import reader_gone
-
-_ROLES = re.compile(r":(?:mod|func|class|meth|data):`~?([^`]+)`")
-
-
-def plain(text: str) -> str:
-    """``text`` without reST markup, for a terminal.
-
-    >>> plain("``polyopt check`` (see :mod:`polyopt.cli.check`)")
-    'polyopt check (see polyopt.cli.check)'
-    """
-    return _ROLES.sub(r"\1", text).replace("``", "")
-
-
-def help_text(doc: str) -> dict:
-    """``add_parser`` keywords from a module's docstring: the text before ``Example:``
-    or ``Examples:`` is the description, the examples are the epilog (doctests left out),
-    both without reST markup, printed as written.
-
-    >>> sorted(help_text("Does x.\\n\\nExample:\\n\\n    polyopt x\\n"))
-    ['description', 'epilog', 'formatter_class']
-    """
-    doc = plain(doc.split("\n>>>", 1)[0])
-    parts = re.split(r"(?m)^(?=Examples?:\s*$)", doc, maxsplit=1)
-    return {"description": parts[0].strip(),
-            "epilog": parts[1].strip() if len(parts) > 1 else None,
-            "formatter_class": argparse.RawDescriptionHelpFormatter}
-
 
 def version() -> str:
     """``polyopt X.Y.Z`` (with islpy's and llvmlite's versions where they are found)."""

@@ -43,6 +43,7 @@ import argparse
 import runpy
 from pathlib import Path
 
+from .help import help_text
 from .output import reader_gone
 from ..domain.program import Program
 from ..errors import InvalidArgumentError, PolyoptError
@@ -54,8 +55,6 @@ HELP = "check a hand-written schedule against a computation's exact dependences"
 
 def add_parser(commands) -> None:
     """Add the ``check`` subcommand to the ``polyopt`` parser's ``commands``."""
-    from . import help_text
-
     parser = commands.add_parser("check", help=HELP, **help_text(__doc__))
     parser.add_argument("file", help="Python file that defines the computation")
     parser.add_argument("--schedule", help="the schedule: isl text in braces, or a file "

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 import polyopt as po
+from .help import help_text
 from ..errors import InvalidArgumentError
 
 DEMO_SIZES = (1, 4096)  # matmul sizes the demo takes (4096: three 64 MiB arrays)
@@ -32,8 +33,6 @@ TIMING_SECONDS = 2.0  # the timed runs of one side stop after this long (at leas
 
 def add_parser(commands) -> None:
     """Add ``demo`` to the ``polyopt`` parser's ``commands``."""
-    from . import help_text
-
     parser = commands.add_parser("demo", help="build, show and run matmul and conv2d",
                                  **help_text(__doc__))
     parser.add_argument("--size", type=int, default=256,

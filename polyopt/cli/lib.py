@@ -13,6 +13,7 @@ import sys
 import time
 import warnings
 
+from .help import help_text
 from ..errors import PolyoptWarning
 from ..aot.cache import DiskCache
 from ..aot.library import build_library
@@ -59,8 +60,6 @@ Examples:
 
 def add_parsers(commands) -> None:
     """Add ``lib build`` and ``cache info|clear`` to the ``polyopt`` parser's ``commands``."""
-    from . import help_text
-
     lib = commands.add_parser("lib", help="build operator libraries ahead of time",
                               **help_text(LIB_DOC))
     lib_commands = lib.add_subparsers(dest="lib_command", required=True, metavar="COMMAND")

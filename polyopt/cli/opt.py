@@ -22,6 +22,7 @@ import islpy as isl
 
 import numpy as np
 
+from .help import help_text
 from ..emit_c import replace_scop, scop_c
 from ..errors import BackendError, InvalidArgumentError
 from ..frontend.c import from_c
@@ -39,8 +40,6 @@ _SMALL_SIZES = (7, 13, 5, 11, 9)
 
 def add_parser(commands) -> None:
     """Add the ``opt`` subcommand to the ``polyopt`` parser's ``commands``."""
-    from . import help_text
-
     parser = commands.add_parser("opt", help=HELP, **help_text(__doc__))
     parser.add_argument("file", help="C file with the kernel")
     parser.add_argument("--function", help="the function to optimize (default: the one "

@@ -22,12 +22,11 @@ import time
 
 import numpy as np
 
+from .help import help_text
 from ..errors import InvalidArgumentError
 
 
 def add_parser(commands) -> None:
-    from . import help_text
-
     parser = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs",
                                  **help_text(__doc__))
     parser.add_argument("model", help="the .onnx file")
