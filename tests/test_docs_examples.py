@@ -10,6 +10,9 @@ The conventions (docs/contributing.md):
 - ``# (slow)`` on the first line (``# (continued, slow)``) marks the test slow.
 - A fenced block of language ``output`` right after a python block (blank lines only
   between) is what that block prints; ``...`` stands for any text, as in doctest.
+- Each line of an ``sh`` block that runs ``polyopt`` runs too (``polyopt.cli.main``, in
+  such a folder), its exit status the one its comment states (``# 1: illegal``) or 0;
+  ``polyopt demo`` lines are slow tests.  ``json`` blocks must parse.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import doctest
 import io
+import json
 import pathlib
 import re
+import shlex
 
 import pytest
 
@@ -103,3 +108,45 @@ def test_the_conventions_find_blocks():
     found = sum(len(steps) for _, steps, _ in chains())
     plain = sum(page.read_text().count("```python\n") for page in PAGES)
     assert found == plain and found > 20
+
+
+def command_lines():
+    """``(id, argv, status)`` of each ``polyopt ...`` line of the pages' sh blocks."""
+    for page in PAGES:
+        for line, language, code, _ in blocks(page):
+            if language != "sh":
+                continue
+            for offset, text in enumerate(code.splitlines(), start=1):
+                command, _, comment = text.partition("#")
+                argv = shlex.split(command)
+                if not argv or argv[0] != "polyopt":
+                    continue
+                stated = re.match(r"\s*(\d+):", comment)
+                yield (f"{page.relative_to(ROOT)}:{line + offset}", argv[1:],
+                       int(stated.group(1)) if stated else 0)
+
+
+def _command_params():
+    for name, argv, status in command_lines():
+        marks = [pytest.mark.slow] if argv[:1] == ["demo"] else []
+        yield pytest.param(argv, status, id=name, marks=marks)
+
+
+@pytest.mark.parametrize("argv, status", _command_params())
+def test_command_line_runs(argv, status, tmp_path, monkeypatch, capsys):
+    from polyopt.cli import main
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("POLYOPT_CACHE", str(tmp_path / "cache"))
+    assert main(argv) == status, capsys.readouterr()
+
+
+def test_json_blocks_parse():
+    found = 0
+    for page in PAGES:
+        for line, language, code, _ in blocks(page):
+            if language == "json":
+                json.loads(code)
+                found += 1
+    assert found
