@@ -2,6 +2,7 @@
 API reference generated from the docstrings and its command-line reference from the
 parser; every page of docs/ is in the navigation."""
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -46,3 +47,25 @@ def test_every_page_is_in_the_navigation():
     listed = set(_pages(config["nav"]))
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert pages == listed, (pages - listed, listed - pages)
+
+
+def _pictures():
+    spec = importlib.util.spec_from_file_location("pictures", ROOT / "docs" / "pictures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tiling_picture_shows_a_legal_tiling(tmp_path):
+    """docs/pictures.py draws from polyopt's dependences and schedule: every flow
+    dependence of the tiled heat_1d stays in its tile or goes to a later tile."""
+    pictures = _pictures()
+    instances, pairs = pictures.tiles_and_dependences()
+    tile = dict(instances)
+    assert len(instances) == pictures.SIZES["T"] * (pictures.SIZES["N"] - 2)
+    assert len(set(tile.values())) > 4 and pairs
+    for t, i, t2, i2 in pairs:
+        assert t2 == t + 1 and abs(i2 - i) <= 1
+        assert tile[(t, i)] <= tile[(t2, i2)]
+    assert pictures.draw(tmp_path).read_text().lstrip().startswith("<?xml")
+    assert (ROOT / "docs" / "img" / "heat_1d_tiles.svg").exists()
