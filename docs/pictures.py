@@ -6,12 +6,19 @@ its exact flow dependences as polyopt computes them, and the tiles of the schedu
 ``skew("t", "i", 1)`` then ``tile("t", "i", 2, 4)``, each tile of the skewed nest drawn in
 its own colour (the tile of each instance is read from polyopt's schedule, not
 recomputed here).
+
+``graph_speed.svg``: the graph layer's speed against onnxruntime and PyTorch per model and
+thread count, one panel per machine, from ``benchmarks/results/graph.json``.
+
+``tiny_graph.svg``: the fused groups and the memory plan of ``examples/tiny_model.py``'s
+model, as ``m.graph.draw`` draws them (needs onnx and Graphviz's ``dot``).
 """
 
 from __future__ import annotations
 
 import pathlib
 import sys
+import textwrap
 
 import islpy as isl
 
@@ -95,6 +102,73 @@ def draw(folder: pathlib.Path, kind: str = "svg") -> pathlib.Path:
     return path
 
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def speed_rows(results: pathlib.Path = ROOT / "benchmarks" / "results" / "graph.json"):
+    """``{machine: [(model, threads, vs onnxruntime, vs torch)]}`` from the graph
+    benchmark's results (float models only)."""
+    import json
+
+    machines = json.loads(results.read_text())["machines"]
+    found = {}
+    for entry in machines.values():
+        rows = [(r["model"], r["threads"], r.get("vs_onnxruntime"), r.get("vs_torch"))
+                for r in entry["results"] if "model" in r and r.get("vs_onnxruntime")]
+        if rows:
+            found[entry["machine"]] = rows
+    return found
+
+
+def draw_speed(folder: pathlib.Path, kind: str = "svg") -> pathlib.Path:
+    """The graph layer's speed relative to onnxruntime and PyTorch (1.0: as fast)."""
+    import matplotlib
+
+    matplotlib.use("svg" if kind == "svg" else "agg")
+    matplotlib.rcParams["svg.hashsalt"] = "polyopt"
+    import matplotlib.pyplot as plt
+
+    machines = speed_rows()
+    fig, axes = plt.subplots(len(machines), 1, figsize=(7, 3.2 * len(machines)), squeeze=False)
+    for ax, (machine, rows) in zip(axes[:, 0], machines.items()):
+        labels = [f"{model.replace('_layer', '').replace('_2layer', '')}, {threads} thr."
+                  for model, threads, _, _ in rows]
+        xs = range(len(rows))
+        ax.bar([x - 0.2 for x in xs], [r[2] for r in rows], 0.4, label="vs onnxruntime")
+        ax.bar([x + 0.2 for x in xs], [r[3] or 0 for r in rows], 0.4, label="vs PyTorch")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xticks(list(xs), labels, fontsize=7, rotation=30, ha="right")
+        ax.set_ylabel("speed-up (x)")
+        ax.set_title(textwrap.fill(machine, 110), fontsize=7)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"graph_speed.{kind}"
+    fig.savefig(path, metadata={"Date": None} if kind == "svg" else None, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def draw_tiny_graph(folder: pathlib.Path) -> pathlib.Path:
+    """The fused groups and arena offsets of the example model, drawn by polyopt."""
+    import importlib.util
+    import tempfile
+
+    import onnx
+
+    spec = importlib.util.spec_from_file_location("tiny_model",
+                                                  ROOT / "examples" / "tiny_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory() as scratch:
+        model = pathlib.Path(scratch) / "tiny.onnx"
+        onnx.save(module.tiny_model(), model)
+        compiled = po.graph.compile(po.graph.from_onnx(str(model)), num_threads=1)
+    folder.mkdir(parents=True, exist_ok=True)
+    return pathlib.Path(compiled.graph.draw(str(folder / "tiny_graph.svg")))
+
+
 if __name__ == "__main__":
-    print(draw(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
-                            pathlib.Path(__file__).parent / "img")))
+    out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent / "img")
+    for picture in (draw(out), draw_speed(out), draw_tiny_graph(out)):
+        print(picture)

@@ -69,3 +69,12 @@ def test_the_tiling_picture_shows_a_legal_tiling(tmp_path):
         assert tile[(t, i)] <= tile[(t2, i2)]
     assert pictures.draw(tmp_path).read_text().lstrip().startswith("<?xml")
     assert (ROOT / "docs" / "img" / "heat_1d_tiles.svg").exists()
+
+
+def test_the_speed_chart_reads_the_benchmark_results(tmp_path):
+    pictures = _pictures()
+    machines = pictures.speed_rows()
+    assert machines and all(rows for rows in machines.values())
+    for rows in machines.values():
+        assert all(vs_ort > 0 for _, _, vs_ort, _ in rows)
+    assert pictures.draw_speed(tmp_path).exists()
