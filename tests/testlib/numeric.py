@@ -110,7 +110,14 @@ def mismatch(got, expected, *, dtype=None, exact: bool = False, rtol: float | No
 
 
 def assert_numbers(got, expected, **tolerances) -> None:
-    """Assert that :func:`mismatch` finds nothing (same keywords)."""
+    """Assert that :func:`mismatch` finds nothing (same keywords).  Given two dicts (the
+    values of a C kernel's parameters), compares each array of ``expected`` by name."""
+    if isinstance(expected, dict):
+        prefix = f"{tolerances.pop('name')}: " if tolerances.get("name") else ""
+        for key, value in expected.items():
+            if isinstance(value, np.ndarray):
+                assert_numbers(got[key], value, name=f"{prefix}{key}", **tolerances)
+        return
     message = mismatch(got, expected, **tolerances)
     if message is not None:
         raise AssertionError(message)
