@@ -64,6 +64,13 @@ def test_the_message_names_the_worst_element():
         assert_numbers(got, expected)
 
 
+def test_dicts_are_compared_array_by_array():
+    expected = {"n": 3, "A": np.zeros(3), "B": np.ones(2)}
+    assert_numbers({"n": 4, "A": np.zeros(3), "B": np.ones(2)}, expected)  # sizes: not
+    with pytest.raises(AssertionError, match=r"^C: B: 1 of 2 elements differ"):
+        assert_numbers({"A": np.zeros(3), "B": np.float64([1, 2])}, expected, name="C")
+
+
 def test_matches_a_reference_and_the_default_schedule():
     n = po.var("n")
     A = po.placeholder((n,), name="A")
