@@ -3,11 +3,12 @@ computes what gcc's build of the same C computes, on small, odd and empty sizes.
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import polyopt as po
 from polyopt.frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
+
+from testlib.numeric import assert_numbers
 
 CORPUS = Path(__file__).parent / "c_corpus"
 CASES = [
@@ -29,20 +30,13 @@ def run_both(kernel, text: str, sizes: dict, schedule=None):
     return ours, theirs
 
 
-def assert_same(kernel, ours: dict, theirs: dict) -> None:
-    for p in kernel.c_params:
-        if p.kind == "array":
-            np.testing.assert_allclose(ours[p.name], theirs[p.name], rtol=1e-12, atol=1e-12,
-                                       err_msg=p.name)
-
-
 @pytest.mark.parametrize("name, all_sizes", CASES, ids=[c[0] for c in CASES])
 def test_corpus_matches_gcc(name, all_sizes):
     path = CORPUS / f"{name}.c"
     kernel = po.from_c(str(path))
     for sizes in all_sizes:
         ours, theirs = run_both(kernel, path.read_text(), sizes)
-        assert_same(kernel, ours, theirs)
+        assert_numbers(ours, theirs)
 
 
 def test_macro_sizes_can_be_redefined():
@@ -51,4 +45,4 @@ def test_macro_sizes_can_be_redefined():
     assert [int(e.value) for e in kernel.args[0].shape] == [9, 9]
     native_text = "#define N 9\n#define TSTEPS 3\n" + text
     ours, theirs = run_both(kernel, native_text, {})
-    assert_same(kernel, ours, theirs)
+    assert_numbers(ours, theirs)

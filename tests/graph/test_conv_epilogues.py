@@ -13,6 +13,7 @@ import polyopt as po  # noqa: E402
 from polyopt.graph.lowering import lower_group, schedule_group  # noqa: E402
 from polyopt.graph.passes import fuse, optimize  # noqa: E402
 from polyopt.schedules.conv_templates import conv2d_pointwise_template  # noqa: E402
+from testlib.numeric import assert_numbers  # noqa: E402
 from testlib.onnx_models import ModelBuilder, _conv_bn, ort_run  # noqa: E402
 
 
@@ -20,8 +21,7 @@ def _run_against_onnxruntime(model, shape, threads=2):
     feeds = {"x": np.random.default_rng(7).standard_normal(shape).astype(np.float32)}
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=threads, cache=False)
     got, expected = compiled.run(feeds), ort_run(model, feeds)
-    for name in expected:
-        np.testing.assert_allclose(got[name], expected[name], rtol=1e-4, atol=1e-4)
+    assert_numbers(got, expected, rtol=1e-4, atol=1e-4)
     return [s.template for s in compiled.steps if s.kernel is not None]
 
 

@@ -17,10 +17,15 @@ import pytest
 import polyopt as po
 from polyopt.errors import IllegalScheduleError, InvalidArgumentError, OutOfBoundsError
 
+from testlib.numeric import assert_numbers, assert_same_as_default
+
 RNG = np.random.default_rng(2024)
 F64 = "float64"
 # (steps, width): no step, one step, width 1, odd sizes
 SIZES = [(0, 3), (1, 1), (1, 4), (2, 1), (3, 2), (6, 5), (9, 7)]
+# against the plain Python loops: tighter than the documented float64 bound; against the
+# default schedule: bit for bit (assert_same_as_default(..., exact=True))
+TIGHT = dict(rtol=1e-13, atol=1e-13)
 
 
 def _fresh(*shape):
@@ -32,18 +37,6 @@ def _run(s, args, inputs, *out_shapes):
     outs = [_fresh(*shape) for shape in out_shapes]
     po.build(s, args)(*inputs, *outs)
     return outs[0] if len(outs) == 1 else outs
-
-
-def _close(got, expected):
-    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
-
-
-def _same_numbers(s, default, args, x, out_shape, expected):
-    """The kernel of ``s`` on the one input ``x`` gives ``expected`` (the plain Python
-    loops) and, bit for bit, the numbers of the ``default`` schedule."""
-    got = _run(s, args, [x], out_shape)
-    _close(got, expected)
-    np.testing.assert_array_equal(got, _run(default, args, [x], out_shape))
 
 
 def _deps_equal(s, source, sink, expected, kind=None):
@@ -104,8 +97,8 @@ def test_cumulative_sum_symbolic_sizes(m, n):
     X, Y = _cumsum(po.var("m"), po.var("n"))
     x = RNG.random((m, n))
     got = _run(po.create_schedule(Y), [X, Y], [x], (m, n))
-    _close(got, _cumsum_ref(x))
-    _close(got, np.cumsum(x, axis=0))
+    assert_numbers(got, _cumsum_ref(x), **TIGHT)
+    assert_numbers(got, np.cumsum(x, axis=0), **TIGHT)
 
 
 def test_cumulative_sum_fixed_sizes_and_loops():
@@ -118,7 +111,7 @@ def test_cumulative_sum_fixed_sizes_and_loops():
     assert "Y[t, i] = Y[t - 1, i] + X[t, i];" in text
     assert "Y[0, i] = X[0, i];" in text
     x = RNG.random((5, 7))
-    _close(_run(s, [X, Y], [x], (5, 7)), _cumsum_ref(x))
+    assert_numbers(_run(s, [X, Y], [x], (5, 7)), _cumsum_ref(x), **TIGHT)
 
 
 def test_cumulative_sum_of_one_dimensional_integers_with_the_time_index():
@@ -163,7 +156,7 @@ def test_cumulative_sum_time_axis_is_refused_by_parallel_and_the_other_is_accept
     assert text.count("#pragma parallel") == 2 and _pragma_before(text, "i")
     assert not _pragma_before(text, "t")
     x = RNG.random((6, 5))
-    _close(_run(s, [X, Y], [x], (6, 5)), _cumsum_ref(x))
+    assert_numbers(_run(s, [X, Y], [x], (6, 5)), _cumsum_ref(x), **TIGHT)
 
 
 def test_symbolic_extents_written_twice_are_the_same_size():
@@ -175,7 +168,7 @@ def test_symbolic_extents_written_twice_are_the_same_size():
                 po.compute((m + 1, n + n), lambda t, i: state[t - 1, i] + X[t, i], name="up"),
                 state, name="Y")
     x = RNG.random((4, 6))
-    _close(_run(po.create_schedule(Y), [X, Y], [x], (4, 6)), _cumsum_ref(x))
+    assert_numbers(_run(po.create_schedule(Y), [X, Y], [x], (4, 6)), _cumsum_ref(x), **TIGHT)
 
 
 # -- two states ----------------------------------------------------------------------------
@@ -229,17 +222,13 @@ def scalar_math(monkeypatch):
 
 
 def _check_cell(s, X, W, H, C, sizes=SIZES):
-    default = po.create_schedule([H, C])
     for m, n in sizes:
         x, w = RNG.random((m, n)), RNG.random(n)
-        h, c = _run(s, [X, W, H, C], [x, w], (m, n), (m, n))
+        *_, h, c = assert_same_as_default(s, [x, w, _fresh(m, n), _fresh(m, n)],
+                                          build_args=[X, W, H, C], exact=True)
         eh, ec = _cell_ref(x, w)
-        _close(h, eh)
-        _close(c, ec)
-        if s is not default:
-            dh, dc = _run(default, [X, W, H, C], [x, w], (m, n), (m, n))
-            np.testing.assert_array_equal(h, dh)
-            np.testing.assert_array_equal(c, dc)
+        assert_numbers(h, eh, **TIGHT)
+        assert_numbers(c, ec, **TIGHT)
 
 
 def test_two_state_cell_numbers_and_fused_time_loop():
@@ -337,10 +326,10 @@ def _neighbours_ref(x):
 
 
 def _check_neighbours(s, X, Y, sizes=SIZES):
-    default = po.create_schedule(Y)
     for m, n in sizes:
         x = RNG.random((m, n))
-        _same_numbers(s, default, [X, Y], x, (m, n), _neighbours_ref(x))
+        _, y = assert_same_as_default(s, [x, _fresh(m, n)], build_args=[X, Y], exact=True)
+        assert_numbers(y, _neighbours_ref(x), **TIGHT)
 
 
 def test_neighbours_of_the_previous_step_numbers():
@@ -400,7 +389,7 @@ def _two_step_ref(x):
 def test_init_of_two_steps_numbers(m, n):
     X, Y = _two_step(po.var("m"), po.var("n"))
     x = RNG.random((m, n))
-    _close(_run(po.create_schedule(Y), [X, Y], [x], (m, n)), _two_step_ref(x))
+    assert_numbers(_run(po.create_schedule(Y), [X, Y], [x], (m, n)), _two_step_ref(x), **TIGHT)
 
 
 def test_init_of_two_steps_domains_and_dependences():
@@ -419,7 +408,7 @@ def test_init_of_two_steps_domains_and_dependences():
     _parallel_refused(s, Y, "t", "fib")
     s[Y].parallel("i")
     x = RNG.random((7, 3))
-    _close(_run(s, [X, Y], [x], (7, 3)), _two_step_ref(x))
+    assert_numbers(_run(s, [X, Y], [x], (7, 3)), _two_step_ref(x), **TIGHT)
 
 
 # -- a scan between two computes -----------------------------------------------------------
@@ -454,7 +443,7 @@ def _pipeline_ref(a):
 def _check_pipeline(s, A, Z, sizes=SIZES):
     for m, n in sizes:
         a = RNG.random((m, n))
-        _close(_run(s, [A, Z], [a], (m, n)), _pipeline_ref(a))
+        assert_numbers(_run(s, [A, Z], [a], (m, n)), _pipeline_ref(a), **TIGHT)
 
 
 def test_scan_fed_by_a_compute_and_read_by_another():
@@ -532,7 +521,7 @@ def test_scan_read_by_a_scan_fused_into_its_time_loop():
         for t in range(steps):
             y1[t] = a[t] if t == 0 else y1[t - 1] * 0.5 + a[t]
             y2[t] = y1[t] * 2.0 if t == 0 else y2[t - 1] + y1[t]
-        _close(_run(s, [A, Y2], [a], (steps, width)), y2)
+        assert_numbers(_run(s, [A, Y2], [a], (steps, width)), y2, **TIGHT)
 
 
 # -- heat-1D and heat-2D -------------------------------------------------------------------
@@ -567,10 +556,10 @@ HEAT_SIZES = [(1, 1), (2, 3), (5, 1), (6, 7), (9, 4)]
 
 
 def _check_heat1d(s, X, H, fixed=None):
-    default = po.create_schedule(H)
     for m, n in ([fixed] if fixed else HEAT_SIZES):
         x = RNG.random((1, n))
-        _same_numbers(s, default, [X, H], x, (m, n), _heat1d_ref(x, m))
+        _, h = assert_same_as_default(s, [x, _fresh(m, n)], build_args=[X, H], exact=True)
+        assert_numbers(h, _heat1d_ref(x, m), **TIGHT)
 
 
 def test_heat_1d_numbers_and_exact_dependences():
@@ -643,10 +632,10 @@ def _heat2d_ref(x, steps):
 
 
 def _check_heat2d(s, X, H, sizes=((1, 1), (2, 3), (4, 1), (5, 6))):
-    default = po.create_schedule(H)
     for m, n in sizes:
         x = RNG.random((n, n))
-        _same_numbers(s, default, [X, H], x, (m, n, n), _heat2d_ref(x, m))
+        _, h = assert_same_as_default(s, [x, _fresh(m, n, n)], build_args=[X, H], exact=True)
+        assert_numbers(h, _heat2d_ref(x, m), **TIGHT)
 
 
 def test_heat_2d_numbers_and_exact_dependences():

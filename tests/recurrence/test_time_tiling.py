@@ -30,8 +30,12 @@ from polyopt.errors import IllegalScheduleError
 from testlib.kernels import forward_substitution as trisolv
 from testlib.kernels import forward_substitution_ref as trisolv_ref
 from testlib.kernels import jacobi_1d, jacobi_1d_ref, lu, lu_ref, seidel_2d, seidel_2d_ref
+from testlib.numeric import assert_numbers
 
 RNG = np.random.default_rng(7)
+# against the plain Python references: tighter than the documented float64 bound; against
+# the default schedule: bit for bit (exact=True)
+TIGHT = dict(rtol=1e-13, atol=1e-14)
 
 
 @po.kernel
@@ -44,10 +48,6 @@ def seidel_2d_fixed(A: po.f64[9, 9]):
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-def _close(got, expected):
-    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-14)
-
 
 def _default(kernel):
     return po.build(po.create_schedule(kernel))
@@ -71,8 +71,8 @@ def check_seidel(s, sizes=SEIDEL_SIZES):
         f(got, T=steps)
         default(same, T=steps)
         seidel_2d_ref(ref, steps)
-        np.testing.assert_array_equal(got, same)
-        _close(got, ref)
+        assert_numbers(got, same, exact=True)
+        assert_numbers(got, ref, **TIGHT)
 
 
 def check_jacobi(s, sizes=((1, 2), (2, 1), (3, 3), (8, 5), (13, 4), (5, 0))):
@@ -84,8 +84,8 @@ def check_jacobi(s, sizes=((1, 2), (2, 1), (3, 3), (8, 5), (13, 4), (5, 0))):
         default(*same, T=steps)
         jacobi_1d_ref(*ref, steps)
         for g, d, r in zip(got, same, ref):
-            np.testing.assert_array_equal(g, d)
-            _close(g, r)
+            assert_numbers(g, d, exact=True)
+            assert_numbers(g, r, **TIGHT)
 
 
 def check_lu(s, sizes=(1, 2, 3, 6, 9)):
@@ -96,10 +96,10 @@ def check_lu(s, sizes=(1, 2, 3, 6, 9)):
         f(got)
         default(same)
         lu_ref(ref)
-        np.testing.assert_array_equal(got, same)
-        _close(got, ref)
+        assert_numbers(got, same, exact=True)
+        assert_numbers(got, ref, **TIGHT)
         lower, upper = np.tril(got, -1) + np.eye(n), np.triu(got)
-        np.testing.assert_allclose(lower @ upper, a, rtol=1e-12, atol=1e-12)
+        assert_numbers(lower @ upper, a)
 
 
 def check_trisolv(s, sizes=(1, 2, 3, 6, 9)):
@@ -113,9 +113,9 @@ def check_trisolv(s, sizes=(1, 2, 3, 6, 9)):
         trisolv_ref(L, b, ref)
         # its x[i] -= L[i, j] * x[j] is a sum that may be reassociated (README: floating
         # point), so schedules agree to rounding, not bit for bit
-        np.testing.assert_allclose(got, same, rtol=1e-13, atol=1e-15)
-        _close(got, ref)
-        np.testing.assert_allclose(L @ got, b, rtol=1e-12, atol=1e-12)
+        assert_numbers(got, same, rtol=1e-13, atol=1e-15)
+        assert_numbers(got, ref, **TIGHT)
+        assert_numbers(L @ got, b)
 
 
 def _skewed_seidel():
@@ -218,8 +218,8 @@ def test_seidel_fixed_sizes_time_tiled():
     po.build(s)(got)
     po.build(po.create_schedule(seidel_2d_fixed))(same)
     seidel_2d_ref(ref, 4)
-    np.testing.assert_array_equal(got, same)
-    _close(got, ref)
+    assert_numbers(got, same, exact=True)
+    assert_numbers(got, ref, **TIGHT)
 
 
 def test_seidel_wavefront_of_the_skewed_band_has_parallel_inner_loops():

@@ -9,21 +9,18 @@ import islpy as isl
 import numpy as np
 
 import polyopt as po
-from polyopt.frontend.c_native import arguments, call_polyopt
 from polyopt.schedules.auto_affine import Rows
 from polyopt.schedules.auto_levels import distributable_order
+
+from testlib.numeric import assert_c_same_as_default
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 
 
-def _same_numbers(kernel, s, sizes):
-    expected, actual = arguments(kernel, sizes, seed=11), arguments(kernel, sizes, seed=11)
-    for values in (expected, actual):  # a diagonally dominant matrix: no pivot near 0
-        n = values["A"].shape[0]
-        values["A"] += n * np.eye(n)
-    call_polyopt(kernel, po.build(po.create_schedule(kernel)), expected)
-    call_polyopt(kernel, po.build(s), actual)
-    np.testing.assert_array_equal(actual["A"], expected["A"])
+def _dominant(values):
+    """A diagonally dominant matrix: no pivot near 0."""
+    n = values["A"].shape[0]
+    values["A"] += n * np.eye(n)
 
 
 def test_lu_updates_vectorize_after_the_division_they_read():
@@ -35,7 +32,8 @@ def test_lu_updates_vectorize_after_the_division_they_read():
            "j.inner vectorized" in report
     assert 's["S1"].transform("[n] -> { [i, j] -> [c0 = j, i, j, c3 = 0] }")' in s.script()
     assert s.is_legal() and not s.auto_report.fell_back
-    _same_numbers(kernel, s, {"n": 29})
+    assert_c_same_as_default(kernel, s, {"n": 29}, seed=11, prepare=_dominant, arrays=["A"],
+                             exact=True)
 
 
 def test_without_distribution_the_order_is_isls():
@@ -43,7 +41,8 @@ def test_without_distribution_the_order_is_isls():
     s = po.auto_schedule(kernel, cache_bytes=4096, distribute=False)
     assert "statements ordered" not in str(s.auto_report)
     assert 's["S1"].transform("[n] -> { [i, j] -> [c0 = j, i, j, c3 = 1] }")' in s.script()
-    _same_numbers(kernel, s, {"n": 13})
+    assert_c_same_as_default(kernel, s, {"n": 13}, seed=11, prepare=_dominant, arrays=["A"],
+                             exact=True)
 
 
 def _rows(program, values: dict) -> Rows:

@@ -11,32 +11,22 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.frontend.c_native import arguments, call_polyopt
+from polyopt.frontend.c_native import arguments
 from polyopt.schedules.auto_affine import flatten, isl_schedule
 from polyopt.schedules.auto_panels import (coupled_levels, packed_panels, panel_operands,
                                            row_count)
 
+from testlib.numeric import assert_c_same_as_default
+
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 PACKED = "from a copy packed in panels of"
+# the source order's numbers: products may be contracted differently (FMA), the
+# documented reassociation
+AS_SOURCE = dict(seed=7, rtol=1e-13, atol=1e-13)
 
 
 def _kernel(name, **defines):
     return po.from_c(str(POLYBENCH / f"{name}.c"), defines=defines or None)
-
-
-def _run(kernel, schedule, sizes):
-    values = arguments(kernel, sizes, seed=7)
-    call_polyopt(kernel, po.build(schedule), values)
-    return values
-
-
-def _as_source(kernel, schedule, sizes, arrays):
-    expected = _run(kernel, po.create_schedule(kernel), sizes)
-    actual = _run(kernel, schedule, sizes)
-    for name in arrays:  # products may be contracted differently (FMA): the documented
-        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-13,  # reassociation
-                                   atol=1e-13, err_msg=name)
-    return actual
 
 
 @pytest.mark.parametrize("sizes", [{"ni": 13, "nj": 37, "nk": 11}, {"ni": 7, "nj": 5, "nk": 3}])
@@ -47,7 +37,7 @@ def test_gemm_reads_a_packed_panel_copy_and_computes_numpys_numbers(sizes):
     assert 'layout="{ [a, b] -> [floor(b / 16), a, b mod 16] }"' in s.script()
     assert s.is_legal()
     before = arguments(kernel, sizes, seed=7)
-    after = _as_source(kernel, s, sizes, ["C"])
+    after = assert_c_same_as_default(kernel, s, sizes, arrays=["C"], **AS_SOURCE)
     ni, nj, nk = sizes["ni"], sizes["nj"], sizes["nk"]
     A, B, C = before["A"][:ni, :nk], before["B"][:nk, :nj], before["C"][:ni, :nj]
     expected = before["beta"] * C + before["alpha"] * A @ B
@@ -58,7 +48,7 @@ def test_packing_is_off_by_default():
     kernel = _kernel("gemm", NI=9, NJ=10, NK=11)
     s = po.auto_schedule(kernel, tile_sizes=8)
     assert PACKED not in str(s.auto_report) and "layout" not in s.script()
-    _as_source(kernel, s, {"ni": 9, "nj": 10, "nk": 11}, ["C"])
+    assert_c_same_as_default(kernel, s, {"ni": 9, "nj": 10, "nk": 11}, arrays=["C"], **AS_SOURCE)
 
 
 def test_two_products_pack_their_own_inputs_only():
@@ -66,7 +56,8 @@ def test_two_products_pack_their_own_inputs_only():
     assert panel_operands(kernel.program) == [("S1", "B"), ("S3", "D")]  # not F: written
     s = po.auto_schedule(kernel, tile_sizes=8, pack_panels=True)
     assert str(s.auto_report).count(PACKED) == 2
-    _as_source(kernel, s, {"ni": 9, "nj": 10, "nk": 11, "nl": 12, "nm": 13}, ["G"])
+    assert_c_same_as_default(kernel, s, {"ni": 9, "nj": 10, "nk": 11, "nl": 12, "nm": 13},
+                             arrays=["G"], **AS_SOURCE)
 
 
 def test_operands_read_by_two_statements_or_along_columns_are_not_packed():
@@ -76,7 +67,7 @@ def test_operands_read_by_two_statements_or_along_columns_are_not_packed():
     assert "S1, S2 read rows of B across a reduction loop: not packed (one copy per " \
            "reading statement)" in str(s.auto_report)
     assert "layout=\"{ [a, b] -> [floor" not in s.script()
-    _as_source(kernel, s, {"m": 9, "n": 7}, ["C"])
+    assert_c_same_as_default(kernel, s, {"m": 9, "n": 7}, arrays=["C"], **AS_SOURCE)
     notes = []  # the kernel as written: S1 alone reads B that way
     packed = packed_panels(po.create_schedule(kernel), notes, 32)
     assert packed.script().startswith('s.cache_read("B", "global", ["S1"], layout=')
@@ -109,7 +100,7 @@ def test_syrk_triangular_register_tiles_compute_the_source_numbers(n, m):
     report = str(s.auto_report)
     assert "split by 4 and" in report, report
     before = arguments(kernel, {"n": n, "m": m}, seed=7)
-    after = _as_source(kernel, s, {"n": n, "m": m}, ["C"])
+    after = assert_c_same_as_default(kernel, s, {"n": n, "m": m}, arrays=["C"], **AS_SOURCE)
     A, C = before["A"][:n, :m], before["C"][:n, :n]
     expected = before["beta"] * C + before["alpha"] * A @ A.T
     lower = np.tril_indices(n)
@@ -124,4 +115,4 @@ def test_syrk_default_register_tile_is_four_rows_and_full_tiles_hold_no_row_guar
     source = po.build(s).source
     full = source.split("#pragma unrolled: 4 copies\n")[1].split("else")[0]
     assert " if (" not in full, full  # the diagonal's test is lifted above the tile
-    _as_source(kernel, s, {"n": 200, "m": 40}, ["C"])
+    assert_c_same_as_default(kernel, s, {"n": 200, "m": 40}, arrays=["C"], **AS_SOURCE)

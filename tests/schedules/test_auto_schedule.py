@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.frontend.c_native import arguments, call_polyopt
+
+from testlib.numeric import assert_c_same_as_default
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "frontend" / "c_corpus"
@@ -28,23 +29,13 @@ C_CASES = [
 ]
 
 
-def compare(kernel, schedule, sizes):
-    expected, actual = arguments(kernel, sizes), arguments(kernel, sizes)
-    call_polyopt(kernel, po.build(po.create_schedule(kernel)), expected)
-    call_polyopt(kernel, po.build(schedule), actual)
-    for p in kernel.c_params:
-        if p.kind == "array":
-            np.testing.assert_allclose(actual[p.name], expected[p.name], rtol=1e-12,
-                                       atol=1e-12, err_msg=p.name)
-
-
 @pytest.mark.parametrize("path, defines, sizes", C_CASES, ids=[c[0].stem for c in C_CASES])
 @pytest.mark.parametrize("tile_sizes", [None, 4])
 def test_c_kernels_compute_the_same(path, defines, sizes, tile_sizes):
     kernel = po.from_c(str(path), defines=defines)
     s = po.auto_schedule(po.create_schedule(kernel), tile_sizes=tile_sizes)
     assert s.is_legal()
-    compare(kernel, s, sizes)
+    assert_c_same_as_default(kernel, s, sizes)
 
 
 def test_report_and_script_replay():
@@ -65,7 +56,7 @@ def test_options_parallel_tiling_and_errors():
     kinds = {a.kind for st in serial.program.stages for a in st.axes}
     assert "parallel" not in kinds and "unrolled" not in kinds
     assert not any(".outer" in a.name for st in serial.program.stages for a in st.axes)
-    compare(kernel, serial, {"ni": 9, "nj": 10, "nk": 11})
+    assert_c_same_as_default(kernel, serial, {"ni": 9, "nj": 10, "nk": 11})
     with pytest.raises(po.InvalidArgumentError, match="no option tile_size"):
         po.auto_schedule(kernel, tile_size=3)
     with pytest.raises(po.InvalidArgumentError, match="fusion"):
@@ -80,7 +71,7 @@ def test_options_parallel_tiling_and_errors():
 def test_fusion_strategies(fusion):
     kernel = po.from_c(str(POLYBENCH / "jacobi-2d.c"), defines={"N": 12, "TSTEPS": 3})
     s = po.auto_schedule(kernel, fusion=fusion, tile_sizes=4)
-    compare(kernel, s, {"n": 12, "tsteps": 3})
+    assert_c_same_as_default(kernel, s, {"n": 12, "tsteps": 3})
 
 
 def test_effort_bound_falls_back_to_the_default():
@@ -88,7 +79,7 @@ def test_effort_bound_falls_back_to_the_default():
     s = po.auto_schedule(kernel, max_operations=10)
     assert s.auto_report.fell_back and "gave up" in str(s.auto_report)
     assert s.script() == ""
-    compare(kernel, s, {"n": 12, "tsteps": 3})
+    assert_c_same_as_default(kernel, s, {"n": 12, "tsteps": 3})
 
 
 @pytest.mark.parametrize("m, n, k", [(1, 1, 1), (7, 13, 5), (33, 17, 40)])
@@ -142,7 +133,7 @@ def test_register_tile_option():
     kernel = po.from_c(str(POLYBENCH / "gemm.c"), defines={"NI": 13, "NJ": 21, "NK": 9})
     s = po.auto_schedule(kernel, tile_sizes=16, unroll_jam=3, register_columns=8)
     assert "and j.inner by 8" in str(s.auto_report)
-    compare(kernel, s, {"ni": 13, "nj": 21, "nk": 9})
+    assert_c_same_as_default(kernel, s, {"ni": 13, "nj": 21, "nk": 9})
 
 
 @pytest.mark.parametrize("m, n, k", [(1, 1, 1), (37, 45, 29)])
@@ -179,7 +170,7 @@ def test_gauss_seidel_runs_time_innermost_after_a_skew():
     assert "3t + i + j" in s.script()
     stage = s.program.stages[0]
     assert stage.axes[-1].name == "t.inner"
-    compare(kernel, s, {"n": 19, "tsteps": 5})
+    assert_c_same_as_default(kernel, s, {"n": 19, "tsteps": 5})
 
 
 def test_nests_in_sequence_get_a_band_each():
@@ -189,4 +180,4 @@ def test_nests_in_sequence_get_a_band_each():
     assert "fusion min" in text and "2 loop nests in sequence" in text
     assert text.count("tiled loops") == 2
     assert 's["S1"].compute_with("S0", "c0")' in s.script()
-    compare(kernel, s, {"ni": 13, "nj": 11, "nk": 7})
+    assert_c_same_as_default(kernel, s, {"ni": 13, "nj": 11, "nk": 7})

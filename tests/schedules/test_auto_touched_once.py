@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.frontend.c_native import arguments, call_polyopt
 from polyopt.schedules.auto_affine import Rows, flatten, isl_schedule
 from polyopt.schedules.auto_levels import tileable_run
 from polyopt.schedules.auto_distribute import touched_once
+
+from testlib.numeric import assert_c_same_as_default
 
 POLYBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 UNTILED = "not tiled: each matrix element is used once"
@@ -22,16 +23,6 @@ UNTILED = "not tiled: each matrix element is used once"
 
 def _kernel(name, **defines):
     return po.from_c(str(POLYBENCH / f"{name}.c"), defines=defines or None)
-
-
-def _same_numbers(kernel, schedule, sizes):
-    expected, actual = arguments(kernel, sizes, seed=4), arguments(kernel, sizes, seed=4)
-    call_polyopt(kernel, po.build(po.create_schedule(kernel)), expected)
-    call_polyopt(kernel, po.build(schedule), actual)
-    for p in kernel.c_params:
-        if p.kind == "array":  # sums may be reassociated (contract, vector lanes)
-            np.testing.assert_allclose(actual[p.name], expected[p.name], rtol=1e-12,
-                                       atol=1e-12, err_msg=p.name)
 
 
 def _band_of(kernel) -> tuple[Rows, int, int]:
@@ -48,7 +39,7 @@ def test_gemver_streams_its_fused_passes_untiled(n):
     assert UNTILED in report and "tiled loops" not in report, report
     assert "split" not in s.script()
     assert s.is_legal()
-    _same_numbers(kernel, s, {"n": n})
+    assert_c_same_as_default(kernel, s, {"n": n}, seed=4)
 
 
 def test_products_and_stencils_keep_their_tiles():
@@ -86,11 +77,11 @@ def test_kept_tiles_when_only_tiles_vectorize():
     kernel = _kernel("ludcmp", N=13)
     s = po.auto_schedule(kernel, cache_bytes=64)
     assert UNTILED not in str(s.auto_report)
-    _same_numbers(kernel, s, {"n": 13})
+    assert_c_same_as_default(kernel, s, {"n": 13}, seed=4)
 
 
 def test_stream_untiled_false_keeps_the_tiles():
     kernel = _kernel("gemver", N=11)
     s = po.auto_schedule(kernel, cache_bytes=64, stream_untiled=False)
     assert UNTILED not in str(s.auto_report) and "tiled loops" in str(s.auto_report)
-    _same_numbers(kernel, s, {"n": 11})
+    assert_c_same_as_default(kernel, s, {"n": 11}, seed=4)

@@ -11,6 +11,7 @@ from polyopt.schedules.nn_templates import producers
 from polyopt.schedules.conv_templates import conv2d_channel_template
 
 from testlib.machine import WIDE, builds_for, machine_for, vector_of
+from testlib.numeric import assert_numbers
 
 THREADS = [1, 2]
 PACKED = re.compile(r"\bv(?:fmadd\w*|add|mul|sub|div|max|min)ps\b[^\n]*%[xyz]mm")
@@ -101,7 +102,7 @@ def _check_conv_kernel(f_, x_shape, w_shape, padding, stride, parallel=True):
     expected = numpy_conv2d(x, w, padding, stride)
     y = np.full(expected.shape, np.nan, np.float32)
     f_(x, w, y)
-    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4 * np.sqrt(w[0].size))
+    assert_numbers(y, expected, rtol=1e-4, atol=1e-4 * np.sqrt(w[0].size))
     assert "polyopt_parallel" in f_.llvm_ir or not parallel
     _assert_packed_simd(f_)
 

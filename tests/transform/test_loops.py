@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
+from testlib.numeric import assert_numbers
 from testlib.schedules import assert_loops, axis_names, lowered, rand, run
 
 
@@ -40,8 +41,8 @@ def check_elementwise(s, A, B, sizes=SIZES):
     for n, m in sizes:
         a = rand(n, m)
         got = run(s, [A, B], [a], n=n, m=m)
-        np.testing.assert_array_equal(got, a * 2 + 1)
-        np.testing.assert_array_equal(got, run(default, [A, B], [a], n=n, m=m))
+        assert_numbers(got, a * 2 + 1, exact=True)
+        assert_numbers(got, run(default, [A, B], [a], n=n, m=m), exact=True)
 
 
 def check_matmul(s, A, B, C, m, n, k):
@@ -49,9 +50,9 @@ def check_matmul(s, A, B, C, m, n, k):
     into fused multiply-adds), so the results must equal NumPy's and the default's."""
     a, b = rand(m, k, dtype="int32").astype("float32"), rand(k, n, dtype="int32").astype("float32")
     got = run(s, [A, B, C], [a, b], M=m, N=n, K=k)
-    np.testing.assert_array_equal(got, a @ b)
-    np.testing.assert_array_equal(got, run(po.create_schedule(C), [A, B, C], [a, b],
-                                           M=m, N=n, K=k))
+    assert_numbers(got, a @ b, exact=True)
+    assert_numbers(got, run(po.create_schedule(C), [A, B, C], [a, b], M=m, N=n, K=k),
+                   exact=True)
 
 
 # -- split ---------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 import polyopt as po
 from polyopt.te.evaluate import evaluate
 
+from testlib.numeric import assert_numbers
+
 CLEAN = (po.IllegalScheduleError, po.ScheduleError, po.InvalidArgumentError)
 _EXAMPLES = int(os.environ.get("POLYOPT_PROPERTY_EXAMPLES", "0"))
 
@@ -392,7 +394,7 @@ def check_te(spec, steps):
         expected = run_te(default, inputs, outputs, shape)
         actual = run_te(s, inputs, outputs, shape)
         for e, a in zip(expected, actual):
-            assert np.array_equal(e, a), (s.script(), shape, e, a)
+            assert_numbers(a, e, name=f"{s.script()}\nat {shape}")  # integers: exact
 
 
 def run_kernel(s, k, sizes):
@@ -422,4 +424,4 @@ def check_kernel(spec, steps):
         expected = run_kernel(default, k, size)
         actual = run_kernel(s, k, size)
         for e, a in zip(expected, actual):
-            assert np.array_equal(e, a), (s.script(), size, e, a)
+            assert_numbers(a, e, name=f"{s.script()}\nat {size}")  # integers: exact
