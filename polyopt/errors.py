@@ -1,8 +1,11 @@
 """Every error polyopt raises for a user mistake derives from :class:`PolyoptError`.
 
-Messages say what was wrong and what to do about it.  Public functions are marked
-:func:`public`: any other exception that would leave one (an isl or LLVM failure, a
-bug) becomes an :class:`InternalError` naming the function, as a last resort.
+Messages say what was wrong and what to do about it.  The ways a schedule primitive
+can fail each have a subclass of :class:`ScheduleError` in :mod:`polyopt.schedule_errors`
+(in the bottom layer too; it imports this module), with the objects involved as
+attributes.  Public functions are marked :func:`public`: any other exception that would
+leave one (an isl or LLVM failure, a bug) becomes an :class:`InternalError` naming the
+function, as a last resort.
 
 >>> try:
 ...     raise InvalidArgumentError("tensor 'A' expects float32, got float64")
@@ -26,6 +29,18 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
 
 class PolyoptError(Exception):
     """Root of all errors polyopt raises on purpose."""
+
+    def __reduce__(self):
+        # subclasses take their attributes as arguments (polyopt.schedule_errors): a copy
+        # is rebuilt from the message and the attributes, without calling __init__ again
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls, args, attributes):
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(attributes)
+    return error
 
 
 class InvalidArgumentError(PolyoptError, ValueError):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..errors import TensorizeError
+from ..schedule_errors import TensorizedLoopMissingError
 from ..tensorize.match import match
 from ..tensorize.match_result import Match
 from .from_isl import index_expr
@@ -45,8 +46,7 @@ def tensorize_calls(program, body: Node) -> Node:
         replaced = []
         body = _replace(body, found, replaced, ())
         if not replaced:
-            raise TensorizeError(f"the loop '{axis}' of stage '{stage}' tensorized with "
-                                 f"'{intrin.name}' is not in the generated code")
+            raise TensorizedLoopMissingError(stage, axis, intrin.name)
     return body
 
 

@@ -26,7 +26,8 @@ import islpy as isl
 
 from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
-from ..errors import REPORT, IllegalScheduleError, InternalError
+from ..errors import REPORT, InternalError
+from ..schedule_errors import DependenceViolationError
 from .dataflow import Dependence, Dependences
 from .describe import describe_map
 from .effort import bounded_effort
@@ -379,11 +380,8 @@ def ensure_legal(program: Program, deps: Dependences, *, transform: str,
     if not violations:
         return
     violation = violations[0]
-    hint = repair(violation) if repair is not None else None
-    message = f"{transform} is illegal: {violation.explain()}"
-    if hint:
-        message += f". Repair: {hint}"
-    raise IllegalScheduleError(message, violation)
+    raise DependenceViolationError(transform, violation,
+                                   repair(violation) if repair is not None else None)
 
 
 
