@@ -35,6 +35,11 @@ class PolyoptError(Exception):
         # is rebuilt from the message and the attributes, without calling __init__ again
         return _rebuilt, (type(self), self.args, self.__dict__)
 
+    def with_message(self, message: str) -> "PolyoptError":
+        """A copy of this error, of its class and with its attributes, saying ``message``
+        (a caller adding context keeps the type that tests and handlers look at)."""
+        return _rebuilt(type(self), (message,), dict(self.__dict__))
+
 
 def _rebuilt(cls, args, attributes):
     error = cls.__new__(cls)
@@ -90,7 +95,14 @@ class IllegalScheduleError(ScheduleError):
 
 class CheckEffortError(ScheduleError):
     """The exact legality check needed more of isl's effort than its bound
-    (``po.check_effort``) allows: the schedule is neither accepted nor proved illegal."""
+    (``po.check_effort``) allows: the schedule is neither accepted nor proved illegal.
+
+    ``what`` names the check, ``limit`` the bound it hit (isl operations, or seconds of
+    CPU for the dependences of a rewritten kernel)."""
+
+    def __init__(self, message: str, *, what: str | None = None, limit=None):
+        super().__init__(message)
+        self.what, self.limit = what, limit
 
 
 class TensorizeError(ScheduleError):

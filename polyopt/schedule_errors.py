@@ -2,8 +2,10 @@
 
 Each class derives from :class:`~polyopt.errors.ScheduleError` (or
 :class:`~polyopt.errors.IllegalScheduleError`, :class:`~polyopt.errors.TensorizeError`),
-so ``except ScheduleError`` keeps catching them; some also derive from
-:class:`~polyopt.errors.InvalidArgumentError` where that was their class before.  Each
+so ``except ScheduleError`` keeps catching them; the argument errors (a bad factor, a
+loop listed twice, an axis of another stage) derive from
+:class:`~polyopt.errors.InvalidArgumentError` only, as before: ``s[C].can_split(...)``
+answers False for a schedule it refuses and raises for a bad argument.  Each
 keeps the objects involved as attributes (stage, loop names, factor, violation, ...)
 and renders its message from them: what was wrong and what to do.  The failures of the
 lowering passes (OpenCL, the accelerator, LLVM intrinsics) are in
@@ -22,7 +24,7 @@ from .errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError,
                      TensorizeError)
 
 __all__ = [
-    "UnknownLoopError", "UnknownLoopKindError", "InvalidFactorError", "SplitArgumentsError",
+    "UnknownLoopError", "ForeignAxisError", "UnknownLoopKindError", "InvalidFactorError", "SplitArgumentsError",
     "SymbolicSplitError", "LoopsNotAdjacentError", "LoopOrderError", "DuplicateLoopError",
     "NonConstantExtentError", "PartlySharedLoopsError", "NotEnoughLoopsError",
     "BandMismatchError",
@@ -45,18 +47,22 @@ def _quoted(names) -> str:
 
 
 # -- loops ------------------------------------------------------------------------------
-class UnknownLoopError(ScheduleError, InvalidArgumentError):
-    """A primitive names a loop the stage does not have (``loops``: the ones it has;
-    ``None`` when the loop is an axis object of another stage)."""
+class UnknownLoopError(ScheduleError):
+    """A primitive names a loop the stage does not have (``loops``: the ones it has)."""
 
-    def __init__(self, stage: str, loop: str, loops: tuple[str, ...] | None = None):
-        self.stage, self.loop = stage, loop
-        self.loops = None if loops is None else tuple(loops)
-        if loops is None:
-            super().__init__(f"axis '{loop}' does not belong to stage '{stage}'")
-        else:
-            super().__init__(f"stage '{stage}' has no loop '{loop}'; its loops are: "
-                             f"{', '.join(self.loops)}")
+    def __init__(self, stage: str, loop: str, loops: tuple[str, ...]):
+        self.stage, self.loop, self.loops = stage, loop, tuple(loops)
+        super().__init__(f"stage '{stage}' has no loop '{loop}'; its loops are: "
+                         f"{', '.join(self.loops)}")
+
+
+class ForeignAxisError(InvalidArgumentError):
+    """An axis object (``IterVar``) of another stage passed to a primitive of ``stage``
+    (an argument error: ``can_*`` raise it rather than answer False)."""
+
+    def __init__(self, stage: str, axis: str):
+        self.stage, self.axis = stage, axis
+        super().__init__(f"axis '{axis}' does not belong to stage '{stage}'")
 
 
 class UnknownLoopKindError(ScheduleError):
@@ -67,7 +73,7 @@ class UnknownLoopKindError(ScheduleError):
         super().__init__(f"unknown loop kind {kind!r}; use one of {', '.join(self.kinds)}")
 
 
-class InvalidFactorError(ScheduleError, InvalidArgumentError):
+class InvalidFactorError(InvalidArgumentError):
     """A factor, part count or offset (``what``) is not an integer in range
     (``requirement`` says which)."""
 
@@ -76,7 +82,7 @@ class InvalidFactorError(ScheduleError, InvalidArgumentError):
         super().__init__(f"{what} must be {requirement}, got {value!r}")
 
 
-class SplitArgumentsError(ScheduleError, InvalidArgumentError):
+class SplitArgumentsError(InvalidArgumentError):
     """``split`` got both or neither of ``factor=`` and ``nparts=``."""
 
     def __init__(self, factor, nparts):
@@ -128,7 +134,7 @@ class LoopOrderError(ScheduleError):
         super().__init__(f"{primitive} needs '{outer}' outside '{inner}'")
 
 
-class DuplicateLoopError(ScheduleError, InvalidArgumentError):
+class DuplicateLoopError(InvalidArgumentError):
     """``reorder`` lists a loop twice."""
 
     def __init__(self, primitive: str, stage: str, loops: tuple[str, ...]):

@@ -93,8 +93,8 @@ def check_tensorized(state, step: str) -> None:
         except ScheduleError as err:
             if ".tensorize(" in step:
                 raise
-            raise type(err)(f"{step} breaks the tensorize of stage '{stage}' at '{axis}': "
-                            f"{err}") from None
+            raise err.with_message(f"{step} breaks the tensorize of stage '{stage}' at "
+                                   f"'{axis}': {err}") from None
     if key is not None:
         if len(_CHECKED) > 32:
             _CHECKED.clear()

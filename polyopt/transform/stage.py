@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError, public,
                       public_methods)
-from ..schedule_errors import UnknownLoopError, UnknownPragmaError
+from ..schedule_errors import ForeignAxisError, UnknownPragmaError
 from ..te.expr import IterVar
 from ..te.tensor import Tensor
 from . import attach
@@ -74,7 +74,7 @@ class Stage:
             main = self.schedule.program.statement(stage.main)
             positions = [k for k, v in enumerate(main.iter_vars) if v is axis]
             if not positions:
-                raise UnknownLoopError(self.name, axis.name)
+                raise ForeignAxisError(self.name, axis.name)
             name = main.dims[positions[0]]
         elif isinstance(axis, str):
             name = axis

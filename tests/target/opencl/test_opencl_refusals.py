@@ -38,10 +38,14 @@ def test_binding_a_loop_that_carries_a_dependence_is_refused_with_it():
 def test_a_barrier_inside_threadidx_loops_is_refused():
     s, args, j = _columns_with_their_producer()
     s[args[1]].bind(j, "threadIdx.x", check=False)  # the backend still refuses it
-    with pytest.raises(po.ScheduleError,
-                       match=r"B\[i=0, j=0\] and C\[i=0, j=1\] \(when N=1\).*different work-items of one "
-                             r"group, inside the same threadIdx loops.*barrier"):
+    with pytest.raises(po.WorkItemRaceError) as refused:
         po.build(s, args, target="opencl")
+    err = refused.value
+    assert (err.array, err.unit) == ("B", "work-item")
+    assert (err.example.kind, err.example.source, err.example.sink, err.example.element,
+            err.example.params) == ("flow", "B[i=0, j=0]", "C[i=0, j=1]", "B[0, 0]",
+                                    {"N": 1})
+    assert "barrier" in err.problem
 
 
 def test_a_dependence_between_work_groups_is_refused():
@@ -55,9 +59,13 @@ def test_a_dependence_between_work_groups_is_refused():
                        r"dependence.*B\[i=7\] writes B\[7\] that C\[i=8\] reads"):
         s[C].bind(io, "blockIdx.x")
     s[C].bind(io, "blockIdx.x", check=False)  # the backend still refuses it
-    with pytest.raises(po.ScheduleError, match=r"B\[i=7\] and C\[i=8\] \(when N=9\) touch B "
-                       r"in different work-groups.*separate kernels.*compute_root"):
+    with pytest.raises(po.WorkItemRaceError) as refused:
         po.build(s, [A, C], target="opencl")
+    err = refused.value
+    assert (err.array, err.unit) == ("B", "work-group") and err.kernel
+    assert (err.example.source, err.example.sink, err.example.element,
+            err.example.params) == ("B[i=7]", "C[i=8]", "B[7]", {"N": 9})
+    assert "separate kernels" in err.advice and "compute_root" in err.advice
 
 
 def test_a_reduction_loop_goes_to_work_items_not_to_work_groups():
