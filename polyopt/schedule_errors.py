@@ -517,16 +517,16 @@ class BufferAlignmentError(TensorizeError):
 
 
 class IllegalTensorizeError(TensorizeError):
-    """Running each tile of ``axis`` as one step would break ``dependence`` (inside a
-    tile when ``violation`` is None, else between tiles, with the pair of instances)."""
+    """Running each tile of ``axis`` as one step would break ``violation.dependence``:
+    two of its instances (``violation``'s pair) lie in one tile (``inside``), or in two
+    tiles that the steps run in the wrong order."""
 
-    def __init__(self, axis: str, dependence, violation=None):
-        self.axis, self.dependence, self.violation = axis, dependence, violation
-        if violation is None:
-            d = dependence
-            message = (f"tensorize at '{axis}' is illegal: inside a tile, {d.kind} "
-                       f"dependence {d.source} -> {d.sink} through {d.array} orders two "
-                       "instances that the intrinsic runs as one step")
+    def __init__(self, axis: str, violation, inside: bool):
+        self.axis, self.violation, self.inside = axis, violation, inside
+        self.dependence = violation.dependence
+        if inside:
+            message = (f"tensorize at '{axis}' is illegal: inside a tile, "
+                       f"{violation.explain('and the intrinsic runs both as one step')}")
         else:
             message = (f"tensorize at '{axis}' is illegal: running each tile as one step "
                        f"breaks a dependence: {violation.explain()}")

@@ -87,7 +87,7 @@ def _violations(program: Program, deps: Dependences, limit: int | None) -> list[
         source, sink = _schedule_of(program, dep.source), _schedule_of(program, dep.sink)
         wrong = source.apply_range(not_after).apply_range(sink.reverse())
         pairs = dep.relation.intersect(wrong).intersect_params(program.context)
-        found.append(_violation(dep, pairs, program))
+        found.append(violation(program, dep, pairs))
         if limit is not None and len(found) >= limit:
             break
     return found
@@ -116,7 +116,7 @@ def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
                         ) -> list[Violation]:
     """Dependences carried by the loop at schedule dimension ``dim`` of ``stmt``, each
     with an example pair (see :func:`carried_pairs`)."""
-    return [_violation(dep, pairs, program)
+    return [violation(program, dep, pairs)
             for dep, pairs in carried_pairs(program, deps, stmt, dim)]
 
 
@@ -220,7 +220,8 @@ def other_iteration(space: isl.Space, dim: int) -> isl.Map:
     return result.subtract(result.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim))
 
 
-def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
+def violation(program: Program, dep: Dependence, pairs: isl.Map) -> Violation:
+    """``dep`` broken at ``pairs`` (some of its pairs), with the first of them."""
     pair = find_pair(program, dep.kind, pairs, dep.array, dep.elements)
     return Violation(dep, pairs, pair.source, pair.sink, pair.element, pair.params,
                      _uniform_distance(dep, pairs))
@@ -255,9 +256,9 @@ def ensure_legal(program: Program, deps: Dependences, *, transform: str,
     violations = find_violations(program, deps, limit=1)
     if not violations:
         return
-    violation = violations[0]
-    raise DependenceViolationError(transform, violation,
-                                   repair(violation) if repair is not None else None)
+    first = violations[0]
+    raise DependenceViolationError(transform, first,
+                                   repair(first) if repair is not None else None)
 
 
 

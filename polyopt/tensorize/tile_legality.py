@@ -13,7 +13,7 @@ import dataclasses
 import islpy as isl
 
 from ..deps.dataflow import Dependences
-from ..deps.legality import find_violations
+from ..deps.legality import find_violations, violation
 from ..domain.program import Program
 from ..schedule_errors import IllegalTensorizeError
 from .match_result import Match
@@ -36,7 +36,8 @@ def check_legal(program: Program, deps: Dependences, found: Match) -> None:
             inside = dep.relation.intersect(same_tile).intersect_params(program.context)
             if not inside.is_empty() and not (
                     dep.array == output and dep.sink == found.main):
-                raise IllegalTensorizeError(found.axis, dep)
+                raise IllegalTensorizeError(found.axis, violation(program, dep, inside),
+                                            inside=True)
             relation = dep.relation.subtract(same_tile)
             if relation.is_empty():
                 continue
@@ -46,7 +47,7 @@ def check_legal(program: Program, deps: Dependences, found: Match) -> None:
                                    found.dim)
     violations = find_violations(collapsed, Dependences(tuple(kept)), limit=1)
     if violations:
-        raise IllegalTensorizeError(found.axis, violations[0].dependence, violations[0])
+        raise IllegalTensorizeError(found.axis, violations[0], inside=False)
 
 
 def _collapsed_program(program: Program, region: dict[str, isl.Set], dim: int) -> Program:
