@@ -26,7 +26,7 @@ value and every element ends with the same value, for all sizes.
 >>> io, ii = s["S1"].split("i", factor=4)
 >>> s["S0"].compute_at(s["S1"], io)
 Traceback (most recent call last):
-polyopt.errors.IllegalScheduleError: s["S0"].compute_at("S1", "i.outer") would change what the program leaves in B[0]: nothing would write it, where the original order leaves the value written by S0[i=0] (when N=1); every element the kernel writes must end with the same value
+polyopt.schedule_errors.ChangedValuesError: s["S0"].compute_at("S1", "i.outer") would change what the program leaves in B[0]: nothing would write it, where the original order leaves the value written by S0[i=0] (when N=1); every element the kernel writes must end with the same value
 """
 
 from __future__ import annotations
