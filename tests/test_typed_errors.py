@@ -5,6 +5,7 @@ every broken dependence."""
 
 import pickle
 
+import numpy as np
 import pytest
 
 import polyopt as po
@@ -299,6 +300,37 @@ def test_auto_schedule_after_primitives():
     assert "create_schedule" in err.reason
 
 
+def test_store_predicate_other_than_one_store_per_group():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.StorePredicateError, lambda: s[B].set_store_predicate(B.op.axis[0]))
+    assert err.stage == "B"
+
+
+def test_expand_scalar_of_a_tensor_expression():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.InPlaceKernelError, lambda: s.expand_scalar("w"))
+    assert err.primitive == "expand_scalar" and "in-place kernels" in err.reason
+
+
+def test_template_needing_instructions_the_cpu_lacks():
+    from polyopt.schedules.tensorized import bf16_matmul_template
+
+    cpu = po.TargetInfo.for_cpu("znver3")
+    assert not cpu.has_bf16  # the machine model says so: the template must refuse it
+    A = po.placeholder((12, 40), name="A", dtype="bfloat16")
+    packed = po.ops.pack_vnni_numpy(np.zeros((40, 50), "uint16"), columns=64, blocked=True,
+                                    group=2)
+    W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
+    C = po.ops.matmul_bf16(A, W)
+    s = po.create_schedule(C)
+    err = refused(po.MissingInstructionsError,
+                  lambda: bf16_matmul_template(s, C, parallel=False, target_info=cpu))
+    assert err.cpu == cpu.name and "BF16" in err.missing[0]
+    assert isinstance(err, po.TensorizeError)
+
+
 # -- legality and the counterexample printer ---------------------------------------------
 
 def test_dependence_violation_carries_the_pair():
@@ -332,6 +364,22 @@ def test_parallel_loop_with_a_race_on_a_recomputed_buffer():
     err = refused(po.LoopRaceError, lambda: s[C].parallel(io))
     assert err.loop == "i.outer" and err.repair
     assert err.race == "B[i_outer=0, i=4] writes B[4] that C[i=4] reads, in another iteration"
+
+
+def test_a_rewrite_that_changes_values_names_the_read():
+    n = po.var("N")
+
+    @po.kernel
+    def prefix(A: po.i32[n]):
+        for i in range(1, n):
+            A[i] += A[i - 1]
+
+    s = po.create_schedule(prefix)
+    io, _ = s["S0"].split("i", factor=4)
+    AS = s.cache_read(prefix.args[0], "shared", ["S0"])
+    err = refused(po.ChangedValuesError, lambda: s[AS].compute_at(s["S0"], io))
+    assert err.what == "reads" and err.primitive.startswith("s[")
+    assert "would read A[" in err.example and "in the original order" in err.example
 
 
 def test_one_printer_renders_every_kind():
