@@ -1,8 +1,11 @@
 """Every error polyopt raises for a user mistake derives from :class:`PolyoptError`.
 
-Messages say what was wrong and what to do about it.  Public functions are marked
-:func:`public`: any other exception that would leave one (an isl or LLVM failure, a
-bug) becomes an :class:`InternalError` naming the function, as a last resort.
+Messages say what was wrong and what to do about it.  The ways a schedule primitive
+can fail each have a subclass of :class:`ScheduleError` in :mod:`polyopt.schedule_errors`
+(in the bottom layer too; it imports this module), with the objects involved as
+attributes.  Public functions are marked :func:`public`: any other exception that would
+leave one (an isl or LLVM failure, a bug) becomes an :class:`InternalError` naming the
+function, as a last resort.
 
 >>> try:
 ...     raise InvalidArgumentError("tensor 'A' expects float32, got float64")
@@ -26,6 +29,23 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
 
 class PolyoptError(Exception):
     """Root of all errors polyopt raises on purpose."""
+
+    def __reduce__(self):
+        # subclasses take their attributes as arguments (polyopt.schedule_errors): a copy
+        # is rebuilt from the message and the attributes, without calling __init__ again
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+    def with_message(self, message: str) -> "PolyoptError":
+        """A copy of this error, of its class and with its attributes, saying ``message``
+        (a caller adding context keeps the type that tests and handlers look at)."""
+        return _rebuilt(type(self), (message,), dict(self.__dict__))
+
+
+def _rebuilt(cls, args, attributes):
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(attributes)
+    return error
 
 
 class InvalidArgumentError(PolyoptError, ValueError):
@@ -75,7 +95,14 @@ class IllegalScheduleError(ScheduleError):
 
 class CheckEffortError(ScheduleError):
     """The exact legality check needed more of isl's effort than its bound
-    (``po.check_effort``) allows: the schedule is neither accepted nor proved illegal."""
+    (``po.check_effort``) allows: the schedule is neither accepted nor proved illegal.
+
+    ``what`` names the check, ``limit`` the bound it hit (isl operations, or seconds of
+    CPU for the dependences of a rewritten kernel)."""
+
+    def __init__(self, message: str, *, what: str | None = None, limit=None):
+        super().__init__(message)
+        self.what, self.limit = what, limit
 
 
 class TensorizeError(ScheduleError):

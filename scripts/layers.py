@@ -7,7 +7,7 @@ that the drawing is up to date, that every import points down and that no import
 exists.
 
 >>> LAYERS[0]
-('errors', 'dtypes', 'names', 'machine', 'private_folder')
+('errors', 'schedule_errors', 'lowering_errors', 'dtypes', 'names', 'machine', 'private_folder')
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ PACKAGE = ROOT / "polyopt"
 DRAWING = ROOT / "docs" / "layers.md"
 # bottom to top: a module may import its own layer and the layers below it
 LAYERS = [
-    ("errors", "dtypes", "names", "machine", "private_folder"),
+    ("errors", "schedule_errors", "lowering_errors", "dtypes", "names", "machine",
+     "private_folder"),
     ("te",), ("domain",), ("frontend",), ("deps",),
     ("transform",),
     ("tensorize",),
@@ -34,7 +35,8 @@ LAYERS = [
 ]
 NEVER = {"target": {"transform", "schedules"}}  # backends only see lowered programs
 ROLES = {
-    "machine": "machine model", "te": "tensor expressions", "domain": "exact programs",
+    "machine": "machine model", "schedule_errors": "one class per failing primitive",
+    "lowering_errors": "one class per failing lowering pass", "te": "tensor expressions", "domain": "exact programs",
     "frontend": "Python and C loop nests", "deps": "exact dependences, legality",
     "transform": "checked primitives (mechanism)", "tensorize": "intrinsics, exact matching",
     "schedules": "policy: auto_schedule, templates", "ast": "loop ASTs",

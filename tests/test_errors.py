@@ -246,6 +246,10 @@ def test_every_error_is_a_polyopt_error():
                  "TensorizeError", "BackendError", "MissingBackendError", "InternalError",
                  "CheckEffortError"):
         assert issubclass(getattr(po, name), po.PolyoptError)
+    # one class per way a primitive or a lowering pass fails (tests/test_typed_errors.py)
+    from polyopt import lowering_errors, schedule_errors
+    for name in schedule_errors.__all__ + lowering_errors.__all__:
+        assert issubclass(getattr(po, name), (po.ScheduleError, po.InvalidArgumentError)), name
 
 
 def test_run_deep_raises_the_recursion_limit_for_its_call_only():

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from ..errors import TensorizeError
+from ..errors import REPORT, InternalError
+from ..schedule_errors import TensorizedLoopMissingError
 from ..tensorize.match import match
 from ..tensorize.match_result import Match
 from .from_isl import index_expr
@@ -45,8 +46,7 @@ def tensorize_calls(program, body: Node) -> Node:
         replaced = []
         body = _replace(body, found, replaced, ())
         if not replaced:
-            raise TensorizeError(f"the loop '{axis}' of stage '{stage}' tensorized with "
-                                 f"'{intrin.name}' is not in the generated code")
+            raise TensorizedLoopMissingError(stage, axis, intrin.name)
     return body
 
 
@@ -104,7 +104,7 @@ def full_tile_test(full: isl.Set, outer: tuple[For, ...]) -> IndexExpr | None:
     if test.plain_is_universe():
         return None
     if test.is_empty():
-        raise TensorizeError("internal: a tensorized sub-nest runs in no full tile")
+        raise InternalError(f"a tensorized sub-nest runs in no full tile; {REPORT}")
     build = isl.AstBuild.from_context(isl.Set.universe(test.get_space()))
     return index_expr(build.expr_from_set(test))
 

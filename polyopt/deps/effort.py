@@ -137,7 +137,8 @@ class bounded_effort:  # noqa: N801  (used as a context manager, like a function
                 "accepted nor proved illegal. Simplify the schedule (a constant split factor "
                 "instead of nparts=, fewer nested splits or tilings before the wavefront or "
                 "parallel loop), or raise the bound: po.check_effort.operations = N (or "
-                "POLYOPT_CHECK_EFFORT=N; 0 for none)") from error
+                "POLYOPT_CHECK_EFFORT=N; 0 for none)", what=self.what,
+                limit=self.limit) from error
         return False
 
 

@@ -32,9 +32,9 @@ import islpy as isl
 
 from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
-from ..errors import IllegalScheduleError
+from ..schedule_errors import ChangedValuesError
 from .dataflow import flow_accesses, flow_schedule
-from .legality import first_point, instance_text
+from .counterexample import first_point, instance_text, when_text
 
 _INIT = "__initial_"
 _UNSET = "__unset_"
@@ -83,9 +83,7 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
     if inlined is not None:
         clash = inlined.intersect_domain(before.domain()).subtract(before)
         if not clash.is_empty():
-            raise IllegalScheduleError(
-                f"{primitive} would change the values the program reads: "
-                + _read_example(clash, before, original))
+            raise ChangedValuesError(primitive, _read_example(clash, before, original))
         before = before.union(inlined)
     resolved = _effective_sources(rewritten, rewrite)
     after = _restrict_readers(resolved, set(rewrite.origins))
@@ -99,17 +97,15 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
     mapped = after.apply_domain(tags).apply_range(instances)
     wrong = mapped.subtract(before).intersect_params(original.context)
     if not wrong.is_empty():
-        raise IllegalScheduleError(f"{primitive} would change the values the program reads: "
-                                   + _read_example(wrong, before, original)
-                                   + repair)
+        raise ChangedValuesError(primitive, _read_example(wrong, before, original),
+                                 repair=repair)
     last_before = _last_writers(original, rewrite=None, private=private)
     last_after = last_after.apply_range(instances)
     differ = last_after.subtract(last_before).union(last_before.subtract(last_after))
     differ = differ.intersect_params(original.context)
     if not differ.is_empty():
-        raise IllegalScheduleError(f"{primitive} would change what the program leaves in "
-                                   + _element_example(differ, last_before, last_after,
-                                                      original))
+        raise ChangedValuesError(primitive, _element_example(differ, last_before, last_after,
+                                                             original), what="leaves")
 
 
 # -- where each read gets its value --------------------------------------------------
@@ -223,9 +219,10 @@ def _filled_from(program: Program, rewrite: Rewrite, access) -> isl.Map:
         access.relation.range().subtract(filled.domain())
     if not unfilled.intersect_params(program.context).is_empty() or \
             not filled.is_single_valued():
-        raise IllegalScheduleError(f"{access.stmt} reads elements of buffer {access.array} "
-                                   "that no copy fills with one element of the array it "
-                                   "mirrors; copy what it reads before it")
+        raise ChangedValuesError(
+            "the copies", f"{access.stmt} reads elements of buffer {access.array} that no "
+            "copy fills with one element of the array it mirrors; copy what it reads before "
+            "it", what="unfilled")
     return filled
 
 
@@ -298,10 +295,6 @@ def _domain_point(m: isl.Map, coords: list[int], params: dict[str, int]) -> isl.
     return isl.UnionSet.from_set(point)
 
 
-def _when(params: dict[str, int]) -> str:
-    return (" (when " + ", ".join(f"{k}={v}" for k, v in params.items()) + ")") if params else ""
-
-
 def _source_text(program: Program, space: isl.Space, coords: list[int]) -> str:
     name = space.get_tuple_name(isl.dim_type.set)
     if name.startswith(_INIT):
@@ -330,7 +323,7 @@ def _read_example(wrong, before, original) -> str:
         r, _, rc = _point(right)
         expected = (", but in the original order it reads "
                     + _source_text(original, r.get_space().range(), rc[n_reader + n_elem:]))
-    return f"{instance} would read {element} from {got}{expected}{_when(params)}"
+    return f"{instance} would read {element} from {got}{expected}{when_text(params)}"
 
 
 def _element_example(differ, last_before, last_after, original) -> str:
@@ -346,5 +339,5 @@ def _element_example(differ, last_before, last_after, original) -> str:
         what = f"it would end with {source}, where the original order does not write it"
     else:
         what = f"it would not end with {source}, as in the original order"
-    return (f"{element}: {what}{_when(params)}; every element the kernel writes must end "
+    return (f"{element}: {what}{when_text(params)}; every element the kernel writes must end "
             "with the same value")

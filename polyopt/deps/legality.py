@@ -19,16 +19,16 @@ True
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import islpy as isl
 
 from ..domain.memo import IdentityMemo
-from ..domain.program import AccessKind, Program
-from ..errors import REPORT, IllegalScheduleError, InternalError
+from ..domain.program import Program
+from ..errors import REPORT, InternalError
+from ..schedule_errors import DependenceViolationError
+from .counterexample import Counterexample, describe, find_pair
 from .dataflow import Dependence, Dependences
-from .describe import describe_map
 from .effort import bounded_effort
 
 
@@ -44,28 +44,23 @@ class Violation:
     params: dict[str, int]
     distance: tuple[int, ...] | None
 
+    @property
+    def example(self) -> Counterexample:
+        """The pair of instances, for :func:`.counterexample.describe`."""
+        return Counterexample(self.dependence.kind, self.source, self.sink, self.element,
+                              self.params)
+
     def explain(self, consequence: str | None = None) -> str:
         """What the dependence is and why the schedule breaks it.
 
         ``consequence`` replaces the default "but the new schedule runs ... first"."""
-        dep = self.dependence
-        when = ""
-        if self.params:
-            when = " (when " + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
-        defaults = {
-            "flow": (f"{self.source} writes {self.element} that {self.sink} reads",
-                     "but the new schedule runs the reader first"),
-            "anti": (f"{self.source} reads {self.element} before {self.sink} overwrites it",
-                     "but the new schedule runs the write first"),
-            "output": (f"{self.source} and then {self.sink} write {self.element}",
-                       "but the new schedule runs them in the other order"),
-        }
-        fact, default = defaults[dep.kind]
-        distance = ""
-        if self.distance is not None:
-            distance = f"; dependence distance ({', '.join(map(str, self.distance))})"
-        return (f"{fact}, {consequence or default}{when} [{dep.kind} dependence "
-                f"{dep.source} -> {dep.sink} through {dep.array}{distance}]")
+        return describe(self.example, consequence or _DEFAULTS[self.dependence.kind],
+                        self.dependence, self.distance)
+
+
+_DEFAULTS = {"flow": "but the new schedule runs the reader first",
+             "anti": "but the new schedule runs the write first",
+             "output": "but the new schedule runs them in the other order"}
 
 
 def _schedule_of(program: Program, stmt: str) -> isl.Map:
@@ -92,7 +87,7 @@ def _violations(program: Program, deps: Dependences, limit: int | None) -> list[
         source, sink = _schedule_of(program, dep.source), _schedule_of(program, dep.sink)
         wrong = source.apply_range(not_after).apply_range(sink.reverse())
         pairs = dep.relation.intersect(wrong).intersect_params(program.context)
-        found.append(_violation(dep, pairs, program))
+        found.append(violation(program, dep, pairs))
         if limit is not None and len(found) >= limit:
             break
     return found
@@ -121,7 +116,7 @@ def carried_dependences(program: Program, deps: Dependences, stmt: str, dim: int
                         ) -> list[Violation]:
     """Dependences carried by the loop at schedule dimension ``dim`` of ``stmt``, each
     with an example pair (see :func:`carried_pairs`)."""
-    return [_violation(dep, pairs, program)
+    return [violation(program, dep, pairs)
             for dep, pairs in carried_pairs(program, deps, stmt, dim)]
 
 
@@ -225,128 +220,11 @@ def other_iteration(space: isl.Space, dim: int) -> isl.Map:
     return result.subtract(result.equate(isl.dim_type.in_, dim, isl.dim_type.out, dim))
 
 
-def first_point(pairs: isl.Map) -> tuple[list[int], list[int]]:
-    """Parameter values and coordinates of one pair: small parameters (the first in
-    lexicographic order within growing boxes), then the lexicographically first pair
-    for them (a readable, stable counterexample); any pair when no small parameters
-    have one.
-
-    The search is bounded: isl's lexmin over the parameters and the pair together can
-    take minutes on relations with floor divisions (a diamond-tiled reduction), while
-    an emptiness test with the parameters fixed, and the lexmin of the bounded pairs
-    that remain, take microseconds.
-
-    >>> first_point(isl.Map("[n] -> { S[i] -> S[i + 1] : 3 <= i < n }"))
-    ([4], [3, 4])
-    """
-    wrapped = pairs.wrap()
-    n_par = wrapped.dim(isl.dim_type.param)
-    n_set = wrapped.dim(isl.dim_type.set)
-    params = _small_parameters(wrapped, n_par)
-    if params is not None:
-        fixed = wrapped
-        for pos, value in enumerate(params):
-            fixed = fixed.fix_val(isl.dim_type.param, pos, isl.Val(value))
-        try:
-            first = fixed.lexmin()
-        except isl.Error:  # isl (bundled with islpy 2026.2.2) fails on some sets with
-            first = fixed  # divisions ("affine expression involves some of the domain
-            # dimensions"): any pair of these small parameters is a witness too
-        if not first.is_empty():
-            point = first.sample_point()
-            return list(params), [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-                                  for k in range(n_set)]
-    point = wrapped.sample_point()
-    return ([point.get_coordinate_val(isl.dim_type.param, k).to_python() for k in range(n_par)],
-            [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n_set)])
-
-
-_PARAMETER_CHECKS = 400  # emptiness tests at most, in the search for small parameters
-
-
-def _small_parameters(wrapped: isl.Set, n_par: int) -> tuple[int, ...] | None:
-    """The first parameter values, in lexicographic order within the boxes [0, 1],
-    [0, 3], [0, 7], ... of the parameter space, for which ``wrapped`` has a point;
-    None when none is found within :data:`_PARAMETER_CHECKS` tests."""
-    if n_par == 0:
-        return () if not wrapped.is_empty() else None
-    checked: set[tuple[int, ...]] = set()
-    bound = 1
-    while len(checked) < _PARAMETER_CHECKS:
-        for values in itertools.product(range(bound + 1), repeat=n_par):
-            if values in checked:
-                continue
-            if len(checked) >= _PARAMETER_CHECKS:
-                return None
-            checked.add(values)
-            fixed = wrapped
-            for pos, value in enumerate(values):
-                fixed = fixed.fix_val(isl.dim_type.param, pos, isl.Val(value))
-            try:
-                if not fixed.is_empty():
-                    return values
-            except isl.Error:  # see first_point: try other parameters
-                continue
-        bound = 2 * bound + 1
-    return None
-
-
-def _violation(dep: Dependence, pairs: isl.Map, program: Program) -> Violation:
-    n_in = pairs.dim(isl.dim_type.in_)
-    try:
-        param_values, coords = first_point(pairs)
-    except isl.Error:  # no concrete pair: the refusal names the relation instead
-        return Violation(dep, pairs, f"an instance of {dep.source}",
-                         f"an instance of {dep.sink} ({describe_map(pairs)})",
-                         f"an element of {dep.array}", {}, None)
-    params = dict(zip(pairs.get_space().get_var_names(isl.dim_type.param), param_values))
-    src = instance_text(program, dep.source, coords[:n_in])
-    snk = instance_text(program, dep.sink, coords[n_in:])
-    element = _element(dep, program, coords[:n_in], coords[n_in:], params)
-    return Violation(dep, pairs, src, snk, element, params, _uniform_distance(dep, pairs))
-
-
-def instance_text(program: Program, stmt: str, values: list[int]) -> str:
-    dims = program.statement(stmt).dims
-    return f"{stmt}[{', '.join(f'{d}={v}' for d, v in zip(dims, values))}]"
-
-
-def _element(dep: Dependence, program: Program, source: list[int], sink: list[int],
-             params: dict[str, int]) -> str:
-    """The element of ``dep.array`` that the two instances really share: one the
-    source touches through the dependence and the sink touches too (a statement may
-    touch several elements of the array, e.g. a stencil's reads)."""
-    touched = _fixed(dep.elements, source, params).range()
-    sink_kind = AccessKind.READ if dep.kind == "flow" else AccessKind.WRITE
-    if _has_statement(program, dep.sink):
-        for access in program.statement(dep.sink).accesses:
-            if access.array == dep.array and access.kind is sink_kind:
-                shared = touched.intersect(_fixed(access.relation, sink, params).range())
-                if not shared.is_empty():
-                    touched = shared
-                    break
-    if touched.is_empty():
-        return f"an element of {dep.array}"
-    point = touched.sample_point()
-    index = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-             for k in range(touched.dim(isl.dim_type.set))]
-    return f"{dep.array}[{', '.join(map(str, index))}]"
-
-
-def _fixed(relation: isl.Map, instance: list[int], params: dict[str, int]) -> isl.Map:
-    """``relation`` restricted to one instance and to the parameter values."""
-    point = isl.Set.universe(relation.get_space().domain())
-    for pos, value in enumerate(instance):
-        point = point.fix_val(isl.dim_type.set, pos, isl.Val(value))
-    names = relation.get_space().get_var_names(isl.dim_type.param)
-    for name, value in params.items():
-        if name in names:
-            point = point.fix_val(isl.dim_type.param, names.index(name), isl.Val(value))
-    return relation.intersect_domain(point)
-
-
-def _has_statement(program: Program, name: str) -> bool:
-    return any(s.name == name for s in program.statements)
+def violation(program: Program, dep: Dependence, pairs: isl.Map) -> Violation:
+    """``dep`` broken at ``pairs`` (some of its pairs), with the first of them."""
+    pair = find_pair(program, dep.kind, pairs, dep.array, dep.elements)
+    return Violation(dep, pairs, pair.source, pair.sink, pair.element, pair.params,
+                     _uniform_distance(dep, pairs))
 
 
 def _uniform_distance(dep: Dependence, pairs: isl.Map) -> tuple[int, ...] | None:
@@ -378,12 +256,9 @@ def ensure_legal(program: Program, deps: Dependences, *, transform: str,
     violations = find_violations(program, deps, limit=1)
     if not violations:
         return
-    violation = violations[0]
-    hint = repair(violation) if repair is not None else None
-    message = f"{transform} is illegal: {violation.explain()}"
-    if hint:
-        message += f". Repair: {hint}"
-    raise IllegalScheduleError(message, violation)
+    first = violations[0]
+    raise DependenceViolationError(transform, first,
+                                   repair(first) if repair is not None else None)
 
 
 

@@ -14,7 +14,7 @@ per tile (``compute_at``): overlapping tiles write the same elements of a shared
 >>> io, ii = s[C].split(C.op.axis[0], factor=4)
 >>> s[B].compute_at(s[C], io)
 >>> print(racing_access(s.program, "C", 2))  # dimension 2: the loop i.outer
-B[i_outer=0, i=4] writes B[4], which C[i=4] also reads in another iteration
+B[i_outer=0, i=4] writes B[4] that C[i=4] reads, in another iteration
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import islpy as isl
 from ..domain.memo import IdentityMemo
 from ..domain.program import AccessKind, Program
 from .dataflow import Dependence, Dependences
-from .legality import carried_pairs, first_point, instance_text, loop_statements
+from .counterexample import describe, find_pair
+from .legality import carried_pairs, loop_statements
 
 
 def racing_access(program: Program, stmt: str, dim: int,
@@ -82,45 +83,8 @@ def memory_conflicts(program: Program, array: str, *, stmts=None,
 
 
 def _describe(program: Program, conflict: Dependence, pairs: isl.Map) -> str:
-    _, coords = first_point(pairs)
-    n_in = pairs.dim(isl.dim_type.in_)
-    first = instance_text(program, conflict.source, coords[:n_in])
-    second = instance_text(program, conflict.sink, coords[n_in:])
-    element = _shared_element(program, conflict, pairs, coords, n_in)
-    verb = "writes" if conflict.kind == "output" else "reads"
-    return f"{first} writes {element}, which {second} also {verb} in another iteration"
-
-
-def _shared_element(program: Program, conflict: Dependence, pairs: isl.Map, coords,
-                    n_in: int) -> str:
-    """The element that the two instances of the example both touch."""
-    params = pairs.get_space().get_var_names(isl.dim_type.param)
-    point = pairs.wrap()
-    for pos, value in enumerate(coords):
-        point = point.fix_val(isl.dim_type.set, pos, isl.Val(value))
-    point = point.sample_point()
-    values = {name: point.get_coordinate_val(isl.dim_type.param, k)
-              for k, name in enumerate(params)}
-
-    def fixed(stmt: str, relation: isl.Map, instance) -> isl.Set:
-        where = isl.Set.universe(relation.get_space().domain())
-        for pos, value in enumerate(instance):
-            where = where.fix_val(isl.dim_type.set, pos, isl.Val(value))
-        names = relation.get_space().get_var_names(isl.dim_type.param)
-        for pos, name in enumerate(names):
-            if name in values:
-                where = where.fix_val(isl.dim_type.param, pos, values[name])
-        return relation.intersect_domain(where).range()
-
-    touched = fixed(conflict.source, conflict.elements, coords[:n_in])
-    kind = AccessKind.WRITE if conflict.kind == "output" else AccessKind.READ
-    for access in program.statement(conflict.sink).accesses:
-        if access.array == conflict.array and access.kind is kind:
-            shared = touched.intersect(fixed(conflict.sink, access.relation, coords[n_in:]))
-            if not shared.is_empty():
-                touched = shared
-                break
-    target = touched.sample_point()
-    index = [target.get_coordinate_val(isl.dim_type.set, k).to_python()
-             for k in range(touched.dim(isl.dim_type.set))]
-    return f"{conflict.array}[{', '.join(map(str, index))}]"
+    """The first pair of ``pairs`` (the writer first) through :func:`.counterexample.
+    describe`: a write then a read is a flow pair, two writes an output pair."""
+    kind = "output" if conflict.kind == "output" else "flow"
+    pair = find_pair(program, kind, pairs, conflict.array, conflict.elements)
+    return describe(pair, "in another iteration")

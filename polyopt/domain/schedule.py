@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from ..errors import ScheduleError
+from ..schedule_errors import TupleReductionError, UnknownLoopError, UnknownLoopKindError
 from ..machine import BIND_TAGS, VIRTUAL_THREAD  # target facts, for every layer
 from .memo import IdentityMemo
 
@@ -68,8 +68,7 @@ class Stage:
         for position, axis in enumerate(self.axes):
             if axis.name == name:
                 return position
-        names = ", ".join(a.name for a in self.axes)
-        raise ScheduleError(f"stage '{self.name}' has no loop '{name}'; its loops are: {names}")
+        raise UnknownLoopError(self.name, name, tuple(a.name for a in self.axes))
 
     def involves_reduce(self, axis: Axis) -> bool:
         dims = axis.value.get_space().get_var_names(isl.dim_type.in_)
@@ -153,7 +152,8 @@ class _Layout:
         if init and init_hoisted(stage):  # placed as the owner's init is
             owner = self.stages[stage.attach.stage]
             if owner.init is None or owner.init_level != stage.init_level:
-                raise ScheduleError(
+                raise TupleReductionError(
+                    "the schedule", stage.name, (owner.name,),
                     f"stage '{stage.name}' (an output of a reduction over a tuple) no longer "
                     f"has the loops of '{owner.name}' around its init")
             return self.row(owner, statement, values, init=True, member=stage.name + ".init")
@@ -346,7 +346,7 @@ def fixed_entry(row: isl.Map, dim: int) -> int | None:
 
 def check_axis_kind(kind: str) -> str:
     if kind not in KINDS:
-        raise ScheduleError(f"unknown loop kind {kind!r}; use one of {', '.join(KINDS)}")
+        raise UnknownLoopKindError(kind, KINDS)
     return kind
 
 

@@ -76,6 +76,7 @@ from dataclasses import replace
 from ..machine import TargetInfo
 from ..errors import (IllegalScheduleError, InvalidArgumentError, PolyoptError, ScheduleError,
                       public)
+from ..schedule_errors import AutoScheduleError
 from .auto_distribute import streams_matrices
 from .auto_jam import jammed_rows
 from .auto_options import AutoOptions, AutoReport
@@ -102,8 +103,8 @@ def auto_schedule(schedule, **options):
     if not isinstance(schedule, Schedule):
         schedule = create_schedule(schedule)
     if schedule.steps:
-        raise ScheduleError("auto_schedule starts from a schedule without primitives applied: "
-                            "po.auto_schedule(po.create_schedule(...))")
+        raise AutoScheduleError("auto_schedule starts from a schedule without primitives "
+                                "applied: po.auto_schedule(po.create_schedule(...))")
     start = time.perf_counter()
     notes = []
     if schedule.kernel is not None:
@@ -245,7 +246,7 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                                        max_operations=opts.max_operations,
                                        seconds=opts.scheduler_seconds)
     if isl_result is None:
-        raise ScheduleError(message)
+        raise AutoScheduleError(message)
     rows = flatten(isl_result)
     fusion = opts.fusion
     score, perfect = _fusion_score(rows, program)

@@ -14,7 +14,7 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 
 from __future__ import annotations
 
-from ..errors import TensorizeError
+from ..lowering_errors import MissingInstructionsError
 from ..machine import TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
@@ -61,7 +61,8 @@ def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -
     property)."""
     info = target_info or TargetInfo.host()
     if not getattr(info, fact):
-        raise TensorizeError(
+        raise MissingInstructionsError(
+            (what,), info.name,
             f"this template tensorizes with {what}, which the CPU {info.name} lacks "
             f"(TargetInfo.{fact} is False); schedule the computation without tensorize "
             "(po.auto_schedule), or pass target_info=po.TargetInfo.for_cpu('znver4') to "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..domain.program import Statement
-from ..errors import TensorizeError
+from ..schedule_errors import BufferAlignmentError
 from ..te.expr import Const, Expr, TensorRead
 from ..te.tensor import children
 from .intrin import Buffer
@@ -170,16 +170,11 @@ def _check_alignment(program, origin: isl.Map, array, buffer: Buffer, what: str)
         point = bad.range().sample_point()
         index = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
                  for k in range(array.ndim)]
-        raise TensorizeError(
-            f"buffer '{buffer.name}' needs offset_factor={factor} but the {what} starts at "
-            f"{array.name}{index} in some tile: split so that its tiles start at multiples "
-            f"of {factor}, or declare a smaller offset_factor")
+        raise BufferAlignmentError(buffer.name, factor, array.name, start=tuple(index),
+                                   what=what)
     for extent in array.shape[1:]:
         if not (isinstance(extent, Const) and extent.value % factor == 0):
-            raise TensorizeError(
-                f"buffer '{buffer.name}' needs offset_factor={factor} but a row of "
-                f"'{array.name}' has {extent} elements, not known to be a multiple of "
-                f"{factor}: use sizes that are, or declare offset_factor=1")
+            raise BufferAlignmentError(buffer.name, factor, array.name, row=str(extent))
 
 
 def _unit_dims(i_relation: isl.Map, buffer: Buffer) -> tuple[int, ...]:

@@ -25,8 +25,8 @@ s["C"].tensorize("j", "dot_16x4_u8s8()")
 
 from __future__ import annotations
 
-from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError, TensorizeError,
-                      public)
+from ..errors import IllegalScheduleError, InvalidArgumentError, ScheduleError, public
+from ..schedule_errors import AlreadyTensorizedError
 from ..transform.stage import Stage
 from ..transform.state import STATE_CHECKS, register
 from . import builtin
@@ -72,7 +72,7 @@ def tensorize(state, stage: str, axis: str, intrin, strict: bool = False):
     program = state.program
     for other_stage, other_axis, _ in program.tensorized:
         if other_stage == stage:
-            raise TensorizeError(f"stage '{stage}' is already tensorized at '{other_axis}'")
+            raise AlreadyTensorizedError(stage, other_axis)
     match(program, None, stage, axis, intrin, strict=strict)
     return state.advanced(program.replace(
         tensorized=program.tensorized + ((stage, axis, intrin),))), None
@@ -93,8 +93,8 @@ def check_tensorized(state, step: str) -> None:
         except ScheduleError as err:
             if ".tensorize(" in step:
                 raise
-            raise type(err)(f"{step} breaks the tensorize of stage '{stage}' at '{axis}': "
-                            f"{err}") from None
+            raise err.with_message(f"{step} breaks the tensorize of stage '{stage}' at "
+                                   f"'{axis}': {err}") from None
     if key is not None:
         if len(_CHECKED) > 32:
             _CHECKED.clear()

@@ -45,7 +45,7 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..deps.legality import shares_loop
 from ..domain.program import Program, Statement
-from ..errors import TensorizeError
+from ..schedule_errors import TensorizeMismatchError
 from ..te.expr import BinOp, Call, Compare, Const, Expr, IterVar, Logical, TensorRead, Var
 from ..te.tensor import children
 from ..transform.check import loop_dimension
@@ -76,18 +76,21 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
     init_inside = stage.init in region
     strangers = [name for name in region if name != stage.init]
     if strangers:
-        raise TensorizeError(
+        raise TensorizeMismatchError(
+            stage_name, axis_name, intrin.name,
             f"statement(s) {', '.join(strangers)} run inside loop '{axis_name}' of stage "
             f"'{stage_name}'; the intrinsic would replace only the stage's own work: compute "
             "them at a loop outside it")
     is_reduction = stage.init is not None
     if is_reduction != (i_init is not None):
-        raise TensorizeError(
+        raise TensorizeMismatchError(
+            stage_name, axis_name, intrin.name,
             f"stage '{stage_name}' is {'a' if is_reduction else 'not a'} reduction but "
             f"intrinsic '{intrin.name}' is {'one' if i_init is not None else 'not'}")
     i_dims = i_update.dims
     if len(inner_axes) != len(i_dims):
-        raise TensorizeError(
+        raise TensorizeMismatchError(
+            stage_name, axis_name, intrin.name,
             f"the sub-nest under '{axis_name}' has {len(inner_axes)} loop(s) "
             f"({', '.join(a.name for a in inner_axes)}) but intrinsic '{intrin.name}' has "
             f"{len(i_dims)} ({', '.join(i_dims)})")
@@ -121,11 +124,13 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
             failures.append(err)
     else:
         best = max(failures, key=lambda e: e.stage)  # the candidate that got furthest
-        raise TensorizeError(f"tensorize of '{stage_name}' at '{axis_name}' with "
-                             f"'{intrin.name}' refused: {best}") from None
+        raise TensorizeMismatchError(stage_name, axis_name, intrin.name,
+                                     f"tensorize of '{stage_name}' at '{axis_name}' with "
+                                     f"'{intrin.name}' refused: {best}") from None
     part = "body" if (not is_reduction or init_inside) else "update"
     if part == "update" and not intrin.update:
-        raise TensorizeError(
+        raise TensorizeMismatchError(
+            stage_name, axis_name, intrin.name,
             f"the reduction of '{stage_name}' is split around '{axis_name}' (its init runs "
             f"outside), so the intrinsic's update part is needed, and '{intrin.name}' has "
             "none: return (body, reset, update) from fimpl, or tensorize a loop outside the "

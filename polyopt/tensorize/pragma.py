@@ -19,7 +19,7 @@ s["B"].pragma("i", "import_llvm", "define i32 @one() { ret i32 1 }")
 
 from __future__ import annotations
 
-from ..errors import ScheduleError
+from ..schedule_errors import UnknownPragmaError
 from ..transform.state import register
 from .intrin import import_c, import_llvm
 
@@ -33,8 +33,7 @@ def pragma(state, stage: str, axis: str, pragma_type: str, code):
     import of the program (once: the same code given twice is linked once)."""
     make = IMPORTS.get(pragma_type)
     if make is None:
-        raise ScheduleError(f"unknown pragma {pragma_type!r}; the pragmas that import code "
-                            f"are {', '.join(map(repr, IMPORTS))}")
+        raise UnknownPragmaError(pragma_type, tuple(IMPORTS))
     item = make(code)
     program = state.program
     if any(known.key == item.key for _, _, known in program.imports):

@@ -13,9 +13,9 @@ import dataclasses
 import islpy as isl
 
 from ..deps.dataflow import Dependences
-from ..deps.legality import find_violations
+from ..deps.legality import find_violations, violation
 from ..domain.program import Program
-from ..errors import TensorizeError
+from ..schedule_errors import IllegalTensorizeError
 from .match_result import Match
 from .tiles import outer_of
 
@@ -36,10 +36,8 @@ def check_legal(program: Program, deps: Dependences, found: Match) -> None:
             inside = dep.relation.intersect(same_tile).intersect_params(program.context)
             if not inside.is_empty() and not (
                     dep.array == output and dep.sink == found.main):
-                raise TensorizeError(
-                    f"tensorize at '{found.axis}' is illegal: inside a tile, {dep.kind} "
-                    f"dependence {dep.source} -> {dep.sink} through {dep.array} orders two "
-                    "instances that the intrinsic runs as one step")
+                raise IllegalTensorizeError(found.axis, violation(program, dep, inside),
+                                            inside=True)
             relation = dep.relation.subtract(same_tile)
             if relation.is_empty():
                 continue
@@ -49,9 +47,7 @@ def check_legal(program: Program, deps: Dependences, found: Match) -> None:
                                    found.dim)
     violations = find_violations(collapsed, Dependences(tuple(kept)), limit=1)
     if violations:
-        raise TensorizeError(
-            f"tensorize at '{found.axis}' is illegal: running each tile as one step breaks "
-            f"a dependence: {violations[0].explain()}")
+        raise IllegalTensorizeError(found.axis, violations[0], inside=False)
 
 
 def _collapsed_program(program: Program, region: dict[str, isl.Set], dim: int) -> Program:

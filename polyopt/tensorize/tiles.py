@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..deps.legality import first_point
+from ..deps.counterexample import first_point
 from ..domain.program import Program, Statement
 from ..transform.check import loop_dimension
 

@@ -35,6 +35,10 @@ from ..domain.program import Program, Statement
 from ..domain.schedule import Attach, Stage, identity_axes, init_hoisted
 from ..machine import VIRTUAL_THREAD
 from ..errors import ScheduleError
+from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedLoopError,
+                               CannotInlineError, NotAReaderError, NotEnoughLoopsError,
+                               PartialOutputError, SharedLoopsError,
+                               SharedReductionLoopError)
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
 from ..te.substitute import substitute, transform
@@ -116,8 +120,7 @@ def _check_not_nested(program: Program, producer: str, consumer: str) -> None:
     stage = program.stage(consumer)
     while True:
         if stage.name == producer:
-            raise ScheduleError(f"stage '{consumer}' is (inside) '{producer}': attaching "
-                                f"'{producer}' to it would make a cycle")
+            raise AttachCycleError(producer, consumer)
         if stage.attach.kind != "with":
             return
         stage = program.stage(stage.attach.stage)
@@ -134,13 +137,12 @@ def compute_with(program: Program, producer: str, consumer: str, axis: str) -> P
     depth = program.stage(consumer).axis(axis) + 1
     stage = program.stage(producer)
     if len(stage.axes) < depth:
-        raise ScheduleError(
+        raise NotEnoughLoopsError(
+            producer, len(stage.axes), depth,
             f"stage '{producer}' has {len(stage.axes)} loops; it cannot share {depth} loops "
             f"of '{consumer}' (down to '{axis}')")
     if stage.init is not None and stage.init_level < depth:
-        raise ScheduleError(
-            f"stage '{producer}' would share its reduction loop "
-            f"'{stage.axes[stage.init_level].name}'; share fewer loops or reorder them first")
+        raise SharedReductionLoopError(producer, stage.axes[stage.init_level].name)
     owner = _owner_at(program, consumer, depth)
     stages = []
     for s in program.stages:
@@ -199,7 +201,7 @@ def _has(program: Program, name: str) -> bool:
 def _drop_outer(value: isl.PwAff, count: int, tuple_id: isl.Id) -> isl.PwAff:
     """A loop of a recomputed stage as a function of the original dimensions."""
     if value.involves_dims(isl.dim_type.in_, 0, count):
-        raise ScheduleError("a loop of this stage depends on the loops it was computed at")
+        raise AttachedLoopError()
     return value.drop_dims(isl.dim_type.in_, 0, count).set_tuple_id(
         isl.dim_type.in_, tuple_id)
 
@@ -208,20 +210,18 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
     """Substitute the expression of ``stage_name`` (an elementwise compute) into its readers."""
     stage = program.stage(stage_name)
     if stage.init is not None:
-        raise ScheduleError(f"cannot inline '{stage_name}': it is a reduction; compute it "
-                            "at its reader with compute_at instead")
+        raise CannotInlineError(stage_name, "it is a reduction; compute it at its reader "
+                                "with compute_at instead")
     if stage_name in outputs:
-        raise ScheduleError(f"cannot inline '{stage_name}': it is an output of the schedule")
+        raise CannotInlineError(stage_name, "it is an output of the schedule")
     for other in program.stages:
         if other.attach.kind == "with" and other.attach.stage == stage_name:
-            raise ScheduleError(f"cannot inline '{stage_name}': stage '{other.name}' shares "
-                                "its loops; move that stage first")
+            raise SharedLoopsError("compute_inline", stage_name, other.name)
     producer = program.statement(stage.main)
     array = program.array(stage_name)
     writers = [s for s in program.statements if any(w.array == stage_name for w in s.writes)]
     if len(writers) != 1:
-        raise ScheduleError(f"cannot inline '{stage_name}': its array is written by several "
-                            "statements")
+        raise CannotInlineError(stage_name, "its array is written by several statements")
 
     instance_of = _written_instance(producer, program)
 
@@ -266,21 +266,21 @@ def _written_instance(producer: Statement, program: Program):
     write = producer.writes[0].relation.intersect_domain(producer.domain)
     inverse = write.reverse().intersect_params(program.context)
     if not inverse.is_single_valued():
-        raise ScheduleError(f"cannot inline '{producer.op}': it writes an element of its "
-                            "array more than once; compute it at its reader instead")
+        raise CannotInlineError(producer.op, "it writes an element of its array more "
+                                "than once; compute it at its reader instead")
     affs = output_affs(inverse, program.param_names)
     if affs is None:
-        raise ScheduleError(
-            f"cannot inline '{producer.op}': the instance that writes an element of its "
-            "array is a piecewise function of the element; compute it at its reader instead")
+        raise CannotInlineError(
+            producer.op, "the instance that writes an element of its array is a "
+            "piecewise function of the element; compute it at its reader instead")
 
     def instance_of(indices):
         result = []
         for aff in affs:
             expr = aff_expression(aff, tuple(indices), program.params)
             if expr is None:
-                raise ScheduleError(f"cannot inline '{producer.op}': its layout has a "
-                                    "rational inverse; compute it at its reader instead")
+                raise CannotInlineError(producer.op, "its layout has a rational "
+                                        "inverse; compute it at its reader instead")
             result.append(expr)
         return tuple(result)
 
@@ -318,15 +318,13 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     cons = program.stage(consumer)
     depth = cons.axis(axis) + 1
     if stage.attach.kind != "root":
-        raise ScheduleError(f"stage '{producer}' is already attached to '{stage.attach.stage}';"
-                            f" call s[{producer!r}].compute_root() first")
+        raise AlreadyAttachedError(producer, stage.attach.stage)
     outputs_of = _tuple_outputs(program, producer)  # [stage] but for a tuple reduction
     own_stages = {s.name for s in outputs_of}
     for other in program.stages:
         if other.attach.kind == "with" and other.attach.stage == producer \
                 and other.name not in own_stages:
-            raise ScheduleError(f"stage '{other.name}' shares the loops of '{producer}'; "
-                                "attach it after moving the producer")
+            raise SharedLoopsError("compute_at", producer, other.name)
     # every stage inside those loops (the consumer and what shares them) reads the tile
     tile = [s for s in band_group(program, consumer, depth, depth) if s.name not in own_stages]
     consumer_stmts = tuple(n for s in tile for n in _stage_statements(s))
@@ -356,9 +354,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
         stmt = program.statement(name)
         owner_of = next(s.name for s in outputs_of if name in _stage_statements(s))
         if owner_of in outputs and not relation.range().is_equal(stmt.domain):
-            raise ScheduleError(
-                f"cannot compute '{owner_of}' at '{consumer}': it is an output, and the tiles "
-                f"of '{consumer}' do not read all of it")
+            raise PartialOutputError(owner_of, consumer)
     # one set of names for the outer loops of every statement of the stage (an init and
     # its update correspond by dimension name, so their copies must agree on them)
     outer_dims = _outer_dims(outer_names, [program.statement(n) for n in needed], program)
@@ -434,7 +430,7 @@ def read_footprint(program: Program, stmt: Statement, consumer_stmts,
                 written[access.array].reverse())
             result = part if result is None else result.union(part)
     if result is None:
-        raise ScheduleError(f"'{stmt.name}' is not read inside those loops of the consumer")
+        raise NotAReaderError(stmt.name, None, inside=True)
     return result.intersect_params(program.context).coalesce()
 
 

@@ -23,7 +23,8 @@ import islpy as isl
 
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
-from ..errors import InvalidArgumentError, ScheduleError
+from ..errors import InvalidArgumentError
+from ..schedule_errors import CacheOfWrittenError, NotAReaderError
 from ..te.expr import TensorRead
 from ..te.tensor import Tensor
 from .rewrite import (ZERO, axis_vars, box, expand_stage, fresh_statement_name, insert_stage,
@@ -63,7 +64,7 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
         stage = program.stage(name)
         stmts = {n for n in (stage.init, stage.main) if n}
         if not any(r.array == source.name for n in stmts for r in program.statement(n).reads):
-            raise ScheduleError(f"stage '{name}' does not read '{source.name}'")
+            raise NotAReaderError(source.name, name)
         reader_stmts |= stmts
     dims = tuple(f"ax{d}" for d in range(source.ndim))
     iter_vars = axis_vars(dims, source.shape)
@@ -95,7 +96,7 @@ def retarget_reads(stmt, old: Tensor, new: Tensor, program: Program, arrays):
     """``stmt`` reading ``new`` where it read ``old`` (its write is unchanged).  Only an
     in-place kernel may read a copy of what it writes (its copies are validated)."""
     if stmt.target.tensor is old and program.array_of(old).role != "inout":
-        raise ScheduleError(f"statement {stmt.name} writes '{old.name}'; it cannot read a copy")
+        raise CacheOfWrittenError(stmt.name, old.name)
     return retarget(stmt, old, new, program, arrays, reads_only=True)
 
 

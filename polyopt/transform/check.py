@@ -19,7 +19,8 @@ from ..deps.races import racing_access
 from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
-from ..errors import IllegalScheduleError
+from ..schedule_errors import (LoopCarriesDependenceError, LoopNotEnclosingError,
+                               LoopRaceError)
 from ..machine import VIRTUAL_THREAD, private_scopes
 
 
@@ -167,9 +168,7 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
     if not carried:
         race = racing_access(program, stage_obj.main, dim, private)
         if race is not None:
-            raise IllegalScheduleError(
-                f"{transform} is illegal: iterations of loop '{axis.name}' would race on a "
-                f"shared buffer: {race}. Repair: {_race_repair(program, axis, race)}")
+            raise LoopRaceError(transform, axis.name, race, _race_repair(program, axis, race))
         return
     violation = carried[0]
     dep = violation.dependence
@@ -186,10 +185,7 @@ def check_loop_carries_nothing(program: Program, deps: Dependences, stage: str, 
         hint = (f"'{axis.name}' is marked {axis.kind}: transform the loops first and mark "
                 f"them afterwards, or {hint}")
     what = f"{axis.kind} loop" if axis.kind in CONCURRENT_KINDS else "loop"
-    raise IllegalScheduleError(
-        f"{transform} is illegal: {what} '{axis.name}' carries a dependence between its "
-        f"iterations: {violation.explain('in another iteration of that loop')}. "
-        f"Repair: {hint}", violation)
+    raise LoopCarriesDependenceError(transform, axis.name, violation, hint, what)
 
 
 def _resolved(deps) -> Dependences:
@@ -213,7 +209,7 @@ def loop_dimension(program: Program, stmt: str, axis) -> int:
             for dim, candidate in enumerate(axes):
                 if candidate is axis:
                     return dim
-    raise IllegalScheduleError(f"loop '{axis.name}' does not enclose statement {stmt}")
+    raise LoopNotEnclosingError(axis.name, stmt)
 
 
 def parallel_loops(program: Program, deps: Dependences) -> dict[str, list[str]]:

@@ -42,7 +42,7 @@ import islpy as isl
 
 from ..domain.program import Program
 from ..domain.schedule import Axis
-from ..errors import ScheduleError
+from ..schedule_errors import LoopsNotAdjacentError
 from .group import edit_band, fresh_axis_name
 from .loops import _positive_int
 
@@ -64,8 +64,7 @@ def diamond_tile(program: Program, stage: str, time: str, space: str, size: int
     current = program.stage(stage)
     lo = current.axis(time) + 1
     if current.axis(space) != lo:
-        raise ScheduleError(f"diamond tiling needs two adjacent loops, time first: "
-                            f"'{time}' then '{space}'")
+        raise LoopsNotAdjacentError("diamond tiling", stage, (time, space), "time first")
     val = isl.Val(size)
     names = {}
 

@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..domain.program import Program
 from ..domain.schedule import Axis, Stage
-from ..errors import ScheduleError
+from ..schedule_errors import BandMismatchError, NotEnoughLoopsError, PartlySharedLoopsError
 
 
 def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
@@ -32,11 +32,8 @@ def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
     owner = stages[name]
     while owner.attach.kind == "with" and owner.attach.depth >= lo:
         if owner.attach.depth < hi:
-            raise ScheduleError(
-                f"loops {lo}..{hi} of stage '{name}' are only partly shared with stage "
-                f"'{owner.attach.stage}' (which shares {owner.attach.depth}); change the loops "
-                "before fusing the stages, or only the shared ones"
-            )
+            raise PartlySharedLoopsError(name, owner.attach.stage, lo, hi,
+                                         owner.attach.depth)
         owner = stages[owner.attach.stage]
     group, queue = [owner], [owner]
     while queue:
@@ -44,11 +41,8 @@ def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
         for stage in program.stages:
             if stage.attach.kind == "with" and stage.attach.stage == parent.name:
                 if lo <= stage.attach.depth < hi:
-                    raise ScheduleError(
-                        f"stage '{stage.name}' is attached inside loops {lo}..{hi} of "
-                        f"'{parent.name}' (at depth {stage.attach.depth}); change the loops "
-                        "before attaching it, or attach it outside them"
-                    )
+                    raise PartlySharedLoopsError(stage.name, parent.name, lo, hi,
+                                                 stage.attach.depth, attached=True)
                 if stage.attach.depth >= lo:
                     group.append(stage)
                     queue.append(stage)
@@ -64,11 +58,11 @@ def edit_band(program: Program, name: str, lo: int, hi: int,
     group = band_group(program, name, lo, hi)
     for stage in group:
         if len(stage.axes) < hi:
-            raise ScheduleError(f"stage '{stage.name}' has only {len(stage.axes)} loops")
+            raise NotEnoughLoopsError(stage.name, len(stage.axes), hi)
     new_axes = {s.name: change(s, list(s.axes[lo - 1:hi])) for s in group}
     counts = {len(v) for v in new_axes.values()}
     if len(counts) != 1:
-        raise ScheduleError("stages sharing these loops would get different loops")
+        raise BandMismatchError(name, tuple(s.name for s in group))
     grown = counts.pop() - (hi - lo + 1)
     members = {s.name for s in group}
     stages = []

@@ -59,7 +59,6 @@ loops:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -71,7 +70,7 @@ from ..deps.describe import aff_text
 from ..deps.legality import Violation, carried_pairs, find_violations
 from ..deps.reductions import reassociated
 from ..domain.affine import parts
-from ..domain.program import AccessKind, Program
+from ..domain.program import Program
 from ..domain.schedule import band_of_members
 from ..errors import InvalidArgumentError, ScheduleFormatError, public, public_methods
 from .schedule_input import fail, isl_reason, merge_pieces, read_schedule
@@ -167,7 +166,7 @@ def check(program_or_schedule, schedule=None, *, deps: Dependences | None = None
                                    f"{strict_fp!r}")
     order = reassociated(built, deps) if _reassociates(program_or_schedule, strict_fp) \
         else deps
-    violations = tuple(_shared_element(program, v) for v in find_violations(program, order))
+    violations = tuple(find_violations(program, order))
     return CheckReport(not violations, violations, _loops(program, deps), program)
 
 
@@ -310,29 +309,6 @@ def _point(instances: isl.Set, *, when: bool = True, named: bool = True) -> str:
             f"{p}={point.get_coordinate_val(isl.dim_type.param, k).to_python()}"
             for k, p in enumerate(params)) + ")"
     return text
-
-
-def _shared_element(program: Program, violation: Violation) -> Violation:
-    """``violation`` naming the element that its two instances both access.
-
-    Works around ``deps.legality``, which names any element the source accesses
-    through the dependence (for a read of a stencil, often not the one the sink writes).
-    """
-    dep = violation.dependence
-    pair = isl.Set.from_point(violation.pairs.wrap().sample_point()).unwrap()
-    source, sink = pair.domain(), pair.range()
-    if (_point(source, when=False), _point(sink, when=False)) != (violation.source,
-                                                                   violation.sink):
-        return violation  # not the pair legality described: leave it as it is
-    kind = AccessKind.READ if dep.kind == "flow" else AccessKind.WRITE
-    touched = program.accesses(kind, dep.array).intersect_domain(
-        isl.UnionSet.from_set(sink)).range()
-    common = isl.UnionSet.from_set(dep.elements.intersect_domain(source).range()).intersect(
-        touched)
-    if common.is_empty():
-        return violation
-    common = common.extract_set(dep.elements.get_space().range())
-    return dataclasses.replace(violation, element=_point(common, when=False, named=False))
 
 
 def _loops(program: Program, deps: Dependences) -> tuple[LoopStatus, ...]:

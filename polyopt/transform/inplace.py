@@ -26,7 +26,7 @@ value and every element ends with the same value, for all sizes.
 >>> io, ii = s["S1"].split("i", factor=4)
 >>> s["S0"].compute_at(s["S1"], io)
 Traceback (most recent call last):
-polyopt.errors.IllegalScheduleError: s["S0"].compute_at("S1", "i.outer") would change what the program leaves in B[0]: nothing would write it, where the original order leaves the value written by S0[i=0] (when N=1); every element the kernel writes must end with the same value
+polyopt.schedule_errors.ChangedValuesError: s["S0"].compute_at("S1", "i.outer") would change what the program leaves in B[0]: nothing would write it, where the original order leaves the value written by S0[i=0] (when N=1); every element the kernel writes must end with the same value
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace, parts
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
-from ..errors import InternalError, ScheduleError
+from ..errors import InternalError
+from ..schedule_errors import CannotInlineError, NotAReaderError, PrimitiveOrderError
 from ..te.substitute import substitute, transform
 from . import attach, cache
 from .rfactor import aff_to_expr
@@ -136,8 +137,9 @@ def _value_footprint(deps: Dependences):
             part = loops[name].reverse().apply_range(flow.reverse())
             result = part if result is None else result.union(part)
         if result is None:
-            raise ScheduleError(f"{consumer_stmts[0]} reads no value of {stmt.name} inside "
-                                "those loops; there is nothing to compute there")
+            raise NotAReaderError(stmt.name, consumer_stmts[0], inside=True, detail=(
+                f"{consumer_stmts[0]} reads no value of {stmt.name} inside those loops; "
+                "there is nothing to compute there"))
         chain = _as_map(deps.between(stmt.name, stmt.name, "flow"))
         if chain is not None:
             closure, _ = chain.reverse().transitive_closure()
@@ -174,7 +176,8 @@ def _written_footprint(program, stmt, consumer_stmts, loops):
                     read.relation.reverse())
                 result = part if result is None else result.union(part)
     if result is None:
-        raise ScheduleError(f"{consumer_stmts[0]} writes nothing that {stmt.name} copies back")
+        raise NotAReaderError(stmt.name, consumer_stmts[0], inside=True, detail=(
+            f"{consumer_stmts[0]} writes nothing that {stmt.name} copies back"))
     return result.intersect_params(program.context).coalesce()
 
 
@@ -260,16 +263,17 @@ def compute_inline(program: Program, state: KernelRewrites, stage_name: str
     from it, and drop it.  Each inlined read of an input must see what the statement
     saw (checked with the rest by :meth:`KernelRewrites.check`)."""
     if not state.only_inlined:
-        raise ScheduleError("on an in-place kernel, apply compute_inline before compute_at "
-                            "and caches")
+        raise PrimitiveOrderError("compute_inline", "compute_at and caches",
+                                  "on an in-place kernel, apply compute_inline before "
+                                  "compute_at and caches", stage=stage_name)
     stage = program.stage(stage_name)
     producer = program.statement(stage.main)
     (write,) = producer.writes
     sources = value_sources(program)
     fed = sources.intersect_range(isl.UnionSet.from_set(producer.domain))
     if _readers(fed) <= {producer.name}:
-        raise ScheduleError(f"cannot inline {producer.name}: no other statement reads the "
-                            "values it writes")
+        raise CannotInlineError(producer.name, "no other statement reads the values it "
+                                "writes", statement=True)
     inlined = isl.UnionMap.empty(program.context.get_space())
     statements = []
     for stmt in program.statements:
@@ -307,9 +311,9 @@ def _producer_instance(stmt, access, sources, fed, producer) -> isl.Map | None:
         return None
     others = sources.intersect_domain(tags).subtract(from_producer)
     if not others.is_empty():
-        raise ScheduleError(
-            f"cannot inline {producer.name}: {stmt.name} reads {access.array} from it only at "
-            "some of its instances (at others the value comes from elsewhere)")
+        raise CannotInlineError(
+            producer.name, f"{stmt.name} reads {access.array} from it only at some of its "
+            "instances (at others the value comes from elsewhere)", statement=True)
     (relation,) = parts(from_producer)
     instance = relation.curry().range_factor_range()
     if not instance.is_single_valued():
@@ -322,8 +326,9 @@ def _substituted(producer, instance: isl.Map, stmt, program: Program):
     pieces = []
     isl.PwMultiAff.from_map(instance).foreach_piece(lambda _set, ma: pieces.append(ma))
     if len(pieces) != 1:
-        raise ScheduleError(f"cannot inline {producer.name} into {stmt.name}: the instance "
-                            "read is not one affine function of the reader's loops")
+        raise CannotInlineError(producer.name, "the instance read is not one affine "
+                                "function of the reader's loops", reader=stmt.name,
+                                statement=True)
     exprs = [aff_to_expr(pieces[0].get_aff(k), list(stmt.iter_vars), list(program.params))
              for k in range(pieces[0].dim(isl.dim_type.out))]
     return substitute(producer.value, dict(zip(producer.iter_vars, exprs)))

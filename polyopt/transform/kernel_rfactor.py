@@ -36,7 +36,7 @@ from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Program
 from ..domain.schedule import Stage, identity_axes
-from ..errors import ScheduleError
+from ..schedule_errors import InPlaceKernelError, NotAReductionError
 from ..te.expr import BinOp, Call, Const, IterVar, TensorRead
 from ..te.tensor import walk
 from .loops import axis_range
@@ -104,9 +104,10 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
 def _check_alone(program: Program, stage: Stage) -> None:
     if stage.init is not None or stage.attach.kind != "root" or any(
             s.attach.kind == "with" and s.attach.stage == stage.name for s in program.stages):
-        raise ScheduleError(
-            f"rfactor on an in-place kernel needs '{stage.name}' alone in its loop nest "
-            "(so nothing else sees the sums half-done); move the other statements out first")
+        raise InPlaceKernelError(
+            "rfactor", f"rfactor on an in-place kernel needs '{stage.name}' alone in its "
+            "loop nest (so nothing else sees the sums half-done); move the other statements "
+            "out first", stage=stage.name)
 
 
 def _reduction(program: Program, stmt) -> tuple[TensorRead, object]:
@@ -121,8 +122,9 @@ def _reduction(program: Program, stmt) -> tuple[TensorRead, object]:
                     isinstance(n, TensorRead) and n.tensor is stmt.target.tensor
                     for n in walk(addend)):
                 return stmt.target, addend
-    raise ScheduleError(f"rfactor needs a sum '{stmt.target} += ...' whose addend does not "
-                        f"read {write.array}; {stmt.name} is not one")
+    raise NotAReductionError("rfactor", stmt.name, detail=(
+        f"rfactor needs a sum '{stmt.target} += ...' whose addend does not read "
+        f"{write.array}; {stmt.name} is not one"))
 
 
 def _fresh_dims(program: Program, stmt, axis_name: str, ndim: int) -> tuple[str, ...]:

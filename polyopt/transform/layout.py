@@ -25,7 +25,8 @@ import islpy as isl
 from ..domain.accesses import array_bounds
 from ..domain.affine import aff_expression, output_affs
 from ..domain.program import Program
-from ..errors import InvalidArgumentError, ScheduleError
+from ..errors import InvalidArgumentError
+from ..schedule_errors import RationalLayoutError
 from ..te.expr import BinOp, Const, Expr, TensorRead
 from ..te.substitute import transform
 from ..te.tensor import Tensor
@@ -133,7 +134,7 @@ def _bound(image: isl.Set, dim: int, program: Program, *, upper: bool) -> Expr |
 def _apply(function: isl.Aff, indices, program: Program) -> Expr:
     result = aff_expression(function, indices, program.params)
     if result is None:
-        raise ScheduleError("the layout has a rational coefficient; use floor(...)")
+        raise RationalLayoutError()
     return result
 
 

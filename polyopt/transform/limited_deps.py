@@ -57,7 +57,8 @@ def limited_dependences(program: Program, seconds: float | None = None) -> Depen
             "is neither accepted nor proved illegal. Apply the rewrite (cache_write, "
             "cache_read, compute_at) before the loop transformations, or use a constant "
             "split factor instead of nparts=; or raise the limit with "
-            "POLYOPT_DEPENDENCE_SECONDS=N")
+            "POLYOPT_DEPENDENCE_SECONDS=N", what="the dependences of the rewritten kernel",
+            limit=limit)
     return compute_dependences(program)  # it failed in the copy: fail here, as it does
 
 

@@ -21,7 +21,10 @@ import islpy as isl
 
 from ..domain.program import Program
 from ..domain.schedule import Axis
-from ..errors import InvalidArgumentError, ScheduleError
+from ..errors import InvalidArgumentError
+from ..schedule_errors import (DuplicateLoopError, LoopOrderError, InvalidFactorError,
+                               LoopsNotAdjacentError, NonConstantExtentError,
+                               SplitArgumentsError, SymbolicSplitError)
 from .group import band_group, edit_band, fresh_axis_name
 
 
@@ -37,17 +40,17 @@ def integer_argument(value, what: str, *, positive: bool = False, nonzero: bool 
 
     >>> integer_argument(10**20, "factor")
     Traceback (most recent call last):
-    polyopt.errors.InvalidArgumentError: factor must be at most 2147483647 in absolute value, got 100000000000000000000
+    polyopt.schedule_errors.InvalidFactorError: factor must be at most 2147483647 in absolute value, got 100000000000000000000
     """
     kind = "a positive integer" if positive else "a non-zero integer" if nonzero else \
         "an integer"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
             (positive and value <= 0) or (nonzero and value == 0):
-        raise InvalidArgumentError(f"{what} must be {kind}, got {value!r}")
+        raise InvalidFactorError(what, value, kind)
     value = int(value)
     if abs(value) > LARGEST_ARGUMENT:
-        raise InvalidArgumentError(
-            f"{what} must be at most {LARGEST_ARGUMENT} in absolute value, got {value!r}")
+        raise InvalidFactorError(what, value,
+                                 f"at most {LARGEST_ARGUMENT} in absolute value")
     return value
 
 
@@ -91,7 +94,7 @@ def split(program: Program, stage: str, axis: str, *, factor: int | None = None,
     Extents the factor does not divide are handled exactly: no access leaves its tensor.
     """
     if (factor is None) == (nparts is None):
-        raise InvalidArgumentError("split needs exactly one of factor= or nparts=")
+        raise SplitArgumentsError(factor, nparts)
     level = _level(program, stage, axis)
     if nparts is not None:
         _positive_int(nparts, "nparts")
@@ -216,10 +219,7 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
     [0, 0, 0, 1, 1]
     """
     if nparts > 64:
-        raise ScheduleError(
-            f"split(nparts={nparts}) of loop '{axis}', whose extent depends on the sizes: "
-            "polyopt splits such a loop into one piece per part, at most 64; use fewer "
-            "parts or split(factor=...) with a constant factor")
+        raise SymbolicSplitError(stage, axis, nparts)
     sharing = [(member.name, member.axes[level - 1])
                for member in band_group(program, stage, level, level)]
     _refuse_tiled_loops(program, sharing, axis, nparts)
@@ -260,12 +260,7 @@ def _refuse_tiled_loops(program: Program, sharing, axis: str, nparts: int) -> No
     for stage, _ in sharing:
         for loop in program.stage(stage).axes:
             if any(_divides_iterators(aff) for _, aff in loop.value.get_pieces()):
-                raise ScheduleError(
-                    f"split(nparts={nparts}) of loop '{axis}', whose extent depends on the "
-                    f"sizes, in a nest whose loop '{loop.name}' is already tiled or skewed: "
-                    "polyopt does this split exactly only on plain loops; split with a "
-                    f"constant factor (split('{axis}', factor=...)), or split with nparts "
-                    "before tiling")
+                raise SymbolicSplitError(stage, axis, nparts, tiled_loop=loop.name)
 
 
 def _divides_iterators(aff: isl.Aff) -> bool:
@@ -305,7 +300,7 @@ def reorder(program: Program, stage: str, axes: list[str]) -> Program:
     """Put the listed loops in this order, in the positions they occupy together."""
     positions = [program.stage(stage).axis(a) for a in axes]
     if len(set(positions)) != len(positions):
-        raise InvalidArgumentError("reorder lists a loop twice")
+        raise DuplicateLoopError("reorder", stage, tuple(axes))
     if len(positions) < 2:  # one loop or none is already in order (as in TVM)
         return program
     lo, hi = min(positions) + 1, max(positions) + 1
@@ -324,7 +319,7 @@ def tile(program: Program, stage: str, x: str, y: str, x_factor: int, y_factor: 
          ) -> tuple[Program, tuple[str, str, str, str]]:
     """Split ``x`` and ``y`` and order the loops ``x.outer, y.outer, x.inner, y.inner``."""
     if program.stage(stage).axis(y) != program.stage(stage).axis(x) + 1:
-        raise ScheduleError(f"tile needs two adjacent loops, outer first: '{x}' then '{y}'")
+        raise LoopsNotAdjacentError("tile", stage, (x, y), "outer first")
     program, (xo, xi) = split(program, stage, x, factor=x_factor)
     program, (yo, yi) = split(program, stage, y, factor=y_factor)
     return reorder(program, stage, [xo, yo, xi, yi]), (xo, yo, xi, yi)
@@ -335,18 +330,14 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
     extent must be a constant, as after a split)."""
     level = _level(program, stage, outer)
     if _level(program, stage, inner) != level + 1:
-        raise ScheduleError(f"fuse needs two adjacent loops, outer first: '{outer}' then '{inner}'")
+        raise LoopsNotAdjacentError("fuse", stage, (outer, inner), "outer first")
     names = {}
 
     def change(member, loops):
         a, b = loops
         extent = constant_extent(program, member.name, b)
         if extent is None:
-            raise ScheduleError(
-                f"cannot fuse '{a.name}' and '{b.name}': the extent of '{b.name}' is not a "
-                "constant, and i * N + j is not affine (split it by a constant first, or fuse "
-                "loops of constant extent)"
-            )
+            raise NonConstantExtentError("fuse", member.name, (a.name, b.name), b.name)
         a_min, _ = axis_range(program, member.name, a)
         b_min, _ = axis_range(program, member.name, b)
         space = a.value.get_domain_space()
@@ -382,7 +373,7 @@ def skew(program: Program, stage: str, outer: str, inner: str, factor: int = 1) 
     factor = integer_argument(factor, "skew factor", nonzero=True)
     lo, hi = _level(program, stage, outer), _level(program, stage, inner)
     if lo >= hi:
-        raise ScheduleError(f"skew needs '{outer}' outside '{inner}'")
+        raise LoopOrderError("skew", stage, outer, inner)
 
     def change(member, loops):
         result = list(loops)
@@ -518,7 +509,8 @@ def wavefront(program: Program, stage: str, axes: list[str]) -> tuple[Program, s
     inner loops may then run in parallel."""
     positions = [program.stage(stage).axis(a) for a in axes]
     if len(positions) < 2 or positions != list(range(positions[0], positions[0] + len(axes))):
-        raise ScheduleError("wavefront needs at least two adjacent loops, outermost first")
+        raise LoopsNotAdjacentError("wavefront", stage, tuple(axes), "outermost first",
+                                    count="at least two")
     lo, hi = positions[0] + 1, positions[-1] + 1
     names = {}
 

@@ -22,7 +22,7 @@ import dataclasses
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.program import Program
 from ..domain.schedule import Attach, identity_axes
-from ..errors import ScheduleError
+from ..schedule_errors import InPlaceKernelError, NotComputedError, PrimitiveOrderError
 from ..te.tensor import Tensor
 from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor, scalar_expand
 from .check import repair_by_shift, repair_by_skew
@@ -157,7 +157,7 @@ def set_scope(state, stage, scope):
     target = program.array_of(program.statement(program.stage(stage).main).target.tensor)
     cache._scope(scope)
     if target.role != "compute":
-        raise ScheduleError(f"set_scope: '{target.name}' is not computed by the program")
+        raise NotComputedError("set_scope", target.name)
     arrays = tuple(dataclasses.replace(a, scope=scope) if a.name == target.name else a
                    for a in program.arrays)
     return state.advanced(program.replace(arrays=arrays)), None
@@ -221,8 +221,9 @@ def _before_nest_of(stages: tuple, name: str, reader: str) -> tuple:
 def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
     if state.kernel is not None:
         if len(readers) != 1:
-            raise ScheduleError("cache_read on an in-place kernel takes one reader stage at "
-                                "a time (each reader gets its own buffer)")
+            raise InPlaceKernelError("cache_read", "cache_read on an in-place kernel takes "
+                                     "one reader stage at a time (each reader gets its own "
+                                     "buffer)")
         result, buffer, rewrites = inplace.cache_read(state.program, state.kernel, source,
                                                       scope, readers[0])
         if layout is not None:  # (the check follows the copies to each element's source)
@@ -242,8 +243,8 @@ def cache_write(state, stage: str, scope: str, layout=None):
     expression: the stage of the tensor)."""
     if state.kernel is not None:
         if layout is not None:
-            raise ScheduleError("cache_write(..., layout=) is not supported on in-place "
-                                "kernels yet")
+            raise InPlaceKernelError("cache_write", "cache_write(..., layout=) is not "
+                                     "supported on in-place kernels yet", stage=stage)
         result, buffer, rewrites = inplace.cache_write(state.program, state.kernel, stage,
                                                        scope)
         return state.kernel_rewritten(result, rewrites), buffer
@@ -258,8 +259,10 @@ def cache_write(state, stage: str, scope: str, layout=None):
 def rfactor_(state, stage: str, axis: str):
     if state.kernel is not None:
         if not state.kernel.only_inlined or state.kernel.inlined is not None:
-            raise ScheduleError("on an in-place kernel, apply rfactor before the other "
-                                "rewrites (compute_inline, compute_at, caches)")
+            raise PrimitiveOrderError("rfactor", "compute_inline, compute_at, caches",
+                                      "on an in-place kernel, apply rfactor before the other "
+                                      "rewrites (compute_inline, compute_at, caches)",
+                                      stage=stage)
         # valid by construction: the result becomes the reference later rewrites are
         # validated against
         result, partial = kernel_rfactor.rfactor(state.program, stage, axis)
@@ -273,11 +276,14 @@ def expand_scalar(state, scalar: str, dims=None):
     """A kernel's scalar temporary kept in the elements its values are stored to
     (:mod:`polyopt.transform.scalar_expand`); checked exactly, then the reference."""
     if state.kernel is None:
-        raise ScheduleError("expand_scalar applies to in-place kernels (a C function's "
-                            "local scalars); tensor expressions have no scalar temporaries")
+        raise InPlaceKernelError("expand_scalar", "expand_scalar applies to in-place "
+                                 "kernels (a C function's local scalars); tensor "
+                                 "expressions have no scalar temporaries")
     if state.kernel.rewritten:
-        raise ScheduleError("on an in-place kernel, apply expand_scalar before the other "
-                            "rewrites (compute_inline, compute_at, caches, rfactor)")
+        raise PrimitiveOrderError("expand_scalar", "compute_inline, compute_at, caches, "
+                                  "rfactor", "on an in-place kernel, apply expand_scalar "
+                                  "before the other rewrites (compute_inline, compute_at, "
+                                  "caches, rfactor)")
     result = scalar_expand.expand_scalar(state.program, scalar, dims)
     return dataclasses.replace(state.kernel_rewritten(result, KernelRewrites.start(result)),
                                original=result), None

@@ -16,7 +16,7 @@ from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Array, Program, Statement
 from ..domain.schedule import init_hoisted
-from ..errors import ScheduleError
+from ..schedule_errors import PrimitiveOrderError, SharedLoopsError, TupleReductionError
 from ..names import NameGenerator
 from ..te.expr import Const, Expr, IterVar, TensorRead
 from ..te.tensor import ComputeOp, Tensor
@@ -85,10 +85,7 @@ def refuse_tuple_reduction(program: Program, stage_name: str, primitive: str) ->
     by each instance) yet: say so, and what works."""
     outputs = [s.name for s in program.stages if init_hoisted(s) and s.attach.stage == stage_name]
     if outputs:
-        raise ScheduleError(
-            f"{primitive} of '{stage_name}', a reduction over a tuple (it updates "
-            f"{', '.join([stage_name] + outputs)} together), is not supported yet; split, "
-            "reorder, fuse, parallelize or compute_at it instead")
+        raise TupleReductionError(primitive, stage_name, tuple(outputs))
 
 
 def require_default_schedule(program: Program, stage_name: str, primitive: str) -> None:
@@ -96,15 +93,15 @@ def require_default_schedule(program: Program, stage_name: str, primitive: str) 
     stage = program.stage(stage_name)
     default = tuple(program.statement(stage.main).dims)
     if tuple(a.name for a in stage.axes) != default or stage.attach.kind != "root":
-        raise ScheduleError(
+        raise PrimitiveOrderError(
+            primitive, "loop changes and compute_at",
             f"{primitive} must be applied to stage '{stage_name}' before its loops are "
-            "changed or it is attached; apply it first, then schedule the stages"
-        )
+            "changed or it is attached; apply it first, then schedule the stages",
+            stage=stage_name)
     refuse_tuple_reduction(program, stage_name, primitive)
     for other in program.stages:
         if other.attach.kind == "with" and other.attach.stage == stage_name:
-            raise ScheduleError(f"{primitive}: stage '{other.name}' shares the loops of "
-                                f"'{stage_name}'; apply {primitive} before attaching it")
+            raise SharedLoopsError(primitive, stage_name, other.name)
 
 
 def insert_stage(stages: tuple, new_stage, before: str) -> tuple:

@@ -25,7 +25,7 @@ import islpy as isl
 from ..domain.affine import aff_expression
 from ..domain.program import Program
 from ..domain.schedule import Axis, Stage, identity_axes
-from ..errors import ScheduleError
+from ..schedule_errors import NotAReductionError, PiecewiseBoundError, PrimitiveOrderError
 from ..te.expr import BinOp, Call, Const, Expr, IterVar, TensorRead
 from ..te.tensor import Reduce
 from .loops import axis_range
@@ -47,10 +47,7 @@ def single_aff(value: isl.PwAff, primitive: str = "rfactor") -> isl.Aff:
     pieces = []
     value.foreach_piece(lambda _set, aff: pieces.append(aff))
     if len(pieces) != 1:
-        raise ScheduleError(
-            f"{primitive} needs loop bounds that are one affine expression of the sizes; "
-            f"here a bound is {value.coalesce()} (one piece per case): use {primitive} on "
-            "fewer loops, or on loops that run over the same range in every statement")
+        raise PiecewiseBoundError(primitive, str(value.coalesce()))
     return pieces[0]
 
 
@@ -71,13 +68,15 @@ def nonnegative(extent: Expr) -> Expr:
 def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program, object]:
     stage = program.stage(stage_name)
     if stage.init is None:
-        raise ScheduleError(f"rfactor needs a reduction; stage '{stage_name}' is not one")
+        raise NotAReductionError("rfactor", stage_name)
     refuse_tuple_reduction(program, stage_name, "rfactor")
     if stage.attach.kind != "root":
-        raise ScheduleError(f"apply rfactor to '{stage_name}' before attaching it")
+        raise PrimitiveOrderError("rfactor", "compute_at",
+                                  f"apply rfactor to '{stage_name}' before attaching it",
+                                  stage=stage_name)
     axis = stage.axes[stage.axis(axis_name)]
     if not stage.involves_reduce(axis):
-        raise ScheduleError(f"rfactor needs a reduction loop; '{axis_name}' is not one")
+        raise NotAReductionError("rfactor", stage_name, axis_name)
     init, update = program.statement(stage.init), program.statement(stage.main)
     array = program.array(stage_name)
     combiner = _combiner(update, array.tensor)
@@ -154,8 +153,9 @@ def _combiner(update, tensor) -> str:
         return "sum"
     if isinstance(value, Call) and value.func in ("maximum", "minimum"):
         return "max" if value.func == "maximum" else "min"
-    raise ScheduleError(f"rfactor: the update of '{tensor.name}' is not a sum, max or min "
-                        "(a reduction with a data-dependent where= cannot be rfactored)")
+    raise NotAReductionError("rfactor", tensor.name, detail=(
+        f"rfactor: the update of '{tensor.name}' is not a sum, max or min (a reduction "
+        "with a data-dependent where= cannot be rfactored)"))
 
 
 def _reduce_source(update, tensor) -> Expr:
@@ -163,7 +163,8 @@ def _reduce_source(update, tensor) -> Expr:
     a, b = (value.a, value.b) if isinstance(value, BinOp) else value.args
     if isinstance(a, TensorRead) and a.tensor is tensor:
         return b
-    raise ScheduleError(f"rfactor: cannot find the reduced expression of '{tensor.name}'")
+    raise NotAReductionError("rfactor", tensor.name, detail=(
+        f"rfactor: cannot find the reduced expression of '{tensor.name}'"))
 
 
 def _combine(combiner: str, target: Expr, source: Expr) -> Expr:

@@ -28,6 +28,7 @@ from ..domain.from_te import program_from_outputs
 from ..frontend.kernel import Kernel
 from ..errors import (CheckEffortError, IllegalScheduleError, InvalidArgumentError,
                       PolyoptError, ScheduleError, public, public_methods)
+from ..schedule_errors import AmbiguousWriterError, PrimitiveOrderError
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import primitives  # noqa: F401 (registers every primitive in PRIMITIVES)
 from .stage import Stage, plain
@@ -234,10 +235,11 @@ class Schedule:
         makers = [str(st) for st in later[1:] if st.primitive in
                   ("cache_read", "cache_write", "rfactor")]
         if makers:
-            raise ScheduleError(
+            raise PrimitiveOrderError(
+                "cache_read", makers[0],
                 f"cache_read of '{source.name}', inlined before {makers[0]}: make the copy "
                 "before the steps that add stages (call cache_read right after "
-                f"s[{source.name!r}].compute_inline(), or before it)")
+                f"s[{source.name!r}].compute_inline(), or before it)", stage=source.name)
         self.state, self.steps, self.before = (self.before[index], self.steps[:index],
                                                self.before[:index])
         cached = self._rewrite("cache_read", (source, scope, names), check, layout)
@@ -300,8 +302,7 @@ class Schedule:
         writers = [st.name for st in self.program.stages
                    if any(w.array == array.name for w in self.program.statement(st.main).writes)]
         if len(writers) != 1:
-            raise ScheduleError(f"'{array.name}' is written by {', '.join(writers) or 'no stage'}"
-                                f"; pass the stage to cache: s.cache_write(s[\"S1\"], ...)")
+            raise AmbiguousWriterError(array.name, tuple(writers))
         return writers[0]
 
     def check(self) -> None:

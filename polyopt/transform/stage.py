@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError, public,
                       public_methods)
+from ..schedule_errors import ForeignAxisError, UnknownPragmaError
 from ..te.expr import IterVar
 from ..te.tensor import Tensor
 from . import attach
@@ -73,8 +74,7 @@ class Stage:
             main = self.schedule.program.statement(stage.main)
             positions = [k for k, v in enumerate(main.iter_vars) if v is axis]
             if not positions:
-                raise InvalidArgumentError(
-                    f"axis '{axis.name}' does not belong to stage '{self.name}'")
+                raise ForeignAxisError(self.name, axis.name)
             name = main.dims[positions[0]]
         elif isinstance(axis, str):
             name = axis
@@ -193,11 +193,7 @@ class Stage:
         if pragma_type in ("import_llvm", "import_c"):
             self._apply("pragma", (self._axis(axis), pragma_type, pragma_value), check=False)
             return
-        raise ScheduleError(
-            f"s[{self.name!r}].pragma(..., {pragma_type!r}) is not available in polyopt; "
-            "the pragmas are 'import_llvm' and 'import_c'; unroll with s[C].unroll(axis), "
-            "parallelize with s[C].parallel(axis) (LLVM decides the rest of the unrolling "
-            "itself)")
+        raise UnknownPragmaError(pragma_type, ("import_llvm", "import_c"), stage=self.name)
 
     def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
         """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..errors import InvalidArgumentError
+from ..schedule_errors import StorePredicateError
 from ..domain.schedule import init_hoisted
 from ..te.tensor import Tensor, tensor_of
 
@@ -100,17 +101,11 @@ def check_store_predicate(program, stage_name: str, predicate) -> None:
     ``tx``: polyopt's reduction across work-items already stores once per group, from its
     first work-item, so the predicate holds by construction; other predicates are
     refused (polyopt has no general store predicate yet)."""
-    from ..errors import ScheduleError
-
     tag, value = getattr(predicate, "thread_tag", None), getattr(predicate, "value", None)
     stage = program.stage(stage_name)
     bound = [a for a in stage.axes if a.kind == tag and stage.involves_reduce(a)]
     if tag is None or value != 0 or not bound:
-        raise ScheduleError(
-            f"set_store_predicate on '{stage_name}': polyopt supports only "
-            "thread.var.equal(0) for a thread index bound to a reduction loop of the stage "
-            "(bind the reduction loop first; the store then happens once per group); "
-            "for other conditions write them into the compute with po.if_then_else")
+        raise StorePredicateError(stage_name)
 
 
 def tuple_owner(program, stage_name: str) -> str:

@@ -104,8 +104,9 @@ def test_cache_read_refusals():
     A, B, C = matmul(4, 4, 4)
     D = po.compute((4, 4), lambda i, j: C[i, j] + 1.0, name="D")
     s = po.create_schedule(D)
-    with pytest.raises(po.ScheduleError, match="stage 'D' does not read 'A'"):
+    with pytest.raises(po.NotAReaderError) as refused:
         s.cache_read(A, "shared", [D])
+    assert (refused.value.producer, refused.value.reader) == ("A", "D")
     with pytest.raises(po.InvalidArgumentError, match="cache_read needs at least one reader"):
         s.cache_read(A, "shared", [])
     with pytest.raises(po.InvalidArgumentError, match="unknown scope 'texture'; use one of "
@@ -154,9 +155,9 @@ def test_cache_write_after_the_loops_changed_is_refused():
     A, B, C = symbolic_matmul()
     s = po.create_schedule(C)
     s[C].split(C.op.axis[0], factor=2)
-    with pytest.raises(po.ScheduleError, match="cache_write must be applied to stage 'C' "
-                                               "before its loops are changed"):
+    with pytest.raises(po.PrimitiveOrderError) as refused:
         s.cache_write(C, "local")
+    assert (refused.value.primitive, refused.value.stage) == ("cache_write", "C")
 
 
 # -- rfactor -----------------------------------------------------------------------------------
@@ -271,13 +272,17 @@ def test_rfactor_refusals():
     A, C = row_reduce(M, po.var("K"))
     E = po.compute((M,), lambda i: C[i] * 2.0, name="E")
     s = po.create_schedule(E)
-    with pytest.raises(po.ScheduleError, match="rfactor needs a reduction loop; 'i' is not one"):
+    with pytest.raises(po.NotAReductionError) as refused:
         s.rfactor(C, C.op.axis[0])
-    with pytest.raises(po.ScheduleError, match="rfactor needs a reduction; stage 'E' is not one"):
+    assert (refused.value.stage, refused.value.loop) == ("C", "i")
+    with pytest.raises(po.NotAReductionError) as refused:
         s.rfactor(E, E.op.axis[0])
+    assert (refused.value.stage, refused.value.loop) == ("E", None)
     s[C].compute_with(s[E], E.op.axis[0])
-    with pytest.raises(po.ScheduleError, match="apply rfactor to 'C' before attaching it"):
+    with pytest.raises(po.PrimitiveOrderError) as refused:
         s.rfactor(C, C.op.reduce_axis[0])
+    assert (refused.value.primitive, refused.value.before, refused.value.stage) == (
+        "rfactor", "compute_at", "C")
     assert s.script() == 's["C"].compute_with("E", "i")'
 
 

@@ -417,12 +417,12 @@ def test_transform_with_a_size_the_program_does_not_have():
 def test_a_refusal_without_a_concrete_pair_names_the_relation(monkeypatch):
     """The last resort of the witness search: when isl cannot give a pair, the refusal
     still comes, naming the dependence's violating relation."""
-    from polyopt.deps import legality
+    from polyopt.deps import counterexample
 
     def no_pair(pairs):
         raise isl.Error("no witness")
 
-    monkeypatch.setattr(legality, "first_point", no_pair)
+    monkeypatch.setattr(counterexample, "first_point", no_pair)
     A = po.placeholder((8,), name="A")
     B = po.compute((8,), lambda i: A[i] * 2.0, name="B")
     C = po.compute((7,), lambda i: B[i + 1] + 1.0, name="C")

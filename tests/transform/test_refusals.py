@@ -18,10 +18,11 @@ def test_parallel_over_overlapping_recomputed_tiles_is_refused():
     s = po.create_schedule(C)
     io, ii = s[C].split(C.op.axis[0], factor=4)
     s[B].compute_at(s[C], io)
-    with pytest.raises(po.IllegalScheduleError,
-                       match=r"loop 'i.outer' would race on a shared buffer: B\[i_outer=\d+, "
-                             r"i=\d+\] writes B\[\d+\], which .* in another iteration"):
+    with pytest.raises(po.LoopRaceError) as refused:
         s[C].parallel(io)
+    assert refused.value.loop == "i.outer"
+    assert refused.value.race == ("B[i_outer=0, i=4] writes B[4] that C[i=4] reads, in "
+                                  "another iteration")
     assert s[C].can_parallel(ii)
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...ast.nodes import For, walk
-from ...errors import BackendError, ScheduleError
+from ...errors import BackendError
+from ...lowering_errors import AcceleratorMappingError, BufferScopeError
 from ...machine.accel import AccelConfig
 from ...names import sanitize
 from ...te.expr import Const
@@ -74,13 +75,15 @@ class DeviceBuffers:
         aliases = self._aliases()
         for array in self.func.temps:
             if array.scope not in DEVICE_SCOPES:
-                raise ScheduleError(
+                raise BufferScopeError(
+                    array.name, array.scope,
                     f"'{array.name}' is kept in {array.scope!r} memory, which the "
                     "accelerator does not have: cache it into 'inp' or 'wgt' "
                     "(s.cache_read) or keep it in 'acc' (s[stage].set_scope('acc'))")
             shape = constant_extents(array.shape, f"buffer '{array.name}'")
             if shape[-2:] != entry_shape(self.config, array.scope):
-                raise ScheduleError(
+                raise BufferScopeError(
+                    array.name, array.scope,
                     f"'{array.name}' ({array.scope}) has entries {shape[-2:]}, the device's "
                     f"are {entry_shape(self.config, array.scope)}: write the computation in "
                     "the packed layout (last two dimensions one device tile)")
@@ -120,7 +123,8 @@ class DeviceBuffers:
         wrong = held[(held >= 0) & (held != wanted)]
         if len(wrong):
             other = next(n for n, i in self.holder_ids.items() if i == wrong[0])
-            raise ScheduleError(
+            raise AcceleratorMappingError(
+                reader,
                 f"{reader} reads '{name}' after '{other}', computed in place of it in the "
                 f"accumulators, overwrote it: compute '{other}' after every reader of "
                 f"'{name}' (or from a copy: a zero stage plus '{name}')")

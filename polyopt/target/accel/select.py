@@ -36,7 +36,6 @@ import numpy as np
 
 from ...ast.intrinsic_calls import IntrinsicCall
 from ...ast.nodes import Block, For, If, Run, walk
-from ...errors import ScheduleError
 from ...machine.accel import AccelConfig
 from ...te.expr import Cast, Select, TensorRead
 from .device_buffers import DeviceBuffers, Layout, constant_extents, leading_entries
@@ -45,6 +44,7 @@ from .enumerate import expr_value, index_value, instances, loop_values
 from .isa import Alu, Gemm, Load, Store, Tokens, Uop, listing
 from .stage_values import alu_ops, alu_source, is_zero, reads_of, store_branches
 from .tokens import Record, derive_tokens
+from ...lowering_errors import AcceleratorMappingError, DeviceCapacityError
 
 
 @dataclass
@@ -168,7 +168,8 @@ class Selector(DeviceBuffers):
             return self.alu(stmt, target, values, rows)
         if reads and scopes == {"acc"}:
             return self.store(stmt, target, values, rows)
-        raise ScheduleError(
+        raise AcceleratorMappingError(
+            stmt.name,
             f"statement {stmt.name} ({stmt.op}) computes '{target.name}' in global memory "
             "from global memory: on the accelerator every computation happens in its "
             "buffers; cache its inputs into 'inp'/'wgt' and keep it in 'acc'")
@@ -191,8 +192,10 @@ class Selector(DeviceBuffers):
         while isinstance(value, Cast):
             value = value.value
         if not isinstance(value, TensorRead):
-            raise ScheduleError(f"the copy {stmt.name} into '{target.name}' computes "
-                                f"{stmt.value}: a DMA load only copies (or pads with 0)")
+            raise AcceleratorMappingError(
+                stmt.name,
+                f"the copy {stmt.name} into '{target.name}' computes "
+                f"{stmt.value}: a DMA load only copies (or pads with 0)")
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
@@ -207,8 +210,10 @@ class Selector(DeviceBuffers):
                     np.unique(np.stack(dst_index[:-2], 1), axis=0)) == n:
                 break  # the hull's entries are distinct and read inside the source
         if src_shape[-2:] != dst_shape[-2:]:
-            raise ScheduleError(f"'{source.name}' has entries {src_shape[-2:]} but "
-                                f"'{target.name}' {dst_shape[-2:]}: pack it in the device layout")
+            raise AcceleratorMappingError(
+                stmt.name,
+                f"'{source.name}' has entries {src_shape[-2:]} but "
+                f"'{target.name}' {dst_shape[-2:]}: pack it in the device layout")
         dst = self.entry(target.name, leading_entries(dst_index, dst_shape))
         src = np.where(copied, leading_entries(src_index, src_shape), -1)
         grid = [i for i in dst_index[:-2]]
@@ -229,10 +234,12 @@ class Selector(DeviceBuffers):
     def store(self, stmt, target, values: dict, rows: int) -> list[Record]:
         branches = store_branches(stmt.value)
         if target.dtype != "int8" or branches is None:
-            raise ScheduleError(f"the store {stmt.name} into '{target.name}' computes "
-                                f"{stmt.value}: a STORE narrows accumulators to int8 "
-                                "(.astype('int8')), or one of several by an index condition "
-                                "(if_then_else); do the rest in ALU stages")
+            raise AcceleratorMappingError(
+                stmt.name,
+                f"the store {stmt.name} into '{target.name}' computes "
+                f"{stmt.value}: a STORE narrows accumulators to int8 "
+                "(.astype('int8')), or one of several by an index condition "
+                "(if_then_else); do the rest in ALU stages")
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
@@ -261,8 +268,10 @@ class Selector(DeviceBuffers):
 
     def reset(self, stmt, target, values: dict, rows: int) -> list[Record]:
         if not is_zero(stmt.value):
-            raise ScheduleError(f"{stmt.name} sets '{target.name}' to {stmt.value}; the "
-                                "accumulators can only be reset to 0")
+            raise AcceleratorMappingError(
+                stmt.name,
+                f"{stmt.name} sets '{target.name}' to {stmt.value}; the "
+                "accumulators can only be reset to 0")
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         _, index, shape = self._entries(stmt.target, sub, int(origin.sum()))
@@ -278,9 +287,11 @@ class Selector(DeviceBuffers):
         inp = [r for r in reads if self.program.array_of(r.tensor).scope == "inp"]
         wgt = [r for r in reads if self.program.array_of(r.tensor).scope == "wgt"]
         if not (acc_read and inp and wgt):
-            raise ScheduleError(f"the tensorized {stmt.name} must accumulate in 'acc' from "
-                                "'inp' and 'wgt' buffers (cache_read its operands there and "
-                                "set_scope('acc') its stage)")
+            raise AcceleratorMappingError(
+                stmt.name,
+                f"the tensorized {stmt.name} must accumulate in 'acc' from "
+                "'inp' and 'wgt' buffers (cache_read its operands there and "
+                "set_scope('acc') its stage)")
         entries = []
         for read in (stmt.target, inp[0], wgt[0]):
             array, index, shape = self._entries(read, values, rows)
@@ -294,7 +305,8 @@ class Selector(DeviceBuffers):
     def alu(self, stmt, target, values: dict, rows: int) -> list[Record]:
         ops = alu_ops(stmt.value)
         if ops is None:
-            raise ScheduleError(
+            raise AcceleratorMappingError(
+                stmt.name,
                 f"{stmt.name} computes {stmt.value} in 'acc': the ALU applies x // 2**s, "
                 "minimum/maximum with a constant, + or * a constant or another "
                 "accumulator tile, in place of the accumulators it reads")
@@ -331,7 +343,8 @@ class Selector(DeviceBuffers):
         if key not in self.uop_cache:
             capacity = self.config.entries("uop")
             if len(key) > capacity:
-                raise ScheduleError(
+                raise DeviceCapacityError(
+                    "micro-op buffer", len(key), capacity,
                     f"one instruction needs {len(key)} micro-ops, the micro-op buffer "
                     f"holds {capacity}: tile the loops inside the accumulator stage smaller")
             if self.uop_free + len(key) > capacity:

@@ -22,7 +22,8 @@ import dataclasses
 import numpy as np
 
 from ...ast.pipeline import Pass
-from ...errors import InvalidArgumentError, ScheduleError, public_methods
+from ...errors import InvalidArgumentError, public_methods
+from ...lowering_errors import BufferScopeError, DeviceCapacityError
 from ...machine import MemoryScope, SCOPES, TargetInfo
 from ...machine.accel import TPU_LIKE, VTA, AccelConfig
 from .isa import listing
@@ -142,8 +143,9 @@ def check_capacity(func, config: AccelConfig) -> None:
         extents = []
         for extent in temp.shape:
             if not hasattr(extent, "value") or not isinstance(extent.value, int):
-                raise ScheduleError(f"buffer '{temp.name}' has a symbolic extent {extent}; "
-                                    "the accelerator needs constant shapes")
+                raise BufferScopeError(temp.name, temp.scope,
+                                       f"buffer '{temp.name}' has a symbolic extent "
+                                       f"{extent}; the accelerator needs constant shapes")
             extents.append(extent.value)
         nbytes = int(np.prod(extents)) * np.dtype(temp.dtype).itemsize
         count = copies.get(temp.name, 1)
@@ -156,12 +158,14 @@ def check_capacity(func, config: AccelConfig) -> None:
         footprint = storage.get(temp.name)
         loops = f"per iteration of {', '.join(footprint.loops)}" if footprint and \
             footprint.loops else "for the whole computation"
-        raise ScheduleError(
+        raise DeviceCapacityError(
+            f"{scope} buffer", total, capacity,
             f"the {scope} buffer ({capacity} bytes) cannot hold the schedule's "
             f"{total} bytes: '{temp.name}' needs {'x'.join(map(str, extents))} "
             f"{temp.dtype} = {nbytes // count} bytes {loops}"
             + (f", x{count} virtual threads" if count > 1 else "")
-            + f". {_split_hint(func, temp, extents, capacity - (total - nbytes), count)}")
+            + f". {_split_hint(func, temp, extents, capacity - (total - nbytes), count)}",
+            buffer=temp.name)
 
 
 def _split_hint(func, temp, extents, room: int, count: int) -> str:

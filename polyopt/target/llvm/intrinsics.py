@@ -273,7 +273,7 @@ def check_emitters_supported(program, machine) -> None:
     """Refuse a program tensorized with a built-in intrinsic whose instructions the CPU
     code is compiled for (``machine``, a TargetInfo) lacks: LLVM would abort the process
     on them."""
-    from ...errors import TensorizeError
+    from ...lowering_errors import MissingInstructionsError
     from ...tensorize.intrin import ExternCall
 
     for stage, axis, intrin in getattr(program, "tensorized", ()):
@@ -282,9 +282,10 @@ def check_emitters_supported(program, machine) -> None:
                 continue
             missing = [f for f in EMITTER_FEATURES.get(item.name, ()) if not machine.has(f)]
             if missing:
-                raise TensorizeError(
-                    f"stage '{stage}' is tensorized with '{intrin.name}', whose code needs "
-                    f"{', '.join(missing)}; the CPU it is compiled for ({machine.name}) "
+                raise MissingInstructionsError(
+                    tuple(missing), machine.name, stage=stage, intrinsic=intrin.name,
+                    message=f"stage '{stage}' is tensorized with '{intrin.name}', whose code "
+                    f"needs {', '.join(missing)}; the CPU it is compiled for ({machine.name}) "
                     "lacks it.  Choose intrinsics with the machine model "
                     "(po.TargetInfo.host().has_vnni / has_bf16 / has_avx512), or build for "
                     "a CPU that has them (target='llvm -mcpu=znver4') and export the kernel")

@@ -13,10 +13,11 @@ from __future__ import annotations
 import islpy as isl
 
 from ...deps.dataflow import Dependence, Dependences, compute_dependences
-from ...deps.legality import carried_pairs, first_point, instance_text
+from ...deps.counterexample import Counterexample, find_pair
+from ...deps.legality import carried_pairs
 from ...deps.races import memory_conflicts
 from ...domain.program import Program
-from ...errors import ScheduleError
+from ...lowering_errors import WorkItemRaceError
 from ...machine import scope_meaning
 from .buffers import per_work_item, storage_map
 from .kernel import Kernel, access_items
@@ -99,12 +100,13 @@ def _check_groups(program: Program, kernel: Kernel, conflict: Dependence, *,
     items_b = access_items(program, kernel, conflict.sink, conflict.array)
     across = conflict.relation.intersect(_pairs_between(items_a, items_b, "group"))
     if not across.is_empty():
-        raise ScheduleError(
-            f"{_example(program, across)} touch {conflict.array} in different work-groups "
-            f"of kernel {kernel.name}, and one of them writes it: no barrier orders "
-            "work-groups. Split the computation into separate kernels (compute the "
+        raise WorkItemRaceError(
+            conflict.array, _example(program, conflict, across), "work-group",
+            f"they run in different work-groups of kernel {kernel.name}, and no barrier "
+            "orders work-groups", "Split the computation into separate kernels (compute the "
             "producer on its own with compute_root), stage the data per group with "
-            "cache_read(..., \"shared\"), or bind that loop to threadIdx instead")
+            "cache_read(..., \"shared\"), or bind that loop to threadIdx instead",
+            kernel=kernel.name)
 
 
 def _place_barriers(program: Program, kernel: Kernel, conflict: Dependence) -> None:
@@ -124,26 +126,22 @@ def _place_barriers(program: Program, kernel: Kernel, conflict: Dependence) -> N
         if not carried:
             continue
         if dim >= limit:
-            raise ScheduleError(
-                f"{_example(program, carried[0][1])} touch {conflict.array} in different "
-                "work-items of one group, inside the same threadIdx loops, and one of them "
-                "writes it: a barrier would have to go inside code that only some "
-                "work-items run. Bind a loop that carries no dependence, or move the "
-                "producer out of the threadIdx loops (compute it at an outer loop)")
+            raise WorkItemRaceError(
+                conflict.array, _example(program, conflict, carried[0][1]), "work-item",
+                "they run in different work-items of one group, inside the same threadIdx "
+                "loops: a barrier would have to go inside code that only some work-items "
+                "run", "Bind a loop that carries no dependence, or move the producer out of "
+                "the threadIdx loops (compute it at an outer loop)", kernel=kernel.name)
         kernel.barrier_pairs.add((s, t))
         if program.axis_at(s, dim) is not None:
             kernel.barrier_dims.add(dim)
 
 
-def _example(program: Program, pairs: isl.Map) -> str:
-    """The first pair of ``pairs`` for the smallest sizes (as legality's refusals say)."""
-    values, coords = first_point(pairs)
-    n_in = pairs.dim(isl.dim_type.in_)
-    params = pairs.get_space().get_var_names(isl.dim_type.param)
-    when = f" (when {', '.join(f'{p}={v}' for p, v in zip(params, values))})" if params else ""
-    first = instance_text(program, pairs.get_tuple_name(isl.dim_type.in_), coords[:n_in])
-    second = instance_text(program, pairs.get_tuple_name(isl.dim_type.out), coords[n_in:])
-    return f"{first} and {second}{when}"
+def _example(program: Program, conflict: Dependence, pairs: isl.Map) -> Counterexample:
+    """The first pair of ``pairs`` (as legality's refusals give it).  A memory conflict
+    has its write first: with a read, it is a flow pair."""
+    kind = "output" if conflict.kind == "output" else "flow"
+    return find_pair(program, kind, pairs, conflict.array)
 
 
 def check_scoped_flows(program: Program, kernels: list[Kernel], arrays) -> None:
@@ -168,10 +166,11 @@ def check_scoped_flows(program: Program, kernels: list[Kernel], arrays) -> None:
         wrong = wrong.intersect_params(program.context)
         if not wrong.is_empty():
             unit = scope_meaning(scoped[dep.array]).unit
-            raise ScheduleError(
-                f"{_example(program, wrong)}: the second reads {dep.array} written by the "
-                f"first in another {unit} or another iteration of the loops around the "
-                f"buffer, but a {scoped[dep.array]} buffer has one copy per {unit}, refilled "
-                f"in each iteration. Compute '{dep.array}' at a loop of its reader inside "
-                f"the loops bound to {'blockIdx' if unit == 'work-group' else 'threadIdx'} "
-                "(compute_at), or use the \"global\" scope")
+            raise WorkItemRaceError(
+                dep.array, _example(program, dep, wrong), unit,
+                f"the reader runs in another {unit} or another iteration of the loops around "
+                f"the buffer, but a {scoped[dep.array]} buffer has one copy per {unit}, "
+                "refilled in each iteration",
+                f"Compute '{dep.array}' at a loop of its reader inside the loops bound to "
+                f"{'blockIdx' if unit == 'work-group' else 'threadIdx'} (compute_at), or use "
+                "the \"global\" scope", kernel=kernel.name)

@@ -13,7 +13,7 @@ import islpy as isl
 
 from ...ast.nodes import loops, runs
 from ...domain.program import Array, Program
-from ...errors import ScheduleError
+from ...lowering_errors import BufferScopeError
 from ...machine import scope_meaning
 from .kernel import LOCAL_IDS, Buffer, Kernel, access_items, key_expr
 
@@ -50,7 +50,8 @@ def plan_buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
         top = spread.dim_max_val(0)
         if not top.is_int():
             unit = scope_meaning(array.scope).unit
-            raise ScheduleError(
+            raise BufferScopeError(
+                array.name, array.scope,
                 f"the {array.scope} buffer '{array.name}' needs a part of {array.name} per "
                 f"{unit} that grows with the sizes (dimension {dim}); compute it at a loop "
                 f"whose tiles have a constant size (s[{array.name!r}].compute_at(...) inside "

@@ -37,7 +37,7 @@ import re
 from ...ast import printer
 from ...ast.nodes import Block, For, If, IndexExpr, Int, Name, Node, Op, Run, loops, runs
 from ...domain.schedule import BIND_TAGS
-from ...errors import ScheduleError
+from ...lowering_errors import ThreadBindingError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combination, combiner
 from ...machine import scope_meaning
@@ -326,7 +326,8 @@ class KernelPrinter:
         region_vars = {f.var for f in loops(loop)}
         target = state.get("target", "")
         if any(re.search(rf"\b{re.escape(v)}\b", target) for v in region_vars):
-            raise ScheduleError(
+            raise ThreadBindingError(
+                loop.var, loop.kind, statement=stmt_name, reason=
                 f"{stmt_name} accumulates into different elements inside its loop "
                 f"'{loop.var}' bound to {loop.kind}; only a loop over one accumulator can be "
                 "reduced across work-items")

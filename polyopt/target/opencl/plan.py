@@ -41,7 +41,7 @@ import islpy as isl
 from ...ast.nodes import Block, For, If, Node, loops, runs
 from ...domain.program import Array, Program
 from ...domain.schedule import BIND_TAGS
-from ...errors import ScheduleError
+from ...lowering_errors import BufferScopeError, ThreadBindingError, WorkGroupSizeError
 from ...machine import scope_meaning
 from ..accumulate import combination
 from .barriers import check_scoped_flows, plan_barriers
@@ -86,7 +86,8 @@ def plan_kernels(func) -> list[Kernel]:
         for array in scoped:
             if _touches(program, kernel.stmts, array.name):
                 if array.name in owner:
-                    raise ScheduleError(
+                    raise BufferScopeError(
+                        array.name, array.scope,
                         f"the {array.scope} buffer '{array.name}' is used by two kernels "
                         f"({owner[array.name]} and {name}); a {array.scope} buffer lives in "
                         "one kernel: compute it at a loop of its reader inside the loops bound "
@@ -127,7 +128,8 @@ def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> 
         for stmt in inside:
             known = starts.setdefault((stmt, loop.dim), low)
             if not known.is_equal(low):  # each instance must have one work-item
-                raise ScheduleError(
+                raise ThreadBindingError(
+                    loop.var, loop.kind, statement=stmt, reason=
                     f"the loop '{loop.var}' bound to {loop.kind} was generated as several "
                     f"loops that start differently for {stmt}; bind a loop whose bounds "
                     "are the same for every statement inside it (split the stages apart)")
@@ -138,16 +140,15 @@ def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> 
             continue
         top = spread.dim_max_val(0)
         if not top.is_int():
-            raise ScheduleError(
+            raise ThreadBindingError(
+                loop.var, loop.kind, reason=
                 f"loop '{loop.var}' is bound to {loop.kind} but has no constant extent; "
                 f"split it with a constant factor and bind the inner loop (e.g. "
                 f"s[C].split(i, factor=64))")
         local[tag_dim(loop.kind)] = max(local[tag_dim(loop.kind)], top.to_python() + 1)
     if local[0] * local[1] * local[2] > MAX_GROUP_SIZE:
-        raise ScheduleError(
-            f"kernel {name} would have work-groups of {local[0]}x{local[1]}x{local[2]} "
-            f"work-items, more than {MAX_GROUP_SIZE}; use smaller factors for the loops "
-            "bound to threadIdx")
+        raise WorkGroupSizeError(name, local[0] * local[1] * local[2], MAX_GROUP_SIZE,
+                                 "OpenCL", shape=tuple(local))
     kernel = Kernel(name, body, stmts, extents, tuple(local), first=first, host=host,
                     trees=_tree_reductions(program, body), rows=rows)
     for stmt, row in rows.items():
@@ -169,7 +170,8 @@ def _bound_dims(program: Program, stmt: str, axes) -> dict[int, str]:
     for dim, axis in enumerate(axes):
         if axis is not None and axis.kind in BIND_TAGS:
             if axis.kind in dims.values():
-                raise ScheduleError(
+                raise ThreadBindingError(
+                    axis.name, axis.kind, statement=stmt, reason=
                     f"two nested loops of {stmt} are bound to {axis.kind}; bind each of "
                     "blockIdx.x/y/z and threadIdx.x/y/z at most once per loop nest")
             dims[dim] = axis.kind
@@ -199,7 +201,8 @@ def _no_block_loops(node: Node, threads: set) -> None:
             _no_block_loops(node.otherwise, threads)
     elif isinstance(node, For):
         if is_block(node.kind):
-            raise ScheduleError(
+            raise ThreadBindingError(
+                node.var, node.kind, reason=
                 f"loop '{node.var}' is bound to {node.kind} but is not one of the outermost "
                 "loops of its kernel; bind only the outermost loops of a nest to blockIdx "
                 "(reorder them outward first), or compute the stage on its own "
@@ -262,14 +265,16 @@ def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
         if not reduce:
             continue
         if len(reduce) != 1 or _has_thread_loop(loop.body):
-            raise ScheduleError(
+            raise ThreadBindingError(
+                loop.var, loop.kind, statement=reduce[0], reason=
                 f"the reduction loop '{loop.var}' of {reduce[0]} is bound to {loop.kind}; "
                 "it is reduced across work-items only when it holds one reduction and no "
-                "other threadIdx loop (bind the other loops to blockIdx or to the other threadIdx dimensions, "
-                "or rfactor first)")
+                "other threadIdx loop (bind the other loops to blockIdx or to the other "
+                "threadIdx dimensions, or rfactor first)")
         if combination(program.statement(reduce[0])) is None:
-            raise ScheduleError(f"{reduce[0]} is not an accumulation; its loop "
-                                f"'{loop.var}' cannot be bound to threadIdx")
+            raise ThreadBindingError(loop.var, loop.kind, statement=reduce[0], reason=(
+                f"{reduce[0]} is not an accumulation; its loop '{loop.var}' cannot be bound "
+                "to threadIdx"))
         trees[reduce[0]] = loop.kind
     return trees
 

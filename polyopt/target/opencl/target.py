@@ -25,7 +25,8 @@ import numpy as np
 
 from ...ast.nodes import For, If, Int, Name, Op
 from ..module import ModuleAPI
-from ...errors import BackendError, InvalidArgumentError, ScheduleError, public_methods
+from ...errors import BackendError, InvalidArgumentError, public_methods
+from ...lowering_errors import DeviceCapacityError, WorkGroupSizeError
 from ...te.evaluate import evaluate
 from ..args import bind_arguments
 from ...machine import TargetInfo
@@ -218,14 +219,13 @@ def _check_fits(kernel, info: TargetInfo) -> None:
     """The group shape and the per-group (__local) buffers must fit the device."""
     size = kernel.local_size[0] * kernel.local_size[1] * kernel.local_size[2]
     if size > info.max_group_size:
-        raise ScheduleError(
-            f"kernel {kernel.name} needs work-groups of {size} work-items; {info.name} "
-            f"allows {info.max_group_size}: use smaller factors for the threadIdx loops")
+        raise WorkGroupSizeError(kernel.name, size, info.max_group_size, info.name)
     shared = info.scope("shared")
     local = sum(int(np.prod(b.sizes, dtype=np.int64)) * np.dtype(b.array.dtype).itemsize
                 for b in kernel.buffers.values() if b.array.scope == shared.name)
     if local > shared.capacity:
-        raise ScheduleError(
+        raise DeviceCapacityError(
+            "__local memory", local, shared.capacity,
             f"kernel {kernel.name} needs {local} bytes of __local memory; {info.name} has "
             f"{shared.capacity}: use smaller tiles for the shared buffers")
 

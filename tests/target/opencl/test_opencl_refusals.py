@@ -38,10 +38,14 @@ def test_binding_a_loop_that_carries_a_dependence_is_refused_with_it():
 def test_a_barrier_inside_threadidx_loops_is_refused():
     s, args, j = _columns_with_their_producer()
     s[args[1]].bind(j, "threadIdx.x", check=False)  # the backend still refuses it
-    with pytest.raises(po.ScheduleError,
-                       match=r"B\[i=0, j=0\] and C\[i=0, j=1\] \(when N=1\).*different work-items of one "
-                             r"group, inside the same threadIdx loops.*barrier"):
+    with pytest.raises(po.WorkItemRaceError) as refused:
         po.build(s, args, target="opencl")
+    err = refused.value
+    assert (err.array, err.unit) == ("B", "work-item")
+    assert (err.example.kind, err.example.source, err.example.sink, err.example.element,
+            err.example.params) == ("flow", "B[i=0, j=0]", "C[i=0, j=1]", "B[0, 0]",
+                                    {"N": 1})
+    assert "barrier" in err.problem
 
 
 def test_a_dependence_between_work_groups_is_refused():
@@ -55,9 +59,13 @@ def test_a_dependence_between_work_groups_is_refused():
                        r"dependence.*B\[i=7\] writes B\[7\] that C\[i=8\] reads"):
         s[C].bind(io, "blockIdx.x")
     s[C].bind(io, "blockIdx.x", check=False)  # the backend still refuses it
-    with pytest.raises(po.ScheduleError, match=r"B\[i=7\] and C\[i=8\] \(when N=9\) touch B "
-                       r"in different work-groups.*separate kernels.*compute_root"):
+    with pytest.raises(po.WorkItemRaceError) as refused:
         po.build(s, [A, C], target="opencl")
+    err = refused.value
+    assert (err.array, err.unit) == ("B", "work-group") and err.kernel
+    assert (err.example.source, err.example.sink, err.example.element,
+            err.example.params) == ("B[i=7]", "C[i=8]", "B[7]", {"N": 9})
+    assert "separate kernels" in err.advice and "compute_root" in err.advice
 
 
 def test_a_reduction_loop_goes_to_work_items_not_to_work_groups():
@@ -87,8 +95,10 @@ def test_unknown_tags_and_misplaced_bound_loops():
     io, ii = s[B].split(B.op.axis[0], factor=8)
     s[B].bind(io, "threadIdx.x")
     s[B].bind(ii, "blockIdx.x")
-    with pytest.raises(po.ScheduleError, match="not one of the outermost loops"):
+    with pytest.raises(po.ThreadBindingError) as refused:
         po.build(s, [A, B], target="opencl")
+    assert (refused.value.loop, refused.value.kind) == ("i_inner", "blockIdx.x")
+    assert "outermost" in refused.value.reason
     s = po.create_schedule(B)  # a serial loop around one runs on the host (as a scan's)
     io, ii = s[B].split(B.op.axis[0], factor=8)
     s[B].bind(ii, "blockIdx.x")
@@ -100,8 +110,10 @@ def test_unknown_tags_and_misplaced_bound_loops():
     np.testing.assert_allclose(b, a + 1.0)
     s = po.create_schedule(B)
     s[B].bind(B.op.axis[0], "threadIdx.x")
-    with pytest.raises(po.ScheduleError, match="no constant extent; split it"):
+    with pytest.raises(po.ThreadBindingError) as refused:
         po.build(s, [A, B], target="opencl")
+    assert (refused.value.loop, refused.value.kind) == ("i", "threadIdx.x")
+    assert "constant extent" in refused.value.reason
 
 
 def test_a_shared_buffer_must_fit_a_group():
@@ -114,9 +126,9 @@ def test_a_shared_buffer_must_fit_a_group():
     io, ii = s[Y].split(Y.op.axis[0], factor=8)
     s[Y].bind(io, "blockIdx.x")
     s[XS].compute_at(s[Y], io)
-    with pytest.raises(po.ScheduleError, match="needs a part of X_shared per work-group that "
-                       "grows with the sizes"):
+    with pytest.raises(po.BufferScopeError) as refused:
         po.build(s, [X, Y], target="opencl")
+    assert (refused.value.buffer, refused.value.scope) == ("X_shared", "shared")
 
 
 def test_missing_pyopencl_names_the_package(monkeypatch):
@@ -171,9 +183,10 @@ def test_work_groups_larger_than_devices_allow_are_refused():
     i, j = B.op.axis
     s[B].bind(i, "threadIdx.y")
     s[B].bind(j, "threadIdx.x")
-    with pytest.raises(po.ScheduleError, match="work-groups of 64x64x1 work-items, more than "
-                       "1024; use smaller factors"):
+    with pytest.raises(po.WorkGroupSizeError) as refused:
         po.build(s, [A, B], target="opencl")
+    assert (refused.value.size, refused.value.limit, refused.value.shape) == (4096, 1024,
+                                                                              (64, 64, 1))
 
 
 def test_the_scan_axis_cannot_go_to_work_items():

@@ -1,0 +1,463 @@
+"""Issue 38, typed errors: each way a primitive or a lowering pass fails has its class,
+raised through the public API with the objects involved as attributes (tests assert on
+the type and the attributes, not on the text), and one counterexample printer renders
+every broken dependence."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import polyopt as po
+from polyopt.deps.counterexample import Counterexample, describe
+
+
+def refused(cls, action):
+    """The error ``action()`` raises, which must be exactly of class ``cls``."""
+    with pytest.raises(po.PolyoptError) as info:
+        action()
+    assert type(info.value) is cls, f"{type(info.value).__name__}: {info.value}"
+    return info.value
+
+
+def elementwise(n=None):
+    n = po.var("n") if n is None else n
+    A = po.placeholder((n, n), name="A")
+    B = po.compute((n, n), lambda i, j: A[i, j] + 1.0, name="B")
+    return A, B
+
+
+def row_sum():
+    n = po.var("n")
+    A = po.placeholder((n, n), name="A")
+    k = po.reduce_axis((0, n), name="k")
+    S = po.compute((n,), lambda i: po.sum(A[i, k], axis=k), name="S")
+    return A, S, k
+
+
+def chain():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = po.compute((n,), lambda i: B[i] + 1.0, name="C")
+    return A, B, C
+
+
+def prefix_sum():
+    """B[i] = B[i - 1] + A[i]: a loop that carries a dependence."""
+    @po.kernel
+    def scan(A: po.f32[16], B: po.f32[16]):
+        for i in range(1, 16):
+            B[i] = B[i - 1] + A[i]
+    return scan
+
+
+# -- loops ------------------------------------------------------------------------------
+
+def test_unknown_loop():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.UnknownLoopError, lambda: s[B].split("q", factor=2))
+    assert (err.stage, err.loop, err.loops) == ("B", "q", ("i", "j"))
+    assert isinstance(err, po.ScheduleError)
+    assert not s[B].can_split("q", factor=2)  # a schedule error: can_* answers False
+
+
+def test_axis_of_another_stage():
+    _, B, C = chain()
+    s = po.create_schedule(C)
+    err = refused(po.ForeignAxisError, lambda: s[C].split(B.op.axis[0], factor=2))
+    assert (err.stage, err.axis) == ("C", "i")
+    assert isinstance(err, po.InvalidArgumentError)
+
+
+@pytest.mark.parametrize("factor, requirement", [(0, "a positive integer"),
+                                                 (2.5, "a positive integer"),
+                                                 (2**40, "at most 2147483647 in absolute "
+                                                         "value")])
+def test_invalid_factor(factor, requirement):
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.InvalidFactorError, lambda: s[B].split(B.op.axis[0], factor=factor))
+    assert (err.what, err.value, err.requirement) == ("factor", factor, requirement)
+    # an argument error, not a refused schedule: can_split raises it too
+    assert not isinstance(err, po.ScheduleError)
+    with pytest.raises(po.InvalidFactorError):
+        s[B].can_split(B.op.axis[0], factor=factor)
+
+
+def test_split_needs_one_of_factor_and_nparts():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.SplitArgumentsError,
+                  lambda: s[B].split(B.op.axis[0], factor=2, nparts=2))
+    assert (err.factor, err.nparts) == (2, 2)
+
+
+def test_symbolic_split_with_too_many_parts():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.SymbolicSplitError, lambda: s[B].split(B.op.axis[0], nparts=65))
+    assert (err.stage, err.loop, err.nparts, err.tiled_loop) == ("B", "i", 65, None)
+
+
+def test_symbolic_split_of_a_tiled_nest():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=4)
+    err = refused(po.SymbolicSplitError, lambda: s[B].split(B.op.axis[1], nparts=2))
+    assert (err.stage, err.loop, err.nparts, err.tiled_loop) == ("B", "j", 2, "i.outer")
+
+
+@pytest.mark.parametrize("primitive", ["tile", "fuse"])
+def test_loops_not_adjacent(primitive):
+    n = po.var("n")
+    A = po.placeholder((n, n, n), name="A")
+    B = po.compute((n, n, n), lambda i, j, l: A[i, j, l] * 2.0, name="B")
+    s = po.create_schedule(B)
+    i, _, l = B.op.axis
+    if primitive == "tile":
+        err = refused(po.LoopsNotAdjacentError, lambda: s[B].tile(i, l, 2, 2))
+    else:
+        err = refused(po.LoopsNotAdjacentError, lambda: s[B].fuse(i, l))
+    assert (err.primitive, err.stage, err.loops, err.order) == (primitive, "B", ("i", "l"),
+                                                                "outer first")
+
+
+def test_wavefront_needs_adjacent_loops():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.LoopsNotAdjacentError, lambda: s[B].wavefront(B.op.axis[0]))
+    assert (err.primitive, err.loops) == ("wavefront", ("i",))
+
+
+def test_skew_needs_the_outer_loop_outside():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    i, j = B.op.axis
+    err = refused(po.LoopOrderError, lambda: s[B].skew(j, i, 1))
+    assert (err.primitive, err.stage, err.outer, err.inner) == ("skew", "B", "j", "i")
+
+
+def test_reorder_lists_a_loop_twice():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    i, j = B.op.axis
+    err = refused(po.DuplicateLoopError, lambda: s[B].reorder(i, j, i))
+    assert (err.primitive, err.stage, err.loops) == ("reorder", "B", ("i", "j", "i"))
+
+
+def test_fuse_of_a_loop_of_symbolic_extent():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.NonConstantExtentError, lambda: s[B].fuse(*B.op.axis))
+    assert (err.primitive, err.stage, err.loops, err.loop) == ("fuse", "B", ("i", "j"), "j")
+
+
+def test_loops_partly_shared_with_another_stage():
+    _, B = elementwise()
+    C = po.compute(B.shape, lambda i, j: B[i, j] * 3.0, name="C")
+    s = po.create_schedule(C)
+    s[B].compute_with(s[C], C.op.axis[0])  # B shares C's loop i, not j
+    err = refused(po.PartlySharedLoopsError, lambda: s[B].fuse(*B.op.axis))
+    assert (err.stage, err.other, err.lo, err.hi, err.depth, err.attached) == (
+        "B", "C", 1, 2, 1, False)
+
+
+def test_attached_inside_the_loops_asked_for():
+    _, B = elementwise()
+    C = po.compute(B.shape, lambda i, j: B[i, j] * 3.0, name="C")
+    s = po.create_schedule(C)
+    s[B].compute_with(s[C], C.op.axis[0])
+    err = refused(po.PartlySharedLoopsError, lambda: s[C].fuse(*C.op.axis))
+    assert (err.stage, err.other, err.lo, err.hi, err.depth, err.attached) == (
+        "B", "C", 1, 2, 1, True)
+
+
+# -- attaching, inlining, caches ---------------------------------------------------------
+
+def test_attach_cycle():
+    _, B, C = chain()
+    s = po.create_schedule(C)
+    s[B].compute_with(s[C], C.op.axis[0])
+    err = refused(po.AttachCycleError, lambda: s[C].compute_with(s[B], B.op.axis[0]))
+    assert (err.producer, err.consumer) == ("C", "B")
+
+
+def test_sharing_a_reduction_loop():
+    n = po.var("n")
+    A = po.placeholder((n, n), name="A")
+    k = po.reduce_axis((0, n), name="k")
+    S = po.compute((n, n), lambda i, j: po.sum(A[i, k], axis=k), name="S")
+    E = po.compute((n, n, n), lambda i, j, l: S[i, j] + 1.0, name="E")
+    s = po.create_schedule(E)
+    err = refused(po.SharedReductionLoopError,
+                  lambda: s[S].compute_with(s[E], E.op.axis[2]))
+    assert (err.stage, err.loop) == ("S", "k")
+
+
+def test_already_attached():
+    _, B, C = chain()
+    s = po.create_schedule(C)
+    co, ci = s[C].split(C.op.axis[0], factor=4)
+    s[B].compute_at(s[C], co)
+    err = refused(po.AlreadyAttachedError, lambda: s[B].compute_at(s[C], ci))
+    assert (err.stage, err.target) == ("B", "C")
+
+
+def test_cache_read_for_a_stage_that_does_not_read():
+    A, B, C = chain()
+    s = po.create_schedule(C)
+    err = refused(po.NotAReaderError, lambda: s.cache_read(A, "local", [s[C]]))
+    assert (err.producer, err.reader, err.inside) == ("A", "C", False)
+
+
+def test_compute_at_of_an_output_the_tiles_do_not_cover():
+    n = po.var("n")
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] + 1, name="B")
+    C = po.compute((n - 1,), lambda i: B[i] * 2, name="C")
+    s = po.create_schedule([B, C])
+    err = refused(po.PartialOutputError, lambda: s[B].compute_at(s[C], C.op.axis[0]))
+    assert (err.output, err.consumer) == ("B", "C")
+
+
+def test_cannot_inline_a_reduction_or_an_output():
+    A, S, _ = row_sum()
+    E = po.compute(S.shape, lambda i: S[i] * 2.0, name="E")
+    s = po.create_schedule(E)
+    err = refused(po.CannotInlineError, lambda: s[S].compute_inline())
+    assert (err.stage, err.reader) == ("S", None) and "compute_at" in err.reason
+    err = refused(po.CannotInlineError, lambda: s[E].compute_inline())
+    assert err.stage == "E" and "output" in err.reason
+
+
+def test_cannot_inline_a_stage_others_share_loops_with():
+    _, B, C = chain()
+    D = po.compute(C.shape, lambda i: C[i] + B[i], name="D")
+    s = po.create_schedule(D)
+    s[C].compute_with(s[B], B.op.axis[0])
+    err = refused(po.SharedLoopsError, lambda: s[B].compute_inline())
+    assert (err.primitive, err.stage, err.sharer) == ("compute_inline", "B", "C")
+
+
+def test_cache_write_of_an_array_several_statements_write():
+    @po.kernel
+    def twice(A: po.f32[8], B: po.f32[8]):
+        for i in range(8):
+            B[i] = A[i]
+        for i in range(8):
+            B[i] = B[i] * 2.0
+
+    s = po.create_schedule(twice)
+    err = refused(po.AmbiguousWriterError, lambda: s.cache_write(twice.args[1], "local"))
+    assert (err.array, err.writers) == ("B", ("S0", "S1"))
+
+
+# -- order of primitives, reductions ---------------------------------------------------
+
+def test_rfactor_of_a_non_reduction_stage_and_loop():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.NotAReductionError, lambda: s.rfactor(B, B.op.axis[0]))
+    assert (err.primitive, err.stage, err.loop) == ("rfactor", "B", None)
+    _, S, _ = row_sum()
+    s = po.create_schedule(S)
+    err = refused(po.NotAReductionError, lambda: s.rfactor(S, S.op.axis[0]))
+    assert (err.primitive, err.stage, err.loop) == ("rfactor", "S", "i")
+
+
+def test_cache_write_after_changing_the_loops():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=4)
+    err = refused(po.PrimitiveOrderError, lambda: s.cache_write(B, "local"))
+    assert (err.primitive, err.stage) == ("cache_write", "B")
+
+
+def test_rfactor_before_attaching():
+    _, S, k = row_sum()
+    E = po.compute(S.shape, lambda i: S[i] * 2.0, name="E")
+    s = po.create_schedule(E)
+    s[S].compute_at(s[E], E.op.axis[0])
+    err = refused(po.PrimitiveOrderError, lambda: s.rfactor(S, k))
+    assert (err.primitive, err.before, err.stage) == ("rfactor", "compute_at", "S")
+
+
+def test_unknown_pragma():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.UnknownPragmaError, lambda: s[B].pragma(B.op.axis[0], "unroll_explicit"))
+    assert (err.pragma, err.stage) == ("unroll_explicit", "B")
+    assert err.pragmas == ("import_llvm", "import_c")
+
+
+def test_auto_schedule_after_primitives():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=4)
+    err = refused(po.AutoScheduleError, lambda: po.auto_schedule(s))
+    assert "create_schedule" in err.reason
+
+
+def test_store_predicate_other_than_one_store_per_group():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.StorePredicateError, lambda: s[B].set_store_predicate(B.op.axis[0]))
+    assert err.stage == "B"
+
+
+def test_expand_scalar_of_a_tensor_expression():
+    _, B = elementwise()
+    s = po.create_schedule(B)
+    err = refused(po.InPlaceKernelError, lambda: s.expand_scalar("w"))
+    assert err.primitive == "expand_scalar" and "in-place kernels" in err.reason
+
+
+def test_template_needing_instructions_the_cpu_lacks():
+    from polyopt.schedules.tensorized import bf16_matmul_template
+
+    cpu = po.TargetInfo.for_cpu("znver3")
+    assert not cpu.has_bf16  # the machine model says so: the template must refuse it
+    A = po.placeholder((12, 40), name="A", dtype="bfloat16")
+    packed = po.ops.pack_vnni_numpy(np.zeros((40, 50), "uint16"), columns=64, blocked=True,
+                                    group=2)
+    W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
+    C = po.ops.matmul_bf16(A, W)
+    s = po.create_schedule(C)
+    err = refused(po.MissingInstructionsError,
+                  lambda: bf16_matmul_template(s, C, parallel=False, target_info=cpu))
+    assert err.cpu == cpu.name and "BF16" in err.missing[0]
+    assert isinstance(err, po.TensorizeError)
+
+
+# -- legality and the counterexample printer ---------------------------------------------
+
+def test_dependence_violation_carries_the_pair():
+    scan = prefix_sum()
+    s = po.create_schedule(scan)
+    err = refused(po.DependenceViolationError, lambda: s["S0"].reverse("i"))
+    v = err.violation
+    assert err.transform.startswith("reverse") or "reverse" in err.transform
+    assert v.dependence.kind == "flow" and v.dependence.array == "B"
+    assert (v.source, v.sink, v.element) == ("S0[i=1]", "S0[i=2]", "B[1]")
+    assert isinstance(err, po.IllegalScheduleError)
+    assert str(err) == f"{err.transform} is illegal: {v.explain()}" + (
+        f". Repair: {err.repair}" if err.repair else "")
+
+
+def test_parallel_loop_that_carries_a_dependence():
+    scan = prefix_sum()
+    s = po.create_schedule(scan)
+    err = refused(po.LoopCarriesDependenceError, lambda: s["S0"].parallel("i"))
+    assert (err.loop, err.what) == ("i", "parallel loop")
+    assert (err.violation.source, err.violation.sink) == ("S0[i=1]", "S0[i=2]")
+
+
+def test_parallel_loop_with_a_race_on_a_recomputed_buffer():
+    A = po.placeholder((10,), name="A")
+    B = po.compute((10,), lambda i: A[i] * 2, name="B")
+    C = po.compute((8,), lambda i: B[i] + B[i + 2], name="C")
+    s = po.create_schedule(C)
+    io, _ = s[C].split(C.op.axis[0], factor=4)
+    s[B].compute_at(s[C], io)
+    err = refused(po.LoopRaceError, lambda: s[C].parallel(io))
+    assert err.loop == "i.outer" and err.repair
+    assert err.race == "B[i_outer=0, i=4] writes B[4] that C[i=4] reads, in another iteration"
+
+
+def test_a_rewrite_that_changes_values_names_the_read():
+    n = po.var("N")
+
+    @po.kernel
+    def prefix(A: po.i32[n]):
+        for i in range(1, n):
+            A[i] += A[i - 1]
+
+    s = po.create_schedule(prefix)
+    io, _ = s["S0"].split("i", factor=4)
+    AS = s.cache_read(prefix.args[0], "shared", ["S0"])
+    err = refused(po.ChangedValuesError, lambda: s[AS].compute_at(s["S0"], io))
+    assert err.what == "reads" and err.primitive.startswith("s[")
+    assert "would read A[" in err.example and "in the original order" in err.example
+
+
+def test_one_printer_renders_every_kind():
+    pair = Counterexample("flow", "S[i=0]", "T[i=1]", "A[0]", {"n": 2})
+    assert describe(pair) == "S[i=0] writes A[0] that T[i=1] reads (when n=2)"
+    assert str(pair) == describe(pair)
+    assert describe(Counterexample("output", "S[i=0]", "S[i=1]", "A[0]", {}), "late") == \
+        "S[i=0] and then S[i=1] write A[0], late"
+
+
+# -- tensorize ---------------------------------------------------------------------------
+
+def _vector_add_intrinsic(n=4):
+    a = po.placeholder((n,), name="a")
+    b = po.placeholder((n,), name="b")
+    c = po.compute((n,), lambda i: a[i] + b[i], name="c")
+    return po.decl_tensor_intrin(c.op, lambda ins, outs: po.tensorize.call_extern(
+        "int32", "vadd", ins[0].access_ptr("r"), ins[1].access_ptr("r"),
+        outs[0].access_ptr("w")), name="vadd")
+
+
+def test_tensorize_mismatch():
+    n = po.var("n")
+    A = po.placeholder((n, n), name="A")
+    B = po.compute((n, n), lambda i, j: A[i, j] + 1.0, name="B")
+    s = po.create_schedule(B)
+    err = refused(po.TensorizeMismatchError,
+                  lambda: s[B].tensorize(B.op.axis[0], _vector_add_intrinsic()))
+    assert (err.stage, err.axis, err.intrinsic) == ("B", "i", "vadd")
+    assert isinstance(err, po.TensorizeError)
+
+
+def test_already_tensorized():
+    A = po.placeholder((8,), name="A")
+    Bt = po.placeholder((8,), name="Bt")
+    C = po.compute((8,), lambda i: A[i] + Bt[i], name="C")
+    s = po.create_schedule(C)
+    _, ii = s[C].split(C.op.axis[0], factor=4)
+    s[C].tensorize(ii, _vector_add_intrinsic())
+    err = refused(po.AlreadyTensorizedError,
+                  lambda: s[C].tensorize(ii, _vector_add_intrinsic()))
+    assert (err.stage, err.axis) == ("C", "i.inner")
+
+
+# -- the classes themselves ----------------------------------------------------------
+
+ALL = [getattr(po, name) for name in po.schedule_errors.__all__ + po.lowering_errors.__all__]
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_every_class_is_a_polyopt_error_exported_at_the_top(cls):
+    assert issubclass(cls, po.PolyoptError)
+    assert issubclass(cls, (po.ScheduleError, po.InvalidArgumentError))
+    assert cls.__doc__
+
+
+def test_unknown_loop_kind_and_the_rest_render_from_attributes():
+    err = po.UnknownLoopKindError("warp", ("serial", "parallel"))
+    assert (err.kind, err.kinds) == ("warp", ("serial", "parallel"))
+    assert str(err) == "unknown loop kind 'warp'; use one of serial, parallel"
+
+
+def test_typed_errors_pickle_and_keep_their_attributes():
+    err = po.SymbolicSplitError("B", "i", 65)
+    copy = pickle.loads(pickle.dumps(err))
+    assert type(copy) is po.SymbolicSplitError and str(copy) == str(err)
+    assert (copy.stage, copy.loop, copy.nparts) == ("B", "i", 65)
+    again = err.with_message("context: " + str(err))
+    assert type(again) is po.SymbolicSplitError and again.nparts == 65
+    assert str(again).startswith("context: split(nparts=65)")
+
+
+def test_lowering_classes_render_from_their_attributes():
+    err = po.WorkGroupSizeError("k1", 4096, 1024, "OpenCL", shape=(64, 64, 1))
+    assert (err.kernel, err.size, err.limit, err.shape) == ("k1", 4096, 1024, (64, 64, 1))
+    assert "64x64x1" in str(err) and "threadIdx" in str(err)
+    pair = Counterexample("flow", "B[i=7]", "C[i=8]", "B[7]", {"N": 9})
+    race = po.WorkItemRaceError("B", pair, "work-group", "they run in different groups",
+                                "Split the kernel", kernel="k")
+    assert str(race) == ("B[i=7] writes B[7] that C[i=8] reads (when N=9): they run in "
+                         "different groups. Split the kernel")
