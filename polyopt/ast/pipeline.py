@@ -15,6 +15,14 @@ unrolling and OpenMP outlining; an accelerator would add its DMA insertion after
 >>> base.without("scan_schedule").append(Pass("late", tag_dma)).names
 ('contract_storage', 'late')
 
+A user adds a pass of their own the same way, with :meth:`Pipeline.insert`, through
+``po.lower(..., passes=edit)`` or ``po.build(..., passes=edit)``, where ``edit`` takes
+the target's pipeline and returns the one to run (its passes are printed with
+``POLYOPT_PRINT_PASSES=1`` like the others; ``print(pipeline)`` lists the names):
+
+>>> print(base.insert(Pass("mine", tag_dma), after="scan_schedule"))
+scan_schedule -> mine -> contract_storage
+
 A target class does it in its ``passes`` method::
 
     class AccelTarget:
@@ -37,6 +45,12 @@ class Pass:
     name: str
     run: Callable
 
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or not callable(self.run):
+            raise InvalidArgumentError(
+                f"a Pass is a name (a non-empty string) and a function from a LoweredFunc "
+                f"to a new one, got Pass({self.name!r}, {self.run!r})")
+
 
 @dataclass(frozen=True, slots=True)
 class Pipeline:
@@ -47,6 +61,27 @@ class Pipeline:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.passes)
+
+    def __str__(self) -> str:
+        return " -> ".join(self.names)
+
+    def insert(self, step: Pass, *, after: str | None = None,
+               before: str | None = None) -> "Pipeline":
+        """``step`` inserted right after the pass named ``after`` or right before the one
+        named ``before`` (exactly one of them)."""
+        if not isinstance(step, Pass):
+            raise InvalidArgumentError(
+                f"insert takes a Pass(name, run), run mapping a LoweredFunc to a new one; "
+                f"got {step!r}")
+        if (after is None) == (before is None):
+            raise InvalidArgumentError(
+                "insert needs exactly one of after= or before= (the name of a pass: "
+                f"{', '.join(self.names)})")
+        if step.name in self.names:
+            raise InvalidArgumentError(f"the pipeline already has a pass named {step.name!r}; "
+                                       "give the new pass another name")
+        return self.insert_after(after, step) if after is not None else \
+            self.insert_before(before, step)
 
     def insert_after(self, name: str, *passes: Pass) -> "Pipeline":
         at = self._index(name) + 1
