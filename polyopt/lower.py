@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from .ast.flat_access import flatten_accesses
 from .ast.from_isl import scan
 from .ast.nodes import Block, Node
-from .ast.pipeline import Pass, Pipeline
+from .ast.pipeline import Pass, Pipeline, edited, run_inserted
 from .ast.printer import node_lines
 from .ast.storage import Footprint, contract_storage
 from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
-from .errors import (InvalidArgumentError, PolyoptError, UndefinedTensorError, public,
-                     public_methods)
+from .errors import InvalidArgumentError, UndefinedTensorError, public, public_methods
 from .names import sanitize
 from .machine import scope_meaning
 from .te.expr import TensorRead, Var
@@ -236,18 +235,7 @@ def pipeline_of(target=None, passes=None) -> Pipeline:
     check_arguments -> plan_buffers -> contract_storage -> flatten_accesses ->
     scan_schedule -> count_loops -> separate_full_tiles -> tensorize
     """
-    pipeline = PIPELINE if target is None else _target_of(target).passes(PIPELINE)
-    if passes is None:
-        return pipeline
-    edited = passes if isinstance(passes, Pipeline) else None
-    if edited is None and callable(passes):
-        edited = passes(pipeline)
-    if not isinstance(edited, Pipeline):
-        raise InvalidArgumentError(
-            "passes must be a Pipeline or a function from the target's Pipeline to the one "
-            "to run, e.g. passes=lambda p: p.insert(Pass('mine', run), after='unroll'); "
-            f"got {passes!r}" + ("" if edited is None else f" returning {edited!r}"))
-    return edited
+    return edited(PIPELINE if target is None else _target_of(target).passes(PIPELINE), passes)
 
 
 @public
@@ -286,30 +274,12 @@ def lower(schedule, args=None, *, name: str | None = None,
         os.environ.get("POLYOPT_PRINT_PASSES", "") not in ("", "0")
     for step in pipeline.passes:
         start = time.perf_counter()
-        func = step.run(func) if step.name in own else _run_users_pass(step, func)
+        func = step.run(func) if step.name in own else run_inserted(step, func, LoweredFunc)
         func = dataclasses.replace(func, passes=func.passes + (step.name,))
         if verbose:
             elapsed = (time.perf_counter() - start) * 1e3
             print(f"// after {step.name} ({elapsed:.1f} ms)\n{func}\n", file=sys.stderr)
     return func
-
-
-def _run_users_pass(step: Pass, func: LoweredFunc) -> LoweredFunc:
-    """``step.run(func)`` for a pass the user inserted: its own failures and results
-    that are not a LoweredFunc are reported as such."""
-    try:
-        result = step.run(func)
-    except PolyoptError:
-        raise
-    except Exception as err:
-        raise InvalidArgumentError(
-            f"the inserted lowering pass {step.name!r} failed: {type(err).__name__}: {err}"
-        ) from err
-    if not isinstance(result, LoweredFunc):
-        raise InvalidArgumentError(
-            f"the inserted lowering pass {step.name!r} returned {type(result).__name__}; a "
-            "pass returns a LoweredFunc (dataclasses.replace(func, ...) or func itself)")
-    return result
 
 
 def _target_of(target):

@@ -214,9 +214,9 @@ def test_a_failing_or_wrong_user_pass_is_reported_by_name():
     def broken(func):
         raise KeyError("oops")
 
-    with pytest.raises(po.InvalidArgumentError, match="pass 'broken' failed: KeyError"):
+    with pytest.raises(po.InvalidArgumentError, match="inserted pass 'broken' failed: KeyError"):
         po.lower(s, [A, B], passes=lambda p: p.append(Pass("broken", broken)))
-    with pytest.raises(po.InvalidArgumentError, match="pass 'wrong' returned NoneType"):
+    with pytest.raises(po.InvalidArgumentError, match="inserted pass 'wrong' returned NoneType"):
         po.lower(s, [A, B], passes=lambda p: p.append(Pass("wrong", lambda f: None)))
     with pytest.raises(po.InvalidArgumentError, match="a Pass is a name"):
         Pass("", lambda f: f)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, PolyoptError
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,7 @@ class Pipeline:
     """The lowering passes in order; a value: each edit returns a new pipeline."""
 
     passes: tuple[Pass, ...]
+    kind: str = "lowering"  # what its passes transform, for messages ("graph": po.graph)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -71,37 +72,71 @@ class Pipeline:
         named ``before`` (exactly one of them)."""
         if not isinstance(step, Pass):
             raise InvalidArgumentError(
-                f"insert takes a Pass(name, run), run mapping a LoweredFunc to a new one; "
-                f"got {step!r}")
+                f"insert takes a Pass(name, run), run mapping a LoweredFunc (a Graph for "
+                f"graph passes) to a new one; got {step!r}")
         if (after is None) == (before is None):
             raise InvalidArgumentError(
                 "insert needs exactly one of after= or before= (the name of a pass: "
                 f"{', '.join(self.names)})")
         if step.name in self.names:
-            raise InvalidArgumentError(f"the pipeline already has a pass named {step.name!r}; "
+            raise InvalidArgumentError(f"the {self.kind} pipeline already has a pass named "
+                                       f"{step.name!r}; "
                                        "give the new pass another name")
         return self.insert_after(after, step) if after is not None else \
             self.insert_before(before, step)
 
     def insert_after(self, name: str, *passes: Pass) -> "Pipeline":
         at = self._index(name) + 1
-        return Pipeline(self.passes[:at] + passes + self.passes[at:])
+        return Pipeline(self.passes[:at] + passes + self.passes[at:], self.kind)
 
     def insert_before(self, name: str, *passes: Pass) -> "Pipeline":
         at = self._index(name)
-        return Pipeline(self.passes[:at] + passes + self.passes[at:])
+        return Pipeline(self.passes[:at] + passes + self.passes[at:], self.kind)
 
     def append(self, *passes: Pass) -> "Pipeline":
         """``passes`` last: right before the target generates code."""
-        return Pipeline(self.passes + passes)
+        return Pipeline(self.passes + passes, self.kind)
 
     def without(self, *names: str) -> "Pipeline":
         for name in names:
             self._index(name)
-        return Pipeline(tuple(p for p in self.passes if p.name not in names))
+        return Pipeline(tuple(p for p in self.passes if p.name not in names), self.kind)
 
     def _index(self, name: str) -> int:
         if name not in self.names:
             raise InvalidArgumentError(
-                f"no lowering pass named {name!r}; the passes are: {', '.join(self.names)}")
+                f"no {self.kind} pass named {name!r}; the passes are: {', '.join(self.names)}")
         return self.names.index(name)
+
+
+def edited(pipeline: Pipeline, passes) -> Pipeline:
+    """``pipeline`` after the user's edit ``passes``: None (unchanged), a function from
+    the pipeline to the one to run, or a :class:`Pipeline` to run as it is."""
+    if passes is None:
+        return pipeline
+    result = passes if isinstance(passes, Pipeline) else None
+    if result is None and callable(passes):
+        result = passes(pipeline)
+    if not isinstance(result, Pipeline):
+        raise InvalidArgumentError(
+            "passes must be a Pipeline or a function from the target's Pipeline to the one "
+            "to run, e.g. passes=lambda p: p.insert(Pass('mine', run), after='unroll'); "
+            f"got {passes!r}" + ("" if result is None else f" returning {result!r}"))
+    return result
+
+
+def run_inserted(step: Pass, value, kind: type):
+    """``step.run(value)`` for a pass the user inserted: its own failures, and results
+    that are not a ``kind``, are reported naming the pass."""
+    try:
+        result = step.run(value)
+    except PolyoptError:
+        raise
+    except Exception as err:
+        raise InvalidArgumentError(
+            f"the inserted pass {step.name!r} failed: {type(err).__name__}: {err}") from err
+    if not isinstance(result, kind):
+        raise InvalidArgumentError(
+            f"the inserted pass {step.name!r} returned {type(result).__name__}; a pass "
+            f"returns a {kind.__name__} (dataclasses.replace of its argument, or it)")
+    return result

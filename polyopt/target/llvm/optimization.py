@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...ast.nodes import Block, For, If, Intrinsic, Name, Node, Op, Run, Unrolled, Wrapped
+from ...ast.nodes import (Block, For, If, Intrinsic, Name, Node, Op, Run, Unrolled, Wrapped,
+                          walk as walk_nodes)
 from ...te.expr import Const, IterVar, TensorRead, Var
 from ...te.tensor import children, walk
 
@@ -75,6 +76,15 @@ def choose_optimization(func):
     return func.decide("optimization", Optimization(
         o2_first=size > O2_FIRST_SIZE, own_unrolling=not in_place or size <= OWN_UNROLL_SIZE,
         size=size))
+
+
+def tiled_nests(body: Node) -> int:
+    """The outermost loop nests of ``body`` holding a register tile (an unrolled loop
+    around a vectorized one)."""
+    items = body.items if isinstance(body, Block) else (body,)
+    return sum(any(isinstance(n, Unrolled) and any(
+        isinstance(m, (For, Wrapped)) and getattr(m, "kind", "vectorized") == "vectorized"
+        for m in walk_nodes(n.loop.body)) for n in walk_nodes(item)) for item in items)
 
 
 def emitted_size(program, node: Node, unrolled: tuple = (), memo: dict | None = None) -> int:
