@@ -47,7 +47,8 @@ def test_print_passes_prints_every_pass_of_the_target_with_its_time(monkeypatch,
     assert "#pragma unrolled: 4 copies" in after["unroll"]
     assert "unrolled: 4 copies" not in after["transposed_copies"]  # unroll comes after
     # the optimization level is a decision printed with the function, from its AST
-    assert "// optimization: O3 (size " in after["choose_optimization"]
+    assert "// optimization: O3 (0 register-tiled nests < 3), LLVM's own unrolling" in \
+        after["choose_optimization"]
     assert "// optimization:" not in after["vector_math"]
     b = np.zeros((6, 4), "float32")
     a = np.arange(24, dtype="float32").reshape(6, 4)

@@ -1,25 +1,24 @@
-"""The LLVM target's ``choose_optimization`` pass: LLVM's optimization level, from the
-size of the code the loop AST emits.
+"""The LLVM target's ``choose_optimization`` pass: LLVM's optimization level and
+unrolling, decided on the loop AST after the LLVM passes.
 
-LLVM's O3 costs more than its code is worth on large functions, and LLVM's own
-unrolling heuristics cost most on large in-place kernels.  The size that matters is the
-code emitted: :func:`emitted_size` counts, on the loop AST after the LLVM passes, the
-operations of every statement copy (an unrolled loop copies its body; a read or a store
-counts its address arithmetic) and the loops.  It is calibrated in units of about one
-line of generated IR (the benchmark kernels were within 15% of their line counts).
+* A function with :data:`O2_FIRST_NESTS` or more register-tiled nests (outermost loop
+  nests holding an unrolled loop around a vectorized one, :func:`tiled_nests`) is
+  optimized at O2 when that vectorizes every loop marked vectorized, else at O3: there
+  O3's unswitching copies the loops of every nest's partial tiles for code within about
+  5% of O2's (PolyBench 3mm: 6.3 -> 0.8 s of CPU, 3,500 lines of IR); with fewer, at O3
+  (its unswitching keeps a partial register tile's sums in registers: the matmul and
+  conv2d templates, 2mm).
+* An in-place kernel (``po.kernel``, ``po.from_c``) whose :func:`emitted_size` is over
+  :data:`OWN_UNROLL_SIZE` is optimized without LLVM's own unrolling heuristics (the
+  loops polyopt marks unrolled, ``llvm.loop.unroll.full``, still are): on PolyBench's
+  tiled nests they took half of O3's time (gemm 1.03 -> 0.39 s of CPU) for code of the
+  same speed (gemm, covariance, jacobi-2d, seidel-2d, lu, fdtd-2d, atax, trisolv).  Not
+  tensor expressions: the 28-column rows of a 3x3 conv2d template ran 10x slower
+  without.
 
-* Over :data:`O2_FIRST_SIZE`, the function is optimized at O2 when that vectorizes every
-  loop marked vectorized: O3 costs 4-8x the time there for code within about 5% of its
-  speed (PolyBench 2mm 3.9 -> 1.0 s of CPU, 20.4x gcc instead of 21.0x; 3mm 6.3 ->
-  0.8 s: O3's unswitching copies the loops of many nests with partial tiles); else, and
-  below, at O3 (O3's unswitching keeps a partial register tile's sums in registers: the
-  matmul and conv2d templates stay below).
-* An in-place kernel (``po.kernel``, ``po.from_c``) over :data:`OWN_UNROLL_SIZE` is
-  optimized without LLVM's own unrolling heuristics (the loops polyopt marks unrolled,
-  ``llvm.loop.unroll.full``, still are): on PolyBench's tiled nests they took half of
-  O3's time (gemm 1.03 -> 0.39 s of CPU) for code of the same speed (gemm, covariance,
-  jacobi-2d, seidel-2d, lu, fdtd-2d, atax, trisolv).  Not tensor expressions: the
-  28-column rows of a 3x3 conv2d template ran 10x slower without.
+(Both replaced counting the lines of the generated IR, 3,000 and 500: on the 30
+PolyBench kernels and the matmul and conv2d templates they decide as the line counts
+did, except near the unrolling bound: heat-3d, seidel-2d at PolyBench's sizes.)
 
 The decision is ``func.decision("optimization")`` (an :class:`Optimization`), printed
 with the function:
@@ -29,7 +28,7 @@ with the function:
 >>> B = po.compute((64,), lambda i: A[i] * 2.0, name="B")
 >>> func = po.lower(po.create_schedule(B), [A, B], target="llvm")
 >>> print(func.decision("optimization"))
-O3 (size 17 <= 3000), LLVM's own unrolling
+O3 (0 register-tiled nests < 3), LLVM's own unrolling
 """
 
 from __future__ import annotations
@@ -41,41 +40,45 @@ from ...ast.nodes import (Block, For, If, Intrinsic, Name, Node, Op, Run, Unroll
 from ...te.expr import Const, IterVar, TensorRead, Var
 from ...te.tensor import children, walk
 
-O2_FIRST_SIZE = 3000
-OWN_UNROLL_SIZE = 500
-# emitted-size units (about lines of IR) of: an operation of a statement, the address
-# arithmetic and the load or store of a tensor access, a loop (header, latch, hints)
-OPERATION, ACCESS, LOOP, BRANCH = 1, 3, 8, 4
+O2_FIRST_NESTS = 3
+OWN_UNROLL_SIZE = 175
+# the weights in :func:`emitted_size` of: an operation of a statement, a tensor access
+# (its address arithmetic and load or store), a loop (header, latch, hints), a branch
+OPERATION, ACCESS, LOOP, BRANCH, INDEX = 1, 3, 8, 4, 0
 
 
 @dataclass(frozen=True)
 class Optimization:
     """``o2_first``: try O2 first (kept when every loop marked vectorized is
-    vectorized); ``own_unrolling``: LLVM's own unrolling heuristics run; ``size``: the
-    emitted size the choice was made from."""
+    vectorized); ``own_unrolling``: LLVM's own unrolling heuristics run; ``nests`` and
+    ``size``: the register-tiled nests and the emitted size of an in-place kernel
+    (None: not one) the choice was made from."""
 
     o2_first: bool
     own_unrolling: bool
-    size: int
+    nests: int = 0
+    size: int | None = None
 
     def __str__(self) -> str:
-        level = f"O2 if it vectorizes every marked loop, else O3 (size {self.size} > " \
-            f"{O2_FIRST_SIZE})" if self.o2_first else f"O3 (size {self.size} <= {O2_FIRST_SIZE})"
-        unroll = "LLVM's own unrolling" if self.own_unrolling else \
-            "only the unrolling polyopt marks (an in-place kernel)"
+        level = f"O2 if it vectorizes every marked loop, else O3 ({self.nests} register-" \
+            f"tiled nests >= {O2_FIRST_NESTS})" if self.o2_first else \
+            f"O3 ({self.nests} register-tiled nests < {O2_FIRST_NESTS})"
+        if self.own_unrolling:
+            unroll = "LLVM's own unrolling" + ("" if self.size is None else
+                                               f" (size {self.size} <= {OWN_UNROLL_SIZE})")
+        else:
+            unroll = f"only the unrolling polyopt marks (size {self.size} > {OWN_UNROLL_SIZE})"
         return f"{level}, {unroll}"
-
-
-DEFAULT = Optimization(False, True, 0)  # a function lowered without the pass
 
 
 def choose_optimization(func):
     """The ``choose_optimization`` pass: records :class:`Optimization` (see the module)."""
-    size = emitted_size(func.program, func.body)
+    nests = tiled_nests(func.body)
     in_place = any(a.role == "inout" for a in func.program.arrays)
+    size = emitted_size(func.program, func.body) if in_place else None
     return func.decide("optimization", Optimization(
-        o2_first=size > O2_FIRST_SIZE, own_unrolling=not in_place or size <= OWN_UNROLL_SIZE,
-        size=size))
+        o2_first=nests >= O2_FIRST_NESTS,
+        own_unrolling=size is None or size <= OWN_UNROLL_SIZE, nests=nests, size=size))
 
 
 def tiled_nests(body: Node) -> int:
@@ -88,8 +91,9 @@ def tiled_nests(body: Node) -> int:
 
 
 def emitted_size(program, node: Node, unrolled: tuple = (), memo: dict | None = None) -> int:
-    """The size of the code emitted for ``node`` (see the module), in about lines of IR,
-    inside the copies of the unrolled loops ``unrolled`` (``(var, copies)`` pairs):
+    """The size of the code emitted for ``node``: its statements' operations, accesses
+    (each with its address arithmetic), loops and branches, weighted by
+    :data:`OPERATION`, :data:`ACCESS`, :data:`LOOP`, :data:`BRANCH`, inside the copies of the unrolled loops ``unrolled`` (``(var, copies)`` pairs):
     there a statement's operations repeat in every copy, but an element read or written
     is addressed and loaded once per basic block (:mod:`.memory`), so an access counts
     once per copy of the unrolled loops its indices use."""
@@ -120,7 +124,8 @@ def emitted_size(program, node: Node, unrolled: tuple = (), memo: dict | None = 
         for positions in accesses:  # the copies of the loops an access's indices use
             used = {name for k in positions for name in _names(node.args[k])}
             size += ACCESS * _product(t for var, t in unrolled if var in used)
-        return size
+        arithmetic = sum(_operations(node.args[k]) for k in set().union(*accesses))
+        return size + copies * INDEX * arithmetic
     return 0
 
 
@@ -139,6 +144,11 @@ def _statement_parts(stmt) -> tuple[int, list[frozenset[int]]]:
     used = [frozenset(position[id(v)] for index in access.indices for v in walk(index)
                       if id(v) in position) for access in reads + [stmt.target]]
     return operations, used
+
+
+def _operations(expr) -> int:
+    """The operations of an index expression (``2 * i + j``: two)."""
+    return 1 + sum(_operations(a) for a in expr.args) if isinstance(expr, Op) else 0
 
 
 def _names(expr) -> set[str]:
