@@ -44,7 +44,7 @@ O2_FIRST_NESTS = 3
 OWN_UNROLL_SIZE = 175
 # the weights in :func:`emitted_size` of: an operation of a statement, a tensor access
 # (its address arithmetic and load or store), a loop (header, latch, hints), a branch
-OPERATION, ACCESS, LOOP, BRANCH, INDEX = 1, 3, 8, 4, 0
+OPERATION, ACCESS, LOOP, BRANCH = 1, 3, 8, 4
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,8 @@ def tiled_nests(body: Node) -> int:
     around a vectorized one)."""
     items = body.items if isinstance(body, Block) else (body,)
     return sum(any(isinstance(n, Unrolled) and any(
-        isinstance(m, (For, Wrapped)) and getattr(m, "kind", "vectorized") == "vectorized"
-        for m in walk_nodes(n.loop.body)) for n in walk_nodes(item)) for item in items)
+        isinstance(m, For) and m.kind == "vectorized" for m in walk_nodes(n.loop.body))
+        for n in walk_nodes(item)) for item in items)
 
 
 def emitted_size(program, node: Node, unrolled: tuple = (), memo: dict | None = None) -> int:
@@ -124,8 +124,7 @@ def emitted_size(program, node: Node, unrolled: tuple = (), memo: dict | None = 
         for positions in accesses:  # the copies of the loops an access's indices use
             used = {name for k in positions for name in _names(node.args[k])}
             size += ACCESS * _product(t for var, t in unrolled if var in used)
-        arithmetic = sum(_operations(node.args[k]) for k in set().union(*accesses))
-        return size + copies * INDEX * arithmetic
+        return size
     return 0
 
 
@@ -144,11 +143,6 @@ def _statement_parts(stmt) -> tuple[int, list[frozenset[int]]]:
     used = [frozenset(position[id(v)] for index in access.indices for v in walk(index)
                       if id(v) in position) for access in reads + [stmt.target]]
     return operations, used
-
-
-def _operations(expr) -> int:
-    """The operations of an index expression (``2 * i + j``: two)."""
-    return 1 + sum(_operations(a) for a in expr.args) if isinstance(expr, Op) else 0
 
 
 def _names(expr) -> set[str]:
