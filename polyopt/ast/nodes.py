@@ -13,7 +13,7 @@ expressions).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Union
 
 
@@ -46,7 +46,7 @@ class Run:
 
     stmt: str
     args: tuple[IndexExpr, ...]
-    reassociate: bool = False
+    reassociate: bool = field(default=False, kw_only=True)  # (IntrinsicCall adds fields)
 
 
 @dataclass(frozen=True, slots=True)
