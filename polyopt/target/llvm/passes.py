@@ -40,6 +40,7 @@ in this order:
 >>> _ = s[B].parallel(B.op.axis[0]); _ = s[B].unroll(B.op.axis[1])
 >>> print(po.lower(s, [A, B], target="llvm"))
 void B_kernel(float32 A[6][4], float32 B[6][4]) {
+  // optimization: O3 (0 register-tiled nests < 3), LLVM's own unrolling
   #pragma parallel: outlined to a thread team
   for (i = 0; i < 6; i += 1)
     #pragma unrolled: 4 copies
