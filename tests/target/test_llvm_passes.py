@@ -256,3 +256,25 @@ def test_an_in_place_kernel_over_the_bound_goes_without_llvms_own_unrolling(step
     po.build(s)(a, b)
     np.testing.assert_allclose(a, expected_a, rtol=1e-6)
     np.testing.assert_allclose(b, expected_b, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_three_register_tiled_matmuls_try_o2_first_and_compute_3mm():
+    """PolyBench 3mm, scheduled automatically: three register-tiled nests, so O2 first
+    (kept when it vectorizes every marked loop); G = (A B)(C D) as NumPy computes it."""
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench" / "3mm.c"
+    sizes = dict(NI=200, NJ=210, NK=220, NL=230, NM=240)  # (small ones are not tiled)
+    kernel = po.from_c(str(source), defines=sizes)
+    s = po.auto_schedule(kernel)
+    decision = po.lower(s, target="llvm").decision("optimization")
+    assert decision.nests == 3 and decision.o2_first
+    assert "O2 if it vectorizes every marked loop" in str(decision)
+    rng = np.random.default_rng(5)
+    ni, nj, nk, nl, nm = (sizes[k] for k in ("NI", "NJ", "NK", "NL", "NM"))
+    a, b = rng.random((ni, nk)), rng.random((nk, nj))
+    c, d = rng.random((nj, nm)), rng.random((nm, nl))
+    e, f, g = np.zeros((ni, nj)), np.zeros((nj, nl)), np.zeros((ni, nl))
+    po.build(s)(e, a, b, f, c, d, g, ni=ni, nj=nj, nk=nk, nl=nl, nm=nm)
+    np.testing.assert_allclose(g, (a @ b) @ (c @ d), rtol=1e-10)
