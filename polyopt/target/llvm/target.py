@@ -120,8 +120,8 @@ class LLVMTarget:
 class LLVMKernel(NativeKernel, ModuleAPI):
     """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
 
-    ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after LLVM's optimization and
-    ``f.assembly`` the machine code; ``f.source`` is the loop program and
+    ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after LLVM's
+    optimization and ``f.assembly`` the machine code; ``f.source`` is the loop program and
     ``f.signature`` what it takes.  ``f.scalar_loops`` names the loops marked
     vectorized that LLVM left scalar (see :mod:`.remarks`).  ``f.export_library(path)``
     saves it (``po.load_module(path)`` loads it back); ``f.release()`` frees its
