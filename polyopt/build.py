@@ -128,7 +128,9 @@ def build(schedule, args=None, target: str = "llvm", name: str | None = None, *,
     ``target`` is ``"llvm"`` (this CPU), ``"llvm -mcpu=NAME -mattr=+f,-g"`` (a named
     CPU and features) or ``"opencl"`` (TVM's other flags are parsed and ignored);
     ``target_host`` is accepted and unused (kernels launch from Python);
-    ``f.signature`` says what the kernel takes."""
+    ``f.signature`` says what the kernel takes.  ``passes`` edits the target's lowering
+    pipeline, e.g. ``passes=lambda p: p.insert(Pass("mine", run), after="unroll")``
+    (see ``polyopt.lower.pipeline_of``)."""
     if isinstance(schedule, LoweredFunc):
         raise InvalidArgumentError(
             "build takes the schedule, not what lower returns: write tvm.build(s, [A, B, C], "
@@ -145,17 +147,19 @@ def build(schedule, args=None, target: str = "llvm", name: str | None = None, *,
 
 def _build(schedule, args, target, name: str | None, options: dict):
     backend = get_target(target)
+    options = dict(options)
+    passes = options.pop("passes", None)
     backend_key = target_key(backend)
     program = getattr(schedule, "program", schedule)
-    request = _request(program, args, name, backend_key, options)
+    request = _request(program, args, name, backend_key, options) if passes is None else None
     cache = _CACHE
     with _collector_paused():
         key = cache.recall(request) if request is not None and hasattr(cache, "recall") \
             else None
         kernel = cache.get(key) if key is not None else None
         if kernel is None:
-            func = lower(schedule, args, name=name, target=backend)
-            key = content_hash(func, backend_key, options)
+            func = lower(schedule, args, name=name, target=backend, passes=passes)
+            key = content_hash(func, backend_key + _pipeline_key(func, passes), options)
             kernel = cache.get(key)
             if kernel is None:
                 kernel = backend.build(func, **options)
@@ -164,6 +168,12 @@ def _build(schedule, args, target, name: str | None, options: dict):
                 cache.remember(request, key, (program, tuple(args or ())))
     kernel.content_hash = key
     return kernel
+
+
+def _pipeline_key(func: LoweredFunc, passes) -> str:
+    """The passes that made ``func`` when the user edited the pipeline (what they did
+    need not show in the printed function)."""
+    return "" if passes is None else " -passes=" + ",".join(func.passes)
 
 
 def _request(program, args, name, backend_key, options):

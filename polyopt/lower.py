@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from .ast.flat_access import flatten_accesses
 from .ast.from_isl import scan
 from .ast.nodes import Block, Node
-from .ast.pipeline import Pass, Pipeline
+from .ast.pipeline import Pass, Pipeline, edited, run_inserted
 from .ast.printer import node_lines
 from .ast.storage import Footprint, contract_storage
 from .ast.tiles import separate_full_tiles
@@ -53,6 +53,18 @@ class LoweredFunc:
     passes: tuple[str, ...] = ()  # the lowering passes that made it, in order
     device: object = None  # a target's own code made by its passes (accel: instructions)
     strict_fp: bool = False  # reductions accumulate in the written order, not reassociated
+    # what a target's passes decided for its code generator, as (name, value) pairs in
+    # the order made (e.g. the LLVM target's optimization level); printed as comments
+    decisions: tuple[tuple[str, object], ...] = ()
+
+    def decision(self, name: str, default=None):
+        """The value a pass decided under ``name`` (``default`` when none did)."""
+        return next((value for key, value in self.decisions if key == name), default)
+
+    def decide(self, name: str, value) -> "LoweredFunc":
+        """This function with decision ``name`` set to ``value`` (replacing one made)."""
+        kept = tuple(d for d in self.decisions if d[0] != name)
+        return dataclasses.replace(self, decisions=kept + ((name, value),))
 
     @property
     def storage(self) -> dict[str, Footprint]:
@@ -77,6 +89,7 @@ class LoweredFunc:
         lines = [f"void {self.name}({', '.join(params)}) {{"]
         if self.strict_fp:
             lines.append("  // strict_fp: reductions accumulate in the written order")
+        lines += [f"  // {key}: {value}" for key, value in self.decisions]
         storage = self.storage
         for temp in self.temps:
             dims = "".join(f"[{e}]" for e in temp.shape)
@@ -210,10 +223,25 @@ PIPELINE = Pipeline((
 PASSES = PIPELINE.passes  # (name, run) pairs, for reading
 
 
+def pipeline_of(target=None, passes=None) -> Pipeline:
+    """The passes ``lower`` runs for ``target`` (None: the common ones) after the user's
+    edit ``passes``: a function from that pipeline to the one to run, or a
+    :class:`Pipeline` to run as it is.  ``print()`` it for the names in order.
+
+    >>> from polyopt.ast.pipeline import Pass
+    >>> mine = Pass("count_loops", lambda func: func)
+    >>> print(pipeline_of(passes=lambda p: p.insert(mine, after="scan_schedule")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    check_arguments -> plan_buffers -> contract_storage -> flatten_accesses ->
+    scan_schedule -> count_loops -> separate_full_tiles -> tensorize
+    """
+    return edited(PIPELINE if target is None else _target_of(target).passes(PIPELINE), passes)
+
+
 @public
 def lower(schedule, args=None, *, name: str | None = None,
-          print_passes: bool | None = None, target=None, simple_mode: bool = True
-          ) -> LoweredFunc:
+          print_passes: bool | None = None, target=None, simple_mode: bool = True,
+          passes=None) -> LoweredFunc:
     """The loop function computing ``schedule``'s outputs into ``args``; ``print()`` it.
     (``simple_mode`` is TVM's; the printed function is always the simple loop program.)
 
@@ -221,6 +249,8 @@ def lower(schedule, args=None, *, name: str | None = None,
     ``target`` (a name such as ``"llvm"``, or a target object) runs that target's
     pipeline (``Target.passes``): its own passes too, e.g. the LLVM target's unrolling
     and OpenMP outlining; without it, the common passes (:data:`PIPELINE`).
+    ``passes`` edits that pipeline, e.g. to insert a pass of one's own (see
+    :func:`pipeline_of`); it runs and prints like the others.
     """
     getattr(schedule, "check_deferred", lambda: None)()  # a compute_at still waiting
     program = getattr(schedule, "program", schedule)
@@ -236,14 +266,15 @@ def lower(schedule, args=None, *, name: str | None = None,
             )
     if name is None:
         name = _default_name(program, args)
-    pipeline = PIPELINE if target is None else _target_of(target).passes(PIPELINE)
+    pipeline = pipeline_of(target, passes)
+    own = set(pipeline_of(target).names)
     func = LoweredFunc(name, program, tuple(args),
                        strict_fp=bool(getattr(schedule, "strict_fp", False)))
     verbose = print_passes if print_passes is not None else \
         os.environ.get("POLYOPT_PRINT_PASSES", "") not in ("", "0")
     for step in pipeline.passes:
         start = time.perf_counter()
-        func = step.run(func)
+        func = step.run(func) if step.name in own else run_inserted(step, func, LoweredFunc)
         func = dataclasses.replace(func, passes=func.passes + (step.name,))
         if verbose:
             elapsed = (time.perf_counter() - start) * 1e3

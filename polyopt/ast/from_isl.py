@@ -7,7 +7,7 @@ does, so the printed program reads like the source.
 >>> A = po.placeholder((3,), name="A")
 >>> B = po.compute((3,), lambda i: A[i] + 1, name="B")
 >>> scan(po.create_schedule(B).program)
-For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),)), kind='serial', dim=2)
+For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),), reassociate=False), kind='serial', dim=2, hints=())
 """
 
 from __future__ import annotations

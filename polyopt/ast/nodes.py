@@ -13,7 +13,7 @@ expressions).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Union
 
 
@@ -41,8 +41,12 @@ IndexExpr = Union[Int, Name, Op]
 
 @dataclass(frozen=True, slots=True)
 class Run:
+    """One instance of statement ``stmt``; ``reassociate``: a target pass decided that
+    its accumulation may be reassociated (LLVM: ``reassoc`` on the combining node)."""
+
     stmt: str
     args: tuple[IndexExpr, ...]
+    reassociate: bool = field(default=False, kw_only=True)  # (IntrinsicCall adds fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,7 @@ class For:
     body: "Node"
     kind: str = "serial"  # serial | parallel | vectorized | unrolled | blockIdx.x ...
     dim: int | None = None  # the schedule dimension the loop enumerates (when known)
+    hints: tuple[str, ...] = ()  # what target passes decided for its code (printed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +130,7 @@ def rename(node: Node, old: str, new: str) -> Node:
         return map_exprs(e, lambda x: Name(new) if x == Name(old) else None)
 
     if isinstance(node, Run):
-        return Run(node.stmt, tuple(sub(a) for a in node.args))
+        return replace(node, args=tuple(sub(a) for a in node.args))
     if isinstance(node, Block):
         return Block(tuple(rename(n, old, new) for n in node.items))
     if isinstance(node, If):

@@ -94,7 +94,8 @@ def node_lines(node: Node, program: Program, indent: int = 1) -> list[str]:
     if hasattr(node, "match"):  # an IntrinsicCall (polyopt.ast.intrinsic_calls)
         return [pad + node.text()]
     if isinstance(node, Run):
-        return [pad + statement_text(node, program)]
+        note = "  // reassociated" if node.reassociate else ""
+        return [pad + statement_text(node, program) + note]
     if isinstance(node, Block):
         return [line for item in node.items for line in node_lines(item, program, indent)]
     if isinstance(node, If):
@@ -105,11 +106,18 @@ def node_lines(node: Node, program: Program, indent: int = 1) -> list[str]:
     if isinstance(node, Intrinsic):
         return [f"{pad}// {node.name}:"] + node_lines(node.body, program, indent)
     if isinstance(node, (Unrolled, Widened, Outlined)):
-        return [f"{pad}#pragma {_decision(node)}"] + node_lines(node.loop, program, indent)[1:]
-    pragma = [] if node.kind == "serial" else [f"{pad}#pragma {node.kind}"]
+        return [f"{pad}#pragma {_decision(node)}{_hints(node.loop)}"] + \
+            node_lines(node.loop, program, indent)[1:]
+    pragma = [] if node.kind == "serial" and not node.hints else \
+        [f"{pad}#pragma {node.kind}{_hints(node)}"]
     head = (f"{pad}for ({node.var} = {index_text(node.init)}; "
             f"{index_text(node.cond)}; {node.var} += {node.step})")
     return pragma + _with_body(head, node.body, program, indent)
+
+
+def _hints(loop) -> str:
+    """What target passes noted for a loop's code, e.g. ``(iterations independent)``."""
+    return f" ({', '.join(loop.hints)})" if loop.hints else ""
 
 
 def _decision(node: Unrolled | Widened | Outlined) -> str:

@@ -51,12 +51,14 @@ class Step:
 
 @public
 def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: bool = True,
-            plan: bool = True, passes: bool = True, progress: bool = False,
+            plan: bool = True, passes=True, progress: bool = False,
             cache: bool | str = True, offload: dict | None = None) -> "CompiledModel":
     """Compile ``g``: graph passes (constant and batch-norm folding, constant weight
     layouts), fusion (``fuse_ops``), one scheduled kernel per fused group (built for
     ``num_threads`` threads, 0: all cores) and a memory plan (``plan``; without it each
-    intermediate tensor has its own buffer).  ``progress`` prints a progress bar to
+    intermediate tensor has its own buffer).  ``passes``: False skips the graph passes;
+    a function from their pipeline to the one to run inserts one's own (see
+    ``po.graph.passes.graph_passes``).  ``progress`` prints a progress bar to
     stderr while the kernels compile.  ``cache`` keeps the kernels in the on-disk kernel
     cache (True: ``$POLYOPT_CACHE``, by default ``~/.cache/polyopt``; a folder; False:
     none), so compiling the model again in another process loads them:
@@ -73,7 +75,9 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
     # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
     info = TargetInfo.host()  # the machine the kernels are compiled for
-    graph = optimize(g, vnni=not offload and info.has_vnni, target_info=info) if passes else g
+    graph = g if passes is False else optimize(  # (passes: True, or the user's edit)
+        g, vnni=not offload and info.has_vnni, target_info=info,
+        passes=None if passes is True else passes)
     groups, devices = offload_groups(graph, fuse(graph, enabled=fuse_ops), offload)
     steps = []
     kernels = [grp for grp in groups if grp.kind != "view"]

@@ -1,7 +1,15 @@
 """Graph passes: constant folding, batch-norm folding, constant weight layouts, fusion.
 
 Each pass takes a :class:`~polyopt.graph.ir.Graph` and returns a new one (or, for
-:func:`fuse`, the fused groups in execution order).
+:func:`fuse`, the fused groups in execution order).  The passes before fusion run in
+the order of :func:`graph_passes`, a named :class:`~polyopt.ast.pipeline.Pipeline` like
+lowering's: ``POLYOPT_PRINT_PASSES=1`` prints the graph after each, and
+``po.graph.compile(g, passes=edit)`` (or :func:`optimize`) runs the pipeline as ``edit``
+changed it, e.g. with a pass of one's own inserted:
+
+>>> print(graph_passes(target_info=TargetInfo.for_cpu("znver3")))  # doctest: +NORMALIZE_WHITESPACE
+fold_constants -> fold_batch_norm -> transpose_constant_weights -> fold_constants_again
+-> pack_conv_weights -> block_activations -> plain_pointwise -> pack_matmul_weights
 
 >>> import numpy as np, polyopt as po
 >>> b = po.graph.GraphBuilder()
@@ -14,11 +22,15 @@ Each pass takes a :class:`~polyopt.graph.ir.Graph` and returns a new one (or, fo
 
 from __future__ import annotations
 
+import os
+import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import public
+from ..ast.pipeline import Pass, Pipeline, edited, run_inserted
+from ..errors import InvalidArgumentError, public
 from ..machine import TargetInfo
 from .ir import Graph, OpNode
 from .lowering import data_inputs, evaluate_nodes
@@ -100,23 +112,65 @@ def transpose_constant_weights(g: Graph) -> Graph:
     return g.replace(nodes=nodes, constants=constants)
 
 
+def graph_passes(*, layouts: bool = True, vnni: bool | None = None,
+                 target_info: TargetInfo | None = None) -> Pipeline:
+    """The graph passes before fusion, in order: constants and batch norms folded,
+    constant ``Gemm`` weights transposed, constants folded again; ``vnni_rewrite``:
+    QLinearConv and MatMulInteger on the VNNI kernels (``vnni``; None: where
+    ``target_info``, the machine compiled for (the host by default), has AVX-512 VNNI,
+    :func:`~.vnni_rewrite.vnni_rewrite`); with ``layouts``, convolution weights blocked
+    as their schedule reads them (:mod:`.layouts`), the activations between blocked
+    convolutions blocked too (:mod:`.blocked`), pointwise convolutions on wide rows
+    left plain, and matmul weights packed in panels.  Each pass maps a Graph to a Graph."""
+    info = target_info or TargetInfo.host()
+    before_layouts: dict[str, Graph] = {}  # what plain_pointwise compares with
+
+    def pack_conv(g: Graph) -> Graph:
+        before_layouts["graph"] = g
+        return pack_conv_weights(g, target_info=info)
+
+    def plain(g: Graph) -> Graph:
+        width = max(info.lanes("float32"), NARROW_POINTWISE)
+        return plain_pointwise(g, before_layouts.get("graph", g), width)
+
+    passes = [Pass("fold_constants", fold_constants),
+              Pass("fold_batch_norm", fold_batch_norm),
+              Pass("transpose_constant_weights", transpose_constant_weights),
+              Pass("fold_constants_again", fold_constants)]
+    if info.has_vnni if vnni is None else vnni:
+        passes.append(Pass("vnni_rewrite", vnni_rewrite))
+    if layouts:
+        passes += [Pass("pack_conv_weights", pack_conv),
+                   Pass("block_activations", block_activations),
+                   Pass("plain_pointwise", plain),
+                   Pass("pack_matmul_weights",
+                        lambda g: pack_matmul_weights(g, target_info=info))]
+    return Pipeline(tuple(passes), "graph")
+
+
 @public
 def optimize(g: Graph, *, layouts: bool = True, vnni: bool | None = None,
-             target_info: TargetInfo | None = None) -> Graph:
-    """The graph passes before fusion, in order (``layouts``: convolution and matmul
-    weights blocked as their schedule reads them, :mod:`.layouts`, and the activations
-    between blocked convolutions blocked too, :mod:`.blocked`; ``vnni``: QLinearConv and
-    MatMulInteger on the VNNI kernels, :func:`~.vnni_rewrite.vnni_rewrite`; None: where
-    ``target_info``, the machine compiled for (the host by default), has AVX-512 VNNI)."""
-    info = target_info or TargetInfo.host()
-    g = fold_constants(transpose_constant_weights(fold_batch_norm(fold_constants(g))))
-    g = vnni_rewrite(g) if (info.has_vnni if vnni is None else vnni) else g
-    if not layouts:
-        return g
-    lanes = info.lanes("float32")
-    blocked = plain_pointwise(block_activations(pack_conv_weights(g, target_info=info)), g,
-                              max(lanes, NARROW_POINTWISE))
-    return pack_matmul_weights(blocked, target_info=info)
+             target_info: TargetInfo | None = None, passes=None,
+             print_passes: bool | None = None) -> Graph:
+    """``g`` after the graph passes before fusion (:func:`graph_passes`, with
+    ``layouts``, ``vnni`` and ``target_info``), as ``passes`` edits them: a function
+    from that pipeline to the one to run (e.g. ``lambda p: p.insert(Pass("mine", f),
+    after="fold_batch_norm")``, ``f`` mapping a Graph to a Graph) or a Pipeline.
+    ``print_passes`` (by default ``POLYOPT_PRINT_PASSES``) prints the graph after each."""
+    if not isinstance(g, Graph):
+        raise InvalidArgumentError(f"optimize takes a po.graph.Graph, got {type(g).__name__}")
+    own = graph_passes(layouts=layouts, vnni=vnni, target_info=target_info)
+    pipeline = edited(own, passes)
+    verbose = print_passes if print_passes is not None else \
+        os.environ.get("POLYOPT_PRINT_PASSES", "") not in ("", "0")
+    for step in pipeline.passes:
+        start = time.perf_counter()
+        g = step.run(g) if step in own.passes else run_inserted(step, g, Graph)
+        if verbose:
+            elapsed = (time.perf_counter() - start) * 1e3
+            print(f"// after graph pass {step.name} ({elapsed:.1f} ms)\n{g}\n",
+                  file=sys.stderr)
+    return g
 
 
 @dataclass

@@ -13,7 +13,8 @@ import pytest
 import polyopt as po
 from polyopt.ast import from_isl
 from polyopt.frontend.c_native import arguments, call_polyopt
-from polyopt.target.llvm import jit
+from polyopt.target.llvm import jit, optimization
+from polyopt.target.llvm.optimization import emitted_size
 from polyopt.schedules import auto_affine
 from polyopt.schedules.auto_affine import flatten, uniform_pieces
 
@@ -116,7 +117,7 @@ def test_big_modules_without_llvms_own_unrolling_compute_the_same_numbers(monkey
     po.build_cache.set_size(0)
     try:
         for limit in (10**6, 0):  # LLVM's unrolling on, then off
-            monkeypatch.setattr(jit, "OWN_UNROLL_MAX_LINES", limit)
+            monkeypatch.setattr(optimization, "OWN_UNROLL_SIZE", limit)
             f = po.build(s)
             assert f.llvm_ir.count("\n") > 500
             actual = arguments(kernel, args, seed=3)
@@ -144,7 +145,8 @@ def test_only_in_place_kernels_go_without_llvms_own_unrolling(monkeypatch):
         s = po.create_schedule(C)
         po.templates.matmul_template(s, C)
         f = po.build(s, [A, B, C])
-        assert f.llvm_ir.count("\n") > jit.OWN_UNROLL_MAX_LINES and asked[1:] == [True]
+        assert emitted_size(f.func.program, f.func.body) > optimization.OWN_UNROLL_SIZE
+        assert f.func.decision("optimization").own_unrolling and asked[1:] == [True]
         rng = np.random.default_rng(1)
         a = rng.standard_normal((64, 48)).astype(np.float32)
         b = rng.standard_normal((48, 80)).astype(np.float32)

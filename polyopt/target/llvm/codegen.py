@@ -11,10 +11,13 @@ LLVM may keep a register tile in registers), others with ``aligned_alloc``, free
 every path.  A temporary private to the iterations of a parallel loop gets one buffer
 per thread, allocated in the outlined loop body.
 
-What to unroll, outline, widen or emit as a transposed copy was decided by the LLVM
-target's lowering passes (:mod:`.passes`), recorded in the loop AST
-(:class:`~polyopt.ast.nodes.Unrolled`, :class:`~polyopt.ast.nodes.Outlined`...); the
-emitter follows it, so it takes a function lowered with ``target="llvm"``.
+What to unroll, outline, widen or emit as a transposed copy, which loops have
+independent iterations or stream rows, which accumulations may be reassociated and
+which vector math functions calls go to was decided by the LLVM target's lowering
+passes (:mod:`.passes`), recorded in the loop AST (:class:`~polyopt.ast.nodes.Unrolled`,
+:class:`~polyopt.ast.nodes.Outlined`, ``For.hints``, ``Run.reassociate``...) and in
+``func.decisions``; the emitter follows it, so it takes a function lowered with
+``target="llvm"``.
 
 >>> import polyopt as po
 >>> A = po.placeholder((4,), name="A")
@@ -37,7 +40,7 @@ from ...errors import InternalError, InvalidArgumentError
 from ...machine import TargetInfo
 from ...te.expr import Expr, IterVar, Select, Var
 from ...te.tensor import walk
-from ..accumulate import combination, reassociable
+from ..accumulate import reassociable
 from .access_groups import tag
 from .indices import IndexEmitter
 from .intrinsics import emit_intrinsic_call
@@ -45,10 +48,10 @@ from .serial_loops import LoopEmitter
 from .memory import FlushingBuilder, MemoryAccess
 from .outline import emit_top_level
 from .parallel import emit_parallel_for, emit_session, runs_several_regions
-from .row_streams import reduces_innermost
 from .temporaries import Temporaries
 from .transpose import emit_transposed_copy
 from .values import I64, ValueEmitter, ir_name, llvm_type
+from .vecmath import attach_vector_math
 
 # the target's own code sequences (see the ``transposed_copies`` pass)
 INTRINSICS = {"transposed_copy": emit_transposed_copy}
@@ -66,8 +69,10 @@ def module_for(func, *, num_threads: int = 0, parallel_min_work: int | None = No
             f"{func.name} was not lowered for LLVM (its passes: {', '.join(func.passes)}); "
             "lower it with po.lower(s, args, target='llvm')")
     info = TargetInfo.host() if target_info is None else target_info
-    return FunctionEmitter(func, num_threads, parallel_min_work,
-                           short_vector_loop=info.lanes("float32")).module
+    module = FunctionEmitter(func, num_threads, parallel_min_work,
+                             short_vector_loop=info.lanes("float32")).module
+    attach_vector_math(module, func.decision("vector_math"))  # the pass's choice
+    return module
 
 
 class FunctionEmitter(MemoryAccess, Temporaries, LoopEmitter, IndexEmitter):
@@ -84,7 +89,6 @@ class FunctionEmitter(MemoryAccess, Temporaries, LoopEmitter, IndexEmitter):
         self.guard = None  # in a widened loop: (its variable, how many iterations are real)
         self.counters: dict = {}  # loops counting from 0: var -> (count, start, step)
         self.access_groups: list = []  # of the enclosing loops with independent iterations
-        self.independent: dict = {}  # see has_independent_iterations
         self.program = func.program
         self.module = ir.Module(name=func.name)
         arrays, params = func.arrays, self.program.params
@@ -267,13 +271,11 @@ class FunctionEmitter(MemoryAccess, Temporaries, LoopEmitter, IndexEmitter):
 
     def _run(self, run: Run) -> None:
         with self.bound(run) as stmt:
-            self._emit_statement(stmt)
+            self._emit_statement(stmt, run.reassociate)
 
-    def _emit_statement(self, stmt) -> None:
-        self.values.reduction = None if self.func.strict_fp else combination(stmt)
-        if self.values.reduction is None and not self.func.strict_fp and reduces_innermost(
-                self.program, stmt.name, self.independent):  # ``-=``: only a sum along
-            self.values.reduction = reassociable(stmt)  # the innermost loop (trisolv, not lu)
+    def _emit_statement(self, stmt, reassociate: bool = False) -> None:
+        # (the ``reassociate`` pass decided which accumulations LLVM may reorder)
+        self.values.reduction = reassociable(stmt) if reassociate else None
         if self._branches(stmt):
             self._write_pending()
         value = self.values.emit(stmt.value, stmt.target.dtype)

@@ -1,4 +1,5 @@
-"""Optimize LLVM modules with the O3 pipeline and JIT-compile them, for the host CPU or
+"""Optimize LLVM modules (O3, or O2 where the ``choose_optimization`` pass says, see
+:mod:`.optimization`) and JIT-compile them, for the host CPU or
 a named one (``CPU``: a name and a feature string such as ``"+avx2,-avx512f"``).
 
 >>> tm = target_machine(HOST)
@@ -160,31 +161,13 @@ def parse(ir_text: str) -> llvm.ModuleRef:
     return module
 
 
-# Larger modules try O2 first: with UNSWITCH_THRESHOLD, O3 copies the loops of many
-# nests with partial tiles (3mm: 5,500 lines, 6.3 s of CPU at O3, 0.8 s at O2).  Below,
-# O3's unswitching keeps a partial register tile's sums in registers (a matmul
-# template: 2,400 lines).
-O3_MAX_LINES = 3000
-# In-place kernels (po.kernel, po.from_c) of more lines than this are optimized without
-# LLVM's own unrolling heuristics (the loops polyopt marks unrolled,
-# ``llvm.loop.unroll.full``, still are): on PolyBench's tiled nests they took half of
-# O3's time (gemm 1.03 -> 0.39 s of CPU, 1,900 lines) for code of the same speed
-# (gemm, covariance, jacobi-2d, seidel-2d, lu, fdtd-2d, atax, trisolv).  Not tensor
-# expressions: the 28-column rows of a 3x3 conv2d template ran 10x slower without.
-OWN_UNROLL_MAX_LINES = 500
-
-
-def optimize(ir_text: str, cpu: CPU = HOST, *, in_place: bool = False) -> llvm.ModuleRef:
-    """Parse, verify and optimize (O3, loop and SLP vectorization) an IR module.
-
-    A module over ``O3_MAX_LINES`` lines (several register-tiled nests) is optimized
-    at O2 when that vectorizes every loop marked vectorized: O3 costs 4-8x the time
-    there for code within about 5% of its speed (2mm 3.9 -> 1.0 s of CPU, 20.4x
-    gcc instead of 21.0x; 3mm 6.3 -> 0.8 s); else at O3.  An ``in_place`` kernel over
-    ``OWN_UNROLL_MAX_LINES`` lines: LLVM unrolls only the loops marked for it."""
-    lines = ir_text.count("\n")
-    unroll = not in_place or lines <= OWN_UNROLL_MAX_LINES
-    if lines > O3_MAX_LINES:
+def optimize(ir_text: str, cpu: CPU = HOST, decision=None) -> llvm.ModuleRef:
+    """Parse, verify and optimize (loop and SLP vectorization) an IR module as the
+    ``choose_optimization`` pass decided (``decision``, an
+    :class:`.optimization.Optimization`; None: O3 with LLVM's own unrolling): O2 first
+    when it asks, kept when O2 vectorized every loop marked vectorized, else O3."""
+    unroll = decision is None or decision.own_unrolling
+    if decision is not None and decision.o2_first:
         with _held_stderr() as said:  # LLVM's "loop not vectorized" of a discarded try
             module = _optimized(ir_text, cpu, 2, unroll)
             accepted = not loops_asking_for_vectors(str(module))

@@ -18,6 +18,20 @@ in this order:
   buffers the thread owns runs at full width with conditional stores
   (:class:`Widened`, see :func:`polyopt.ast.tiles.can_widen`).  After outlining (which
   buffers a thread owns) and after the transposed copies (which take their loops).
+* ``parallel_accesses``: a vectorized loop (not widened) whose iterations are independent
+  gets the hint :data:`INDEPENDENT`: its loads and stores join an access group that the
+  loop lists in ``llvm.loop.parallel_accesses`` (see :mod:`.access_groups`).
+* ``row_streams``: a serial or parallel loop around scheduled SIMD or unrolled code
+  that holds only unrolled copies stepping along rows gets the hint :data:`ROW_STREAM`:
+  LLVM may vectorize it (see :mod:`.row_streams`); other such loops forbid it.  After
+  ``unroll`` (which loops stay loops).
+* ``reassociate``: a statement accumulating ``C = C + x`` (also ``*``, maximum,
+  minimum), or ``x[i] = x[i] - y`` summing along its innermost loop
+  (:func:`.row_streams.reduces_innermost`), is marked ``reassociate`` unless the
+  schedule asks for strict floating point: LLVM may reorder its sums.
+* ``vector_math`` and ``choose_optimization`` (:mod:`.vecmath`, :mod:`.optimization`):
+  the vector variants of ``exp``/``log``/``tanh`` calls and LLVM's optimization level,
+  recorded in ``func.decisions``.
 
 >>> import polyopt as po
 >>> A = po.placeholder((6, 4), name="A")
@@ -26,6 +40,7 @@ in this order:
 >>> _ = s[B].parallel(B.op.axis[0]); _ = s[B].unroll(B.op.axis[1])
 >>> print(po.lower(s, [A, B], target="llvm"))
 void B_kernel(float32 A[6][4], float32 B[6][4]) {
+  // optimization: O3 (0 register-tiled nests < 3), LLVM's own unrolling
   #pragma parallel: outlined to a thread team
   for (i = 0; i < 6; i += 1)
     #pragma unrolled: 4 copies
@@ -39,16 +54,24 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ...ast.nodes import (Block, For, If, Intrinsic, Node, Outlined, Unrolled, Widened,
-                          Wrapped, runs)
+from ...ast.nodes import (Block, For, If, Intrinsic, Node, Outlined, Run, Unrolled, Widened,
+                          Wrapped, loops, runs)
 from ...ast.pipeline import Pass
 from ...ast.tiles import can_widen, most_trips
 from ...te.expr import Const
+from ..accumulate import combination
+from .access_groups import has_independent_iterations
 from .parallel import can_outline
+from .row_streams import reduces_innermost, walks_rows
 from .transpose import square_copy
 
 UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
 UNROLL_BUDGET = 128  # ... when the copies of nested unrolled loops multiply to at most this
+INDEPENDENT = "iterations independent"  # For.hints: llvm.loop.parallel_accesses
+ROW_STREAM = "row stream"  # For.hints: LLVM may vectorize it around unrolled code
+# loops whose code the schedule decided (SIMD here, straight-line scalar code there):
+# LLVM must not vectorize a loop around them, unless it is a row stream
+SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
 
 
 def rewrite(node: Node, visit: Callable[[Node], Node | None]) -> Node:
@@ -147,9 +170,70 @@ def widen_partial_tiles(func):
     return dataclasses.replace(func, body=rewrite(func.body, visitor(constant)))
 
 
-def llvm_passes(pipeline):
-    """The common pipeline with the LLVM target's passes appended (see the module)."""
+def parallel_accesses(func):
+    memo: dict = {}
+
+    def visit(node):
+        if isinstance(node, Widened):  # its extra iterations are outside the dependences
+            return node
+        if isinstance(node, For) and node.kind == "vectorized" and \
+                has_independent_iterations(func.program, node, memo):
+            return _with_hint(node, INDEPENDENT, rewrite(node.body, visit))
+        return None
+
+    return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def row_streams(func):
+    memo: dict = {}
+
+    def visit(node):
+        if isinstance(node, For) and node.kind in ("serial", "parallel") and \
+                any(loop.kind in SCHEDULED_CODE for loop in loops(node.body)) and \
+                walks_rows(func.program, node, memo):
+            return _with_hint(node, ROW_STREAM, rewrite(node.body, visit))
+        return None
+
+    return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def _with_hint(loop: For, hint: str, body: Node) -> For:
+    return dataclasses.replace(loop, body=body, hints=loop.hints + (hint,))
+
+
+def reassociate(func):
+    if func.strict_fp:
+        return func
+    memo: dict = {}
+    decided: dict[str, bool] = {}
+
+    def may_reassociate(name: str) -> bool:
+        if name not in decided:
+            decided[name] = combination(func.program.statement(name)) is not None or \
+                reduces_innermost(func.program, name, memo)
+        return decided[name]
+
+    def visit(node):
+        if isinstance(node, Run) and not hasattr(node, "match") and \
+                may_reassociate(node.stmt):  # (not an IntrinsicCall: the intrinsic's code)
+            return dataclasses.replace(node, reassociate=True)
+        return None
+
+    return dataclasses.replace(func, body=rewrite(func.body, visit))
+
+
+def llvm_passes(pipeline, cpu=None):
+    """The common pipeline with the LLVM target's passes appended (see the module), for
+    the CPU ``cpu`` (a ``jit.CPU``; None: the host)."""
+    from .optimization import choose_optimization
+    from .vecmath import vector_math_for
+
     return pipeline.append(Pass("outline_parallel", outline_parallel),
                            Pass("transposed_copies", transposed_copies),
                            Pass("unroll", unroll),
-                           Pass("widen_partial_tiles", widen_partial_tiles))
+                           Pass("widen_partial_tiles", widen_partial_tiles),
+                           Pass("parallel_accesses", parallel_accesses),
+                           Pass("row_streams", row_streams),
+                           Pass("reassociate", reassociate),
+                           Pass("vector_math", vector_math_for(cpu)),
+                           Pass("choose_optimization", choose_optimization))

@@ -5,7 +5,8 @@ header, a body and an exit block; a full tile counts from 0 (LLVM then knows its
 count).  Its latch carries the schedule's decision for LLVM: vectorize (predicated in a
 partial tile), do not unroll a short vector loop, unroll a long unrolled one by
 :data:`UNROLL_LEFTOVER`, never vectorize a loop around scheduled SIMD code
-(:data:`SCHEDULED_CODE`), and the parallel accesses of independent iterations.
+(``passes.SCHEDULED_CODE``) unless the ``row_streams`` pass allows it, and the parallel
+accesses of the loops the ``parallel_accesses`` pass found independent.
 
 >>> from polyopt.ast.nodes import For, Int, Name, Op
 >>> loop = For("i", Int(0), Op("lt", (Name("i"), Int(16))), 1, None, "vectorized")
@@ -19,14 +20,11 @@ from llvmlite import ir
 
 from ...ast.nodes import For, Node, linear_form, loops, runs
 from ...ast.tiles import constant_trips
-from .access_groups import access_group, has_independent_iterations, parallel_accesses
-from .row_streams import walks_rows
+from .access_groups import access_group, parallel_accesses
+from .passes import INDEPENDENT, ROW_STREAM, SCHEDULED_CODE
 from .values import I1, I64, ir_name
 
 LOOP_HINTS = {"vectorized": "llvm.loop.vectorize.enable", "unrolled": "llvm.loop.unroll.full"}
-# loops whose code the schedule decided (SIMD here, straight-line scalar code there):
-# LLVM must not vectorize a loop around them
-SCHEDULED_CODE = frozenset({"vectorized", "unrolled"})
 # vectorized loops of at most this many iterations are not unrolled by LLVM (see
 # _loop_hints); longer ones need its unrolling (a 28-column row of a 3x3 layer ran 10
 # times slower without).  Those longer than one vector of the target (16 float32 with
@@ -87,8 +85,7 @@ class LoopEmitter:
         counter.add_incoming(step, b.block)
         latch = b.branch(header)
         hints = self._loop_hints(loop, trips, guarded=self._guards_reads(loop),
-                                 short=self.short_vector_loop,
-                                 rows=lambda: walks_rows(self.program, loop, self.independent))
+                                 short=self.short_vector_loop, rows=ROW_STREAM in loop.hints)
         if hints:
             extra = () if group is None else (parallel_accesses(self.module, group),)
             latch.set_metadata("llvm.loop", self._loop_metadata(loop, hints, extra))
@@ -96,12 +93,9 @@ class LoopEmitter:
         del self.scalars[loop.var]
 
     def _access_group(self, loop: For):
-        """A new access group for a vectorized loop (not widened) whose iterations are
-        independent (see :mod:`.access_groups`); None otherwise."""
-        if loop.kind != "vectorized" or self.guard is not None or \
-                not has_independent_iterations(self.program, loop, self.independent):
-            return None
-        return access_group(self.module)
+        """A new access group for a loop the ``parallel_accesses`` pass found to have
+        independent iterations (see :mod:`.access_groups`); None otherwise."""
+        return access_group(self.module) if INDEPENDENT in loop.hints else None
 
     def _guards_reads(self, loop: For) -> bool:
         """Whether a statement in ``loop`` reads under a condition (``if_then_else``)."""
@@ -110,13 +104,13 @@ class LoopEmitter:
 
     @staticmethod
     def _loop_hints(loop: For, trips: int | None, *, guarded: bool = False, short: int = 16,
-                    rows=lambda: False) -> tuple[tuple[str, int], ...]:
+                    rows: bool = False) -> tuple[tuple[str, int], ...]:
         """The hints ``(name, 0 or 1)`` for ``loop``'s ID (none: it gets no ID);
         ``trips``: its constant trip count, None in a partial tile; ``guarded``: the loop
         reads under conditions (a zero padding); ``short``: the iterations of one vector
         of the target (a longer vectorized loop up to ``SHORT_VECTOR_LOOP``: one wider
-        vector); ``rows()``: LLVM may vectorize it around unrolled code
-        (:func:`.row_streams.walks_rows`)."""
+        vector); ``rows``: LLVM may vectorize it around unrolled code (the
+        ``row_streams`` pass, :func:`.row_streams.walks_rows`)."""
         if loop.kind == "vectorized" and trips is None:
             # a partial tile: masked vector operations instead of a scalar remainder
             return (LOOP_HINTS[loop.kind], 1), ("llvm.loop.vectorize.predicate.enable", 1)
@@ -143,7 +137,7 @@ class LoopEmitter:
         if loop.kind in LOOP_HINTS:
             return ((LOOP_HINTS[loop.kind], 1),)
         if loop.kind in ("serial", "parallel") and _has_loop(loop.body, SCHEDULED_CODE) \
-                and not rows():  # (rows jammed around a stride-1 loop: see row_streams)
+                and not rows:  # (rows jammed around a stride-1 loop: see row_streams)
             # SIMD goes where the schedule says: LLVM must not vectorize an enclosing
             # loop instead (e.g. a reduction loop around a register tile, the parallel
             # loop around a short vectorized one, or a copy loop around unrolled scalar

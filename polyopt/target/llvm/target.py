@@ -32,7 +32,6 @@ from .jit import CPU, assembly, check_cpu, jit, machine_of, optimize, resolve
 from .threadpool import calls_threadpool, load_threadpool
 from .passes import llvm_passes
 from .remarks import loops_asking_for_vectors
-from .vecmath import with_vector_math
 
 
 _FEATURE = re.compile(r"[+-][A-Za-z0-9_.-]+")
@@ -47,9 +46,10 @@ class LLVMTarget:
     supports_vector = True
 
     def passes(self, pipeline):
-        """The common pipeline, then outlining, transposed copies, unrolling and widening
-        (see :mod:`.passes`)."""
-        return llvm_passes(pipeline)
+        """The common pipeline, then outlining, transposed copies, unrolling, widening,
+        the loop hints, reassociation, vector math and the optimization level (see
+        :mod:`.passes`)."""
+        return llvm_passes(pipeline, self.cpu)
 
     def __init__(self, mcpu: str = "", mattr: str = ""):
         mcpu = "" if mcpu == "native" else mcpu  # TVM's spelling of the host CPU
@@ -96,11 +96,7 @@ class LLVMTarget:
                                  parallel_min_work=parallel_min_work,
                                  target_info=machine))
         ir_text = link_imports(func, ir_text)  # code that tensorized intrinsics import
-        if self.cpu.name:  # libmvec's variants are chosen for the host's vector width
-            vector_math = with_vector_math(ir_text, {}, frozenset())
-        else:
-            vector_math = with_vector_math(ir_text)
-        return ir_text, optimize(vector_math, self.cpu, in_place=_in_place(func))
+        return ir_text, optimize(ir_text, self.cpu, func.decision("optimization"))
 
     def build(self, func, **options) -> "LLVMKernel":
         ir_text, module = self.compile(func, **options)
@@ -124,8 +120,8 @@ class LLVMTarget:
 class LLVMKernel(NativeKernel, ModuleAPI):
     """A compiled kernel: ``f(*arrays, **vars)`` writes the outputs in place.
 
-    ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after O3 and
-    ``f.assembly`` the machine code; ``f.source`` is the loop program and
+    ``f.llvm_ir`` is the generated IR, ``f.optimized_ir`` the IR after LLVM's
+    optimization and ``f.assembly`` the machine code; ``f.source`` is the loop program and
     ``f.signature`` what it takes.  ``f.scalar_loops`` names the loops marked
     vectorized that LLVM left scalar (see :mod:`.remarks`).  ``f.export_library(path)``
     saves it (``po.load_module(path)`` loads it back); ``f.release()`` frees its
@@ -148,7 +144,7 @@ class LLVMKernel(NativeKernel, ModuleAPI):
 
     @property
     def assembly(self) -> str:
-        return assembly(optimize(self.llvm_ir, self.cpu, in_place=_in_place(self.func)),
+        return assembly(optimize(self.llvm_ir, self.cpu, self.func.decision("optimization")),
                         self.cpu)
 
     def export_library(self, path) -> None:
@@ -164,8 +160,3 @@ class LLVMKernel(NativeKernel, ModuleAPI):
 
     def __repr__(self) -> str:
         return f"<LLVMKernel {self.func.name}>"
-
-
-def _in_place(func) -> bool:
-    """Whether ``func`` is an in-place kernel's (``po.kernel``, ``po.from_c``)."""
-    return any(a.role == "inout" for a in func.program.arrays)

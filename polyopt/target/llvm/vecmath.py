@@ -8,15 +8,22 @@ libmvec's vector function (``_ZGVeN16v_expf``: AVX-512, 16 lanes), so that the l
 vectorizer calls it instead; libmvec is then loaded for the JIT.  Results stay within
 libmvec's accuracy (4 ULP).  Set ``POLYOPT_NO_LIBMVEC=1`` to keep the scalar calls.
 
->>> text = 'declare float @"llvm.exp.f32"(float %".1")'
->>> with_vector_math(text, {"f32": ("e", 16)}, {"_ZGVeN16v_expf"}) == text  # no call
+Two steps: the LLVM target's ``vector_math`` lowering pass (:func:`vector_math_for`)
+decides which variants the function's calls go to (``func.decision("vector_math")``,
+printed with the function); after emission, :func:`attach_vector_math` adds the
+attributes, the declarations and ``@llvm.compiler.used`` to the llvmlite module.
+
+>>> from llvmlite import ir
+>>> m = ir.Module(); f32 = ir.FloatType()
+>>> exp = ir.Function(m, ir.FunctionType(f32, [f32]), "llvm.exp.f32")
+>>> fn = ir.Function(m, ir.FunctionType(f32, [f32]), "f")
+>>> b = ir.IRBuilder(fn.append_basic_block()); _ = b.ret(b.call(exp, fn.args))
+>>> attach_vector_math(m, VectorMath((("llvm.exp.f32", "_ZGVeN16v_expf", 16),)))
+>>> text = str(m)
+>>> '"vector-function-abi-variant"="_ZGV_LLVM_N16v_llvm.exp.f32(_ZGVeN16v_expf)"' in text
 True
->>> call = '  %".3" = call float @"llvm.exp.f32"(float %".2")'
->>> print(with_vector_math(call, {"f32": ("e", 16)}, {"_ZGVeN16v_expf"}))
-  %".3" = call float @"llvm.exp.f32"(float %".2") #90000
-declare <16 x float> @_ZGVeN16v_expf(<16 x float>)
-attributes #90000 = { "vector-function-abi-variant"="_ZGV_LLVM_N16v_llvm.exp.f32(_ZGVeN16v_expf)" }
-@llvm.compiler.used = appending global [1 x ptr] [ptr @_ZGVeN16v_expf], section "llvm.metadata"
+>>> 'declare <16 x float> @"_ZGVeN16v_expf"(<16 x float> %".1")' in text
+True
 """
 
 from __future__ import annotations
@@ -25,12 +32,15 @@ import ctypes
 import ctypes.util
 import functools
 import os
-import re
+from dataclasses import dataclass
+
+from llvmlite import ir
+from llvmlite.ir.instructions import CallInstrAttributes
+
+from ...te.expr import Call
+from ...te.tensor import walk
 
 FUNCTIONS = ("exp", "log", "tanh")
-_CALL = re.compile(r'(call [a-z ]*?(float|double) @"llvm\.(' + "|".join(FUNCTIONS)
-                   + r')\.(f32|f64)"\([^)]*\))')
-_FIRST_ATTRIBUTE_GROUP = 90000  # far above the groups llvmlite's IR text uses (none)
 
 
 @functools.cache
@@ -76,33 +86,84 @@ def _vector_name(func: str, suffix: str, isa: dict) -> str:
     return f"_ZGV{letter}N{lanes}v_{func}{'f' if suffix == 'f32' else ''}"
 
 
-def with_vector_math(ir_text: str, isa: dict | None = None, available=None) -> str:
-    """``ir_text`` with libmvec variants attached to its calls of exp, log and tanh
-    (unchanged when there are none, or no libmvec for this CPU)."""
-    if isa is None:
+@dataclass(frozen=True)
+class VectorMath:
+    """The decision of the ``vector_math`` pass: ``variants`` maps LLVM's scalar
+    intrinsics to libmvec's vector functions, as ``(intrinsic, vector function, lanes)``;
+    ``why`` says why calls stay scalar (no variant)."""
+
+    variants: tuple[tuple[str, str, int], ...] = ()
+    why: str = ""
+
+    def __str__(self) -> str:
+        if not self.variants:
+            return f"scalar calls ({self.why})"
+        return ", ".join(f"{name} -> {vector} ({lanes} lanes)"
+                         for name, vector, lanes in self.variants)
+
+
+def vector_math_for(cpu=None):
+    """The ``vector_math`` pass for code compiled for ``cpu`` (a ``jit.CPU``; None or
+    one naming no CPU: the host): records which libmvec variant each exp, log and tanh
+    the function calls goes to.  Named CPUs keep scalar calls (the variants are chosen
+    for the host's vector width)."""
+    def vector_math(func):
+        called = sorted({(node.func, "f32" if node.dtype == "float32" else "f64")
+                         for stmt in func.program.statements for node in walk(stmt.value)
+                         if isinstance(node, Call) and node.func in FUNCTIONS
+                         and node.dtype in ("float32", "float64")})
+        if not called:
+            return func
+        if cpu is not None and cpu.name:
+            return func.decide("vector_math", VectorMath(why=f"compiled for -mcpu={cpu.name}"))
         isa, available = host_variants()
-    groups: dict[str, int] = {}
+        variants = tuple((f"llvm.{name}.{suffix}", _vector_name(name, suffix, isa),
+                          isa[suffix][1]) for name, suffix in called
+                         if suffix in isa and _vector_name(name, suffix, isa) in available)
+        why = "POLYOPT_NO_LIBMVEC is set" if os.environ.get("POLYOPT_NO_LIBMVEC") else \
+            "no libmvec variant for this CPU and library"
+        return func.decide("vector_math", VectorMath(variants, "" if variants else why))
 
-    def attach(match: re.Match) -> str:
-        func, suffix = match.group(3), match.group(4)
-        if suffix not in isa or _vector_name(func, suffix, isa) not in available:
-            return match.group(0)
-        key = f"{func}.{suffix}"
-        groups.setdefault(key, _FIRST_ATTRIBUTE_GROUP + len(groups))
-        return f"{match.group(0)} #{groups[key]}"
+    return vector_math
 
-    text = _CALL.sub(attach, ir_text)
-    if not groups:
-        return ir_text
-    lines, used = [], []
-    for key, group in groups.items():
-        func, suffix = key.split(".")
-        name, lanes = _vector_name(func, suffix, isa), isa[suffix][1]
-        vector = f"<{lanes} x {'float' if suffix == 'f32' else 'double'}>"
-        lines += [f"declare {vector} @{name}({vector})",
-                  f'attributes #{group} = {{ "vector-function-abi-variant"='
-                  f'"_ZGV_LLVM_N{lanes}v_llvm.{key}({name})" }}']
-        used.append(f"ptr @{name}")
-    lines.append(f"@llvm.compiler.used = appending global [{len(used)} x ptr] "
-                 f"[{', '.join(used)}], section \"llvm.metadata\"")
-    return text + "\n" + "\n".join(lines)
+
+class _CallAttributes(CallInstrAttributes):
+    """A call's attributes, string attributes (``"key"="value"``) allowed."""
+
+    def add(self, name):
+        if name.startswith('"'):
+            return set.add(self, name)
+        return super().add(name)
+
+
+def attach_vector_math(module: ir.Module, decision: VectorMath | None) -> None:
+    """Give the calls of ``module`` to the intrinsics ``decision`` names their vector
+    variant (the ``vector-function-abi-variant`` attribute), declare the vector
+    functions and keep them in ``@llvm.compiler.used`` (LLVM's vectorizer adds the calls;
+    the declarations must outlive the optimizer until then)."""
+    if decision is None or not decision.variants:
+        return
+    used = []
+    for name, vector, lanes in decision.variants:
+        scalar = module.globals.get(name)
+        if not isinstance(scalar, ir.Function):
+            continue
+        mapping = f'"vector-function-abi-variant"="_ZGV_LLVM_N{lanes}v_{name}({vector})"'
+        calls = [instr for fn in module.functions for block in fn.blocks
+                 for instr in block.instructions
+                 if isinstance(instr, ir.CallInstr) and instr.callee is scalar]
+        for call in calls:
+            attributes = _CallAttributes(call.attributes)
+            attributes.add(mapping)
+            call.attributes = attributes
+        if calls:
+            element = scalar.function_type.return_type
+            vector_type = ir.VectorType(element, lanes)
+            used.append(ir.Function(module, ir.FunctionType(vector_type, [vector_type]),
+                                    vector))
+    if used:
+        array = ir.ArrayType(ir.PointerType(), len(used))
+        keep = ir.GlobalVariable(module, array, "llvm.compiler.used")
+        keep.linkage = "appending"
+        keep.section = "llvm.metadata"
+        keep.initializer = ir.Constant(array, used)
