@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import types
 
@@ -134,10 +135,7 @@ class _Hasher:
             return self._function(value)
         if isinstance(value, type):
             return _leaf("type", _qualname(value).encode())
-        if dataclasses.is_dataclass(value):
-            names = [f.name for f in dataclasses.fields(value)]
-        else:
-            names = _attributes(value)
+        names = _field_names(kind) if dataclasses.is_dataclass(kind) else _attributes(value)
         if names is None:  # no fields to walk: what it prints (a miss at worst)
             return _leaf(_qualname(kind), repr(value).encode())
         return _node(_qualname(kind), [self.digest(name) + self.digest(getattr(value, name))
@@ -163,6 +161,11 @@ class _Hasher:
         return _node("function", [self.digest(f"{value.__module__}.{value.__qualname__}"),
                                    _leaf("code", code.co_code), self.digest(code.co_consts),
                                    self.digest(value.__defaults__), self.digest(cells)])
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 def _has_contents(cell) -> bool:
