@@ -88,79 +88,109 @@ def _qualname(kind: type) -> str:
 
 
 class _Hasher:
-    """One hashing walk: each object's digest is computed once (shared sub-objects, such
-    as iteration variables, are not walked again); a cycle hashes as its type."""
+    """One hashing walk, iterative (a deep expression does not exhaust Python's stack):
+    each object's digest is computed once (shared sub-objects, such as iteration
+    variables, are not walked again); a cycle hashes as its type."""
 
     def __init__(self):
         self._memo: dict[int, tuple[bytes, object]] = {}
         self._active: set[int] = set()
 
-    def digest(self, value) -> bytes:
+    def digest(self, root) -> bytes:
+        done = self._simple(root)
+        if done is not None:
+            return done
+        stack = [self._frame(root)]
+        while True:
+            value, children, combine, digests = stack[-1]
+            if len(digests) < len(children):
+                child = children[len(digests)]
+                done = self._simple(child)
+                if done is not None:
+                    digests.append(done)
+                else:
+                    stack.append(self._frame(child))
+                continue
+            stack.pop()
+            result = combine(digests)
+            self._active.discard(id(value))
+            self._memo[id(value)] = (result, value)  # (kept alive: ids stay unique)
+            if not stack:
+                return result
+            stack[-1][3].append(result)
+
+    def _simple(self, value) -> bytes | None:
+        """The digest of ``value`` when it needs no walk (a primitive, a value hashed
+        already, a cycle, an opaque leaf); None when its children must be hashed."""
         kind = type(value)
         if kind in _PRIMITIVES:
-            payload = value if kind is bytes else repr(value).encode()
-            return _leaf(kind.__name__, payload)
+            return _leaf(kind.__name__, value if kind is bytes else repr(value).encode())
         found = self._memo.get(id(value))
         if found is not None:
             return found[0]
         if id(value) in self._active:
             return _leaf("cycle", _qualname(kind).encode())
-        self._active.add(id(value))
-        try:
-            result = self._compose(value, kind)
-        finally:
-            self._active.discard(id(value))
-        self._memo[id(value)] = (result, value)  # (kept alive: ids stay unique)
-        return result
-
-    def _compose(self, value, kind: type) -> bytes:
         if isinstance(value, enum.Enum):
             return _leaf(_qualname(kind), value.name.encode())
-        if isinstance(value, (tuple, list)):
-            return _node(_qualname(kind), map(self.digest, value))
-        if isinstance(value, dict):
-            pairs = sorted(self.digest(k) + self.digest(v) for k, v in value.items())
-            return _node("dict", pairs)
-        if isinstance(value, (set, frozenset)):
-            return _node("set", sorted(map(self.digest, value)))
-        if isinstance(value, Tensor):
-            op = value.op
-            return _node("Tensor", [self.digest(type(op).__name__), self.digest(op.name),
-                                    self.digest(tuple(op.shape)), self.digest(op.dtype)])
         if kind.__module__.startswith("islpy"):  # immutable, printed canonically
             return _leaf(_qualname(kind), str(value).encode())
         if kind.__module__ == "numpy":
-            return self._numpy(value, kind)
-        if isinstance(value, (types.FunctionType, types.MethodType)):
-            return self._function(value)
+            return _numpy(value, kind)
         if isinstance(value, type):
             return _leaf("type", _qualname(value).encode())
+        return None
+
+    def _frame(self, value) -> list:
+        """``[value, children, combine, digests so far]``: ``combine`` makes the value's
+        digest from its children's."""
+        self._active.add(id(value))
+        kind = type(value)
+        if isinstance(value, (tuple, list)):
+            return [value, list(value), _combined(_qualname(kind)), []]
+        if isinstance(value, dict):
+            items = [part for pair in value.items() for part in pair]
+            return [value, items, _pairs_sorted, []]
+        if isinstance(value, (set, frozenset)):
+            return [value, list(value), lambda digests: _node("set", sorted(digests)), []]
+        if isinstance(value, Tensor):
+            op = value.op
+            return [value, [type(op).__name__, op.name, tuple(op.shape), op.dtype],
+                    _combined("Tensor"), []]
+        if isinstance(value, types.MethodType):
+            return [value, [value.__self__, value.__func__], _combined("method"), []]
+        if isinstance(value, types.FunctionType):  # by code, constants, captured values
+            code = value.__code__
+            cells = tuple(c.cell_contents for c in value.__closure__ or () if _has_contents(c))
+            children = [f"{value.__module__}.{value.__qualname__}", code.co_code,
+                        code.co_consts, value.__defaults__, cells]
+            return [value, children, _combined("function"), []]
         names = _field_names(kind) if dataclasses.is_dataclass(kind) else _attributes(value)
         if names is None:  # no fields to walk: what it prints (a miss at worst)
-            return _leaf(_qualname(kind), repr(value).encode())
-        return _node(_qualname(kind), [self.digest(name) + self.digest(getattr(value, name))
-                                       for name in names])
+            return [value, [repr(value)], _combined(_qualname(kind)), []]
+        children = [part for name in names for part in (name, getattr(value, name))]
+        return [value, children, _combined(_qualname(kind)), []]
 
-    def _numpy(self, value, kind: type) -> bytes:
-        import numpy as np
 
-        if isinstance(value, np.ndarray):
-            return _node("ndarray", [self.digest(value.dtype.str), self.digest(value.shape),
-                                     _leaf("data", np.ascontiguousarray(value).tobytes())])
-        if isinstance(value, np.generic):
-            return _node(_qualname(kind), [self.digest(value.item())])
-        return _leaf(_qualname(kind), str(value).encode())
+def _combined(tag: str):
+    return lambda digests: _node(tag, digests)
 
-    def _function(self, value) -> bytes:
-        """A function by its code, constants, defaults and captured values."""
-        if isinstance(value, types.MethodType):
-            return _node("method", [self.digest(value.__self__), self._function(value.__func__)])
-        code = value.__code__
-        cells = tuple(c.cell_contents for c in value.__closure__ or ()
-                      if _has_contents(c))
-        return _node("function", [self.digest(f"{value.__module__}.{value.__qualname__}"),
-                                   _leaf("code", code.co_code), self.digest(code.co_consts),
-                                   self.digest(value.__defaults__), self.digest(cells)])
+
+def _pairs_sorted(digests: list[bytes]) -> bytes:
+    """A dict's digest: its (key, value) pairs in an order of their own."""
+    pairs = sorted(digests[k] + digests[k + 1] for k in range(0, len(digests), 2))
+    return _node("dict", pairs)
+
+
+def _numpy(value, kind: type) -> bytes:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return _node("ndarray", [_leaf("dtype", value.dtype.str.encode()),
+                                 _leaf("shape", repr(value.shape).encode()),
+                                 _leaf("data", np.ascontiguousarray(value).tobytes())])
+    if isinstance(value, np.generic):
+        return _leaf(_qualname(kind), repr(value.item()).encode())
+    return _leaf(_qualname(kind), str(value).encode())
 
 
 @functools.cache

@@ -90,3 +90,21 @@ def test_functions_hash_by_code_and_captured_values():
 
     assert structural_hash(maker(2)) == structural_hash(maker(2))
     assert structural_hash(maker(2)) != structural_hash(maker(3))
+
+
+def test_a_deep_expression_hashes_without_exhausting_the_stack():
+    A = po.placeholder((4,), name="A")
+
+    def body(i, terms):
+        value = A[i]
+        for k in range(terms):
+            value = value + float(k)
+        return value
+
+    def lowered(terms):
+        B = po.compute((4,), lambda i: body(i, terms), name="B")
+        return po.lower(po.create_schedule(B), [A, B], target="llvm")
+
+    funcs = [lowered(terms) for terms in (3000, 3000, 3001)]
+    keys = [structural_hash(f) for f in funcs]
+    assert keys[0] == keys[1] != keys[2]
