@@ -159,7 +159,8 @@ def keep_freed_memory() -> None:
 def group_signature(g: Graph, group: Group) -> tuple:
     """What a group's kernel depends on: its operators and attributes, how they read
     each other and the group's inputs (by position), the inputs' shapes and dtypes, and
-    the values of inputs read at compile time (shapes, slice bounds)."""
+    the values of inputs read at compile time (shapes, slice bounds); attributes as they
+    are (tensors in full: :func:`~polyopt.kernels.key.structural_hash` keys it)."""
     inputs = group.inputs
     inside = {n.outputs[0]: k for k, n in enumerate(group.nodes)}
     parts = []
@@ -174,8 +175,9 @@ def group_signature(g: Graph, group: Group) -> tuple:
                 info = g.tensors[name]
                 reads.append(("input", inputs.index(name), info.shape, info.dtype))
             else:  # read at compile time
-                reads.append(("value", g.constants[name].tobytes(), g.constants[name].shape))
-        parts.append((node.op_type, repr(sorted(node.attrs.items())), tuple(reads),
+                reads.append(("value", g.constants[name]))  # (dtype, shape and data)
+        parts.append((node.op_type, tuple(sorted(node.attrs.items(), key=lambda a: a[0])),
+                      tuple(reads),
                       g.tensors[node.outputs[0]].shape))
     return (group.kind, tuple(parts), inside[group.output])
 

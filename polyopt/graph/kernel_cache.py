@@ -28,12 +28,12 @@ user, or writable by others, is refused with :class:`CacheFolderError`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from ..errors import InvalidArgumentError, PolyoptError
 from ..kernels.builder import build_kernel, load_kernel, memory_key
 from ..kernels.disk import DiskCache, default_cache_dir, entry_integrity
+from ..kernels.key import structural_hash
 from ..kernels.memory import build_cache
 from ..lower import lower
 from ..private_folder import make_private
@@ -57,10 +57,10 @@ class KernelCache:
         self.built = 0   # kernels compiled (and stored)
 
     def request(self, description, num_threads: int) -> str:
-        """The request key of a kernel described by ``description`` (a repr-able value
-        saying everything the kernel depends on) for ``num_threads`` threads."""
-        text = repr((description, num_threads, self.key, versions_text()))
-        return hashlib.sha256(text.encode()).hexdigest()
+        """The request key of a kernel described by ``description`` (a value saying
+        everything the kernel depends on, hashed by its structure: an array in full, not
+        as it prints) for ``num_threads`` threads."""
+        return structural_hash((description, num_threads, self.key, versions_text()))
 
     def recall(self, request: str):
         """``(kernel, metadata)`` built in this process under ``request``, or None."""

@@ -131,3 +131,20 @@ def test_request_records_are_bound_to_their_key(tmp_path):
     assert disk.lookup("2" * 64) is None  # a record copied onto another request
     with pytest.raises(InvalidArgumentError, match="request key"):
         disk.remember("not hex", made.key)
+
+
+def test_a_group_request_keys_arrays_in_full(tmp_path):
+    """A group's description holds attribute tensors and constants read at compile time:
+    one element changed, past what NumPy prints, or another dtype, is another request."""
+    from polyopt.graph.kernel_cache import KernelCache
+
+    cache = KernelCache(str(tmp_path / "cache"))
+    values = np.arange(5000, dtype="float32")
+    changed = values.copy()
+    changed[2500] = -1.0
+    assert repr(values) == repr(changed)  # (what a printed key would have seen)
+    key = cache.request(("Add", values), 1)
+    assert key == cache.request(("Add", values.copy()), 1)
+    assert key != cache.request(("Add", changed), 1)
+    assert key != cache.request(("Add", values.view("int32")), 1)
+    assert key != cache.request(("Add", values), 2)
