@@ -29,7 +29,7 @@ LAYERS = [
     ("schedules",),
     ("ast",),
     ("target",),
-    ("lower", "build", "emit_c", "extern_build", "aot"),
+    ("lower", "kernels", "build", "emit_c", "extern_build", "aot"),
     ("graph",),
     ("tvm", "cli", "__init__"),
 ]
@@ -41,7 +41,8 @@ ROLES = {
     "transform": "checked primitives (mechanism)", "tensorize": "intrinsics, exact matching",
     "schedules": "policy: auto_schedule, templates", "ast": "loop ASTs",
     "target": "backends: llvm, opencl, accel", "graph": "ONNX models",
-    "aot": "operator libraries", "tvm": "TVM's API",
+    "aot": "operator libraries",
+    "kernels": "one build path, its key and caches", "tvm": "TVM's API",
 }
 
 

@@ -23,13 +23,13 @@ A failure never stops the batch, and a cache that cannot be written fails no var
 
 from __future__ import annotations
 
-import time
 import traceback
 
 from ..errors import PolyoptError
+from ..kernels.builder import build_kernel
 from ..lower import lower
 from ..target.base import get_target, target_key
-from ..target.signature import content_hash, signature_of, versions_text
+from ..target.signature import versions_text
 from .cache import DiskCache
 from .spec import load_spec, request_key
 
@@ -47,7 +47,6 @@ def build_batch(spec_path: str, spec_text: str, names: list[str], target: str,
 
 
 def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dict:
-    start = time.perf_counter()
     request = request_key(spec, variant, key, versions_text())
     try:
         entry = spec.entries[variant.kernel]
@@ -58,26 +57,13 @@ def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dic
                             f"got {type(built).__name__}")
         schedule, args = built
         func = lower(schedule, args, name=variant.name, target=backend)
-        digest = content_hash(func, key, options)
-        found = cache.get(digest) if cache is not None else None
-        cache_error = None
-        if found is not None:
-            code, meta = found
-            cached = True
-        else:
-            from ..target.llvm.jit import object_code  # llvmlite: only where kernels are built
-
-            _, module = backend.compile(func, **options)
-            code = object_code(module, backend.cpu)
-            meta = {"signature": signature_of(func).to_json(),
-                    "seconds": round(time.perf_counter() - start, 3)}
-            cached = False
-            cache_error = _store(cache, digest, code, meta)
+        kernel = build_kernel(func, backend, options, form="object", disk=cache)
+        cache_error = kernel.store_error
         if cache is not None and cache_error is None:
-            cache_error = _store(cache, None, request, digest)
-        result = {"name": variant.name, "hash": digest, "object": code, "cached": cached,
-                  "signature": meta["signature"], "seconds": meta["seconds"],
-                  "request": request}
+            cache_error = _remember(cache, request, kernel.key)
+        result = {"name": variant.name, "hash": kernel.key, "object": kernel.code,
+                  "cached": kernel.source != "built", "signature": kernel.meta["signature"],
+                  "seconds": kernel.meta["seconds"], "request": request}
         if cache_error:
             result["cache_error"] = cache_error
         return result
@@ -86,16 +72,11 @@ def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dic
                 "traceback": traceback.format_exc(limit=-3), "request": request}
 
 
-def _store(cache: DiskCache | None, digest: str | None, *entry) -> str | None:
-    """Put an object (``digest`` given) or remember a request in ``cache``; why that
-    failed (a full disk, an unwritable folder), or None: the kernel built all the same."""
-    if cache is None:
-        return None
+def _remember(cache: DiskCache, request: str, key: str) -> str | None:
+    """Record in ``cache`` that ``request`` was built under ``key``; why that failed (a
+    full disk, an unwritable folder), or None: the kernel built all the same."""
     try:
-        if digest is None:
-            cache.remember(*entry)
-        else:
-            cache.put(digest, *entry)
+        cache.remember(request, key)
     except (OSError, PolyoptError) as err:
         return str(err)
     return None

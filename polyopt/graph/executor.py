@@ -72,7 +72,8 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     start = time.perf_counter()
     check_sizes(g)  # before anything is allocated (constant folding included)
     keep_freed_memory()
-    store = None if cache is False else KernelCache(None if cache is True else os.fspath(cache))
+    store = KernelCache(None if cache in (True, False) else os.fspath(cache),
+                        disk=cache is not False)
     # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
     info = TargetInfo.host()  # the machine the kernels are compiled for
     graph = g if passes is False else optimize(  # (passes: True, or the user's edit)
@@ -106,37 +107,30 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
     model = CompiledModel(graph, steps, plan=plan, num_threads=num_threads)
     model.compile_seconds = time.perf_counter() - start
-    model.cache_stats = {"loaded": store.loaded if store else 0,
-                         "built": store.built if store else 0}
+    model.cache_stats = {"loaded": store.loaded if store.disk else 0,
+                         "built": store.built if store.disk else 0}
     graph.annotations.update(groups=groups, plan=model.plan, steps=steps)
     return model
 
 
-def _group_kernel(graph: Graph, grp: Group, num_threads: int, store, info) -> tuple:
-    """``(kernel, template name, overwritable inputs)`` of a group: compiled in this
-    process already, loaded from the disk cache, or lowered, scheduled and built now."""
-    signature = group_signature(graph, grp)
-    key = (signature, num_threads)
-    cached = _KERNELS.get(key)
-    if cached is not None:
-        return cached
-    request = store.request(signature, num_threads) if store is not None else None
-    found = store.find(request) if store is not None else None
-    if found is not None and not _fits(graph, grp, found[0]):
-        found = None  # another kernel than the group's: build it (and remember it) again
-        store.loaded -= 1
+def _group_kernel(graph: Graph, grp: Group, num_threads: int, store: KernelCache,
+                  info) -> tuple:
+    """``(kernel, template name, overwritable inputs)`` of a group: built in this process
+    already (the shared in-memory cache), loaded from the disk cache, or lowered,
+    scheduled and built now."""
+    request = store.request(group_signature(graph, grp), num_threads)
+    found = store.recall(request) or store.find(
+        request, accept=lambda kernel: _fits(graph, grp, kernel))
+    # (one found on disk but taking other tensors than the group's: built again)
     if found is not None:
         kernel, meta = found
-        cached = (kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ())))
-    else:
-        lowered = lower_group(graph, grp.nodes, grp.output)
-        schedule = schedule_group(lowered, grp.kind, grp.nodes, target_info=info)
-        in_place = overwritable_inputs(lowered.placeholders, lowered.output, schedule)
-        kernel = build_group(lowered, schedule, num_threads=num_threads, cache=store,
-                             request=request, meta={"in_place": list(in_place)})
-        cached = (kernel, lowered.template, in_place)
-    _KERNELS[key] = cached
-    return cached
+        return kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ()))
+    lowered = lower_group(graph, grp.nodes, grp.output)
+    schedule = schedule_group(lowered, grp.kind, grp.nodes, target_info=info)
+    in_place = overwritable_inputs(lowered.placeholders, lowered.output, schedule)
+    kernel = build_group(lowered, schedule, num_threads=num_threads, cache=store,
+                         request=request, meta={"in_place": list(in_place)})
+    return kernel, lowered.template, in_place
 
 
 def _fits(graph: Graph, grp: Group, kernel) -> bool:
@@ -166,13 +160,11 @@ def keep_freed_memory() -> None:
         pass
 
 
-_KERNELS: dict = {}  # group signature -> (kernel, template): identical groups compile once
-
-
 def group_signature(g: Graph, group: Group) -> tuple:
     """What a group's kernel depends on: its operators and attributes, how they read
     each other and the group's inputs (by position), the inputs' shapes and dtypes, and
-    the values of inputs read at compile time (shapes, slice bounds)."""
+    the values of inputs read at compile time (shapes, slice bounds); attributes as they
+    are (tensors in full: :func:`~polyopt.kernels.key.structural_hash` keys it)."""
     inputs = group.inputs
     inside = {n.outputs[0]: k for k, n in enumerate(group.nodes)}
     parts = []
@@ -187,8 +179,9 @@ def group_signature(g: Graph, group: Group) -> tuple:
                 info = g.tensors[name]
                 reads.append(("input", inputs.index(name), info.shape, info.dtype))
             else:  # read at compile time
-                reads.append(("value", g.constants[name].tobytes(), g.constants[name].shape))
-        parts.append((node.op_type, repr(sorted(node.attrs.items())), tuple(reads),
+                reads.append(("value", g.constants[name]))  # (dtype, shape and data)
+        parts.append((node.op_type, tuple(sorted(node.attrs.items(), key=lambda a: a[0])),
+                      tuple(reads),
                       g.tensors[node.outputs[0]].shape))
     return (group.kind, tuple(parts), inside[group.output])
 

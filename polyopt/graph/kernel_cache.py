@@ -1,25 +1,24 @@
-"""The kernels of fused groups in the on-disk kernel cache (the one AOT libraries use).
+"""The kernels of fused groups, through the one build path and its caches.
 
-A group's kernel is found by two keys of :class:`~polyopt.aot.cache.DiskCache`
-(``$POLYOPT_CACHE``, by default ``~/.cache/polyopt``):
+A group's kernel is built by :func:`polyopt.kernels.build_kernel` and found by two keys:
 
 * its *request*: what the group is before it is lowered (its signature from
   :func:`~polyopt.graph.executor.group_signature`, the thread count, the target, the
-  versions and a digest of polyopt's own source), so a second compile of a model in a
-  new process neither lowers, schedules nor compiles anything;
-* its *content hash* (:func:`~polyopt.target.signature.content_hash`, the key
-  ``po.build`` uses, with the versions and the source digest too): a kernel someone else
-  built from the same program with the same code is reused.
+  versions and a digest of polyopt's own source), remembered in the process's in-memory
+  cache (``po.build_cache``, :meth:`KernelCache.recall`) and in the disk cache's
+  ``graph-requests`` index (:meth:`KernelCache.find`), so a second compile of a model,
+  in this process or a new one, neither lowers, schedules nor compiles anything;
+* its *key* (:func:`~polyopt.kernels.key.kernel_key`, the structural hash of the lowered
+  group, the target and the options): a kernel someone else built from the same program
+  is reused.
 
-Loaded kernels are linked in by LLVM's JIT from their object code (no C compiler).
-``KernelCache.loaded`` and ``.built`` count what a compile found and what it built.
-
-Nothing is loaded on trust: each entry's metadata records the SHA-256 of its object and
-a hash binding that to the content hash, the signature, the imports and the rest of the
-metadata; the request index records the request with its content hash.  An entry that
-does not verify (truncated, swapped, edited) is ignored and built again, never linked.
-The cache folder belongs to the user and to nobody else (created ``0700``; one owned by
-another user, or writable by others, is refused with :class:`CacheFolderError`).
+With a disk cache (``$POLYOPT_CACHE``, by default ``~/.cache/polyopt``) kernels are object
+code in its verified entries (:mod:`polyopt.kernels.disk`: an entry that does not verify,
+truncated, swapped or edited, is built again, never linked), linked in by LLVM's JIT;
+without one (``disk=False``) they are ``po.build``'s kernels.  ``KernelCache.loaded``
+and ``.built`` count what a compile took from the disk and what it built.  The cache
+folder belongs to the user and to nobody else (created ``0700``; one owned by another
+user, or writable by others, is refused with :class:`CacheFolderError`).
 
 >>> import tempfile
 >>> cache = KernelCache(tempfile.mkdtemp())
@@ -29,118 +28,93 @@ another user, or writable by others, is refused with :class:`CacheFolderError`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import time
 
-from ..aot.cache import DiskCache, default_cache_dir
 from ..errors import InvalidArgumentError, PolyoptError
-from ..private_folder import digest as sha256_of, make_private
-from ..target.linker import write_atomically
+from ..kernels.builder import build_kernel, load_kernel, memory_key
+from ..kernels.disk import DiskCache, default_cache_dir, entry_integrity
+from ..kernels.key import structural_hash
+from ..kernels.memory import build_cache
 from ..lower import lower
+from ..private_folder import make_private
 from ..target.base import get_target, target_key
-from ..target.signature import Signature, content_hash, signature_of, versions_text
+from ..target.signature import versions_text
+
+__all__ = ["CacheFolderError", "KernelCache", "entry_integrity", "private_folder"]
+REQUESTS = "graph-requests"
 
 
 class KernelCache:
-    """Find and keep group kernels in the disk cache at ``root`` (None: the default)."""
+    """Find and keep group kernels: in memory, and in the disk cache at ``root`` (None:
+    the default) unless ``disk`` is False."""
 
-    def __init__(self, root: str | None = None, target: str = "llvm"):
-        self.disk = DiskCache(private_folder(root or default_cache_dir()))
+    def __init__(self, root: str | None = None, target: str = "llvm", *, disk: bool = True):
+        self.disk = DiskCache(private_folder(root or default_cache_dir())) if disk else None
         self.backend = get_target(target)
         self.key = target_key(self.backend)
+        self.form = "linked" if disk else "kernel"
         self.loaded = 0  # kernels taken from the disk
         self.built = 0   # kernels compiled (and stored)
 
     def request(self, description, num_threads: int) -> str:
-        """The request key of a kernel described by ``description`` (a repr-able value
-        saying everything the kernel depends on) for ``num_threads`` threads."""
-        text = repr((description, num_threads, self.key, versions_text()))
-        return hashlib.sha256(text.encode()).hexdigest()
+        """The request key of a kernel described by ``description`` (a value saying
+        everything the kernel depends on, hashed by its structure: an array in full, not
+        as it prints) for ``num_threads`` threads."""
+        return structural_hash((description, num_threads, self.key, versions_text()))
 
-    def find(self, request: str):
-        """``(kernel, metadata)`` cached under ``request``, or None."""
-        digest = self._lookup(request)
-        found = self._load(digest) if digest else None
-        if found is not None:
+    def recall(self, request: str):
+        """``(kernel, metadata)`` built in this process under ``request``, or None."""
+        _check_request(request)
+        remembered = build_cache.recall((request, self.form))
+        built = build_cache.get(remembered) if remembered else None
+        if built is None:
+            return None
+        return built.kernel, {**built.meta, **(build_cache.recall_note((request, self.form))
+                                              or {})}
+
+    def find(self, request: str, accept=None):
+        """``(kernel, metadata)`` remembered under ``request`` in the disk cache, or None;
+        ``accept(kernel)`` may refuse what was found (then it is not counted)."""
+        _check_request(request)
+        key = self.disk.lookup(request, REQUESTS) if self.disk is not None else None
+        built = load_kernel(key, self.backend, self.disk, form=self.form) if key else None
+        if built is None or (accept is not None and not accept(built.kernel)):
+            return None
+        if built.source == "disk":
             self.loaded += 1
-        return found
+        self._remember_in_memory(request, built, built.meta)
+        return built.kernel, built.meta
 
     def build(self, schedule, args, *, num_threads: int, request: str | None = None,
               meta: dict | None = None):
-        """The kernel of ``schedule`` over ``args``: from the cache by content when it is
-        there, else compiled and stored; remembered under ``request``."""
-        start = time.perf_counter()
+        """``(kernel, metadata)`` of ``schedule`` over ``args``: from the caches by its
+        key when it is there, else compiled and stored; remembered under ``request``."""
         func = lower(schedule, args, target=self.backend)
-        options = {"num_threads": num_threads}
-        digest = content_hash(func, self.key, options)
-        found = self._load(digest)
-        if found is not None:
+        built = build_kernel(func, self.backend, {"num_threads": num_threads},
+                             form=self.form, disk=self.disk, meta=meta)
+        if built.source == "disk":
             self.loaded += 1
-        else:
-            from ..target.llvm.export import imported_symbols, load_object
-            from ..target.llvm.jit import object_code  # llvmlite: only where kernels are built
-
-            _, module = self.backend.compile(func, **options)
-            code = object_code(module, self.backend.cpu)
-            info = {"signature": signature_of(func).to_json(),
-                    "imports": imported_symbols(str(module)),
-                    "seconds": round(time.perf_counter() - start, 3), **(meta or {})}
-            info["integrity"] = entry_integrity(digest, code, info)
-            try:
-                self.disk.put(digest, code, info)
-            except (OSError, PolyoptError):
-                request = None  # an unwritable cache: the kernel still runs
-            found = load_object(code, Signature.from_json(info["signature"]),
-                                info["imports"], self.backend.cpu), info
+        elif built.source == "built":
             self.built += 1
         if request is not None:
-            try:
-                self._remember(request, digest)
-            except (OSError, PolyoptError):
-                pass
-        return found
+            _check_request(request)
+            self._remember_in_memory(request, built, meta)
+            if self.disk is not None and built.store_error is None:
+                try:
+                    self.disk.remember(request, built.key, REQUESTS)
+                except (OSError, PolyoptError):
+                    pass  # an unwritable cache: the kernel still runs
+        return built.kernel, {**built.meta, **(meta or {})}
 
-    def _index(self, request: str) -> str:
-        if len(request) != 64 or not all(c in "0123456789abcdef" for c in request):
-            raise InvalidArgumentError(f"a request key is a SHA-256 digest, got {request!r}")
-        return os.path.join(self.disk.root, "graph-requests", request[:2], request)
+    def _remember_in_memory(self, request: str, built, meta) -> None:
+        build_cache.remember((request, self.form), memory_key(built.key, self.form),
+                             dict(meta or {}))
 
-    def _lookup(self, request: str) -> str | None:
-        """The content hash remembered for ``request``, when its record verifies."""
-        try:
-            with open(self._index(request), encoding="utf-8") as file:
-                record = json.load(file)
-            digest = record["digest"]
-            if record["check"] == sha256_of(f"{request} {digest}".encode()):
-                return digest
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return None
 
-    def _remember(self, request: str, digest: str) -> None:
-        path = self._index(request)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        record = {"digest": digest, "check": sha256_of(f"{request} {digest}".encode())}
-        write_atomically(path, json.dumps(record).encode())
-
-    def _load(self, digest: str):
-        entry = self.disk.get(digest)
-        if entry is None:
-            return None
-        code, meta = entry
-        if not isinstance(meta, dict) or meta.get("integrity") != entry_integrity(
-                digest, code, meta):
-            return None  # truncated, swapped or edited: build it again
-        from ..target.llvm.export import load_object  # llvmlite: only when a kernel loads
-
-        try:
-            signature = Signature.from_json(meta["signature"])
-            return load_object(code, signature, meta.get("imports", []),
-                               self.backend.cpu), meta
-        except (PolyoptError, KeyError, TypeError):
-            return None  # unusable here (a library missing, an old entry): build again
+def _check_request(request: str) -> None:
+    if not isinstance(request, str) or len(request) != 64 or not all(
+            c in "0123456789abcdef" for c in request):
+        raise InvalidArgumentError(f"a request key is a SHA-256 digest, got {request!r}")
 
 
 class CacheFolderError(InvalidArgumentError):
@@ -157,13 +131,3 @@ def private_folder(path: str) -> str:
                                "machine code from it, so it must be yours alone: pass "
                                "cache=False or another folder (POLYOPT_CACHE)")
     return path
-
-
-def entry_integrity(digest: str, code: bytes, meta: dict) -> dict:
-    """What binds a cache entry to its content: the SHA-256 of the object code, and one
-    of the content hash, the object's hash and the metadata (all but this record)."""
-    # (all but this record and the object's hash, which DiskCache.put adds to it)
-    rest = {k: v for k, v in meta.items() if k not in ("integrity", "object_sha256")}
-    object_sha = sha256_of(code)
-    text = json.dumps([digest, object_sha, rest], sort_keys=True)
-    return {"object_sha256": object_sha, "entry_sha256": sha256_of(text.encode())}

@@ -109,10 +109,10 @@ def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, req
 
 
 def _cached(cache, description, num_threads: int, build_it):
-    """The kernel ``description`` names, from the disk cache by its request when it is
-    there (nothing lowered), else ``build_it(request)``."""
+    """The kernel ``description`` names, from the caches by its request when it is there
+    (built in this process, or on disk: nothing lowered), else ``build_it(request)``."""
     request = cache.request(description, num_threads) if cache is not None else None
-    found = cache.find(request) if cache is not None else None
+    found = (cache.recall(request) or cache.find(request)) if cache is not None else None
     return found[0] if found is not None else build_it(request)
 
 

@@ -161,18 +161,6 @@ def _spec(array) -> ArraySpec:
     return ArraySpec(array.name, tuple(array.shape), array.dtype, array.written)
 
 
-def content_hash(func, target_key: str, options: dict) -> str:
-    """A hex SHA-256 naming what a build produces: the lowered function and its schedule,
-    the target (with its CPU and features), the build options and the versions of
-    polyopt, islpy and llvmlite."""
-    digest = hashlib.sha256()
-    for part in (str(func), str(func.program.schedule), str(func.program.context), target_key,
-                 repr(sorted(options.items())), versions_text()):
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
 @functools.cache
 def versions() -> dict[str, str]:
     """The versions a compiled kernel depends on."""

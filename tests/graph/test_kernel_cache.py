@@ -66,10 +66,10 @@ def test_cache_can_be_off_or_a_folder(tmp_path):
     off = po.graph.compile(g, num_threads=1, cache=False)
     assert off.cache_stats == {"loaded": 0, "built": 0}
     folder = tmp_path / "mine"
-    po.graph.executor._KERNELS.clear()
+    po.build_cache.clear()
     on = po.graph.compile(g, num_threads=1, cache=str(folder))
     assert on.cache_stats["built"] == 1 and DiskCache(str(folder)).info()["kernels"] == 1
-    po.graph.executor._KERNELS.clear()
+    po.build_cache.clear()
     again = po.graph.compile(g, num_threads=1, cache=str(folder))
     assert again.cache_stats == {"loaded": 1, "built": 0}
     for name, value in ort_run(model, feeds).items():
