@@ -33,7 +33,7 @@ from . import primitives  # noqa: F401 (registers every primitive in PRIMITIVES)
 from .stage import Stage, plain
 from .stage_views import refresh_partial_op, stage_computing, tuple_owner, with_sibling_outputs
 from .state import PRIMITIVES, ScheduleState
-from .steps import Step, parse_script, takes_check
+from .steps import Step, parse_script
 
 
 @public_methods
@@ -362,12 +362,12 @@ class Schedule:
 
     def _apply_steps(self, steps: list[Step], *, checked: bool) -> None:
         for step in steps:
-            target = self if step.stage is None else self[step.stage]
-            method = getattr(target, step.primitive, None)
-            if method is None or step.primitive.startswith("_"):
+            primitive = PRIMITIVES.get(step.primitive)
+            if primitive is None or (primitive.scope == "stage") != (step.stage is not None):
                 raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
-            unchecked = {} if checked or not takes_check(method) else {"check": False}
-            method(*step.args, **dict(step.kwargs), **unchecked)
+            target = self if step.stage is None else self[step.stage]
+            unchecked = {} if checked or primitive.checked is not None else {"check": False}
+            getattr(target, step.primitive)(*step.args, **dict(step.kwargs), **unchecked)
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
