@@ -65,9 +65,7 @@ def primitive_entry(primitive: Primitive) -> str:
         facts.append(f"Returns: {RETURNED[primitive.returns]}.")
     checked = {None: "Checked unless `check=False`", True: "Always checked",
                False: "Never checked (no `check=`)"}[primitive.checked]
-    can = f"`s[C].can_{name}(...)` answers without raising" if primitive.scope == "stage" \
-        else ""
-    facts.append(f"{checked}{'; ' + can if can else ''}.")
+    facts.append(f"{checked}; `{call}.can_{name}(...)` answers without raising.")
     if primitive.defer_on:
         waits = ", ".join(f"`{e.__name__}`" for e in primitive.defer_on)
         facts.append(f"Refused with {waits}, it waits and is retried after later steps.")

@@ -143,3 +143,15 @@ def test_every_stage_primitive_has_its_generated_method():
 def test_the_primitives_reference_is_up_to_date():
     written = (ROOT / "docs" / "primitives.md").read_text()
     assert written == primitives_reference(), "run python3 scripts/primitives.py"
+
+
+def test_primitives_on_the_schedule_have_can_and_need_their_method():
+    A, B = doubled()
+    s = po.create_schedule(B)
+    assert s.can_cache_write(B, "local") and s.steps == []
+    assert not s.can_rfactor(B, "i")  # no reduction loop to factor
+    assert str(inspect.signature(po.Schedule.can_cache_read)).startswith(
+        "(self, tensor, scope: 'str', readers, *, layout")
+    with pytest.raises(po.InvalidArgumentError, match="Schedule has no method 'halve'"):
+        register("halve", scope="schedule")(lambda state, axis: (state, None))
+    assert "halve" not in PRIMITIVES and not hasattr(po.Schedule, "can_halve")
