@@ -178,6 +178,7 @@ def _method(primitive: Primitive):
             return primitive.front(self, step, *args, **kwargs)
         return step(*args, **kwargs)
 
+    method.__module__ = primitive.apply.__module__  # (help() names the registration)
     return _named(method, name, signature, primitive.docstring)
 
 
