@@ -25,12 +25,12 @@ from ..domain.schedule import Attach, identity_axes
 from ..errors import ScheduleError
 from ..te.tensor import Tensor
 from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor, scalar_expand
+from .bind import VIRTUAL_THREADS
 from .check import repair_by_shift, repair_by_skew
 from .group import edit_band
 from .inplace import KernelRewrites
 from .layout import relayout
 from .stage_views import detached_from_step
-from .bind import VIRTUAL_THREADS
 from .registry import KEYWORD, LOOP, PRIMITIVES, STAGE, Param, loop_of, register
 from .state import ScheduleState
 
@@ -62,7 +62,8 @@ def _rewritten(state: ScheduleState, program: Program) -> ScheduleState:
 
 # -- loops ------------------------------------------------------------------------------
 
-@register("split", params={"axis": LOOP, "factor": KEYWORD, "nparts": KEYWORD}, returns="loops")
+@register("split", params={"axis": LOOP, "factor": KEYWORD, "nparts": KEYWORD},
+          returns="loops")
 def split(state, stage, axis, factor=None, nparts=None):
     """``outer, inner = s[C].split(C.op.axis[0], factor=8)``."""
     program, names = loops.split(state.program, stage, axis, factor=factor, nparts=nparts)
@@ -83,6 +84,7 @@ def reorder(state, stage, *axes):
 
 
 def _fuse_pairwise(stage, step, outer, inner, *more, check=True):
+    """``s[C].fuse(i, j, k)``: one fuse step per pair, from the outside."""
     fused = step(outer, inner, check=check)
     return _fuse_pairwise(stage, step, fused, *more, check=check) if more else fused
 
@@ -120,6 +122,8 @@ def transform(state, stage, relation):
 
 
 def _parallel_inside(stage, step, *axes, parallel=True, check=True):
+    """The wavefront step, then (``parallel``) each inner loop of the wave that may
+    run in parallel marked so (those are steps of their own)."""
     names = [stage._axis(a) for a in axes]
     wave = step(*names, parallel=parallel, check=check)
     if parallel:
@@ -174,6 +178,8 @@ register("unroll", marks=True, params=MARKED, returns="loop")(_marking(
 
 
 def _thread_tag(stage, step, axis, tag, *, check=True):
+    """``bind`` with TVM's tags: ``cthread`` is ``virtual_thread``, TVM's virtual
+    threads (``vthread``) run one after the other (``unroll``)."""
     tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
     if tag == "cthread":  # VTA's: interleaved on the accelerator (see virtual_thread)
         return stage.virtual_thread(axis, check=check)
