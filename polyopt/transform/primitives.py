@@ -192,7 +192,8 @@ def _thread_tag(stage, step, axis, tag, *, check=True):
 def bind(state, stage, axis, tag):
     """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
     (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
-    dependence (see :mod:`polyopt.transform.bind`)."""
+    dependence (see :mod:`polyopt.transform.bind`).  TVM's ``"cthread"`` is
+    ``virtual_thread``; its ``"vthread"`` runs the iterations one after the other."""
     from .bind import bind_tag
     return _marking(bind_tag(tag))(state, stage, axis)
 
