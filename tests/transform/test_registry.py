@@ -105,8 +105,10 @@ def test_unregistering_removes_the_method_and_replay_refuses_its_steps():
     register("halve", params={"axis": LOOP}, returns="loops")(halve)
     A, B = doubled()
     s = po.create_schedule(B)
-    s[B].halve("i")
-    unregister("halve")
+    try:
+        s[B].halve("i")
+    finally:
+        unregister("halve")
     assert not hasattr(po.Stage, "halve") and not hasattr(po.Stage, "can_halve")
     assert "halve" not in primitives_reference()
     with pytest.raises(po.InvalidArgumentError, match="unknown primitive 'halve'"):
