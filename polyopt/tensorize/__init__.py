@@ -10,5 +10,5 @@ does (decided on isl objects, :mod:`.match`); built-in intrinsics for AVX-512 VN
 
 from .intrin import (Buffer, ExternCall, Import, LLVMEmitter, TensorIntrin,  # noqa: F401
                      call_extern, decl_buffer, decl_tensor_intrin, import_c, import_llvm)
-from . import apply  # noqa: F401,E402  (installs Stage.tensorize and can_tensorize)
+from . import apply  # noqa: F401,E402  (registers tensorize: s[C].tensorize, can_tensorize)
 from . import pragma  # noqa: F401,E402  (the pragma primitive: import_llvm, import_c)

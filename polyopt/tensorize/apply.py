@@ -1,4 +1,5 @@
-"""The ``tensorize`` primitive (registered like the others) and ``can_tensorize``.
+"""The ``tensorize`` primitive, registered like the others (so ``s[C].tensorize``,
+``can_tensorize``, ``s.script()`` and ``replay`` come from its registration).
 
 ``tensorize`` is a pure function of a :class:`~polyopt.transform.state.ScheduleState`:
 it matches the sub-nest exactly (:func:`polyopt.tensorize.match.match`) and marks it.
@@ -25,10 +26,10 @@ s["C"].tensorize("j", "dot_16x4_u8s8()")
 
 from __future__ import annotations
 
-from ..errors import IllegalScheduleError, InvalidArgumentError, ScheduleError, public
+from ..errors import InvalidArgumentError, ScheduleError
 from ..schedule_errors import AlreadyTensorizedError
-from ..transform.stage import Stage
-from ..transform.state import STATE_CHECKS, register
+from ..transform.registry import LOOP, Param, register
+from ..transform.state import STATE_CHECKS
 from . import builtin
 from .intrin import TensorIntrin, declared
 from .match import match
@@ -62,12 +63,21 @@ def _intrinsic(intrin) -> TensorIntrin:
     return intrin
 
 
-@register("tensorize")
-def tensorize(state, stage: str, axis: str, intrin, strict: bool = False):
-    """The state with the sub-nest of ``stage`` under loop ``axis`` marked to run as
-    ``intrin`` (a :class:`TensorIntrin` or its key), when it computes exactly what the
-    intrinsic does (else :class:`TensorizeError` naming what differs); partial tiles run
-    as scalar code unless ``strict``.  Legality is the state's check."""
+def _key(intrin) -> str:
+    return _intrinsic(intrin).key
+
+
+@register("tensorize", params={"axis": LOOP, "intrin": Param(convert=_key)})
+def tensorize(state, stage: str, axis: str, intrin, *, strict: bool = False):
+    """``s[C].tensorize(ji, intrin)``: loop ``ji`` and the loops inside it become one
+    call of ``intrin`` (``po.decl_tensor_intrin``, or its key as ``s.script()`` records
+    it) per tile, when the sub-nest computes exactly what the intrinsic does (else
+    :class:`TensorizeError` naming what differs) and running each tile as one step
+    respects the dependences (checked unless ``check=False``).  Where an extent does not
+    divide, the partial tiles run as scalar code; ``strict=True`` refuses them instead.
+
+    The step is a pure function of the state: it matches the sub-nest and marks it;
+    its legality is the state's check (:func:`check_tensorized`)."""
     intrin = _intrinsic(intrin)
     program = state.program
     for other_stage, other_axis, _ in program.tensorized:
@@ -120,33 +130,3 @@ def _checked_key(program):
 
 
 STATE_CHECKS.append(check_tensorized)
-
-
-# -- the methods of po.Stage (installed here: tensorize is a layer below transform) ------
-def _stage_tensorize(self, axis, intrin, *, strict: bool = False, check: bool = True) -> None:
-    """``s[C].tensorize(ji, intrin)``: loop ``ji`` and the loops inside it become one
-    call of ``intrin`` (``po.decl_tensor_intrin``, or its key as ``s.script()`` records
-    it) per tile, when the sub-nest computes exactly what the intrinsic does (else
-    :class:`TensorizeError` naming what differs) and running each tile as one step
-    respects the dependences (checked unless ``check=False``).  Where an extent does not
-    divide, the partial tiles run as scalar code; ``strict=True`` refuses them instead."""
-    name = self._axis(axis)
-    intrin = _intrinsic(intrin)
-    self._apply("tensorize", (name, intrin.key), {"strict": strict} if strict else {},
-                check=check)
-
-
-def _stage_can_tensorize(self, axis, intrin, *, strict: bool = False) -> bool:
-    """Whether ``tensorize`` with these arguments would be accepted."""
-    trial = self.schedule.fork()
-    try:
-        _stage_tensorize(Stage(trial, self.name), axis, intrin, strict=strict)
-    except (IllegalScheduleError, ScheduleError):
-        return False
-    return True
-
-
-_stage_tensorize.__name__ = _stage_tensorize.__qualname__ = "tensorize"
-_stage_can_tensorize.__name__ = _stage_can_tensorize.__qualname__ = "can_tensorize"
-Stage.tensorize = public(_stage_tensorize)
-Stage.can_tensorize = public(_stage_can_tensorize)

@@ -20,21 +20,24 @@ s["B"].pragma("i", "import_llvm", "define i32 @one() { ret i32 1 }")
 from __future__ import annotations
 
 from ..schedule_errors import UnknownPragmaError
-from ..transform.state import register
+from ..transform.registry import LOOP, register
 from .intrin import import_c, import_llvm
 
 # the pragma types that import code, and how each makes an Import
 IMPORTS = {"import_llvm": import_llvm, "import_c": import_c}
 
 
-@register("pragma")
-def pragma(state, stage: str, axis: str, pragma_type: str, code):
-    """The state with ``code`` (LLVM IR or C source, by ``pragma_type``) recorded as an
-    import of the program (once: the same code given twice is linked once)."""
+@register("pragma", params={"axis": LOOP}, checked=False)
+def pragma(state, stage: str, axis: str, pragma_type: str, pragma_value=None):
+    """``s[C].pragma(x, "import_llvm", ll_code)`` (TVM's): link LLVM IR that the
+    stage's intrinsics call into the built module; ``"import_c"`` takes C source,
+    compiled when building (see :mod:`polyopt.tensorize.pragma`).  Recorded like a
+    primitive; it changes no loop (the code is imported once: the same code given
+    twice is linked once).  Other pragmas: the error says what to write."""
     make = IMPORTS.get(pragma_type)
     if make is None:
-        raise UnknownPragmaError(pragma_type, tuple(IMPORTS))
-    item = make(code)
+        raise UnknownPragmaError(pragma_type, tuple(IMPORTS), stage=stage)
+    item = make(pragma_value)
     program = state.program
     if any(known.key == item.key for _, _, known in program.imports):
         return state, None

@@ -25,12 +25,14 @@ from ..domain.schedule import Attach, identity_axes
 from ..schedule_errors import InPlaceKernelError, NotComputedError, PrimitiveOrderError
 from ..te.tensor import Tensor
 from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor, scalar_expand
+from .bind import VIRTUAL_THREADS
 from .check import repair_by_shift, repair_by_skew
 from .group import edit_band
 from .inplace import KernelRewrites
 from .layout import relayout
 from .stage_views import detached_from_step
-from .state import PRIMITIVES, ScheduleState, register
+from .registry import KEYWORD, LOOP, PRIMITIVES, STAGE, Param, loop_of, register
+from .state import ScheduleState
 
 
 def reference_dependences(program: Program, original: Program | None = None
@@ -60,99 +62,157 @@ def _rewritten(state: ScheduleState, program: Program) -> ScheduleState:
 
 # -- loops ------------------------------------------------------------------------------
 
-@register("split")
+@register("split", params={"axis": LOOP, "factor": KEYWORD, "nparts": KEYWORD},
+          returns="loops")
 def split(state, stage, axis, factor=None, nparts=None):
+    """``outer, inner = s[C].split(C.op.axis[0], factor=8)``."""
     program, names = loops.split(state.program, stage, axis, factor=factor, nparts=nparts)
     return state.advanced(program), names
 
 
-@register("tile", repair=repair_by_skew)
+@register("tile", repair=repair_by_skew, params={"x": LOOP, "y": LOOP}, returns="loops")
 def tile(state, stage, x, y, x_factor, y_factor):
+    """``xo, yo, xi, yi = s[C].tile(i, j, 8, 8)``."""
     program, names = loops.tile(state.program, stage, x, y, x_factor, y_factor)
     return state.advanced(program), names
 
 
-@register("reorder", repair=repair_by_skew)
+@register("reorder", repair=repair_by_skew, params={"axes": LOOP})
 def reorder(state, stage, *axes):
+    """``s[C].reorder(k, i, j)``: these loops, in this order."""
     return state.advanced(loops.reorder(state.program, stage, list(axes))), None
 
 
-@register("fuse")
+def _fuse_pairwise(stage, step, outer, inner, *more, check=True):
+    """``s[C].fuse(i, j, k)``: one fuse step per pair, from the outside."""
+    fused = step(outer, inner, check=check)
+    return _fuse_pairwise(stage, step, fused, *more, check=check) if more else fused
+
+
+@register("fuse", params={"outer": LOOP, "inner": LOOP}, returns="loop", front=_fuse_pairwise)
 def fuse(state, stage, outer, inner):
+    """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one (more than
+    two, as TVM allows: ``s[C].fuse(i, j, k)``, fuse them pairwise from the outside)."""
     program, name = loops.fuse(state.program, stage, outer, inner)
     return state.advanced(program), name
 
 
-@register("skew")
+@register("skew", params={"outer": LOOP, "inner": LOOP})
 def skew(state, stage, outer, inner, factor=1):
+    """``s[S].skew(t, i, 1)``: loop ``i`` becomes ``i + 1 * t``."""
     return state.advanced(loops.skew(state.program, stage, outer, inner, factor)), None
 
 
-@register("shift")
+@register("shift", params={"axis": LOOP})
 def shift(state, stage, axis, offset):
+    """``s[C].shift(i, 1)``: iteration ``v`` runs at ``v + 1``."""
     return state.advanced(loops.shift(state.program, stage, axis, offset)), None
 
 
-@register("reverse")
+@register("reverse", params={"axis": LOOP})
 def reverse(state, stage, axis):
+    """``s[C].reverse(i)``: run the loop backwards."""
     return state.advanced(loops.reverse(state.program, stage, axis)), None
 
 
-@register("transform", repair=repair_by_skew)
+@register("transform", repair=repair_by_skew, returns="axes")
 def transform(state, stage, relation):
+    """``s[S].transform("{ [t, i] -> [t, t + i] }")``: any affine map of the loops."""
     return state.advanced(loops.transform_loops(state.program, stage, relation)), None
 
 
-@register("wavefront")
-def wavefront(state, stage, *axes):
+def _parallel_inside(stage, step, *axes, parallel=True, check=True):
+    """The wavefront step, then (``parallel``) each inner loop of the wave that may
+    run in parallel marked so (those are steps of their own)."""
+    names = [stage._axis(a) for a in axes]
+    wave = step(*names, parallel=parallel, check=check)
+    if parallel:
+        for inner in names[1:]:
+            if stage.can_parallel(inner):
+                stage.parallel(inner, check=check)
+    return wave
+
+
+@register("wavefront", params={"axes": LOOP, "parallel": Param(omit_default=False)},
+          returns="loop", front=_parallel_inside)
+def wavefront(state, stage, *axes, parallel=True):
+    """``w = s[S].wavefront(t, i, j)``: an outer loop over ``t + i + j`` and the
+    loops ``i, j`` inside it, made parallel when they carry no dependence (as after
+    skewing, when every distance in the band is non-negative)."""
     program, name = loops.wavefront(state.program, stage, list(axes))
     return state.advanced(program), name
 
 
-@register("diamond_tile", repair=lambda violation, program: diamond.DIAMOND_REPAIR)
+@register("diamond_tile", repair=lambda violation, program: diamond.DIAMOND_REPAIR,
+          params={"time": LOOP, "space": LOOP}, returns="loops")
 def diamond_tile(state, stage, time, space, size):
+    """``band, tile = s[S].diamond_tile(t, i, 32)``: diamonds along ``t + i`` and
+    ``t - i`` (loops ``t.diamond``, ``i.diamond`` marked parallel, then ``t, i``), so that
+    every tile of the first time band starts at once; see
+    :mod:`polyopt.transform.diamond`."""
     program, names = diamond.diamond_tile(state.program, stage, time, space, size)
     return state.advanced(program), names
 
 
-def _marking(kind: str):
-    def mark(state, stage, axis, *extra):
+def _marking(kind: str, doc: str | None = None):
+    def mark(state, stage, axis):
         level = state.program.stage(stage).axis(axis) + 1
 
         def change(member, old):
             return [dataclasses.replace(old[0], kind=kind)]
 
-        return state.advanced(edit_band(state.program, stage, level, level, change)), None
+        return state.advanced(edit_band(state.program, stage, level, level, change)), axis
+    mark.__doc__ = doc
     return mark
 
 
 # the check of every step also checks that loops marked parallel or vectorized carry
-# no dependence (transform.check.check_marked_loops)
-register("parallel", marks=True)(_marking("parallel"))
-register("vectorize", marks=True)(_marking("vectorized"))
-register("unroll", marks=True)(_marking("unrolled"))
+# no dependence (transform.check.check_marked_loops); each returns the loop it marked
+MARKED = {"axis": LOOP}
+register("parallel", marks=True, params=MARKED, returns="loop")(_marking(
+    "parallel", "Run the loop's iterations in parallel; it must carry no dependence."))
+register("vectorize", marks=True, params=MARKED, returns="loop")(_marking(
+    "vectorized", "Run the loop with SIMD instructions; it must carry no dependence."))
+register("unroll", marks=True, params=MARKED, returns="loop")(_marking(
+    "unrolled", "Unroll the loop (always legal: the order does not change)."))
 
 
-@register("bind", marks=True)
+def _thread_tag(stage, step, axis, tag, *, check=True):
+    """``bind`` with TVM's tags: ``cthread`` is ``virtual_thread``, TVM's virtual
+    threads (``vthread``) run one after the other (``unroll``)."""
+    tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
+    if tag == "cthread":  # VTA's: interleaved on the accelerator (see virtual_thread)
+        return stage.virtual_thread(axis, check=check)
+    if tag in VIRTUAL_THREADS:  # TVM's virtual threads run one after the other
+        return stage.unroll(axis, check=check)
+    return step(axis, tag, check=check)
+
+
+@register("bind", marks=True, params=MARKED, returns="loop", front=_thread_tag)
 def bind(state, stage, axis, tag):
+    """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
+    (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
+    dependence (see :mod:`polyopt.transform.bind`).  TVM's ``"cthread"`` is
+    ``virtual_thread``; its ``"vthread"`` runs the iterations one after the other."""
     from .bind import bind_tag
     return _marking(bind_tag(tag))(state, stage, axis)
 
 
-@register("virtual_thread", marks=True)
+@register("virtual_thread", marks=True, params=MARKED, returns="loop")
 def virtual_thread(state, stage, axis):
-    """Run the loop's iterations as virtual threads interleaved on one accelerator: each
-    has its own copies of the buffers computed inside it (so the loads of one overlap
-    the compute of another); checked like ``bind``: no dependence may cross iterations
-    except through those private buffers."""
+    """Interleave the loop's iterations on an accelerator (``target="accel"``), each
+    with its own copies of the buffers computed inside it: the loads of one overlap
+    the compute of the other (VTA's latency hiding).  Checked like ``bind``: no
+    dependence may cross iterations except through those private buffers."""
     from ..machine import VIRTUAL_THREAD
     return _marking(VIRTUAL_THREAD)(state, stage, axis)
 
 
-@register("set_scope")
+@register("set_scope", checked=True)
 def set_scope(state, stage, scope):
-    """Keep the stage's computed tensor in memory ``scope`` (e.g. an accelerator's
-    ``"acc"`` buffer); what is computed does not change."""
+    """Keep this stage's tensor in ``scope`` (``"acc"``: the accelerator's
+    accumulator buffer, ``"inp"``/``"wgt"``: its input and weight buffers); what is
+    computed does not change."""
     program = state.program
     target = program.array_of(program.statement(program.stage(stage).main).target.tensor)
     cache._scope(scope)
@@ -165,13 +225,19 @@ def set_scope(state, stage, scope):
 
 # -- where a stage is computed -------------------------------------------------------
 
-@register("compute_with", repair=repair_by_shift)
+@register("compute_with", repair=repair_by_shift, params={"other": STAGE, "axis": loop_of("other")})
 def compute_with(state, stage, other, axis):
+    """Share ``other``'s loops down to ``axis``, without recomputation."""
     return state.advanced(attach.compute_with(state.program, stage, other, axis)), None
 
 
-@register("compute_at", hint="compute it at a deeper loop")
+# a compute_at that needs another reader attached first waits for it (TVM accepts the
+# calls in any order): it is retried after every later primitive
+@register("compute_at", hint="compute it at a deeper loop",
+          params={"other": STAGE, "axis": loop_of("other")}, defer_on=(attach.ReaderOutsideError,))
 def compute_at(state, stage, other, axis):
+    """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
+    stage that ``other`` reads there (overlapping tiles recompute their halo)."""
     if state.kernel is not None:
         result, rewrites = inplace.compute_at(state.program, state.reference.dependences,
                                               state.kernel, state.original, stage, other, axis)
@@ -184,6 +250,9 @@ def compute_at(state, stage, other, axis):
 
 @register("compute_inline")
 def compute_inline(state, stage):
+    """Substitute this stage's expression into its readers (it gets no loops).  On an
+    in-place kernel: into the reads that get their value from it, when every such
+    read would see the same inputs and nothing else needs what it wrote."""
     if state.kernel is not None:
         result, rewrites = inplace.compute_inline(state.program, state.kernel, stage)
         return state.kernel_rewritten(result, rewrites), None
@@ -192,6 +261,7 @@ def compute_inline(state, stage):
 
 @register("compute_root")
 def compute_root(state, stage):
+    """Compute this stage on its own again, before its readers."""
     old = state.program.stage(stage)
     if state.kernel is not None and old.attach.outer_dims:
         result, _ = attach.compute_root(state.program, stage, state.original)
@@ -217,7 +287,7 @@ def _before_nest_of(stages: tuple, name: str, reader: str) -> tuple:
 
 # -- primitives that add stages -------------------------------------------------------
 
-@register("cache_read")
+@register("cache_read", scope="schedule", returns="value")
 def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
     if state.kernel is not None:
         if len(readers) != 1:
@@ -237,7 +307,7 @@ def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
     return _rewritten(state, result), cached
 
 
-@register("cache_write")
+@register("cache_write", scope="schedule", returns="value")
 def cache_write(state, stage: str, scope: str, layout=None):
     """``stage`` computes into a new buffer (for a kernel: a stage; for a tensor
     expression: the stage of the tensor)."""
@@ -255,7 +325,7 @@ def cache_write(state, stage: str, scope: str, layout=None):
     return _rewritten(state, result), cached
 
 
-@register("rfactor")
+@register("rfactor", scope="schedule", returns="value")
 def rfactor_(state, stage: str, axis: str):
     if state.kernel is not None:
         if not state.kernel.only_inlined or state.kernel.inlined is not None:
@@ -271,7 +341,7 @@ def rfactor_(state, stage: str, axis: str):
     return _rewritten(state, result), partial
 
 
-@register("expand_scalar")
+@register("expand_scalar", scope="schedule", returns="value")
 def expand_scalar(state, scalar: str, dims=None):
     """A kernel's scalar temporary kept in the elements its values are stored to
     (:mod:`polyopt.transform.scalar_expand`); checked exactly, then the reference."""

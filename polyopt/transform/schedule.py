@@ -22,6 +22,7 @@ s["B"].parallel("i.outer")
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 from ..deps.dataflow import Dependences
 from ..domain.from_te import program_from_outputs
@@ -33,8 +34,9 @@ from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import primitives  # noqa: F401 (registers every primitive in PRIMITIVES)
 from .stage import Stage, plain
 from .stage_views import refresh_partial_op, stage_computing, tuple_owner, with_sibling_outputs
+from .registry import on_register
 from .state import PRIMITIVES, ScheduleState
-from .steps import Step, parse_script, takes_check
+from .steps import Step, parse_script
 
 
 @public_methods
@@ -363,15 +365,51 @@ class Schedule:
 
     def _apply_steps(self, steps: list[Step], *, checked: bool) -> None:
         for step in steps:
-            target = self if step.stage is None else self[step.stage]
-            method = getattr(target, step.primitive, None)
-            if method is None or step.primitive.startswith("_"):
+            primitive = PRIMITIVES.get(step.primitive)
+            if primitive is None or (primitive.scope == "stage") != (step.stage is not None):
                 raise InvalidArgumentError(f"unknown primitive '{step.primitive}' in {step}")
-            unchecked = {} if checked or not takes_check(method) else {"check": False}
-            method(*step.args, **dict(step.kwargs), **unchecked)
+            target = self if step.stage is None else self[step.stage]
+            unchecked = {} if checked or primitive.checked is not None else {"check": False}
+            getattr(target, step.primitive)(*step.args, **dict(step.kwargs), **unchecked)
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
+
+
+def _can(name: str):
+    def can(self, *args, **kwargs) -> bool:
+        trial = self.fork()
+        try:
+            getattr(trial, name)(*args, **kwargs)
+        except (IllegalScheduleError, ScheduleError):
+            return False
+        return True
+
+    can.__name__, can.__qualname__ = f"can_{name}", f"Schedule.can_{name}"
+    can.__doc__ = f"Whether ``{name}`` with these arguments would be accepted."
+    can.__signature__ = inspect.signature(getattr(Schedule, name)).replace(
+        return_annotation=bool)
+    return public(can)
+
+
+def _install(name: str, primitive) -> None:
+    """``s.can_<name>`` for a registered primitive on the schedule, whose method is
+    written above (it takes the schedule's tensors); see :func:`.registry.on_register`."""
+    attr = f"can_{name}"
+    if primitive is not None and primitive.scope == "schedule":
+        if not callable(vars(Schedule).get(name)):
+            raise InvalidArgumentError(
+                f"primitive '{name}' is registered on the schedule, but Schedule has no "
+                f"method '{name}'; register it on a stage (scope='stage') instead")
+        setattr(Schedule, attr, _can(name))
+        _GENERATED.add(attr)
+    elif attr in _GENERATED:
+        delattr(Schedule, attr)
+        _GENERATED.discard(attr)
+
+
+_GENERATED: set = set()  # the can_<name> methods made for primitives on the schedule
+on_register(_install)
 
 
 @public

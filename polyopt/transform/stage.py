@@ -1,9 +1,10 @@
 """``s[C]``: the stage of a schedule that computes one tensor, and its primitives.
 
-Each method of :class:`Stage` names its loops (a :class:`~.steps.LoopAxis`, an
-``IterVar`` or a loop's name), applies the registered primitive through its
-:class:`~.schedule.Schedule` (checked unless ``check=False``) and returns the new
-loops; ``can_<primitive>`` tries it on a fork of the schedule.
+Each registered primitive (:mod:`.registry`) is a method of :class:`Stage`, made
+from its registration: it names its loops (a :class:`~.steps.LoopAxis`, an ``IterVar``
+or a loop's name), applies the primitive through its :class:`~.schedule.Schedule`
+(checked unless ``check=False``) and returns the new loops; ``can_<primitive>`` tries
+it on a fork of the schedule.
 
 >>> import polyopt as po
 >>> A = po.placeholder((16, 16), name="A")
@@ -19,11 +20,11 @@ from __future__ import annotations
 
 from ..errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError, public,
                       public_methods)
-from ..schedule_errors import ForeignAxisError, UnknownPragmaError
+from ..schedule_errors import ForeignAxisError
 from ..te.expr import IterVar
 from ..te.tensor import Tensor
-from . import attach
-from .bind import VIRTUAL_THREADS
+from . import primitives  # noqa: F401 (registers the primitives: Stage's methods)
+from .registry import Param, Primitive, on_register
 from .stage_views import check_store_predicate, stage_op
 from .steps import LoopAxis, Step
 
@@ -88,138 +89,46 @@ class Stage:
         axis = stage.axes[stage.axis(name)]
         return LoopAxis(self.name, axis.name, axis.kind)
 
-    def _apply(self, primitive: str, args: tuple, kwargs: dict | None = None, *,
-               check: bool = True, recorded: dict | None = None):
-        """Apply the registered ``primitive`` to this stage with ``args`` (names) and
-        record it (with ``recorded`` as its keyword arguments, default ``kwargs``)."""
-        kwargs = kwargs or {}
-        shown = kwargs if recorded is None else recorded
-        step = Step(self.name, primitive, tuple(plain(a) for a in args),
-                    tuple((k, plain(v)) for k, v in shown.items()))
-        return self.schedule._step(step, self.name, *args, check=check, **kwargs)
+    def _step(self, primitive: Primitive, *args, check: bool = True, **kwargs):
+        """Apply ``primitive`` to this stage as its registration declares: the
+        arguments (``apply``'s) converted to names, the step recorded, checked unless
+        ``check`` is False, and the result returned as loops (see :mod:`.registry`)."""
+        bound = primitive.step_signature().bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        for name in sorted(values, key=lambda n: primitive.param(n).kind != "stage"):
+            spec = primitive.param(name)
+            kind = bound.signature.parameters[name].kind
+            convert = (self._converter(spec, values) if kind != kind.VAR_POSITIONAL else
+                       lambda vs, one=self._converter(spec, values): tuple(map(one, vs)))
+            values[name] = convert(values[name])
+        step = Step(self.name, primitive.name, *_recorded(primitive, bound))
+        checked = check if primitive.checked is None else primitive.checked
+        try:
+            result = self.schedule._step(step, self.name, *bound.args, check=checked,
+                                         **bound.kwargs)
+        except primitive.defer_on as err:  # retried when the schedule allows it
+            self.schedule.defer(lambda: self._step(primitive, *args, check=check, **kwargs),
+                                err)
+            return None
+        if primitive.returns == "loop":
+            return self._loop(result)
+        if primitive.returns == "loops":
+            return tuple(self._loop(n) for n in result)
+        if primitive.returns == "axes":
+            return self.axes
+        return result if primitive.returns == "value" else None
 
-    # -- loop primitives ---------------------------------------------------------------
-    def split(self, axis, factor: int | None = None, nparts: int | None = None, *,
-              check: bool = True) -> tuple[LoopAxis, LoopAxis]:
-        """``outer, inner = s[C].split(C.op.axis[0], factor=8)``."""
-        name = self._axis(axis)
-        shown = {"factor": factor} if factor is not None else {"nparts": nparts}
-        outer, inner = self._apply("split", (name,), {"factor": factor, "nparts": nparts},
-                                   check=check, recorded=shown)
-        return self._loop(outer), self._loop(inner)
-
-    def tile(self, x, y, x_factor: int, y_factor: int, *, check: bool = True):
-        """``xo, yo, xi, yi = s[C].tile(i, j, 8, 8)``."""
-        names = self._apply("tile", (self._axis(x), self._axis(y), x_factor, y_factor),
-                            check=check)
-        return tuple(self._loop(n) for n in names)
-
-    def reorder(self, *axes, check: bool = True) -> None:
-        """``s[C].reorder(k, i, j)``: these loops, in this order."""
-        self._apply("reorder", tuple(self._axis(a) for a in axes), check=check)
-
-    def fuse(self, outer, inner, *more, check: bool = True) -> LoopAxis:
-        """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one (more than
-        two, as TVM allows: ``s[C].fuse(i, j, k)``, fuse them pairwise from the outside)."""
-        if more:
-            return self.fuse(self.fuse(outer, inner, check=check), *more, check=check)
-        return self._loop(self._apply("fuse", (self._axis(outer), self._axis(inner)),
-                                      check=check))
-
-    def skew(self, outer, inner, factor: int = 1, *, check: bool = True) -> None:
-        """``s[S].skew(t, i, 1)``: loop ``i`` becomes ``i + 1 * t``."""
-        self._apply("skew", (self._axis(outer), self._axis(inner), factor), check=check)
-
-    def shift(self, axis, offset: int, *, check: bool = True) -> None:
-        """``s[C].shift(i, 1)``: iteration ``v`` runs at ``v + 1``."""
-        self._apply("shift", (self._axis(axis), offset), check=check)
-
-    def reverse(self, axis, *, check: bool = True) -> None:
-        """``s[C].reverse(i)``: run the loop backwards."""
-        self._apply("reverse", (self._axis(axis),), check=check)
-
-    def transform(self, relation: str, *, check: bool = True) -> tuple[LoopAxis, ...]:
-        """``s[S].transform("{ [t, i] -> [t, t + i] }")``: any affine map of the loops."""
-        self._apply("transform", (relation,), check=check)
-        return self.axes
-
-    def wavefront(self, *axes, parallel: bool = True, check: bool = True) -> LoopAxis:
-        """``w = s[S].wavefront(t, i, j)``: an outer loop over ``t + i + j`` and the
-        loops ``i, j`` inside it, made parallel when they carry no dependence (as after
-        skewing, when every distance in the band is non-negative)."""
-        names = [self._axis(a) for a in axes]
-        name = self._apply("wavefront", tuple(names), check=check,
-                           recorded={"parallel": parallel})
-        if parallel:
-            for inner in names[1:]:
-                if self.can_parallel(inner):
-                    self.parallel(inner, check=check)
-        return self._loop(name)
-
-    def diamond_tile(self, time, space, size: int, *, check: bool = True
-                     ) -> tuple[LoopAxis, LoopAxis]:
-        """``band, tile = s[S].diamond_tile(t, i, 32)``: diamonds along ``t + i`` and
-        ``t - i`` (loops ``t.diamond``, ``i.diamond`` marked parallel, then ``t, i``), so that
-        every tile of the first time band starts at once; see
-        :mod:`polyopt.transform.diamond`."""
-        names = self._apply("diamond_tile", (self._axis(time), self._axis(space), size),
-                            check=check)
-        return tuple(self._loop(n) for n in names)
-
-    # -- loop kinds ----------------------------------------------------------------------
-    def parallel(self, axis, *, check: bool = True) -> LoopAxis:
-        """Run the loop's iterations in parallel; it must carry no dependence."""
-        name = self._axis(axis)
-        self._apply("parallel", (name,), check=check)
-        return self._loop(name)
-
-    def vectorize(self, axis, *, check: bool = True) -> LoopAxis:
-        """Run the loop with SIMD instructions; it must carry no dependence."""
-        name = self._axis(axis)
-        self._apply("vectorize", (name,), check=check)
-        return self._loop(name)
-
-    def unroll(self, axis, *, check: bool = True) -> LoopAxis:
-        """Unroll the loop (always legal: the order does not change)."""
-        name = self._axis(axis)
-        self._apply("unroll", (name,), check=check)
-        return self._loop(name)
-
-    def pragma(self, axis, pragma_type: str, pragma_value=None) -> None:
-        """``s[C].pragma(x, "import_llvm", ll_code)`` (TVM's): link LLVM IR that the
-        stage's intrinsics call into the built module; ``"import_c"`` takes C source,
-        compiled when building (see :mod:`polyopt.tensorize.pragma`).  Recorded like a
-        primitive; it changes no loop.  Other pragmas: the error says what to write."""
-        if pragma_type in ("import_llvm", "import_c"):
-            self._apply("pragma", (self._axis(axis), pragma_type, pragma_value), check=False)
-            return
-        raise UnknownPragmaError(pragma_type, ("import_llvm", "import_c"), stage=self.name)
-
-    def bind(self, axis, tag: str, *, check: bool = True) -> LoopAxis:
-        """``s[C].bind(io, "blockIdx.x")``: run the loop's iterations on OpenCL work-groups
-        (``blockIdx.x|y|z``) or work-items (``threadIdx.x|y|z``); it must carry no
-        dependence (see :mod:`polyopt.transform.bind`)."""
-        tag = getattr(tag, "thread_tag", tag)  # te.thread_axis("threadIdx.x") objects
-        if tag == "cthread":  # VTA's: interleaved on the accelerator (see virtual_thread)
-            return self.virtual_thread(axis, check=check)
-        if tag in VIRTUAL_THREADS:  # TVM's virtual threads run one after the other
-            return self.unroll(axis, check=check)
-        name = self._axis(axis)
-        self._apply("bind", (name, tag), check=check)
-        return self._loop(name)
-
-    def virtual_thread(self, axis, *, check: bool = True) -> LoopAxis:
-        """Interleave the loop's iterations on an accelerator (``target="accel"``), each
-        with its own copies of the buffers computed inside it: the loads of one overlap
-        the compute of the other (VTA's latency hiding).  Checked like ``bind``."""
-        name = self._axis(axis)
-        self._apply("virtual_thread", (name,), check=check)
-        return self._loop(name)
-
-    def set_scope(self, scope: str) -> None:
-        """Keep this stage's tensor in ``scope`` (``"acc"``: the accelerator's
-        accumulator buffer, ``"inp"``/``"wgt"``: its input and weight buffers)."""
-        self._apply("set_scope", (scope,))
+    def _converter(self, spec: Param, values: dict):
+        """How an argument of kind ``spec`` becomes a name (then ``spec.convert``)."""
+        if spec.kind == "loop":
+            owner = self if spec.of is None else self.schedule[values[spec.of]]
+            convert = owner._axis
+        elif spec.kind == "stage":
+            convert = self.schedule._stage_name
+        else:
+            convert = _same
+        return convert if spec.convert is None else lambda v: spec.convert(convert(v))
 
     def set_store_predicate(self, predicate) -> None:
         """TVM's ``s[B].set_store_predicate(tx.var.equal(0))`` after a reduction across
@@ -227,51 +136,92 @@ class Stage:
         :func:`.stage_views.check_store_predicate`."""
         check_store_predicate(self.schedule.program, self.name, predicate)
 
-    # -- where the stage is computed ------------------------------------------------
-    def compute_with(self, other, axis, *, check: bool = True) -> None:
-        """Share ``other``'s loops down to ``axis``, without recomputation."""
-        target = self.schedule[other]
-        self._apply("compute_with", (target.name, target._axis(axis)), check=check)
-
-    def compute_at(self, other, axis, *, check: bool = True) -> None:
-        """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
-        stage that ``other`` reads there (overlapping tiles recompute their halo)."""
-        target = self.schedule[other]
-        try:
-            self._apply("compute_at", (target.name, target._axis(axis)), check=check)
-        except attach.ReaderOutsideError as err:  # retried when that reader is attached
-            self.schedule.defer(lambda: self.compute_at(other, axis, check=check), err)
-
-    def compute_inline(self, *, check: bool = True) -> None:
-        """Substitute this stage's expression into its readers (it gets no loops).  On an
-        in-place kernel: into the reads that get their value from it, when every such
-        read would see the same inputs and nothing else needs what it wrote."""
-        self._apply("compute_inline", (), check=check)
-
-    def compute_root(self, *, check: bool = True) -> None:
-        """Compute this stage on its own again, before its readers."""
-        self._apply("compute_root", (), check=check)
-
     def __repr__(self) -> str:
         return f"Stage({self.name})"
 
 
-def _can(primitive: str):
+def _same(value):
+    return value
+
+
+def _recorded(primitive: Primitive, bound) -> tuple[tuple, tuple]:
+    """The arguments and keyword arguments a step records: names (:func:`plain`),
+    keywords as the registration says, those left at their default left out."""
+    args, kwargs = [], []
+    for parameter in bound.signature.parameters.values():
+        value = bound.arguments[parameter.name]
+        if parameter.kind == parameter.VAR_POSITIONAL:
+            args += [plain(v) for v in value]
+        elif not primitive.recorded_as_keyword(parameter):
+            args.append(plain(value))
+        elif not (primitive.param(parameter.name).omit_default and
+                  _is_default(value, parameter.default)):
+            kwargs.append((parameter.name, plain(value)))
+    return tuple(args), tuple(kwargs)
+
+
+def _is_default(value, default) -> bool:
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def _method(primitive: Primitive):
+    """``s[C].<name>``: the registered primitive's method (its own signature and
+    docstring, so that ``help()`` and ``inspect.signature`` show them)."""
+    name, signature = primitive.name, primitive.method_signature()
+
+    def method(self, *args, **kwargs):
+        signature.bind(self, *args, **kwargs)  # (a mismatch: InvalidArgumentError)
+
+        def step(*step_args, **step_kwargs):
+            return self._step(primitive, *step_args, **step_kwargs)
+        if primitive.front is not None:
+            return primitive.front(self, step, *args, **kwargs)
+        return step(*args, **kwargs)
+
+    method.__module__ = primitive.apply.__module__  # (help() names the registration)
+    return _named(method, name, signature, primitive.docstring)
+
+
+def _can(primitive: Primitive):
+    name = primitive.name
+
     def can(self, *args, **kwargs) -> bool:
         trial = self.schedule.fork()
         try:
-            getattr(Stage(trial, self.name), primitive)(*args, **kwargs)
+            getattr(Stage(trial, self.name), name)(*args, **kwargs)
         except (IllegalScheduleError, ScheduleError):
             return False
         return True
 
-    can.__name__ = can.__qualname__ = f"can_{primitive}"
-    can.__doc__ = f"Whether ``{primitive}`` with these arguments would be accepted."
-    return public(can)
+    signature = primitive.method_signature()
+    doc = f"Whether ``{name}`` with these arguments would be accepted."
+    return _named(can, f"can_{name}", signature.replace(return_annotation=bool), doc)
 
 
-for _primitive in ("split", "tile", "reorder", "fuse", "skew", "shift", "reverse", "transform",
-                   "wavefront", "diamond_tile",
-                   "parallel", "vectorize", "unroll", "bind", "compute_with", "compute_at",
-                   "compute_inline", "compute_root"):
-    setattr(Stage, f"can_{_primitive}", _can(_primitive))
+def _named(function, name: str, signature, doc: str):
+    function.__name__, function.__qualname__ = name, f"Stage.{name}"
+    function.__signature__, function.__doc__ = signature, doc
+    return public(function)
+
+
+def _install(name: str, primitive: Primitive | None) -> None:
+    """Make (or, when ``primitive`` is None, remove) ``s[C].<name>`` and ``can_<name>``
+    (a registration's installer, :func:`.registry.on_register`)."""
+    generated = _GENERATED.setdefault(name, set())
+    if primitive is not None:
+        for attr in (name, f"can_{name}"):
+            if attr in vars(Stage) and attr not in generated:
+                raise InvalidArgumentError(f"primitive '{name}' would replace Stage.{attr}; "
+                                           "choose another name")
+    if primitive is None or primitive.scope != "stage":
+        for attr in generated:
+            delattr(Stage, attr)
+        generated.clear()
+        return
+    setattr(Stage, name, _method(primitive))
+    setattr(Stage, f"can_{name}", _can(primitive))
+    generated.update((name, f"can_{name}"))
+
+
+_GENERATED: dict[str, set] = {}  # primitive -> the Stage attributes made for it
+on_register(_install)

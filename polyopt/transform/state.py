@@ -8,9 +8,10 @@ reference has one method, ``check(program, step)``, that checks a new program af
 step.  Copying a state is free: ``can_*``, ``replay``, undoing a template and forking
 thousands of variants for a search all copy the value.
 
-A primitive is a registered :class:`Primitive`: its name, a pure ``apply(state, ...)``
-returning the new state and the primitive's result, and the repair its refusals
-suggest.  ``po.Schedule`` records the steps on top of the state.
+A primitive is a registered :class:`~.registry.Primitive` (:mod:`.registry`): its
+name, a pure ``apply(state, ...)`` returning the new state and the primitive's result,
+the repair its refusals suggest, and how its ``Stage`` method converts, records and
+returns.  ``po.Schedule`` records the steps on top of the state.
 
 >>> import polyopt as po
 >>> A = po.placeholder((8,), name="A")
@@ -36,6 +37,7 @@ from ..domain.schedule import CONCURRENT_KINDS
 from .check import check_marked_loops_of, check_schedule
 from .limited_deps import limited_dependences
 from .inplace import KernelRewrites
+from .registry import PRIMITIVES, Primitive, register  # noqa: F401 (re-exported)
 
 
 class Lazy:
@@ -170,32 +172,9 @@ class ScheduleState:
             check(self, step)
 
 
-@dataclass(frozen=True, slots=True)
-class Primitive:
-    """A schedule primitive: ``apply(state, stage, *args, **kwargs) -> (state, result)``
-    (pure: the input state is unchanged), and what a refusal suggests: ``repair``
-    (violation, program) -> text or None, and ``hint`` for in-place kernel rewrites.
-    ``marks`` names the primitives that mark the loop they take (its first argument)."""
-
-    name: str
-    apply: Callable
-    repair: Callable[[Violation, Program], str | None] | None = None
-    hint: str | None = None
-    marks: bool = False
-
-
-PRIMITIVES: dict[str, Primitive] = {}
 # checks that later layers add to every state check: ``check(state, step)`` raises a
 # ScheduleError (e.g. polyopt.tensorize: every tensorized tile is still one legal step)
 STATE_CHECKS: list[Callable[["ScheduleState", str], None]] = []
-
-
-def register(name: str, *, repair=None, hint: str | None = None, marks: bool = False):
-    """Decorator registering ``apply`` as primitive ``name``."""
-    def decorate(apply):
-        PRIMITIVES[name] = Primitive(name, apply, repair, hint, marks)
-        return apply
-    return decorate
 
 
 def _repair(primitive: Primitive | None, program: Program):

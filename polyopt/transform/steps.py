@@ -14,7 +14,6 @@ s.cache_write("C", "local")
 from __future__ import annotations
 
 import ast
-import inspect
 import json
 from dataclasses import dataclass
 
@@ -60,11 +59,6 @@ def _literal(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
     return repr(value)
-
-
-def takes_check(method) -> bool:
-    """Whether a primitive's method has the ``check`` keyword."""
-    return "check" in inspect.signature(method).parameters
 
 
 def parse_script(text: str) -> list[Step]:
