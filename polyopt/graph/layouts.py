@@ -111,6 +111,28 @@ def channel_block(channels: int, lanes: int, vectors: int = 2) -> int | None:
     return next((b for b in (vectors * lanes, lanes) if channels % b == 0), None)
 
 
+def flat_points(node, w_shape, info: TargetInfo, vectors: int = 2) -> int:
+    """The output points of a register tile of a convolution whose sums run over the
+    output points in one flat loop, ``p = y * width + x`` (:func:`_lower`): with
+    ``vectors`` vectors of channels, :func:`max_columns` of ``info``'s registers (two
+    vectors: 6 with 16 registers, 12 accumulators; 14 with 32), in tiles that need
+    not divide the row (7, 14, 28 or 56 columns allowed only 4 x 2 or 7 x 1 tiles);
+    0 (row tiles) for a dilated or grouped one.
+
+    >>> from polyopt.graph.ir import OpNode
+    >>> conv = OpNode("c", "Conv", ("x", "w"), ("y",), {"pads": [1] * 4})
+    >>> flat_points(conv, (64, 64, 3, 3), TargetInfo.for_cpu("znver3"))
+    6
+    >>> flat_points(conv, (64, 64, 3, 3), TargetInfo.for_cpu("znver4"))
+    14
+    """
+    _, _, r, s = w_shape
+    if r != s or attr(node, "group") != 1 or \
+            list(attr(node, "dilations") or (1, 1)) != [1, 1]:
+        return 0
+    return max_columns(info.vector_registers, vectors)
+
+
 def padded_channels(channels: int, lanes: int, vectors: int = 2) -> int:
     """The output channels a blocked convolution computes: ``channels``, or (when no
     block divides them, and at most a quarter would be zero) the next multiple of
@@ -138,7 +160,8 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None,
         if weight is None or weight.ndim != 4:
             nodes.append(node)
             continue
-        vectors = block_vectors(info, g.tensors[node.outputs[0]].shape[-1])
+        points = flat_points(node, weight.shape, info)
+        vectors = 2 if points else block_vectors(info, g.tensors[node.outputs[0]].shape[-1])
         channels = padded_channels(weight.shape[0], lanes, vectors)
         block = channel_block(channels, lanes, vectors)
         if block is None or not vectorizes_across_channels(
@@ -151,6 +174,8 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None,
         if channels != weight.shape[0]:
             name += f"_of{channels}"
             attrs["channels"] = int(weight.shape[0])
+        if points:
+            attrs["points"] = flat_points(node, weight.shape, info, block // lanes)
         if name not in constants:
             zeros = np.zeros((channels - weight.shape[0], *weight.shape[1:]), weight.dtype)
             constants[name] = pack_blocked(np.concatenate([weight, zeros]), block)
@@ -180,17 +205,28 @@ def _lower(node, args, values, out, name):
     """The sums blocked, ``conv[n, F / b, y, x, b]``; read back in NCHW order unless the
     output stays blocked (``blocked_output``, :mod:`.blocked`).  A blocked input
     ``X[n, C / c, h, w, c]`` is read with the input channels as two reductions (block,
-    channel in the block): every index stays affine."""
+    channel in the block): every index stays affine.  With ``points`` (a register tile
+    of that many output points, :func:`flat_points`), the sums run over the output
+    points in one flat loop, ``conv[n, F / b, p, b]`` with ``p = y * width + x`` rounded
+    up to whole tiles (the extra points read zero rows added below the padded input and
+    are never read back): tiles need not divide the row."""
     X, Wb, bias = (list(args) + [None])[:3]
     blocks, _, r, _, block = (d.value for d in Wb.shape)
     pads, strides, _, _ = window(node, [X.shape[2].value, X.shape[3].value], (r, r))
     ry, rx = reduce_axis((0, r), name="ry"), reduce_axis((0, r), name="rx")
     stride = strides[0]
+    n, height, width = out.shape[0], out.shape[2], out.shape[3]
+    tile = attr(node, "points")
+    h, w = (int(getattr(d, "value", d)) for d in (height, width))
+    points = -(-h * w // tile) * tile if tile else 0
+    # zero rows below the padded input for the points past the last row
+    extra = max(0, (points - 1) // w * strides[0] + r - (X.shape[2].value + 2 * pads[0])) \
+        if tile else 0
 
     def scaled(v):
         return v * stride if stride > 1 else v
     if len(X.shape) == 5:
-        padded = _pad_blocked(X, pads[0], f"{name}_pad") if pads[0] else X
+        padded = _pad_blocked(X, pads[0], f"{name}_pad", extra) if pads[0] or extra else X
         rb = reduce_axis((0, X.shape[1].value), name="rb")
         ri = reduce_axis((0, X.shape[4].value), name="ri")
         width_in = X.shape[4].value
@@ -200,33 +236,53 @@ def _lower(node, args, values, out, name):
                 Wb[fb, rb * width_in + ri, ry, rx, fi]
         axes = [rb, ri, ry, rx]
     else:
-        padded = pad_nchw(X, pads[0], name=f"{name}_pad") if pads[0] else X
+        padded = _pad_nchw(X, pads[0], f"{name}_pad", extra) if pads[0] or extra else X
         rc = reduce_axis((0, X.shape[1].value), name="rc")
 
         def term(n, fb, y, x, fi):
             return padded[n, rc, scaled(y) + ry, scaled(x) + rx] * Wb[fb, rc, ry, rx, fi]
         axes = [rc, ry, rx]
-    n, height, width = out.shape[0], out.shape[2], out.shape[3]
     blocked_output = bool(attr(node, "blocked_output"))
-    conv = compute((n, blocks, height, width, block),
-                   lambda n, fb, y, x, fi: reduce_sum(term(n, fb, y, x, fi), axis=axes),
-                   name=name if blocked_output and bias is None else f"{name}_blocked")
+    sums = name if blocked_output and bias is None and not points else f"{name}_blocked"
+    if points:
+        conv = compute((n, blocks, points, block), lambda n, fb, p, fi: reduce_sum(
+            term(n, fb, p // w, p % w, fi), axis=axes), name=sums)
+
+        def read(n, fb, y, x, fi):
+            return conv[n, fb, y * w + x, fi]
+    else:
+        conv = compute((n, blocks, height, width, block),
+                       lambda n, fb, y, x, fi: reduce_sum(term(n, fb, y, x, fi), axis=axes),
+                       name=sums)
+
+        def read(n, fb, y, x, fi):
+            return conv[n, fb, y, x, fi]
     if blocked_output:
-        if bias is None:
+        if bias is None and not points:
             return conv
-        return compute(out.shape, lambda n, fb, y, x, fi: conv[n, fb, y, x, fi] +
-                       bias[fb * block + fi], name=name)
-    nchw = compute(out.shape, lambda n, f, y, x: conv[n, f // block, y, x, f % block],
+        return compute((n, blocks, height, width, block), lambda n, fb, y, x, fi: read(
+            n, fb, y, x, fi) + (bias[fb * block + fi] if bias is not None else 0.0), name=name)
+    nchw = compute(out.shape, lambda n, f, y, x: read(n, f // block, y, x, f % block),
                    name=name if bias is None else f"{name}_nchw")
     if bias is None:
         return nchw
     return compute(out.shape, lambda n, f, y, x: nchw[n, f, y, x] + bias[f], name=name)
 
 
-def _pad_blocked(X, p: int, name: str):
-    """``X[n, c, h, w, i]`` with ``p`` zero rows and columns on every side."""
+def _pad_nchw(X, p: int, name: str, extra: int = 0):
+    """``X[n, c, h, w]`` with ``p`` zero rows and columns on every side and ``extra`` more
+    zero rows below."""
+    N, C, H, W = (d.value for d in X.shape)
+    return compute((N, C, H + 2 * p + extra, W + 2 * p), lambda n, c, h, w: if_then_else(
+        all_of(h >= p, h < H + p, w >= p, w < W + p), X[n, c, h - p, w - p], 0.0),
+        name=name)
+
+
+def _pad_blocked(X, p: int, name: str, extra: int = 0):
+    """``X[n, c, h, w, i]`` with ``p`` zero rows and columns on every side and ``extra``
+    more zero rows below."""
     N, C, H, W, B = (d.value for d in X.shape)
-    return compute((N, C, H + 2 * p, W + 2 * p, B), lambda n, c, h, w, i: if_then_else(
+    return compute((N, C, H + 2 * p + extra, W + 2 * p, B), lambda n, c, h, w, i: if_then_else(
         all_of(h >= p, h < H + p, w >= p, w < W + p), X[n, c, h - p, w - p, i], 0.0),
         name=name)
 
@@ -254,6 +310,9 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     lanes = lanes or info.lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
         vectorize_and_parallelize(s, tensor, check=False, target_info=info)
+    if len(conv.shape) == 4:  # sums over flat points (``points``, :func:`_lower`)
+        _schedule_flat(s, out, conv, info, lanes, reduce_tile)
+        return
     block = conv.shape[4].value
     columns = min(tile_columns(columns, block, lanes),
                   max_columns(info.vector_registers, max(1, block // lanes)))
@@ -287,6 +346,70 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
         _, cf, _, cx = nchw.op.axis
         _transposed_rows(s[nchw], cf, None, cx, lanes)
     stage.parallel(fo, check=False)
+    s.check()
+
+
+def _schedule_flat(s, out, conv, info: TargetInfo, lanes: int, reduce_tile: int) -> None:
+    """Sums over flat output points, ``conv[n, F / b, p, b]``: on their own (all points,
+    so every register tile is whole), loops ``n, (F / b, p.chunk) in parallel,
+    rc.outer, p.tile, rc.inner, ry, rx, p.point, b`` with ``p.point`` (the tile's points)
+    unrolled and ``b`` vectorized: a register tile of points by the block's channels,
+    a chunk of tiles whose sums fit in half of L1, ``reduce_tile`` input channels at a
+    time; then ``out`` (NCHW: per output row, the row's sums transposed through
+    registers; blocked: the block's channels vectorized), its epilogue inlined."""
+    from ..schedules.nn_templates import producers
+
+    _, _, points, block = (d.value for d in conv.shape)
+    itemsize = np.dtype(conv.dtype).itemsize
+    tile = max_columns(info.vector_registers, max(1, block // lanes))
+    tile = max(d for d in range(1, min(tile, points) + 1) if points % d == 0)
+    chunk = max(1, info.l1_bytes // (2 * tile * block * itemsize))  # tiles per chunk
+    stage = s[conv]
+    n, fb, p, fi = conv.op.axis
+    first, *rest = conv.op.reduce_axis
+    pm, pk = stage.split(p, factor=tile, check=False)
+    pc, pm = stage.split(pm, factor=chunk, check=False) if chunk * tile < points \
+        else (None, pm)
+    extent = [int(getattr(a.hi, "value", a.hi)) for a in conv.op.reduce_axis]
+    steps = reduce_tile if len(rest) == 2 else max(1, reduce_tile // extent[1])
+    rco, rci = stage.split(first, factor=steps, check=False) if steps < extent[0] \
+        else (None, first)
+    outer = [a for a in (n, fb, pc, rco, pm, rci) if a is not None]
+    stage.reorder(*outer, *rest, pk, fi, check=False)
+    stage.unroll(pk, check=False)
+    stage.vectorize(fi, check=False)
+    stage.parallel(stage.fuse(fb, pc, check=False) if pc is not None else fb, check=False)
+    upstream = {id(t) for t in producers(conv)} | {id(conv)}
+    readers = [t for t in [*producers(out), out] if conv in t.op.inputs]
+    for tensor in reversed(producers(out)):
+        if id(tensor) not in upstream and tensor is not readers[0]:
+            s[tensor].compute_inline(check=False)
+    nchw = readers[0]
+    if nchw is not out and len(out.shape) == 5:
+        s[nchw].compute_inline(check=False)
+    stage = s[out]
+    if len(out.shape) == 5:  # blocked output: per row of a block, the channels vectorized
+        n, ob, y, x, oi = out.op.axis
+        rows = stage.fuse(ob, y, check=False)
+        vo, vi = stage.split(oi, factor=lanes, check=False)
+        stage.unroll(vo, check=False)
+        stage.vectorize(vi, check=False)
+        stage.parallel(rows, check=False)
+        s.check()
+        return
+    n, f, y, x = out.op.axis
+    fo, fi = stage.split(f, factor=block, check=False)
+    stage.reorder(n, fo, y, fi, x, check=False)
+    rows = stage.fuse(fo, y, check=False)
+    if nchw is out:
+        _transposed_rows(stage, fi, None, x, lanes)
+    else:
+        xo, xi = stage.split(x, factor=lanes, check=False)
+        stage.vectorize(xi, check=False)
+        s[nchw].compute_at(stage, rows, check=False)
+        _, cf, _, cx = nchw.op.axis
+        _transposed_rows(s[nchw], cf, None, cx, lanes)
+    stage.parallel(rows, check=False)
     s.check()
 
 
@@ -361,7 +484,8 @@ def _transposed_rows(stage, f, y, x, lanes: int) -> None:
     stage.vectorize(xi, check=False)
 
 
-register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0},
+register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0,
+                                   "points": 0},
          min_inputs=2)(
     (_infer, _lower))
 
