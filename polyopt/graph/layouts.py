@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..te.ops import pad_nchw
 from ..te.tensor import all_of, compute, if_then_else, reduce_axis, reduce_sum
 from ..errors import InvalidArgumentError
 from ..machine import TargetInfo
 from .ir import Graph, OpNode
 from .registry import attr, register
 from .operators_nn import _CONV_ATTRS, window
+from .flat_conv import (INPUT_BLOCK, flat_points, max_columns, pad_nchw_rows, pad_to_blocks,
+                        schedule_flat_conv, transposed_rows)
 
 
 def vectorizes_across_channels(node, x_shape, w_shape, out_shape, lanes: int) -> bool:
@@ -81,18 +82,6 @@ def tile_columns(columns: int, block: int, lanes: int) -> int:
     return columns * max(1, 2 * lanes // block)
 
 
-def max_columns(registers: int, vectors: int) -> int:
-    """The most columns of a register tile of ``vectors`` vectors of channels held in
-    ``registers`` vector registers beside its weight vectors, a broadcast input and one
-    spare (AVX2, 3x3 layers on 14 columns: 7 columns x 1 vector as fast as 14 or up to
-    1.3x faster; 7 x 2 vectors spilled, 1.25x slower).
-
-    >>> max_columns(16, 2), max_columns(16, 1), max_columns(32, 2)
-    (6, 13, 14)
-    """
-    return max(1, (registers - 2 - vectors) // vectors)
-
-
 def block_vectors(info: TargetInfo, width: int) -> int:
     """Vectors of output channels per block on the machine ``info`` for rows ``width``
     wide: two with 32 vector registers; with 16 (AVX2), two where a tile of at least 4
@@ -109,38 +98,6 @@ def block_vectors(info: TargetInfo, width: int) -> int:
 def channel_block(channels: int, lanes: int, vectors: int = 2) -> int | None:
     """Output channels per block: ``vectors`` vectors, or one; None when neither divides."""
     return next((b for b in (vectors * lanes, lanes) if channels % b == 0), None)
-
-
-def flat_points(node, w_shape, info: TargetInfo, vectors: int = 2,
-                points: int | None = None) -> int:
-    """The output points of a register tile of a convolution whose sums run over the
-    output points in one flat loop, ``p = y * width + x`` (:func:`_lower`): with
-    ``vectors`` vectors of channels, at most :func:`max_columns` of ``info``'s
-    registers (two vectors: 6 with 16 registers, 12 accumulators; 14 with 32), in
-    tiles that need not divide the row (rows of 7, 14, 28 or 56 columns allowed only
-    4 x 2 or 7 x 1 tiles); fewer where whole tiles would add more than 4% to the layer's
-    ``points`` (49 points: 10 tiles of 5, not 9 of 6).  Two vectors: with one (13
-    points on AVX2) a 256 x 14 x 14 layer took 1.5x the time.  0 (row tiles) for a
-    dilated or grouped one, and for a 1x1 one with stride 1 (its row tiles take the
-    epilogue from the registers; flat sums, on their own, made MobileNetV2 1.15x
-    slower on a Zen 3, one thread).
-
-    >>> from polyopt.graph.ir import OpNode
-    >>> conv = OpNode("c", "Conv", ("x", "w"), ("y",), {"pads": [1] * 4})
-    >>> [flat_points(conv, (64, 64, 3, 3), TargetInfo.for_cpu(cpu), points=p)
-    ...  for cpu in ("znver3", "znver4") for p in (3136, 49)]
-    [6, 5, 14, 10]
-    """
-    _, _, r, s = w_shape
-    if r != s or attr(node, "group") != 1 or \
-            list(attr(node, "dilations") or (1, 1)) != [1, 1] or \
-            (r == 1 and list(attr(node, "strides") or (1, 1)) == [1, 1]):
-        return 0
-    most = max_columns(info.vector_registers, vectors)
-    if points is None:
-        return most
-    return next((t for t in range(most, 1, -1) if 25 * (-(-points // t) * t) <= 26 * points),
-                most)
 
 
 def padded_channels(channels: int, lanes: int, vectors: int = 2) -> int:
@@ -247,11 +204,11 @@ def _lower(node, args, values, out, name):
             return padded[n, rb, scaled(y) + ry, scaled(x) + rx, ri] * \
                 Wb[fb, rb * width_in + ri, ry, rx, fi]
         axes = [rb, ri, ry, rx]
-    elif tile and INPUT_BLOCK and X.shape[1].value % INPUT_BLOCK == 0:
+    elif tile and X.shape[1].value % INPUT_BLOCK == 0:
         # the input padded into blocks of channels: a tile's broadcasts of consecutive
         # input channels read one cache line
         c = INPUT_BLOCK
-        padded = _pad_to_blocks(X, pads[0], f"{name}_pad", extra, c)
+        padded = pad_to_blocks(X, pads[0], f"{name}_pad", extra, c)
         rb = reduce_axis((0, X.shape[1].value // c), name="rb")
         ri = reduce_axis((0, c), name="ri")
 
@@ -260,7 +217,7 @@ def _lower(node, args, values, out, name):
                 Wb[fb, rb * c + ri, ry, rx, fi]
         axes = [rb, ri, ry, rx]
     else:
-        padded = _pad_nchw(X, pads[0], f"{name}_pad", extra) if pads[0] or extra else X
+        padded = pad_nchw_rows(X, pads[0], f"{name}_pad", extra) if pads[0] or extra else X
         rc = reduce_axis((0, X.shape[1].value), name="rc")
 
         def term(n, fb, y, x, fi):
@@ -291,30 +248,6 @@ def _lower(node, args, values, out, name):
     if bias is None:
         return nchw
     return compute(out.shape, lambda n, f, y, x: nchw[n, f, y, x] + bias[f], name=name)
-
-
-def _pad_nchw(X, p: int, name: str, extra: int = 0):
-    """``X[n, c, h, w]`` with ``p`` zero rows and columns on every side and ``extra`` more
-    zero rows below."""
-    N, C, H, W = (d.value for d in X.shape)
-    return compute((N, C, H + 2 * p + extra, W + 2 * p), lambda n, c, h, w: if_then_else(
-        all_of(h >= p, h < H + p, w >= p, w < W + p), X[n, c, h - p, w - p], 0.0),
-        name=name)
-
-
-# Input channels per block of a padded NCHW input that a flat convolution reads
-# (:func:`_pad_to_blocks`): a 64-byte cache line of floats.
-INPUT_BLOCK = 16
-
-
-def _pad_to_blocks(X, p: int, name: str, extra: int, c: int):
-    """``X[n, C, h, w]`` padded as :func:`_pad_nchw` into blocks of ``c`` channels,
-    ``[n, C / c, h, w, c]``."""
-    N, C, H, W = (d.value for d in X.shape)
-    return compute((N, C // c, H + 2 * p + extra, W + 2 * p, c),
-                   lambda n, b, h, w, i: if_then_else(
-                       all_of(h >= p, h < H + p, w >= p, w < W + p),
-                       X[n, b * c + i, h - p, w - p], 0.0), name=name)
 
 
 def _pad_blocked(X, p: int, name: str, extra: int = 0):
@@ -350,7 +283,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
         vectorize_and_parallelize(s, tensor, check=False, target_info=info)
     if len(conv.shape) == 4:  # sums over flat points (``points``, :func:`_lower`)
-        _schedule_flat(s, out, conv, info, lanes, reduce_tile)
+        schedule_flat_conv(s, out, conv, info, lanes, reduce_tile)
         return
     block = conv.shape[4].value
     columns = min(tile_columns(columns, block, lanes),
@@ -377,78 +310,14 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     tile = row_tile(width, columns)
     _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
-        _transposed_rows(stage, fi, None if per_row else y, x, lanes)
+        transposed_rows(stage, fi, None if per_row else y, x, lanes)
     else:
         xo, xi = stage.split(x, factor=lanes, check=False)
         stage.vectorize(xi, check=False)
         s[nchw].compute_at(stage, y, check=False)
         _, cf, _, cx = nchw.op.axis
-        _transposed_rows(s[nchw], cf, None, cx, lanes)
+        transposed_rows(s[nchw], cf, None, cx, lanes)
     stage.parallel(fo, check=False)
-    s.check()
-
-
-def _schedule_flat(s, out, conv, info: TargetInfo, lanes: int, reduce_tile: int) -> None:
-    """Sums over flat output points, ``conv[n, F / b, p, b]``: on their own (all points,
-    so every register tile is whole), loops ``n, (F / b, p.chunk) in parallel,
-    rc.outer, p.tile, rc.inner, ry, rx, p.point, b`` with ``p.point`` (the tile's points)
-    unrolled and ``b`` vectorized: a register tile of points by the block's channels,
-    a chunk of tiles whose sums fit in half of L1, ``reduce_tile`` input channels at a
-    time; then ``out`` (NCHW: per output row, the row's sums transposed through
-    registers; blocked: the block's channels vectorized), its epilogue inlined."""
-    from ..schedules.nn_templates import producers
-
-    _, _, points, block = (d.value for d in conv.shape)
-    itemsize = np.dtype(conv.dtype).itemsize
-    tile = max_columns(info.vector_registers, max(1, block // lanes))
-    tile = max(d for d in range(1, min(tile, points) + 1) if points % d == 0)
-    chunk = max(1, info.l1_bytes // (2 * tile * block * itemsize))  # tiles per chunk
-    stage = s[conv]
-    n, fb, p, fi = conv.op.axis
-    first, *rest = conv.op.reduce_axis
-    pm, pk = stage.split(p, factor=tile, check=False)
-    pc, pm = stage.split(pm, factor=chunk, check=False) if chunk * tile < points \
-        else (None, pm)
-    extent = [int(getattr(a.hi, "value", a.hi)) for a in conv.op.reduce_axis]
-    steps = reduce_tile if len(rest) == 2 else max(1, reduce_tile // extent[1])
-    rco, rci = stage.split(first, factor=steps, check=False) if steps < extent[0] \
-        else (None, first)
-    outer = [a for a in (n, fb, pc, rco, pm, rci) if a is not None]
-    stage.reorder(*outer, *rest, pk, fi, check=False)
-    stage.unroll(pk, check=False)
-    stage.vectorize(fi, check=False)
-    stage.parallel(stage.fuse(fb, pc, check=False) if pc is not None else fb, check=False)
-    upstream = {id(t) for t in producers(conv)} | {id(conv)}
-    readers = [t for t in [*producers(out), out] if conv in t.op.inputs]
-    for tensor in reversed(producers(out)):
-        if id(tensor) not in upstream and tensor is not readers[0]:
-            s[tensor].compute_inline(check=False)
-    nchw = readers[0]
-    if nchw is not out and len(out.shape) == 5:
-        s[nchw].compute_inline(check=False)
-    stage = s[out]
-    if len(out.shape) == 5:  # blocked output: per row of a block, the channels vectorized
-        n, ob, y, x, oi = out.op.axis
-        rows = stage.fuse(ob, y, check=False)
-        vo, vi = stage.split(oi, factor=lanes, check=False)
-        stage.unroll(vo, check=False)
-        stage.vectorize(vi, check=False)
-        stage.parallel(rows, check=False)
-        s.check()
-        return
-    n, f, y, x = out.op.axis
-    fo, fi = stage.split(f, factor=block, check=False)
-    stage.reorder(n, fo, y, fi, x, check=False)
-    rows = stage.fuse(fo, y, check=False)
-    if nchw is out:
-        _transposed_rows(stage, fi, None, x, lanes)
-    else:
-        xo, xi = stage.split(x, factor=lanes, check=False)
-        stage.vectorize(xi, check=False)
-        s[nchw].compute_at(stage, rows, check=False)
-        _, cf, _, cx = nchw.op.axis
-        _transposed_rows(s[nchw], cf, None, cx, lanes)
-    stage.parallel(rows, check=False)
     s.check()
 
 
@@ -510,17 +379,6 @@ def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) 
         return
     rb, ri, ry, rx = local.op.reduce_axis
     register_tile_loops(s[local], rb, (ri, ry, rx), f, y, x, width=width, tx=tx)
-
-
-def _transposed_rows(stage, f, y, x, lanes: int) -> None:
-    """Loops ``[y,] f.outer, x.outer, f.inner, x.inner`` of a copy from ``[.., x, f]`` to
-    ``[.., f, x]`` order: ``f.inner`` (``lanes`` channels) unrolled around ``x.inner``
-    (``lanes`` columns) vectorized, the copy's block transposed in registers."""
-    fo, fi = stage.split(f, factor=lanes, check=False)
-    xo, xi = stage.split(x, factor=lanes, check=False)
-    stage.reorder(*([y] if y is not None else []), fo, xo, fi, xi, check=False)
-    stage.unroll(fi, check=False)
-    stage.vectorize(xi, check=False)
 
 
 register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0,
