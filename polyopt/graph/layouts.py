@@ -10,7 +10,10 @@ lowering computes the convolution blocked too, ``conv[n, F / b, y, x, b]`` (ever
 index affine: the generated code reads each weight vector with one load), and the
 group's output reads it back in NCHW order; :func:`schedule_packed_conv` schedules it
 as the template does (per block of channels, in parallel: a register tile of columns
-by the block's channels, input channels in steps of 32).
+by the block's channels, input channels in steps of 32).  A kxk (k > 1) or strided
+one computes its sums over the flat output points instead, ``conv[n, F / b, p, b]``
+(:mod:`.flat_conv`: register tiles of points sized from the machine's registers,
+which need not divide the row).
 
 Likewise the matmul template copies each ``K x 64`` column panel of a product's right
 operand ``B[K, N]`` into a contiguous buffer on every call (a BERT feed-forward layer:
@@ -275,7 +278,8 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
     third of a 96 -> 576 1x1 layer's time on 14 x 14).  ``lanes`` and the L1 size are
-    those of ``target_info`` (the host by default)."""
+    those of ``target_info`` (the host by default).  Flat sums ``conv[n, F / b, p, b]``:
+    :func:`~polyopt.graph.flat_conv.schedule_flat_conv`."""
     from ..schedules.nn_templates import producers, vectorize_and_parallelize
 
     info = target_info or TargetInfo.host()
