@@ -207,7 +207,7 @@ def _lower(node, args, values, out, name):
             return padded[n, rb, scaled(y) + ry, scaled(x) + rx, ri] * \
                 Wb[fb, rb * width_in + ri, ry, rx, fi]
         axes = [rb, ri, ry, rx]
-    elif tile and X.shape[1].value % INPUT_BLOCK == 0:
+    elif tile and X.shape[1].value % INPUT_BLOCK == 0 and (pads[0] or r > 1):
         # the input padded into blocks of channels: a tile's broadcasts of consecutive
         # input channels read one cache line
         c = INPUT_BLOCK
