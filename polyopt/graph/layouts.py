@@ -10,7 +10,10 @@ lowering computes the convolution blocked too, ``conv[n, F / b, y, x, b]`` (ever
 index affine: the generated code reads each weight vector with one load), and the
 group's output reads it back in NCHW order; :func:`schedule_packed_conv` schedules it
 as the template does (per block of channels, in parallel: a register tile of columns
-by the block's channels, input channels in steps of 32).
+by the block's channels, input channels in steps of 32).  A kxk (k > 1) or strided
+one computes its sums over the flat output points instead, ``conv[n, F / b, p, b]``
+(:mod:`.flat_conv`: register tiles of points sized from the machine's registers,
+which need not divide the row).
 
 Likewise the matmul template copies each ``K x 64`` column panel of a product's right
 operand ``B[K, N]`` into a contiguous buffer on every call (a BERT feed-forward layer:
@@ -31,13 +34,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..te.ops import pad_nchw
 from ..te.tensor import all_of, compute, if_then_else, reduce_axis, reduce_sum
 from ..errors import InvalidArgumentError
 from ..machine import TargetInfo
 from .ir import Graph, OpNode
 from .registry import attr, register
 from .operators_nn import _CONV_ATTRS, window
+from .flat_conv import (INPUT_BLOCK, flat_points, max_columns, pad_nchw_rows, pad_to_blocks,
+                        schedule_flat_conv, transposed_rows)
 
 
 def vectorizes_across_channels(node, x_shape, w_shape, out_shape, lanes: int) -> bool:
@@ -79,18 +83,6 @@ def tile_columns(columns: int, block: int, lanes: int) -> int:
     twice as many for a block of one (the same number of accumulators; measured on
     MobileNetV2, one thread, CPU time: 8.65 ms against 8.79 with 7 columns)."""
     return columns * max(1, 2 * lanes // block)
-
-
-def max_columns(registers: int, vectors: int) -> int:
-    """The most columns of a register tile of ``vectors`` vectors of channels held in
-    ``registers`` vector registers beside its weight vectors, a broadcast input and one
-    spare (AVX2, 3x3 layers on 14 columns: 7 columns x 1 vector as fast as 14 or up to
-    1.3x faster; 7 x 2 vectors spilled, 1.25x slower).
-
-    >>> max_columns(16, 2), max_columns(16, 1), max_columns(32, 2)
-    (6, 13, 14)
-    """
-    return max(1, (registers - 2 - vectors) // vectors)
 
 
 def block_vectors(info: TargetInfo, width: int) -> int:
@@ -138,7 +130,8 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None,
         if weight is None or weight.ndim != 4:
             nodes.append(node)
             continue
-        vectors = block_vectors(info, g.tensors[node.outputs[0]].shape[-1])
+        points = flat_points(node, weight.shape, info)
+        vectors = 2 if points else block_vectors(info, g.tensors[node.outputs[0]].shape[-1])
         channels = padded_channels(weight.shape[0], lanes, vectors)
         block = channel_block(channels, lanes, vectors)
         if block is None or not vectorizes_across_channels(
@@ -151,6 +144,10 @@ def pack_conv_weights(g: Graph, *, lanes: int | None = None,
         if channels != weight.shape[0]:
             name += f"_of{channels}"
             attrs["channels"] = int(weight.shape[0])
+        if points:
+            height, width = g.tensors[node.outputs[0]].shape[2:]
+            attrs["points"] = flat_points(node, weight.shape, info, block // lanes,
+                                          height * width)
         if name not in constants:
             zeros = np.zeros((channels - weight.shape[0], *weight.shape[1:]), weight.dtype)
             constants[name] = pack_blocked(np.concatenate([weight, zeros]), block)
@@ -180,17 +177,28 @@ def _lower(node, args, values, out, name):
     """The sums blocked, ``conv[n, F / b, y, x, b]``; read back in NCHW order unless the
     output stays blocked (``blocked_output``, :mod:`.blocked`).  A blocked input
     ``X[n, C / c, h, w, c]`` is read with the input channels as two reductions (block,
-    channel in the block): every index stays affine."""
+    channel in the block): every index stays affine.  With ``points`` (a register tile
+    of that many output points, :func:`flat_points`), the sums run over the output
+    points in one flat loop, ``conv[n, F / b, p, b]`` with ``p = y * width + x`` rounded
+    up to whole tiles (the extra points read zero rows added below the padded input and
+    are never read back): tiles need not divide the row."""
     X, Wb, bias = (list(args) + [None])[:3]
     blocks, _, r, _, block = (d.value for d in Wb.shape)
     pads, strides, _, _ = window(node, [X.shape[2].value, X.shape[3].value], (r, r))
     ry, rx = reduce_axis((0, r), name="ry"), reduce_axis((0, r), name="rx")
     stride = strides[0]
+    n, height, width = out.shape[0], out.shape[2], out.shape[3]
+    tile = attr(node, "points")
+    h, w = (int(getattr(d, "value", d)) for d in (height, width))
+    points = -(-h * w // tile) * tile if tile else 0
+    # zero rows below the padded input for the points past the last row
+    extra = max(0, (points - 1) // w * strides[0] + r - (X.shape[2].value + 2 * pads[0])) \
+        if tile else 0
 
     def scaled(v):
         return v * stride if stride > 1 else v
     if len(X.shape) == 5:
-        padded = _pad_blocked(X, pads[0], f"{name}_pad") if pads[0] else X
+        padded = _pad_blocked(X, pads[0], f"{name}_pad", extra) if pads[0] or extra else X
         rb = reduce_axis((0, X.shape[1].value), name="rb")
         ri = reduce_axis((0, X.shape[4].value), name="ri")
         width_in = X.shape[4].value
@@ -199,34 +207,57 @@ def _lower(node, args, values, out, name):
             return padded[n, rb, scaled(y) + ry, scaled(x) + rx, ri] * \
                 Wb[fb, rb * width_in + ri, ry, rx, fi]
         axes = [rb, ri, ry, rx]
+    elif tile and X.shape[1].value % INPUT_BLOCK == 0 and (pads[0] or r > 1):
+        # the input padded into blocks of channels: a tile's broadcasts of consecutive
+        # input channels read one cache line
+        c = INPUT_BLOCK
+        padded = pad_to_blocks(X, pads[0], f"{name}_pad", extra, c)
+        rb = reduce_axis((0, X.shape[1].value // c), name="rb")
+        ri = reduce_axis((0, c), name="ri")
+
+        def term(n, fb, y, x, fi):
+            return padded[n, rb, scaled(y) + ry, scaled(x) + rx, ri] * \
+                Wb[fb, rb * c + ri, ry, rx, fi]
+        axes = [rb, ri, ry, rx]
     else:
-        padded = pad_nchw(X, pads[0], name=f"{name}_pad") if pads[0] else X
+        padded = pad_nchw_rows(X, pads[0], f"{name}_pad", extra) if pads[0] or extra else X
         rc = reduce_axis((0, X.shape[1].value), name="rc")
 
         def term(n, fb, y, x, fi):
             return padded[n, rc, scaled(y) + ry, scaled(x) + rx] * Wb[fb, rc, ry, rx, fi]
         axes = [rc, ry, rx]
-    n, height, width = out.shape[0], out.shape[2], out.shape[3]
     blocked_output = bool(attr(node, "blocked_output"))
-    conv = compute((n, blocks, height, width, block),
-                   lambda n, fb, y, x, fi: reduce_sum(term(n, fb, y, x, fi), axis=axes),
-                   name=name if blocked_output and bias is None else f"{name}_blocked")
+    sums = name if blocked_output and bias is None and not points else f"{name}_blocked"
+    if points:
+        conv = compute((n, blocks, points, block), lambda n, fb, p, fi: reduce_sum(
+            term(n, fb, p // w, p % w, fi), axis=axes), name=sums)
+
+        def read(n, fb, y, x, fi):
+            return conv[n, fb, y * w + x, fi]
+    else:
+        conv = compute((n, blocks, height, width, block),
+                       lambda n, fb, y, x, fi: reduce_sum(term(n, fb, y, x, fi), axis=axes),
+                       name=sums)
+
+        def read(n, fb, y, x, fi):
+            return conv[n, fb, y, x, fi]
     if blocked_output:
-        if bias is None:
+        if bias is None and not points:
             return conv
-        return compute(out.shape, lambda n, fb, y, x, fi: conv[n, fb, y, x, fi] +
-                       bias[fb * block + fi], name=name)
-    nchw = compute(out.shape, lambda n, f, y, x: conv[n, f // block, y, x, f % block],
+        return compute((n, blocks, height, width, block), lambda n, fb, y, x, fi: read(
+            n, fb, y, x, fi) + (bias[fb * block + fi] if bias is not None else 0.0), name=name)
+    nchw = compute(out.shape, lambda n, f, y, x: read(n, f // block, y, x, f % block),
                    name=name if bias is None else f"{name}_nchw")
     if bias is None:
         return nchw
     return compute(out.shape, lambda n, f, y, x: nchw[n, f, y, x] + bias[f], name=name)
 
 
-def _pad_blocked(X, p: int, name: str):
-    """``X[n, c, h, w, i]`` with ``p`` zero rows and columns on every side."""
+def _pad_blocked(X, p: int, name: str, extra: int = 0):
+    """``X[n, c, h, w, i]`` with ``p`` zero rows and columns on every side and ``extra``
+    more zero rows below."""
     N, C, H, W, B = (d.value for d in X.shape)
-    return compute((N, C, H + 2 * p, W + 2 * p, B), lambda n, c, h, w, i: if_then_else(
+    return compute((N, C, H + 2 * p + extra, W + 2 * p, B), lambda n, c, h, w, i: if_then_else(
         all_of(h >= p, h < H + p, w >= p, w < W + p), X[n, c, h - p, w - p, i], 0.0),
         name=name)
 
@@ -247,13 +278,17 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     along the row
     (read channel by channel in the blocked order, the epilogue was scalar code: a
     third of a 96 -> 576 1x1 layer's time on 14 x 14).  ``lanes`` and the L1 size are
-    those of ``target_info`` (the host by default)."""
+    those of ``target_info`` (the host by default).  Flat sums ``conv[n, F / b, p, b]``:
+    :func:`~polyopt.graph.flat_conv.schedule_flat_conv`."""
     from ..schedules.nn_templates import producers, vectorize_and_parallelize
 
     info = target_info or TargetInfo.host()
     lanes = lanes or info.lanes(out.dtype)
     for tensor in producers(conv):  # the zero padding: on its own, in parallel
         vectorize_and_parallelize(s, tensor, check=False, target_info=info)
+    if len(conv.shape) == 4:  # sums over flat points (``points``, :func:`_lower`)
+        schedule_flat_conv(s, out, conv, info, lanes, reduce_tile)
+        return
     block = conv.shape[4].value
     columns = min(tile_columns(columns, block, lanes),
                   max_columns(info.vector_registers, max(1, block // lanes)))
@@ -279,13 +314,13 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     tile = row_tile(width, columns)
     _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
     if nchw is out:
-        _transposed_rows(stage, fi, None if per_row else y, x, lanes)
+        transposed_rows(stage, fi, None if per_row else y, x, lanes)
     else:
         xo, xi = stage.split(x, factor=lanes, check=False)
         stage.vectorize(xi, check=False)
         s[nchw].compute_at(stage, y, check=False)
         _, cf, _, cx = nchw.op.axis
-        _transposed_rows(s[nchw], cf, None, cx, lanes)
+        transposed_rows(s[nchw], cf, None, cx, lanes)
     stage.parallel(fo, check=False)
     s.check()
 
@@ -350,18 +385,8 @@ def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) 
     register_tile_loops(s[local], rb, (ri, ry, rx), f, y, x, width=width, tx=tx)
 
 
-def _transposed_rows(stage, f, y, x, lanes: int) -> None:
-    """Loops ``[y,] f.outer, x.outer, f.inner, x.inner`` of a copy from ``[.., x, f]`` to
-    ``[.., f, x]`` order: ``f.inner`` (``lanes`` channels) unrolled around ``x.inner``
-    (``lanes`` columns) vectorized, the copy's block transposed in registers."""
-    fo, fi = stage.split(f, factor=lanes, check=False)
-    xo, xi = stage.split(x, factor=lanes, check=False)
-    stage.reorder(*([y] if y is not None else []), fo, xo, fi, xi, check=False)
-    stage.unroll(fi, check=False)
-    stage.vectorize(xi, check=False)
-
-
-register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0},
+register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0,
+                                   "points": 0},
          min_inputs=2)(
     (_infer, _lower))
 

@@ -118,9 +118,10 @@ def test_depthwise_convolutions_between_blocked_ones_are_blocked(channels, strid
 
 def test_blocked_convolutions_with_epilogues_equal_onnxruntime_on_odd_rows():
     """Blocked convolutions whose epilogue (bias, ReLU, clip, residual add) takes each
-    register tile of sums as it is computed: rows of 21 columns (tiles of 7), 11 and 6
-    (after strides) and 4 (after a pool), 1x1 and 3x3 kernels, blocked input and output
-    (narrow enough to be blocked with 8 lanes (AVX2) as with 16)."""
+    register tile of sums as it is computed: rows of 21 columns, 11 and 6 (after
+    strides) and 4 (after a pool), 1x1 and 3x3 kernels, blocked input and output
+    (narrow enough to be blocked with 8 lanes (AVX2) as with 16; the 3x3 layers, flat
+    sums, in blocks of two vectors)."""
     m = ModelBuilder(17)
     x = m.input("x", (1, 16, 21, 21))
 
@@ -129,7 +130,7 @@ def test_blocked_convolutions_with_epilogues_equal_onnxruntime_on_odd_rows():
             np.linspace(-0.5, 0.5, f).astype(np.float32))], pads=[k // 2] * 4,
             strides=[stride] * 2)
     zero, six = m.const(np.array(0, np.float32)), m.const(np.array(6, np.float32))
-    wide = m.add("Relu", [conv(x, 64, 16, 1)])
+    wide = m.add("Relu", [conv(x, 64, 16, 3)])
     block = m.add("Relu", [m.add("Add", [conv(wide, 64, 64, 3), wide])])          # 21 x 21
     odd = m.add("Clip", [conv(block, 64, 64, 3, stride=2), zero, six])  # 11 x 11
     small = m.add("Relu", [conv(odd, 32, 64, 3, stride=2)])                # 6 x 6

@@ -118,18 +118,20 @@ def test_channels_that_no_block_divides_are_padded_with_zero_weights():
 
 
 @pytest.mark.parametrize("cpu, expected", [
-    ("znver4", {28: (32, 7), 14: (32, 7)}),   # 32 registers: 7 columns x 2 vectors of 16
-    ("haswell", {28: (16, 4), 14: (8, 7)})])  # 16: 4 x 2 vectors of 8, or 7 x 1 vector
+    ("znver4", {28: (32, 14), 7: (32, 10)}),  # 32 registers: 14 points x 2 vectors of 16
+    ("haswell", {28: (16, 6), 14: (16, 6), 7: (16, 5)})])  # 16: 6 points x 2 vectors of 8
+# (49 points: tiles of 10 (50 points) or 5 (50), not 14 (56) or 6 (54))
 def test_the_conv_block_and_register_tile_fit_the_machines_registers(cpu, expected):
-    """The channel block and the columns of the blocked conv's register tile come from
+    """The channel block and the points of the blocked conv's register tile come from
     the machine compiled for (a named CPU here: inspected, not run), so that the tile's
-    sums, its weight vectors and a broadcast fit in the vector registers; the host's
-    kernels compute what onnxruntime computes."""
+    sums, its weight vectors and a broadcast fit in the vector registers; the tiles run
+    over the flat output points (``p = y * width + x``, rounded up to whole tiles), so
+    they need not divide the row; the host's kernels compute what onnxruntime computes."""
     from polyopt.graph.lowering import lower_group, schedule_group
     from polyopt.graph.passes import fuse
 
     info = po.TargetInfo.for_cpu(cpu)
-    for width, (block, columns) in expected.items():
+    for width, (block, columns) in expected.items():  # columns: points of a tile
         m = ModelBuilder(width)
         x = m.input("x", (1, 16, width, width))
         out = m.add("Relu", [m.add("Conv", [x, m.weight(32, 16, 3, 3)], pads=[1] * 4)])
@@ -141,8 +143,11 @@ def test_the_conv_block_and_register_tile_fit_the_machines_registers(cpu, expect
         lowered = lower_group(g, group.nodes, group.output)
         schedule = schedule_group(lowered, group.kind, group.nodes, target_info=info)
         source = str(po.lower(schedule, [*lowered.placeholders, lowered.output]))
-        tile = "x_inner < " + str(columns) if columns < width else f"x < {width}"
-        assert lowered.template == "conv2d_blocked" and tile in source, source
+        points = -(-width * width // columns) * columns  # whole tiles
+        assert lowered.template == "conv2d_blocked", lowered.template
+        assert f"_blocked[1][{32 // block}][{points}][{block}]" in source, source
+        assert f"p_inner < {columns}; p_inner += 1)" in source, source
+        assert "each guarded" not in source, source
         feeds = {"x": np.random.default_rng(4).standard_normal((1, 16, width, width),
                                                                np.float32)}
         got = po.graph.compile(po.graph.from_onnx(model), num_threads=1, cache=False)
