@@ -5,8 +5,9 @@
 makes random inputs for a :class:`~polyopt.frontend.c.CKernel` at given sizes, and
 :func:`call_polyopt` calls a built kernel with them.  ``polyopt opt --check``, the tests
 and the PolyBench benchmark use these to compare numbers; :func:`run_apart` runs one
-such call in a forked copy of the process, so that a program with undefined behaviour
-(a division by zero traps with SIGFPE) ends in an answer, not in the end of polyopt.
+single-threaded call in a forked copy of the process, so that a program with undefined
+behaviour (a division by zero traps with SIGFPE) ends in an answer, not in the end of
+polyopt.
 """
 
 from __future__ import annotations
@@ -176,7 +177,9 @@ def run_apart(call, values: dict) -> int | None:
     memory shared with it (their new contents are copied back); returns ``None``, or the
     number of the signal that killed the copy (the arrays are then as they were).  A
     :class:`PolyoptError` the call raises is raised here.  Where there is no ``fork``,
-    the call runs in this process.
+    the call runs in this process.  Only for single-threaded code (gcc's build of the
+    user's C without OpenMP): a thread pool this process started (libgomp's, polyopt's)
+    is not in the copy, and a parallel region there would wait for it forever.
 
     >>> values = {"A": np.zeros(3)}
     >>> run_apart(lambda v: v["A"].__setitem__(1, 7.0), values), values["A"].tolist()
