@@ -24,7 +24,7 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
            "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
            "BackendError", "MissingBackendError", "ReleasedKernelError", "DamagedFileError",
-           "ExternCallError", "InternalError", "PolyoptWarning"]
+           "ExternCallError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(Exception):
@@ -130,6 +130,12 @@ class DamagedFileError(BackendError):
 class ExternCallError(PolyoptError):
     """The user's own function behind a ``po.extern`` (``register_func``, or a Python
     function) raised while the built function ran it; the original error is the cause."""
+
+
+class UserProgramCrashError(PolyoptError):
+    """The user's own program, run as written (gcc's build of a C file, for a check),
+    was killed by a signal: undefined behaviour in it (a division by zero, ``INT_MIN /
+    -1``, an access outside an array) on the inputs it was given."""
 
 
 class InternalError(PolyoptError):

@@ -4,7 +4,11 @@ Prints the optimized loop nest and what the automatic scheduler chose; ``--emit 
 writes the file back as C with OpenMP pragmas (the scop replaced, as Pluto's polycc
 does), ``--emit so`` compiles that C into a shared library with gcc, and ``--check``
 runs the optimized kernel against gcc's build of the original on small sizes
-(exit status 0 when every array matches, 1 otherwise, 2 for bad input).
+(exit status 0 when every array matches, 1 otherwise, 2 for bad input -- a program whose
+reference run traps, e.g. on a division by zero, is bad input).  The reference run is
+made in a forked copy of polyopt: its crash is reported, it does not end polyopt (the
+optimized builds run here: their thread pools, OpenMP's and polyopt's, do not survive a
+fork; they run only after the reference ran to its end on the same inputs).
 
 Examples:
 
@@ -24,9 +28,10 @@ import numpy as np
 
 from .help import help_text
 from ..emit_c import replace_scop, scop_c
-from ..errors import BackendError, InvalidArgumentError
+from ..errors import BackendError, InvalidArgumentError, UserProgramCrashError
 from ..frontend.c import from_c
-from ..frontend.c_native import NativeFunction, arguments, call_polyopt, compile_c
+from ..frontend.c_native import (NativeFunction, arguments, call_polyopt, compile_c,
+                                 run_apart, signal_cause)
 from ..build import build
 from ..lower import lower
 from ..target.linker import write_atomically
@@ -102,7 +107,15 @@ def _check(kernel, schedule, original: str, defines: dict, args) -> int:
     reference = arguments(kernel, sizes)
     native = NativeFunction(compile_c(_with_defines(original, defines), ("-O1",)),
                             kernel.name, kernel.c_params)
-    native(reference)
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "the file's sizes"
+    killed = run_apart(native, reference)
+    if killed is not None:
+        raise UserProgramCrashError(
+            f"--check: the reference run (gcc -O1's build of {args.file} as written, sizes "
+            f"{shown}) was killed by {signal_cause(killed)}: undefined behaviour in the "
+            "program on these inputs, not a result to compare (--check fills integer "
+            "arrays with 0..7 and floating-point arrays with 0.5..1.5). Guard that "
+            "operation in the C code, or check other sizes with --sizes")
     built = build(schedule)
     candidates = {"polyopt (LLVM)": lambda values: call_polyopt(kernel, built, values)}
     if args.emit in ("c", "so"):
@@ -111,8 +124,7 @@ def _check(kernel, schedule, original: str, defines: dict, args) -> int:
                                   kernel.name, kernel.c_params)
         candidates["emitted C (gcc -fopenmp)"] = function
     failures = 0
-    shown = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "the file's sizes"
-    for label, call in candidates.items():
+    for label, call in candidates.items():  # (threads: not in a forked copy)
         values = arguments(kernel, sizes)
         call(values)
         worst = max((float(np.max(np.abs(values[p.name] - reference[p.name]),

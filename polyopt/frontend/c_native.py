@@ -4,22 +4,30 @@
 :class:`NativeFunction` calls one function of it on NumPy arrays; :func:`arguments`
 makes random inputs for a :class:`~polyopt.frontend.c.CKernel` at given sizes, and
 :func:`call_polyopt` calls a built kernel with them.  ``polyopt opt --check``, the tests
-and the PolyBench benchmark use these to compare numbers.
+and the PolyBench benchmark use these to compare numbers; :func:`run_apart` runs one
+single-threaded call in a forked copy of the process, so that a program with undefined
+behaviour (a division by zero traps with SIGFPE) ends in an answer, not in the end of
+polyopt.
 """
 
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import functools
 import hashlib
+import mmap
 import os
+import pickle
 import shutil
+import signal
 import subprocess
 import tempfile
 
 import numpy as np
 
-from ..errors import BackendError, InvalidArgumentError, MissingBackendError
+from ..errors import (BackendError, InternalError, InvalidArgumentError, MissingBackendError,
+                      PolyoptError)
 from ..private_folder import private_folder, verified_file, write_verified
 from ..te.evaluate import evaluate
 
@@ -136,3 +144,93 @@ def _shape_vars(tensor) -> set[str]:
     from ..te.expr import Var
     from ..te.tensor import walk
     return {node.name for e in tensor.shape for node in walk(e) if isinstance(node, Var)}
+
+
+# what a signal that kills a kernel means, in the user's terms
+_SIGNAL_CAUSES = {
+    "SIGFPE": "an arithmetic trap: an integer division or remainder by zero, or INT_MIN "
+              "divided by -1",
+    "SIGSEGV": "an access to memory outside the arrays",
+    "SIGBUS": "an access to memory outside the arrays",
+    "SIGILL": "an illegal instruction (a trap the compiler put where the program has "
+              "undefined behaviour, or an instruction this CPU lacks)",
+    "SIGABRT": "an abort",
+}
+
+
+def signal_cause(number: int) -> str:
+    """``"SIGFPE (an arithmetic trap: ...)"`` for a signal number.
+
+    >>> signal_cause(signal.SIGFPE).split(" (")[0]
+    'SIGFPE'
+    """
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+    cause = _SIGNAL_CAUSES.get(name)
+    return f"{name} ({cause})" if cause else name
+
+
+def run_apart(call, values: dict) -> int | None:
+    """``call(values)`` in a forked copy of this process, the arrays of ``values`` in
+    memory shared with it (their new contents are copied back); returns ``None``, or the
+    number of the signal that killed the copy (the arrays are then as they were).  A
+    :class:`PolyoptError` the call raises is raised here.  Where there is no ``fork``,
+    the call runs in this process.  Only for single-threaded code (gcc's build of the
+    user's C without OpenMP): a thread pool this process started (libgomp's, polyopt's)
+    is not in the copy, and a parallel region there would wait for it forever.
+
+    >>> values = {"A": np.zeros(3)}
+    >>> run_apart(lambda v: v["A"].__setitem__(1, 7.0), values), values["A"].tolist()
+    (None, [0.0, 7.0, 0.0])
+    >>> run_apart(lambda v: os.kill(os.getpid(), signal.SIGFPE), values) == signal.SIGFPE
+    True
+    """
+    if not hasattr(os, "fork"):
+        call(values)
+        return None
+    shared = {name: _shared_copy(value) if isinstance(value, np.ndarray) else value
+              for name, value in values.items()}
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: call, report an error, leave without Python's exit code
+        try:
+            os.close(read)
+            faulthandler.disable()  # the parent reports the signal, in the user's terms
+            try:
+                call(shared)
+            except BaseException as err:  # noqa: BLE001  (sent to the parent)
+                os.write(write, _pickled(err))
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        report = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return os.WTERMSIG(status)
+    if report:
+        raise pickle.loads(report)
+    for name, value in values.items():
+        if isinstance(value, np.ndarray):
+            value[...] = shared[name]
+    return None
+
+
+def _shared_copy(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``array`` in anonymous shared memory (seen by a fork)."""
+    memory = mmap.mmap(-1, max(array.nbytes, 1))
+    copy = np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def _pickled(err: BaseException) -> bytes:
+    if not isinstance(err, PolyoptError):
+        err = InternalError(f"a check's run failed inside polyopt ({type(err).__name__}: "
+                            f"{err})")
+    try:
+        return pickle.dumps(err)
+    except Exception:  # noqa: BLE001  (an error that does not pickle: its text)
+        return pickle.dumps(PolyoptError(f"{type(err).__name__}: {err}"))

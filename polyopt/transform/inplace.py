@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from ..deps.dataflow import Dependences
+from ..deps.effort import bounded_effort
 from ..deps.equivalence import identity_origin, same_values, value_sources
 from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace, parts
@@ -80,10 +81,14 @@ class KernelRewrites:
 
     def check(self, program: Program, primitive: str, hint: str | None = None) -> None:
         """Raise IllegalScheduleError unless ``program`` computes what ``base`` does;
-        ``hint`` (a repair) is appended to the message."""
-        same_values(self.base, program, origins=self.origins, copies=self.copies,
-                    aliases=self.aliases, inlined=self.inlined, relaid=self.relaid,
-                    primitive=primitive, hint=hint)
+        ``hint`` (a repair) is appended to the message.  isl's effort is bounded
+        (``po.check_effort``, :mod:`polyopt.deps.effort`): past it, CheckEffortError (the
+        dataflow of a kernel under symbolic ``nparts`` splits can take minutes)."""
+        with bounded_effort(f"{primitive}: the check that the rewritten kernel reads and "
+                            "leaves the same values"):
+            same_values(self.base, program, origins=self.origins, copies=self.copies,
+                        aliases=self.aliases, inlined=self.inlined, relaid=self.relaid,
+                        primitive=primitive, hint=hint)
 
     def recomputed(self, projections: dict[str, isl.Map]) -> "KernelRewrites":
         origins = dict(self.origins)

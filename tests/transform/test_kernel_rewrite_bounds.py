@@ -48,3 +48,22 @@ def test_reverse_after_cache_write_on_an_nparts_split_ends_in_a_refusal():
     s.cache_write(s["S2"], "global")
     with pytest.raises((po.IllegalScheduleError, po.CheckEffortError)):
         s["S1"].reverse("k")
+
+
+def test_the_rewrite_check_of_a_kernel_is_bounded_by_check_effort():
+    """The dataflow comparison after cache_write (here about 20 s of isl under the
+    symbolic nparts split) stops at po.check_effort's bound with a refusal naming it;
+    the schedule is unchanged and isl works afterwards."""
+    s = po.create_schedule(triangles)
+    s["S2"].split("t", nparts=4)
+    before = s.script()
+    with po.check_effort.set_to(1_000_000):
+        with pytest.raises(po.CheckEffortError) as caught:
+            s.cache_write(s["S2"], "global")
+    message = str(caught.value)
+    assert "the rewritten kernel reads and leaves the same values" in message
+    assert "1000000 isl operations" in message and "nparts" in message
+    assert s.script() == before
+    assert [st.name for st in s.program.stages] == ["S0", "S1", "S2", "S3"]
+    with pytest.raises(po.IllegalScheduleError):  # isl answers again after the refusal
+        s["S1"].reverse("k")
