@@ -2,6 +2,7 @@
 (SIGFPE on an integer division by zero or INT_MIN / -1) is the user's program's fault,
 reported as UserProgramCrashError (exit status 2); polyopt itself does not die."""
 
+import argparse
 import os
 import signal
 
@@ -67,7 +68,7 @@ def test_the_same_program_on_sizes_without_the_trap_is_compared(tmp_path, capsys
 
 
 def test_the_api_raises_the_typed_error(tmp_path):
-    args = cli_opt.argparse.Namespace(sizes=None, emit="loops", file=write(tmp_path,
+    args = argparse.Namespace(sizes=None, emit="loops", file=write(tmp_path,
                                       DIVIDE_BY_INPUT))
     kernel = po.from_c(args.file)
     with pytest.raises(po.UserProgramCrashError, match="killed by SIGFPE"):
