@@ -30,6 +30,9 @@ from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F40
 from .unsupported import NotYet as _NotYet
 from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
 from ..target.native import load_module as _load_module
+from ..errors import PolyoptError as TVMError  # a RuntimeError, as TVM's TVMError is
+
+error = _types.SimpleNamespace(TVMError=TVMError)
 
 nd = _types.SimpleNamespace(array=_array, empty=_empty, NDArray=_NDArray)
 runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device,
