@@ -105,6 +105,8 @@ def as_expr(value) -> Expr:
         raise InvalidArgumentError(
             f"tensor '{value.name}' is used as a value; index it, e.g. {value.name}[i]"
         )
+    if hasattr(value, "not_an_expression"):  # a partly indexed tensor (te.tensor.TensorSlice)
+        raise InvalidArgumentError(value.not_an_expression())
     raise DTypeError(
         f"cannot use a {type(value).__name__} ({value!r}) in a polyopt expression; "
         "only polyopt expressions, tensors indexed with [] and numbers are allowed"
@@ -233,6 +235,13 @@ class Compare(Expr):
     @property
     def operand_dtype(self) -> str:
         return _compare_dtype(self.a, self.b)
+
+    def __bool__(self):
+        """``a == b`` / ``a != b`` in Python's ``if``: whether ``a`` and ``b`` are the same
+        expression object (TVM's ``same_as``); an order comparison has no truth value."""
+        if self.op in ("==", "!="):
+            return (self.a is self.b) == (self.op == "==")
+        return Expr.__bool__(self)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -25,7 +25,7 @@ import polyopt as te  # noqa: F401  (tvm.te is polyopt's own namespace)
 
 from .. import build, lower  # noqa: F401
 from ..te.extern import get_global_func, register_func  # noqa: F401
-from . import contrib, testing, tir  # noqa: F401
+from . import contrib, testing, tir, topi  # noqa: F401
 from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
 from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
@@ -35,8 +35,29 @@ from ..errors import PolyoptError as TVMError  # a RuntimeError, as TVM's TVMErr
 error = _types.SimpleNamespace(TVMError=TVMError)
 
 nd = _types.SimpleNamespace(array=_array, empty=_empty, NDArray=_NDArray)
+
+
+def _convert(value):
+    """``tvm.runtime.convert``: a number becomes a constant expression (an int a size),
+    a list or tuple is converted item by item; expressions and tensors stay."""
+    import numbers
+
+    from ..te.expr import as_expr
+    if isinstance(value, (list, tuple)):
+        return type(value)(_convert(v) for v in value)
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        return as_expr(value)
+    return value
+
+
+def _enabled(target) -> bool:
+    """``tvm.runtime.enabled(target)``: whether polyopt builds for ``target`` here."""
+    return testing.device_enabled(target)
+
+
 runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device,
-                                 load_module=_load_module)
+                                 load_module=_load_module, convert=_convert,
+                                 enabled=_enabled)
 
 
 class _PassContext:
@@ -82,6 +103,18 @@ autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotunin
 ir = _NotYet("tvm.ir", "polyopt has no custom intrinsic lowering rules "
              "(register_intrin_lowering, register_op_attr); call C math functions by name "
              "with tvm.tir.call_pure_extern(dtype, 'expf', x), or write the function out")
+driver = _NotYet("tvm.driver", "polyopt lowers with tvm.lower(s, args) (C-like text) "
+                 "and builds with tvm.build(s, args, target)")
+
+
+def schedule_to_module(*args, **kwargs):
+    """TVM's IRModule of a schedule: polyopt has no TIR modules (refused)."""
+    from ..errors import PolyoptError
+    raise PolyoptError("schedule_to_module is not available in polyopt (it has no TIR "
+                       "modules); print tvm.lower(s, args) to see the loops, or build with "
+                       "tvm.build(s, args, target)")
+
+
 relay = _NotYet("tvm.relay", "polyopt has no Relay front end; import a model with "
                 "po.graph.from_onnx(path) and compile it with po.graph.compile(g), or build "
                 "each operator as a tensor expression (po.ops)")
