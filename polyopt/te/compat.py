@@ -123,6 +123,8 @@ def power(base, exponent) -> Expr:
     """TVM's ``te.power``: ``base ** exponent`` for a small non-negative integer exponent
     (repeated products, exact); other exponents are refused with the polyopt way."""
     import numbers
+    if isinstance(exponent, numbers.Real) and float(exponent).is_integer():
+        exponent = int(exponent)
     if isinstance(exponent, numbers.Integral) and 0 <= exponent <= 64:
         result = const(1, as_expr(base).dtype) if exponent == 0 else as_expr(base)
         for _ in range(max(int(exponent) - 1, 0)):
