@@ -23,7 +23,8 @@ import types as _types
 
 import polyopt as te  # noqa: F401  (tvm.te is polyopt's own namespace)
 
-from .. import build, lower  # noqa: F401
+from .. import build as _po_build, lower as _po_lower
+from ..errors import public as _public
 from ..te.extern import get_global_func, register_func  # noqa: F401
 from . import contrib, testing, tir, topi  # noqa: F401
 from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
@@ -103,8 +104,35 @@ autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotunin
 ir = _NotYet("tvm.ir", "polyopt has no custom intrinsic lowering rules "
              "(register_intrin_lowering, register_op_attr); call C math functions by name "
              "with tvm.tir.call_pure_extern(dtype, 'expf', x), or write the function out")
-driver = _NotYet("tvm.driver", "polyopt lowers with tvm.lower(s, args) (C-like text) "
-                 "and builds with tvm.build(s, args, target)")
+# what tvm.lower made, so that tvm.build(tvm.lower(s, args)) builds it (TVM's module)
+_LOWERED: dict = {}
+
+
+@_public
+def lower(schedule, args=None, *, name=None, **options):
+    """``tvm.lower(s, [A, B])``: polyopt's :func:`polyopt.lower` (print it); the result
+    can be given to ``tvm.build`` as TVM's lowered module can."""
+    lowered = _po_lower(schedule, args, name=name, **options)
+    if len(_LOWERED) >= 64:
+        _LOWERED.pop(next(iter(_LOWERED)))
+    _LOWERED[id(lowered)] = (lowered, schedule, args, name)
+    return lowered
+
+
+@_public
+def build(schedule, args=None, target="llvm", name=None, **options):
+    """``tvm.build(s, [A, B], "llvm")``, or ``tvm.build(tvm.lower(s, [A, B]), target=...)``:
+    polyopt's :func:`polyopt.build`."""
+    made = _LOWERED.get(id(schedule))
+    if made is not None and made[0] is schedule:
+        _, schedule, lowered_args, lowered_name = made
+        args = lowered_args if args is None else args
+        name = name or lowered_name
+    return _po_build(schedule, args, target, name, **options)
+
+
+driver = _types.SimpleNamespace(build=build, lower=lower)
+_ffi = _types.SimpleNamespace(base=_types.SimpleNamespace(TVMError=TVMError))
 
 
 def schedule_to_module(*args, **kwargs):

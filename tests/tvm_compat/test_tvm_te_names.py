@@ -118,3 +118,17 @@ def test_testing_decorators_and_refusals():
     with pytest.raises(te.PolyoptError, match="tvm.lower"):
         tvm.schedule_to_module(None)
     assert tvm.topi.get_const_tuple(te.placeholder((2, 3)).shape) == (2, 3)
+
+
+def test_build_of_lowered_and_driver_build():
+    A = te.placeholder((6,), name="A")
+    B = te.compute((6,), lambda i: A[i] * 3, name="B")
+    s = te.create_schedule(B.op)
+    a = np.arange(6, dtype="float32")
+    for f in (tvm.build(tvm.lower(s, [A, B], name="triple"), target="llvm"),
+              tvm.driver.build(s, [A, B], "llvm")):
+        b = tvm.nd.array(np.zeros(6, "float32"))
+        f(tvm.nd.array(a), b)
+        np.testing.assert_allclose(b.numpy(), 3 * a)
+    with pytest.raises(tvm._ffi.base.TVMError):
+        te.compute((6,), lambda i: A[i, i])
