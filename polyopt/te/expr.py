@@ -27,13 +27,14 @@ class Expr:
     dtype: str
     weak: bool  # a Python number or index arithmetic: adopts the other operand's dtype
 
-    def __add__(self, other): return BinOp.make("+", self, other)
+    # an expression and a whole tensor make a tensor (Tensor's operators, TVM's topi)
+    def __add__(self, other): return _tensor_op(other) or BinOp.make("+", self, other)
     def __radd__(self, other): return BinOp.make("+", other, self)
-    def __sub__(self, other): return BinOp.make("-", self, other)
+    def __sub__(self, other): return _tensor_op(other) or BinOp.make("-", self, other)
     def __rsub__(self, other): return BinOp.make("-", other, self)
-    def __mul__(self, other): return BinOp.make("*", self, other)
+    def __mul__(self, other): return _tensor_op(other) or BinOp.make("*", self, other)
     def __rmul__(self, other): return BinOp.make("*", other, self)
-    def __truediv__(self, other): return BinOp.make("/", self, other)
+    def __truediv__(self, other): return _tensor_op(other) or BinOp.make("/", self, other)
     def __rtruediv__(self, other): return BinOp.make("/", other, self)
     def __floordiv__(self, other): return BinOp.make("//", self, other)
     def __rfloordiv__(self, other): return BinOp.make("//", other, self)
@@ -77,6 +78,12 @@ class TensorLike:
     value that must be indexed before it is used."""
 
     __slots__ = ()
+
+
+def _tensor_op(other):
+    """NotImplemented when ``other`` is a whole tensor: Python then asks the tensor's
+    reflected operator (``Tensor.__radd__``), which makes the elementwise tensor."""
+    return NotImplemented if isinstance(other, TensorLike) else None
 
 
 # how expressions print: te.printer installs its renderer when polyopt.te is imported

@@ -120,6 +120,16 @@ class Tensor(TensorLike):
     dtype = property(lambda self: self.op.dtype)
     ndim = property(lambda self: len(self.op.shape))
 
+    # whole-tensor arithmetic (TVM's topi overloads): A + B broadcasts, A * 2 elementwise
+    def __add__(self, other): return _tensor_op("+", self, other)
+    def __radd__(self, other): return _tensor_op("+", other, self)
+    def __sub__(self, other): return _tensor_op("-", self, other)
+    def __rsub__(self, other): return _tensor_op("-", other, self)
+    def __mul__(self, other): return _tensor_op("*", self, other)
+    def __rmul__(self, other): return _tensor_op("*", other, self)
+    def __truediv__(self, other): return _tensor_op("/", self, other)
+    def __rtruediv__(self, other): return _tensor_op("/", other, self)
+
     def __call__(self, *indices) -> TensorRead:
         """TVM's call syntax: ``A(i, j)`` is ``A[i, j]``."""
         return self[indices]
@@ -159,6 +169,11 @@ class Tensor(TensorLike):
     def __repr__(self) -> str:
         shape = ", ".join(str(d) for d in self.shape)
         return f"Tensor({self.name}, shape=({shape}), dtype={self.dtype})"
+
+
+def _tensor_op(op, lhs, rhs):
+    from .broadcast import tensor_op
+    return tensor_op(op, lhs, rhs, Tensor, compute)
 
 
 class TensorSlice:

@@ -95,6 +95,12 @@ class _Target:
     def __str__(self) -> str:
         return self.target_string
 
+    def __enter__(self):  # ``with tvm.target.Target("llvm"):`` (tvm.build names the target)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 transform = _types.SimpleNamespace(PassContext=_PassContext)
 target = _types.SimpleNamespace(Target=_Target, create=_Target)

@@ -9,6 +9,7 @@ functions are refused with a message naming it, except the helpers tests use.
 import types as _types
 
 from ..errors import PolyoptError as _PolyoptError
+from ..te.tensor import _tensor_op
 
 
 def get_const_tuple(shape) -> tuple:
@@ -50,7 +51,40 @@ class _Refusing(_types.SimpleNamespace):
 pool2d = _refused("nn.pool2d")
 nn = _Refusing("nn.")
 cuda = _Refusing("cuda.")
-testing = _Refusing("testing.")
+def _default_schedule(target=None):
+    """TVM's per-target schedule lookup in ``topi.testing``: polyopt's default schedule
+    (``te.create_schedule``) of the outputs, for every target."""
+    def schedule(outs):
+        from ..transform.schedule import create_schedule
+        outs = outs if isinstance(outs, (list, tuple)) else [outs]
+        return create_schedule(list(outs))
+    return schedule
+
+
+class _Testing(_Refusing):
+    get_elemwise_schedule = get_broadcast_schedule = get_injective_schedule = \
+        staticmethod(_default_schedule)
+    get_reduce_schedule = staticmethod(_default_schedule)
+
+
+testing = _Testing("testing.")
+def add(lhs, rhs):
+    """``topi.add``: elementwise sum with NumPy broadcasting (``lhs + rhs``)."""
+    return _tensor_op("+", lhs, rhs)
+
+
+def subtract(lhs, rhs):
+    return _tensor_op("-", lhs, rhs)
+
+
+def multiply(lhs, rhs):
+    return _tensor_op("*", lhs, rhs)
+
+
+def divide(lhs, rhs):
+    return _tensor_op("/", lhs, rhs)
+
+
 tag = _types.SimpleNamespace(ELEMWISE="elemwise", BROADCAST="broadcast",
                              INJECTIVE="injective", COMM_REDUCE="comm_reduce")
 

@@ -132,3 +132,24 @@ def test_build_of_lowered_and_driver_build():
         np.testing.assert_allclose(b.numpy(), 3 * a)
     with pytest.raises(tvm._ffi.base.TVMError):
         te.compute((6,), lambda i: A[i, i])
+
+
+def test_whole_tensor_arithmetic_broadcasts_like_numpy():
+    n, m = 3, 4
+    A = te.placeholder((n, m), name="A")
+    b = te.placeholder((m,), name="b")
+    c = te.placeholder((n, 1), name="c")
+    x = te.var("x", "float32")
+    D = 2 + A * b - c / 4 + x
+    assert (A * b).op.tag == "broadcast" and D.op.tag == (A * 2).op.tag == "elemwise"
+    assert isinstance(A[0, 0] + A, te.tensor.Tensor)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, m)).astype("float32")
+    bb = rng.standard_normal(m).astype("float32")
+    cc = rng.standard_normal((n, 1)).astype("float32")
+    f = tvm.build(te.create_schedule(D.op), [A, b, c, x, D], "llvm")
+    d = tvm.nd.array(np.zeros((n, m), "float32"))
+    f(tvm.nd.array(a), tvm.nd.array(bb), tvm.nd.array(cc), 0.5, d)
+    np.testing.assert_allclose(d.numpy(), 2 + a * bb - cc / 4 + 0.5, rtol=1e-5)
+    with pytest.raises(te.InvalidArgumentError, match="cannot broadcast"):
+        A + te.placeholder((3,), name="e")

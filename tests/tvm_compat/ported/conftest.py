@@ -78,14 +78,6 @@ EXPECTED_FAILURES = {
         "documented difference: inspects TVM's Schedule.normalize / InferBound / ScheduleOps",
     'test_tvm_te_tensor.py::test_tensor_pool':
         'missing in polyopt (to add, issue 35): tvm.topi.nn.pool2d (polyopt: po.ops)',
-    'test_tvm_te_tensor_overload.py::test_operator_type_and_tags':
-        "missing in polyopt (to add, issue 35): tvm.topi's tensor-level operator overloads (A + B of whole tensors)",
-    'test_tvm_te_tensor_overload.py::test_combination':
-        "missing in polyopt (to add, issue 35): tvm.topi's tensor-level operator overloads (A + B of whole tensors)",
-    'test_tvm_te_tensor_overload.py::test_tensor_scalar_bop':
-        "missing in polyopt (to add, issue 35): tvm.topi's tensor-level operator overloads (A + B of whole tensors)",
-    'test_tvm_te_tensor_overload.py::test_broadcast_bop':
-        "missing in polyopt (to add, issue 35): tvm.topi's tensor-level operator overloads (A + B of whole tensors)",
     'test_tvm_te_tensor_overload.py::test_conv2d_scalar_bop':
         'missing in polyopt (to add, issue 35): tvm.topi.testing and topi.nn.conv2d',
     'test_tvm_te_verify_compute.py::test_verify_compute':
