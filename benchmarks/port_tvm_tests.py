@@ -1,8 +1,8 @@
 """Port TVM's tensor-expression tests mechanically: only their import lines change.
 
 Reads the files from a git checkout of apache/tvm at tag v0.12.0 and writes
-``tests/tvm_compat/ported/tvm_<name>.py``, each naming its source path and TVM version at the
-top, above the Apache license header the file carries.
+``tests/tvm_compat/ported/test_tvm012_<name>.py``, each naming its source path and TVM
+version at the top, above the Apache license header the file carries.
 
     python3 benchmarks/port_tvm_tests.py /path/to/tvm.git
 """
@@ -49,7 +49,7 @@ def port(repo: str, source: str) -> str:
 def main(repo: str) -> None:
     out = pathlib.Path(__file__).resolve().parent.parent / "tests" / "tvm_compat" / "ported"
     for source in SOURCES:
-        name = pathlib.Path(source).name.replace("test_", "test_tvm_", 1)
+        name = pathlib.Path(source).name.replace("test_", "test_tvm012_", 1)
         (out / name).write_text(port(repo, source))
 
 
