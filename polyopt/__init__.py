@@ -47,6 +47,19 @@ from . import graph
 
 __version__ = "0.1.0"
 size_var = var  # TVM's name for a size (polyopt's vars are sizes)
+from .te.compat import floordiv, floormod, power  # noqa: E402  (TVM's te.* names)
+from .te.tags import tag_scope  # noqa: E402
+from .te.tensor import ComputeOp, PlaceholderOp, TensorSlice  # noqa: E402
+from .te.scan import ScanOp  # noqa: E402
+from .te.expr import IterVar as _IterVar  # noqa: E402
+from .tensorize.intrin import Buffer as _Buffer  # noqa: E402
+import types as _types  # noqa: E402
+# TVM's te.tensor / te.schedule modules, for isinstance checks in TVM code
+tensor = _types.SimpleNamespace(Tensor=Tensor, TensorSlice=TensorSlice,
+                                PlaceholderOp=PlaceholderOp, ComputeOp=ComputeOp,
+                                ScanOp=ScanOp)
+schedule = _types.SimpleNamespace(Schedule=Schedule, Stage=Stage, Buffer=_Buffer,
+                                  IterVar=_IterVar, create_schedule=create_schedule)
 
 
 from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace on polyopt)

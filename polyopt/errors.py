@@ -27,8 +27,11 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
            "ExternCallError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
 
 
-class PolyoptError(Exception):
-    """Root of all errors polyopt raises on purpose."""
+class PolyoptError(RuntimeError):
+    """Root of all errors polyopt raises on purpose.
+
+    A :class:`RuntimeError`, as TVM's ``TVMError`` is: code written for TVM that catches
+    ``RuntimeError`` or ``tvm.TVMError`` catches it."""
 
     def __reduce__(self):
         # subclasses take their attributes as arguments (polyopt.schedule_errors): a copy

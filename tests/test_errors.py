@@ -305,3 +305,16 @@ def test_run_deep_raises_the_recursion_limit_for_its_call_only():
         assert sys.getrecursionlimit() == before + 123
     finally:
         sys.setrecursionlimit(before)
+
+
+def test_polyopt_error_is_a_runtime_error_as_tvm_error_is():
+    # TVM code catches TVMError (a RuntimeError) with pytest.raises(RuntimeError)
+    from polyopt import tvm
+    assert issubclass(po.PolyoptError, RuntimeError)
+    assert tvm.TVMError is po.PolyoptError and tvm.error.TVMError is po.PolyoptError
+    A = po.placeholder((4,), name="A")
+    with pytest.raises(RuntimeError) as info:
+        po.compute((4,), lambda i: A[i, i], name="B")
+    assert isinstance(info.value, po.PolyoptError)
+    with pytest.raises(tvm.TVMError):
+        po.compute((4,), lambda i: A[i, i], name="B")

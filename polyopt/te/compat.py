@@ -107,3 +107,29 @@ def max_value(dtype: str) -> Const:
     dtype = dtypes.normalize(dtype)
     info = np.finfo(dtype) if dtypes.is_float(dtype) else np.iinfo(dtype)
     return const(info.max, dtype)
+
+
+def floordiv(a, b) -> Expr:
+    """TVM's ``te.floordiv``: division rounding down (:func:`indexdiv`)."""
+    return indexdiv(a, b)
+
+
+def floormod(a, b) -> Expr:
+    """TVM's ``te.floormod``: the remainder of :func:`floordiv`, of the divisor's sign."""
+    return indexmod(a, b)
+
+
+def power(base, exponent) -> Expr:
+    """TVM's ``te.power``: ``base ** exponent`` for a small non-negative integer exponent
+    (repeated products, exact); other exponents are refused with the polyopt way."""
+    import numbers
+    if isinstance(exponent, numbers.Real) and float(exponent).is_integer():
+        exponent = int(exponent)
+    if isinstance(exponent, numbers.Integral) and 0 <= exponent <= 64:
+        result = const(1, as_expr(base).dtype) if exponent == 0 else as_expr(base)
+        for _ in range(max(int(exponent) - 1, 0)):
+            result = result * base
+        return result
+    raise InvalidArgumentError(
+        f"te.power: polyopt computes powers with integer exponents 0..64 only, got "
+        f"{exponent!r}; write exp(y * log(x)) with po.exp and po.log for others")

@@ -27,13 +27,14 @@ class Expr:
     dtype: str
     weak: bool  # a Python number or index arithmetic: adopts the other operand's dtype
 
-    def __add__(self, other): return BinOp.make("+", self, other)
+    # an expression and a whole tensor make a tensor (Tensor's operators, TVM's topi)
+    def __add__(self, other): return _tensor_op(other) or BinOp.make("+", self, other)
     def __radd__(self, other): return BinOp.make("+", other, self)
-    def __sub__(self, other): return BinOp.make("-", self, other)
+    def __sub__(self, other): return _tensor_op(other) or BinOp.make("-", self, other)
     def __rsub__(self, other): return BinOp.make("-", other, self)
-    def __mul__(self, other): return BinOp.make("*", self, other)
+    def __mul__(self, other): return _tensor_op(other) or BinOp.make("*", self, other)
     def __rmul__(self, other): return BinOp.make("*", other, self)
-    def __truediv__(self, other): return BinOp.make("/", self, other)
+    def __truediv__(self, other): return _tensor_op(other) or BinOp.make("/", self, other)
     def __rtruediv__(self, other): return BinOp.make("/", other, self)
     def __floordiv__(self, other): return BinOp.make("//", self, other)
     def __rfloordiv__(self, other): return BinOp.make("//", other, self)
@@ -79,6 +80,12 @@ class TensorLike:
     __slots__ = ()
 
 
+def _tensor_op(other):
+    """NotImplemented when ``other`` is a whole tensor: Python then asks the tensor's
+    reflected operator (``Tensor.__radd__``), which makes the elementwise tensor."""
+    return NotImplemented if isinstance(other, TensorLike) else None
+
+
 # how expressions print: te.printer installs its renderer when polyopt.te is imported
 RENDERER = [lambda expr: f"<{type(expr).__name__}>"]
 
@@ -105,6 +112,8 @@ def as_expr(value) -> Expr:
         raise InvalidArgumentError(
             f"tensor '{value.name}' is used as a value; index it, e.g. {value.name}[i]"
         )
+    if hasattr(value, "not_an_expression"):  # a partly indexed tensor (te.tensor.TensorSlice)
+        raise InvalidArgumentError(value.not_an_expression())
     raise DTypeError(
         f"cannot use a {type(value).__name__} ({value!r}) in a polyopt expression; "
         "only polyopt expressions, tensors indexed with [] and numbers are allowed"
@@ -233,6 +242,13 @@ class Compare(Expr):
     @property
     def operand_dtype(self) -> str:
         return _compare_dtype(self.a, self.b)
+
+    def __bool__(self):
+        """``a == b`` / ``a != b`` in Python's ``if``: whether ``a`` and ``b`` are the same
+        expression object (TVM's ``same_as``); an order comparison has no truth value."""
+        if self.op in ("==", "!="):
+            return (self.a is self.b) == (self.op == "==")
+        return Expr.__bool__(self)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import InvalidArgumentError, PolyoptError, public
-from .expr import Cast, Expr, Reduce, as_expr
+from .expr import Cast, Expr, IterVar, Reduce, as_expr
 from .tensor import make_reduce
 
 
@@ -43,6 +43,8 @@ class CommReducer:
         self.fcombine, self.fidentity, self.name = fcombine, fidentity, name
 
     def __call__(self, expr, axis, where=None):
+        if not isinstance(axis, (tuple, list, IterVar)) and where is None:
+            return self.combine(as_expr(expr), as_expr(axis))  # TVM: reducer(x, y) combines
         if isinstance(expr, (tuple, list)):
             return self._tuple_reduce(tuple(expr), axis, where)
         reduce = make_reduce(self, expr, axis, where)

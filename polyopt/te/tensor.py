@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import numbers
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .. import dtypes
@@ -21,6 +21,7 @@ from ..names import sanitize
 from .expr import (TensorLike, BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Reduce,
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
 from .substitute import _rebuild_children, substitute, transform
+from .tags import current_tag
 
 
 class OpOutputs:
@@ -83,6 +84,8 @@ class ComputeOp(OpOutputs):
     reduce_axis: tuple[IterVar, ...]
     body: Expr
     group: list | None = None  # the tensors of a multi-output compute (see compute)
+    tag: str = ""  # TVM's annotations: compute(tag=, attrs=), te.tag_scope
+    attrs: dict = field(default_factory=dict)
 
     @property
     def inputs(self) -> tuple["Tensor", ...]:
@@ -117,9 +120,31 @@ class Tensor(TensorLike):
     dtype = property(lambda self: self.op.dtype)
     ndim = property(lambda self: len(self.op.shape))
 
+    # whole-tensor arithmetic (TVM's topi overloads): A + B broadcasts, A * 2 elementwise
+    def __add__(self, other): return _tensor_op("+", self, other)
+    def __radd__(self, other): return _tensor_op("+", other, self)
+    def __sub__(self, other): return _tensor_op("-", self, other)
+    def __rsub__(self, other): return _tensor_op("-", other, self)
+    def __mul__(self, other): return _tensor_op("*", self, other)
+    def __rmul__(self, other): return _tensor_op("*", other, self)
+    def __truediv__(self, other): return _tensor_op("/", self, other)
+    def __rtruediv__(self, other): return _tensor_op("/", other, self)
+
+    def __call__(self, *indices) -> TensorRead:
+        """TVM's call syntax: ``A(i, j)`` is ``A[i, j]``."""
+        return self[indices]
+
+    @property
+    def value_index(self) -> int:
+        """Which output of its operation this tensor is (0 but in a multi-output one)."""
+        return next(k for k, t in enumerate(self.op.outputs) if t is self)
+
     def __getitem__(self, indices) -> TensorRead:
         if not isinstance(indices, tuple):
             indices = (indices,)
+        if 0 < len(indices) < self.ndim and not any(
+                isinstance(x, slice) or x is Ellipsis for x in indices):
+            return TensorSlice(self, indices)  # TVM's A[i][j]
         if len(indices) != self.ndim:
             raise InvalidArgumentError(
                 f"tensor '{self.name}' has {self.ndim} dimension(s) but is indexed with "
@@ -144,6 +169,38 @@ class Tensor(TensorLike):
     def __repr__(self) -> str:
         shape = ", ".join(str(d) for d in self.shape)
         return f"Tensor({self.name}, shape=({shape}), dtype={self.dtype})"
+
+
+def _tensor_op(op, lhs, rhs):
+    from .broadcast import tensor_op
+    return tensor_op(op, lhs, rhs, Tensor, compute)
+
+
+class TensorSlice:
+    """``A[i]`` of a tensor with more dimensions: index it further, ``A[i][j]`` (TVM's
+    ``TensorSlice``); ``A[i].asobject()`` is the slice itself."""
+
+    __slots__ = ("tensor", "indices")
+
+    def __init__(self, tensor: Tensor, indices: tuple):
+        self.tensor, self.indices = tensor, tuple(indices)
+
+    def __getitem__(self, indices):
+        more = indices if isinstance(indices, tuple) else (indices,)
+        return self.tensor[self.indices + more]
+
+    def asobject(self) -> "TensorSlice":
+        return self
+
+    def not_an_expression(self) -> str:
+        t = self.tensor
+        return (f"tensor '{t.name}' has {t.ndim} dimension(s) but is indexed with "
+                f"{len(self.indices)} index(es); index every dimension, e.g. "
+                f"{t.name}[i, j] or {t.name}[i][j]")
+
+    @property
+    def dtype(self) -> str:
+        return self.tensor.dtype
 
 
 def walk(expr: Expr) -> Iterator[Expr]:
@@ -278,13 +335,13 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: st
         ) from err
     if bodies is None:
         _check_tuple_reduction([body], name)
-        return _compute_tensor(name, shape, axes, body)
+        return _compute_tensor(name, shape, axes, body, annotations=(tag, attrs))
     if not bodies:
         raise InvalidArgumentError(f"the function of compute '{name}' returns an empty tuple")
     _check_tuple_reduction(bodies, name)
     group: list[Tensor] = []
     for k, part in enumerate(bodies):
-        group.append(_compute_tensor(f"{name}.v{k}", shape, axes, part, group))
+        group.append(_compute_tensor(f"{name}.v{k}", shape, axes, part, group, (tag, attrs)))
     return group
 
 
@@ -304,13 +361,15 @@ def _check_tuple_reduction(bodies: list[Expr], name: str) -> None:
             "values in order: T0, T1 = po.compute(shape, lambda i: argmax((a, b), axis=k))")
 
 
-def _compute_tensor(name, shape, axes, body: Expr, group=None) -> Tensor:
+def _compute_tensor(name, shape, axes, body: Expr, group=None, annotations=("", None)) -> Tensor:
     if body.dtype == dtypes.BOOL:
         body = Select(body, Const(1, "int8"), Const(0, "int8"), "int8", False)
     body = lift_nested_reductions(body, name)
     reduce_axes = _check_reductions(body, axes, name)
     dtype = dtypes.normalize(concrete_dtype(body))
-    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body, group))
+    tag, attrs = annotations
+    return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body, group,
+                            tag or current_tag(), dict(attrs or {})))
 
 
 def _axis_names(fcompute, count: int, name: str) -> list[str]:
@@ -372,13 +431,26 @@ def make_reduce(combiner, expr, axis, where=None) -> Reduce:
     return Reduce(combiner, source, axes, cond, concrete_dtype(source))
 
 
+_ELEMENTWISE = {"sum": lambda a, b: as_expr(a) + b, "max": lambda a, b: maximum(a, b),
+                "min": lambda a, b: minimum(a, b)}
+
+
+def _is_axes(axis) -> bool:
+    return isinstance(axis, (tuple, list, IterVar))
+
+
 def _reduction(combiner: str):
-    def reduce(expr, axis, where=None) -> Reduce:
-        return make_reduce(combiner, expr, axis, where)
+    def reduce(expr, axis, where=None, init=None) -> Expr:
+        if not _is_axes(axis) and where is None and init is None:
+            return _ELEMENTWISE[combiner](expr, axis)  # TVM's te.max(x, y) of two values
+        value = make_reduce(combiner, expr, axis, where)
+        return value if init is None else _ELEMENTWISE[combiner](init, value)
 
     reduce.__name__ = reduce.__qualname__ = combiner
     reduce.__doc__ = (f"Reduction by {combiner} over reduce axes: "
-                      f"``po.{combiner}(A[i, k], axis=k, where=k <= i)``.")
+                      f"``po.{combiner}(A[i, k], axis=k, where=k <= i)``; ``init=`` is "
+                      f"the value the reduction starts from; of two values (no reduce "
+                      f"axis), ``po.{combiner}(x, y)`` combines them elementwise (TVM).")
     return public(reduce)
 
 

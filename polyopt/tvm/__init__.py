@@ -23,17 +23,42 @@ import types as _types
 
 import polyopt as te  # noqa: F401  (tvm.te is polyopt's own namespace)
 
-from .. import build, lower  # noqa: F401
+from .. import build as _po_build, lower as _po_lower
+from ..errors import public as _public
 from ..te.extern import get_global_func, register_func  # noqa: F401
-from . import contrib, testing, tir  # noqa: F401
+from . import contrib, testing, tir, topi  # noqa: F401
 from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
 from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
 from ..target.native import load_module as _load_module
+from ..errors import PolyoptError as TVMError  # a RuntimeError, as TVM's TVMError is
+
+error = _types.SimpleNamespace(TVMError=TVMError)
 
 nd = _types.SimpleNamespace(array=_array, empty=_empty, NDArray=_NDArray)
+
+
+def _convert(value):
+    """``tvm.runtime.convert``: a number becomes a constant expression (an int a size),
+    a list or tuple is converted item by item; expressions and tensors stay."""
+    import numbers
+
+    from ..te.expr import as_expr
+    if isinstance(value, (list, tuple)):
+        return type(value)(_convert(v) for v in value)
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        return as_expr(value)
+    return value
+
+
+def _enabled(target) -> bool:
+    """``tvm.runtime.enabled(target)``: whether polyopt builds for ``target`` here."""
+    return testing.device_enabled(target)
+
+
 runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device,
-                                 load_module=_load_module)
+                                 load_module=_load_module, convert=_convert,
+                                 enabled=_enabled)
 
 
 class _PassContext:
@@ -70,6 +95,12 @@ class _Target:
     def __str__(self) -> str:
         return self.target_string
 
+    def __enter__(self):  # ``with tvm.target.Target("llvm"):`` (tvm.build names the target)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 transform = _types.SimpleNamespace(PassContext=_PassContext)
 target = _types.SimpleNamespace(Target=_Target, create=_Target)
@@ -79,6 +110,45 @@ autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotunin
 ir = _NotYet("tvm.ir", "polyopt has no custom intrinsic lowering rules "
              "(register_intrin_lowering, register_op_attr); call C math functions by name "
              "with tvm.tir.call_pure_extern(dtype, 'expf', x), or write the function out")
+# what tvm.lower made, so that tvm.build(tvm.lower(s, args)) builds it (TVM's module)
+_LOWERED: dict = {}
+
+
+@_public
+def lower(schedule, args=None, *, name=None, **options):
+    """``tvm.lower(s, [A, B])``: polyopt's :func:`polyopt.lower` (print it); the result
+    can be given to ``tvm.build`` as TVM's lowered module can."""
+    lowered = _po_lower(schedule, args, name=name, **options)
+    if len(_LOWERED) >= 64:
+        _LOWERED.pop(next(iter(_LOWERED)))
+    _LOWERED[id(lowered)] = (lowered, schedule, args, name)
+    return lowered
+
+
+@_public
+def build(schedule, args=None, target="llvm", name=None, **options):
+    """``tvm.build(s, [A, B], "llvm")``, or ``tvm.build(tvm.lower(s, [A, B]), target=...)``:
+    polyopt's :func:`polyopt.build`."""
+    made = _LOWERED.get(id(schedule))
+    if made is not None and made[0] is schedule:
+        _, schedule, lowered_args, lowered_name = made
+        args = lowered_args if args is None else args
+        name = name or lowered_name
+    return _po_build(schedule, args, target, name, **options)
+
+
+driver = _types.SimpleNamespace(build=build, lower=lower)
+_ffi = _types.SimpleNamespace(base=_types.SimpleNamespace(TVMError=TVMError))
+
+
+def schedule_to_module(*args, **kwargs):
+    """TVM's IRModule of a schedule: polyopt has no TIR modules (refused)."""
+    from ..errors import PolyoptError
+    raise PolyoptError("schedule_to_module is not available in polyopt (it has no TIR "
+                       "modules); print tvm.lower(s, args) to see the loops, or build with "
+                       "tvm.build(s, args, target)")
+
+
 relay = _NotYet("tvm.relay", "polyopt has no Relay front end; import a model with "
                 "po.graph.from_onnx(path) and compile it with po.graph.compile(g), or build "
                 "each operator as a tensor expression (po.ops)")

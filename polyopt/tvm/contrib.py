@@ -55,3 +55,13 @@ class TempDirectory:
 
 
 utils = types.SimpleNamespace(tempdir=TempDirectory)
+
+
+def _compile_cuda(*args, **kwargs):
+    from ..errors import MissingBackendError
+    raise MissingBackendError("tvm.contrib.nvcc is not available in polyopt (no CUDA "
+                              "backend); build for GPUs with target='opencl'")
+
+
+nvcc = types.SimpleNamespace(compile_cuda=_compile_cuda, have_fp16=lambda *a: False,
+                             have_int8=lambda *a: False)

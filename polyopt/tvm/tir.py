@@ -11,6 +11,21 @@ from ..te.compat import indexdiv as floordiv, indexmod as floormod  # noqa: F401
 from ..te.tensor import maximum as max, minimum as min  # noqa: F401,A004
 from ..te.tensor import var as Var  # noqa: F401
 from ..te.extern import call_packed, call_pure_extern  # noqa: F401
+from ..te.expr import Expr as PrimExpr  # noqa: F401
+
+
+def IntImm(dtype, value):  # noqa: N802 (TVM's name)
+    """``tvm.tir.IntImm("int32", 3)``: an integer constant of ``dtype``."""
+    from .. import dtypes as _dtypes
+    if not _dtypes.is_int(_dtypes.normalize(dtype)):
+        raise _PolyoptError(f"tvm.tir.IntImm needs an integer dtype, got {dtype!r}; use "
+                            "tvm.tir.const(value, dtype) for others")
+    return const(int(value), dtype)
+
+
+def FloatImm(dtype, value):  # noqa: N802 (TVM's name)
+    """``tvm.tir.FloatImm("float32", 0.5)``: a float constant of ``dtype``."""
+    return const(float(value), dtype)
 
 
 class _IRBuilder:
