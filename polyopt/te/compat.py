@@ -109,16 +109,19 @@ def max_value(dtype: str) -> Const:
     return const(info.max, dtype)
 
 
+@public
 def floordiv(a, b) -> Expr:
     """TVM's ``te.floordiv``: division rounding down (:func:`indexdiv`)."""
     return indexdiv(a, b)
 
 
+@public
 def floormod(a, b) -> Expr:
     """TVM's ``te.floormod``: the remainder of :func:`floordiv`, of the divisor's sign."""
     return indexmod(a, b)
 
 
+@public
 def power(base, exponent) -> Expr:
     """TVM's ``te.power``: ``base ** exponent`` for a small non-negative integer exponent
     (repeated products, exact); other exponents are refused with the polyopt way."""

@@ -176,6 +176,7 @@ def _tensor_op(op, lhs, rhs):
     return tensor_op(op, lhs, rhs, Tensor, compute)
 
 
+@public_methods
 class TensorSlice:
     """``A[i]`` of a tensor with more dimensions: index it further, ``A[i][j]`` (TVM's
     ``TensorSlice``); ``A[i].asobject()`` is the slice itself."""

@@ -141,6 +141,7 @@ driver = _types.SimpleNamespace(build=build, lower=lower)
 _ffi = _types.SimpleNamespace(base=_types.SimpleNamespace(TVMError=TVMError))
 
 
+@_public
 def schedule_to_module(*args, **kwargs):
     """TVM's IRModule of a schedule: polyopt has no TIR modules (refused)."""
     from ..errors import PolyoptError
