@@ -173,7 +173,8 @@ class _CValuePrinter(ValuePrinter):
     def _call(self, expr) -> str:
         text = super()._call(expr)
         if expr.dtype == "float32":
-            text = re.sub(r"^(sqrt|exp|log|tanh|fabs)\(", r"\1f(", text)
+            text = re.sub(r"^(sqrt|exp|log|tanh|fabs|pow|floor|ceil|trunc|round|sin|cos|exp2|"
+                          r"log2|log10)\(", r"\1f(", text)
         return text
 
 

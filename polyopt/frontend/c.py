@@ -41,6 +41,7 @@ from .c_preprocess import CPPOptions
 from .c_source import (declarations_before, find_function, parse_file, read_c,
                        resolve_typedefs, scop_items)
 from .c_translate import CParam, CTranslator, Translation
+from .exprs import libm
 from .kernel import Kernel, kernel_from_tree
 from .source import Source
 
@@ -111,7 +112,7 @@ def _scalar_to_keep(message: str, translator: CTranslator, kept: frozenset[str])
 
 def _kernel(translation: Translation, filename: str) -> Kernel:
     sizes = {name: var(name) for name in translation.sizes}
-    namespace = {"math": math, **{short: getattr(element_types, short)
+    namespace = {"math": math, "libm": libm, **{short: getattr(element_types, short)
                                   for short in ("f32", "f64", "i8", "u8", "i32", "i64")}}
     namespace.update(sizes)
     source = Source(translation.tree.name, filename, 1)

@@ -38,7 +38,9 @@ _COMPARES = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.E
              "!=": ast.NotEq}
 _MATH = {name: name for name in ("sqrt", "exp", "log", "tanh", "fabs")}
 _MINMAX = {"fmax": "max", "fmin": "min"}
-_MAX_POWER = 8
+# C's math library functions computed as C's (LLVM's intrinsics): name -> arity
+_LIBM = {"pow": 2, "floor": 1, "ceil": 1, "trunc": 1, "round": 1, "sin": 1, "cos": 1,
+         "exp2": 1, "log2": 1, "log10": 1}
 _INT_MAX, _LONG_MAX = 2 ** 31 - 1, 2 ** 63 - 1
 
 
@@ -333,14 +335,13 @@ class CExpressions:
         func = node.name.name
         args = list(node.args.exprs) if node.args is not None else []
         base, ctype = (func[:-1], "f32") if func.endswith("f") and \
-            func[:-1] in {**_MATH, **_MINMAX, "pow": 0} else (func, "f64")
-        if base == "pow":
-            power = self._power(args)
-            if power is None or not 1 <= power <= _MAX_POWER:
-                raise self.error(node, f"pow() is supported with a constant integer exponent "
-                                       f"from 1 to {_MAX_POWER} only")
-            value = self.cast(self.typed(args[0]), ctype)
-            return Typed(ast.BinOp(value, ast.Pow(), ast.Constant(power, **at), **at), ctype)
+            func[:-1] in {**_MATH, **_MINMAX, **_LIBM} else (func, "f64")
+        if base in _LIBM:
+            if len(args) != _LIBM[base]:
+                raise self.error(node, f"{func}() takes {_LIBM[base]} argument(s)")
+            values = [self.cast(self.typed(a), ctype) for a in args]
+            target = ast.Attribute(ast.Name("libm", ast.Load(), **at), base, ast.Load(), **at)
+            return Typed(ast.Call(func=target, args=values, keywords=[], **at), ctype)
         if base in _MATH:
             if len(args) != 1:
                 raise self.error(node, f"{func}() takes one argument")
@@ -356,19 +357,9 @@ class CExpressions:
             return Typed(ast.Call(func=ast.Name(_MINMAX[base], ast.Load(), **at), args=values,
                                   keywords=[], **at), ctype)
         raise self.error(node, f"calling '{func}' is not supported; the scop may call sqrt, "
-                               "exp, log, tanh, fabs, fmin, fmax and pow (constant integer "
-                               "exponent), their float forms (sqrtf, ...), and min/max "
-                               "macros written as a < b ? a : b")
-
-    def _power(self, args):
-        from pycparser import c_ast
-        if len(args) != 2 or not isinstance(args[1], c_ast.Constant):
-            return None
-        try:
-            value = float(args[1].value.rstrip("fFlLuU"))
-        except ValueError:
-            return None
-        return int(value) if value.is_integer() else None
+                               "exp, log, tanh, fabs, fmin, fmax, pow, floor, ceil, trunc, "
+                               "round, sin, cos, exp2, log2, log10, their float forms "
+                               "(sqrtf, ...), and min/max macros written as a < b ? a : b")
 
     def _cast(self, node) -> Typed:
         names = tuple(n for n in self._base_type(node.to_type.type) if n != "const")

@@ -133,11 +133,11 @@ def find_function(unit, function: str | None, filename: str, skipped=()):
 
 
 def _skipped_text(skipped) -> str:
-    skipped = getattr(unit, "polyopt_skipped", [])
     if not skipped:
         return ""
-    shown = "; ".join(f"{s.where}: {s.error}" for s in skipped[:3])
-    return f" that the parser could read (left out, not C99 it understands: {shown})"
+    shown = "; ".join(f"at {s.where}: {s.error}" for s in skipped[:3])
+    return (f" that polyopt could read (it cannot parse the C code {shown}; only C99 "
+            "without compiler extensions is understood in the kernel's function)")
 
 
 def scop_items(func, filename: str) -> list:
