@@ -40,7 +40,9 @@ _MATH = {name: name for name in ("sqrt", "exp", "log", "tanh", "fabs")}
 _MINMAX = {"fmax": "max", "fmin": "min"}
 # C's math library functions computed as C's (LLVM's intrinsics): name -> arity
 _LIBM = {"pow": 2, "floor": 1, "ceil": 1, "trunc": 1, "round": 1, "sin": 1, "cos": 1,
-         "exp2": 1, "log2": 1, "log10": 1}
+         "exp2": 1, "log2": 1, "log10": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1,
+         "sinh": 1, "cosh": 1, "cbrt": 1, "expm1": 1, "log1p": 1, "erf": 1, "atan2": 2,
+         "fmod": 2, "hypot": 2}
 _INT_MAX, _LONG_MAX = 2 ** 31 - 1, 2 ** 63 - 1
 
 
@@ -358,7 +360,9 @@ class CExpressions:
                                   keywords=[], **at), ctype)
         raise self.error(node, f"calling '{func}' is not supported; the scop may call sqrt, "
                                "exp, log, tanh, fabs, fmin, fmax, pow, floor, ceil, trunc, "
-                               "round, sin, cos, exp2, log2, log10, their float forms "
+                               "round, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, "
+                               "exp2, log2, log10, expm1, log1p, cbrt, erf, fmod, hypot, "
+                               "their float forms "
                                "(sqrtf, ...), and min/max macros written as a < b ? a : b")
 
     def _cast(self, node) -> Typed:

@@ -49,8 +49,10 @@ def _libm(name: str):
 
 # C's math library functions beyond po's (the C front end calls them as libm.NAME;
 # Python kernels as math.NAME): computed as C computes them (LLVM's intrinsics).
-LIBM = {name: _libm(name) for name in ("pow", "floor", "ceil", "trunc", "round", "sin",
-                                       "cos", "exp2", "log2", "log10")}
+LIBM = {name: _libm(name) for name in (
+    "pow", "floor", "ceil", "trunc", "round", "sin", "cos", "exp2", "log2", "log10", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "cbrt", "expm1", "log1p", "erf", "atan2",
+    "fmod", "hypot")}
 libm = types.ModuleType("libm", "C's math library functions for kernels from C")
 libm.__dict__.update(LIBM)
 # Callables a kernel may call, by identity: (object, polyopt function name).
@@ -64,15 +66,16 @@ _CALLABLES = (
     + [(builtins.abs, "abs"), (builtins.max, "max"), (builtins.min, "min"),
        (maximum, "maximum"), (minimum, "minimum"), (if_then_else, "if_then_else")]
 )
-_ARITY = {"maximum": 2, "minimum": 2, "if_then_else": 3, "fabs": 1, "pow": 2}
+_ARITY = {"maximum": 2, "minimum": 2, "if_then_else": 3, "fabs": 1, "pow": 2, "atan2": 2,
+          "fmod": 2, "hypot": 2}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%"}
 _COMPARES = {ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",
              ast.Eq: "__eq__", ast.NotEq: "__ne__"}
 _MAX_POWER = 8
 SUPPORTED_CALLS = "po.exp, po.log, po.sqrt, po.tanh, po.abs, po.maximum, po.minimum, " \
-                  "po.if_then_else, abs, min, max and math.pow/floor/ceil/trunc/sin/cos/" \
-                  "exp2/log2/log10"
+                  "po.if_then_else, abs, min, max and math.pow/floor/ceil/trunc/sin/cos/tan/" \
+                  "exp2/log2/log10/..."
 
 
 class Translator:

@@ -1,5 +1,6 @@
 """C's math library in a scop, as C has it: ``pow`` with any exponent and the other
-functions in their double and float forms give gcc's numbers (the same libm results)."""
+functions in their double and float forms give gcc's numbers (the same libm results:
+LLVM's intrinsics, or calls of the C library's function where LLVM has none)."""
 
 import numpy as np
 import pytest
@@ -10,10 +11,13 @@ from polyopt.frontend.c_native import NativeFunction, arguments, call_polyopt, c
 DOUBLE = ["pow(2.0, -alpha * A[i])", "pow(A[i], 3)", "pow(A[i], i)", "pow(A[i], 0.5)",
           "floor(A[i] * 3)", "ceil(A[i] * 7)", "trunc(-A[i] * 5)", "round(A[i] * 4.5)",
           "sin(A[i])", "cos(A[i])", "exp2(A[i])", "log2(A[i])", "log10(A[i])",
-          "pow(i, 2)"]
+          "pow(i, 2)", "tan(A[i])", "atan(A[i])", "atan2(A[i], alpha)", "fmod(A[i] * 7, 0.3)",
+          "hypot(A[i], alpha)", "cbrt(A[i])", "expm1(A[i])", "log1p(A[i])", "erf(A[i])",
+          "sinh(A[i]) + cosh(A[i]) + asin(A[i] - 1) + acos(A[i] - 1)"]
 FLOAT = ["powf(C[i], 1.7f)", "powf(C[i], 2)", "sinf(C[i])", "cosf(C[i])",
          "floorf(C[i] * 3.0f)", "ceilf(C[i])", "sqrtf(C[i])", "fabsf(-C[i])",
-         "log10f(C[i])", "pow(C[i], 1.5f)"]
+         "log10f(C[i])", "pow(C[i], 1.5f)", "atanf(C[i])", "fmodf(C[i], 0.3f)",
+         "tanf(C[i]) + cbrtf(C[i])"]
 
 
 def _kernel(expression: str, target: str) -> str:
