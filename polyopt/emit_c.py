@@ -175,7 +175,7 @@ class _CValuePrinter(ValuePrinter):
         if expr.dtype == "float32":
             text = re.sub(r"^(sqrt|exp|log|tanh|fabs|pow|floor|ceil|trunc|round|sin|cos|exp2|"
                           r"log2|log10|tan|asin|acos|atan|sinh|cosh|cbrt|expm1|log1p|erf|"
-                          r"atan2|fmod|hypot)\(", r"\1f(", text)
+                          r"atan2|fmod|hypot|fmax|fmin)\(", r"\1f(", text)
         return text
 
 

@@ -37,13 +37,17 @@ _BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "%": ast.Mod
 _COMPARES = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq,
              "!=": ast.NotEq}
 _MATH = {name: name for name in ("sqrt", "exp", "log", "tanh", "fabs")}
-_MINMAX = {"fmax": "max", "fmin": "min"}
 # C's math library functions computed as C's (LLVM's intrinsics): name -> arity
 _LIBM = {"pow": 2, "floor": 1, "ceil": 1, "trunc": 1, "round": 1, "sin": 1, "cos": 1,
          "exp2": 1, "log2": 1, "log10": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1,
          "sinh": 1, "cosh": 1, "cbrt": 1, "expm1": 1, "log1p": 1, "erf": 1, "atan2": 2,
-         "fmod": 2, "hypot": 2}
+         "fmod": 2, "hypot": 2, "fmax": 2, "fmin": 2}
 _INT_MAX, _LONG_MAX = 2 ** 31 - 1, 2 ** 63 - 1
+# gcc's builtins behind <math.h>'s INFINITY, NAN and HUGE_VAL: value and C type
+_BUILTIN_CONSTANTS = {
+    "__builtin_inff": (float("inf"), "f32"), "__builtin_inf": (float("inf"), "f64"),
+    "__builtin_huge_valf": (float("inf"), "f32"), "__builtin_huge_val": (float("inf"), "f64"),
+    "__builtin_nanf": (float("nan"), "f32"), "__builtin_nan": (float("nan"), "f64")}
 
 
 @dataclass(frozen=True)
@@ -336,8 +340,12 @@ class CExpressions:
             raise self.error(node, f"calling '{self.show(node.name)}' is not supported")
         func = node.name.name
         args = list(node.args.exprs) if node.args is not None else []
+        if func in _BUILTIN_CONSTANTS:  # INFINITY, NAN, HUGE_VAL of the system headers
+            value, ctype = _BUILTIN_CONSTANTS[func]
+            constant = Typed(ast.Constant(value, **at), ctype, weak=True)
+            return Typed(self.cast(constant, ctype), ctype)
         base, ctype = (func[:-1], "f32") if func.endswith("f") and \
-            func[:-1] in {**_MATH, **_MINMAX, **_LIBM} else (func, "f64")
+            func[:-1] in {**_MATH, **_LIBM} else (func, "f64")
         if base in _LIBM:
             if len(args) != _LIBM[base]:
                 raise self.error(node, f"{func}() takes {_LIBM[base]} argument(s)")
@@ -352,12 +360,6 @@ class CExpressions:
                 if name != "abs" else ast.Name("abs", ast.Load(), **at)
             value = self.cast(self.typed(args[0]), ctype)
             return Typed(ast.Call(func=target, args=[value], keywords=[], **at), ctype)
-        if base in _MINMAX:
-            if len(args) != 2:
-                raise self.error(node, f"{func}() takes two arguments")
-            values = [self.cast(self.typed(a), ctype) for a in args]
-            return Typed(ast.Call(func=ast.Name(_MINMAX[base], ast.Load(), **at), args=values,
-                                  keywords=[], **at), ctype)
         raise self.error(node, f"calling '{func}' is not supported; the scop may call sqrt, "
                                "exp, log, tanh, fabs, fmin, fmax, pow, floor, ceil, trunc, "
                                "round, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, "

@@ -52,7 +52,7 @@ def _libm(name: str):
 LIBM = {name: _libm(name) for name in (
     "pow", "floor", "ceil", "trunc", "round", "sin", "cos", "exp2", "log2", "log10", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "cbrt", "expm1", "log1p", "erf", "atan2",
-    "fmod", "hypot")}
+    "fmod", "hypot", "fmax", "fmin")}
 libm = types.ModuleType("libm", "C's math library functions for kernels from C")
 libm.__dict__.update(LIBM)
 # Callables a kernel may call, by identity: (object, polyopt function name).
@@ -67,7 +67,7 @@ _CALLABLES = (
        (maximum, "maximum"), (minimum, "minimum"), (if_then_else, "if_then_else")]
 )
 _ARITY = {"maximum": 2, "minimum": 2, "if_then_else": 3, "fabs": 1, "pow": 2, "atan2": 2,
-          "fmod": 2, "hypot": 2}
+          "fmod": 2, "hypot": 2, "fmax": 2, "fmin": 2}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%"}
 _COMPARES = {ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",

@@ -13,7 +13,8 @@ DOUBLE = ["pow(2.0, -alpha * A[i])", "pow(A[i], 3)", "pow(A[i], i)", "pow(A[i], 
           "sin(A[i])", "cos(A[i])", "exp2(A[i])", "log2(A[i])", "log10(A[i])",
           "pow(i, 2)", "tan(A[i])", "atan(A[i])", "atan2(A[i], alpha)", "fmod(A[i] * 7, 0.3)",
           "hypot(A[i], alpha)", "cbrt(A[i])", "expm1(A[i])", "log1p(A[i])", "erf(A[i])",
-          "sinh(A[i]) + cosh(A[i]) + asin(A[i] - 1) + acos(A[i] - 1)"]
+          "sinh(A[i]) + cosh(A[i]) + asin(A[i] - 1) + acos(A[i] - 1)",
+          "fmax(A[i], 1.0) + fmin(A[i], 1)"]
 FLOAT = ["powf(C[i], 1.7f)", "powf(C[i], 2)", "sinf(C[i])", "cosf(C[i])",
          "floorf(C[i] * 3.0f)", "ceilf(C[i])", "sqrtf(C[i])", "fabsf(-C[i])",
          "log10f(C[i])", "pow(C[i], 1.5f)", "atanf(C[i])", "fmodf(C[i], 0.3f)",
@@ -53,3 +54,17 @@ def test_math_in_the_emitted_c(tmp_path, capsys):
     path.write_text(_kernel("powf(C[i], 1.7f) + floorf(C[i])", "D"))
     assert main(["opt", str(path), "--emit", "c"]) == 0
     assert "powf(" in capsys.readouterr().out
+
+
+def test_fmax_and_fmin_ignore_a_nan_as_c_does():
+    """C's fmax(x, NaN) is x (not NaN, as a plain maximum would give)."""
+    source = _kernel("fmax(A[i], alpha) + fmin(alpha, A[i]) + fmaxf(C[i], NAN)", "B")
+    kernel = po.from_c(source)
+    reference = arguments(kernel, {"n": 8}, seed=1)
+    reference["A"][::2] = np.nan
+    reference["alpha"][...] = np.nan
+    ours = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in reference.items()}
+    NativeFunction(compile_c(source, ("-O2",)), "f", kernel.c_params)(reference)
+    call_polyopt(kernel, po.build(po.create_schedule(kernel)), ours)
+    np.testing.assert_array_equal(ours["B"], reference["B"])
+    assert np.isnan(ours["B"][::2]).all() and not np.isnan(ours["B"][1::2]).any()

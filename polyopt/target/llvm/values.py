@@ -209,8 +209,8 @@ class ValueEmitter:
         if dtypes.is_float(dtype):
             if expr.func == "neg":
                 return self.b.fneg(args[0])
-            name = {"abs": "fabs", "maximum": "maximum", "minimum": "minimum"}.get(
-                expr.func, expr.func)
+            name = {"abs": "fabs", "maximum": "maximum", "minimum": "minimum",
+                    "fmax": "maxnum", "fmin": "minnum"}.get(expr.func, expr.func)
             suffix = "f32" if dtype == "float32" else "f64"
             if name in LIBC_CALLS:  # no intrinsic: the C library's atan / atanf
                 fn = intrinsic(self.module, name + ("f" if dtype == "float32" else ""), ty,
