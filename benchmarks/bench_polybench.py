@@ -176,12 +176,17 @@ def compile_times(sources) -> int:
     """``--compile-only``: schedule and build each kernel (1 thread), print the seconds."""
     worst = 0.0
     for name, text, function, _ in sources:
-        kernel = po.from_c(text, function)
-        start, cpu = time.perf_counter(), time.process_time()
-        schedule = po.auto_schedule(kernel)
-        auto = (time.perf_counter() - start, time.process_time() - cpu)
-        start, cpu = time.perf_counter(), time.process_time()
-        po.build(schedule, num_threads=1)
+        try:
+            kernel = po.from_c(text, function)
+            start, cpu = time.perf_counter(), time.process_time()
+            schedule = po.auto_schedule(kernel)
+            auto = (time.perf_counter() - start, time.process_time() - cpu)
+            start, cpu = time.perf_counter(), time.process_time()
+            po.build(schedule, num_threads=1)
+        except po.PolyoptError as err:  # reported, the others go on
+            print(f"{name:16s} REFUSED ({type(err).__name__}): {' '.join(str(err).split())}",
+                  flush=True)
+            continue
         built = (time.perf_counter() - start, time.process_time() - cpu)
         worst = max(worst, built[1])
         print(f"{name:16s} auto_schedule {auto[0]:.2f}s (CPU {auto[1]:.2f}s)  compile "
@@ -241,7 +246,7 @@ def _te_row(title, output, tensors, arrays, template, rounds, expected) -> dict:
 
 def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
            origin: str = "benchmarks/polybench (written for polyopt)",
-           baseline: str | None = None) -> tuple[str, dict]:
+           baseline: str | None = None, refused=()) -> tuple[str, dict]:
     lines = ["# PolyBench-style kernels: automatic schedule vs gcc -O3 -march=native", "",
              f"Kernels: {origin}.", "",
              f"{datetime.date.today()} · {platform.machine()} · {os.cpu_count()} CPUs · "
@@ -275,6 +280,8 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     compile_cpu = max((r["compile_cpu"][1] for r in rows), default=0.0)
     all_same = all(all(r["same"].values()) for r in rows)
     checks = [
+        ("every kernel optimized (none refused)", f"{len(refused)} refused" if refused
+         else "all", not refused),
         ("geomean speedup over gcc on 1 thread >= 4x", f"{geo1:.2f}x", geo1 >= 4),
         ("no kernel below 0.9x gcc (1 thread)", f"lowest {worst:.2f}x", worst >= 0.9),
         ("auto_schedule < 1 s per kernel", f"largest {auto_max:.2f} s ({auto_cpu:.2f} s "
@@ -312,13 +319,17 @@ def report(rows: list[dict], te_rows: list[dict], rounds: int, load,
     lines += ["| target | measured | result |", "|---|---|---|"]
     lines += [f"| {what} | {measured} | {'PASS' if ok else 'FAIL'} |"
               for what, measured, ok in checks]
+    if refused:
+        lines += ["", "Refused kernels (not in the geomean):", "",
+                  "| kernel | error | reason |", "|---|---|---|"]
+        lines += [f"| {r['kernel']} | {r['error']} | {r['reason'][:300]} |" for r in refused]
     lines += ["", "## What the automatic scheduler chose", ""]
     for r in rows:
         lines += [f"### {r['kernel']}", "", "```", r["report"], "", r["script"] or
                   "(source order)", "```", ""]
     for t in te_rows:
         lines += [f"### {t['title']} (tensor expression)", "", "```", t["script"], "```", ""]
-    data = {"kernels": rows, "tensor_expressions": te_rows,
+    data = {"kernels": rows, "refused": list(refused), "tensor_expressions": te_rows,
             "targets": [{"target": w, "measured": m, "pass": ok} for w, m, ok in checks]}
     return "\n".join(lines) + "\n", data
 
@@ -359,7 +370,7 @@ def main() -> int:
     if args.compile_only:
         return compile_times(sources)
     load_before = os.getloadavg()[0]
-    rows = []
+    rows, refused = [], []
     for name, text, function, table in sources:
         defines = {}
         if args.quick:
@@ -367,8 +378,14 @@ def main() -> int:
             for key in ("TSTEPS", "TMAX"):
                 if key in defines:
                     defines[key] = 10
-        row = run_kernel(name, text, function, {**table, **defines}, defines, args.rounds,
-                         _options(args.baseline))
+        try:
+            row = run_kernel(name, text, function, {**table, **defines}, defines,
+                             args.rounds, _options(args.baseline))
+        except po.PolyoptError as err:  # one refused kernel: reported, the run goes on
+            reason = " ".join(str(err).split())
+            print(f"{name:16s} REFUSED ({type(err).__name__}): {reason}", flush=True)
+            refused.append({"kernel": name, "error": type(err).__name__, "reason": reason})
+            continue
         m = row["medians"]
         if args.baseline:
             print(f"{name:16s} baseline ({args.baseline}): "
@@ -388,7 +405,7 @@ def main() -> int:
     origin = (f"the PolyBench/C checkout {args.polybench}" if args.polybench else
               "benchmarks/polybench (written for polyopt)")
     text, data = report(rows, te_rows, args.rounds, (load_before, os.getloadavg()[0]), origin,
-                        args.baseline)
+                        args.baseline, refused)
     print(text)
     if args.results and not args.quick:
         write_results(args.results, text, data)

@@ -173,7 +173,9 @@ class _CValuePrinter(ValuePrinter):
     def _call(self, expr) -> str:
         text = super()._call(expr)
         if expr.dtype == "float32":
-            text = re.sub(r"^(sqrt|exp|log|tanh|fabs)\(", r"\1f(", text)
+            text = re.sub(r"^(sqrt|exp|log|tanh|fabs|pow|floor|ceil|trunc|round|sin|cos|exp2|"
+                          r"log2|log10|tan|asin|acos|atan|sinh|cosh|cbrt|expm1|log1p|erf|"
+                          r"atan2|fmod|hypot|fmax|fmin)\(", r"\1f(", text)
         return text
 
 

@@ -16,6 +16,7 @@ Examples:
     polyopt opt examples/gemm.c --emit c -o gemm.opt.c --tile-size 32
     polyopt opt examples/gemm.c --emit so -o gemm.so
     polyopt opt examples/gemm.c --check --sizes ni=9,nj=11,nk=13 -D NI=9 -D NJ=11 -D NK=13
+    polyopt opt -I utilities linear-algebra/blas/gemm/gemm.c -D MINI_DATASET --emit c
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ import numpy as np
 
 from .help import help_text
 from ..emit_c import replace_scop, scop_c
-from ..errors import BackendError, InvalidArgumentError, UserProgramCrashError
+from ..errors import BackendError, FrontendError, InvalidArgumentError, UserProgramCrashError
 from ..frontend.c import from_c
-from ..frontend.c_native import (NativeFunction, arguments, call_polyopt, compile_c,
-                                 run_apart, signal_cause)
+from ..frontend.c_native import (DEFAULT_FLAGS, NativeFunction, arguments, call_polyopt,
+                                 compile_c, run_apart, signal_cause)
+from ..frontend.c_preprocess import CPPOptions
 from ..build import build
 from ..lower import lower
 from ..target.linker import write_atomically
@@ -50,7 +52,15 @@ def add_parser(commands) -> None:
     parser.add_argument("--function", help="the function to optimize (default: the one "
                                            "with #pragma scop)")
     parser.add_argument("-D", dest="defines", action="append", default=[],
-                        metavar="NAME=VALUE", help="a macro for the preprocessor")
+                        metavar="NAME[=VALUE]", help="define a macro, as a C compiler does "
+                                                     "(repeatable)")
+    parser.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                        help="undefine a macro (repeatable)")
+    parser.add_argument("-I", dest="include_dirs", action="append", default=[],
+                        metavar="DIR", help="a folder searched for headers, for <...> and "
+                                            "\"...\" includes (repeatable)")
+    parser.add_argument("-include", dest="includes", action="append", default=[],
+                        metavar="FILE", help="include FILE first (repeatable)")
     parser.add_argument("--emit", choices=("loops", "c", "so"), default="loops",
                         help="loops: print the loop nest (default); c: C with OpenMP; "
                              "so: a shared library built with gcc")
@@ -69,8 +79,10 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    defines = _pairs(args.defines, "-D")
-    kernel = from_c(args.file, args.function, defines=defines)
+    defines = _preprocessor(args)
+    kernel = from_c(args.file, args.function, defines=list(args.defines),
+                    include_dirs=list(args.include_dirs), undefines=list(args.undefines),
+                    includes=list(args.includes))
     schedule = create_schedule(kernel)
     if not args.default:
         options = {"fusion": args.fusion, "parallel": not args.no_parallel}
@@ -90,7 +102,7 @@ def run(args) -> int:
     else:
         text = replace_scop(original, scop_c(schedule, indent=1))
         target = args.output or os.path.splitext(args.file)[0] + ".so"
-        library = compile_c(_with_defines(text, defines), openmp=True)
+        library = compile_c(_with_defines(text, defines), _flags(defines), openmp=True)
         with open(library, "rb") as src:
             _write_bytes(target, src.read())
         print(f"wrote {target}")
@@ -105,7 +117,8 @@ def _check(kernel, schedule, original: str, defines: dict, args) -> int:
     given = _pairs(args.sizes.split(",") if args.sizes else [], "--sizes")
     sizes = _checked_sizes(kernel, given) if given else _small_sizes(kernel)
     reference = arguments(kernel, sizes)
-    native = NativeFunction(compile_c(_with_defines(original, defines), ("-O1",)),
+    native = NativeFunction(compile_c(_with_defines(original, defines),
+                                      ("-O1", *_flags(defines)[len(DEFAULT_FLAGS):])),
                             kernel.name, kernel.c_params)
     shown = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "the file's sizes"
     killed = run_apart(native, reference)
@@ -120,7 +133,8 @@ def _check(kernel, schedule, original: str, defines: dict, args) -> int:
     candidates = {"polyopt (LLVM)": lambda values: call_polyopt(kernel, built, values)}
     if args.emit in ("c", "so"):
         emitted = replace_scop(original, scop_c(schedule, indent=1))
-        function = NativeFunction(compile_c(_with_defines(emitted, defines), openmp=True),
+        function = NativeFunction(compile_c(_with_defines(emitted, defines), _flags(defines),
+                                            openmp=True),
                                   kernel.name, kernel.c_params)
         candidates["emitted C (gcc -fopenmp)"] = function
     failures = 0
@@ -222,8 +236,29 @@ def _pairs(items, flag: str) -> dict:
     return result
 
 
-def _with_defines(text: str, defines: dict) -> str:
-    return "".join(f"#define {k} {v}\n" for k, v in defines.items()) + text
+def _preprocessor(args) -> CPPOptions:
+    """-D, -U, -I and -include as checked preprocessor options (with the file's folder,
+    where the compiler finds its quoted includes, as an include folder for gcc later)."""
+    try:
+        return CPPOptions.make(defines=list(args.defines), undefines=list(args.undefines),
+                               include_dirs=[*args.include_dirs,
+                                             os.path.dirname(os.path.abspath(args.file))],
+                               includes=list(args.includes))
+    except FrontendError as err:
+        text = str(err)
+        for keyword, flag in (("undefines=", "-U"), ("include_dirs=", "-I"),
+                              ("includes=", "-include"), ("defines=", "-D")):
+            text = text.replace(keyword, flag)
+        raise InvalidArgumentError(text) from None
+
+
+def _flags(options: CPPOptions) -> tuple:
+    """gcc's flags for C text of the file compiled elsewhere: its include folders."""
+    return (*DEFAULT_FLAGS, *[f"-I{os.path.abspath(d)}" for d in options.include_dirs])
+
+
+def _with_defines(text: str, options: CPPOptions) -> str:
+    return options.macro_lines() + text
 
 
 def _read(path: str) -> str:

@@ -37,9 +37,11 @@ import re
 from ..errors import FrontendError, public
 from ..te.tensor import var
 from . import types as element_types
-from .c_source import (declarations_before, find_function, parse_source, read_c,
+from .c_preprocess import CPPOptions
+from .c_source import (declarations_before, find_function, parse_file, read_c,
                        resolve_typedefs, scop_items)
 from .c_translate import CParam, CTranslator, Translation
+from .exprs import libm
 from .kernel import Kernel, kernel_from_tree
 from .source import Source
 
@@ -63,16 +65,22 @@ class CKernel(Kernel):
 
 
 @public
-def from_c(path_or_text: str, function: str | None = None, *,
-           defines: dict | None = None) -> CKernel:
+def from_c(path_or_text: str, function: str | None = None, *, defines=None,
+           include_dirs=None, undefines=None, includes=None) -> CKernel:
     """The scop of a C function (a path or C text) as a kernel: ``po.create_schedule`` it.
 
     ``function`` picks the function (default: the one with ``#pragma scop``, or the only
-    one); ``defines`` are macros for the preprocessor (``{"N": 20}``).
+    one).  The preprocessor options are a C compiler's: ``defines`` macros
+    (``{"N": 20, "FAST": None}`` or ``["N=20", "FAST"]``, as ``-D``), ``include_dirs``
+    folders searched for headers (``-I``, for ``<...>`` and ``"..."``), ``undefines``
+    (``-U``) and ``includes`` files included first (``-include``).  Only the function's
+    scop must be in the supported subset; system headers are read as gcc finds them.
     """
     source = read_c(path_or_text)
-    unit = parse_source(source, defines)
-    func = find_function(unit, function, source.filename)
+    options = CPPOptions.make(defines=defines, include_dirs=include_dirs,
+                              undefines=undefines, includes=includes)
+    unit, skipped = parse_file(source, options=options)
+    func = find_function(unit, function, source.filename, skipped)
     resolve_typedefs(unit, func)
     items = scop_items(func, source.filename)
     declarations = declarations_before(func, items)
@@ -104,7 +112,7 @@ def _scalar_to_keep(message: str, translator: CTranslator, kept: frozenset[str])
 
 def _kernel(translation: Translation, filename: str) -> Kernel:
     sizes = {name: var(name) for name in translation.sizes}
-    namespace = {"math": math, **{short: getattr(element_types, short)
+    namespace = {"math": math, "libm": libm, **{short: getattr(element_types, short)
                                   for short in ("f32", "f64", "i8", "u8", "i32", "i64")}}
     namespace.update(sizes)
     source = Source(translation.tree.name, filename, 1)

@@ -37,9 +37,17 @@ _BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "%": ast.Mod
 _COMPARES = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq,
              "!=": ast.NotEq}
 _MATH = {name: name for name in ("sqrt", "exp", "log", "tanh", "fabs")}
-_MINMAX = {"fmax": "max", "fmin": "min"}
-_MAX_POWER = 8
+# C's math library functions computed as C's (LLVM's intrinsics): name -> arity
+_LIBM = {"pow": 2, "floor": 1, "ceil": 1, "trunc": 1, "round": 1, "sin": 1, "cos": 1,
+         "exp2": 1, "log2": 1, "log10": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1,
+         "sinh": 1, "cosh": 1, "cbrt": 1, "expm1": 1, "log1p": 1, "erf": 1, "atan2": 2,
+         "fmod": 2, "hypot": 2, "fmax": 2, "fmin": 2}
 _INT_MAX, _LONG_MAX = 2 ** 31 - 1, 2 ** 63 - 1
+# gcc's builtins behind <math.h>'s INFINITY, NAN and HUGE_VAL: value and C type
+_BUILTIN_CONSTANTS = {
+    "__builtin_inff": (float("inf"), "f32"), "__builtin_inf": (float("inf"), "f64"),
+    "__builtin_huge_valf": (float("inf"), "f32"), "__builtin_huge_val": (float("inf"), "f64"),
+    "__builtin_nanf": (float("nan"), "f32"), "__builtin_nan": (float("nan"), "f64")}
 
 
 @dataclass(frozen=True)
@@ -332,15 +340,18 @@ class CExpressions:
             raise self.error(node, f"calling '{self.show(node.name)}' is not supported")
         func = node.name.name
         args = list(node.args.exprs) if node.args is not None else []
+        if func in _BUILTIN_CONSTANTS:  # INFINITY, NAN, HUGE_VAL of the system headers
+            value, ctype = _BUILTIN_CONSTANTS[func]
+            constant = Typed(ast.Constant(value, **at), ctype, weak=True)
+            return Typed(self.cast(constant, ctype), ctype)
         base, ctype = (func[:-1], "f32") if func.endswith("f") and \
-            func[:-1] in {**_MATH, **_MINMAX, "pow": 0} else (func, "f64")
-        if base == "pow":
-            power = self._power(args)
-            if power is None or not 1 <= power <= _MAX_POWER:
-                raise self.error(node, f"pow() is supported with a constant integer exponent "
-                                       f"from 1 to {_MAX_POWER} only")
-            value = self.cast(self.typed(args[0]), ctype)
-            return Typed(ast.BinOp(value, ast.Pow(), ast.Constant(power, **at), **at), ctype)
+            func[:-1] in {**_MATH, **_LIBM} else (func, "f64")
+        if base in _LIBM:
+            if len(args) != _LIBM[base]:
+                raise self.error(node, f"{func}() takes {_LIBM[base]} argument(s)")
+            values = [self.cast(self.typed(a), ctype) for a in args]
+            target = ast.Attribute(ast.Name("libm", ast.Load(), **at), base, ast.Load(), **at)
+            return Typed(ast.Call(func=target, args=values, keywords=[], **at), ctype)
         if base in _MATH:
             if len(args) != 1:
                 raise self.error(node, f"{func}() takes one argument")
@@ -349,26 +360,12 @@ class CExpressions:
                 if name != "abs" else ast.Name("abs", ast.Load(), **at)
             value = self.cast(self.typed(args[0]), ctype)
             return Typed(ast.Call(func=target, args=[value], keywords=[], **at), ctype)
-        if base in _MINMAX:
-            if len(args) != 2:
-                raise self.error(node, f"{func}() takes two arguments")
-            values = [self.cast(self.typed(a), ctype) for a in args]
-            return Typed(ast.Call(func=ast.Name(_MINMAX[base], ast.Load(), **at), args=values,
-                                  keywords=[], **at), ctype)
         raise self.error(node, f"calling '{func}' is not supported; the scop may call sqrt, "
-                               "exp, log, tanh, fabs, fmin, fmax and pow (constant integer "
-                               "exponent), their float forms (sqrtf, ...), and min/max "
-                               "macros written as a < b ? a : b")
-
-    def _power(self, args):
-        from pycparser import c_ast
-        if len(args) != 2 or not isinstance(args[1], c_ast.Constant):
-            return None
-        try:
-            value = float(args[1].value.rstrip("fFlLuU"))
-        except ValueError:
-            return None
-        return int(value) if value.is_integer() else None
+                               "exp, log, tanh, fabs, fmin, fmax, pow, floor, ceil, trunc, "
+                               "round, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, "
+                               "exp2, log2, log10, expm1, log1p, cbrt, erf, fmod, hypot, "
+                               "their float forms "
+                               "(sqrtf, ...), and min/max macros written as a < b ? a : b")
 
     def _cast(self, node) -> Typed:
         names = tuple(n for n in self._base_type(node.to_type.type) if n != "const")

@@ -1,9 +1,9 @@
 """C source for :func:`~polyopt.frontend.c.from_c`: preprocessing, parsing, and the scop.
 
-The system preprocessor (``cc -E``) runs first, with system ``#include <...>`` lines
-left out (the kernel only needs its own macros; math functions need no declaration to
-be recognized).  pycparser parses the result; its line markers keep the user's file and
-line numbers.  :func:`find_function` picks the function and :func:`scop_items` the
+The system preprocessor (``cc -E``) runs first, with a C compiler's options (``-I``,
+``-D``, ``-U``, ``-include``: :mod:`~polyopt.frontend.c_preprocess`, which also leaves
+the system headers out but for their typedef names).  pycparser parses the result; its
+line markers keep the user's file and line numbers.  :func:`find_function` picks the function and :func:`scop_items` the
 statements between ``#pragma scop`` and ``#pragma endscop`` (the whole body without
 them).
 
@@ -23,8 +23,8 @@ import subprocess
 from dataclasses import dataclass
 
 from ..errors import FrontendError, MissingBackendError
+from .c_preprocess import CPPOptions, parse_tolerant, split_system, system_typedefs
 
-_SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s*<[^>]*>.*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,67 +50,65 @@ def read_c(path_or_text: str) -> CText:
     return CText(path_or_text, "<string>", ".")
 
 
-def preprocess(source: CText, defines: dict | None = None) -> str:
-    """``cc -E`` on the text, system includes dropped (their lines kept blank)."""
-    text = _SYSTEM_INCLUDE.sub("", source.text)
+def preprocess(source: CText, options: CPPOptions | None = None) -> str:
+    """``cc -E`` on the text with the compiler options ``options`` (its line markers
+    kept)."""
+    options = options or CPPOptions()
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise MissingBackendError("from_c runs the C preprocessor, and no 'cc' or 'gcc' is "
                                   "installed: apt-get install gcc (or set CC)")
-    flags = [f"-D{name}={value}" for name, value in _defines(defines).items()]
     filename = source.filename
-    command = [compiler, "-E", "-x", "c", *flags, "-I", source.directory, "-"]
+    if filename == "<string>":  # text: quoted includes from the working folder
+        command = [compiler, "-E", "-x", "c", *options.flags(), "-iquote", ".", "-"]
+        stdin = f'# 1 "{filename}"\n{source.text}'.encode()
+    else:  # a file: the compiler finds its quoted includes beside it
+        command = [compiler, "-E", "-x", "c", *options.flags(), filename]
+        stdin = b""
     try:
-        result = subprocess.run(command, input=f'# 1 "{filename}"\n{text}'.encode(),
-                                capture_output=True, timeout=60)
+        result = subprocess.run(command, input=stdin, capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as err:
         raise FrontendError(f"running the C preprocessor ({compiler} -E) failed: {err}") from err
     stderr = result.stderr.decode("utf-8", errors="replace").strip()
     if result.returncode != 0:
-        raise FrontendError(f"the C preprocessor rejected {filename}:\n{stderr[:4000]}")
+        hint = ""
+        if "No such file" in stderr:
+            hint = ("\n(a header not found: give the folders of your headers with -I DIR, "
+                    "include_dirs= in po.from_c)")
+        raise FrontendError(f"the C preprocessor rejected {filename}:\n{stderr[:4000]}{hint}")
     return result.stdout.decode("utf-8", errors="replace")
 
 
-_MACRO_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+def parse_source(source: CText, defines=None, options: CPPOptions | None = None):
+    """The pycparser ``FileAST`` of the preprocessed :class:`CText` (system headers left
+    out but their typedef names; top-level pieces the parser cannot read left out)."""
+    return parse_file(source, defines, options)[0]
 
 
-def _defines(defines) -> dict:
-    """``defines`` checked: a mapping from macro names to values without line breaks."""
-    if defines is None:
-        return {}
-    if not isinstance(defines, dict):
-        raise FrontendError(f"defines= takes a dict of macros, e.g. {{'N': 20}}, got "
-                            f"{type(defines).__name__}")
-    checked = {}
-    for name, value in defines.items():
-        if not isinstance(name, str) or not _MACRO_NAME.fullmatch(name):
-            raise FrontendError(f"defines= has the key {name!r}, which is not a C macro "
-                                "name")
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)) \
-                or "\n" in str(value) or "\0" in str(value):
-            raise FrontendError(f"the macro {name} has the value {value!r}; give a number "
-                                "or a one-line C text")
-        checked[name] = value
-    return checked
-
-
-def parse_source(source: CText, defines: dict | None = None):
-    """The pycparser ``FileAST`` of the preprocessed :class:`CText`."""
+def parse_file(source: CText, defines=None, options: CPPOptions | None = None):
+    """:func:`parse_source`, and the :class:`~polyopt.frontend.c_preprocess.Skipped`
+    pieces."""
     try:
         from pycparser import c_parser
     except ImportError as err:
         raise MissingBackendError("the C front end needs pycparser: python3 -m pip install "
                                   "'polyopt[c]' (or pip install pycparser)") from err
-    expanded = preprocess(source, defines)
+    if options is None:
+        options = CPPOptions.make(defines=defines)
+    user, system = split_system(preprocess(source, options))
+    typedefs = system_typedefs(system)
+    prelude = '# 1 "<system headers>"\n' + "\n".join(typedefs.values()) + "\n"
     try:
-        return c_parser.CParser().parse(expanded, source.filename)
+        unit, skipped = parse_tolerant(c_parser.CParser, prelude, user, source.filename)
+    except FrontendError:
+        raise
     except Exception as err:  # pycparser raises ParseError and, on odd input, others
         raise FrontendError(f"cannot parse the C code: {err} (only C99 without compiler "
-                            "extensions is understood; include system headers with "
-                            "#include <...>, which is left out)") from err
+                            "extensions is understood in the kernel's function)") from err
+    return unit, skipped
 
 
-def find_function(unit, function: str | None, filename: str):
+def find_function(unit, function: str | None, filename: str, skipped=()):
     """The function named ``function``; else the one with ``#pragma scop``, else the only one."""
     from pycparser import c_ast
     funcs = [node for node in unit.ext if isinstance(node, c_ast.FuncDef)]
@@ -119,7 +117,8 @@ def find_function(unit, function: str | None, filename: str):
             if func.decl.name == function:
                 return func
         raise FrontendError(f"{filename} defines no function '{function}'; it defines "
-                            f"{', '.join(f.decl.name for f in funcs) or 'none'}")
+                            f"{', '.join(f.decl.name for f in funcs) or 'none'}"
+                            f"{_skipped_text(skipped)}")
     with_scop = [f for f in funcs if any(_is_pragma(s, "scop") for s in _items(f.body))]
     if len(with_scop) == 1:
         return with_scop[0]
@@ -127,10 +126,18 @@ def find_function(unit, function: str | None, filename: str):
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
-        raise FrontendError(f"{filename} defines no function")
+        raise FrontendError(f"{filename} defines no function{_skipped_text(skipped)}")
     raise FrontendError(f"{filename} defines several functions "
                         f"({', '.join(f.decl.name for f in candidates)}); pick one with "
                         "function=NAME (--function on the command line)")
+
+
+def _skipped_text(skipped) -> str:
+    if not skipped:
+        return ""
+    shown = "; ".join(f"at {s.where}: {s.error}" for s in skipped[:3])
+    return (f" that polyopt could read (it cannot parse the C code {shown}; only C99 "
+            "without compiler extensions is understood in the kernel's function)")
 
 
 def scop_items(func, filename: str) -> list:

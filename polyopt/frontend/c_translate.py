@@ -13,8 +13,8 @@ like any other.  The correspondence:
   ``++i``, ``i = i + s`` too); a decreasing loop ``for (i = hi; i >= lo; i--)`` runs
   over ``-i`` (``for i in range(-hi, -lo + 1)``, and ``i`` reads ``-i``);
 - ``if``/``else``, ``=``, ``+= -= *= /= %=``, ``?:`` (``a < b ? a : b`` is ``min``),
-  ``&& || !``, ``sqrt exp log tanh fabs fmin fmax`` (and their ``f`` forms), ``pow(x, k)``
-  with a small constant integer ``k``; expressions keep C's types and conversions and
+  ``&& || !``, ``sqrt exp log tanh fabs fmin fmax pow floor ceil trunc round sin cos
+  exp2 log2 log10`` (and their ``f`` forms) with C's argument and result types; expressions keep C's types and conversions and
   ``/`` ``%`` truncate toward zero (:mod:`~polyopt.frontend.c_exprs`);
 - local scalars are forward-substituted temporaries where that is exact, otherwise
   (a value carried across iterations, such as an accumulator) 0-d scratch arrays, as
@@ -46,8 +46,8 @@ _SIZE_TYPES = {("int",): "i32", ("signed", "int"): "i32", ("long",): "i64",
 _UNSIGNED_SIZES = {("unsigned",), ("unsigned", "int"), ("size_t",), ("unsigned", "long")}
 _AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%"}
 # Names the generated Python refers to: a C identifier equal to one is renamed.
-HELPER_NAMES = frozenset({"range", "min", "max", "math", "f32", "f64", "i8", "u8", "i32",
-                          "i64"})
+HELPER_NAMES = frozenset({"range", "min", "max", "math", "libm", "f32", "f64", "i8", "u8",
+                          "i32", "i64"})
 
 
 @dataclass

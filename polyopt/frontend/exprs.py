@@ -29,7 +29,7 @@ import types
 import numpy as np
 
 from ..errors import FrontendError, InvalidArgumentError
-from ..te.expr import Expr, Logical, TensorRead, as_expr
+from ..te.expr import Call, Expr, Logical, TensorRead, as_expr
 from ..te.tensor import (Tensor, abs_, exp, if_then_else, log, maximum, minimum, sqrt,
                          tanh)
 from .scope import DeadName, LoopName, Scopes, TempName
@@ -37,23 +37,45 @@ from .source import Source
 from .types import ElementType
 
 _UNARY = {"exp": exp, "log": log, "sqrt": sqrt, "tanh": tanh, "abs": abs_}
+
+
+def _libm(name: str):
+    def apply(*args):
+        return Call.make(name, *args)
+
+    apply.__name__ = apply.__qualname__ = name
+    return apply
+
+
+# C's math library functions beyond po's (the C front end calls them as libm.NAME;
+# Python kernels as math.NAME): computed as C computes them (LLVM's intrinsics).
+LIBM = {name: _libm(name) for name in (
+    "pow", "floor", "ceil", "trunc", "round", "sin", "cos", "exp2", "log2", "log10", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "cbrt", "expm1", "log1p", "erf", "atan2",
+    "fmod", "hypot", "fmax", "fmin")}
+libm = types.ModuleType("libm", "C's math library functions for kernels from C")
+libm.__dict__.update(LIBM)
 # Callables a kernel may call, by identity: (object, polyopt function name).
 _CALLABLES = (
     [(f, name) for name, f in _UNARY.items()]
     + [(getattr(math, n), n) for n in ("exp", "log", "sqrt", "tanh")] + [(math.fabs, "abs")]
     + [(getattr(np, n), n) for n in ("exp", "log", "sqrt", "tanh", "abs", "fabs",
                                       "maximum", "minimum")]
+    + [(f, name) for name, f in LIBM.items()]
+    + [(getattr(math, n), n) for n in LIBM if hasattr(math, n)]
     + [(builtins.abs, "abs"), (builtins.max, "max"), (builtins.min, "min"),
        (maximum, "maximum"), (minimum, "minimum"), (if_then_else, "if_then_else")]
 )
-_ARITY = {"maximum": 2, "minimum": 2, "if_then_else": 3, "fabs": 1}
+_ARITY = {"maximum": 2, "minimum": 2, "if_then_else": 3, "fabs": 1, "pow": 2, "atan2": 2,
+          "fmod": 2, "hypot": 2, "fmax": 2, "fmin": 2}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%"}
 _COMPARES = {ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__", ast.GtE: "__ge__",
              ast.Eq: "__eq__", ast.NotEq: "__ne__"}
 _MAX_POWER = 8
 SUPPORTED_CALLS = "po.exp, po.log, po.sqrt, po.tanh, po.abs, po.maximum, po.minimum, " \
-                  "po.if_then_else, abs, min and max"
+                  "po.if_then_else, abs, min, max and math.pow/floor/ceil/trunc/sin/cos/tan/" \
+                  "exp2/log2/log10/..."
 
 
 class Translator:
@@ -271,4 +293,6 @@ class Translator:
             name = "abs"
         if name in _UNARY:
             return _UNARY[name](*args)
+        if name in LIBM:
+            return LIBM[name](*args)
         return {"maximum": maximum, "minimum": minimum, "if_then_else": if_then_else}[name](*args)

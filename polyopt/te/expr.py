@@ -282,7 +282,20 @@ class Select(Expr):
 
 
 MATH_FUNCS = {"exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "neg": 1,
-              "maximum": 2, "minimum": 2}
+              "maximum": 2, "minimum": 2, "pow": 2, "floor": 1, "ceil": 1, "trunc": 1,
+              "round": 1, "sin": 1, "cos": 1, "exp2": 1, "log2": 1, "log10": 1,
+              "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "cbrt": 1,
+              "expm1": 1, "log1p": 1, "erf": 1, "atan2": 2, "fmod": 2, "hypot": 2,
+              "fmax": 2, "fmin": 2}
+# Those without an LLVM intrinsic: calls of the C library's function (atan, atanf).
+LIBC_CALLS = frozenset({"tan", "asin", "acos", "atan", "sinh", "cosh", "cbrt", "expm1",
+                        "log1p", "erf", "atan2", "fmod", "hypot"})
+# Functions of floating point values only (C's math library; an integer argument is
+# converted to float64 first, as C converts it to double).
+FLOAT_FUNCS = frozenset({"exp", "log", "sqrt", "tanh", "pow", "floor", "ceil", "trunc",
+                         "round", "sin", "cos", "exp2", "log2", "log10", "fmax",
+                         "fmin"}) | LIBC_CALLS
+# C's fmax/fmin: a NaN operand is ignored (maximum/minimum propagate it)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -297,12 +310,14 @@ class Call(Expr):
         args = tuple(as_expr(a) for a in args)
         if len(args) == 2:
             dtype, weak = _binary_dtype("+", *args)
+            if func in FLOAT_FUNCS and dtypes.is_int(dtype):
+                dtype, weak = "float64", False
         else:
             (arg,) = args
             if arg.dtype == dtypes.BOOL:
                 raise DTypeError(f"{func}() needs a number, got the condition '{arg}'")
             dtype, weak = arg.dtype, arg.weak
-            if func in ("exp", "log", "sqrt", "tanh") and dtypes.is_int(dtype):
+            if func in FLOAT_FUNCS and dtypes.is_int(dtype):
                 dtype, weak = "float64", False
         return Call(func, args, dtype, weak)
 

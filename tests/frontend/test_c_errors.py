@@ -22,7 +22,7 @@ REFUSED = [
     ("  for (i = 0; i < n; i++)\n    x[i] = A[i];", 6, "indexed with 1"),
     ("  for (i = 0; i < n; i++)\n    break;", 6, "'break'"),
     ("  for (i = 0; i < n; i++)\n    A[i][(int)x[i]] = 1.0;", 6, "not affine"),
-    ("  for (i = 0; i < n; i++)\n    x[i] = pow(x[i], 0.5);", 6, "pow()"),
+    ("  for (i = 0; i < n; i++)\n    x[i] = j0(x[i]);", 6, "calling 'j0'"),
     ("  for (i = 0; i < n; i++)\n    for (i = 0; i < n; i++)\n      x[i] = 0;", 6,
      "already the variable"),
     ("  for (i = 0; i < n; i++)\n    y[i] = 0;", 6, "'y' is not"),

@@ -104,3 +104,27 @@ def test_bench_runs_a_checkout(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "twoscale" in result.stdout and "same True" in result.stdout
     assert "Kernels: the PolyBench/C checkout" in result.stdout
+
+
+def test_bench_reports_a_refused_kernel_and_goes_on(tmp_path):
+    """A kernel polyopt refuses (here a 'while' loop in the scop) is reported as refused,
+    with the reason, and the other kernels still run."""
+    root = checkout(tmp_path)
+    folder = root / "medley" / "whiley"
+    folder.mkdir(parents=True)
+    (folder / "whiley.h").write_text(HEADER.replace("TWOSCALE", "WHILEY"))
+    (folder / "whiley.c").write_text(
+        SOURCE.replace("twoscale", "whiley").replace(
+            "for (i = 0; i < _PB_N; i++) {", "i = 0;\n  while (i < _PB_N) {"))
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_polybench.py"), "--polybench",
+         str(root), "--quick", "--no-te", "--rounds", "1"],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ,
+                                                          "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    refused = [line for line in result.stdout.splitlines() if line.startswith("whiley")]
+    assert refused and "REFUSED (FrontendError)" in refused[0] and "'while'" in refused[0]
+    assert "twoscale" in result.stdout and "same True" in result.stdout
+    assert "| whiley | FrontendError |" in result.stdout
+    assert "| every kernel optimized (none refused) | 1 refused | FAIL |" in result.stdout

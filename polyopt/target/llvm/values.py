@@ -21,8 +21,8 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...errors import InternalError
-from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Select,
-                        TensorRead, Var)
+from ...te.expr import (LIBC_CALLS, BinOp, Call, Cast, Compare, Const, Expr, IterVar,
+                        Logical, Select, TensorRead, Var)
 
 FAST = ("reassoc", "contract", "nsz")  # accumulations: lets LLVM vectorize reductions
 EXACT = ()  # everything else: the same rounding under every schedule
@@ -209,9 +209,13 @@ class ValueEmitter:
         if dtypes.is_float(dtype):
             if expr.func == "neg":
                 return self.b.fneg(args[0])
-            name = {"abs": "fabs", "maximum": "maximum", "minimum": "minimum"}.get(
-                expr.func, expr.func)
+            name = {"abs": "fabs", "maximum": "maximum", "minimum": "minimum",
+                    "fmax": "maxnum", "fmin": "minnum"}.get(expr.func, expr.func)
             suffix = "f32" if dtype == "float32" else "f64"
+            if name in LIBC_CALLS:  # no intrinsic: the C library's atan / atanf
+                fn = intrinsic(self.module, name + ("f" if dtype == "float32" else ""), ty,
+                               [ty] * len(args))
+                return self.b.call(fn, args)
             fn = intrinsic(self.module, f"llvm.{name}.{suffix}", ty, [ty] * len(args))
             return self.b.call(fn, args, fastmath=self._flags(expr))
         signed = dtypes.is_signed(dtype)
