@@ -1,4 +1,7 @@
-"""Import an ONNX model (opset 13 and later) into a :class:`~polyopt.graph.ir.Graph`.
+"""Import an ONNX model (any opset onnx's version converter reads) into a :class:`~polyopt.graph.ir.Graph`.
+
+Models older than opset 13 are converted with onnx's version converter; constant
+subgraphs are folded and unread optional outputs dropped (see :mod:`.onnx_fold`).
 
 >>> import onnx, polyopt as po
 >>> from onnx import helper, TensorProto
@@ -20,9 +23,9 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
-from .registry import UnsupportedOperatorError
+from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
+from .registry import OPS, UnsupportedOperatorError
 
-MIN_OPSET = 13
 GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
 
 
@@ -53,11 +56,8 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
             f"from_onnx needs a path or an onnx.ModelProto, got {type(model).__name__}")
     opset = {o.domain or "ai.onnx": o.version for o in model.opset_import}
     version = opset.get("ai.onnx")
-    if version is None or version < MIN_OPSET:
-        raise UnsupportedOperatorError(
-            f"the model uses opset {version} of the default ONNX domain; polyopt.graph "
-            f"supports opsets {MIN_OPSET} and later (convert it with "
-            "onnx.version_converter.convert_version(model, 17))")
+    model = convert_opset(onnx, model, version)
+    version = max(version or 0, TARGET_OPSET)
     if shapes is not None and not isinstance(shapes, dict):
         raise InvalidArgumentError(f"shapes must be a dict {{input name: shape}}, got "
                                    f"{type(shapes).__name__}")
@@ -65,12 +65,10 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
     if unknown:
         raise InvalidArgumentError(f"shapes names {unknown}, which are not inputs of the model "
                                    f"({', '.join(v.name for v in model.graph.input)})")
-    return _convert(onnx, model.graph, shapes or {})
+    return _convert(onnx, model.graph, shapes or {}, version)
 
 
-def _convert(onnx, graph, shapes: dict) -> Graph:
-    from onnx import numpy_helper
-
+def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET) -> Graph:
     b = GraphBuilder(graph.name or "onnx")
     initializers = {t.name: _initializer(onnx, t) for t in graph.initializer}
     for name, value in initializers.items():
@@ -80,7 +78,7 @@ def _convert(onnx, graph, shapes: dict) -> Graph:
             continue
         b.input(value_info.name, _static_shape(value_info, shapes),
                 _dtype(onnx, value_info.type.tensor_type.elem_type, value_info.name))
-    for index, node in enumerate(graph.node):
+    for index, (node, outputs) in enumerate(zip(graph.node, unread_outputs_dropped(graph))):
         name = node.name or f"{node.op_type}_{index}"
         if node.domain not in ("", "ai.onnx"):
             raise UnsupportedOperatorError(
@@ -90,11 +88,44 @@ def _convert(onnx, graph, shapes: dict) -> Graph:
         if node.op_type == "Constant":
             b.constant(node.output[0], _constant_node(name, attrs))
             continue
-        if node.op_type == "Shape" and node.input[0] in b._tensors and not attrs:
-            b.constant(node.output[0], np.array(b._tensors[node.input[0]].shape, np.int64))
+        if node.op_type in ("Shape", "Size") and node.input[0] in b._tensors:
+            shape = np.array(b._tensors[node.input[0]].shape, np.int64)
+            value = shape[slice(attrs.get("start", 0), attrs.get("end"))] \
+                if node.op_type == "Shape" else np.array(shape.prod(), np.int64)
+            b.constant(node.output[0], value)
             continue
-        b.op(node.op_type, list(node.input), list(node.output), name=name, **attrs)
+        if node.op_type in FOLDABLE and all(not i or i in b._constants for i in node.input):
+            values = fold_node(node, [b._constants[i] if i else None for i in node.input],
+                               opset)
+            for out, value in zip(node.output, values):
+                if out:
+                    b.constant(out, value)
+            continue
+        inputs = list(node.input)
+        if node.op_type in ("Sum", "Max", "Min", "Mean") and node.op_type not in OPS:
+            _nary_as_binary(b, node.op_type, inputs, outputs[0], name)
+            continue
+        b.op(node.op_type, inputs, outputs, name=name, **attrs)
     return b.build([o.name for o in graph.output])
+
+
+def _nary_as_binary(b, op_type: str, inputs: list, output: str, name: str) -> None:
+    """``Sum``/``Mean`` of n inputs as a chain of ``Add`` (``Mean``: then divided by n)."""
+    if op_type in ("Max", "Min"):
+        raise UnsupportedOperatorError(
+            f"node '{name}': the operator {op_type} is not supported by polyopt.graph")
+    if len(inputs) == 1 and op_type == "Sum":
+        b.op("Identity", inputs, [output], name=name)
+        return
+    total = inputs[0]
+    for k, other in enumerate(inputs[1:], 1):
+        last = k == len(inputs) - 1 and op_type == "Sum"
+        total = b.op("Add", [total, other], [output] if last else [f"{name}__add{k}"],
+                     name=f"{name}__add{k}")
+    if op_type == "Mean":
+        count = b.constant(f"{name}__count", np.array(
+            len(inputs), b._tensors[inputs[0]].dtype))
+        b.op("Div", [total, count], [output], name=name)
 
 
 def _initializer(onnx, tensor) -> np.ndarray:
