@@ -362,7 +362,7 @@ def _transposed_rows(stage, f, y, x, lanes: int) -> None:
 
 
 register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0},
-         min_inputs=2)(
+         min_inputs=2, internal=True)(
     (_infer, _lower))
 
 
@@ -436,5 +436,5 @@ def _matmul_lower(node, args, values, out, name):
         A[(*i[:-1], k)] * panels[i[-1] // width, k, i[-1] % width], axis=k), name=name)
 
 
-register("MatMulPacked", "complex", {"columns": 0}, min_inputs=2)((_matmul_infer,
+register("MatMulPacked", "complex", {"columns": 0}, min_inputs=2, internal=True)((_matmul_infer,
                                                                    _matmul_lower))

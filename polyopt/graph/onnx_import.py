@@ -1,4 +1,5 @@
-"""Import an ONNX model (any opset onnx's version converter reads) into a :class:`~polyopt.graph.ir.Graph`.
+"""Import an ONNX model (any opset onnx's version converter reads) into a
+:class:`~polyopt.graph.ir.Graph`.
 
 Models older than opset 13 are converted with onnx's version converter; constant
 subgraphs are folded and unread optional outputs dropped (see :mod:`.onnx_fold`).
@@ -24,7 +25,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
 from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
-from .registry import OPS, UnsupportedOperatorError
+from .registry import OPS, UnsupportedOperatorError, onnx_operators
 
 GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
 
@@ -84,6 +85,10 @@ def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET) -> Graph:
             raise UnsupportedOperatorError(
                 f"node '{name}': the operator {node.domain}.{node.op_type} of the domain "
                 f"'{node.domain}' is not supported (only the default ONNX domain is)")
+        if node.op_type in OPS and OPS[node.op_type].internal:
+            raise UnsupportedOperatorError(
+                f"node '{name}': {node.op_type} is not an ONNX operator (polyopt.graph makes "
+                "it from ONNX ones); supported: " + ", ".join(onnx_operators()))
         attrs = {a.name: _attribute(onnx, a) for a in node.attribute}
         if node.op_type == "Constant":
             b.constant(node.output[0], _constant_node(name, attrs))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
+import onnx.defs  # noqa: E402
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -154,3 +155,21 @@ def test_shipped_opset6_models_match_onnxruntime(case):
     for output, want, reference in zip(model.graph.output, expected, session.run(None, feeds)):
         np.testing.assert_allclose(got[output.name], reference, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(got[output.name], want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_refusal_lists_onnx_operators_only():
+    node = helper.make_node("Hardmax", ["x"], ["y"])
+    model = _model([node], [helper.make_tensor_value_info("x", F, [3, 4])],
+                   [helper.make_tensor_value_info("y", F, [3, 4])], 13)
+    with pytest.raises(UnsupportedOperatorError, match="Hardmax is not supported") as info:
+        po.graph.from_onnx(model)
+    supported = str(info.value).split("supported: ")[1].split(", ")
+    assert "Conv" in supported and "MatMul" in supported
+    assert [name for name in supported if not onnx.defs.has(name)] == []
+    for internal in ("ConvPacked", "MatMulPacked", "Int8Conv", "MaxPoolBlocked"):
+        assert po.graph.OPS[internal].internal
+        model = _model([helper.make_node(internal, ["x"], ["y"])],
+                       [helper.make_tensor_value_info("x", F, [3, 4])],
+                       [helper.make_tensor_value_info("y", F, [3, 4])], 13)
+        with pytest.raises(UnsupportedOperatorError, match=f"{internal} is not an ONNX operator"):
+            po.graph.from_onnx(model)
