@@ -1,6 +1,6 @@
 """What the ONNX importer does to a model as users have it before building the graph:
 older opsets converted to the one polyopt reads, constant subgraphs folded, optional
-outputs nothing reads dropped, n-ary operators polyopt lacks written as binary ones.
+outputs nothing reads dropped.
 
 * :func:`convert_opset`: a model of opset 7 to 12 goes through
   ``onnx.version_converter`` to :data:`TARGET_OPSET` (a failure is refused by name).

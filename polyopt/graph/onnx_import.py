@@ -106,31 +106,8 @@ def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET) -> Graph:
                 if out:
                     b.constant(out, value)
             continue
-        inputs = list(node.input)
-        if node.op_type in ("Sum", "Max", "Min", "Mean") and node.op_type not in OPS:
-            _nary_as_binary(b, node.op_type, inputs, outputs[0], name)
-            continue
-        b.op(node.op_type, inputs, outputs, name=name, **attrs)
+        b.op(node.op_type, list(node.input), outputs, name=name, **attrs)
     return b.build([o.name for o in graph.output])
-
-
-def _nary_as_binary(b, op_type: str, inputs: list, output: str, name: str) -> None:
-    """``Sum``/``Mean`` of n inputs as a chain of ``Add`` (``Mean``: then divided by n)."""
-    if op_type in ("Max", "Min"):
-        raise UnsupportedOperatorError(
-            f"node '{name}': the operator {op_type} is not supported by polyopt.graph")
-    if len(inputs) == 1 and op_type == "Sum":
-        b.op("Identity", inputs, [output], name=name)
-        return
-    total = inputs[0]
-    for k, other in enumerate(inputs[1:], 1):
-        last = k == len(inputs) - 1 and op_type == "Sum"
-        total = b.op("Add", [total, other], [output] if last else [f"{name}__add{k}"],
-                     name=f"{name}__add{k}")
-    if op_type == "Mean":
-        count = b.constant(f"{name}__count", np.array(
-            len(inputs), b._tensors[inputs[0]].dtype))
-        b.op("Div", [total, count], [output], name=name)
 
 
 def _initializer(onnx, tensor) -> np.ndarray:
