@@ -40,7 +40,7 @@ def convert_opset(onnx, model, version: int | None):
     if version is None:
         raise UnsupportedOperatorError(
             "the model imports no opset of the default ONNX domain; polyopt.graph reads "
-            "models of the default domain, opset 7 and later")
+            "models of the default domain")
     from onnx import version_converter
 
     try:

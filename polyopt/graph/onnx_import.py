@@ -57,8 +57,9 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
             f"from_onnx needs a path or an onnx.ModelProto, got {type(model).__name__}")
     opset = {o.domain or "ai.onnx": o.version for o in model.opset_import}
     version = opset.get("ai.onnx")
-    model = convert_opset(onnx, model, version)
-    version = max(version or 0, TARGET_OPSET)
+    converted = convert_opset(onnx, model, version)
+    legacy = converted is not model and version < 7  # PRelu-6's slope is per channel
+    model, version = converted, max(version, TARGET_OPSET)
     if shapes is not None and not isinstance(shapes, dict):
         raise InvalidArgumentError(f"shapes must be a dict {{input name: shape}}, got "
                                    f"{type(shapes).__name__}")
@@ -66,10 +67,11 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
     if unknown:
         raise InvalidArgumentError(f"shapes names {unknown}, which are not inputs of the model "
                                    f"({', '.join(v.name for v in model.graph.input)})")
-    return _convert(onnx, model.graph, shapes or {}, version)
+    return _convert(onnx, model.graph, shapes or {}, version, legacy)
 
 
-def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET) -> Graph:
+def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET,
+             legacy: bool = False) -> Graph:
     b = GraphBuilder(graph.name or "onnx")
     initializers = {t.name: _initializer(onnx, t) for t in graph.initializer}
     for name, value in initializers.items():
@@ -106,8 +108,22 @@ def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET) -> Graph:
                 if out:
                     b.constant(out, value)
             continue
-        b.op(node.op_type, list(node.input), outputs, name=name, **attrs)
+        inputs = list(node.input)
+        if legacy and node.op_type == "PRelu":
+            inputs[1] = _channel_slope(b, inputs)
+        b.op(node.op_type, inputs, outputs, name=name, **attrs)
     return b.build([o.name for o in graph.output])
+
+
+def _channel_slope(b, inputs: list) -> str:
+    """PRelu of opset 6 and before takes a 1-D slope per channel (axis 1), which the
+    version converter leaves as it is: the slope as a constant of shape (C, 1, ...)."""
+    x, slope = b._tensors[inputs[0]], b._constants.get(inputs[1])
+    if slope is None or slope.ndim != 1 or len(x.shape) < 3 or \
+            slope.shape[0] not in (x.shape[1],) or slope.shape[0] == 1:
+        return inputs[1]
+    return b.constant(f"{inputs[1]}__per_channel",
+                      slope.reshape((-1,) + (1,) * (len(x.shape) - 2)))
 
 
 def _initializer(onnx, tensor) -> np.ndarray:
