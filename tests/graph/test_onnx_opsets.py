@@ -173,3 +173,14 @@ def test_the_refusal_lists_onnx_operators_only():
                        [helper.make_tensor_value_info("y", F, [3, 4])], 13)
         with pytest.raises(UnsupportedOperatorError, match=f"{internal} is not an ONNX operator"):
             po.graph.from_onnx(model)
+
+
+def test_opset6_prelu_slope_is_per_channel():
+    """PRelu-6 takes a 1-D slope per channel, which the converter leaves as it is (and
+    onnxruntime then refuses); the outputs are the ones onnx ships."""
+    model, feeds, expected = shipped_case(os.path.join(DATA, "pytorch-converted",
+                                                       "test_PReLU_2d_multiparam"))
+    assert model.opset_import[0].version < 7
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=1).run(feeds)
+    np.testing.assert_allclose(got[model.graph.output[0].name], expected[0], rtol=1e-5,
+                               atol=1e-6)
