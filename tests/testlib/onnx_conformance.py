@@ -4,6 +4,11 @@ which shipped tests run, and, for those that cannot, why (the exclude patterns).
 ``backend_test(kinds)`` is a BackendTest limited to the categories ``kinds`` ("simple",
 "pytorch-operator", "pytorch-converted", "real", "node") with the tests polyopt cannot run
 excluded; the test modules ``test_onnx_backend*.py`` put its test cases in their globals.
+
+Measured (onnx 1.23, this branch): shipped model tests 69 of 140 run and pass (simple
+2/23, pytorch-operator 22/35, pytorch-converted 45/82), every other one excluded below;
+node tests of the supported operators 161 of 389 pass, the rest excluded with the
+refusal's reason in ``onnx_node_exclusions``.
 """
 
 from __future__ import annotations
@@ -57,6 +62,11 @@ def backend_test_cases(kinds, module_name: str, *, include=None, excluded=None) 
     test = onnx.backend.test.BackendTest(PolyoptBackend, module_name)
     for pattern in {**NOT_POLYOPT, **MISSING_OPERATOR, **(excluded or {})}:
         test.exclude(pattern)
+    if "node" in kinds:
+        from testlib.onnx_node_exclusions import NODE_EXCLUDED
+
+        for names in NODE_EXCLUDED.values():
+            test.exclude("^(?:" + "|".join(names) + ")$")
     cases = {CATEGORIES[kind]: test.test_cases[CATEGORIES[kind]] for kind in kinds}
     for case in cases.values():  # only the included tests are collected (not skipped)
         for name in [n for n in vars(case) if n.startswith("test_")]:
