@@ -119,8 +119,8 @@ def _channel_slope(b, inputs: list) -> str:
     """PRelu of opset 6 and before takes a 1-D slope per channel (axis 1), which the
     version converter leaves as it is: the slope as a constant of shape (C, 1, ...)."""
     x, slope = b._tensors[inputs[0]], b._constants.get(inputs[1])
-    if slope is None or slope.ndim != 1 or len(x.shape) < 3 or \
-            slope.shape[0] not in (x.shape[1],) or slope.shape[0] == 1:
+    if slope is None or slope.ndim != 1 or len(x.shape) < 3 or slope.shape[0] == 1 or \
+            slope.shape[0] != x.shape[1]:
         return inputs[1]
     return b.constant(f"{inputs[1]}__per_channel",
                       slope.reshape((-1,) + (1,) * (len(x.shape) - 2)))
