@@ -36,7 +36,7 @@ INPUT_DTYPES = {
                               "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
                               "Concat", "Slice")},
     **{op: FLOATS + SIGNED for op in ("Relu", "Neg", "Abs", "Sign")},
-    **{op: NUMBERS for op in ("Max", "Min", "Sum")},
+    **{op: NUMBERS for op in ("Max", "Min", "Sum", "Cast")},
     **{op: FLOATS for op in ("Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "LeakyRelu",
                              "PRelu", "Elu", "Selu", "Softplus", "Reciprocal", "Mean",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",

@@ -1,5 +1,5 @@
 """Elementwise and activation operators of ONNX: LeakyRelu, PRelu, Elu, Selu, Softplus,
-Abs, Sign, Reciprocal, and the n-ary Max, Min, Sum, Mean (NumPy broadcasting).
+Abs, Sign, Reciprocal, Cast, and the n-ary Max, Min, Sum, Mean (NumPy broadcasting).
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["LeakyRelu"].attrs, OPS["Sum"].kind
@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..te.tensor import compute, exp, if_then_else, log, maximum, minimum
-from .registry import attr, broadcast_read, register
+from .registry import UnsupportedOperatorError, attr, broadcast_read, register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX's defaults (float32 values)
 SELU_GAMMA = 1.05070102214813232421875
@@ -103,3 +103,24 @@ register("Max", "injective")(_nary(maximum))
 register("Min", "injective")(_nary(minimum))
 register("Sum", "injective")(_nary(lambda a, b: a + b))
 register("Mean", "injective")(_nary(lambda a, b: a + b, mean=True))
+
+
+# ONNX's TensorProto element types polyopt.graph computes (onnx.TensorProto.FLOAT, ...)
+CAST_TARGETS = {1: "float32", 11: "float64", 3: "int8", 2: "uint8", 6: "int32", 7: "int64"}
+
+
+def _cast_infer(node, infos, constants):
+    to = attr(node, "to")
+    if to not in CAST_TARGETS:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' (Cast): to={to!r} is not supported; polyopt.graph casts to "
+            + ", ".join(f"{v} ({k})" for k, v in CAST_TARGETS.items()))
+    return [(infos[0].shape, CAST_TARGETS[to])]
+
+
+def _cast_lower(node, args, values, out, name):
+    X = args[0]  # float to integer truncates toward zero, as C and onnxruntime do
+    return compute(out.shape, lambda *i: X[i].astype(out.dtype), name=name)
+
+
+register("Cast", "injective", {"to": None, "saturate": 1})((_cast_infer, _cast_lower))

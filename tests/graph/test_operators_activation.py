@@ -61,3 +61,38 @@ def test_abs_and_sign_of_integers():
     got = po.graph.compile(po.graph.from_onnx(model), num_threads=1).run({"x": x})
     np.testing.assert_array_equal(got["a"], np.abs(x))
     np.testing.assert_array_equal(got["s"], np.sign(x))
+
+
+@pytest.mark.parametrize("source, target", [("float32", "int32"), ("float32", "float64"),
+                                            ("float32", "uint8"), ("int64", "float32"),
+                                            ("int32", "int8"), ("float64", "int64")])
+def test_cast_as_onnxruntime(source, target):
+    from onnx import TensorProto, helper
+
+    types = {"float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE,
+             "int32": TensorProto.INT32, "int64": TensorProto.INT64,
+             "int8": TensorProto.INT8, "uint8": TensorProto.UINT8}
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=types[target])], "g",
+        [helper.make_tensor_value_info("x", types[source], [9])],
+        [helper.make_tensor_value_info("y", types[target], [9])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    # in range of every target: ONNX leaves out-of-range casts undefined
+    x = np.array([-100.75, -2.5, -1.5, -0.5, 0, 0.5, 1.5, 2.7, 100.25]).astype(source)
+    if target == "uint8":
+        x = np.abs(x).astype(source)
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=1).run({"x": x})
+    np.testing.assert_array_equal(got["y"], ort_run(model, {"x": x})["y"])
+    assert got["y"].dtype == np.dtype(target)
+
+
+def test_cast_to_an_unsupported_type_is_refused_by_name():
+    from onnx import TensorProto, helper
+
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT16)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [3])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(po.graph.UnsupportedOperatorError, match=r"\(Cast\): to=10 is not"):
+        po.graph.from_onnx(model)
