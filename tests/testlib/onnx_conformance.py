@@ -7,7 +7,7 @@ excluded; the test modules ``test_onnx_backend*.py`` put its test cases in their
 
 Measured (onnx 1.23, this branch): shipped model tests 70 of 140 run and pass (simple
 2/23, pytorch-operator 23/35, pytorch-converted 45/82), every other one excluded below;
-node tests of the supported operators 161 of 389 pass, the rest excluded with the
+node tests of the supported operators 163 of 449 pass, the rest excluded with the
 refusal's reason in ``onnx_node_exclusions``.
 """
 
