@@ -198,7 +198,7 @@ def _taps(X, point, kernel, start, stride, dilation, fill):
                                  X[n, c, row, col, i], fill)
 
 
-register("MaxPoolBlocked", "reduction", {**_POOL_ATTRS, "storage_order": 0})(
+register("MaxPoolBlocked", "reduction", {**_POOL_ATTRS, "storage_order": 0}, internal=True)(
     (_blocked_pool_infer, _max_pool_blocked_lower))
 
 
@@ -219,7 +219,7 @@ def _global_pool_blocked_lower(node, args, values, out, name):
                    name=name)
 
 
-register("GlobalAveragePoolBlocked", "reduction")(
+register("GlobalAveragePoolBlocked", "reduction", internal=True)(
     (_global_pool_blocked_infer, _global_pool_blocked_lower))
 
 
@@ -279,7 +279,7 @@ def reads_padded(strides) -> bool:
 
 
 register("DepthwiseBlocked", "complex", {k: v for k, v in _CONV_ATTRS.items() if k != "group"},
-         min_inputs=2)((_depthwise_infer, _depthwise_lower))
+         min_inputs=2, internal=True)((_depthwise_infer, _depthwise_lower))
 
 
 def schedule_blocked_depthwise(s, out, lanes: int, *, columns: int = 4,

@@ -200,7 +200,7 @@ class GraphBuilder:
         return name
 
     def constant(self, name: str, value) -> str:
-        array = np.ascontiguousarray(value)
+        array = np.array(value, order="C")  # (ascontiguousarray makes a scalar 1-D)
         self._tensors[self._fresh(name)] = TensorInfo(name, array.shape, array.dtype.name)
         self._constants[name] = array
         return name

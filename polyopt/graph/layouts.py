@@ -387,7 +387,7 @@ def _register_tile(s, local, f, y, x, *, width: int, tx: int, reduce_tile: int) 
 
 register("ConvPacked", "complex", {**_CONV_ATTRS, "blocked_output": 0, "channels": 0,
                                    "points": 0},
-         min_inputs=2)(
+         min_inputs=2, internal=True)(
     (_infer, _lower))
 
 
@@ -461,5 +461,5 @@ def _matmul_lower(node, args, values, out, name):
         A[(*i[:-1], k)] * panels[i[-1] // width, k, i[-1] % width], axis=k), name=name)
 
 
-register("MatMulPacked", "complex", {"columns": 0}, min_inputs=2)((_matmul_infer,
+register("MatMulPacked", "complex", {"columns": 0}, min_inputs=2, internal=True)((_matmul_infer,
                                                                    _matmul_lower))

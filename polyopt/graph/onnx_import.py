@@ -1,4 +1,8 @@
-"""Import an ONNX model (opset 13 and later) into a :class:`~polyopt.graph.ir.Graph`.
+"""Import an ONNX model (any opset onnx's version converter reads) into a
+:class:`~polyopt.graph.ir.Graph`.
+
+Models older than opset 13 are converted with onnx's version converter; constant
+subgraphs are folded and unread optional outputs dropped (see :mod:`.onnx_fold`).
 
 >>> import onnx, polyopt as po
 >>> from onnx import helper, TensorProto
@@ -20,9 +24,9 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
-from .registry import UnsupportedOperatorError
+from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
+from .registry import OPS, UnsupportedOperatorError, onnx_operators
 
-MIN_OPSET = 13
 GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
 
 
@@ -53,11 +57,9 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
             f"from_onnx needs a path or an onnx.ModelProto, got {type(model).__name__}")
     opset = {o.domain or "ai.onnx": o.version for o in model.opset_import}
     version = opset.get("ai.onnx")
-    if version is None or version < MIN_OPSET:
-        raise UnsupportedOperatorError(
-            f"the model uses opset {version} of the default ONNX domain; polyopt.graph "
-            f"supports opsets {MIN_OPSET} and later (convert it with "
-            "onnx.version_converter.convert_version(model, 17))")
+    converted = convert_opset(onnx, model, version)
+    legacy = converted is not model and version < 7  # PRelu-6's slope is per channel
+    model, version = converted, max(version, TARGET_OPSET)
     if shapes is not None and not isinstance(shapes, dict):
         raise InvalidArgumentError(f"shapes must be a dict {{input name: shape}}, got "
                                    f"{type(shapes).__name__}")
@@ -65,12 +67,11 @@ def from_onnx(model, *, shapes: dict | None = None) -> Graph:
     if unknown:
         raise InvalidArgumentError(f"shapes names {unknown}, which are not inputs of the model "
                                    f"({', '.join(v.name for v in model.graph.input)})")
-    return _convert(onnx, model.graph, shapes or {})
+    return _convert(onnx, model.graph, shapes or {}, version, legacy)
 
 
-def _convert(onnx, graph, shapes: dict) -> Graph:
-    from onnx import numpy_helper
-
+def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET,
+             legacy: bool = False) -> Graph:
     b = GraphBuilder(graph.name or "onnx")
     initializers = {t.name: _initializer(onnx, t) for t in graph.initializer}
     for name, value in initializers.items():
@@ -80,21 +81,49 @@ def _convert(onnx, graph, shapes: dict) -> Graph:
             continue
         b.input(value_info.name, _static_shape(value_info, shapes),
                 _dtype(onnx, value_info.type.tensor_type.elem_type, value_info.name))
-    for index, node in enumerate(graph.node):
+    for index, (node, outputs) in enumerate(zip(graph.node, unread_outputs_dropped(graph))):
         name = node.name or f"{node.op_type}_{index}"
         if node.domain not in ("", "ai.onnx"):
             raise UnsupportedOperatorError(
                 f"node '{name}': the operator {node.domain}.{node.op_type} of the domain "
                 f"'{node.domain}' is not supported (only the default ONNX domain is)")
+        if node.op_type in OPS and OPS[node.op_type].internal:
+            raise UnsupportedOperatorError(
+                f"node '{name}': {node.op_type} is not an ONNX operator (polyopt.graph makes "
+                "it from ONNX ones); supported: " + ", ".join(onnx_operators()))
         attrs = {a.name: _attribute(onnx, a) for a in node.attribute}
         if node.op_type == "Constant":
             b.constant(node.output[0], _constant_node(name, attrs))
             continue
-        if node.op_type == "Shape" and node.input[0] in b._tensors and not attrs:
-            b.constant(node.output[0], np.array(b._tensors[node.input[0]].shape, np.int64))
+        if node.op_type in ("Shape", "Size") and node.input[0] in b._tensors:
+            shape = np.array(b._tensors[node.input[0]].shape, np.int64)
+            value = shape[slice(attrs.get("start", 0), attrs.get("end"))] \
+                if node.op_type == "Shape" else np.array(shape.prod(), np.int64)
+            b.constant(node.output[0], value)
             continue
-        b.op(node.op_type, list(node.input), list(node.output), name=name, **attrs)
+        if node.op_type in FOLDABLE and all(not i or i in b._constants for i in node.input):
+            values = fold_node(node, [b._constants[i] if i else None for i in node.input],
+                               opset)
+            for out, value in zip(node.output, values):
+                if out:
+                    b.constant(out, value)
+            continue
+        inputs = list(node.input)
+        if legacy and node.op_type == "PRelu":
+            inputs[1] = _channel_slope(b, inputs)
+        b.op(node.op_type, inputs, outputs, name=name, **attrs)
     return b.build([o.name for o in graph.output])
+
+
+def _channel_slope(b, inputs: list) -> str:
+    """PRelu of opset 6 and before takes a 1-D slope per channel (axis 1), which the
+    version converter leaves as it is: the slope as a constant of shape (C, 1, ...)."""
+    x, slope = b._tensors[inputs[0]], b._constants.get(inputs[1])
+    if slope is None or slope.ndim != 1 or len(x.shape) < 3 or slope.shape[0] == 1 or \
+            slope.shape[0] != x.shape[1]:
+        return inputs[1]
+    return b.constant(f"{inputs[1]}__per_channel",
+                      slope.reshape((-1,) + (1,) * (len(x.shape) - 2)))
 
 
 def _initializer(onnx, tensor) -> np.ndarray:

@@ -348,6 +348,7 @@ register("Slice", "injective", min_inputs=3)((_slice_infer, _slice_lower))
 
 
 from . import operators_nn  # noqa: E402,F401  (registers the neural-network operators)
+from . import operators_activation  # noqa: E402,F401  (LeakyRelu, PRelu, ..., Max, Sum)
 from . import operators_quant  # noqa: E402,F401  (QuantizeLinear, DequantizeLinear)
 from . import operators_int8  # noqa: E402,F401  (Int8Conv, Int8MatMul: the VNNI kernels)
 from . import layouts  # noqa: E402,F401  (ConvPacked: weights packed at compile time)

@@ -147,8 +147,8 @@ def _int8_matmul_lower(node, args, values, out, name):
     return _dequantized(acc, correction, scale, bias, 1, name, dtype=attr(node, "dtype"))
 
 
-register("Int8Conv", "complex", _INT8_CONV_ATTRS, min_inputs=4)((_int8_conv_infer,
+register("Int8Conv", "complex", _INT8_CONV_ATTRS, min_inputs=4, internal=True)((_int8_conv_infer,
                                                                _int8_conv_lower))
-register("Int8MatMul", "complex", {"dtype": "float32"}, min_inputs=3)((_int8_matmul_infer,
-                                                                      _int8_matmul_lower))
+register("Int8MatMul", "complex", {"dtype": "float32"}, min_inputs=3,
+         internal=True)((_int8_matmul_infer, _int8_matmul_lower))
 INT8_KERNELS = ("Int8Conv", "Int8MatMul")

@@ -33,18 +33,27 @@ class OpDef:
     lower: Callable      # (node, tensors, values, out_info, name) -> te.Tensor
     attrs: dict          # supported attribute -> default
     min_inputs: int = 1
+    internal: bool = False  # made by the graph passes, not an ONNX operator
 
 
 OPS: dict[str, OpDef] = {}
 INT8_OPS = ("QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
 
 
-def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1):
+def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1, *,
+             internal: bool = False):
+    """Registers an operator; ``internal``: one the graph passes make (packed and blocked
+    layouts, int8 kernels), which no model names and no refusal lists as supported."""
     def wrap(pair):
         infer, lower = pair
-        OPS[name] = OpDef(name, kind, infer, lower, dict(attrs or {}), min_inputs)
+        OPS[name] = OpDef(name, kind, infer, lower, dict(attrs or {}), min_inputs, internal)
         return pair
     return wrap
+
+
+def onnx_operators() -> list[str]:
+    """The ONNX operators polyopt.graph supports, sorted (not its internal ones)."""
+    return sorted(name for name, spec in OPS.items() if not spec.internal)
 
 
 def attr(node, key: str):
@@ -64,7 +73,7 @@ def check_node(node) -> OpDef:
     if spec is None:
         raise UnsupportedOperatorError(
             f"node '{node.name}': the operator {node.op_type} is not supported by "
-            f"polyopt.graph; supported: {', '.join(sorted(OPS))}")
+            f"polyopt.graph; supported: {', '.join(onnx_operators())}")
     for key in node.attrs:
         if key not in spec.attrs:
             raise UnsupportedOperatorError(
