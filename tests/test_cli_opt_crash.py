@@ -12,6 +12,7 @@ import pytest
 import polyopt as po
 from polyopt.cli import main
 from polyopt.cli import opt as cli_opt
+from polyopt.frontend.c_preprocess import CPPOptions
 from polyopt.frontend.c_native import (NativeFunction, arguments, compile_c, run_apart,
                                        signal_cause)
 
@@ -72,7 +73,7 @@ def test_the_api_raises_the_typed_error(tmp_path):
                                       DIVIDE_BY_INPUT))
     kernel = po.from_c(args.file)
     with pytest.raises(po.UserProgramCrashError, match="killed by SIGFPE"):
-        cli_opt._check(kernel, po.create_schedule(kernel), DIVIDE_BY_INPUT, {}, args)
+        cli_opt._check(kernel, po.create_schedule(kernel), DIVIDE_BY_INPUT, CPPOptions(), args)
 
 
 def test_the_check_runs_after_openmp_ran_in_this_process(tmp_path, capsys):

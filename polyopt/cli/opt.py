@@ -111,7 +111,7 @@ def run(args) -> int:
     return 0
 
 
-def _check(kernel, schedule, original: str, defines: dict, args) -> int:
+def _check(kernel, schedule, original: str, defines: CPPOptions, args) -> int:
     """Compare the optimized kernel (polyopt's build and, with --emit c/so, the emitted
     C) against gcc's build of the original, on small sizes."""
     given = _pairs(args.sizes.split(",") if args.sizes else [], "--sizes")
