@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from .ast.flat_access import flatten_accesses
-from .ast.from_isl import scan
+from .ast.from_isl import loop_ast
 from .ast.nodes import Block, Node
 from .ast.pipeline import Pass, Pipeline, edited, run_inserted
 from .ast.printer import node_lines
@@ -180,7 +180,7 @@ def _flatten_accesses(func: LoweredFunc) -> LoweredFunc:
 
 
 def _scan(func: LoweredFunc) -> LoweredFunc:
-    return dataclasses.replace(func, body=scan(func.program))
+    return dataclasses.replace(func, body=loop_ast(func.program))
 
 
 def _separate_full_tiles(func: LoweredFunc) -> LoweredFunc:

@@ -6,7 +6,7 @@ does, so the printed program reads like the source.
 >>> import polyopt as po
 >>> A = po.placeholder((3,), name="A")
 >>> B = po.compute((3,), lambda i: A[i] + 1, name="B")
->>> scan(po.create_schedule(B).program)
+>>> loop_ast(po.create_schedule(B).program)
 For(var='i', init=Int(value=0), cond=Op(op='lt', args=(Name(name='i'), Int(value=3))), step=1, body=Run(stmt='B', args=(Name(name='i'),), reassociate=False), kind='serial', dim=2, hints=())
 """
 
@@ -39,13 +39,13 @@ _OPS = {
 }
 
 
-def scan(program: Program) -> Node:
+def loop_ast(program: Program) -> Node:
     """The loop AST that executes ``program``'s statements in its schedule's order
     (memoized: a program is a value, and ``po.lower`` then ``po.build`` scan it twice)."""
-    return _SCANNED.get((program,), lambda: _scan(program))
+    return _SCANNED.get((program,), lambda: _loop_ast(program))
 
 
-def _scan(program: Program) -> Node:
+def _loop_ast(program: Program) -> Node:
     build = isl.AstBuild.from_context(program.context)
     derived = {s.name: [f for _, f in s.derived] for s in program.statements if s.derived}
     build, _callback_handle = build.set_at_each_domain(

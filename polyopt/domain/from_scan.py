@@ -27,7 +27,7 @@ from ..te.expr import TensorRead
 from .accesses import statement_accesses
 from .affine import AffineSpace
 from .program import Array, Statement
-from .schedule import Attach, Stage, identity_axes
+from .schedule import Attach, StageRecord, identity_axes
 
 
 def scan_statements(array: Array, array_of: dict, params: tuple[str, ...],
@@ -78,15 +78,15 @@ def _statement(name, axes, body, array, array_of, params, reserved, first_step, 
     return Statement(name, domain, axes, target, body, accesses, array.tensor.op.name)
 
 
-def scan_stages(groups: list[tuple[Array, list[Statement]]], cells=()) -> list[Stage]:
+def scan_stages(groups: list[tuple[Array, list[Statement]]], cells=()) -> list[StageRecord]:
     """Stages of the states of one scan group: every init, then the fused updates, each
     step running first the ``cells`` (the other stages of a step, in order)."""
-    inits = [Stage(stmts[0].name, stmts[0].name, identity_axes(stmts[0].domain))
+    inits = [StageRecord(stmts[0].name, stmts[0].name, identity_axes(stmts[0].domain))
              for _, stmts in groups]
     updates = []
     for array, stmts in groups:
         attach = Attach() if not updates else Attach("with", updates[0].name, 1)
-        updates.append(Stage(array.name, stmts[1].name, identity_axes(stmts[1].domain),
+        updates.append(StageRecord(array.name, stmts[1].name, identity_axes(stmts[1].domain),
                              attach=attach))
     fused = [dataclasses.replace(c, attach=Attach("with", updates[0].name, 1)) for c in cells]
     return inits + fused + updates

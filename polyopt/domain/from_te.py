@@ -38,7 +38,7 @@ from .affine import AffineSpace
 from .program import Array, Program, Statement
 from .from_scan import scan_stages, scan_statements
 from .memo import IdentityMemo
-from .schedule import Attach, Stage, identity_axes
+from .schedule import Attach, StageRecord, identity_axes
 
 
 def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
@@ -103,7 +103,7 @@ def _statements_and_stages(computed, array_of, params, stmt_names):
     return tuple(statements), stages
 
 
-def tuple_stages(groups: list[list[Statement]], names: list[str]) -> tuple[Stage, ...]:
+def tuple_stages(groups: list[list[Statement]], names: list[str]) -> tuple[StageRecord, ...]:
     """The stages of a reduction over a tuple: one per output, all sharing every loop of
     the first (so each instance updates all outputs, in an order where every update
     reads the accumulators it needs before they are overwritten)."""
@@ -315,13 +315,13 @@ def identity(combiner: str, dtype: str) -> int | float:
     return int(info.min) if combiner == "max" else int(info.max)
 
 
-def default_stages(groups: list[list[Statement]], names: list[str]) -> tuple[Stage, ...]:
+def default_stages(groups: list[list[Statement]], names: list[str]) -> tuple[StageRecord, ...]:
     """One root stage per compute, in definition order, looping over its dimensions."""
     stages = []
     for group, name in zip(groups, names):
         main = group[-1]
         init = group[0].name if len(group) == 2 else None
         reduce_dims = frozenset(main.dims[len(group[0].dims):]) if init else frozenset()
-        stages.append(Stage(name, main.name, identity_axes(main.domain),
+        stages.append(StageRecord(name, main.name, identity_axes(main.domain),
                             reduce_dims, init))
     return tuple(stages)

@@ -23,7 +23,7 @@ from ..errors import InvalidArgumentError
 from ..te.expr import Expr, IterVar, TensorRead, Var
 from ..te.tensor import Tensor
 from .memo import IdentityMemo
-from .schedule import Axis, Stage, build_schedule
+from .schedule import Axis, StageRecord, build_schedule
 
 
 class AccessKind(str, Enum):
@@ -123,7 +123,7 @@ class Program:
     params: tuple[Var, ...]
     context: isl.Set
     schedule: isl.Schedule
-    stages: tuple[Stage, ...] = ()
+    stages: tuple[StageRecord, ...] = ()
     loop_axes: tuple[tuple[str, tuple[Axis | None, ...]], ...] = ()
     # sub-nests replaced by intrinsics: (stage, loop, TensorIntrin), see polyopt.tensorize
     tensorized: tuple = ()
@@ -163,13 +163,13 @@ class Program:
             fields.update(stages=tuple(fields["stages"]), schedule=pending, loop_axes=pending)
         return Program(**fields)
 
-    def with_stages(self, stages: tuple[Stage, ...], **changes) -> Program:
+    def with_stages(self, stages: tuple[StageRecord, ...], **changes) -> Program:
         """This program scheduled by ``stages`` (with other fields changed too).  Its
         ``schedule`` and ``loop_axes`` are built when first read: a schedule template
         applies a dozen primitives unchecked, and only the last program is scanned."""
         return self.replace(stages=tuple(stages), **changes)
 
-    def stage(self, name: str) -> Stage:
+    def stage(self, name: str) -> StageRecord:
         for stage in self.stages:
             if stage.name == name:
                 return stage

@@ -1,6 +1,7 @@
 """Stages and their loops, and the isl schedule they define.
 
-A :class:`Stage` is what a user schedules: the statements of one compute (its
+A :class:`StageRecord` is the program's record of what a user schedules (``po.Stage``,
+in :mod:`polyopt.transform.stage`, is the user's handle on it): the statements of one compute (its
 ``main`` statement and, for a reduction, its ``init``) and an ordered list of loop
 :class:`Axis` (outermost first), each a quasi-affine function of the main
 statement's dimensions.  A stage is either at the root (in definition order) or
@@ -55,7 +56,10 @@ class Attach:
 
 
 @dataclass(frozen=True, slots=True)
-class Stage:
+class StageRecord:
+    """One stage of a program: its name, main statement, loops, reduce dimensions,
+    init statement and where it is attached."""
+
     name: str
     main: str
     axes: tuple[Axis, ...]
@@ -99,7 +103,7 @@ def identity_axes(domain: isl.Set, names: tuple[str, ...] | None = None) -> tupl
 class _Layout:
     """Computes the rows of every statement from the stages."""
 
-    def __init__(self, stages: tuple[Stage, ...], statements: dict):
+    def __init__(self, stages: tuple[StageRecord, ...], statements: dict):
         self.stages = {s.name: s for s in stages}
         self.index = {s.name: i for i, s in enumerate(stages)}
         self.statements = statements
@@ -130,7 +134,7 @@ class _Layout:
         members.sort()
         return [name for _, name in members].index(member)
 
-    def head(self, stage: Stage, shared: list) -> list:
+    def head(self, stage: StageRecord, shared: list) -> list:
         """Row entries before the stage's own first static entry."""
         if stage.attach.kind == "root":
             return [self.roots.index(stage.name)]
@@ -147,7 +151,7 @@ class _Layout:
                 entries.append(self.position(parent.name, level, parent.name))
         return entries + [self.position(parent.name, depth, stage.name)]
 
-    def row(self, stage: Stage, statement, values: list, *, init: bool,
+    def row(self, stage: StageRecord, statement, values: list, *, init: bool,
             member: str | None = None) -> list:
         if init and init_hoisted(stage):  # placed as the owner's init is
             owner = self.stages[stage.attach.stage]
@@ -173,14 +177,14 @@ class _Layout:
         return entries
 
 
-def init_hoisted(stage: Stage) -> bool:
+def init_hoisted(stage: StageRecord) -> bool:
     """Whether ``stage`` shares loops inside its reduction with another stage (only
     the outputs of a reduction over a tuple do): its init then runs with the other's."""
     return (stage.attach.kind == "with" and stage.init is not None
             and stage.init_level < stage.attach.depth)
 
 
-def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
+def build_schedule(statements, stages: tuple[StageRecord, ...], context: isl.Set):
     """The isl schedule of ``stages`` and, per statement, the :class:`Axis` of each row entry.
 
     Returns ``(schedule, loop_axes, rows)`` where ``loop_axes`` is a tuple of
@@ -215,7 +219,7 @@ def build_schedule(statements, stages: tuple[Stage, ...], context: isl.Set):
     return schedule, tuple(loop_axes), umap
 
 
-def _values_for(stage: Stage, main, stmt, is_init: bool):
+def _values_for(stage: StageRecord, main, stmt, is_init: bool):
     """Each axis as a function of ``stmt``'s instance (None where it cannot be: an init
     does not enumerate reduce loops)."""
     if not is_init:
@@ -226,7 +230,7 @@ def _values_for(stage: Stage, main, stmt, is_init: bool):
     return list(values), list(stage.axes)
 
 
-def _init_values(stage: Stage, main, stmt) -> tuple:
+def _init_values(stage: StageRecord, main, stmt) -> tuple:
     """The axes of ``stage`` as functions of its init statement's instance."""
     space = main.domain.get_space()
     init_space = stmt.domain.get_space()

@@ -30,7 +30,7 @@ from ..domain.accesses import array_bounds, check_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace
 from ..domain.from_te import size_context
 from ..domain.program import Array, Program, Statement
-from ..domain.schedule import Attach, Stage, identity_axes
+from ..domain.schedule import Attach, StageRecord, identity_axes
 from ..errors import InvalidArgumentError, public
 from ..names import NameGenerator
 from ..te.expr import Var
@@ -204,7 +204,7 @@ def _statement(name: str, assignment: Assignment, array_of: dict,
                      source.kernel)
 
 
-def source_order_stages(statements, assignments: list[Assignment]) -> tuple[Stage, ...]:
+def source_order_stages(statements, assignments: list[Assignment]) -> tuple[StageRecord, ...]:
     """One stage per statement, sharing loops so that the schedule is the source order.
 
     Statement k shares the largest number ``d >= 1`` of enclosing loops (the same loop
@@ -213,13 +213,13 @@ def source_order_stages(statements, assignments: list[Assignment]) -> tuple[Stag
     partner is itself attached at a depth below ``d``, which is the shape
     :func:`~polyopt.domain.schedule.build_schedule` orders correctly.
     """
-    stages: list[Stage] = []
+    stages: list[StageRecord] = []
     for k, (stmt, assignment) in enumerate(zip(statements, assignments)):
         shared = [_common_prefix(assignment.loops, earlier.loops)
                   for earlier in assignments[:k]]
         depth = max(shared, default=0)
         attach = Attach("with", stages[shared.index(depth)].name, depth) if depth else Attach()
-        stages.append(Stage(stmt.name, stmt.name, identity_axes(stmt.domain), attach=attach))
+        stages.append(StageRecord(stmt.name, stmt.name, identity_axes(stmt.domain), attach=attach))
     return tuple(stages)
 
 

@@ -36,7 +36,7 @@ from .passes import Group, fuse, optimize
 
 
 @dataclass
-class Step:
+class RunStep:
     """One group at run time: its kernel (None for a view), argument names and the
     shapes the kernel sees."""
 
@@ -84,24 +84,24 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     kernels = [grp for grp in groups if grp.kind != "view"]
     for grp in groups:
         if grp.kind == "view":
-            steps.append(Step(grp, None, grp.inputs, [], "view"))
+            steps.append(RunStep(grp, None, grp.inputs, [], "view"))
             continue
         began = time.perf_counter()
         if grp.kind == "opaque":  # LSTM: a time loop around kernels
             runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store,
                                   target_info=info)
-            steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
+            steps.append(RunStep(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
                               time.perf_counter() - began))
             continue
         if grp.name in devices:  # on the accelerator
             runner = devices[grp.name]
-            steps.append(Step(grp, runner, runner.inputs, runner.kernel_shapes, "accel",
+            steps.append(RunStep(grp, runner, runner.inputs, runner.kernel_shapes, "accel",
                               time.perf_counter() - began))
             continue
         kernel, template, in_place = _group_kernel(graph, grp, num_threads, store, info)
         names, shapes = group_arguments(graph, grp.nodes, grp.output)
         check_kernel(graph, grp, kernel, names, shapes)  # it is called with raw addresses
-        steps.append(Step(grp, kernel, names, shapes, template, time.perf_counter() - began,
+        steps.append(RunStep(grp, kernel, names, shapes, template, time.perf_counter() - began,
                           in_place))
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
@@ -200,7 +200,7 @@ class CompiledModel:
     """``m.run({name: array}) -> {output name: array}``; ``m.profile(inputs)`` times
     each fused group; ``m.plan`` is the memory plan and ``m.memory_report()`` says it."""
 
-    def __init__(self, graph: Graph, steps: list[Step], *, plan: bool = True,
+    def __init__(self, graph: Graph, steps: list[RunStep], *, plan: bool = True,
                  num_threads: int = 0):
         self.graph = graph
         self.steps = steps
@@ -397,7 +397,7 @@ class CompiledModel:
                     times.append(time.perf_counter() - started)
         return values
 
-    def _run_step(self, step: Step, values: dict) -> None:
+    def _run_step(self, step: RunStep, values: dict) -> None:
         """Run one step, its output stored in ``values``."""
         g = self.graph
         out_name = step.group.output

@@ -32,7 +32,7 @@ from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
-from ..domain.schedule import Attach, Stage, identity_axes, init_hoisted
+from ..domain.schedule import Attach, StageRecord, identity_axes, init_hoisted
 from ..machine import VIRTUAL_THREAD
 from ..errors import ScheduleError
 from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedLoopError,
@@ -45,7 +45,7 @@ from ..te.substitute import substitute, transform
 from .group import band_group
 
 
-def _stage_statements(stage: Stage) -> tuple[str, ...]:
+def _stage_statements(stage: StageRecord) -> tuple[str, ...]:
     return tuple(n for n in (stage.init, stage.main) if n is not None)
 
 
@@ -97,14 +97,14 @@ def sink_thread_loops(program: Program, producer: str, consumer: str, axis: str)
     return program.with_stages(tuple(moved.get(s.name, s) for s in program.stages))
 
 
-def _tuple_outputs(program: Program, name: str) -> list[Stage]:
-    """Stage ``name`` and, for a reduction over a tuple, the stages of its other outputs
+def _tuple_outputs(program: Program, name: str) -> list[StageRecord]:
+    """The stage record of ``name`` and, for a reduction over a tuple, the stages of its other outputs
     (they share every loop of the first: compute_at moves them with it)."""
     return [program.stage(name)] + [s for s in program.stages if init_hoisted(s)
                                     and s.attach.stage == name]
 
 
-def _with_sibling_writes(program: Program, outputs_of: list[Stage], name: str) -> Statement:
+def _with_sibling_writes(program: Program, outputs_of: list[StageRecord], name: str) -> Statement:
     """Statement ``name`` of the first output, as if it wrote the elements of all the
     outputs its instance updates (what a reader of any of them needs computed)."""
     stmt = program.statement(name)
@@ -392,7 +392,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     return result, mapped, projections
 
 
-def _loop_map(program: Program, cons: Stage, depth: int) -> dict[str, isl.Map]:
+def _loop_map(program: Program, cons: StageRecord, depth: int) -> dict[str, isl.Map]:
     """For each consumer statement, the map from its instances to its outer loop values."""
     result = {}
     for name, axes in program.loop_axes:

@@ -22,7 +22,7 @@ import dataclasses
 import islpy as isl
 
 from ..domain.program import Program
-from ..domain.schedule import Stage, identity_axes
+from ..domain.schedule import StageRecord, identity_axes
 from ..errors import InvalidArgumentError
 from ..schedule_errors import CacheOfWrittenError, NotAReaderError
 from ..te.expr import TensorRead
@@ -80,7 +80,7 @@ def cache_read(program: Program, tensor: Tensor, scope: str, readers: list[str]
         statements.append(stmt)
     statements.append(copy)
     first = min(readers, key=lambda n: [s.name for s in program.stages].index(n))
-    stage = Stage(name, name, identity_axes(copy.domain))
+    stage = StageRecord(name, name, identity_axes(copy.domain))
     stages = insert_stage(program.stages, stage, before=first)
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays), cached
 
@@ -139,7 +139,7 @@ def cache_write(program: Program, tensor: Tensor, scope: str, stage_name: str
         init=renamed.get(stage.init) if stage.init else None,
         axes=identity_axes(program.statement(stage.main).domain.set_tuple_name(
             renamed[stage.main])))
-    copy_stage = Stage(stage_name, copy_name, identity_axes(copy.domain))
+    copy_stage = StageRecord(stage_name, copy_name, identity_axes(copy.domain))
     stages = expand_stage(program.stages, stage_name, [compute_stage, copy_stage])
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays), cached
 

@@ -20,11 +20,11 @@ import dataclasses
 from typing import Callable
 
 from ..domain.program import Program
-from ..domain.schedule import Axis, Stage
+from ..domain.schedule import Axis, StageRecord
 from ..schedule_errors import BandMismatchError, NotEnoughLoopsError, PartlySharedLoopsError
 
 
-def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
+def band_group(program: Program, name: str, lo: int, hi: int) -> list[StageRecord]:
     """The stages that share loops ``lo..hi`` of stage ``name``: first the one that owns
     them (it is at the root or shares only outer loops), then the others in definition
     order."""
@@ -52,7 +52,7 @@ def band_group(program: Program, name: str, lo: int, hi: int) -> list[Stage]:
 
 
 def edit_band(program: Program, name: str, lo: int, hi: int,
-              change: Callable[[Stage, list[Axis]], list[Axis]]) -> Program:
+              change: Callable[[StageRecord, list[Axis]], list[Axis]]) -> Program:
     """Replace loops ``lo..hi`` of stage ``name`` and of every stage sharing them by
     ``change(stage, old_loops)``; all stages must produce the same number of loops."""
     group = band_group(program, name, lo, hi)
@@ -77,7 +77,7 @@ def edit_band(program: Program, name: str, lo: int, hi: int,
     return program.with_stages(tuple(stages))
 
 
-def fresh_axis_name(stage: Stage, base: str, taken: set[str] | None = None) -> str:
+def fresh_axis_name(stage: StageRecord, base: str, taken: set[str] | None = None) -> str:
     """``base`` or ``base.1``, ``base.2``... so that loop names in a stage stay unique."""
     used = {a.name for a in stage.axes} | (taken or set())
     candidate, counter = base, 0

@@ -42,7 +42,7 @@ from ..deps.equivalence import identity_origin, same_values, value_sources
 from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace, parts
 from ..domain.program import Program
-from ..domain.schedule import Stage, identity_axes
+from ..domain.schedule import StageRecord, identity_axes
 from ..errors import InternalError
 from ..schedule_errors import CannotInlineError, NotAReaderError, PrimitiveOrderError
 from ..te.substitute import substitute, transform
@@ -229,9 +229,9 @@ def cache_write(program: Program, state: KernelRewrites, stage_name: str, scope:
     statements += ((copy_in,) if reads_it else ()) + (copy_out,)
     stages = program.stages
     if reads_it:
-        stages = insert_stage(stages, Stage(copy_in_name, copy_in_name,
+        stages = insert_stage(stages, StageRecord(copy_in_name, copy_in_name,
                                             identity_axes(copy_in.domain)), before=stage_name)
-    stages = _insert_after(stages, Stage(copy_out_name, copy_out_name,
+    stages = _insert_after(stages, StageRecord(copy_out_name, copy_out_name,
                                          identity_axes(copy_out.domain)), stage_name)
     result = program.with_stages(stages, statements=statements, arrays=arrays)
     if reads_it:

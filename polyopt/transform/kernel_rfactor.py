@@ -35,7 +35,7 @@ import islpy as isl
 from ..domain.accesses import read_accesses
 from ..domain.affine import AffineSpace
 from ..domain.program import Program
-from ..domain.schedule import Stage, identity_axes
+from ..domain.schedule import StageRecord, identity_axes
 from ..schedule_errors import InPlaceKernelError, NotAReductionError
 from ..te.expr import BinOp, Call, Const, IterVar, TensorRead
 from ..te.tensor import walk
@@ -94,14 +94,14 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     update_axes = identity_axes(update_domain)[:1] + tuple(
         dataclasses.replace(a, value=lift(a.value, update_domain))
         for a in stage.axes if a is not axis)
-    new_stages = [Stage(init_name, init_name, identity_axes(init_domain)),
-                  Stage(partial_array.name, update_name, update_axes),
+    new_stages = [StageRecord(init_name, init_name, identity_axes(init_domain)),
+                  StageRecord(partial_array.name, update_name, update_axes),
                   dataclasses.replace(stage, axes=identity_axes(combine_domain))]
     stages = expand_stage(program.stages, stage_name, new_stages)
     return program.with_stages(stages, statements=tuple(statements), arrays=arrays), partial
 
 
-def _check_alone(program: Program, stage: Stage) -> None:
+def _check_alone(program: Program, stage: StageRecord) -> None:
     if stage.init is not None or stage.attach.kind != "root" or any(
             s.attach.kind == "with" and s.attach.stage == stage.name for s in program.stages):
         raise InPlaceKernelError(

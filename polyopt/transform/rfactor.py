@@ -24,7 +24,7 @@ import islpy as isl
 
 from ..domain.affine import aff_expression
 from ..domain.program import Program
-from ..domain.schedule import Axis, Stage, identity_axes
+from ..domain.schedule import Axis, StageRecord, identity_axes
 from ..schedule_errors import NotAReductionError, PiecewiseBoundError, PrimitiveOrderError
 from ..te.expr import BinOp, Call, Const, Expr, IterVar, TensorRead
 from ..te.tensor import Reduce
@@ -129,7 +129,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     rf_axes = identity_axes(rf_domain)[:1 + len(init.dims)] + tuple(
         dataclasses.replace(a, value=lift(a.value, rf_domain)) for a in stage.axes
         if stage.involves_reduce(a) and a is not axis)
-    rf_stage = Stage(partial_array.name, rf_update_name, rf_axes,
+    rf_stage = StageRecord(partial_array.name, rf_update_name, rf_axes,
                      frozenset(update.dims[len(init.dims):]), rf_init_name)
     new_stage = dataclasses.replace(stage, axes=identity_axes(new_update_domain),
                                     reduce_dims=frozenset({v_name}))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
-from polyopt.ast.from_isl import index_expr, scan
+from polyopt.ast.from_isl import index_expr, loop_ast
 from polyopt.ast.nodes import Block, Op
 from polyopt.te.fold import fold
 from testlib.chains import stencil_chain
@@ -68,7 +68,7 @@ def test_the_isl_ast_of_a_long_chain_converts_under_a_low_recursion_limit():
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(200)
     try:
-        tree = scan(program)
+        tree = loop_ast(program)
     finally:
         sys.setrecursionlimit(limit)
     assert isinstance(tree, Block) and len(tree.items) == 300

@@ -20,7 +20,7 @@ from ...domain.program import Program
 from ...lowering_errors import WorkItemRaceError
 from ...machine import scope_meaning
 from .buffers import per_work_item, storage_map
-from .kernel import Kernel, access_items
+from .kernel import DeviceKernel, access_items
 
 
 def _relation(kind: str) -> isl.Map:
@@ -40,7 +40,7 @@ def _pairs_between(items_a: isl.Map, items_b: isl.Map, kind: str) -> isl.Map:
     return items_a.apply_range(_relation(kind)).apply_range(items_b.reverse())
 
 
-def plan_barriers(program: Program, kernel: Kernel) -> None:
+def plan_barriers(program: Program, kernel: DeviceKernel) -> None:
     """Refuse conflicts between groups, and place barriers between the work-items of a
     group: at each loop that carries a conflict (:func:`legality.carried_pairs`, the one
     analysis of what a loop carries, asked about the conflicts in the kernel's order)."""
@@ -59,7 +59,7 @@ def plan_barriers(program: Program, kernel: Kernel) -> None:
                 _place_barriers(program, kernel, ordered)
 
 
-def _in_kernel_order(program: Program, kernel: Kernel, conflict: Dependence
+def _in_kernel_order(program: Program, kernel: DeviceKernel, conflict: Dependence
                      ) -> list[Dependence]:
     """The pairs of a conflict (writer -> other) as dependences from the instance the
     kernel runs first to the one it runs second, within one iteration of the host loops
@@ -79,7 +79,7 @@ def _in_kernel_order(program: Program, kernel: Kernel, conflict: Dependence
     return ordered
 
 
-def _runs_before(kernel: Kernel, first: str, second: str) -> isl.Map:
+def _runs_before(kernel: DeviceKernel, first: str, second: str) -> isl.Map:
     """{ first instance -> second instance }: the first runs earlier, in the same
     iteration of every host loop."""
     rows = kernel.rows
@@ -90,7 +90,7 @@ def _runs_before(kernel: Kernel, first: str, second: str) -> isl.Map:
     return rows[first].apply_range(order).apply_range(rows[second].reverse())
 
 
-def _check_groups(program: Program, kernel: Kernel, conflict: Dependence, *,
+def _check_groups(program: Program, kernel: DeviceKernel, conflict: Dependence, *,
                   shared: bool) -> None:
     """Work-groups run in no order: refuse a conflict between two of them on global
     memory (a ``__local`` buffer has one copy per group)."""
@@ -109,7 +109,7 @@ def _check_groups(program: Program, kernel: Kernel, conflict: Dependence, *,
             kernel=kernel.name)
 
 
-def _place_barriers(program: Program, kernel: Kernel, conflict: Dependence) -> None:
+def _place_barriers(program: Program, kernel: DeviceKernel, conflict: Dependence) -> None:
     """A barrier at the end of each loop that carries a conflict between two work-items
     of one group, and between the two statements; refused inside threadIdx loops."""
     s, t = conflict.source, conflict.sink
@@ -144,7 +144,7 @@ def _example(program: Program, conflict: Dependence, pairs: isl.Map) -> Countere
     return find_pair(program, kind, pairs, conflict.array)
 
 
-def check_scoped_flows(program: Program, kernels: list[Kernel], arrays) -> None:
+def check_scoped_flows(program: Program, kernels: list[DeviceKernel], arrays) -> None:
     """A value in a shared (local) buffer must be read by the group (work-item) that
     wrote it, in the same iteration of the loops enclosing the buffer's accesses: each
     group (work-item) has its own copy, refilled in each such iteration."""

@@ -15,10 +15,10 @@ from ...ast.nodes import loops, runs
 from ...domain.program import Array, Program
 from ...lowering_errors import BufferScopeError
 from ...machine import scope_meaning
-from .kernel import LOCAL_IDS, Buffer, Kernel, access_items, key_expr
+from .kernel import LOCAL_IDS, Buffer, DeviceKernel, access_items, key_expr
 
 
-def plan_buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
+def plan_buffer(program: Program, kernel: DeviceKernel, array: Array) -> Buffer:
     """The box that one copy of a shared (local) buffer holds: the footprint of the
     accesses per work-group (work-item) and per iteration of the loops that enclose all
     of them.  Each copy is filled and used within one iteration of those loops."""
@@ -62,7 +62,7 @@ def plan_buffer(program: Program, kernel: Kernel, array: Array) -> Buffer:
     return Buffer(array, tuple(lower), tuple(sizes), keys, tuple(starts))
 
 
-def _common_loops(program: Program, kernel: Kernel, stmts) -> tuple[list[int], list[str]]:
+def _common_loops(program: Program, kernel: DeviceKernel, stmts) -> tuple[list[int], list[str]]:
     """The schedule dimensions of the loops (outside every threadIdx loop) that enclose
     all of ``stmts``, and the names of those loops in the AST."""
     limit = min(kernel.udepth[s] for s in stmts)
@@ -81,7 +81,7 @@ def _select_dims(width: int, dims: list[int]) -> isl.Map:
     return isl.Map(f"{{ [{inputs}] -> [{', '.join(f'c{d}' for d in dims)}] }}")
 
 
-def storage_map(program: Program, kernel: Kernel, stmt: str, relation: isl.Map,
+def storage_map(program: Program, kernel: DeviceKernel, stmt: str, relation: isl.Map,
              buffer: "Buffer") -> isl.Map:
     """{ instance -> [g0, g1, g2, position] }: where in which group's copy of a shared
     buffer an access goes."""

@@ -41,7 +41,7 @@ from ...lowering_errors import ThreadBindingError
 from ...te.expr import TensorRead, Var
 from ..accumulate import accumulated_value, combination, combiner
 from ...machine import scope_meaning
-from .kernel import GROUP_IDS, LOCAL_IDS, Kernel, is_block, is_thread, tag_dim
+from .kernel import GROUP_IDS, LOCAL_IDS, DeviceKernel, is_block, is_thread, tag_dim
 from .plan import plan_kernels, scoped_arrays
 from .values import HELPERS, ValuePrinter, cl_type, combine
 
@@ -50,7 +50,7 @@ __all__ = ["opencl_source", "plan_kernels"]
 BARRIER = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
 
 
-def opencl_source(func, kernels: list[Kernel]) -> str:
+def opencl_source(func, kernels: list[DeviceKernel]) -> str:
     """The OpenCL C program holding one ``__kernel`` per planned kernel."""
     arrays = global_arrays(func)
     fp64 = any(a.dtype == "float64" for a in func.program.arrays)
@@ -80,7 +80,7 @@ def index_text(expr: IndexExpr) -> str:
 class KernelPrinter:
     """Prints one ``__kernel`` function."""
 
-    def __init__(self, func, kernel: Kernel, arrays):
+    def __init__(self, func, kernel: DeviceKernel, arrays):
         self.func = func
         self.program = func.program
         self.kernel = kernel

@@ -1,6 +1,6 @@
 """One planned OpenCL kernel: its NDRange, work-items, ``__local``/private buffers, barriers.
 
-:func:`.plan.plan_kernels` fills a :class:`Kernel` per top-level nest; the code
+:func:`.plan.plan_kernels` fills a :class:`DeviceKernel` per top-level nest; the code
 generator (:mod:`.codegen`) prints it.  Group and local ids are named
 :data:`GROUP_IDS` and :data:`LOCAL_IDS` in generated code and in isl maps; a loop bound
 to ``blockIdx.y`` gives the group id along dimension :func:`tag_dim` = 1.
@@ -53,7 +53,7 @@ class Buffer:
 
 
 @dataclass
-class Kernel:
+class DeviceKernel:
     name: str
     body: Node
     stmts: frozenset[str]
@@ -116,7 +116,7 @@ def key_expr(low: isl.PwAff, names: list[str]) -> IndexExpr:
     return index_expr(build.expr_from_pw_aff(value))
 
 
-def access_items(program: Program, kernel: Kernel, stmt: str, array: str) -> isl.Map:
+def access_items(program: Program, kernel: DeviceKernel, stmt: str, array: str) -> isl.Map:
     """{ instance -> [g, l] }: the work-item that performs ``stmt``'s access to ``array``.
     A tree reduction's accumulator is read and written by the group's first work-item."""
     items = kernel.work_items[stmt]

@@ -8,7 +8,7 @@ alike), so barriers go there and nowhere else.
 
 Everything is derived exactly with isl from the schedule and the access relations:
 
-* which work-item runs each statement instance (:attr:`Kernel.work_items`): a bound
+* which work-item runs each statement instance (:attr:`DeviceKernel.work_items`): a bound
   loop's value minus the smallest value it takes gives the group or local id;
 * the NDRange: the number of groups from the block loops' extents (parametric,
   evaluated from the sizes at call time), the group shape from the thread loops'
@@ -46,7 +46,7 @@ from ...machine import scope_meaning
 from ..accumulate import combination
 from .barriers import check_scoped_flows, plan_barriers
 from .buffers import plan_buffer
-from .kernel import Kernel, is_block, is_thread, tag_dim
+from .kernel import DeviceKernel, is_block, is_thread, tag_dim
 
 MAX_GROUP_SIZE = 1024
 
@@ -73,8 +73,8 @@ def _has_host_loop(node: Node) -> bool:
                for loop in loops(node))
 
 
-def plan_kernels(func) -> list[Kernel]:
-    """One :class:`Kernel` per top-level nest of ``func.body`` (raises ScheduleError for
+def plan_kernels(func) -> list[DeviceKernel]:
+    """One :class:`DeviceKernel` per top-level nest of ``func.body`` (raises ScheduleError for
     a schedule that cannot run race-free)."""
     program = func.program
     kernels = []
@@ -109,7 +109,7 @@ def _touches(program: Program, stmts, array: str) -> bool:
     return any(a.array == array for s in stmts for a in program.statement(s).accesses)
 
 
-def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> Kernel:
+def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> DeviceKernel:
     stmts = frozenset(r.stmt for r in runs(body))
     _check_structure(body)
     rows = {s: program.schedule_of(s).intersect_params(program.context) for s in stmts}
@@ -149,7 +149,7 @@ def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> 
     if local[0] * local[1] * local[2] > MAX_GROUP_SIZE:
         raise WorkGroupSizeError(name, local[0] * local[1] * local[2], MAX_GROUP_SIZE,
                                  "OpenCL", shape=tuple(local))
-    kernel = Kernel(name, body, stmts, extents, tuple(local), first=first, host=host,
+    kernel = DeviceKernel(name, body, stmts, extents, tuple(local), first=first, host=host,
                     trees=_tree_reductions(program, body), rows=rows)
     for stmt, row in rows.items():
         for dim in bound[stmt]:  # a loop of one iteration has no For: its id is 0
