@@ -16,4 +16,6 @@ if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
         pocl-opencl-icd oclgrind gcc binutils libc6-dev libgomp1 graphviz clang >/dev/null
 fi
 python3 -m pip install -q -e ".[test]"
-exec python3 -m pytest -q "$@"
+# -n auto: one pytest worker per CPU this process may use (pytest-xdist); add -n 0 to
+# run in one process.
+exec python3 -m pytest -q -n auto "$@"

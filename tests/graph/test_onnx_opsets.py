@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 import onnx.version_converter  # noqa: E402
 
 import polyopt as po  # noqa: E402
+from testlib.numeric import assert_numbers  # noqa: E402
 from polyopt.graph import UnsupportedOperatorError  # noqa: E402
 
 F = TensorProto.FLOAT
@@ -36,7 +37,7 @@ def _same_as_onnxruntime(model, feeds):
     got = compiled.run(feeds)
     names = [o.name for o in model.graph.output]
     for name, want in zip(names, expected):
-        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-6)
+        assert_numbers(got[name], want, rtol=1e-5, atol=1e-6)
     return got
 
 
