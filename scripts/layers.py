@@ -31,7 +31,7 @@ LAYERS = [
     ("target",),
     ("lower", "kernels", "build", "emit_c", "extern_build", "aot"),
     ("graph",),
-    ("tvm", "cli", "__init__"),
+    ("tvm", "cli", "__init__", "__main__"),
 ]
 NEVER = {"target": {"transform", "schedules"}}  # backends only see lowered programs
 ROLES = {
