@@ -310,7 +310,7 @@ class CompiledModel:
         values = {}
         for name in g.inputs:
             info = g.tensors[name]
-            array = np.ascontiguousarray(feeds[name])
+            array = np.asarray(feeds[name], order="C")  # (ascontiguousarray makes 0-d 1-D)
             if array.shape != info.shape or array.dtype != np.dtype(info.dtype):
                 raise InvalidArgumentError(
                     f"input '{name}' must be {info}, got {array.dtype}{list(array.shape)}")

@@ -185,3 +185,14 @@ def test_opset6_prelu_slope_is_per_channel():
     got = po.graph.compile(po.graph.from_onnx(model), num_threads=1).run(feeds)
     np.testing.assert_allclose(got[model.graph.output[0].name], expected[0], rtol=1e-5,
                                atol=1e-6)
+
+
+def test_a_scalar_input_is_taken_as_the_model_declares_it():
+    """A 0-d input (shape []) stays 0-d: it was made 1-D and refused as float32[1]."""
+    nodes = [helper.make_node("Mul", ["x", "s"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+                           helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], 13)
+    got = _same_as_onnxruntime(model, {"x": np.array([1.0, 2.0, 3.0], "float32"),
+                                       "s": np.array(2.5, "float32")})
+    assert_numbers(got["y"], np.array([2.5, 5.0, 7.5], "float32"), exact=True)

@@ -204,10 +204,6 @@ NODE_EXCLUDED = {
         "test_layer_normalization_4d_axis1_cpu",
         "test_layer_normalization_4d_axis_negative_3_cpu",
     ],
-    "0-d inputs reach the kernel as 1-D (executor: np.ascontiguousarray)": [
-        "test_dequantizelinear_cpu", "test_dropout_default_ratio_cpu",
-        "test_gemm_default_scalar_bias_cpu", "test_quantizelinear_cpu",
-    ],
     "an input is float4_e2m1fn; polyopt.graph supports float32, float64, int8, uint8, int32, int64": [
         "test_cast_FLOAT4E2M1_to_FLOAT16_cpu", "test_cast_FLOAT4E2M1_to_FLOAT_cpu",
         "test_dequantizelinear_float4e2m1_cpu", "test_quantizelinear_float4e2m1_cpu",
