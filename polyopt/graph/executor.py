@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, public, public_methods
+from ..errors import BackendError, InvalidArgumentError, public, public_methods
 from ..machine import TargetInfo
 from ..target.args import data_pointer
 from .contracts import KernelSignatureError, check_arena, check_kernel, check_sizes
@@ -62,9 +62,14 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     stderr while the kernels compile.  ``cache`` keeps the kernels in the on-disk kernel
     cache (True: ``$POLYOPT_CACHE``, by default ``~/.cache/polyopt``; a folder; False:
     none), so compiling the model again in another process loads them:
-    ``m.cache_stats`` says how many were loaded and how many built."""
-    if target != "llvm":
-        raise InvalidArgumentError(f"po.graph.compile supports target='llvm', got {target!r}")
+    ``m.cache_stats`` says how many were loaded and how many built.  ``target``: the
+    host (``"llvm"``) or a named CPU (``"llvm -mcpu=znver4"``): layouts, tiles and kernels
+    are made for that CPU; a model made for instructions this machine lacks is refused
+    when run here (``BackendError``), its kernels' code can be read (``m.steps``)."""
+    if not isinstance(target, str) or target.split(" ", 1)[0] != "llvm":
+        raise InvalidArgumentError(
+            f"po.graph.compile takes target='llvm' (this machine) or 'llvm -mcpu=NAME "
+            f"[-mattr=+f,-g]' (a named CPU), got {target!r}")
     if not isinstance(g, Graph):
         raise InvalidArgumentError(f"compile needs a po.graph.Graph, got {type(g).__name__}")
     if not isinstance(cache, (bool, str, os.PathLike)):
@@ -72,10 +77,10 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     start = time.perf_counter()
     check_sizes(g)  # before anything is allocated (constant folding included)
     keep_freed_memory()
-    store = KernelCache(None if cache in (True, False) else os.fspath(cache),
+    info = TargetInfo.for_target(target)  # the machine the kernels are compiled for
+    store = KernelCache(None if cache in (True, False) else os.fspath(cache), target=target,
                         disk=cache is not False)
     # (an offloaded QLinearConv stays one: the device takes it, not the VNNI kernels)
-    info = TargetInfo.host()  # the machine the kernels are compiled for
     graph = g if passes is False else optimize(  # (passes: True, or the user's edit)
         g, vnni=not offload and info.has_vnni, target_info=info,
         passes=None if passes is True else passes)
@@ -106,6 +111,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
     model = CompiledModel(graph, steps, plan=plan, num_threads=num_threads)
+    model.compiled_for = info
     model.compile_seconds = time.perf_counter() - start
     model.cache_stats = {"loaded": store.loaded if store.disk else 0,
                          "built": store.built if store.disk else 0}
@@ -207,6 +213,7 @@ class CompiledModel:
         self.num_threads = num_threads
         self.compile_seconds = 0.0
         self.cache_stats = {"loaded": 0, "built": 0}
+        self.compiled_for: TargetInfo | None = None  # the CPU the kernels were made for
         self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
         self.root = self._aliases(plan)
         self.plan = self._plan()
@@ -299,6 +306,7 @@ class CompiledModel:
         return buffers
 
     def _inputs(self, feeds: dict) -> dict[str, np.ndarray]:
+        self._check_machine()
         g = self.graph
         if not isinstance(feeds, dict):
             raise InvalidArgumentError("run needs a dict {input name: numpy array}")
@@ -316,6 +324,20 @@ class CompiledModel:
                     f"input '{name}' must be {info}, got {array.dtype}{list(array.shape)}")
             values[name] = array
         return values
+
+    def _check_machine(self) -> None:
+        """Refuse to run kernels made for instructions this CPU lacks (they would die
+        of an illegal instruction: the executor calls them with raw addresses)."""
+        made_for = self.compiled_for
+        if made_for is None:
+            return
+        host = TargetInfo.host()
+        missing = sorted(set(made_for.features) - set(host.features))
+        if missing:
+            raise BackendError(
+                f"this model was compiled for {made_for.name}; its kernels may use "
+                f"{', '.join(missing)}, which this CPU ({host.name}) lacks: compile it "
+                "for this machine (target='llvm') to run it here")
 
     def _bind(self) -> list[tuple]:
         """Per step, what ``run`` does, with the addresses of the arrays that are the same
