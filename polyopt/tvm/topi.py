@@ -43,7 +43,7 @@ class _Refusing(_types.SimpleNamespace):
         self._prefix = prefix
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        if _not_a_topi_name(attr):
             raise AttributeError(attr)
         return _refused(f"{self._prefix}{attr}")
 
@@ -89,7 +89,14 @@ tag = _types.SimpleNamespace(ELEMWISE="elemwise", BROADCAST="broadcast",
                              INJECTIVE="injective", COMM_REDUCE="comm_reduce")
 
 
+def _not_a_topi_name(attr: str) -> bool:
+    """Names tools look up on any module (``__wrapped__``, pytest's ``pytest_plugins``,
+    unittest's ``setUpModule``): not TVM's, so not refused as one of them."""
+    return attr.startswith(("_", "pytest")) or attr in (
+        "setup_module", "teardown_module", "setUpModule", "tearDownModule")
+
+
 def __getattr__(attr):
-    if attr.startswith("__"):
+    if _not_a_topi_name(attr):
         raise AttributeError(attr)
     return _refused(attr)

@@ -98,10 +98,10 @@ def test_nests_scanned_one_by_one_give_the_code_of_the_whole_scan(monkeypatch):
     s = po.auto_schedule(kernel, cache_bytes=64)
     groups = from_isl._root_groups(s.program)
     assert len(groups) == 6  # one per nest: C = 0; C += ...; ... (six statements)
-    one_by_one = from_isl._scan(s.program)
+    one_by_one = from_isl._loop_ast(s.program)
     monkeypatch.setattr(from_isl, "SEQUENCE_FROM", 1000)
     assert len(from_isl._root_groups(s.program)) == 1
-    assert from_isl._scan(s.program) == one_by_one
+    assert from_isl._loop_ast(s.program) == one_by_one
 
 
 def test_big_modules_without_llvms_own_unrolling_compute_the_same_numbers(monkeypatch):
