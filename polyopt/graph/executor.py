@@ -111,7 +111,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         if progress:
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
     model = CompiledModel(graph, steps, plan=plan, num_threads=num_threads)
-    model.compiled_for = info
+    model.made_for(info)
     model.compile_seconds = time.perf_counter() - start
     model.cache_stats = {"loaded": store.loaded if store.disk else 0,
                          "built": store.built if store.disk else 0}
@@ -214,6 +214,7 @@ class CompiledModel:
         self.compile_seconds = 0.0
         self.cache_stats = {"loaded": 0, "built": 0}
         self.compiled_for: TargetInfo | None = None  # the CPU the kernels were made for
+        self._foreign: str | None = None  # why this CPU cannot run them (made_for)
         self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
         self.root = self._aliases(plan)
         self.plan = self._plan()
@@ -325,19 +326,20 @@ class CompiledModel:
             values[name] = array
         return values
 
+    def made_for(self, info: TargetInfo) -> None:
+        """Record that the kernels were made for ``info``: if this CPU lacks some of its
+        features, ``run`` refuses (the executor calls kernels by address; they would die
+        of an illegal instruction).  Worked out once, not on every run."""
+        self.compiled_for = info
+        missing = info.missing_on_host()
+        self._foreign = None if not missing else (
+            f"this model was compiled for {info.name}; its kernels may use "
+            f"{', '.join(missing)}, which this CPU ({TargetInfo.host().name}) lacks: "
+            "compile it for this machine (target='llvm') to run it here")
+
     def _check_machine(self) -> None:
-        """Refuse to run kernels made for instructions this CPU lacks (they would die
-        of an illegal instruction: the executor calls them with raw addresses)."""
-        made_for = self.compiled_for
-        if made_for is None:
-            return
-        host = TargetInfo.host()
-        missing = sorted(set(made_for.features) - set(host.features))
-        if missing:
-            raise BackendError(
-                f"this model was compiled for {made_for.name}; its kernels may use "
-                f"{', '.join(missing)}, which this CPU ({host.name}) lacks: compile it "
-                "for this machine (target='llvm') to run it here")
+        if self._foreign is not None:
+            raise BackendError(self._foreign)
 
     def _bind(self) -> list[tuple]:
         """Per step, what ``run`` does, with the addresses of the arrays that are the same

@@ -216,6 +216,11 @@ class TargetInfo:
     def has(self, feature: str) -> bool:
         return feature.lstrip("+") in self.features
 
+    def missing_on_host(self) -> list[str]:
+        """The features of this machine that the host lacks (code made for it would die
+        of an illegal instruction here), sorted; empty when the host has them all."""
+        return sorted(set(self.features) - set(TargetInfo.host().features))
+
     @staticmethod
     @functools.cache
     def host() -> "TargetInfo":

@@ -46,12 +46,12 @@ class NativeKernel:
     def require_features(self, compiled_for: TargetInfo) -> None:
         """Refuse to run where this CPU lacks a feature of ``compiled_for``, the CPU the
         code was compiled for (it would die of an illegal instruction)."""
-        host = TargetInfo.host()
-        missing = sorted(set(compiled_for.features) - set(host.features))
+        missing = compiled_for.missing_on_host()
         if missing:
             self._foreign = (
                 f"kernel {self.name} was compiled for {compiled_for.name} and uses "
-                f"{', '.join(missing)}, which this CPU ({host.name}) lacks; export it with "
+                f"{', '.join(missing)}, which this CPU ({TargetInfo.host().name}) lacks; "
+                "export it with "
                 "f.export_library(path) to run it on such a CPU, or build it for the host "
                 "(target='llvm')")
 
