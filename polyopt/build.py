@@ -74,19 +74,13 @@ def _build(schedule, args, target, name: str | None, options: dict):
         built = cache.get(key) if key is not None else None
         if built is None:
             func = lower(schedule, args, name=name, target=backend, passes=passes)
-            key = kernel_key(func, backend_key + _pipeline_key(func, passes), options)
+            key = kernel_key(func, backend_key, options)  # (func.passes: the pipeline run)
             built = build_kernel(func, backend, options, cache=cache, key=key)
             if request is not None and hasattr(cache, "remember"):
                 cache.remember(request, key, (program, tuple(args or ())))
     kernel = built.kernel
     kernel.content_hash = key
     return kernel
-
-
-def _pipeline_key(func: LoweredFunc, passes) -> str:
-    """The passes that made ``func`` when the user edited the pipeline (what they did
-    need not show in the printed function)."""
-    return "" if passes is None else " -passes=" + ",".join(func.passes)
 
 
 def _request(program, args, name, backend_key, options):
