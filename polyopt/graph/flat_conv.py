@@ -150,16 +150,24 @@ def schedule_flat_conv(s, out, conv, info: TargetInfo, lanes: int, reduce_tile: 
     fo, fi = stage.split(f, factor=block, check=False)
     stage.reorder(n, fo, y, fi, x, check=False)
     rows = stage.fuse(fo, y, check=False)
-    if nchw is out:
-        transposed_rows(stage, fi, None, x, lanes)
-    else:
-        xo, xi = stage.split(x, factor=lanes, check=False)
-        stage.vectorize(xi, check=False)
-        s[nchw].compute_at(stage, rows, check=False)
-        _, cf, _, cx = nchw.op.axis
-        transposed_rows(s[nchw], cf, None, cx, lanes)
+    rows_into_nchw(s, stage, nchw, out, fi, None, x, rows, lanes)
     stage.parallel(rows, check=False)
     s.check()
+
+
+def rows_into_nchw(s, stage, nchw, out, f, y, x, at, lanes: int) -> None:
+    """Write ``stage``'s blocked rows (channels ``f`` of a block, columns ``x``) in NCHW
+    order: through registers (:func:`transposed_rows`) when ``stage`` computes the NCHW
+    ``out`` itself, else ``stage`` vectorized along ``x`` and the NCHW copy ``nchw``
+    computed at its loop ``at``, transposed there."""
+    if nchw is out:
+        transposed_rows(stage, f, y, x, lanes)
+        return
+    _, xi = stage.split(x, factor=lanes, check=False)
+    stage.vectorize(xi, check=False)
+    s[nchw].compute_at(stage, at, check=False)
+    _, cf, _, cx = nchw.op.axis
+    transposed_rows(s[nchw], cf, None, cx, lanes)
 
 
 def transposed_rows(stage, f, y, x, lanes: int) -> None:

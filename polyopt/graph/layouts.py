@@ -41,7 +41,7 @@ from .ir import Graph, OpNode
 from .registry import attr, register
 from .operators_nn import _CONV_ATTRS, window
 from .flat_conv import (INPUT_BLOCK, flat_points, max_columns, pad_nchw_rows, pad_to_blocks,
-                        schedule_flat_conv, transposed_rows)
+                        schedule_flat_conv, rows_into_nchw)
 
 
 def vectorizes_across_channels(node, x_shape, w_shape, out_shape, lanes: int) -> bool:
@@ -313,14 +313,7 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     _, _, ly, lx, lf = conv.op.axis
     tile = row_tile(width, columns)
     _register_tile(s, conv, lf, ly, lx, width=width, tx=tile, reduce_tile=reduce_tile)
-    if nchw is out:
-        transposed_rows(stage, fi, None if per_row else y, x, lanes)
-    else:
-        xo, xi = stage.split(x, factor=lanes, check=False)
-        stage.vectorize(xi, check=False)
-        s[nchw].compute_at(stage, y, check=False)
-        _, cf, _, cx = nchw.op.axis
-        transposed_rows(s[nchw], cf, None, cx, lanes)
+    rows_into_nchw(s, stage, nchw, out, fi, None if per_row else y, x, y, lanes)
     stage.parallel(fo, check=False)
     s.check()
 
