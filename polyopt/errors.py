@@ -24,6 +24,7 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
            "NonAffineError", "OutOfBoundsError", "UndefinedTensorError", "FrontendError",
            "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
            "BackendError", "MissingBackendError", "ReleasedKernelError", "DamagedFileError",
+           "AMXPermissionError",
            "ExternCallError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
 
 
@@ -123,6 +124,16 @@ class ReleasedKernelError(BackendError):
 
 class MissingBackendError(BackendError):
     """A backend needs a package or system library that is not installed."""
+
+
+class AMXPermissionError(BackendError):
+    """Linux refused this process the AMX tile state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
+    XFEATURE_XTILEDATA)``), so a kernel using AMX tiles cannot run here; ``errno`` is the
+    kernel's error number (0 where the system has no such request at all)."""
+
+    def __init__(self, message: str, errno: int = 0):
+        self.errno = errno
+        super().__init__(message)
 
 
 class DamagedFileError(BackendError):

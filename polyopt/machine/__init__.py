@@ -121,6 +121,11 @@ _CPUINFO_NAMES = {"avx512_vnni": "avx512vnni", "avx512_bf16": "avx512bf16",
 # the flags a benchmark names beside the CPU (cpuinfo's spelling, as users know them)
 NOTABLE_FEATURES = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16",
                     "amx_int8", "amx_bf16")
+# AMX's tile registers (the palette 1 of every CPU that has them): 8 tiles of at most
+# 16 rows x 64 bytes
+AMX_TILE_REGISTERS, AMX_TILE_ROWS, AMX_TILE_BYTES = 8, 16, 64
+# what ``tensor_unit`` answers and takes: AMX tiles or AVX-512 vectors (VNNI / BF16)
+TENSOR_UNITS = ("amx", "avx512")
 DEFAULT_CACHES = (32 << 10, 1 << 20, 8 << 20)  # L1 data, L2, L3 bytes when unknown
 
 
@@ -172,6 +177,42 @@ class TargetInfo:
     def has_amx_bf16(self) -> bool:
         """AMX tiles with ``tdpbf16ps`` (bf16)."""
         return {"amx-tile", "amx-bf16"} <= set(self.features)
+
+    @property
+    def amx_tiles(self) -> tuple[int, int, int]:
+        """``(registers, rows, bytes per row)`` of the AMX tiles: ``(8, 16, 64)`` where
+        the CPU has AMX (``amx-tile``), ``(0, 0, 0)`` elsewhere.
+
+        >>> TargetInfo.for_cpu("sapphirerapids").amx_tiles, TargetInfo.for_cpu("znver4").amx_tiles
+        ((8, 16, 64), (0, 0, 0))
+        """
+        if "amx-tile" not in self.features:
+            return 0, 0, 0
+        return AMX_TILE_REGISTERS, AMX_TILE_ROWS, AMX_TILE_BYTES
+
+    def tensor_unit(self, kind: str, prefer: str | None = None) -> str | None:
+        """Which unit multiplies ``kind`` (``"int8"``: u8 x s8 -> s32, ``"bf16"``:
+        bf16 -> fp32) matrices here: ``"amx"`` (tiles: ``tdpbusd`` / ``tdpbf16ps``)
+        where the CPU has them, else ``"avx512"`` (``vpdpbusd`` / ``vdpbf16ps``), else
+        None.  ``prefer`` forces one (``"amx"`` or ``"avx512"``), or None where the CPU
+        lacks it.
+
+        >>> spr = TargetInfo.for_cpu("sapphirerapids")
+        >>> spr.tensor_unit("int8"), spr.tensor_unit("int8", prefer="avx512")
+        ('amx', 'avx512')
+        >>> TargetInfo.for_cpu("znver4").tensor_unit("bf16", prefer="amx") is None
+        True
+        """
+        if kind not in ("int8", "bf16"):
+            raise InvalidArgumentError(f"tensor_unit kind must be 'int8' or 'bf16', got {kind!r}")
+        if prefer not in (None,) + TENSOR_UNITS:
+            raise InvalidArgumentError(f"the tensor unit must be one of {', '.join(TENSOR_UNITS)} "
+                                       f"(or None: the best this CPU has), got {prefer!r}")
+        has = {"amx": self.has_amx_int8 if kind == "int8" else self.has_amx_bf16,
+               "avx512": self.has_vnni if kind == "int8" else self.has_bf16}
+        if prefer is not None:
+            return prefer if has[prefer] else None
+        return next((unit for unit in TENSOR_UNITS if has[unit]), None)
 
     @property
     def llvm_tuning(self) -> tuple[str, ...]:

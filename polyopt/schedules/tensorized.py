@@ -15,7 +15,7 @@ register tiles (plain schedule code; every step checked, the tensorize matched e
 from __future__ import annotations
 
 from ..lowering_errors import MissingInstructionsError
-from ..machine import TargetInfo
+from ..machine import AMX_TILE_ROWS, TargetInfo
 from ..te.expr import Select
 from ..te.tensor import walk
 from ..tensorize.builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
@@ -23,7 +23,8 @@ from ..tensorize.builtin import LANES, gemm_u8s8, gemm_u8s8_nchw, max_tile_rows
 
 def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
                          parallel: bool = True, epilogue=None,
-                         target_info: TargetInfo | None = None) -> dict:
+                         target_info: TargetInfo | None = None,
+                         tensor_unit: str | None = None) -> dict:
     """``C = po.ops.matmul_u8s8(A, Wp)``: a ``rows x cols`` int32 accumulator tile
     (``cache_write`` computed at the tile, in registers) updated by one
     :func:`~polyopt.tensorize.builtin.gemm_u8s8` call per group of 4 reduction elements
@@ -38,21 +39,57 @@ def int8_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
     ``po.ops.requantize(C, scale, zero_point, relu=True)`` (the schedule's output): it
     is computed from the int32 tile right after the tile's last update, in the same
     loop nest (C itself is never stored).  ``target_info``: the machine (the host by
-    default); one without AVX-512 VNNI is refused with a :class:`TensorizeError`."""
-    info = require_instructions(target_info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
-    return _packed_matmul(s, C, gemm_u8s8, rows, cols, parallel, info, epilogue)
+    default); one without AVX-512 VNNI is refused with a :class:`TensorizeError`.
+
+    ``tensor_unit``: ``"amx"`` (AMX tiles, :func:`amx_matmul_template`), ``"avx512"``
+    (``vpdpbusd``) or None: what the machine model chooses
+    (``target_info.tensor_unit("int8")``: AMX where the CPU has it and the shapes suit
+    its tiles, see :func:`amx_fits`).  ``rows`` and ``cols`` are the VNNI tile's."""
+    info = target_info or TargetInfo.host()
+    if _chosen_unit(info, "int8", tensor_unit, C) == "amx":
+        return amx_matmul_template(s, C, parallel=parallel, epilogue=epilogue,
+                                   target_info=info)
+    info = require_instructions(info, "has_vnni", "AVX-512 VNNI (vpdpbusd)")
+    return {**_packed_matmul(s, C, gemm_u8s8, rows, cols, parallel, info, epilogue),
+            "unit": "avx512"}
 
 
 def bf16_matmul_template(s, C, *, rows: int | None = None, cols: int = 64,
                          parallel: bool = True,
-                         target_info: TargetInfo | None = None) -> dict:
+                         target_info: TargetInfo | None = None,
+                         tensor_unit: str | None = None) -> dict:
     """``C = po.ops.matmul_bf16(A, Wp)``: as :func:`int8_matmul_template`, with
     :func:`~polyopt.tensorize.builtin.gemm_bf16` (``vdpbf16ps`` on pairs; a machine
-    without AVX-512 BF16 is refused)."""
+    without AVX-512 BF16 is refused), or AMX tiles (``tdpbf16ps``) where the machine
+    model chooses them or ``tensor_unit="amx"`` asks."""
     from ..tensorize.builtin import gemm_bf16
 
-    info = require_instructions(target_info, "has_bf16", "AVX-512 BF16 (vdpbf16ps)")
-    return _packed_matmul(s, C, gemm_bf16, rows, cols, parallel, info)
+    info = target_info or TargetInfo.host()
+    if _chosen_unit(info, "bf16", tensor_unit, C) == "amx":
+        return amx_matmul_template(s, C, parallel=parallel, target_info=info)
+    info = require_instructions(info, "has_bf16", "AVX-512 BF16 (vdpbf16ps)")
+    return {**_packed_matmul(s, C, gemm_bf16, rows, cols, parallel, info), "unit": "avx512"}
+
+
+def _chosen_unit(info: TargetInfo, kind: str, forced, C) -> str:
+    """The unit a matmul template uses: ``forced`` (checked), else the machine model's
+    choice, AMX only where C's shapes suit its tiles."""
+    from ..errors import InvalidArgumentError
+
+    if forced is not None:
+        unit = info.tensor_unit(kind, prefer=forced)  # (refuses unknown units)
+        if unit is None:
+            fact = ("has_amx_int8" if kind == "int8" else "has_amx_bf16") \
+                if forced == "amx" else ("has_vnni" if kind == "int8" else "has_bf16")
+            require_instructions(info, fact, f"{forced} ({kind})")
+        if unit == "amx" and not amx_fits(C):
+            raise InvalidArgumentError(
+                f"tensor_unit='amx': '{C.name}' does not fit AMX tiles (its reduction "
+                f"must be a multiple of 64 bytes of a row and its weights' column block a "
+                f"multiple of 16); pad K and pack with pack_vnni_numpy(..., columns=32)")
+        return unit
+    unit = info.tensor_unit(kind)
+    return "amx" if unit == "amx" and amx_fits(C) else "avx512"
 
 
 def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -> TargetInfo:
@@ -89,6 +126,75 @@ def _packed_matmul(s, C, intrinsic, rows, cols, parallel, info, epilogue=None) -
     if parallel:
         stage.parallel(jo)
     return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows}
+
+
+def amx_fits(C) -> bool:
+    """Whether ``C = matmul_u8s8(A, Wp)`` or ``matmul_bf16`` has the shapes of AMX
+    tiles: whole tiles of the reduction (16 groups of 4 bytes, or of 2 bfloat16) and
+    weight columns in blocks of 16 (``Wp[..., cols, group]``, cols a multiple of 16)."""
+    weights = C.op.inputs[1]
+    groups = _extent(weights.shape[-3])
+    cols = _extent(weights.shape[-2])
+    return (isinstance(groups, int) and groups % AMX_TILE_ROWS == 0
+            and isinstance(cols, int) and cols % 16 == 0)
+
+
+def _extent(value):
+    return getattr(value, "value", value)
+
+
+def amx_matmul_template(s, C, *, parallel: bool = True, epilogue=None,
+                        target_info: TargetInfo | None = None) -> dict:
+    """``C = po.ops.matmul_u8s8(A, Wp)`` or ``matmul_bf16`` on AMX tiles: blocks of
+    ``tiles_m x tiles_n`` accumulator tiles (16 x 16 each; 2 x 2 where the shapes
+    allow: 8 tile registers) in a ``cache_write`` buffer, updated by one
+    :func:`~polyopt.tensorize.builtin_amx.amx_gemm_u8s8` (``tdpbusd``) or
+    :func:`~polyopt.tensorize.builtin_amx.amx_gemm_bf16` (``tdpbf16ps``) call per
+    ``ksteps`` tiles of the reduction (up to 8: the accumulators are loaded and stored
+    once per call); the column blocks run in parallel.  Weights in the VNNI layout
+    (``pack_vnni_numpy(w, columns=32, blocked=True)``); the last partial block of rows
+    runs as scalar code.  ``epilogue``: as in :func:`int8_matmul_template`.  A machine
+    without AMX is refused (:class:`MissingInstructionsError`)."""
+    from ..errors import InvalidArgumentError
+    from ..tensorize.builtin_amx import amx_gemm_bf16, amx_gemm_int8
+
+    bf16 = C.dtype == "float32"
+    info = require_instructions(target_info, "has_amx_bf16" if bf16 else "has_amx_int8",
+                                "AMX-BF16 (tdpbf16ps)" if bf16 else "AMX-INT8 (tdpbusd)")
+    if not amx_fits(C):
+        raise InvalidArgumentError(
+            f"'{C.name}' does not fit AMX tiles: its reduction must be whole tiles (K a "
+            f"multiple of 64 bytes) and its weight columns blocks of 16; pad K and pack "
+            f"with pack_vnni_numpy(..., columns=32)")
+    a, weights = C.op.inputs
+    block = _extent(weights.shape[-2])
+    tiles = _extent(weights.shape[-3]) // AMX_TILE_ROWS
+    tiles_n = 2 if block % 32 == 0 else 1
+    height = _extent(C.shape[0])
+    tiles_m = 2 if not isinstance(height, int) or height >= 2 * AMX_TILE_ROWS else 1
+    ksteps = next(k for k in (8, 4, 2, 1) if tiles % k == 0)
+    if bf16:
+        intrinsic = amx_gemm_bf16(tiles_m, tiles_n, ksteps)
+    else:
+        intrinsic = amx_gemm_int8(tiles_m, tiles_n, ksteps, a.dtype, weights.dtype)
+    rows, cols = AMX_TILE_ROWS * tiles_m, 16 * tiles_n
+    local = s.cache_write(C, "local")
+    out = _fused_epilogue(s, C, epilogue)
+    stage = s[out]
+    i, j = out.op.axis
+    io, jo, ii, ji = stage.tile(i, j, rows, cols)
+    stage.reorder(jo, io, ii, ji)
+    s[local].compute_at(stage, io)
+    li, lj = local.op.axis
+    ko, ki = local.op.reduce_axis
+    koo, koi = s[local].split(ko, factor=AMX_TILE_ROWS * ksteps)
+    s[local].reorder(koo, li, lj, koi, ki)
+    s[local].tensorize(li, intrinsic)
+    stage.vectorize(ji)
+    if parallel:
+        stage.parallel(jo)
+    return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows, "cols": cols,
+            "unit": "amx", "intrinsic": intrinsic.name}
 
 
 def _default_rows(preferred, extent, cols: int, info: TargetInfo) -> int:

@@ -42,6 +42,12 @@ class NativeKernel:
         self._fixed = fixed_binder(signature)
         self._layouts = LayoutCache(signature) if self._fixed is None else None
         self._foreign: str | None = None  # why this CPU cannot run the code, if it cannot
+        self._needs_amx = False  # AMX tiles: the tile state is asked for before a run
+
+    def require_amx(self) -> None:
+        """Ask for the AMX tile state (:func:`~.amx_state.request_amx`) before the first
+        run: the code uses AMX tiles."""
+        self._needs_amx = True
 
     def require_features(self, compiled_for: TargetInfo) -> None:
         """Refuse to run where this CPU lacks a feature of ``compiled_for``, the CPU the
@@ -80,8 +86,8 @@ class NativeKernel:
             raise ReleasedKernelError(
                 f"kernel {self.name} was released (f.release()) and its machine code freed; "
                 "build or load it again to call it")
-        if self._foreign is not None:
-            raise BackendError(self._foreign)
+        if self._foreign is not None or self._needs_amx:
+            self._check_runnable()
         pointers = None
         if self._fixed is not None:
             pointers = None if kwargs else self._fixed(args)
@@ -103,9 +109,18 @@ class NativeKernel:
         graph layer's in-place outputs, proven safe per kernel)."""
         if self._cfunc is None:
             raise ReleasedKernelError(f"kernel {self.name} was released (f.release())")
+        if self._foreign is not None or self._needs_amx:
+            self._check_runnable()
+        self._status(self._cfunc(*pointers))
+
+    def _check_runnable(self) -> None:
+        """Refuse code this CPU cannot run; ask for the AMX state once where it is used."""
         if self._foreign is not None:
             raise BackendError(self._foreign)
-        self._status(self._cfunc(*pointers))
+        from .amx_state import request_amx
+
+        request_amx()  # raises AMXPermissionError where Linux refuses
+        self._needs_amx = False
 
     def _status(self, status: int) -> None:
         if status != 0:

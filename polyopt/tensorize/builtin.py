@@ -193,6 +193,9 @@ def _check_accumulators(count: int, tile: str, hint: str = "") -> None:
 BUILTINS = {"dot_16x4_u8s8": dot_16x4_u8s8, "gemm_u8s8": gemm_u8s8,
             "gemm_u8s8_nchw": gemm_u8s8_nchw, "gemm_bf16": gemm_bf16,
             "gemm_f32_rows": gemm_f32_rows}
+from .builtin_amx import AMX_BUILTINS  # noqa: E402  (AMX tiles: their own module)
+
+BUILTINS.update(AMX_BUILTINS)
 
 
 def from_key(key: str):

@@ -6,11 +6,11 @@ leaves open (a ``po.var``) is measured as the address difference one step along 
 intrinsic dimension that moves that buffer dimension.  The implementation parts are
 then emitted: an external call (``call_extern``), a user's :class:`LLVMEmitter`
 function, or one of the named built-in emitters below (AVX-512 VNNI ``vpdpbusd`` tiles,
-fp32 FMA rows).  Code an intrinsic imports (:func:`link_imports`) is linked into the
+fp32 FMA rows) or of :mod:`.amx` (AMX tiles).  Code an intrinsic imports (:func:`link_imports`) is linked into the
 module (LLVM IR) or compiled into a shared library loaded into the process (C).
 
 >>> sorted(BUILTIN_EMITTERS)
-['dpbf16_gemm', 'fma_rows', 'vnni_gemm', 'vnni_pixels']
+['amx_gemm', 'dpbf16_gemm', 'fma_rows', 'vnni_gemm', 'vnni_pixels']
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ...errors import BackendError, InternalError
 from ...te.expr import TensorRead
 from ...te.tensor import children
 from ...private_folder import private_folder, verified_file, write_verified
+from .amx import AMX_EMITTERS, amx_features
 from .memory import itemsize
 from .values import I64, intrinsic, llvm_type
 
@@ -267,6 +268,7 @@ BUILTIN_EMITTERS = {"vnni_gemm": vnni_gemm, "vnni_pixels": vnni_pixels, "fma_row
 EMITTER_FEATURES = {"vnni_gemm": ("avx512f", "avx512vnni"),
                     "vnni_pixels": ("avx512f", "avx512vnni"),
                     "fma_rows": ("avx512f",), "dpbf16_gemm": ("avx512f", "avx512bf16")}
+BUILTIN_EMITTERS.update(AMX_EMITTERS)  # AMX tiles (.amx), whose features depend on the op
 
 
 def check_emitters_supported(program, machine) -> None:
@@ -280,14 +282,16 @@ def check_emitters_supported(program, machine) -> None:
         for item in (*intrin.body, *intrin.reset, *intrin.update):
             if isinstance(item, ExternCall) or item.emit is not None:
                 continue
-            missing = [f for f in EMITTER_FEATURES.get(item.name, ()) if not machine.has(f)]
+            needed = amx_features(item) or EMITTER_FEATURES.get(item.name, ())
+            missing = [f for f in needed if not machine.has(f)]
             if missing:
                 raise MissingInstructionsError(
                     tuple(missing), machine.name, stage=stage, intrinsic=intrin.name,
                     message=f"stage '{stage}' is tensorized with '{intrin.name}', whose code "
                     f"needs {', '.join(missing)}; the CPU it is compiled for ({machine.name}) "
                     "lacks it.  Choose intrinsics with the machine model "
-                    "(po.TargetInfo.host().has_vnni / has_bf16 / has_avx512), or build for "
+                    "(po.TargetInfo.host().has_vnni / has_bf16 / has_amx_int8 / has_avx512), "
+                    "or build for "
                     "a CPU that has them (target='llvm -mcpu=znver4') and export the kernel")
 
 

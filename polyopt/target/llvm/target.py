@@ -27,6 +27,7 @@ from ..native import NativeKernel
 from ..signature import signature_of
 from .codegen import module_for
 from .export import export_library
+from .amx import uses_amx
 from .intrinsics import check_emitters_supported, link_imports
 from .jit import CPU, assembly, check_cpu, jit, machine_of, optimize, resolve
 from .threadpool import calls_threadpool, load_threadpool
@@ -107,6 +108,8 @@ class LLVMTarget:
         kernel = LLVMKernel(func, engine, address, ir_text, optimized, self.cpu)
         if not self.cpu.is_host:
             kernel.require_features(machine_of(self.cpu))
+        if uses_amx(func.program):
+            kernel.require_amx()
         if kernel.scalar_loops:
             warnings.warn(f"{func.name}: LLVM did not vectorize the loop(s) marked vectorized "
                           f"{', '.join(kernel.scalar_loops)}; they run scalar, with the same "

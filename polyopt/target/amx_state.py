@@ -1,0 +1,81 @@
+"""The AMX tile state a Linux process must ask for before its first tile instruction.
+
+Linux (5.16 and later) gives a process AMX's 8 KB of tile data only after it asks with
+``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``; without it the first tile
+instruction kills the process (SIGILL).  :func:`request_amx` asks once per process (the
+permission then holds for every thread of it) and raises :class:`AMXPermissionError`
+where the kernel refuses (a CPU without AMX, an older kernel, a sandbox forbidding the
+call) or the system is not Linux on x86-64.  Kernels tensorized with AMX tiles call it
+before their first run.
+
+>>> import polyopt as po
+>>> try:
+...     request_amx()
+... except po.AMXPermissionError as err:
+...     print("refused")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno as errnos
+import os
+import platform
+import threading
+
+from ..errors import AMXPermissionError, public
+
+SYS_ARCH_PRCTL = 158  # x86-64
+ARCH_GET_XCOMP_PERM = 0x1022
+ARCH_REQ_XCOMP_PERM = 0x1023
+XFEATURE_XTILEDATA = 18
+
+_LOCK = threading.Lock()
+_GRANTED: list[bool] = []  # [True] once the kernel granted it in this process
+_REFUSED: list[AMXPermissionError] = []  # the refusal, raised again on every later ask
+
+
+@public
+def request_amx() -> None:
+    """Ask Linux, once per process, for the AMX tile state; raise
+    :class:`AMXPermissionError` (the same one on every later call) where it is refused."""
+    if _GRANTED:
+        return
+    with _LOCK:
+        if _GRANTED:
+            return
+        if _REFUSED:
+            raise _REFUSED[0]
+        try:
+            _ask()
+        except AMXPermissionError as err:
+            _REFUSED.append(err)
+            raise
+        _GRANTED.append(True)
+
+
+def _ask() -> None:
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise AMXPermissionError(
+            f"AMX tiles need Linux on x86-64 (arch_prctl(ARCH_REQ_XCOMP_PERM)); this is "
+            f"{platform.system()} on {platform.machine()}: build without AMX "
+            "(tensor_unit='avx512') for this machine")
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    status = libc.syscall(ctypes.c_long(SYS_ARCH_PRCTL), ctypes.c_long(ARCH_REQ_XCOMP_PERM),
+                          ctypes.c_ulong(XFEATURE_XTILEDATA))
+    if status == 0:
+        return
+    code = ctypes.get_errno()
+    why = {errnos.EINVAL: "the kernel or the CPU does not support AMX tile data (Linux "
+                          "5.16 or later on a CPU with AMX is needed)",
+           errnos.EOPNOTSUPP: "this CPU has no AMX tiles (or the kernel has disabled them)",
+           errnos.ENOSYS: "the kernel has no arch_prctl permission requests",
+           errnos.EPERM: "the process is not allowed to enable it (a seccomp sandbox?)",
+           errnos.ENOSPC: "the signal stack is too small for the tile state (raise "
+                          "the sigaltstack size)"}.get(code, os.strerror(code))
+    raise AMXPermissionError(
+        f"Linux refused this process the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM, "
+        f"XFEATURE_XTILEDATA) failed: {errnos.errorcode.get(code, code)}: {why}); run the "
+        "kernel built without AMX (tensor_unit='avx512', or a target without amx-tile)",
+        errno=code)
