@@ -143,15 +143,19 @@ def _extent(value):
     return getattr(value, "value", value)
 
 
+MOST_KSTEPS = 32  # tile products of the reduction one AMX call unrolls (K <= 2048 int8)
+
+
 def amx_matmul_template(s, C, *, parallel: bool = True, epilogue=None,
                         target_info: TargetInfo | None = None) -> dict:
     """``C = po.ops.matmul_u8s8(A, Wp)`` or ``matmul_bf16`` on AMX tiles: blocks of
     ``tiles_m x tiles_n`` accumulator tiles (16 x 16 each; 2 x 2 where the shapes
     allow: 8 tile registers) in a ``cache_write`` buffer, updated by one
     :func:`~polyopt.tensorize.builtin_amx.amx_gemm_u8s8` (``tdpbusd``) or
-    :func:`~polyopt.tensorize.builtin_amx.amx_gemm_bf16` (``tdpbf16ps``) call per
-    ``ksteps`` tiles of the reduction (up to 8: the accumulators are loaded and stored
-    once per call); the column blocks run in parallel.  Weights in the VNNI layout
+    :func:`~polyopt.tensorize.builtin_amx.amx_gemm_bf16` (``tdpbf16ps``) call over the
+    whole reduction where it has at most ``MOST_KSTEPS`` tiles (the accumulators zeroed
+    and kept in tile registers, stored once), else one call per ``ksteps`` tiles (the
+    accumulators loaded and stored once per call); the column blocks run in parallel.  Weights in the VNNI layout
     (``pack_vnni_numpy(w, columns=32, blocked=True)``); the last partial block of rows
     runs as scalar code.  ``epilogue``: as in :func:`int8_matmul_template`.  A machine
     without AMX is refused (:class:`MissingInstructionsError`)."""
@@ -172,7 +176,12 @@ def amx_matmul_template(s, C, *, parallel: bool = True, epilogue=None,
     tiles_n = 2 if block % 32 == 0 else 1
     height = _extent(C.shape[0])
     tiles_m = 2 if not isinstance(height, int) or height >= 2 * AMX_TILE_ROWS else 1
-    ksteps = next(k for k in (8, 4, 2, 1) if tiles % k == 0)
+    # the whole reduction in one call where it is at most MOST_KSTEPS tiles: the
+    # accumulators stay in tile registers from zero to the end, and the tile's zeroing is
+    # the intrinsic's (a zeroing loop that LLVM makes a memset call would need the tile
+    # configuration loaded again after it, inside the loop over blocks)
+    ksteps = tiles if tiles <= MOST_KSTEPS else next(
+        k for k in range(MOST_KSTEPS, 0, -1) if tiles % k == 0)
     if bf16:
         intrinsic = amx_gemm_bf16(tiles_m, tiles_n, ksteps)
     else:
@@ -187,8 +196,11 @@ def amx_matmul_template(s, C, *, parallel: bool = True, epilogue=None,
     s[local].compute_at(stage, io)
     li, lj = local.op.axis
     ko, ki = local.op.reduce_axis
-    koo, koi = s[local].split(ko, factor=AMX_TILE_ROWS * ksteps)
-    s[local].reorder(koo, li, lj, koi, ki)
+    if ksteps == tiles:
+        s[local].reorder(li, lj, ko, ki)
+    else:
+        koo, koi = s[local].split(ko, factor=AMX_TILE_ROWS * ksteps)
+        s[local].reorder(koo, li, lj, koi, ki)
     s[local].tensorize(li, intrinsic)
     stage.vectorize(ji)
     if parallel:

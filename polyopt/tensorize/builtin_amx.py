@@ -80,7 +80,6 @@ def _size(dtype: str) -> int:
 
 
 @public
-@functools.cache
 def amx_gemm_int8(tiles_m: int = 2, tiles_n: int = 2, ksteps: int = 1,
                   a_dtype: str = "uint8", b_dtype: str = "int8"):
     """A block of ``tiles_m x tiles_n`` int32 tiles (16 x 16 each) += a[16 tiles_m,
@@ -91,6 +90,11 @@ def amx_gemm_int8(tiles_m: int = 2, tiles_n: int = 2, ksteps: int = 1,
     >>> amx_gemm_int8(1, 2, 4, "int8", "int8").name
     'amx_gemm_int8_1x2x4'
     """
+    return _amx_gemm_int8(tiles_m, tiles_n, ksteps, a_dtype, b_dtype)
+
+
+@functools.cache  # (positional: the same declaration however the arguments are named)
+def _amx_gemm_int8(tiles_m, tiles_n, ksteps, a_dtype, b_dtype):
     instruction = INT8_INSTRUCTIONS.get((a_dtype, b_dtype))
     if instruction is None:
         raise InvalidArgumentError(f"AMX int8 tiles multiply uint8 or int8 operands, got "
@@ -107,7 +111,6 @@ def amx_gemm_u8s8(tiles_m: int = 2, tiles_n: int = 2, ksteps: int = 1):
 
 
 @public
-@functools.cache
 def amx_gemm_bf16(tiles_m: int = 2, tiles_n: int = 2, ksteps: int = 1):
     """A block of ``tiles_m x tiles_n`` float32 tiles (16 x 16 each) += a[16 tiles_m,
     32 ksteps] x b[16 ksteps, 16 tiles_n, 2] (bfloat16 pairs): ``tdpbf16ps``.
@@ -115,6 +118,11 @@ def amx_gemm_bf16(tiles_m: int = 2, tiles_n: int = 2, ksteps: int = 1):
     >>> amx_gemm_bf16(2, 2, 2).inputs[1].shape
     (32, 32, 2)
     """
+    return _amx_gemm_bf16(tiles_m, tiles_n, ksteps)
+
+
+@functools.cache
+def _amx_gemm_bf16(tiles_m, tiles_n, ksteps):
     return _amx_tile("amx_gemm_bf16", tiles_m, tiles_n, ksteps, ("bfloat16", "bfloat16"),
                      "float32", 2, "tdpbf16ps")
 

@@ -46,7 +46,8 @@ def test_script_records_the_builtin_and_replay_reproduces_it():
     W = po.placeholder((2, 4, 64, 4), name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    int8_matmul_template(s, C, rows=6, parallel=False, target_info=vnni_machine())
+    int8_matmul_template(s, C, rows=6, parallel=False, target_info=vnni_machine(),
+                         tensor_unit="avx512")
     script = s.script()
     assert 's["C_local"].tensorize("i", "gemm_u8s8(rows=6, cols=64)")' in script
     fresh = po.create_schedule(C).replay(script)
@@ -154,7 +155,8 @@ def test_matmul_template_with_a_partial_row_tile(m):
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    loops = int8_matmul_template(s, C, rows=6, parallel=True, target_info=vnni_machine())
+    loops = int8_matmul_template(s, C, rows=6, parallel=True, target_info=vnni_machine(),
+                                 tensor_unit="avx512")
     assert loops["rows"] == 6
     f = build_vnni(s, [A, W, C], num_threads=2)
     run_needs(*VNNI)
@@ -260,7 +262,8 @@ def test_matmul_template_requantizes_in_the_tile(m, dtype, rounding):
     Q = po.ops.requantize(C, 0.0021, -3 if dtype == "int8" else 9, dtype=dtype,
                           rounding=rounding, name="Q")
     s = po.create_schedule(Q)
-    int8_matmul_template(s, C, parallel=False, epilogue=Q, target_info=vnni_machine())
+    int8_matmul_template(s, C, parallel=False, epilogue=Q, target_info=vnni_machine(),
+                         tensor_unit="avx512")
     lowered = str(po.lower(s, [A, W, Q]))
     assert "C" not in stored_arrays(lowered) and "Q" in stored_arrays(lowered)
     f = build_vnni(s, [A, W, Q])
@@ -280,7 +283,8 @@ def test_epilogue_must_read_the_accumulator():
     Q = po.ops.requantize(other, 0.5)
     s = po.create_schedule([C, Q])
     with pytest.raises(po.InvalidArgumentError, match="computed element by element from 'C'"):
-        int8_matmul_template(s, C, epilogue=Q, target_info=vnni_machine())
+        int8_matmul_template(s, C, epilogue=Q, target_info=vnni_machine(),
+                             tensor_unit="avx512")
 
 
 def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
@@ -293,7 +297,8 @@ def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
     Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=zero, name="Y")
     Q = po.ops.requantize(Y, 0.0004, 128, bias=bias, axis=1, name="Q")
     s = po.create_schedule(Q)
-    int8_conv2d_template(s, Y, parallel=False, epilogue=Q, target_info=vnni_machine())
+    int8_conv2d_template(s, Y, parallel=False, epilogue=Q, target_info=vnni_machine(),
+                         tensor_unit="avx512")
     with pytest.raises(po.InvalidArgumentError, match="pad_value must be a uint8 value"):
         po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=300)
     kernel = build_vnni(s, [X, W, bias, Q])

@@ -93,7 +93,8 @@ def test_template_bit_exact_on_dividing_and_padded_sizes(m, n, k):
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    loops = int8_matmul_template(s, C, parallel=m > 20, target_info=machine_for(*VNNI))
+    loops = int8_matmul_template(s, C, parallel=m > 20, target_info=machine_for(*VNNI),
+                                 tensor_unit="avx512")
     f = po.build(s, [A, W, C], target=target_for(*VNNI))
     assert loops["rows"] == (6 if m == 12 else 4)   # 37: a partial tile of 1 row, scalar
     assert "vpdpbusd" in f.assembly
@@ -234,7 +235,8 @@ def test_bf16_matmul_within_float32_rounding():
     W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
     C = po.ops.matmul_bf16(A, W)
     s = po.create_schedule(C)
-    bf16_matmul_template(s, C, parallel=False, target_info=machine_for(*BF16))
+    bf16_matmul_template(s, C, parallel=False, target_info=machine_for(*BF16),
+                         tensor_unit="avx512")
     f = po.build(s, [A, W, C], target=target_for(*BF16))
     assert "llvm.x86.avx512bf16.dpbf16ps.512" in f.llvm_ir and "vdpbf16ps" in f.assembly
     run_needs(*BF16)
