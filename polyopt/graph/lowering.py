@@ -146,7 +146,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) ->
             _unrolled_conv_schedule(s, out, lanes=lanes)
             return "grouped_conv_unrolled"
         if op_types[0] in INT8_KERNELS:
-            return _int8_schedule(s, out, anchor, op_types[0])
+            return _int8_schedule(s, out, anchor, op_types[0], info)
         if op_types[0] == "ConvPacked":  # weights blocked at compile time
             schedule_packed_conv(s, out, anchor, target_info=info)
             return "conv2d_blocked"
@@ -201,19 +201,22 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) ->
     return "plain"
 
 
-def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str) -> str:
+def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str, info: TargetInfo) -> str:
     """An ``Int8Conv`` or ``Int8MatMul`` group: its epilogue (dequantization, residual
-    add, activation, quantization) inlined into ``out``, which the VNNI template computes
-    from the int32 register tile (:mod:`polyopt.schedules.tensorized`)."""
+    add, activation, quantization) inlined into ``out``, which the template computes
+    from the int32 tile (:mod:`polyopt.schedules.tensorized`): VNNI register tiles, or
+    for a matmul AMX tiles where the machine ``info`` has them and the shapes suit
+    (``TargetInfo.tensor_unit``; compile for ``-mattr=-amx-int8`` to keep VNNI)."""
     upstream = {id(t) for t in producers(anchor)} | {id(anchor)}
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
     if op_type == "Int8Conv":
-        int8_conv2d_template(s, anchor, epilogue=out)
+        int8_conv2d_template(s, anchor, epilogue=out, target_info=info)
         return "int8_conv_vnni"
-    int8_matmul_template(s, anchor, cols=anchor.op.inputs[1].shape[2].value, epilogue=out)
-    return "int8_matmul_vnni"
+    loops = int8_matmul_template(s, anchor, cols=anchor.op.inputs[1].shape[2].value,
+                                 epilogue=out, target_info=info)
+    return "int8_matmul_amx" if loops["unit"] == "amx" else "int8_matmul_vnni"
 
 
 def _narrow_pointwise(conv: Tensor, columns: int) -> bool:

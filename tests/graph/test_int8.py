@@ -22,7 +22,10 @@ VNNI = po.TargetInfo.host().has_vnni
 
 
 def _uses_vnni(compiled, template: str) -> bool:
-    return (template in _templates(compiled)) == VNNI
+    """Whether the tensorized template ran (where the host has VNNI); on a host with AMX
+    the machine model may choose its tiles for a matmul (``int8_matmul_amx``)."""
+    used = {t.replace("_amx", "_vnni") for t in _templates(compiled)}
+    return (template in used) == VNNI
 
 
 def _quantized_input(m, name, shape, point):

@@ -297,8 +297,7 @@ def test_conv_padding_with_the_zero_point_and_a_qlinear_requantization():
     Y = po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=zero, name="Y")
     Q = po.ops.requantize(Y, 0.0004, 128, bias=bias, axis=1, name="Q")
     s = po.create_schedule(Q)
-    int8_conv2d_template(s, Y, parallel=False, epilogue=Q, target_info=vnni_machine(),
-                         tensor_unit="avx512")
+    int8_conv2d_template(s, Y, parallel=False, epilogue=Q, target_info=vnni_machine())
     with pytest.raises(po.InvalidArgumentError, match="pad_value must be a uint8 value"):
         po.ops.conv2d_u8s8_nchw(X, W, padding=1, pad_value=300)
     kernel = build_vnni(s, [X, W, bias, Q])

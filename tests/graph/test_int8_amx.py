@@ -1,0 +1,78 @@
+"""The graph layer's int8 path on AMX (issue 31): ``MatMulInteger`` (and the matmul of a
+quantized model) compiled for a CPU with AMX runs on AMX tiles, chosen by the machine
+model; ``-mattr=-amx-int8`` keeps the VNNI kernel.  Built for ``sapphirerapids`` and
+inspected here; its numbers are checked against onnxruntime by running the same IR with
+the tiles emulated (``testlib.amx_emulator``) and, on a host with AMX, natively."""
+
+import re
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import polyopt as po  # noqa: E402
+from testlib.amx_emulator import emulated_kernel  # noqa: E402
+from testlib.machine import HOST  # noqa: E402
+from testlib.onnx_models import ModelBuilder, ort_run  # noqa: E402
+
+SPR = "llvm -mcpu=sapphirerapids"
+
+
+def matmul_integer_model(m, k, n, seed=5):
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder(3)
+    x = b.input("a", (m, k))
+    a = b.add("QuantizeLinear", [x, b.const(np.float32(0.05)), b.const(np.uint8(7))])
+    # weights within +-64: onnxruntime's AVX2 kernel (vpmaddubsw) saturates pairs of
+    # products at int16 beyond that, and would not be the exact reference on such hosts
+    w = rng.integers(-64, 64, (k, n)).astype(np.int8)
+    y = b.add("MatMulInteger", [a, b.const(w), b.const(np.uint8(7))])
+    model = b.model([y], dtypes={y: "int32"})
+    feeds = {"a": (rng.standard_normal((m, k)) * 3).astype(np.float32)}
+    quantized = np.clip(np.round(feeds["a"] / np.float32(0.05)) + 7, 0, 255).astype(np.int64)
+    return model, y, feeds, (quantized - 7) @ w.astype(np.int64)
+
+
+def int8_steps(compiled):
+    return [s for s in compiled.steps if s.template.startswith("int8_matmul")]
+
+
+def test_matmul_integer_compiled_for_amx_uses_tiles_and_equals_onnxruntime(tmp_path):
+    model, y, feeds, numpy_result = matmul_integer_model(20, 128, 64)
+    compiled = po.graph.compile(po.graph.from_onnx(model), SPR, num_threads=1, cache=False)
+    (step,) = int8_steps(compiled)
+    assert step.template == "int8_matmul_amx"
+    assembly = step.kernel.assembly
+    assert {"ldtilecfg", "tileloadd", "tdpbusd"} <= set(
+        re.findall(r"\b(ldtilecfg|tileloadd|tdpbusd)\b", assembly))
+    assert assembly.count("ldtilecfg") == 1
+    expected = ort_run(model, feeds)[y]
+    np.testing.assert_array_equal(expected, numpy_result)  # (the references agree)
+    # every kernel of the model again for this CPU, the tiles emulated
+    for s in compiled.steps:
+        if s.kernel is not None:
+            s.kernel = emulated_kernel(s.kernel, str(tmp_path))
+    compiled._foreign = None
+    compiled._calls = compiled._bind()
+    np.testing.assert_array_equal(compiled.run(feeds)[y], expected)
+    if not HOST.has_amx_int8:
+        pytest.skip("this CPU has no AMX: the model was built for sapphirerapids, "
+                    "inspected and run with emulated tiles, not run natively")
+    native = po.graph.compile(po.graph.from_onnx(model), num_threads=1, cache=False)
+    assert int8_steps(native)[0].template == "int8_matmul_amx"
+    np.testing.assert_array_equal(native.run(feeds)[y], expected)
+
+
+def test_without_amx_the_graph_keeps_the_vnni_kernel():
+    model, *_ = matmul_integer_model(20, 128, 64)
+    g = po.graph.from_onnx(model)
+    forced = po.graph.compile(g, SPR + " -mattr=-amx-int8", num_threads=1, cache=False)
+    assert [s.template for s in int8_steps(forced)] == ["int8_matmul_vnni"]
+    assert "tdpbusd" not in int8_steps(forced)[0].kernel.assembly
+    zen4 = po.graph.compile(g, "llvm -mcpu=znver4", num_threads=1, cache=False)
+    assert [s.template for s in int8_steps(zen4)] == ["int8_matmul_vnni"]
+    ragged, *_ = matmul_integer_model(20, 96, 64)  # K = 96: not whole tiles
+    spr = po.graph.compile(po.graph.from_onnx(ragged), SPR, num_threads=1, cache=False)
+    assert [s.template for s in int8_steps(spr)] == ["int8_matmul_vnni"]
