@@ -19,7 +19,13 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
   ``QLinearConv`` (the same computation, checked equal bit for bit).  The check against onnxruntime takes the smaller of the two
   like-for-like ratios (int32 out vs ConvInteger, uint8 out vs QLinearConv);
 * bf16 matmul 1024^3 (``bf16_matmul_template``: ``vdpbf16ps`` tiles, float32 sums) vs
-  polyopt's fp32 ``matmul_template`` (target >= 1.6x).
+  polyopt's fp32 ``matmul_template`` (target >= 1.6x);
+* AMX (issue 31, ``--only amx``; measured only on a host with AMX, else the section says
+  "not measured: host has no AMX"): int8 matmul 1024^3 on AMX tiles
+  (``tensor_unit="amx"``: ``tdpbusd``) vs onnxruntime's ``MatMulInteger`` (target >=
+  1.0x) and polyopt's VNNI kernel; bf16 matmul 1024^3 (``tdpbf16ps``) vs PyTorch's bf16
+  matmul (target >= 1.0x) and polyopt's fp32 (target >= 3x).  The int8 convs have no
+  AMX kernel yet (the rows say so; they run on VNNI above).
 
 PyTorch's quantized operators (``quantized::linear`` / ``quantized::conv2d``, its x86
 engine, prepacked weights, channels-last input, u8 out, checked within 1 of the
@@ -117,14 +123,14 @@ def fp32_matmul(m, n, k, threads, rng):
     return lambda: f(a, b, c)
 
 
-def int8_matmul(a, w, threads, cols=64):
+def int8_matmul(a, w, threads, cols=64, unit="avx512"):
     m, k = a.shape
     packed = po.ops.pack_vnni_numpy(w, columns=cols, blocked=True)
     A = po.placeholder((m, k), name="A", dtype="uint8")
     W = po.placeholder(packed.shape, name="W", dtype="int8")
     C = po.ops.matmul_u8s8(A, W)
     s = po.create_schedule(C)
-    loops = int8_matmul_template(s, C, cols=cols, parallel=threads > 1)
+    loops = int8_matmul_template(s, C, cols=cols, parallel=threads > 1, tensor_unit=unit)
     f = po.build(s, [A, W, C], num_threads=threads)
     c = np.empty((m, packed.shape[0] * cols), np.int32)
     f(a, packed, c)
@@ -305,7 +311,7 @@ def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
         W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
         C = po.ops.matmul_bf16(A, W)
         s = po.create_schedule(C)
-        loops = bf16_matmul_template(s, C, parallel=threads > 1)
+        loops = bf16_matmul_template(s, C, parallel=threads > 1, tensor_unit="avx512")
         f = po.build(s, [A, W, C], num_threads=threads)
         c = np.empty((size, packed.shape[0] * 64), np.float32)
         f(a, packed, c)
@@ -318,6 +324,101 @@ def bf16_rows(size: int, quick: bool, rng) -> list[dict]:
                         if k != "spread"}, "spread": times["spread"]})
         print(rows[-1], flush=True)
     return rows
+
+
+def bf16_matmul(a, packed, threads, unit):
+    """polyopt's bf16 matmul on ``unit`` (``"amx"`` or ``"avx512"``): (call, out)."""
+    from polyopt.schedules.tensorized import bf16_matmul_template
+
+    A = po.placeholder(a.shape, name="A", dtype="bfloat16")
+    W = po.placeholder(packed.shape, name="W", dtype="bfloat16")
+    C = po.ops.matmul_bf16(A, W)
+    s = po.create_schedule(C)
+    bf16_matmul_template(s, C, parallel=threads > 1, tensor_unit=unit)
+    f = po.build(s, [A, W, C], num_threads=threads)
+    c = np.empty((a.shape[0], packed.shape[0] * packed.shape[2]), np.float32)
+    return (lambda: f(a, packed, c)), c
+
+
+def torch_bf16_matmul(a_bits, w_bits, threads):
+    """PyTorch's bf16 matmul (its oneDNN kernels use AMX where the CPU has it), or None."""
+    torch = _torch(threads)
+    if torch is None:
+        return None
+    a = torch.from_numpy(a_bits.astype(np.int16)).view(torch.bfloat16)
+    w = torch.from_numpy(w_bits.astype(np.int16)).view(torch.bfloat16)
+    return lambda: torch.matmul(a, w)
+
+
+NO_AMX = "not measured: host has no AMX"
+
+
+def amx_rows(size: int, quick: bool, rng) -> list[dict]:
+    """The AMX rows (issue 31): only on a host with AMX-INT8 and AMX-BF16."""
+    from polyopt.dtypes import from_bfloat16_bits, to_bfloat16_bits
+
+    host = po.TargetInfo.host()
+    if not (host.has_amx_int8 and host.has_amx_bf16):
+        return [{"kernel": f"AMX int8 and bf16 matmul {size}^3, int8 convs",
+                 "not measured": NO_AMX}]
+    rows = []
+    a = rng.integers(0, 256, (size, size), dtype=np.uint8)
+    w = rng.integers(-128, 128, (size, size), dtype=np.int8)
+    ab = to_bfloat16_bits(rng.standard_normal((size, size)).astype(np.float32))
+    wb = to_bfloat16_bits(rng.standard_normal((size, size)).astype(np.float32))
+    packed_b = po.ops.pack_vnni_numpy(wb, columns=32, blocked=True, group=2)
+    exact = from_bfloat16_bits(ab).astype(np.float64) @ from_bfloat16_bits(wb).astype(
+        np.float64)
+    for threads in THREADS:
+        amx, _ = int8_matmul(a, w, threads, cols=32, unit="amx")  # (checked exactly)
+        calls = {"polyopt AMX int8": amx,
+                 "onnxruntime MatMulInteger": ort_matmul_integer(a, w, threads),
+                 "polyopt VNNI int8": int8_matmul(a, w, threads)[0]}
+        times = medians(calls, quick)
+        rows.append({"kernel": f"AMX int8 matmul {size}^3", "threads": threads,
+                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()
+                        if k != "spread"}, "spread": times["spread"]})
+        print(rows[-1], flush=True)
+        ours, c = bf16_matmul(ab, packed_b, threads, "amx")
+        ours()
+        assert np.allclose(c[:, :size], exact, rtol=1e-4, atol=1e-3), "AMX bf16 is wrong"
+        calls = {"polyopt AMX bf16": ours,
+                 "polyopt fp32": fp32_matmul(size, size, size, threads, rng)}
+        torch_call = torch_bf16_matmul(ab, wb, threads)
+        if torch_call is not None:
+            calls["PyTorch bf16"] = torch_call
+        times = medians(calls, quick)
+        rows.append({"kernel": f"AMX bf16 matmul {size}^3", "threads": threads,
+                     **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()
+                        if k != "spread"}, "spread": times["spread"]})
+        print(rows[-1], flush=True)
+    rows.append({"kernel": "AMX int8 convs (the five layers)",
+                 "not measured": "polyopt has no AMX conv kernel yet (VNNI rows above)"})
+    return rows
+
+
+AMX_TARGETS = {"polyopt AMX int8": (("onnxruntime MatMulInteger", 1.0),),
+               "polyopt AMX bf16": (("PyTorch bf16", 1.0), ("polyopt fp32", 3.0))}
+
+
+def amx_markdown(rows: list[dict]) -> str:
+    """The AMX section of the results: measured rows and their targets, or why not."""
+    lines = ["", "## AMX (issue 31)", ""]
+    for row in rows:
+        if "not measured" in row:
+            lines.append(f"- {row['kernel']}: {row['not measured']}")
+            continue
+        ours = next(k for k in AMX_TARGETS if k in row)
+        others = ", ".join(f"{k} {row[k]:.0f}" for k in row
+                           if k not in ("kernel", "threads", "spread", ours))
+        lines.append(f"- {row['kernel']}, {row['threads']} thread(s): {ours} "
+                     f"{row[ours]:.0f} GOP/s; {others}")
+        for peer, target in AMX_TARGETS[ours]:
+            if peer in row:
+                ratio = row[ours] / row[peer]
+                lines.append(f"  - vs {peer}: {ratio:.2f}x (target >= {target}x): "
+                             f"{'PASS' if ratio >= target else 'FAIL'}")
+    return "\n".join(lines) + "\n"
 
 
 def conv_rows(quick: bool, rng, layers=None) -> list[dict]:
@@ -428,8 +529,9 @@ def _noise(row: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, printed only")
-    parser.add_argument("--only", default="matmul,bf16,conv",
-                        help="comma-separated parts: matmul, bf16, conv (a part: printed only)")
+    parser.add_argument("--only", default="matmul,bf16,conv,amx",
+                        help="comma-separated parts: matmul, bf16, conv, amx (a part: "
+                             "printed only)")
     parser.add_argument("--convs", default=None,
                         help="comma-separated indices of the conv layers (0-4; a part: "
                              "printed only)")
@@ -437,17 +539,19 @@ def main(argv=None) -> int:
                         help="comma-separated thread counts (default 1,2; others: printed only)")
     opts = parser.parse_args(argv)
     parts = {p.strip() for p in opts.only.split(",") if p.strip()}
-    if not parts <= {"matmul", "bf16", "conv"}:
-        parser.error(f"--only takes matmul, bf16, conv; got {opts.only}")
+    if not parts <= {"matmul", "bf16", "conv", "amx"}:
+        parser.error(f"--only takes matmul, bf16, conv, amx; got {opts.only}")
     global THREADS
     if opts.threads:
         THREADS = tuple(int(t) for t in opts.threads.split(","))
     layers = [int(i) for i in opts.convs.split(",")] if opts.convs else None
-    complete = (parts == {"matmul", "bf16", "conv"} and THREADS == (1, 2) and not opts.quick
+    complete = (parts == {"matmul", "bf16", "conv", "amx"} and THREADS == (1, 2) and not opts.quick
                 and layers is None)
     rng = np.random.default_rng(0)
     load_before = os.getloadavg()[0]
-    rows = []
+    rows, amx = [], []
+    if "amx" in parts:
+        amx = amx_rows(256 if opts.quick else 1024, opts.quick, rng)
     if "matmul" in parts:
         rows += matmul_rows(256 if opts.quick else 1024, opts.quick, rng)
     if "bf16" in parts:
@@ -456,9 +560,11 @@ def main(argv=None) -> int:
         rows += conv_rows(opts.quick, rng, layers)
     found = checks(rows)
     text = markdown(rows, found, (load_before, os.getloadavg()[0]))
+    if amx:
+        text += amx_markdown(amx)
     print("\n" + text)
     if complete:
-        write_results("int8", text, {"rows": rows, "checks": found})
+        write_results("int8", text, {"rows": rows, "checks": found, "amx": amx})
         print("wrote benchmarks/results/int8.md and int8.json")
     return 0
 
