@@ -33,6 +33,7 @@ from ..schedules.conv_templates import conv2d_channel_template, conv2d_template
 from ..transform.schedule import create_schedule
 from ..schedules.templates import matmul_template
 from ..machine import TargetInfo
+from ..schedules.amx_conv import schedule_wide_conv
 from ..schedules.tensorized import int8_conv2d_template, int8_matmul_template
 from .registry import OPS
 from .blocked import schedule_blocked_depthwise, schedule_blocked_pool
@@ -211,6 +212,9 @@ def _int8_schedule(s, out: Tensor, anchor: Tensor, op_type: str, info: TargetInf
     for tensor in reversed(producers(out)):
         if id(tensor) not in upstream:
             s[tensor].compute_inline(check=False)
+    if op_type == "Int8Conv" and anchor.ndim == 2:  # the wide layout (amx_conv_layout)
+        schedule_wide_conv(s, anchor, out, parallel=True, info=info)
+        return "int8_conv_amx"
     if op_type == "Int8Conv":
         int8_conv2d_template(s, anchor, epilogue=out, target_info=info)
         return "int8_conv_vnni"

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..te.quantized import (VNNI_GROUP, conv2d_u8s8_nchw, matmul_u8s8, pack_conv_vnni_numpy,
                             pack_vnni_numpy)
+from ..te.quantized_amx import conv2d_u8s8_wide
 from ..te.tensor import compute
 from .ir import OpNode
 from .registry import attr, register
@@ -106,7 +107,10 @@ def int8_matmul_node(name, a, weight: np.ndarray, a_zero: int, scale, bias, out:
 
 # -- the operators ----------------------------------------------------------------------------
 
+# layout "wide": the input packed channels last, a wide accumulator (AMX tiles, see
+# polyopt.te.quantized_amx; set by vnni_rewrite.amx_conv_layout)
 _INT8_CONV_ATTRS = {"pads": None, "strides": None, "auto_pad": "NOTSET", "pad_value": 0,
+                    "layout": "vnni",
                     "dilations": None, "group": 1, "ceil_mode": 0}
 
 
@@ -131,8 +135,9 @@ def _int8_conv_lower(node, args, values, out, name):
     X, Wp, correction, scale, bias = (list(args) + [None])[:5]
     r, s = Wp.shape[2].value, Wp.shape[3].value
     pads, strides, _, _ = window(node, [X.shape[2].value, X.shape[3].value], (r, s))
-    acc = conv2d_u8s8_nchw(X, Wp, stride=strides[0], padding=pads[0],
-                           pad_value=attr(node, "pad_value"), name=f"{name}_acc")
+    conv = conv2d_u8s8_wide if attr(node, "layout") == "wide" else conv2d_u8s8_nchw
+    acc = conv(X, Wp, stride=strides[0], padding=pads[0], pad_value=attr(node, "pad_value"),
+               name=f"{name}_acc")
     return _dequantized(acc, correction, scale, bias, 1, name)
 
 

@@ -37,7 +37,7 @@ from .lowering import data_inputs, evaluate_nodes
 from .registry import OPS, attr
 from .blocked import block_activations, plain_pointwise
 from .layouts import NARROW_POINTWISE, pack_conv_weights, pack_matmul_weights
-from .vnni_rewrite import vnni_rewrite
+from .vnni_rewrite import amx_conv_layout, vnni_rewrite
 
 
 @public
@@ -139,6 +139,8 @@ def graph_passes(*, layouts: bool = True, vnni: bool | None = None,
               Pass("fold_constants_again", fold_constants)]
     if info.has_vnni if vnni is None else vnni:
         passes.append(Pass("vnni_rewrite", vnni_rewrite))
+        if info.tensor_unit("int8") == "amx":  # (the machine model's choice)
+            passes.append(Pass("amx_conv_layout", amx_conv_layout))
     if layouts:
         passes += [Pass("pack_conv_weights", pack_conv),
                    Pass("block_activations", block_activations),

@@ -9,6 +9,7 @@ import numpy as np
 
 from .ir import Graph, OpNode, TensorInfo
 from .operators_int8 import conv_is_vnni, int8_conv_node, int8_matmul_node, matmul_columns
+from .registry import attr
 
 
 def rebuilt_graph(g: Graph, nodes, constants: dict, tensors: dict) -> Graph:
@@ -84,3 +85,32 @@ def _matmul_integer(g, node, constants):
         return None
     return [int8_matmul_node(f"{node.name}_int8", a, g.constants[b], int(a_zero), None,
                              None, node.outputs[0], constants, dtype="int32")]
+
+
+def amx_conv_layout(g: Graph) -> Graph:
+    """``Int8Conv`` nodes whose shapes AMX tiles take (input channels a multiple of 64;
+    stride 1, or a 1x1 conv without padding) computed in the ``"wide"`` layout
+    (:mod:`polyopt.te.quantized_amx`, scheduled on AMX tiles); a pass of
+    ``po.graph.compile`` where the machine model chooses AMX for int8."""
+    nodes, changed = [], False
+    for node in g.nodes:
+        if node.op_type == "Int8Conv" and _fits_amx(g, node):
+            node = OpNode(node.name, node.op_type, node.inputs, node.outputs,
+                          {**node.attrs, "layout": "wide"})
+            changed = True
+        nodes.append(node)
+    if not changed:
+        return g
+    return Graph(nodes, dict(g.tensors), dict(g.constants), g.inputs, g.outputs,
+                 name=g.name)
+
+
+def _fits_amx(g, node) -> bool:
+    channels = g.tensors[node.inputs[0]].shape[1]
+    weights = g.constants.get(node.inputs[1])
+    if weights is None or channels % 64 or weights.shape[4] % 16:
+        return False
+    _, _, r, s, _, _ = weights.shape
+    pads, strides = set(attr(node, "pads") or (0,)), set(attr(node, "strides") or (1,))
+    auto = attr(node, "auto_pad") in (None, "NOTSET", "VALID")
+    return auto and (strides == {1} or (r == s == 1 and pads == {0}))

@@ -119,3 +119,4 @@ def layer_norm(X: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5,
 
 from .quantized import (conv2d_u8s8_nchw, matmul_bf16, matmul_u8s8, pack_conv_vnni_numpy,  # noqa: E402,F401
                         pack_vnni_numpy, requantize)
+from .quantized_amx import conv2d_u8s8_wide  # noqa: E402,F401

@@ -76,3 +76,46 @@ def test_without_amx_the_graph_keeps_the_vnni_kernel():
     ragged, *_ = matmul_integer_model(20, 96, 64)  # K = 96: not whole tiles
     spr = po.graph.compile(po.graph.from_onnx(ragged), SPR, num_threads=1, cache=False)
     assert [s.template for s in int8_steps(spr)] == ["int8_matmul_vnni"]
+
+
+def qlinear_conv_model(channels, size, kernel, stride, pads, seed=6):
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder(4)
+    x = m.input("x", (1, channels, size, size))
+    xq = m.add("QuantizeLinear", [x, m.const(np.float32(0.05)), m.const(np.uint8(3))])
+    w = m.const(rng.integers(-60, 60, (64, channels, kernel, kernel)).astype(np.int8))
+    w_scale = (rng.random(64) * 0.05 + 0.01).astype(np.float32)
+    bias = m.const(rng.integers(-500, 500, 64).astype(np.int32))
+    y = m.add("QLinearConv", [xq, m.const(np.float32(0.05)), m.const(np.uint8(3)), w,
+                              m.const(w_scale), m.const(np.zeros(64, np.int8)),
+                              m.const(np.float32(0.4)), m.const(np.uint8(100)), bias],
+              strides=[stride, stride], pads=[pads] * 4)
+    model = m.model([y], dtypes={y: "uint8"})
+    feeds = {"x": rng.standard_normal((1, channels, size, size)).astype(np.float32)}
+    return model, y, feeds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("channels, size, kernel, stride, pads", [(64, 7, 3, 1, 1),
+                                                                   (64, 8, 1, 2, 0)])
+def test_qlinear_conv_compiled_for_amx_uses_tiles_and_equals_onnxruntime(
+        tmp_path, channels, size, kernel, stride, pads):
+    model, y, feeds = qlinear_conv_model(channels, size, kernel, stride, pads)
+    compiled = po.graph.compile(po.graph.from_onnx(model), SPR, num_threads=1, cache=False)
+    (step,) = [s for s in compiled.steps if s.template.startswith("int8_conv")]
+    assert step.template == "int8_conv_amx"
+    assembly = step.kernel.assembly
+    assert {"ldtilecfg", "tileloadd", "tdpbusd"} <= set(
+        re.findall(r"\b(ldtilecfg|tileloadd|tdpbusd)\b", assembly))
+    expected = ort_run(model, feeds)[y]
+    for s in compiled.steps:
+        if s.kernel is not None:
+            s.kernel = emulated_kernel(s.kernel, str(tmp_path))
+    compiled._foreign = None
+    compiled._calls = compiled._bind()
+    got = compiled.run(feeds)[y]
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, expected)
+    vnni = po.graph.compile(po.graph.from_onnx(model), SPR + " -mattr=-amx-int8",
+                            num_threads=1, cache=False)
+    assert "int8_conv_vnni" in [s.template for s in vnni.steps]
