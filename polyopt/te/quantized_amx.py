@@ -3,7 +3,8 @@
 A tile row is 64 contiguous bytes of one pixel: 64 input channels.  The input is packed
 channels last and zero padded (``<name>_packed[pixel, C]``, pixels of the padded image
 in row-major order), and the accumulator is computed on the *wide* output: one row per
-pixel ``q = y * Wp + x`` of the padded width ``Wp`` (``<name>_acc[OH * Wp, F]``, int32),
+pixel ``q = y * Wp + x`` of the padded width ``Wp`` (``<name>_acc[Q, F]``, int32, ``Q``
+``OH * Wp`` rounded up to whole blocks of 32 pixels, so no block is partial),
 so that for each kernel tap (the outer reduction loops; the channels inner) the 16 pixels of a tile are 16 consecutive packed pixels
 (one constant row stride, across output rows too).  The ``Wp - OW`` columns past each
 output row are computed and never read: the result ``Y[1, F, OH, OW]`` (int32, NCHW)
@@ -16,7 +17,7 @@ without padding (only the points read are packed).
 >>> W = po.placeholder((1, 16, 3, 3, 64, 4), name="W", dtype="int8")
 >>> Y = conv2d_u8s8_wide(X, W, padding=1, name="Y")
 >>> [int(e.value) for e in Y.shape], [int(e.value) for e in Y.op.inputs[0].shape]
-([1, 64, 6, 6], [48, 64])
+([1, 64, 6, 6], [64, 64])
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from __future__ import annotations
 from ..errors import InvalidArgumentError, public
 from .quantized import VNNI_GROUP, _check, _int
 from .tensor import Tensor, compute, if_then_else, reduce_axis, reduce_sum
+
+WIDE_BLOCK = 32  # the wide accumulator's rows come in blocks of 2 AMX tiles
 
 
 @public
@@ -57,29 +60,25 @@ def conv2d_u8s8_wide(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
         raise InvalidArgumentError("conv2d_u8s8_wide takes stride 1, or a 1x1 conv without "
                                    "padding of any stride; use conv2d_u8s8_nchw")
     if stride > 1:  # a strided 1x1: the points read, packed as an image of the output
-        width, pixels = ow, oh * ow
-        packed = compute((pixels, c), lambda q, k: data[0, k, (q // ow) * stride,
-                                                        (q % ow) * stride],
-                         name=f"{name}_packed")
-    elif p == 0 and s == 1:  # (1 x 1 or R x 1 without padding: every tap inside)
-        width = w
-        packed = compute((h * w, c), lambda q, k: data[0, k, q // w, q % w],
-                         name=f"{name}_packed")
+        width, image, (src_h, src_w), p = ow, oh * ow, (oh, ow), 0
     else:
-        width = w + 2 * p
-        rows = (h + 2 * p) * width  # the padded image, then the s - 1 pixels that the
+        width, image, (src_h, src_w) = w + 2 * p, (h + 2 * p) * (w + 2 * p), (h, w)
+    # the wide accumulator's rows, whole blocks of WIDE_BLOCK pixels (no partial block),
+    # and the packed pixels its last taps touch past the image (pad_value)
+    acc_rows = -(-oh * width // WIDE_BLOCK) * WIDE_BLOCK
+    pixels = acc_rows + (r - 1) * width + s - 1
 
-        def value(q, k):            # last wide row's taps touch
-            y, x = q // width - p, q % width - p
-            inside = (y >= 0) & (y < h) & (x >= 0) & (x < w) & (q < rows)
-            return if_then_else(inside, data[0, k, y, x], pad_value)
+    def value(q, k):
+        y, x = q // width - p, q % width - p
+        inside = (y >= 0) & (y < src_h) & (x >= 0) & (x < src_w) & (q < image)
+        return if_then_else(inside, data[0, k, y * stride, x * stride], pad_value)
 
-        packed = compute((rows + s - 1, c), value, name=f"{name}_packed")
+    packed = compute((pixels, c), value, name=f"{name}_packed")
     cg = reduce_axis((0, groups), name="cg")
     ry = reduce_axis((0, r), name="ry")
     rx = reduce_axis((0, s), name="rx")
     ci = reduce_axis((0, VNNI_GROUP), name="ci")
-    acc = compute((oh * width, blocks * cb), lambda q, f: reduce_sum(
+    acc = compute((acc_rows, blocks * cb), lambda q, f: reduce_sum(
         packed[q + ry * width + rx, VNNI_GROUP * cg + ci].astype("int32")
         * Wp[f // cb, cg, ry, rx, f % cb, ci].astype("int32"), axis=[ry, rx, cg, ci]),
         name=f"{name}_acc")

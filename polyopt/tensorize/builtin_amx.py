@@ -141,5 +141,58 @@ def check_amx_block(tiles_m, tiles_n, ksteps) -> None:
             f"has {AMX_TILE_REGISTERS} (2 x 2 is the largest square block)")
 
 
-AMX_BUILTINS = {"amx_gemm_int8": amx_gemm_int8, "amx_gemm_u8s8": amx_gemm_u8s8,
+@public
+def amx_conv_int8(tiles_m: int = 2, tiles_n: int = 2, ksteps: int = 1, kernel=(3, 3),
+                  width: int = 16):
+    """A conv's block of ``tiles_m x tiles_n`` int32 tiles (16 pixels x 16 channels
+    each) += the whole reduction over the kernel's taps and ``64 ksteps`` input channels:
+    ``c[r, j] += sum_{ry, rx, g, t} a[r + ry * width + rx, 4g + t] * b[ry, rx, g, j, t]``
+    (``a``: pixels of a channels-last input rows ``width`` apart, uint8; ``b``: the
+    VNNI-packed int8 weights of each tap): ``R * S * ksteps`` tile products per
+    accumulator, zeroed first and stored once (the wide layout of
+    :mod:`polyopt.te.quantized_amx`).
+
+    >>> amx_conv_int8(2, 2, 1, (3, 3), 8).inputs[0].shape
+    (50, 64)
+    """
+    kernel = tuple(kernel) if isinstance(kernel, (tuple, list)) else kernel
+    if not (isinstance(kernel, tuple) and len(kernel) == 2 and all(
+            isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in kernel)):
+        raise InvalidArgumentError(f"kernel must be (R, S), two positive ints, got {kernel!r}")
+    if isinstance(width, bool) or not isinstance(width, int) or width < kernel[1]:
+        raise InvalidArgumentError(f"width must be an int >= the kernel's width "
+                                   f"{kernel[1]}, got {width!r}")
+    return _amx_conv_int8(tiles_m, tiles_n, ksteps, kernel, width)
+
+
+@functools.cache
+def _amx_conv_int8(tiles_m, tiles_n, ksteps, kernel, width):
+    check_amx_block(tiles_m, tiles_n, ksteps)
+    (r_, s_), rows, cols = kernel, AMX_TILE_ROWS * tiles_m, COLUMNS * tiles_n
+    groups = AMX_TILE_ROWS * ksteps
+    a = placeholder((rows + (r_ - 1) * width + s_ - 1, 4 * groups), name="a", dtype="uint8")
+    b = placeholder((r_, s_, groups, cols, 4), name="b", dtype="int8")
+    ry, rx = reduce_axis((0, r_), name="ry"), reduce_axis((0, s_), name="rx")
+    g, t = reduce_axis((0, groups), name="g"), reduce_axis((0, 4), name="t")
+    c = compute((rows, cols), lambda r, j: reduce_sum(
+        a[r + ry * width + rx, 4 * g + t].astype("int32")
+        * b[ry, rx, g, j, t].astype("int32"), axis=[ry, rx, g, t]), name="c")
+    binds = {a: decl_buffer(a.shape, "uint8", "a", strides=[var("lda"), 1]),
+             b: decl_buffer(b.shape, "int8", "b",
+                            strides=[var("ldb_r"), var("ldb_s"), var("ldb"), 4, 1]),
+             c: decl_buffer((rows, cols), "int32", "c", strides=[var("ldc"), 1])}
+    params = (("instruction", "tdpbusd"), ("kernel", kernel), ("ksteps", ksteps),
+              ("tiles_m", tiles_m), ("tiles_n", tiles_n), ("width", width))
+
+    def implementation(ins, outs):
+        return tuple(LLVMEmitter(None, "amx_gemm", part, params)
+                     for part in ("body", "reset", "update"))
+
+    name = f"amx_conv_int8_{tiles_m}x{tiles_n}x{ksteps}_{r_}x{s_}_w{width}"
+    return decl_tensor_intrin(c.op, implementation, binds=binds, name=name,
+                              key=f"amx_conv_int8(tiles_m={tiles_m}, tiles_n={tiles_n}, "
+                                  f"ksteps={ksteps}, kernel={kernel}, width={width})")
+
+
+AMX_BUILTINS = {"amx_conv_int8": amx_conv_int8, "amx_gemm_int8": amx_gemm_int8, "amx_gemm_u8s8": amx_gemm_u8s8,
                 "amx_gemm_bf16": amx_gemm_bf16}

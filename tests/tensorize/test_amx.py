@@ -278,3 +278,56 @@ def test_the_process_asks_linux_for_the_tile_state_once():
     with pytest.raises(po.AMXPermissionError) as again:
         request_amx()
     assert again.value is first.value and first.value.errno != 0
+
+
+# -- convolutions --------------------------------------------------------------------------
+@pytest.mark.parametrize("c, f, size, kernel, padding, stride", [
+    (64, 32, 6, 3, 1, 1), (128, 64, 7, 3, 0, 1), (64, 32, 7, 1, 0, 2),
+    (576, 16, 4, 3, 1, 1)])  # (9 tiles of channels > MOST_KSTEPS: a call per tap and 3)
+def test_int8_conv_on_amx_is_bit_exact_with_requantization(tmp_path, c, f, size, kernel,
+                                                           padding, stride):
+    from polyopt.schedules.amx_conv import amx_conv2d_template
+    from testlib.tensorize import numpy_conv_int32
+
+    x = RNG.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+    w = RNG.integers(-128, 128, (f, c, kernel, kernel), dtype=np.int8)
+    packed = po.ops.pack_conv_vnni_numpy(w, columns=f)
+    X = po.placeholder(x.shape, name="X", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_wide(X, W, padding=padding, stride=stride, name="Y")
+    Q = po.ops.requantize(Y, 0.0007, 11, relu=True, axis=1, name="Q")
+    s = po.create_schedule(Q)
+    loops = amx_conv2d_template(s, Y, epilogue=Q, parallel=False, target_info=SPR)
+    whole = c // 64 <= 8  # every tap and channel in one call, else split by taps
+    assert loops["intrinsic"].startswith("amx_conv_int8_" if whole else "amx_gemm_int8_")
+    f_, assembly = built_for_spr(s, [X, W, Q])
+    assert {"ldtilecfg", "tileloadd", "tdpbusd", "tilestored"} <= tile_instructions(assembly)
+    if whole:  # (split, the accumulators' zeroing may become a memset call per block,
+        # after which LLVM loads the configuration again: outside the tap loops)
+        assert configurations_in_loops(assembly) == []
+    expected = numpy_requantize(numpy_conv_int32(x, w, padding, stride), 0.0007, 11, True)
+    q = np.zeros(expected.shape, np.uint8)
+    emulated_kernel(f_, str(tmp_path))(x, packed, q)
+    assert_numbers(q, expected)
+    if not HOST.has_amx_int8:
+        pytest.skip("this CPU has no AMX: built for sapphirerapids, inspected and run with "
+                    "emulated tiles, not run natively")
+    q[:] = 0
+    f_(x, packed, q)
+    assert_numbers(q, expected)
+
+
+def test_wide_conv_refuses_what_amx_cannot_take():
+    X = po.placeholder((1, 32, 6, 6), name="X", dtype="uint8")  # 32 channels: half a tile
+    W = po.placeholder((1, 8, 3, 3, 64, 4), name="W", dtype="int8")
+    Y = po.ops.conv2d_u8s8_wide(X, W, padding=1, name="Y")
+    from polyopt.schedules.amx_conv import amx_conv2d_template
+    with pytest.raises(po.InvalidArgumentError, match="multiple of 64"):
+        amx_conv2d_template(po.create_schedule(Y), Y, target_info=SPR)
+    with pytest.raises(po.MissingInstructionsError):
+        amx_conv2d_template(po.create_schedule(Y), Y,
+                            target_info=po.TargetInfo.for_cpu("znver4"))
+    X = po.placeholder((1, 64, 6, 6), name="X", dtype="uint8")
+    W = po.placeholder((1, 16, 3, 3, 64, 4), name="W", dtype="int8")
+    with pytest.raises(po.InvalidArgumentError, match="stride 1"):
+        po.ops.conv2d_u8s8_wide(X, W, padding=1, stride=2)

@@ -40,16 +40,18 @@ def _i16(value: int) -> ir.Constant:
 
 
 def amx_gemm(ctx, part: str, instruction: str, tiles_m: int, tiles_n: int,
-             ksteps: int) -> None:
+             ksteps: int, kernel: tuple = (), width: int = 0) -> None:
     """``c[r, j] += sum_{g, t} a[r, group g + t] * b[g, j, t]`` on a block of
     ``tiles_m x tiles_n`` accumulator tiles: zeroed (``reset``), loaded, updated by
     ``ksteps`` tile products each and stored (``update``), or zeroed and updated
-    (``body``)."""
+    (``body``).  With a conv's ``kernel`` (R, S) and ``width``: for each tap (ry, rx),
+    ``a``'s rows ``ry * width + rx`` further and ``b[ry, rx]``'s weights."""
     b = ctx.builder
     module = ctx.module
     a_buf, b_buf, c_buf = ctx.intrin.buffers
     esize = 2 if a_buf.dtype == "bfloat16" else 1
-    group = b_buf.shape[2]
+    group = b_buf.shape[-1]
+    pixels_apart = width  # (the conv's row width; "width" below is a tile's bytes)
     rows, width = _i16(AMX_TILE_ROWS), _i16(AMX_TILE_BYTES)
     load = intrinsic(module, "llvm.x86.tileloadd64.internal", TILE, [I16, I16, ir.PointerType(),
                                                                     I64])
@@ -70,19 +72,25 @@ def amx_gemm(ctx, part: str, instruction: str, tiles_m: int, tiles_n: int,
     else:
         acc = {key: b.call(load, [rows, width, address, c_stride])
                for key, address in c_tiles.items()}
+    taps = [(ry, rx) for ry in range(kernel[0]) for rx in range(kernel[1])] if kernel \
+        else [None]
+    tap_dims = 2 if kernel else 0  # b's leading tap dimensions
     a_stride = b.mul(ctx.stride(0, 0), ir.Constant(I64, esize))
-    b_stride = b.mul(ctx.stride(1, 0), ir.Constant(I64, esize))
+    b_stride = b.mul(ctx.stride(1, tap_dims), ir.Constant(I64, esize))
     a_columns = AMX_TILE_BYTES // esize      # a's elements in one tile row
     b_groups = AMX_TILE_BYTES // (group * esize)  # b's groups (tile rows) per step
-    for step in range(ksteps):
-        a_tiles = [b.call(load, [rows, width, ctx.element(0, AMX_TILE_ROWS * m,
-                                                          a_columns * step), a_stride])
-                   for m in range(tiles_m)]
-        b_tiles = [b.call(load, [_i16(b_groups), width,
-                                 ctx.element(1, b_groups * step, 16 * n, 0), b_stride])
-                   for n in range(tiles_n)]
-        for (m, n), value in acc.items():
-            acc[m, n] = b.call(dot, [rows, width, width, value, a_tiles[m], b_tiles[n]])
+    for tap in taps:
+        shift = tap[0] * pixels_apart + tap[1] if tap else 0
+        for step in range(ksteps):
+            a_tiles = [b.call(load, [rows, width, ctx.element(
+                0, AMX_TILE_ROWS * m + shift, a_columns * step), a_stride])
+                for m in range(tiles_m)]
+            b_tiles = [b.call(load, [_i16(b_groups), width, ctx.element(
+                1, *(tap or ()), b_groups * step, 16 * n, 0), b_stride])
+                for n in range(tiles_n)]
+            for (m, n), value in acc.items():
+                acc[m, n] = b.call(dot, [rows, width, width, value, a_tiles[m],
+                                         b_tiles[n]])
     for key, address in c_tiles.items():
         b.call(store, [rows, width, address, c_stride, acc[key]])
 
