@@ -24,8 +24,9 @@ Writes ``benchmarks/results/int8.md`` and ``int8.json``.
   "not measured: host has no AMX"): int8 matmul 1024^3 on AMX tiles
   (``tensor_unit="amx"``: ``tdpbusd``) vs onnxruntime's ``MatMulInteger`` (target >=
   1.0x) and polyopt's VNNI kernel; bf16 matmul 1024^3 (``tdpbf16ps``) vs PyTorch's bf16
-  matmul (target >= 1.0x) and polyopt's fp32 (target >= 3x).  The int8 convs have no
-  AMX kernel yet (the rows say so; they run on VNNI above).
+  matmul (target >= 1.0x) and polyopt's fp32 (target >= 3x); the five conv layers on
+  AMX (``conv2d_u8s8_wide``, ``amx_conv2d_template``, requantized to u8) vs
+  onnxruntime's ``QLinearConv`` and PyTorch's quantized conv (target >= 1.0x both).
 
 PyTorch's quantized operators (``quantized::linear`` / ``quantized::conv2d``, its x86
 engine, prepacked weights, channels-last input, u8 out, checked within 1 of the
@@ -359,7 +360,7 @@ def amx_rows(size: int, quick: bool, rng) -> list[dict]:
 
     host = po.TargetInfo.host()
     if not (host.has_amx_int8 and host.has_amx_bf16):
-        return [{"kernel": f"AMX int8 and bf16 matmul {size}^3, int8 convs",
+        return [{"kernel": f"AMX int8 and bf16 matmul {size}^3, the int8 conv layers",
                  "not measured": NO_AMX}]
     rows = []
     a = rng.integers(0, 256, (size, size), dtype=np.uint8)
@@ -392,12 +393,54 @@ def amx_rows(size: int, quick: bool, rng) -> list[dict]:
                      **{k: 2.0 * size ** 3 / v / 1e9 for k, v in times.items()
                         if k != "spread"}, "spread": times["spread"]})
         print(rows[-1], flush=True)
-    rows.append({"kernel": "AMX int8 convs (the five layers)",
-                 "not measured": "polyopt has no AMX conv kernel yet (VNNI rows above)"})
+    for c, f_, size, kernel, padding, stride in (CONVS[:1] if quick else CONVS):
+        x = rng.integers(0, 256, (1, c, size, size), dtype=np.uint8)
+        w = rng.integers(-128, 128, (f_, c, kernel, kernel), dtype=np.int8)
+        out = (size + 2 * padding - kernel) // stride + 1
+        ops = 2.0 * f_ * c * kernel * kernel * out * out
+        for threads in THREADS:
+            amx, q = amx_conv(x, w, padding, stride, threads)
+            qlinear = ort_qlinear_conv(x, w, padding, stride, threads)
+            assert np.array_equal(q, qlinear()), "AMX conv differs from QLinearConv"
+            calls = {"polyopt AMX int8 conv": amx, "onnxruntime QLinearConv": qlinear}
+            torch_call = torch_quantized_conv(x, w, padding, stride, threads)
+            if torch_call is not None:
+                calls["PyTorch quantized"] = torch_call
+            times = medians(calls, quick)
+            rows.append({"kernel": f"AMX conv {c}x{size}x{size} -> {f_}, {kernel}x{kernel} "
+                                   f"s{stride}, u8 out", "threads": threads,
+                         **{k: ops / v / 1e9 for k, v in times.items() if k != "spread"},
+                         "spread": times["spread"]})
+            print(rows[-1], flush=True)
     return rows
 
 
+def amx_conv(x, w, padding, stride, threads):
+    """polyopt's int8 conv on AMX tiles (``conv2d_u8s8_wide``), requantized to u8 as
+    QLinearConv: (call, its output)."""
+    from polyopt.schedules.amx_conv import amx_conv2d_template
+
+    f_ = w.shape[0]
+    packed = po.ops.pack_conv_vnni_numpy(w)
+    X = po.placeholder(x.shape, name="X", dtype="uint8")
+    W = po.placeholder(packed.shape, name="W", dtype="int8")
+    bias = po.placeholder((f_,), name="bias", dtype="int32")
+    Y = po.ops.conv2d_u8s8_wide(X, W, stride=stride, padding=padding, pad_value=X_ZERO,
+                                name="Y")
+    out = po.ops.requantize(Y, OUT_SCALE, Y_ZERO, bias=bias, axis=1, rounding="even",
+                            name="Q")
+    s = po.create_schedule(out)
+    amx_conv2d_template(s, Y, epilogue=out, parallel=threads > 1)
+    f = po.build(s, [X, W, bias, out], num_threads=threads)
+    extra = (-X_ZERO * w.astype(np.int32).sum(axis=(1, 2, 3))).astype(np.int32)
+    y = np.empty(tuple(e.value for e in out.shape), np.uint8)
+    f(x, packed, extra, y)
+    return (lambda: f(x, packed, extra, y)), y
+
+
 AMX_TARGETS = {"polyopt AMX int8": (("onnxruntime MatMulInteger", 1.0),),
+               "polyopt AMX int8 conv": (("onnxruntime QLinearConv", 1.0),
+                                         ("PyTorch quantized", 1.0)),
                "polyopt AMX bf16": (("PyTorch bf16", 1.0), ("polyopt fp32", 3.0))}
 
 
