@@ -58,8 +58,11 @@ import types as _types  # noqa: E402
 tensor = _types.SimpleNamespace(Tensor=Tensor, TensorSlice=TensorSlice,
                                 PlaceholderOp=PlaceholderOp, ComputeOp=ComputeOp,
                                 ScanOp=ScanOp)
+from .transform import relations as _relations  # noqa: E402
 schedule = _types.SimpleNamespace(Schedule=Schedule, Stage=Stage, Buffer=_Buffer,
-                                  IterVar=_IterVar, create_schedule=create_schedule)
+                                  IterVar=_IterVar, create_schedule=create_schedule,
+                                  Split=_relations.Split, Fuse=_relations.Fuse,
+                                  Singleton=_relations.Singleton)
 
 
 from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace on polyopt)

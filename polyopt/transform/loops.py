@@ -525,3 +525,28 @@ def wavefront(program: Program, stage: str, axes: list[str]) -> tuple[Program, s
 
     result = edit_band(program, stage, lo, hi, change)
     return result, names[stage]
+
+
+def add_unit_loop(program: Program, stage: str) -> tuple[Program, str]:
+    """A new loop of one iteration (value 0) as the stage's outermost own loop (inside the
+    loops it shares by ``compute_at``): TVM's ``s[C].fuse()`` of no loops, its singleton.
+    Stages sharing the loop it goes before get it too."""
+    record = program.stage(stage)
+    position = record.attach.depth if record.attach.kind == "with" else 0
+    names: dict[str, str] = {}
+
+    def unit(member, space) -> Axis:
+        name = fresh_axis_name(member, "singleton")
+        names[member.name] = name
+        zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+        return Axis(name, zero, "serial")
+
+    if position < len(record.axes):
+        def change(member, loops):
+            (old,) = loops
+            return [unit(member, old.value.get_domain_space()), old]
+        return edit_band(program, stage, position + 1, position + 1, change), names[stage]
+    space = program.statement(record.main).domain.get_space()
+    stages = tuple(dataclasses.replace(s, axes=s.axes + (unit(s, space),))
+                   if s.name == stage else s for s in program.stages)
+    return program.with_stages(stages), names[stage]

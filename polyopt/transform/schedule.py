@@ -372,8 +372,21 @@ class Schedule:
             unchecked = {} if checked or primitive.checked is not None else {"check": False}
             getattr(target, step.primitive)(*step.args, **dict(step.kwargs), **unchecked)
 
+    def __reduce__(self):
+        """Pickled as its tensors and its script: unpickling replays the steps on a new
+        schedule of the same tensors (an in-place kernel's schedule is not pickled)."""
+        if self.kernel is not None or self.default_args is not None:
+            raise InvalidArgumentError("a schedule of an in-place kernel cannot be pickled; "
+                                       "pickle s.script() and replay it on a new schedule")
+        return _unpickled, (self.outputs, self.strict_fp, self.script())
+
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
+
+
+def _unpickled(outputs: tuple, strict_fp: bool, script: str) -> Schedule:
+    schedule = create_schedule(list(outputs), strict_fp=strict_fp)
+    return schedule.replay(script) if script else schedule
 
 
 def _can(name: str):

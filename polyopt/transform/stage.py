@@ -25,6 +25,7 @@ from ..te.expr import IterVar
 from ..te.tensor import Tensor
 from . import primitives  # noqa: F401 (registers the primitives: Stage's methods)
 from .registry import Param, Primitive, on_register
+from .relations import stage_relations
 from .stage_views import check_store_predicate, stage_op
 from .steps import LoopAxis, Step
 
@@ -66,6 +67,24 @@ class Stage:
     def axes(self) -> tuple[LoopAxis, ...]:
         """The stage's loops, outermost first."""
         return tuple(LoopAxis(self.name, a.name, a.kind) for a in self._stage.axes)
+
+    @property
+    def leaf_iter_vars(self) -> tuple[LoopAxis, ...]:
+        """TVM's name for :attr:`axes`: the stage's loops after its splits and fuses."""
+        return self.axes
+
+    @property
+    def relations(self) -> tuple:
+        """How the stage's loops came from one another (TVM's ``IterVarRelation``:
+        ``Split``, ``Fuse``, ``Singleton``), see :mod:`.relations`."""
+        return stage_relations(self.schedule, self.name)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stage) and other.schedule is self.schedule and \
+            other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((id(self.schedule), self.name))
 
     def _axis(self, axis) -> str:
         stage = self._stage

@@ -26,18 +26,12 @@ EXPECTED_FAILURES = {
         'documented difference: compute_at into loops another stage shares partly is refused (PartlySharedLoopsError); the test also pickles the schedule',
     'test_tvm012_te_schedule.py::test_reorder':
         "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
-    'test_tvm012_te_schedule.py::test_split':
-        'missing in polyopt (to add, issue 35): Stage.leaf_iter_vars',
-    'test_tvm012_te_schedule.py::test_tile':
-        'missing in polyopt (to add, issue 35): Stage.leaf_iter_vars',
     'test_tvm012_te_schedule.py::test_fuse':
         "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine'); the test also inspects Stage.relations",
     'test_tvm012_te_schedule.py::test_fuse_with_split':
         "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine'); the test also inspects Stage.relations",
     'test_tvm012_te_schedule.py::test_fuse_with_out_of_order_axis_with_reorder':
         "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine')",
-    'test_tvm012_te_schedule.py::test_singleton':
-        "missing in polyopt (to add, issue 35): fuse() of no axes (TVM's singleton loop); the test also inspects Stage.relations",
     'test_tvm012_te_schedule.py::test_vectorize':
         "documented difference: inspects TVM's iter_var_attrs and IterVar kinds (IterVar.Unrolled)",
     'test_tvm012_te_schedule.py::test_pragma':

