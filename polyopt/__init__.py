@@ -47,7 +47,7 @@ from . import graph
 
 __version__ = "0.1.0"
 size_var = var  # TVM's name for a size (polyopt's vars are sizes)
-from .te.compat import floordiv, floormod, power  # noqa: E402  (TVM's te.* names)
+from .te.compat import floordiv, floormod, popcount, power  # noqa: E402  (TVM's te.* names)
 from .te.tags import tag_scope  # noqa: E402
 from .te.tensor import ComputeOp, PlaceholderOp, TensorSlice  # noqa: E402
 from .te.scan import ScanOp  # noqa: E402

@@ -206,6 +206,9 @@ def _compare_dtype(a: Expr, b: Expr) -> str:
     or index arithmetic compares exactly, in int64 (``A_uint8[i] > -1`` always holds);
     otherwise the operands are promoted as in arithmetic."""
     if a.weak != b.weak and dtypes.is_int(a.dtype) and dtypes.is_int(b.dtype):
+        strong = b if a.weak else a
+        if strong.dtype == "uint64":  # beyond int64: compared as uint64 (an int must fit)
+            return _binary_dtype("+", a, b)[0]
         return dtypes.INDEX
     return _binary_dtype("+", a, b)[0]
 
@@ -286,7 +289,7 @@ MATH_FUNCS = {"exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "neg": 1,
               "round": 1, "sin": 1, "cos": 1, "exp2": 1, "log2": 1, "log10": 1,
               "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "cbrt": 1,
               "expm1": 1, "log1p": 1, "erf": 1, "atan2": 2, "fmod": 2, "hypot": 2,
-              "fmax": 2, "fmin": 2}
+              "fmax": 2, "fmin": 2, "popcount": 1}
 # Those without an LLVM intrinsic: calls of the C library's function (atan, atanf).
 LIBC_CALLS = frozenset({"tan", "asin", "acos", "atan", "sinh", "cosh", "cbrt", "expm1",
                         "log1p", "erf", "atan2", "fmod", "hypot"})

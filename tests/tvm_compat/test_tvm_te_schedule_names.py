@@ -71,3 +71,43 @@ def test_a_schedule_pickles_as_its_tensors_and_script():
     a = np.arange(16, dtype="float32")
     (A2,), B2 = loaded.outputs[0].op.input_tensors, loaded.outputs[0]
     assert_numbers(_run(loaded, [A2, B2], a, np.zeros_like(a)), a - 1)
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "uint64"])
+def test_wide_unsigned_integers_and_popcount(dtype):
+    n, top = 9, np.iinfo(dtype).max
+    A = te.placeholder((n,), name="A", dtype=dtype)
+    B = te.placeholder((n,), name="B", dtype=dtype)
+    C = te.compute((n,), lambda i: te.if_then_else(
+        A[i] > top - 100, A[i] // B[i], (A[i] * B[i] + 3) % B[i]) + tvm.tir.popcount(A[i]),
+        name="C")
+    D = te.compute((n,), lambda i: A[i].astype("float64") + B[i], name="D")
+    k = te.reduce_axis((0, n), name="k")
+    E = te.compute((1,), lambda _: te.max(A[k], axis=k), name="E")
+    assert (C.dtype, D.dtype, E.dtype) == (dtype, "float64", dtype)
+    f = tvm.build(te.create_schedule([C.op, D.op, E.op]), [A, B, C, D, E], "llvm")
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, top, n, dtype=dtype, endpoint=True)
+    a[0], a[1] = top - 7, top
+    b = rng.integers(1, 1000, n, dtype=dtype)
+    c, d, e = np.zeros(n, dtype), np.zeros(n), np.zeros(1, dtype)
+    f(a, b, c, d, e)
+    bits = np.array([bin(int(x)).count("1") for x in a], dtype=dtype)
+    with np.errstate(over="ignore"):
+        expected = np.where(a > top - 100, a // b, (a * b + np.array(3, dtype)) % b) + bits
+    assert_numbers(c, expected)
+    assert_numbers(d, a.astype("float64") + b)
+    assert_numbers(e, a.max(keepdims=True))
+
+
+def test_unsigned_promotion_follows_numpy():
+    for a, b in [("uint32", "int32"), ("uint32", "uint8"), ("uint64", "int64"),
+                 ("uint64", "uint32"), ("uint8", "int8"), ("uint32", "float32")]:
+        A = te.placeholder((2,), name="A", dtype=a)
+        B = te.placeholder((2,), name="B", dtype=b)
+        expected = np.promote_types(a, b).name
+        assert (A[0] + B[0]).dtype == ("int32" if expected == "int16" else expected)
+    with pytest.raises(te.DTypeError, match="popcount counts the bits of an integer"):
+        tvm.tir.popcount(te.placeholder((2,), name="F")[0])
+    with pytest.raises(te.DTypeError, match="does not fit uint32"):
+        te.placeholder((2,), name="U", dtype="uint32")[0] + (-1)

@@ -230,6 +230,8 @@ class ValueEmitter:
             compare = self.b.icmp_signed if signed else self.b.icmp_unsigned
             first = compare(">" if expr.func == "maximum" else "<", args[0], args[1])
             return self.b.select(first, args[0], args[1])
+        if expr.func == "popcount":
+            return self.b.ctpop(args[0])
         raise InternalError(f"{expr.func} of integers reached code generation")
 
     def convert(self, value: ir.Value, src: str, dst: str) -> ir.Value:

@@ -6,8 +6,6 @@ import pytest
 
 # "file::test" -> why it fails on polyopt
 EXPECTED_FAILURES = {
-    'test_tvm012_ewise.py::test_popcount':
-        'missing in polyopt (to add, issue 35): uint32/uint64 dtypes (polyopt.dtypes has uint8 only)',
     'test_tvm012_reduce.py::test_rfactor_init':
         "missing in polyopt (to add, issue 35): Schedule.rfactor's factor_axis argument",
     'test_tvm012_reduce.py::test_rfactor_factor_axis':
