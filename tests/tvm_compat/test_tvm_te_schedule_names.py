@@ -111,3 +111,43 @@ def test_unsigned_promotion_follows_numpy():
         tvm.tir.popcount(te.placeholder((2,), name="F")[0])
     with pytest.raises(te.DTypeError, match="does not fit uint32"):
         te.placeholder((2,), name="U", dtype="uint32")[0] + (-1)
+
+
+VADD_C = """
+void tvm_names_vadd(float *z, const float *x, const float *y) {
+  for (int i = 0; i < 8; ++i) z[i] = x[i] + y[i];
+}
+"""
+
+
+def _vadd_intrin(params):
+    x = te.placeholder((8,), name="x")
+    y = te.placeholder((8,), name="y")
+    z = te.compute((8,), lambda i: x[i] + y[i], name="z")
+
+    def intrin_func(ins, outs):
+        return tvm.tir.call_extern("int32", "tvm_names_vadd", outs[0].access_ptr("w"),
+                                   ins[0].access_ptr("r"), ins[1].access_ptr("r"))
+    return te.decl_tensor_intrin(z.op, intrin_func, default_buffer_params=params,
+                                 imports=[te.tensorize.import_c(VADD_C)])
+
+
+def test_default_buffer_params_declare_the_default_buffers():
+    intrin = _vadd_intrin({"offset_factor": 8})
+    assert [b.offset_factor for b in intrin.buffers] == [8, 8, 8]
+    X = te.placeholder((32,), name="X")
+    Y = te.placeholder((32,), name="Y")
+    Z = te.compute((32,), lambda i: X[i] + Y[i], name="Z")
+    s = te.create_schedule(Z.op)
+    _, xi = s[Z].split(Z.op.axis[0], factor=8)
+    s[Z].tensorize(xi, intrin)
+    x, y = np.arange(32, dtype="float32"), np.linspace(0, 1, 32, dtype="float32")
+    assert_numbers(_run(s, [X, Y, Z], x, y, np.zeros(32, "float32")), x + y)
+    # a region that starts off the declared alignment is refused
+    W = te.compute((24,), lambda i: X[i + 4] + Y[i], name="W")
+    s = te.create_schedule(W.op)
+    _, wi = s[W].split(W.op.axis[0], factor=8)
+    with pytest.raises(te.TensorizeError, match="offset_factor=8"):
+        s[W].tensorize(wi, intrin)
+    with pytest.raises(te.InvalidArgumentError, match="default_buffer_params takes a dict"):
+        _vadd_intrin({"alignment": 8})

@@ -37,9 +37,9 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_schedule.py::test_rfactor':
         "documented difference: inspects the rfactor'ed tensor's shape expression (polyopt: max(0, n - 1 + 1), TVM: n)",
     'test_tvm012_te_schedule.py::test_tensor_intrin':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(default_buffer_params=)',
+        "documented difference: buffer shapes are ints (TVM: IntImm, .value), TensorIntrin.inputs are buffers (TVM: tensors), and the test inspects TVM's TIR (tvm.lower(...)['main'], iter_var_attrs)",
     'test_tvm012_te_schedule.py::test_tensor_intrin_scalar_params':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(scalar_params=)',
+        "missing in polyopt: decl_tensor_intrin(scalar_params=) and intrinsics of symbolic shapes (polyopt's are constant); the test then inspects TVM's TIR (tvm.lower(...)['main'])",
     'test_tvm012_te_schedule.py::test_legalize_invalid_attach':
         "documented difference: inspects TVM's TIR module (tvm.lower(...)['main'])",
     'test_tvm012_te_schedule.py::test_compute_at':
@@ -55,9 +55,9 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_tensor.py::test_tensor_reduce':
         'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_tensor_compute1':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(default_buffer_params=)',
+        "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize) and inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_tensor_compute2':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(default_buffer_params=)',
+        "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize), its implementation is call_packed (polyopt: call_extern), and it inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_scan_multi_out':
         'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_extern':
