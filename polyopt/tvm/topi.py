@@ -9,7 +9,9 @@ functions are refused with a message naming it, except the helpers tests use.
 import types as _types
 
 from ..errors import PolyoptError as _PolyoptError
+from ..te import tensor as _te
 from ..te.tensor import _tensor_op
+from . import topi_nn as _nn, topi_testing as _testing
 
 
 def get_const_tuple(shape) -> tuple:
@@ -48,8 +50,25 @@ class _Refusing(_types.SimpleNamespace):
         return _refused(f"{self._prefix}{attr}")
 
 
-pool2d = _refused("nn.pool2d")
-nn = _Refusing("nn.")
+class _NN(_Refusing):
+    """``topi.nn``: the operators of :mod:`.topi_nn`; other names are refused."""
+
+    conv2d_nchw = staticmethod(_nn.conv2d_nchw)
+    conv2d = staticmethod(_nn.conv2d)
+    pool2d = staticmethod(_nn.pool2d)
+    dense = staticmethod(_nn.dense)
+    softmax = staticmethod(_nn.softmax)
+    relu = staticmethod(_nn.relu)
+
+
+pool2d = _nn.pool2d
+nn = _NN("nn.")
+sum, max, min = _nn.sum_, _nn.max_, _nn.min_  # noqa: A001 (TOPI's names)
+exp, log, sqrt, tanh, sigmoid, abs = (  # noqa: A001
+    _nn._elementwise(f, n) for f, n in ((_te.exp, "exp"), (_te.log, "log"),
+                                         (_te.sqrt, "sqrt"), (_te.tanh, "tanh"),
+                                         (_te.sigmoid, "sigmoid"), (_te.abs_, "abs")))
+negative = _nn._elementwise(_nn.negate, "negative")
 cuda = _Refusing("cuda.")
 def _default_schedule(target=None):
     """TVM's per-target schedule lookup in ``topi.testing``: polyopt's default schedule
@@ -65,6 +84,13 @@ class _Testing(_Refusing):
     get_elemwise_schedule = get_broadcast_schedule = get_injective_schedule = \
         staticmethod(_default_schedule)
     get_reduce_schedule = staticmethod(_default_schedule)
+    conv2d_nchw_python = staticmethod(_testing.conv2d_nchw_python)
+    softmax_python = staticmethod(_testing.softmax_python)
+
+    @staticmethod
+    def get_conv2d_nchw_implement(target=None):
+        """``(topi.nn.conv2d_nchw, its schedule)``: polyopt's default schedule."""
+        return _nn.conv2d_nchw, _default_schedule(target)
 
 
 testing = _Testing("testing.")

@@ -69,9 +69,7 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_tensor.py::test_tuple_with_different_deps':
         "documented difference: inspects TVM's Schedule.normalize / InferBound / ScheduleOps",
     'test_tvm012_te_tensor.py::test_tensor_pool':
-        'missing in polyopt (to add, issue 35): tvm.topi.nn.pool2d (polyopt: po.ops)',
-    'test_tvm012_te_tensor_overload.py::test_conv2d_scalar_bop':
-        'missing in polyopt (to add, issue 35): tvm.topi.testing and topi.nn.conv2d',
+        'documented difference: the intrinsic is implemented by call_packed with whole buffers (polyopt intrinsics call call_extern functions on buffer pointers, or emit LLVM IR)',
     'test_tvm012_te_verify_compute.py::test_verify_compute':
         'documented difference: a reduction inside an expression (sum(...) + 1) is accepted: polyopt lifts it into its own stage, TVM refuses it',
 }
