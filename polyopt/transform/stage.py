@@ -26,6 +26,7 @@ from ..te.tensor import Tensor
 from . import primitives  # noqa: F401 (registers the primitives: Stage's methods)
 from .registry import Param, Primitive, on_register
 from .relations import stage_relations
+from .stage_group import group_of
 from .stage_views import check_store_predicate, stage_op
 from .steps import LoopAxis, Step
 
@@ -78,6 +79,11 @@ class Stage:
         """How the stage's loops came from one another (TVM's ``IterVarRelation``:
         ``Split``, ``Fuse``, ``Singleton``), see :mod:`.relations`."""
         return stage_relations(self.schedule, self.name)
+
+    @property
+    def group(self):
+        """The innermost group (``s.create_group``) this stage is in, or None."""
+        return group_of(self.schedule, self.name)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Stage) and other.schedule is self.schedule and \

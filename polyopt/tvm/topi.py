@@ -1,5 +1,6 @@
-"""``tvm.topi``: polyopt's operator library is :mod:`polyopt.ops` (``po.ops``); TOPI's
-functions are refused with a message naming it, except the helpers tests use.
+"""``tvm.topi``: TOPI's basic operators as tensor expressions (:mod:`.topi_nn`) and its
+NumPy references (:mod:`.topi_testing`); other TOPI names are refused with a message
+naming what exists (and polyopt's own library, ``po.ops``).
 
 >>> import polyopt as te
 >>> get_const_tuple(te.placeholder((2, 3), name="A").shape)
@@ -33,9 +34,10 @@ def _as_int(extent):
 def _refused(name):
     def refuse(*args, **kwargs):
         raise _PolyoptError(
-            f"tvm.topi.{name} is not available in polyopt; its operators are in po.ops "
-            "(po.ops.pool2d, po.ops.softmax, po.ops.conv2d, po.ops.dense, ...), each a "
-            "tensor-expression function")
+            f"tvm.topi.{name} is not available in polyopt; tvm.topi has nn.conv2d_nchw, "
+            "nn.conv2d, nn.pool2d, nn.dense, nn.softmax, nn.relu, sum/max/min and "
+            "elementwise maps, and po.ops more (po.ops.layer_norm, po.ops.matmul, ...), "
+            "each a tensor-expression function")
     return refuse
 
 

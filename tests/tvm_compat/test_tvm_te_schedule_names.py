@@ -151,3 +151,45 @@ def test_default_buffer_params_declare_the_default_buffers():
         s[W].tensorize(wi, intrin)
     with pytest.raises(te.InvalidArgumentError, match="default_buffer_params takes a dict"):
         _vadd_intrin({"alignment": 8})
+
+
+def _chain3():
+    A = te.placeholder((6, 7), name="A")
+    x = te.compute(A.shape, lambda i, j: A[i, j] * 2, name="x")
+    x1 = te.compute(A.shape, lambda *i: x(*i) + 1, name="x1")
+    x2 = te.compute(A.shape, lambda *i: x1(*i) * 3, name="x2")
+    return A, x, x1, x2
+
+
+def test_a_group_moves_its_stages_together():
+    A, x, x1, x2 = _chain3()
+    s = te.create_schedule(x2.op)
+    g = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    assert s[x].group == g and s[x1].group == g and s[x2].group is None
+    g.compute_at(s[x2], x2.op.axis[1])
+    assert g.attach_stage == s[x2] and g.num_child_stages == 2
+    assert [st.attach.stage for st in s.program.stages[:2]] == ["x2", "x2"]
+    assert "compute_at" in s.script()  # recorded as the steps it is made of
+    a = np.random.default_rng(2).random((6, 7), dtype=np.float32)
+    assert_numbers(_run(s, [A, x2], a, np.zeros_like(a)), (a * 2 + 1) * 3)
+    replayed = te.create_schedule(x2.op).replay(s.script())
+    assert [st.attach for st in replayed.program.stages] == \
+        [st.attach for st in s.program.stages]
+
+
+def test_groups_nest_and_keep_attachments_inside():
+    A, x, x1, x2 = _chain3()
+    s = te.create_schedule(x2.op)
+    g1 = s.create_group(outputs=x1, inputs=x)
+    g2 = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    assert set(s.groups) == {g1, g2} and g1.group == g2 and g2.group is None
+    assert (g1.num_child_stages, g2.num_child_stages) == (1, 2)
+    assert (s[x].group, s[x1].group) == (g2, g1)
+    s[x].compute_at(s[x1], x1.op.axis[0])  # attached inside the group: stays there
+    g2.compute_at(s[x2], x2.op.axis[0])
+    assert [(st.name, st.attach.stage) for st in s.program.stages[:2]] == \
+        [("x", "x1"), ("x1", "x2")]
+    a = np.random.default_rng(3).random((6, 7), dtype=np.float32)
+    assert_numbers(_run(s, [A, x2], a, np.zeros_like(a)), (a * 2 + 1) * 3)
+    with pytest.raises(te.InvalidArgumentError, match="no computed stage"):
+        s.create_group(outputs=A, inputs=A)
