@@ -1,12 +1,16 @@
 """Data types and the promotion rules of polyopt expressions.
 
 Supported tensor dtypes: float32, float64, int8, uint8, int32, uint32, int64, uint64,
-and bfloat16 as a storage type.  Comparisons produce the internal dtype ``bool``, which only conditions use.
+and float16 and bfloat16 as storage types.  Comparisons produce the internal dtype ``bool``, which only conditions use.
 
 ``bfloat16`` (the upper 16 bits of a float32) is for storage and conversion only:
 NumPy has no bfloat16, so such arrays are passed as ``uint16`` arrays holding the bits
 (``to_bfloat16_bits``); computations convert first (``A[i].astype("float32")``, exact),
-and a float32 stored to bfloat16 rounds to nearest even.
+and a float32 stored to bfloat16 rounds to nearest even.  ``float16`` (IEEE half) is a
+storage type the same way, with NumPy's ``float16`` arrays: ``A[i].astype("float32")``
+is exact, and a value stored to float16 (``.astype("float16")``) is rounded to nearest
+even from float32 (a float64 goes through float32), with overflow to infinity and
+subnormals, as NumPy rounds a float32.
 
 Promotion of a binary operation between two typed operands (tensors, casts, math
 results) picks the smallest supported dtype that holds every value of both:
@@ -44,12 +48,14 @@ from .errors import DTypeError
 FLOATS = ("float32", "float64")
 INTS = ("int8", "uint8", "int32", "uint32", "int64", "uint64")
 BFLOAT16 = "bfloat16"  # a storage type: see the module's doc
-SUPPORTED = FLOATS + INTS + (BFLOAT16,)
+FLOAT16 = "float16"  # IEEE half, a storage type too
+STORAGE = (FLOAT16, BFLOAT16)
+SUPPORTED = FLOATS + INTS + STORAGE
 BOOL = "bool"
 INDEX = "int64"  # dtype of axes, vars and integer index arithmetic
 
 _BITS = {"int8": 8, "uint8": 8, "int32": 32, "uint32": 32, "int64": 64, "uint64": 64,
-         "float32": 32, "float64": 64, BFLOAT16: 16}
+         "float32": 32, "float64": 64, BFLOAT16: 16, FLOAT16: 16}
 
 
 def normalize(dtype) -> str:
@@ -89,9 +95,10 @@ def bits(dtype: str) -> int:
 
 def promote(a: str, b: str) -> str:
     """The dtype of a binary operation between operands of dtypes ``a`` and ``b``."""
-    if BFLOAT16 in (a, b):
-        raise DTypeError("bfloat16 is a storage type: convert it first, e.g. "
-                         "A[i].astype('float32') * B[i].astype('float32')")
+    for storage in STORAGE:
+        if storage in (a, b):
+            raise DTypeError(f"{storage} is a storage type: convert it first, e.g. "
+                             "A[i].astype('float32') * B[i].astype('float32')")
     if a == b:
         return a
     if BOOL in (a, b):

@@ -164,7 +164,7 @@ class IterVar(Expr):
 
 def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
     """The dtype (and weakness) of ``a op b`` by the rules of :mod:`polyopt.dtypes`."""
-    if dtypes.BOOL in (a.dtype, b.dtype) or dtypes.BFLOAT16 in (a.dtype, b.dtype):
+    if {a.dtype, b.dtype} & {dtypes.BOOL, *dtypes.STORAGE}:
         dtypes.promote(a.dtype, b.dtype)  # raises the explanatory error
     if a.weak and b.weak:
         dtype, weak = ("float64" if "float64" in (a.dtype, b.dtype) or dtypes.is_float(a.dtype)
@@ -319,6 +319,8 @@ class Call(Expr):
             (arg,) = args
             if arg.dtype == dtypes.BOOL:
                 raise DTypeError(f"{func}() needs a number, got the condition '{arg}'")
+            if arg.dtype in dtypes.STORAGE:
+                dtypes.promote(arg.dtype, arg.dtype)  # raises: convert it first
             dtype, weak = arg.dtype, arg.weak
             if func in FLOAT_FUNCS and dtypes.is_int(dtype):
                 dtype, weak = "float64", False

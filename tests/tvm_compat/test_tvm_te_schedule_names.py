@@ -193,3 +193,35 @@ def test_groups_nest_and_keep_attachments_inside():
     assert_numbers(_run(s, [A, x2], a, np.zeros_like(a)), (a * 2 + 1) * 3)
     with pytest.raises(te.InvalidArgumentError, match="no computed stage"):
         s.create_group(outputs=A, inputs=A)
+
+
+def test_float16_storage_rounds_and_widens_exactly_like_numpy():
+    special = np.array([0, -0.0, 1, -2.5, 65504, 65519.99, 65520, 7e4, 1e-8, 2**-24, 2**-25,
+                        3 * 2**-25, 2**-14, 6.1e-5, np.inf, -np.inf, np.nan, 0.1, 1 / 3],
+                       np.float32)
+    rng = np.random.default_rng(16)
+    spread = rng.standard_normal(3000).astype(np.float32) * np.float32(10.0) ** \
+        rng.integers(-9, 6, 3000).astype(np.float32)
+    x = np.concatenate([special, spread])
+    n = len(x)
+    A = te.placeholder((n,), name="A")
+    H = te.compute((n,), lambda i: A[i].astype("float16"), name="H")
+    B = te.compute((n,), lambda i: H[i].astype("float64") * 2, name="B")
+    assert (H.dtype, B.dtype) == ("float16", "float64")
+    f = tvm.build(te.create_schedule([H.op, B.op]), [A, H, B], "llvm")
+    h, b = np.zeros(n, np.float16), np.zeros(n)
+    f(x, h, b)
+    with np.errstate(over="ignore"):
+        expected = x.astype(np.float16)
+    assert_numbers(h, expected, exact=True)
+    assert_numbers(b, expected.astype(np.float64) * 2, exact=True)
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    E = te.placeholder((1 << 16,), name="E", dtype="float16")
+    W = te.compute(E.shape, lambda i: E[i].astype("float32"), name="W")
+    w = np.zeros(1 << 16, np.float32)
+    tvm.build(te.create_schedule(W.op), [E, W], "llvm")(every, w)
+    assert_numbers(w, every.astype(np.float32), exact=True)
+    with pytest.raises(te.DTypeError, match="float16 is a storage type: convert it first"):
+        E[0] + E[1]
+    with pytest.raises(te.DTypeError, match="float16 is a storage type"):
+        te.exp(E[0])

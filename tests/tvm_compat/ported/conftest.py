@@ -41,13 +41,11 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_schedule.py::test_compute_at':
         'documented difference: compute_at of a stage into itself is refused at compute_at (AttachCycleError), not later in tvm.lower',
     'test_tvm012_te_schedule_bound_inference_tiling.py::test_bound_tile_mod':
-        'missing in polyopt (to add, issue 35): float16 dtype; the test also inspects InferBound',
+        "documented difference: cache_write after the loops were changed is refused (PrimitiveOrderError: apply it first); the test then inspects TVM's InferBound",
     'test_tvm012_te_schedule_lstm.py::test_lstm_cell_inline':
         'documented difference: the scan reads X[t - 1] at t = 0 (outside X): polyopt refuses out-of-bounds reads (OutOfBoundsError)',
     'test_tvm012_te_tag.py::test_with':
         'documented difference: compute attrs are kept as given (no TVM IntImm conversion) and there is no IR JSON (tvm.ir.save_json)',
-    'test_tvm012_te_tensor.py::test_tensor':
-        'missing in polyopt (to add, issue 35): float16 dtype',
     'test_tvm012_te_tensor.py::test_tensor_reduce':
         'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_tensor_compute1':
