@@ -225,3 +225,25 @@ def test_float16_storage_rounds_and_widens_exactly_like_numpy():
         E[0] + E[1]
     with pytest.raises(te.DTypeError, match="float16 is a storage type"):
         te.exp(E[0])
+
+
+def test_fuse_of_a_constant_outer_and_a_symbolic_inner_loop_is_exact():
+    m, n = te.size_var("m"), te.size_var("n")
+    A = te.placeholder((m, n), name="A")
+    T = te.compute((m, n), lambda i, j: A[i, j] * 2 + 1, name="T")
+    s = te.create_schedule(T.op)
+    xo, xi = s[T].split(T.op.axis[0], factor=4)
+    fused = s[T].fuse(xi, T.op.axis[1])
+    assert s[T].leaf_iter_vars == (xo, fused)
+    s[T].parallel(xo)
+    _, lanes = s[T].split(fused, factor=8)
+    s[T].vectorize(lanes)
+    f = tvm.build(s, [A, T], "llvm")
+    for rows, cols in [(9, 7), (4, 1), (1, 5), (13, 13)]:
+        a = np.random.default_rng(rows).random((rows, cols), dtype=np.float32)
+        t = np.zeros_like(a)
+        f(a, t)
+        assert_numbers(t, a * 2 + 1)
+    s = te.create_schedule(T.op)
+    with pytest.raises(te.NonConstantExtentError, match="extents of both 'i' and 'j'"):
+        s[T].fuse(*T.op.axis)

@@ -21,11 +21,9 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_schedule.py::test_reorder':
         "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
     'test_tvm012_te_schedule.py::test_fuse':
-        "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine'); the test also inspects Stage.relations",
-    'test_tvm012_te_schedule.py::test_fuse_with_split':
-        "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine'); the test also inspects Stage.relations",
+        "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
     'test_tvm012_te_schedule.py::test_fuse_with_out_of_order_axis_with_reorder':
-        "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine')",
+        "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
     'test_tvm012_te_schedule.py::test_vectorize':
         "documented difference: inspects TVM's iter_var_attrs and IterVar kinds (IterVar.Unrolled)",
     'test_tvm012_te_schedule.py::test_pragma':
