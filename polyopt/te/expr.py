@@ -148,7 +148,12 @@ class Var(Expr):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class IterVar(Expr):
-    """A loop axis ranging over ``lo <= axis < hi``; ``kind`` is "data_par" or "reduce"."""
+    """A loop axis ranging over ``lo <= axis < hi``; ``kind`` is "data_par" or "reduce".
+    (TVM's iteration types, ``IterVar.Unrolled`` ..., are the values of
+    ``s[C].iter_var_attrs[loop].iter_type``.)"""
+
+    DataPar, ThreadIndex, CommReduce, Ordered, Opaque = 0, 1, 2, 3, 4
+    Unrolled, Vectorized, Parallelized, Tensorized = 5, 6, 7, 8
 
     name: str
     lo: Expr

@@ -1,4 +1,5 @@
-"""TVM's ``s[C].relations``: how a stage's loops came from one another.
+"""TVM's views of a stage's loops: ``s[C].relations``, how they came from one another,
+and ``s[C].iter_var_attrs``, what each is (:class:`IterVarAttr`).
 
 Each split, tile, fuse and ``fuse()`` of no loops applied to a stage is one or two
 relations between its loops (TVM's ``IterVarRelation``): :class:`Split` (``parent``
@@ -79,3 +80,38 @@ def stage_relations(schedule, stage: str) -> tuple:
         else:
             relations.append(Singleton(made[0]))
     return tuple(relations)
+
+
+# TVM's IterVar types (``tvm.te.schedule.IterVar.Unrolled`` ...), by polyopt loop kind
+ITER_TYPES = {"DataPar": 0, "ThreadIndex": 1, "CommReduce": 2, "Ordered": 3, "Opaque": 4,
+              "Unrolled": 5, "Vectorized": 6, "Parallelized": 7, "Tensorized": 8}
+_BY_KIND = {"unrolled": "Unrolled", "vectorized": "Vectorized", "parallel": "Parallelized"}
+
+
+@dataclass(frozen=True, slots=True)
+class IterVarAttr:
+    """TVM's ``s[C].iter_var_attrs[loop]``: the loop's ``iter_type`` (one of
+    :data:`ITER_TYPES`), its ``pragma_keys`` and the key of the ``tensor_intrin`` it
+    is tensorized with (as ``s.script()`` records it; None if not tensorized)."""
+
+    iter_type: int
+    pragma_keys: tuple = ()
+    tensor_intrin: object = None
+
+
+def iter_var_attr(schedule, stage: str, loop: str) -> IterVarAttr:
+    """The attributes of loop ``loop`` of ``stage`` (its kind, the steps that named it)."""
+    record = schedule.program.stage(stage)
+    axis = record.axes[record.axis(loop)]
+    kind = _BY_KIND.get(axis.kind)
+    if kind is None:
+        kind = "ThreadIndex" if axis.kind != "serial" else \
+            "CommReduce" if record.involves_reduce(axis) else "DataPar"
+    pragmas, intrin = [], None
+    for step in schedule.steps:
+        if step.stage == stage and step.args and step.args[0] == loop:
+            if step.primitive == "pragma":
+                pragmas.append(step.args[1])
+            elif step.primitive == "tensorize":
+                kind, intrin = "Tensorized", step.args[1]
+    return IterVarAttr(ITER_TYPES[kind], tuple(pragmas), intrin)

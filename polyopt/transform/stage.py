@@ -25,7 +25,7 @@ from ..te.expr import IterVar
 from ..te.tensor import Tensor
 from . import primitives  # noqa: F401 (registers the primitives: Stage's methods)
 from .registry import Param, Primitive, on_register
-from .relations import stage_relations
+from .relations import iter_var_attr, stage_relations
 from .stage_group import group_of
 from .stage_views import check_store_predicate, stage_op
 from .steps import LoopAxis, Step
@@ -79,6 +79,12 @@ class Stage:
         """How the stage's loops came from one another (TVM's ``IterVarRelation``:
         ``Split``, ``Fuse``, ``Singleton``), see :mod:`.relations`."""
         return stage_relations(self.schedule, self.name)
+
+    @property
+    def iter_var_attrs(self) -> "IterVarAttrs":
+        """TVM's ``s[C].iter_var_attrs[loop].iter_type`` (``IterVar.Unrolled`` ...),
+        ``.pragma_keys`` and ``.tensor_intrin`` of the stage's loops."""
+        return IterVarAttrs(self)
 
     @property
     def group(self):
@@ -163,6 +169,25 @@ class Stage:
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
+
+
+class IterVarAttrs:
+    """``s[C].iter_var_attrs``: ``[loop]`` (a loop, ``IterVar`` or name) gives the loop's
+    :class:`~.relations.IterVarAttr`."""
+
+    def __init__(self, stage: Stage):
+        self._stage = stage
+
+    def __getitem__(self, loop):
+        stage = self._stage
+        return iter_var_attr(stage.schedule, stage.name, stage._axis(loop))
+
+    def __contains__(self, loop) -> bool:
+        try:
+            self._stage._axis(loop)
+        except (InvalidArgumentError, ScheduleError):
+            return False
+        return True
 
 
 def _same(value):

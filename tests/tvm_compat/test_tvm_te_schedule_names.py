@@ -247,3 +247,29 @@ def test_fuse_of_a_constant_outer_and_a_symbolic_inner_loop_is_exact():
     s = te.create_schedule(T.op)
     with pytest.raises(te.NonConstantExtentError, match="extents of both 'i' and 'j'"):
         s[T].fuse(*T.op.axis)
+
+
+def test_iter_var_attrs_give_tvm_iteration_types():
+    IterVar = tvm.te.schedule.IterVar
+    A = te.placeholder((32, 24), name="A")
+    k = te.reduce_axis((0, 24), name="k")
+    S = te.compute((32,), lambda i: te.sum(A[i, k], axis=k), name="S")
+    s = te.create_schedule(S.op)
+    io, ii = s[S].split(S.op.axis[0], factor=8)
+    s[S].parallel(io)
+    s[S].unroll(ii)
+    attrs = s[S].iter_var_attrs
+    assert (attrs[io].iter_type, attrs[ii].iter_type, attrs[k].iter_type) == \
+        (IterVar.Parallelized, IterVar.Unrolled, IterVar.CommReduce)
+    assert attrs["k"].pragma_keys == () and attrs[ii].tensor_intrin is None
+    a = np.random.default_rng(5).random((32, 24), dtype=np.float32)
+    assert_numbers(_run(s, [A, S], a, np.zeros(32, "float32")), a.sum(1))
+    X, Y = te.placeholder((32,), name="X"), te.placeholder((32,), name="Y")
+    Z = te.compute((32,), lambda i: X[i] + Y[i], name="Z")
+    s = te.create_schedule(Z.op)
+    zo, zi = s[Z].split(Z.op.axis[0], factor=8)
+    intrin = _vadd_intrin(None)
+    s[Z].tensorize(zi, intrin)
+    assert s[Z].iter_var_attrs[zi].iter_type == IterVar.Tensorized
+    assert s[Z].iter_var_attrs[zi].tensor_intrin == intrin.key
+    assert s[Z].iter_var_attrs[zo].iter_type == IterVar.DataPar

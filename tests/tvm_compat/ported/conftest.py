@@ -24,10 +24,8 @@ EXPECTED_FAILURES = {
         "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
     'test_tvm012_te_schedule.py::test_fuse_with_out_of_order_axis_with_reorder':
         "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
-    'test_tvm012_te_schedule.py::test_vectorize':
-        "documented difference: inspects TVM's iter_var_attrs and IterVar kinds (IterVar.Unrolled)",
     'test_tvm012_te_schedule.py::test_pragma':
-        'documented difference: arbitrary pragma names are refused (UnknownPragmaError); polyopt has import_llvm/import_c; the test inspects iter_var_attrs',
+        'documented difference: arbitrary pragma names are refused (UnknownPragmaError); polyopt has import_llvm/import_c',
     'test_tvm012_te_schedule.py::test_rfactor':
         "documented difference: inspects the rfactor'ed tensor's shape expression (polyopt: max(0, n - 1 + 1), TVM: n)",
     'test_tvm012_te_schedule.py::test_tensor_intrin':
