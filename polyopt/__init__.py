@@ -47,7 +47,7 @@ from . import graph
 
 __version__ = "0.1.0"
 size_var = var  # TVM's name for a size (polyopt's vars are sizes)
-from .te.compat import floordiv, floormod, power  # noqa: E402  (TVM's te.* names)
+from .te.compat import floordiv, floormod, popcount, power  # noqa: E402  (TVM's te.* names)
 from .te.tags import tag_scope  # noqa: E402
 from .te.tensor import ComputeOp, PlaceholderOp, TensorSlice  # noqa: E402
 from .te.scan import ScanOp  # noqa: E402
@@ -58,8 +58,11 @@ import types as _types  # noqa: E402
 tensor = _types.SimpleNamespace(Tensor=Tensor, TensorSlice=TensorSlice,
                                 PlaceholderOp=PlaceholderOp, ComputeOp=ComputeOp,
                                 ScanOp=ScanOp)
+from .transform import relations as _relations  # noqa: E402
 schedule = _types.SimpleNamespace(Schedule=Schedule, Stage=Stage, Buffer=_Buffer,
-                                  IterVar=_IterVar, create_schedule=create_schedule)
+                                  IterVar=_IterVar, create_schedule=create_schedule,
+                                  Split=_relations.Split, Fuse=_relations.Fuse,
+                                  Singleton=_relations.Singleton)
 
 
 from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace on polyopt)

@@ -1,19 +1,25 @@
 """Data types and the promotion rules of polyopt expressions.
 
-Supported tensor dtypes: float32, float64, int8, uint8, int32, int64, and bfloat16 as a
-storage type.  Comparisons produce the internal dtype ``bool``, which only conditions use.
+Supported tensor dtypes: float32, float64, int8, uint8, int32, uint32, int64, uint64,
+and float16 and bfloat16 as storage types.  Comparisons produce the internal dtype ``bool``, which only conditions use.
 
 ``bfloat16`` (the upper 16 bits of a float32) is for storage and conversion only:
 NumPy has no bfloat16, so such arrays are passed as ``uint16`` arrays holding the bits
 (``to_bfloat16_bits``); computations convert first (``A[i].astype("float32")``, exact),
-and a float32 stored to bfloat16 rounds to nearest even.
+and a float32 stored to bfloat16 rounds to nearest even.  ``float16`` (IEEE half) is a
+storage type the same way, with NumPy's ``float16`` arrays: ``A[i].astype("float32")``
+is exact, and a value stored to float16 (``.astype("float16")``) is rounded to nearest
+even from float32 (a float64 goes through float32), with overflow to infinity and
+subnormals, as NumPy rounds a float32.
 
 Promotion of a binary operation between two typed operands (tensors, casts, math
 results) picks the smallest supported dtype that holds every value of both:
 
 * the same dtype gives that dtype;
-* two integers give the wider one; ``uint8`` with ``int8`` gives ``int32``
-  (polyopt has no ``int16``);
+* two integers give NumPy's result: the wider one, a signed one wide enough for
+  both when the signs differ (``uint8`` with ``int8`` gives ``int32``, polyopt has no
+  ``int16``; ``uint32`` with ``int32`` gives ``int64``); ``uint64`` with a signed
+  integer gives ``float64``, as in NumPy;
 * an integer and a float give the float when it holds the integer exactly
   (``int8``/``uint8`` with ``float32`` give ``float32``), else ``float64``;
 * ``float32`` with ``float64`` gives ``float64``.
@@ -29,6 +35,8 @@ Index arithmetic (axes, vars, integer constants) is exact 64-bit integer arithme
 
 >>> promote("int8", "float32"), promote("int32", "float32"), promote("uint8", "int8")
 ('float32', 'float64', 'int32')
+>>> promote("uint32", "int32"), promote("uint64", "int64"), promote("uint64", "uint8")
+('int64', 'float64', 'uint64')
 """
 
 from __future__ import annotations
@@ -38,14 +46,16 @@ import numpy as np
 from .errors import DTypeError
 
 FLOATS = ("float32", "float64")
-INTS = ("int8", "uint8", "int32", "int64")
+INTS = ("int8", "uint8", "int32", "uint32", "int64", "uint64")
 BFLOAT16 = "bfloat16"  # a storage type: see the module's doc
-SUPPORTED = FLOATS + INTS + (BFLOAT16,)
+FLOAT16 = "float16"  # IEEE half, a storage type too
+STORAGE = (FLOAT16, BFLOAT16)
+SUPPORTED = FLOATS + INTS + STORAGE
 BOOL = "bool"
 INDEX = "int64"  # dtype of axes, vars and integer index arithmetic
 
-_BITS = {"int8": 8, "uint8": 8, "int32": 32, "int64": 64, "float32": 32, "float64": 64,
-         BFLOAT16: 16}
+_BITS = {"int8": 8, "uint8": 8, "int32": 32, "uint32": 32, "int64": 64, "uint64": 64,
+         "float32": 32, "float64": 64, BFLOAT16: 16, FLOAT16: 16}
 
 
 def normalize(dtype) -> str:
@@ -76,7 +86,7 @@ def is_int(dtype: str) -> bool:
 
 
 def is_signed(dtype: str) -> bool:
-    return dtype != "uint8"
+    return not dtype.startswith("uint")
 
 
 def bits(dtype: str) -> int:
@@ -85,9 +95,10 @@ def bits(dtype: str) -> int:
 
 def promote(a: str, b: str) -> str:
     """The dtype of a binary operation between operands of dtypes ``a`` and ``b``."""
-    if BFLOAT16 in (a, b):
-        raise DTypeError("bfloat16 is a storage type: convert it first, e.g. "
-                         "A[i].astype('float32') * B[i].astype('float32')")
+    for storage in STORAGE:
+        if storage in (a, b):
+            raise DTypeError(f"{storage} is a storage type: convert it first, e.g. "
+                             "A[i].astype('float32') * B[i].astype('float32')")
     if a == b:
         return a
     if BOOL in (a, b):
@@ -98,9 +109,8 @@ def promote(a: str, b: str) -> str:
     if is_float(a) and is_float(b):
         return "float64"
     if is_int(a) and is_int(b):
-        if {a, b} == {"int8", "uint8"}:
-            return "int32"
-        return a if bits(a) >= bits(b) else b
+        name = np.promote_types(a, b).name
+        return "int32" if name == "int16" else name
     int_t, float_t = (a, b) if is_int(a) else (b, a)
     if float_t == "float32" and bits(int_t) <= 8:
         return "float32"

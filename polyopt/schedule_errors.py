@@ -146,14 +146,18 @@ class NonConstantExtentError(ScheduleError):
     """A primitive needs a loop of constant extent (``fuse`` of ``loops``; the inner
     one, ``loop``, is not)."""
 
-    def __init__(self, primitive: str, stage: str, loops: tuple[str, ...], loop: str):
+    def __init__(self, primitive: str, stage: str, loops: tuple[str, ...], loop: str,
+                 outer_symbolic: bool = True):
         self.primitive, self.stage, self.loop = primitive, stage, loop
         self.loops = tuple(loops)
         a, b = self.loops
+        why = (f"the extents of both '{a}' and '{b}' depend on the sizes, and i * N + j is "
+               "not affine" if outer_symbolic else
+               f"the extent of '{b}' depends on the sizes and '{a}' has more than 64 "
+               "iterations (fused by one affine piece per outer iteration)")
         super().__init__(
-            f"cannot {primitive} '{a}' and '{b}': the extent of '{loop}' is not a constant, "
-            "and i * N + j is not affine (split it by a constant first, or fuse loops of "
-            "constant extent)")
+            f"cannot {primitive} '{a}' and '{b}': {why} (split one by a constant first, "
+            "or fuse loops of constant extent)")
 
 
 class PartlySharedLoopsError(ScheduleError):

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, public
-from .expr import BinOp, Const, Expr, as_expr
+from ..errors import DTypeError, InvalidArgumentError, public
+from .expr import BinOp, Call, Const, Expr, as_expr
 from .tensor import if_then_else
 
 
@@ -136,3 +136,23 @@ def power(base, exponent) -> Expr:
     raise InvalidArgumentError(
         f"te.power: polyopt computes powers with integer exponents 0..64 only, got "
         f"{exponent!r}; write exp(y * log(x)) with po.exp and po.log for others")
+
+
+@public
+def popcount(value) -> Expr:
+    """TVM's ``tvm.tir.popcount(x)``: the number of bits set in an integer, of the
+    integer's dtype (a negative signed value counts its two's complement bits).
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((4,), name="A", dtype="uint32")
+    >>> popcount(A[0]).dtype
+    'uint32'
+    """
+    value = as_expr(value)
+    if not dtypes.is_int(value.dtype):
+        raise DTypeError(f"popcount counts the bits of an integer, got '{value}' "
+                                   f"of dtype {value.dtype}; cast it first, e.g. "
+                                   "x.astype('uint32')")
+    if value.weak:  # a Python int or index arithmetic: its bits as int64
+        value = value.astype("int64")
+    return Call.make("popcount", value)

@@ -148,7 +148,12 @@ class Var(Expr):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class IterVar(Expr):
-    """A loop axis ranging over ``lo <= axis < hi``; ``kind`` is "data_par" or "reduce"."""
+    """A loop axis ranging over ``lo <= axis < hi``; ``kind`` is "data_par" or "reduce".
+    (TVM's iteration types, ``IterVar.Unrolled`` ..., are the values of
+    ``s[C].iter_var_attrs[loop].iter_type``.)"""
+
+    DataPar, ThreadIndex, CommReduce, Ordered, Opaque = 0, 1, 2, 3, 4
+    Unrolled, Vectorized, Parallelized, Tensorized = 5, 6, 7, 8
 
     name: str
     lo: Expr
@@ -164,7 +169,7 @@ class IterVar(Expr):
 
 def _binary_dtype(op: str, a: Expr, b: Expr) -> tuple[str, bool]:
     """The dtype (and weakness) of ``a op b`` by the rules of :mod:`polyopt.dtypes`."""
-    if dtypes.BOOL in (a.dtype, b.dtype) or dtypes.BFLOAT16 in (a.dtype, b.dtype):
+    if {a.dtype, b.dtype} & {dtypes.BOOL, *dtypes.STORAGE}:
         dtypes.promote(a.dtype, b.dtype)  # raises the explanatory error
     if a.weak and b.weak:
         dtype, weak = ("float64" if "float64" in (a.dtype, b.dtype) or dtypes.is_float(a.dtype)
@@ -206,6 +211,9 @@ def _compare_dtype(a: Expr, b: Expr) -> str:
     or index arithmetic compares exactly, in int64 (``A_uint8[i] > -1`` always holds);
     otherwise the operands are promoted as in arithmetic."""
     if a.weak != b.weak and dtypes.is_int(a.dtype) and dtypes.is_int(b.dtype):
+        strong = b if a.weak else a
+        if strong.dtype == "uint64":  # beyond int64: compared as uint64 (an int must fit)
+            return _binary_dtype("+", a, b)[0]
         return dtypes.INDEX
     return _binary_dtype("+", a, b)[0]
 
@@ -286,7 +294,7 @@ MATH_FUNCS = {"exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "abs": 1, "neg": 1,
               "round": 1, "sin": 1, "cos": 1, "exp2": 1, "log2": 1, "log10": 1,
               "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "cbrt": 1,
               "expm1": 1, "log1p": 1, "erf": 1, "atan2": 2, "fmod": 2, "hypot": 2,
-              "fmax": 2, "fmin": 2}
+              "fmax": 2, "fmin": 2, "popcount": 1}
 # Those without an LLVM intrinsic: calls of the C library's function (atan, atanf).
 LIBC_CALLS = frozenset({"tan", "asin", "acos", "atan", "sinh", "cosh", "cbrt", "expm1",
                         "log1p", "erf", "atan2", "fmod", "hypot"})
@@ -316,6 +324,8 @@ class Call(Expr):
             (arg,) = args
             if arg.dtype == dtypes.BOOL:
                 raise DTypeError(f"{func}() needs a number, got the condition '{arg}'")
+            if arg.dtype in dtypes.STORAGE:
+                dtypes.promote(arg.dtype, arg.dtype)  # raises: convert it first
             dtype, weak = arg.dtype, arg.weak
             if func in FLOAT_FUNCS and dtypes.is_int(dtype):
                 dtype, weak = "float64", False

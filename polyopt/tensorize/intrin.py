@@ -67,9 +67,9 @@ class Buffer:
 
     def access_ptr(self, mode: str = "r") -> "PointerArg":
         """The address of the buffer's first element, as an argument of an implementation."""
-        if mode not in ("r", "w", "rw"):
+        if mode not in ("r", "w", "rw", "wr"):
             raise InvalidArgumentError(f"access_ptr mode must be 'r', 'w' or 'rw', got {mode!r}")
-        return PointerArg(self, mode)
+        return PointerArg(self, "rw" if mode == "wr" else mode)
 
     def stride(self, dim: int) -> "StrideArg":
         """The stride of dimension ``dim`` (elements), as an argument."""
@@ -198,6 +198,18 @@ def decl_buffer(shape, dtype="float32", name: str = "buffer", *, strides=None,
     return Buffer(shape, dtype, name, strides, offset_factor, scope)
 
 
+def _default_buffer_params(params) -> dict:
+    """The keyword arguments of :func:`decl_buffer` that ``default_buffer_params`` gives
+    (checked: a dict of its keywords)."""
+    if params is None:
+        return {}
+    known = ("strides", "offset_factor", "scope", "data_alignment", "elem_offset")
+    if not isinstance(params, dict) or any(k not in known for k in params):
+        raise InvalidArgumentError(f"default_buffer_params takes a dict of decl_buffer's "
+                                   f"keywords ({', '.join(known)}), got {params!r}")
+    return dict(params)
+
+
 @public_methods
 @dataclass(frozen=True, eq=False)
 class TensorIntrin:
@@ -231,14 +243,16 @@ class TensorIntrin:
 
 @public
 def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
-                       imports=(), key: str | None = None) -> TensorIntrin:
+                       imports=(), key: str | None = None,
+                       default_buffer_params=None) -> TensorIntrin:
     """Declare an intrinsic: ``op`` is the compute (``c.op`` or ``c``) saying what it
     computes, ``fimpl(ins, outs)`` returns its implementation from the buffers (see the
     module), ``binds`` maps the compute's tensors to :func:`decl_buffer` descriptors
     (default: dense buffers of their shapes), ``imports`` holds :func:`import_llvm` /
     :func:`import_c` code the implementation calls.  ``key`` is how ``s.script()``
     records it and ``replay`` finds it (default: its name, numbered if another live
-    intrinsic has it)."""
+    intrinsic has it).  ``default_buffer_params`` (TVM's): :func:`decl_buffer`'s keyword
+    arguments for the buffers ``binds`` leaves out, e.g. ``{"offset_factor": 16}``."""
     output = op if isinstance(op, Tensor) else None
     if output is None and isinstance(op, ComputeOp):
         output = Tensor(op)
@@ -256,11 +270,12 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
         if op_id not in known:
             raise InvalidArgumentError(f"binds: '{getattr(tensor, 'name', tensor)}' is not "
                                        f"read or computed by '{output.name}'")
+    defaults = _default_buffer_params(default_buffer_params)
     buffers = []
     for tensor in inputs + (output,):
         shape = tuple(_constant(e, f"the shape of '{tensor.name}'") for e in tensor.shape)
-        buffer = binds.get(id(tensor.op), (None, None))[1] or Buffer(shape, tensor.dtype,
-                                                                      tensor.name)
+        buffer = binds.get(id(tensor.op), (None, None))[1] or decl_buffer(
+            shape, tensor.dtype, tensor.name, **defaults)
         if buffer.shape != shape or buffer.dtype != tensor.dtype:
             raise InvalidArgumentError(
                 f"binds: buffer '{buffer.name}' is {buffer.dtype}{list(buffer.shape)} but "

@@ -326,8 +326,9 @@ def tile(program: Program, stage: str, x: str, y: str, x_factor: int, y_factor: 
 
 
 def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program, str]:
-    """Fuse two adjacent loops into one, ``outer * extent(inner) + inner`` (the inner
-    extent must be a constant, as after a split)."""
+    """Fuse two adjacent loops into one, ``outer * extent(inner) + inner``: affine when
+    the inner extent is a constant, by parts when only the outer one is
+    (:func:`_fused_by_parts`)."""
     level = _level(program, stage, outer)
     if _level(program, stage, inner) != level + 1:
         raise LoopsNotAdjacentError("fuse", stage, (outer, inner), "outer first")
@@ -336,20 +337,43 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
     def change(member, loops):
         a, b = loops
         extent = constant_extent(program, member.name, b)
-        if extent is None:
-            raise NonConstantExtentError("fuse", member.name, (a.name, b.name), b.name)
         a_min, _ = axis_range(program, member.name, a)
-        b_min, _ = axis_range(program, member.name, b)
+        b_min, b_max = axis_range(program, member.name, b)
         space = a.value.get_domain_space()
-        a_min = _on_domain(a_min, space)
-        b_min = _on_domain(b_min, space)
-        value = a.value.sub(a_min).scale_val(isl.Val(extent)).add(b.value.sub(b_min))
+        outer = a.value.sub(_on_domain(a_min, space))
+        inner = b.value.sub(_on_domain(b_min, space))
+        if extent is not None:
+            value = outer.scale_val(isl.Val(extent)).add(inner)
+        else:
+            value = _fused_by_parts(program, member.name, (a, b), outer, inner,
+                                    _on_domain(b_max.sub(b_min).add_constant_val(isl.Val(1)),
+                                               space))
         name = fresh_axis_name(member, f"{a.name}.{b.name}.fused", {a.name, b.name})
         names[member.name] = name
         return [Axis(name, value.coalesce(), a.kind)]
 
     result = edit_band(program, stage, level, level + 1, change)
     return result, names[stage]
+
+
+def _fused_by_parts(program: Program, stage: str, loops, outer: isl.PwAff,
+                    inner: isl.PwAff, size: isl.PwAff) -> isl.PwAff:
+    """``outer * size + inner`` for an inner loop of ``size`` iterations that depends on
+    the sizes: not affine, but exact piece by piece when the outer loop has a constant
+    number ``P`` of iterations (at most 64): ``p * size + inner`` where ``outer == p``,
+    as ``split(nparts=)`` does.  Refused when both extents depend on the sizes."""
+    parts = constant_extent(program, stage, loops[0])
+    if parts is None or parts > 64:
+        raise NonConstantExtentError("fuse", stage, (loops[0].name, loops[1].name),
+                                     loops[1].name, outer_symbolic=parts is None)
+    space = outer.get_domain_space()
+    value = None
+    for part in range(parts):
+        piece = outer.eq_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+                             .add_constant_val(isl.Val(part)))
+        here = size.scale_val(isl.Val(part)).add(inner).intersect_domain(piece)
+        value = here if value is None else value.union_max(here)
+    return value
 
 
 def _on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
@@ -525,3 +549,28 @@ def wavefront(program: Program, stage: str, axes: list[str]) -> tuple[Program, s
 
     result = edit_band(program, stage, lo, hi, change)
     return result, names[stage]
+
+
+def add_unit_loop(program: Program, stage: str) -> tuple[Program, str]:
+    """A new loop of one iteration (value 0) as the stage's outermost own loop (inside the
+    loops it shares by ``compute_at``): TVM's ``s[C].fuse()`` of no loops, its singleton.
+    Stages sharing the loop it goes before get it too."""
+    record = program.stage(stage)
+    position = record.attach.depth if record.attach.kind == "with" else 0
+    names: dict[str, str] = {}
+
+    def unit(member, space) -> Axis:
+        name = fresh_axis_name(member, "singleton")
+        names[member.name] = name
+        zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+        return Axis(name, zero, "serial")
+
+    if position < len(record.axes):
+        def change(member, loops):
+            (old,) = loops
+            return [unit(member, old.value.get_domain_space()), old]
+        return edit_band(program, stage, position + 1, position + 1, change), names[stage]
+    space = program.statement(record.main).domain.get_space()
+    stages = tuple(dataclasses.replace(s, axes=s.axes + (unit(s, space),))
+                   if s.name == stage else s for s in program.stages)
+    return program.with_stages(stages), names[stage]

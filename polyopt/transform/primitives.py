@@ -83,10 +83,15 @@ def reorder(state, stage, *axes):
     return state.advanced(loops.reorder(state.program, stage, list(axes))), None
 
 
-def _fuse_pairwise(stage, step, outer, inner, *more, check=True):
-    """``s[C].fuse(i, j, k)``: one fuse step per pair, from the outside."""
-    fused = step(outer, inner, check=check)
-    return _fuse_pairwise(stage, step, fused, *more, check=check) if more else fused
+def _fuse_pairwise(stage, step, *axes, check=True):
+    """``s[C].fuse(i, j, k)``: one fuse step per pair, from the outside; ``fuse(i)`` is
+    ``i``; ``fuse()`` adds a loop of one iteration (TVM's singleton, see ``singleton``)."""
+    if not axes:
+        return stage.singleton(check=check)
+    if len(axes) == 1:
+        return stage._loop(stage._axis(axes[0]))
+    fused = step(axes[0], axes[1], check=check)
+    return _fuse_pairwise(stage, step, fused, *axes[2:], check=check)
 
 
 @register("fuse", params={"outer": LOOP, "inner": LOOP}, returns="loop", front=_fuse_pairwise)
@@ -94,6 +99,14 @@ def fuse(state, stage, outer, inner):
     """``f = s[C].fuse(i_inner, j_inner)``: two adjacent loops become one (more than
     two, as TVM allows: ``s[C].fuse(i, j, k)``, fuse them pairwise from the outside)."""
     program, name = loops.fuse(state.program, stage, outer, inner)
+    return state.advanced(program), name
+
+
+@register("singleton", returns="loop")
+def singleton(state, stage):
+    """``u = s[C].singleton()`` (or TVM's ``s[C].fuse()``): a new outermost loop of one
+    iteration (inside the loops the stage shares), e.g. to bind a scalar stage."""
+    program, name = loops.add_unit_loop(state.program, stage)
     return state.advanced(program), name
 
 

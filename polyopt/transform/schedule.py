@@ -22,6 +22,7 @@ s["B"].parallel("i.outer")
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 
 from ..deps.dataflow import Dependences
@@ -33,6 +34,7 @@ from ..schedule_errors import AmbiguousWriterError, PrimitiveOrderError
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import primitives  # noqa: F401 (registers every primitive in PRIMITIVES)
 from .stage import Stage, plain
+from .stage_group import StageGroup, create_group
 from .stage_views import refresh_partial_op, stage_computing, tuple_owner, with_sibling_outputs
 from .registry import on_register
 from .state import PRIMITIVES, ScheduleState
@@ -54,6 +56,7 @@ class Schedule:
         self.steps: list[Step] = []
         self.before: list[ScheduleState] = []  # the state before each step (undo, replay)
         self.deferred: list = []  # compute_at calls waiting for another reader (defer)
+        self.group_records: list = []  # TVM's stage groups (see .stage_group)
 
     @property
     def strict_fp(self) -> bool:
@@ -90,6 +93,8 @@ class Schedule:
         original."""
         copy = Schedule(None, self.outputs, self.default_args, state=self.state)
         copy.steps, copy.before = list(self.steps), list(self.before)
+        copy.group_records = [dataclasses.replace(r, stages=set(r.stages))
+                              for r in self.group_records]
         return copy
 
     def defer(self, attempt, error: PolyoptError) -> None:
@@ -372,8 +377,31 @@ class Schedule:
             unchecked = {} if checked or primitive.checked is not None else {"check": False}
             getattr(target, step.primitive)(*step.args, **dict(step.kwargs), **unchecked)
 
+    def create_group(self, outputs, inputs, include_inputs: bool = False) -> StageGroup:
+        """TVM's ``g = s.create_group(outputs=C, inputs=A)``: the stages between, moved
+        together by ``g.compute_at(s[D], axis)`` (see :mod:`.stage_group`)."""
+        return create_group(self, outputs, inputs, include_inputs)
+
+    @property
+    def groups(self) -> tuple[StageGroup, ...]:
+        """The groups made by :meth:`create_group`."""
+        return tuple(StageGroup(self, k) for k in range(len(self.group_records)))
+
+    def __reduce__(self):
+        """Pickled as its tensors and its script: unpickling replays the steps on a new
+        schedule of the same tensors (an in-place kernel's schedule is not pickled)."""
+        if self.kernel is not None or self.default_args is not None:
+            raise InvalidArgumentError("a schedule of an in-place kernel cannot be pickled; "
+                                       "pickle s.script() and replay it on a new schedule")
+        return _unpickled, (self.outputs, self.strict_fp, self.script())
+
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"
+
+
+def _unpickled(outputs: tuple, strict_fp: bool, script: str) -> Schedule:
+    schedule = create_schedule(list(outputs), strict_fp=strict_fp)
+    return schedule.replay(script) if script else schedule
 
 
 def _can(name: str):

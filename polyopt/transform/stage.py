@@ -25,6 +25,8 @@ from ..te.expr import IterVar
 from ..te.tensor import Tensor
 from . import primitives  # noqa: F401 (registers the primitives: Stage's methods)
 from .registry import Param, Primitive, on_register
+from .relations import iter_var_attr, stage_relations
+from .stage_group import group_of
 from .stage_views import check_store_predicate, stage_op
 from .steps import LoopAxis, Step
 
@@ -66,6 +68,35 @@ class Stage:
     def axes(self) -> tuple[LoopAxis, ...]:
         """The stage's loops, outermost first."""
         return tuple(LoopAxis(self.name, a.name, a.kind) for a in self._stage.axes)
+
+    @property
+    def leaf_iter_vars(self) -> tuple[LoopAxis, ...]:
+        """TVM's name for :attr:`axes`: the stage's loops after its splits and fuses."""
+        return self.axes
+
+    @property
+    def relations(self) -> tuple:
+        """How the stage's loops came from one another (TVM's ``IterVarRelation``:
+        ``Split``, ``Fuse``, ``Singleton``), see :mod:`.relations`."""
+        return stage_relations(self.schedule, self.name)
+
+    @property
+    def iter_var_attrs(self) -> "IterVarAttrs":
+        """TVM's ``s[C].iter_var_attrs[loop].iter_type`` (``IterVar.Unrolled`` ...),
+        ``.pragma_keys`` and ``.tensor_intrin`` of the stage's loops."""
+        return IterVarAttrs(self)
+
+    @property
+    def group(self):
+        """The innermost group (``s.create_group``) this stage is in, or None."""
+        return group_of(self.schedule, self.name)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stage) and other.schedule is self.schedule and \
+            other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((id(self.schedule), self.name))
 
     def _axis(self, axis) -> str:
         stage = self._stage
@@ -138,6 +169,25 @@ class Stage:
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
+
+
+class IterVarAttrs:
+    """``s[C].iter_var_attrs``: ``[loop]`` (a loop, ``IterVar`` or name) gives the loop's
+    :class:`~.relations.IterVarAttr`."""
+
+    def __init__(self, stage: Stage):
+        self._stage = stage
+
+    def __getitem__(self, loop):
+        stage = self._stage
+        return iter_var_attr(stage.schedule, stage.name, stage._axis(loop))
+
+    def __contains__(self, loop) -> bool:
+        try:
+            self._stage._axis(loop)
+        except (InvalidArgumentError, ScheduleError):
+            return False
+        return True
 
 
 def _same(value):

@@ -92,6 +92,11 @@ class _Target:
     def kind(self):
         return _types.SimpleNamespace(name=self.kind_name)
 
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """TVM's target keys: ``("cpu",)`` for llvm/c, ``(kind, "gpu")`` for devices."""
+        return ("cpu",) if self.kind_name in ("llvm", "c") else (self.kind_name, "gpu")
+
     def __str__(self) -> str:
         return self.target_string
 

@@ -6,7 +6,7 @@ from .. import (abs, all, any, exp, if_then_else, log, max_value, min_value,  # 
                 sigmoid, sqrt, tanh)
 from ..errors import PolyoptError as _PolyoptError
 from ..tensorize import call_extern, decl_buffer  # noqa: F401  (the tensorize tutorial)
-from ..te.compat import Select, const, indexdiv, indexmod  # noqa: F401
+from ..te.compat import Select, const, indexdiv, indexmod, popcount  # noqa: F401
 from ..te.compat import indexdiv as floordiv, indexmod as floormod  # noqa: F401
 from ..te.tensor import maximum as max, minimum as min  # noqa: F401,A004
 from ..te.tensor import var as Var  # noqa: F401

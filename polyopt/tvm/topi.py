@@ -1,5 +1,6 @@
-"""``tvm.topi``: polyopt's operator library is :mod:`polyopt.ops` (``po.ops``); TOPI's
-functions are refused with a message naming it, except the helpers tests use.
+"""``tvm.topi``: TOPI's basic operators as tensor expressions (:mod:`.topi_nn`) and its
+NumPy references (:mod:`.topi_testing`); other TOPI names are refused with a message
+naming what exists (and polyopt's own library, ``po.ops``).
 
 >>> import polyopt as te
 >>> get_const_tuple(te.placeholder((2, 3), name="A").shape)
@@ -9,7 +10,9 @@ functions are refused with a message naming it, except the helpers tests use.
 import types as _types
 
 from ..errors import PolyoptError as _PolyoptError
+from ..te import tensor as _te
 from ..te.tensor import _tensor_op
+from . import topi_nn as _nn, topi_testing as _testing
 
 
 def get_const_tuple(shape) -> tuple:
@@ -31,9 +34,10 @@ def _as_int(extent):
 def _refused(name):
     def refuse(*args, **kwargs):
         raise _PolyoptError(
-            f"tvm.topi.{name} is not available in polyopt; its operators are in po.ops "
-            "(po.ops.pool2d, po.ops.softmax, po.ops.conv2d, po.ops.dense, ...), each a "
-            "tensor-expression function")
+            f"tvm.topi.{name} is not available in polyopt; tvm.topi has nn.conv2d_nchw, "
+            "nn.conv2d, nn.pool2d, nn.dense, nn.softmax, nn.relu, sum/max/min and "
+            "elementwise maps, and po.ops more (po.ops.layer_norm, po.ops.matmul, ...), "
+            "each a tensor-expression function")
     return refuse
 
 
@@ -48,8 +52,25 @@ class _Refusing(_types.SimpleNamespace):
         return _refused(f"{self._prefix}{attr}")
 
 
-pool2d = _refused("nn.pool2d")
-nn = _Refusing("nn.")
+class _NN(_Refusing):
+    """``topi.nn``: the operators of :mod:`.topi_nn`; other names are refused."""
+
+    conv2d_nchw = staticmethod(_nn.conv2d_nchw)
+    conv2d = staticmethod(_nn.conv2d)
+    pool2d = staticmethod(_nn.pool2d)
+    dense = staticmethod(_nn.dense)
+    softmax = staticmethod(_nn.softmax)
+    relu = staticmethod(_nn.relu)
+
+
+pool2d = _nn.pool2d
+nn = _NN("nn.")
+sum, max, min = _nn.sum_, _nn.max_, _nn.min_  # noqa: A001 (TOPI's names)
+exp, log, sqrt, tanh, sigmoid, abs = (  # noqa: A001
+    _nn._elementwise(f, n) for f, n in ((_te.exp, "exp"), (_te.log, "log"),
+                                         (_te.sqrt, "sqrt"), (_te.tanh, "tanh"),
+                                         (_te.sigmoid, "sigmoid"), (_te.abs_, "abs")))
+negative = _nn._elementwise(_nn.negate, "negative")
 cuda = _Refusing("cuda.")
 def _default_schedule(target=None):
     """TVM's per-target schedule lookup in ``topi.testing``: polyopt's default schedule
@@ -65,6 +86,13 @@ class _Testing(_Refusing):
     get_elemwise_schedule = get_broadcast_schedule = get_injective_schedule = \
         staticmethod(_default_schedule)
     get_reduce_schedule = staticmethod(_default_schedule)
+    conv2d_nchw_python = staticmethod(_testing.conv2d_nchw_python)
+    softmax_python = staticmethod(_testing.softmax_python)
+
+    @staticmethod
+    def get_conv2d_nchw_implement(target=None):
+        """``(topi.nn.conv2d_nchw, its schedule)``: polyopt's default schedule."""
+        return _nn.conv2d_nchw, _default_schedule(target)
 
 
 testing = _Testing("testing.")

@@ -230,6 +230,8 @@ class ValueEmitter:
             compare = self.b.icmp_signed if signed else self.b.icmp_unsigned
             first = compare(">" if expr.func == "maximum" else "<", args[0], args[1])
             return self.b.select(first, args[0], args[1])
+        if expr.func == "popcount":
+            return self.b.ctpop(args[0])
         raise InternalError(f"{expr.func} of integers reached code generation")
 
     def convert(self, value: ir.Value, src: str, dst: str) -> ir.Value:
@@ -238,6 +240,10 @@ class ValueEmitter:
         if src == dtypes.BFLOAT16:  # the upper half of a float32: exact
             wide = self.b.shl(self.b.zext(value, ir.IntType(32)), ir.Constant(ir.IntType(32), 16))
             return self.convert(self.b.bitcast(wide, ir.FloatType()), "float32", dst)
+        if src == dtypes.FLOAT16:  # exact (see half_to_float)
+            return self.convert(half_to_float(self.b, value), "float32", dst)
+        if dst == dtypes.FLOAT16:  # through float32, rounded to nearest even
+            return float_to_half(self.b, self.convert(value, src, "float32"))
         if dst == dtypes.BFLOAT16:  # through float32, rounded to nearest even
             bits = self.b.bitcast(self.convert(value, src, "float32"), ir.IntType(32))
             odd = self.b.and_(self.b.lshr(bits, ir.Constant(ir.IntType(32), 16)),
@@ -261,6 +267,48 @@ class ValueEmitter:
         if dtypes.bits(dst) < dtypes.bits(src):
             return self.b.trunc(value, ty)
         return value
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(ir.IntType(32), value)
+
+
+def half_to_float(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
+    """IEEE half bits (i16) -> float32, exactly, in integer and float32 operations only
+    (no F16C instruction or compiler-runtime call): the exponent and mantissa moved into
+    float32's fields and scaled by 2**112 (which also makes subnormals normal), the
+    exponent of an infinity or NaN set to all ones, and the sign put back."""
+    word = b.zext(bits, ir.IntType(32))
+    magnitude = b.shl(b.and_(word, _i32(0x7FFF)), _i32(13))
+    scaled = b.fmul(b.bitcast(magnitude, ir.FloatType()),
+                    b.bitcast(_i32(0x77800000), ir.FloatType()))  # 2 ** 112
+    special = b.icmp_unsigned(">=", magnitude, _i32(0x0F800000))  # half exponent 31
+    value = b.select(special, b.or_(magnitude, _i32(0x7F800000)),
+                     b.bitcast(scaled, ir.IntType(32)))
+    sign = b.shl(b.and_(word, _i32(0x8000)), _i32(16))
+    return b.bitcast(b.or_(value, sign), ir.FloatType())
+
+
+def float_to_half(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """float32 -> IEEE half bits (i16), rounded to nearest even as NumPy rounds: beyond
+    the largest half after rounding -> infinity, NaN -> a quiet NaN, below the smallest
+    normal half -> a subnormal (rounded by one float32 addition of 0.5, whose rounding
+    is to nearest even), else the mantissa rounded in integers."""
+    word = b.bitcast(value, ir.IntType(32))
+    sign = b.lshr(b.and_(word, _i32(0x80000000)), _i32(16))
+    magnitude = b.and_(word, _i32(0x7FFFFFFF))
+    overflow = b.select(b.icmp_unsigned(">", magnitude, _i32(0x7F800000)), _i32(0x7E00),
+                        _i32(0x7C00))
+    magic = b.bitcast(_i32(0x3F000000), ir.FloatType())  # 0.5: aligns half subnormals
+    small = b.sub(b.bitcast(b.fadd(b.bitcast(magnitude, ir.FloatType()), magic),
+                            ir.IntType(32)), _i32(0x3F000000))
+    odd = b.and_(b.lshr(magnitude, _i32(13)), _i32(1))
+    rebased = b.add(magnitude, _i32(((15 - 127) << 23) + 0xFFF))
+    normal = b.lshr(b.add(rebased, odd), _i32(13))
+    result = b.select(b.icmp_unsigned(">=", magnitude, _i32(0x47800000)), overflow,
+                      b.select(b.icmp_unsigned("<", magnitude, _i32(0x38800000)), small,
+                               normal))
+    return b.trunc(b.or_(result, sign), ir.IntType(16))
 
 
 def _saturating_to_int(b: ir.IRBuilder, value: ir.Value, src: str, dst: str,

@@ -22,7 +22,8 @@ from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logica
                         TensorRead, Var)
 
 CL_TYPES = {"float32": "float", "float64": "double", "int8": "char", "uint8": "uchar",
-            "int32": "int", "int64": "long", dtypes.BOOL: "int"}
+            "int32": "int", "uint32": "uint", "int64": "long", "uint64": "ulong",
+            dtypes.BOOL: "int"}
 
 # Helpers of every OpenCL program: float maximum/minimum that propagate NaN (as NumPy's
 # and the LLVM backend's do); Python's floor division and modulo on 64-bit integers (0
@@ -154,6 +155,8 @@ class ValuePrinter:
             return f"(({cl_type(dtype)})({args[0]} < 0 ? -{args[0]} : {args[0]}))"
         if expr.func in ("maximum", "minimum"):
             return f"{'max' if expr.func == 'maximum' else 'min'}({args[0]}, {args[1]})"
+        if expr.func == "popcount":
+            return f"(({cl_type(dtype)})popcount({args[0]}))"
         raise InternalError(f"{expr.func} of integers reached code generation")
 
     @staticmethod

@@ -6,8 +6,6 @@ import pytest
 
 # "file::test" -> why it fails on polyopt
 EXPECTED_FAILURES = {
-    'test_tvm012_ewise.py::test_popcount':
-        'missing in polyopt (to add, issue 35): uint32/uint64 dtypes (polyopt.dtypes has uint8 only)',
     'test_tvm012_reduce.py::test_rfactor_init':
         "missing in polyopt (to add, issue 35): Schedule.rfactor's factor_axis argument",
     'test_tvm012_reduce.py::test_rfactor_factor_axis':
@@ -17,55 +15,39 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_build_lower.py::test_split_uneven_unique_likely':
         "documented difference: inspects TVM's TIR module (tvm.lower(...)['main'].body); polyopt's lower returns C-like loops",
     'test_tvm012_te_group.py::test_scan_group':
-        'missing in polyopt (to add, issue 35): Stage.group / Schedule.create_group',
-    'test_tvm012_te_group.py::test_compute_group':
-        'missing in polyopt (to add, issue 35): Stage.group / Schedule.create_group',
-    'test_tvm012_te_group.py::test_nest_group':
-        'missing in polyopt (to add, issue 35): Stage.group / Schedule.create_group',
+        "missing in polyopt: a scan's steps form no group of their own (polyopt's scan stage is its last step), and compute_at between the steps of a scan is refused (AlreadyAttachedError: each is attached to the scan's time loop)",
     'test_tvm012_te_schedule.py::test_schedule_create':
         'documented difference: compute_at into loops another stage shares partly is refused (PartlySharedLoopsError); the test also pickles the schedule',
     'test_tvm012_te_schedule.py::test_reorder':
         "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
-    'test_tvm012_te_schedule.py::test_split':
-        'missing in polyopt (to add, issue 35): Stage.leaf_iter_vars',
-    'test_tvm012_te_schedule.py::test_tile':
-        'missing in polyopt (to add, issue 35): Stage.leaf_iter_vars',
     'test_tvm012_te_schedule.py::test_fuse':
-        "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine'); the test also inspects Stage.relations",
-    'test_tvm012_te_schedule.py::test_fuse_with_split':
-        "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine'); the test also inspects Stage.relations",
+        "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
     'test_tvm012_te_schedule.py::test_fuse_with_out_of_order_axis_with_reorder':
-        "documented difference: fuse of loops with symbolic extents ('i * N + j is not affine')",
-    'test_tvm012_te_schedule.py::test_singleton':
-        "missing in polyopt (to add, issue 35): fuse() of no axes (TVM's singleton loop); the test also inspects Stage.relations",
-    'test_tvm012_te_schedule.py::test_vectorize':
-        "documented difference: inspects TVM's iter_var_attrs and IterVar kinds (IterVar.Unrolled)",
+        "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
     'test_tvm012_te_schedule.py::test_pragma':
-        'documented difference: arbitrary pragma names are refused (UnknownPragmaError); polyopt has import_llvm/import_c; the test inspects iter_var_attrs',
+        'documented difference: arbitrary pragma names are refused (UnknownPragmaError); polyopt has import_llvm/import_c',
     'test_tvm012_te_schedule.py::test_rfactor':
         "documented difference: inspects the rfactor'ed tensor's shape expression (polyopt: max(0, n - 1 + 1), TVM: n)",
     'test_tvm012_te_schedule.py::test_tensor_intrin':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(default_buffer_params=)',
+        "documented difference: buffer shapes are ints (TVM: IntImm, .value), TensorIntrin.inputs are buffers (TVM: tensors), and the test inspects TVM's TIR (tvm.lower(...)['main'], iter_var_attrs)",
     'test_tvm012_te_schedule.py::test_tensor_intrin_scalar_params':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(scalar_params=)',
+        "missing in polyopt: decl_tensor_intrin(scalar_params=) and intrinsics of symbolic shapes (polyopt's are constant); the test then inspects TVM's TIR (tvm.lower(...)['main'])",
     'test_tvm012_te_schedule.py::test_legalize_invalid_attach':
         "documented difference: inspects TVM's TIR module (tvm.lower(...)['main'])",
     'test_tvm012_te_schedule.py::test_compute_at':
         'documented difference: compute_at of a stage into itself is refused at compute_at (AttachCycleError), not later in tvm.lower',
     'test_tvm012_te_schedule_bound_inference_tiling.py::test_bound_tile_mod':
-        'missing in polyopt (to add, issue 35): float16 dtype; the test also inspects InferBound',
+        "documented difference: cache_write after the loops were changed is refused (PrimitiveOrderError: apply it first); the test then inspects TVM's InferBound",
     'test_tvm012_te_schedule_lstm.py::test_lstm_cell_inline':
         'documented difference: the scan reads X[t - 1] at t = 0 (outside X): polyopt refuses out-of-bounds reads (OutOfBoundsError)',
     'test_tvm012_te_tag.py::test_with':
         'documented difference: compute attrs are kept as given (no TVM IntImm conversion) and there is no IR JSON (tvm.ir.save_json)',
-    'test_tvm012_te_tensor.py::test_tensor':
-        'missing in polyopt (to add, issue 35): float16 dtype',
     'test_tvm012_te_tensor.py::test_tensor_reduce':
         'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_tensor_compute1':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(default_buffer_params=)',
+        "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize) and inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_tensor_compute2':
-        'missing in polyopt (to add, issue 35): decl_tensor_intrin(default_buffer_params=)',
+        "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize), its implementation is call_packed (polyopt: call_extern), and it inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_scan_multi_out':
         'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_extern':
@@ -77,9 +59,7 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_tensor.py::test_tuple_with_different_deps':
         "documented difference: inspects TVM's Schedule.normalize / InferBound / ScheduleOps",
     'test_tvm012_te_tensor.py::test_tensor_pool':
-        'missing in polyopt (to add, issue 35): tvm.topi.nn.pool2d (polyopt: po.ops)',
-    'test_tvm012_te_tensor_overload.py::test_conv2d_scalar_bop':
-        'missing in polyopt (to add, issue 35): tvm.topi.testing and topi.nn.conv2d',
+        'documented difference: the intrinsic is implemented by call_packed with whole buffers (polyopt intrinsics call call_extern functions on buffer pointers, or emit LLVM IR)',
     'test_tvm012_te_verify_compute.py::test_verify_compute':
         'documented difference: a reduction inside an expression (sum(...) + 1) is accepted: polyopt lifts it into its own stage, TVM refuses it',
 }

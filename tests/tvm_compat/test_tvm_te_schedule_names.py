@@ -1,0 +1,275 @@
+"""TVM schedule names that TVM's own tests use (issue 35): ``leaf_iter_vars``,
+``relations``, ``fuse()`` of no loops, schedule pickling, stage groups, ``double_buffer``,
+symbolic-extent ``fuse``; each written as TVM code and checked against NumPy."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import polyopt as te
+from polyopt import tvm
+from tests.testlib.numeric import assert_numbers
+
+
+def _run(s, args, *arrays):
+    f = tvm.build(s, args, "llvm")
+    nd = [tvm.nd.array(a, tvm.cpu(0)) for a in arrays]
+    f(*nd)
+    return nd[-1].numpy()
+
+
+def test_leaf_iter_vars_and_relations_follow_split_tile_fuse():
+    A = te.placeholder((20, 12), name="A")
+    T = te.compute((20, 12), lambda i, j: A[i, j] * 3, name="T")
+    s = te.create_schedule(T.op)
+    xo, yo, xi, yi = s[T].tile(T.op.axis[0], T.op.axis[1], x_factor=10, y_factor=4)
+    fused = s[T].fuse(xo, yo)
+    assert s[T].leaf_iter_vars == (fused, xi, yi)
+    split_x, split_y, fuse = s[T].relations
+    assert (split_x.parent.name, split_x.outer, split_x.inner, split_x.factor) == \
+        ("i", xo, xi, 10)
+    assert (split_y.outer, split_y.inner, split_y.factor) == (yo, yi, 4)
+    assert isinstance(fuse, te.schedule.Fuse) and (fuse.outer, fuse.inner, fuse.fused) == \
+        (xo, yo, fused)
+    a = np.arange(240, dtype="float32").reshape(20, 12)
+    assert_numbers(_run(s, [A, T], a, np.zeros_like(a)), 3 * a)
+
+
+def test_fuse_of_no_loops_is_a_singleton_loop():
+    A = te.placeholder((), name="A")
+    T = te.compute((), lambda: A() + 1, name="T")
+    s = te.create_schedule(T.op)
+    unit = s[T].fuse()
+    assert s[T].leaf_iter_vars == (unit,)
+    assert s[T].relations == (te.schedule.Singleton(unit),)
+    assert s[T].fuse(unit) == unit  # fuse of one loop is that loop
+    assert_numbers(_run(s, [A, T], np.float32(2.5), np.float32(0)), np.float32(3.5))
+
+
+def test_singleton_goes_inside_the_loops_a_stage_shares():
+    A = te.placeholder((6, 5), name="A")
+    B = te.compute((6, 5), lambda i, j: A[i, j] * 2, name="B")
+    C = te.compute((6, 5), lambda i, j: B[i, j] + 1, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    shared = s[B].axes[0]
+    unit = s[B].fuse()
+    assert s[B].axes[:2] == (shared, unit)
+    a = np.random.default_rng(0).random((6, 5), dtype=np.float32)
+    assert_numbers(_run(s, [A, C], a, np.zeros_like(a)), a * 2 + 1)
+
+
+def test_a_schedule_pickles_as_its_tensors_and_script():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] - 1, name="B")
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=4)
+    loaded = pickle.loads(pickle.dumps(s))
+    assert isinstance(loaded, te.schedule.Schedule)
+    assert loaded.script() == s.script()
+    a = np.arange(16, dtype="float32")
+    (A2,), B2 = loaded.outputs[0].op.input_tensors, loaded.outputs[0]
+    assert_numbers(_run(loaded, [A2, B2], a, np.zeros_like(a)), a - 1)
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "uint64"])
+def test_wide_unsigned_integers_and_popcount(dtype):
+    n, top = 9, np.iinfo(dtype).max
+    A = te.placeholder((n,), name="A", dtype=dtype)
+    B = te.placeholder((n,), name="B", dtype=dtype)
+    C = te.compute((n,), lambda i: te.if_then_else(
+        A[i] > top - 100, A[i] // B[i], (A[i] * B[i] + 3) % B[i]) + tvm.tir.popcount(A[i]),
+        name="C")
+    D = te.compute((n,), lambda i: A[i].astype("float64") + B[i], name="D")
+    k = te.reduce_axis((0, n), name="k")
+    E = te.compute((1,), lambda _: te.max(A[k], axis=k), name="E")
+    assert (C.dtype, D.dtype, E.dtype) == (dtype, "float64", dtype)
+    f = tvm.build(te.create_schedule([C.op, D.op, E.op]), [A, B, C, D, E], "llvm")
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, top, n, dtype=dtype, endpoint=True)
+    a[0], a[1] = top - 7, top
+    b = rng.integers(1, 1000, n, dtype=dtype)
+    c, d, e = np.zeros(n, dtype), np.zeros(n), np.zeros(1, dtype)
+    f(a, b, c, d, e)
+    bits = np.array([bin(int(x)).count("1") for x in a], dtype=dtype)
+    with np.errstate(over="ignore"):
+        expected = np.where(a > top - 100, a // b, (a * b + np.array(3, dtype)) % b) + bits
+    assert_numbers(c, expected)
+    assert_numbers(d, a.astype("float64") + b)
+    assert_numbers(e, a.max(keepdims=True))
+
+
+def test_unsigned_promotion_follows_numpy():
+    for a, b in [("uint32", "int32"), ("uint32", "uint8"), ("uint64", "int64"),
+                 ("uint64", "uint32"), ("uint8", "int8"), ("uint32", "float32")]:
+        A = te.placeholder((2,), name="A", dtype=a)
+        B = te.placeholder((2,), name="B", dtype=b)
+        expected = np.promote_types(a, b).name
+        assert (A[0] + B[0]).dtype == ("int32" if expected == "int16" else expected)
+    with pytest.raises(te.DTypeError, match="popcount counts the bits of an integer"):
+        tvm.tir.popcount(te.placeholder((2,), name="F")[0])
+    with pytest.raises(te.DTypeError, match="does not fit uint32"):
+        te.placeholder((2,), name="U", dtype="uint32")[0] + (-1)
+
+
+VADD_C = """
+void tvm_names_vadd(float *z, const float *x, const float *y) {
+  for (int i = 0; i < 8; ++i) z[i] = x[i] + y[i];
+}
+"""
+
+
+def _vadd_intrin(params):
+    x = te.placeholder((8,), name="x")
+    y = te.placeholder((8,), name="y")
+    z = te.compute((8,), lambda i: x[i] + y[i], name="z")
+
+    def intrin_func(ins, outs):
+        return tvm.tir.call_extern("int32", "tvm_names_vadd", outs[0].access_ptr("w"),
+                                   ins[0].access_ptr("r"), ins[1].access_ptr("r"))
+    return te.decl_tensor_intrin(z.op, intrin_func, default_buffer_params=params,
+                                 imports=[te.tensorize.import_c(VADD_C)])
+
+
+def test_default_buffer_params_declare_the_default_buffers():
+    intrin = _vadd_intrin({"offset_factor": 8})
+    assert [b.offset_factor for b in intrin.buffers] == [8, 8, 8]
+    X = te.placeholder((32,), name="X")
+    Y = te.placeholder((32,), name="Y")
+    Z = te.compute((32,), lambda i: X[i] + Y[i], name="Z")
+    s = te.create_schedule(Z.op)
+    _, xi = s[Z].split(Z.op.axis[0], factor=8)
+    s[Z].tensorize(xi, intrin)
+    x, y = np.arange(32, dtype="float32"), np.linspace(0, 1, 32, dtype="float32")
+    assert_numbers(_run(s, [X, Y, Z], x, y, np.zeros(32, "float32")), x + y)
+    # a region that starts off the declared alignment is refused
+    W = te.compute((24,), lambda i: X[i + 4] + Y[i], name="W")
+    s = te.create_schedule(W.op)
+    _, wi = s[W].split(W.op.axis[0], factor=8)
+    with pytest.raises(te.TensorizeError, match="offset_factor=8"):
+        s[W].tensorize(wi, intrin)
+    with pytest.raises(te.InvalidArgumentError, match="default_buffer_params takes a dict"):
+        _vadd_intrin({"alignment": 8})
+
+
+def _chain3():
+    A = te.placeholder((6, 7), name="A")
+    x = te.compute(A.shape, lambda i, j: A[i, j] * 2, name="x")
+    x1 = te.compute(A.shape, lambda *i: x(*i) + 1, name="x1")
+    x2 = te.compute(A.shape, lambda *i: x1(*i) * 3, name="x2")
+    return A, x, x1, x2
+
+
+def test_a_group_moves_its_stages_together():
+    A, x, x1, x2 = _chain3()
+    s = te.create_schedule(x2.op)
+    g = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    assert s[x].group == g and s[x1].group == g and s[x2].group is None
+    g.compute_at(s[x2], x2.op.axis[1])
+    assert g.attach_stage == s[x2] and g.num_child_stages == 2
+    assert [st.attach.stage for st in s.program.stages[:2]] == ["x2", "x2"]
+    assert "compute_at" in s.script()  # recorded as the steps it is made of
+    a = np.random.default_rng(2).random((6, 7), dtype=np.float32)
+    assert_numbers(_run(s, [A, x2], a, np.zeros_like(a)), (a * 2 + 1) * 3)
+    replayed = te.create_schedule(x2.op).replay(s.script())
+    assert [st.attach for st in replayed.program.stages] == \
+        [st.attach for st in s.program.stages]
+
+
+def test_groups_nest_and_keep_attachments_inside():
+    A, x, x1, x2 = _chain3()
+    s = te.create_schedule(x2.op)
+    g1 = s.create_group(outputs=x1, inputs=x)
+    g2 = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    assert set(s.groups) == {g1, g2} and g1.group == g2 and g2.group is None
+    assert (g1.num_child_stages, g2.num_child_stages) == (1, 2)
+    assert (s[x].group, s[x1].group) == (g2, g1)
+    s[x].compute_at(s[x1], x1.op.axis[0])  # attached inside the group: stays there
+    g2.compute_at(s[x2], x2.op.axis[0])
+    assert [(st.name, st.attach.stage) for st in s.program.stages[:2]] == \
+        [("x", "x1"), ("x1", "x2")]
+    a = np.random.default_rng(3).random((6, 7), dtype=np.float32)
+    assert_numbers(_run(s, [A, x2], a, np.zeros_like(a)), (a * 2 + 1) * 3)
+    with pytest.raises(te.InvalidArgumentError, match="no computed stage"):
+        s.create_group(outputs=A, inputs=A)
+
+
+def test_float16_storage_rounds_and_widens_exactly_like_numpy():
+    special = np.array([0, -0.0, 1, -2.5, 65504, 65519.99, 65520, 7e4, 1e-8, 2**-24, 2**-25,
+                        3 * 2**-25, 2**-14, 6.1e-5, np.inf, -np.inf, np.nan, 0.1, 1 / 3],
+                       np.float32)
+    rng = np.random.default_rng(16)
+    spread = rng.standard_normal(3000).astype(np.float32) * np.float32(10.0) ** \
+        rng.integers(-9, 6, 3000).astype(np.float32)
+    x = np.concatenate([special, spread])
+    n = len(x)
+    A = te.placeholder((n,), name="A")
+    H = te.compute((n,), lambda i: A[i].astype("float16"), name="H")
+    B = te.compute((n,), lambda i: H[i].astype("float64") * 2, name="B")
+    assert (H.dtype, B.dtype) == ("float16", "float64")
+    f = tvm.build(te.create_schedule([H.op, B.op]), [A, H, B], "llvm")
+    h, b = np.zeros(n, np.float16), np.zeros(n)
+    f(x, h, b)
+    with np.errstate(over="ignore"):
+        expected = x.astype(np.float16)
+    assert_numbers(h, expected, exact=True)
+    assert_numbers(b, expected.astype(np.float64) * 2, exact=True)
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    E = te.placeholder((1 << 16,), name="E", dtype="float16")
+    W = te.compute(E.shape, lambda i: E[i].astype("float32"), name="W")
+    w = np.zeros(1 << 16, np.float32)
+    tvm.build(te.create_schedule(W.op), [E, W], "llvm")(every, w)
+    assert_numbers(w, every.astype(np.float32), exact=True)
+    with pytest.raises(te.DTypeError, match="float16 is a storage type: convert it first"):
+        E[0] + E[1]
+    with pytest.raises(te.DTypeError, match="float16 is a storage type"):
+        te.exp(E[0])
+
+
+def test_fuse_of_a_constant_outer_and_a_symbolic_inner_loop_is_exact():
+    m, n = te.size_var("m"), te.size_var("n")
+    A = te.placeholder((m, n), name="A")
+    T = te.compute((m, n), lambda i, j: A[i, j] * 2 + 1, name="T")
+    s = te.create_schedule(T.op)
+    xo, xi = s[T].split(T.op.axis[0], factor=4)
+    fused = s[T].fuse(xi, T.op.axis[1])
+    assert s[T].leaf_iter_vars == (xo, fused)
+    s[T].parallel(xo)
+    _, lanes = s[T].split(fused, factor=8)
+    s[T].vectorize(lanes)
+    f = tvm.build(s, [A, T], "llvm")
+    for rows, cols in [(9, 7), (4, 1), (1, 5), (13, 13)]:
+        a = np.random.default_rng(rows).random((rows, cols), dtype=np.float32)
+        t = np.zeros_like(a)
+        f(a, t)
+        assert_numbers(t, a * 2 + 1)
+    s = te.create_schedule(T.op)
+    with pytest.raises(te.NonConstantExtentError, match="extents of both 'i' and 'j'"):
+        s[T].fuse(*T.op.axis)
+
+
+def test_iter_var_attrs_give_tvm_iteration_types():
+    IterVar = tvm.te.schedule.IterVar
+    A = te.placeholder((32, 24), name="A")
+    k = te.reduce_axis((0, 24), name="k")
+    S = te.compute((32,), lambda i: te.sum(A[i, k], axis=k), name="S")
+    s = te.create_schedule(S.op)
+    io, ii = s[S].split(S.op.axis[0], factor=8)
+    s[S].parallel(io)
+    s[S].unroll(ii)
+    attrs = s[S].iter_var_attrs
+    assert (attrs[io].iter_type, attrs[ii].iter_type, attrs[k].iter_type) == \
+        (IterVar.Parallelized, IterVar.Unrolled, IterVar.CommReduce)
+    assert attrs["k"].pragma_keys == () and attrs[ii].tensor_intrin is None
+    a = np.random.default_rng(5).random((32, 24), dtype=np.float32)
+    assert_numbers(_run(s, [A, S], a, np.zeros(32, "float32")), a.sum(1))
+    X, Y = te.placeholder((32,), name="X"), te.placeholder((32,), name="Y")
+    Z = te.compute((32,), lambda i: X[i] + Y[i], name="Z")
+    s = te.create_schedule(Z.op)
+    zo, zi = s[Z].split(Z.op.axis[0], factor=8)
+    intrin = _vadd_intrin(None)
+    s[Z].tensorize(zi, intrin)
+    assert s[Z].iter_var_attrs[zi].iter_type == IterVar.Tensorized
+    assert s[Z].iter_var_attrs[zi].tensor_intrin == intrin.key
+    assert s[Z].iter_var_attrs[zo].iter_type == IterVar.DataPar
