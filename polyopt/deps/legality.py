@@ -81,7 +81,7 @@ def _violations(program: Program, deps: Dependences, limit: int | None) -> list[
         times = time_pairs(program, dep)
         if times.is_empty():
             continue
-        not_after = isl.Map.lex_ge(times.get_space().domain())
+        not_after = _not_after(times.get_space().domain())
         if times.intersect(not_after).intersect_params(program.context).is_empty():
             continue
         source, sink = _schedule_of(program, dep.source), _schedule_of(program, dep.sink)
@@ -94,6 +94,15 @@ def _violations(program: Program, deps: Dependences, limit: int | None) -> list[
 
 
 _TIME_PAIRS = IdentityMemo()
+
+
+def _not_after(space: isl.Space) -> isl.Map:
+    """Pairs of times ``t >= t'`` (lexicographically) in ``space``: one map per space
+    (by its text; the dependences of a program mostly share one)."""
+    return _SPACE_MAPS.get(("lex_ge", str(space)), lambda: isl.Map.lex_ge(space))
+
+
+_SPACE_MAPS = IdentityMemo(size=64)  # (spaces and dimensions by text: values)
 
 
 def time_pairs(program: Program, dep: Dependence) -> isl.Map:
@@ -213,7 +222,11 @@ def _constant_at(row: isl.Map, dim: int) -> int | None:
 
 def other_iteration(space: isl.Space, dim: int) -> isl.Map:
     """Pairs of times equal before ``dim`` and different at ``dim`` (two iterations of
-    the loop at that schedule dimension)."""
+    the loop at that schedule dimension); built once per space and ``dim``."""
+    return _SPACE_MAPS.get(("apart", str(space), dim), lambda: _other_iteration(space, dim))
+
+
+def _other_iteration(space: isl.Space, dim: int) -> isl.Map:
     result = isl.Map.universe(isl.Space.map_from_set(space))
     for d in range(dim):
         result = result.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
