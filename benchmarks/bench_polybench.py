@@ -1,8 +1,12 @@
 """PolyBench/C-style kernels: polyopt's automatic schedule vs gcc -O3 on the loop nest.
 
 Run: ``python benchmarks/bench_polybench.py`` (``--only gemm,lu`` for some kernels,
-``--quick`` for small sizes, printed only; ``--rounds N``; ``--polybench DIR`` for the
-kernels of a PolyBench/C 4.2.1 checkout instead of ours, see ``polybench_checkout.py``;
+``--quick`` for small sizes, printed only; ``--rounds N``; ``--polybench DIR`` for a
+PolyBench/C 4.2.1 checkout instead of our kernels: with its own ``utilities/polybench.h``
+and ``polybench.c``, the emitted C of ``polyopt opt`` against the original, both built
+with that harness (``polybench_harness.py``; ``--dataset``, default LARGE_DATASET;
+``--quick``: MINI_DATASET, printed only), else its kernels read with a stand-in for
+``polybench.h`` (``polybench_checkout.py``, said when it happens);
 ``--baseline stencil_tiling=skewed`` also runs, interleaved, the automatic schedule with
 those options: a before/after in one run, printed; ``--compile-only``: only the
 seconds of ``auto_schedule`` and of the 1-thread build, wall and CPU, per kernel, printed
@@ -48,6 +52,7 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 import polyopt as po  # noqa: E402
 from _env import write_results  # noqa: E402
 from polybench_checkout import kernels_of, size_macros  # noqa: E402
+import polybench_harness as harness  # noqa: E402
 from polyopt.frontend.c_native import (NativeFunction, arguments, call_polyopt,  # noqa: E402
                                        compile_c)
 
@@ -346,6 +351,44 @@ def _options(text: str | None) -> dict | None:
     return options
 
 
+def checkout_with_harness(args, utilities: pathlib.Path) -> int:
+    """``--polybench DIR`` with PolyBench's own harness in ``DIR/utilities``: each
+    kernel's emitted C against the original, built and timed as PolyBench users do."""
+    import tempfile
+
+    dataset = "MINI_DATASET" if args.quick else args.dataset
+    found = harness.kernels(args.polybench)
+    if args.only:
+        wanted = set(args.only.split(","))
+        found = [k for k in found if k[0] in wanted]
+    print(f"{args.polybench}: PolyBench's own {utilities / 'polybench.h'} and polybench.c; "
+          f"{len(found)} kernels, {dataset}", flush=True)
+    load_before = os.getloadavg()[0]
+    rows, refused = [], []
+    with tempfile.TemporaryDirectory(prefix="polyopt-polybench-") as work:
+        for name, source in found:
+            try:
+                row = harness.run_kernel(utilities, name, source, dataset,
+                                         args.check_dataset, args.rounds, pathlib.Path(work))
+            except (harness.Refused, OSError, ValueError) as err:  # reported, run goes on
+                reason = " ".join(str(err).split())
+                print(f"{name:16s} REFUSED: {reason}", flush=True)
+                refused.append({"kernel": name, "reason": reason})
+                continue
+            m, (s1, s2) = row["medians"], harness.speedups(row)
+            print(f"{name:16s} original {m['original']:.4f}s  emitted {m['emitted 1 thread']:.4f}s "
+                  f"({s1:.2f}x) 2T {m['emitted 2 threads']:.4f}s ({s2:.2f}x)  polyopt opt "
+                  f"{row['opt_wall']:.2f}s (CPU {row['opt_cpu']:.2f}s)  same arrays "
+                  f"{row['same']}", flush=True)
+            rows.append(row)
+    text, data = harness.report(rows, refused, args.polybench, dataset, args.rounds,
+                                (load_before, os.getloadavg()[0]))
+    print(text)
+    if not args.quick and (args.write or not args.only):
+        write_results(args.results or "polybench_distribution", text, data)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated kernel names")
@@ -362,7 +405,20 @@ def main() -> int:
                         help="only the auto_schedule and compile seconds, printed")
     parser.add_argument("--write", action="store_true",
                         help="write results/polybench.md even with --only")
+    parser.add_argument("--dataset", default="LARGE_DATASET",
+                        help="with --polybench and its own harness: the dataset timed")
+    parser.add_argument("--check-dataset", default="MINI_DATASET",
+                        help="with --polybench and its own harness: the dataset whose "
+                             "dumped arrays are compared")
     args = parser.parse_args()
+    if args.polybench:
+        utilities = harness.harness_dir(args.polybench)
+        if utilities is not None and not args.compile_only:
+            return checkout_with_harness(args, utilities)
+        print(f"{args.polybench}: no utilities/polybench.h and polybench.c"
+              if utilities is None else "--compile-only:",
+              "its kernels are read with a stand-in for polybench.h "
+              "(polybench_checkout.PRELUDE)", flush=True)
     sources = kernel_sources(args.polybench)
     if args.only:
         wanted = set(args.only.split(","))

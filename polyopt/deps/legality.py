@@ -81,7 +81,7 @@ def _violations(program: Program, deps: Dependences, limit: int | None) -> list[
         times = time_pairs(program, dep)
         if times.is_empty():
             continue
-        not_after = isl.Map.lex_ge(times.get_space().domain())
+        not_after = _not_after(times.get_space().domain())
         if times.intersect(not_after).intersect_params(program.context).is_empty():
             continue
         source, sink = _schedule_of(program, dep.source), _schedule_of(program, dep.sink)
@@ -94,6 +94,15 @@ def _violations(program: Program, deps: Dependences, limit: int | None) -> list[
 
 
 _TIME_PAIRS = IdentityMemo()
+
+
+def _not_after(space: isl.Space) -> isl.Map:
+    """Pairs of times ``t >= t'`` (lexicographically) in ``space``: one map per space
+    (by its text; the dependences of a program mostly share one)."""
+    return _SPACE_MAPS.get(("lex_ge", str(space)), lambda: isl.Map.lex_ge(space))
+
+
+_SPACE_MAPS = IdentityMemo(size=64)  # (spaces and dimensions by text: values)
 
 
 def time_pairs(program: Program, dep: Dependence) -> isl.Map:
@@ -193,27 +202,43 @@ _LOOP_STATEMENTS = IdentityMemo()
 
 def shares_loop(program: Program, other: str, stmt: str, dim: int) -> bool:
     """Whether ``other`` runs inside the loop at dimension ``dim`` of ``stmt``."""
-    a, b = program.schedule_of(stmt), program.schedule_of(other)
-    if a.is_empty() or b.is_empty():
+    fixed = _fixed_entries(program)
+    for name in (stmt, other):
+        if name not in fixed:
+            program.statement(name)  # (raises: no statement of that name)
+    a, b = fixed[stmt], fixed[other]
+    if a is None or b is None:  # (a statement without instances)
         return other == stmt
-    for d in range(dim):
-        va, vb = _constant_at(a, d), _constant_at(b, d)
-        if va is not None and vb is not None and va != vb:
-            return False
-    return True
+    return all(va is None or vb is None or va == vb for va, vb in zip(a[:dim], b[:dim]))
 
 
-_RANGES = IdentityMemo()  # the schedule rows' ranges (rows come memoized: schedule_of)
+def _fixed_entries(program: Program) -> dict[str, tuple | None]:
+    """Per statement, the entries of its schedule row that are one constant (else None
+    at that position), or None when it has no instance; once per schedule."""
+    return _FIXED_ENTRIES.get((program.schedule, program.statements),
+                              lambda: {st.name: _row_constants(program.schedule_of(st.name))
+                                       for st in program.statements})
 
 
-def _constant_at(row: isl.Map, dim: int) -> int | None:
-    fixed = _RANGES.get((row,), row.range).plain_get_val_if_fixed(isl.dim_type.set, dim)
-    return None if fixed.is_nan() else fixed.to_python()
+_FIXED_ENTRIES = IdentityMemo(size=32)
+
+
+def _row_constants(row: isl.Map) -> tuple | None:
+    if row.is_empty():
+        return None
+    times = row.range()
+    values = [times.plain_get_val_if_fixed(isl.dim_type.set, d)
+              for d in range(times.dim(isl.dim_type.set))]
+    return tuple(None if v.is_nan() else v.to_python() for v in values)
 
 
 def other_iteration(space: isl.Space, dim: int) -> isl.Map:
     """Pairs of times equal before ``dim`` and different at ``dim`` (two iterations of
-    the loop at that schedule dimension)."""
+    the loop at that schedule dimension); built once per space and ``dim``."""
+    return _SPACE_MAPS.get(("apart", str(space), dim), lambda: _other_iteration(space, dim))
+
+
+def _other_iteration(space: isl.Space, dim: int) -> isl.Map:
     result = isl.Map.universe(isl.Space.map_from_set(space))
     for d in range(dim):
         result = result.equate(isl.dim_type.in_, d, isl.dim_type.out, d)

@@ -36,7 +36,18 @@ def racing_access(program: Program, stmt: str, dim: int,
     in a work-group's ``__local`` memory, when the loop is bound to work-groups).
 
     The answer is :func:`.legality.carried_pairs` (the one analysis of what a loop
-    carries) asked about the memory conflicts instead of the dependences."""
+    carries) asked about the memory conflicts instead of the dependences.  Memoized:
+    a loop's check asks first whether it has any conflict, then again with its private
+    buffers left out."""
+    return _RACES.get((program.schedule, program.statements, program.context, stmt, dim,
+                       private), lambda: _racing_access(program, stmt, dim, private))
+
+
+_RACES = IdentityMemo()
+
+
+def _racing_access(program: Program, stmt: str, dim: int,
+                   private: frozenset[str]) -> str | None:
     inside = {a.array for name in loop_statements(program, stmt, dim)
               for a in program.statement(name).accesses}  # (others: no race in the loop)
     for array in program.arrays:

@@ -86,7 +86,7 @@ from .auto_updates import update_sweeps
 from .auto_stencil import STENCIL_TILINGS, diamond_band, stencil_diamonds
 from .auto_panels import packed_panels
 from .auto_rewrites import first_line as _first_line, scalars_expanded, transposed_copies
-from .auto_band import band as _band
+from .auto_band import band as _band, scalar_calls_unvectorized
 from .auto_affine import Rows, flatten, isl_schedule, level_names, map_text
 from .auto_levels import (distributable_order, innermost_free_levels, outer_footprint,
                           tileable_run, zero_distance_levels)
@@ -310,7 +310,8 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
         if group[0] in lines:
             report_lines(s, owner, lines[group[0]], report)
         elif group[0] in diamonds:
-            diamond_band(s, owner, rows.subset(group), diamonds[group[0]], opts, report)
+            diamond_band(s, owner, rows.subset(group), diamonds[group[0]],
+                         scalar_calls_unvectorized(program, group, opts, report), report)
         else:
             _band(s, owner, rows.subset(group), opts, report)
 

@@ -19,8 +19,11 @@ loop i.outer parallel: the outermost loop carrying no dependence
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..te.expr import LIBC_CALLS, Call
+from ..te.tensor import walk
 from .auto_affine import Rows
 from .auto_levels import (innermost_free_levels, stride_score, tileable_run,
                           zero_distance_levels)
@@ -37,6 +40,7 @@ def band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> No
     dependence has distance 0) and the whole is checked once at the end."""
     run = tileable_run(rows)
     axes = [a.name for a in s[owner].axes]
+    opts = scalar_calls_unvectorized(s.program, rows.rows, opts, report)
     if run is None:
         report.add("no permutable band of two or more loops: no tiling")
         deepest = max(len(st.dims) for st in s.program.statements)
@@ -125,6 +129,30 @@ def band(s, owner: str, rows: Rows, opts: AutoOptions, report: AutoReport) -> No
             s[owner].vectorize(inner[-1], check=False)
         parallel = [b for b in inner[:-1] if b in free_names]
         mark_parallel(s, owner, parallel[:1], [], opts, report)
+
+
+def scalar_calls_unvectorized(program, statements, opts: AutoOptions,
+                              report: AutoReport) -> AutoOptions:
+    """``opts`` with ``vectorize=False`` (reported) when the named statements call a
+    function of the C library that has no vector form (:func:`library_calls`): LLVM
+    cannot vectorize a loop around such a call (it warns), and gcc neither."""
+    calls = library_calls(program, statements)
+    if not calls or not opts.vectorize:
+        return opts
+    report.add(f"{', '.join(statements)} call{'s' * (len(statements) == 1)} "
+               f"{', '.join(calls)} of the C library, which has no vector form (one call "
+               "per element; no vector loop around it): no loop vectorized")
+    return replace(opts, vectorize=False)
+
+
+def library_calls(program, statements) -> list[str]:
+    """The functions of the C library without a vector form (``tan``, ``atan2``, ...:
+    ``te.expr.LIBC_CALLS``, compiled as calls of libm's scalar function; the
+    ``vector_math`` pass gives vector variants to LLVM's exp, log and tanh only) that
+    the named statements call, sorted."""
+    return sorted({node.func for name in statements
+                   for node in walk(program.statement(name).value)
+                   if isinstance(node, Call) and node.func in LIBC_CALLS})
 
 
 def vectorizes(loops: list[str], scores: dict, free: set) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from ..domain.memo import IdentityMemo
 from ..domain.schedule import element_steps
 from .auto_affine import Rows, row_map
 
@@ -78,10 +79,16 @@ def zero_distance_levels(program, deps, rows: Rows, outer: int) -> set[int]:
 
 
 def _fix(space: isl.Space, level: int, value: int) -> isl.Set:
+    """``{ [x0, ...] : x<level> = value }`` in ``space``'s parameters and dimensions
+    (parsed once per such set: the levels of a band are asked about per dependence)."""
     n = space.dim(isl.dim_type.set)
-    names = [f"x{k}" for k in range(n)]
     params = ", ".join(space.get_var_names(isl.dim_type.param))
-    return isl.Set(f"[{params}] -> {{ [{', '.join(names)}] : x{level} = {value} }}")
+    names = ", ".join(f"x{k}" for k in range(n))
+    return _FIXED.get((params, n, level, value), lambda: isl.Set(
+        f"[{params}] -> {{ [{names}] : x{level} = {value} }}"))
+
+
+_FIXED = IdentityMemo(size=256)  # (by value: texts and ints)
 
 
 def innermost_free_levels(program, deps, rows: Rows, lo: int, hi: int, *,
