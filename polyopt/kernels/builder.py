@@ -126,9 +126,12 @@ def _object_kernel(func, backend, options, key, form, disk, meta) -> Built:
     with collector_paused():
         _, module = backend.compile(func, **options)
         code = object_code(module, backend.cpu)
+    text = str(module)
     info = {"signature": signature_of(func).to_json(),
-            "imports": imported_symbols(str(module)),
+            "imports": imported_symbols(text),
             "seconds": round(time.perf_counter() - start, 3), **(meta or {})}
+    if "x86_amx" in text:  # AMX tiles: whoever links it asks for the tile state
+        info["amx_tiles"] = True
     store_error = None
     if disk is not None:
         try:
@@ -157,8 +160,11 @@ def _link(code: bytes, info: dict, backend):
 
     if not isinstance(info.get("imports", []), list):
         raise BackendError("a cached kernel's imports are not a list; build it again")
-    return load_object(code, Signature.from_json(info["signature"]), info.get("imports", []),
-                       backend.cpu)
+    kernel = load_object(code, Signature.from_json(info["signature"]),
+                         info.get("imports", []), backend.cpu)
+    if info.get("amx_tiles"):  # (see _object_kernel)
+        kernel.require_amx()
+    return kernel
 
 
 @contextlib.contextmanager

@@ -176,7 +176,10 @@ def load_module(path: str | os.PathLike) -> LoadedKernel:
         raise InvalidArgumentError(f"{saved} records no hash of {path} (an export of an older "
                                    f"polyopt, or not an export); {fix}")
     library = load_verified(path, data["library_sha256"], "saved kernel", fix)
-    return LoadedKernel(library, signature, origin=saved, fix=fix)
+    kernel = LoadedKernel(library, signature, origin=saved, fix=fix)
+    if data.get("amx_tiles"):  # computed on AMX tiles: ask for them before a run
+        kernel.require_amx()
+    return kernel
 
 
 def read_signature(path: str) -> tuple[Signature, dict]:

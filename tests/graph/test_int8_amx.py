@@ -119,3 +119,17 @@ def test_qlinear_conv_compiled_for_amx_uses_tiles_and_equals_onnxruntime(
     vnni = po.graph.compile(po.graph.from_onnx(model), SPR + " -mattr=-amx-int8",
                             num_threads=1, cache=False)
     assert "int8_conv_vnni" in [s.template for s in vnni.steps]
+
+
+def test_the_amx_conv_pass_runs_where_the_machine_model_chooses_amx():
+    from polyopt.graph.passes import graph_passes
+
+    def names(cpu):
+        return graph_passes(target_info=po.TargetInfo.for_cpu(cpu)).names
+
+    assert names("sapphirerapids").index("amx_conv_layout") == \
+        names("sapphirerapids").index("vnni_rewrite") + 1
+    assert "amx_conv_layout" not in names("znver4")  # VNNI, no AMX
+    no_amx = graph_passes(target_info=po.TargetInfo.for_cpu("sapphirerapids",
+                                                             "-amx-int8")).names
+    assert "vnni_rewrite" in no_amx and "amx_conv_layout" not in no_amx

@@ -331,3 +331,33 @@ def test_wide_conv_refuses_what_amx_cannot_take():
     W = po.placeholder((1, 16, 3, 3, 64, 4), name="W", dtype="int8")
     with pytest.raises(po.InvalidArgumentError, match="stride 1"):
         po.ops.conv2d_u8s8_wide(X, W, padding=1, stride=2)
+
+
+def test_saved_and_cached_amx_kernels_ask_for_the_tile_state(tmp_path):
+    """An exported library and a kernel linked from the disk cache record that they
+    use tiles, so that whoever loads them asks Linux before the first run (here, where
+    Linux refuses, the run raises AMXPermissionError instead of dying of SIGILL)."""
+    _, (A, W, C, _) = int8_matmul(32, 128, 32)
+    s = po.create_schedule(C)
+    amx_matmul_template(s, C, parallel=False, target_info=SPR)
+    f = po.build(s, [A, W, C], target=SPR_TARGET)
+    path = str(tmp_path / "k.so")
+    f.export_library(path)
+    import json
+    assert json.loads(open(path + ".json").read())["amx_tiles"] is True
+    loaded = po.load_module(path)
+    assert loaded._needs_amx
+    from polyopt.kernels.builder import build_kernel
+    from polyopt.kernels.disk import DiskCache
+    disk = DiskCache(str(tmp_path / "cache"))
+    func = po.lower(s, [A, W, C], target=SPR_TARGET)
+    built = build_kernel(func, SPR_TARGET, {"num_threads": 1}, form="linked", disk=disk)
+    assert built.meta["amx_tiles"] is True and built.kernel._needs_amx
+    from polyopt.kernels.builder import load_kernel
+    again = load_kernel(built.key, SPR_TARGET, disk, cache={})  # (linked from the disk)
+    assert again.source == "disk" and again.kernel._needs_amx
+    if not HOST.has_amx_int8:
+        a = np.zeros((32, 128), np.uint8)
+        w = np.zeros((1, 32, 32, 4), np.int8)
+        with pytest.raises(po.AMXPermissionError):
+            loaded(a, w, np.zeros((32, 32), np.int32))

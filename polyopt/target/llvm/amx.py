@@ -105,6 +105,12 @@ def amx_features(item) -> tuple[str, ...]:
     return AMX_FEATURES.get(dict(item.params).get("instruction"), ("amx-tile",))
 
 
+def ir_uses_amx(ir_text: str) -> bool:
+    """Whether LLVM IR text computes on AMX tiles (an artefact made from it records it:
+    whoever loads it asks for the tile state before running it)."""
+    return "x86_amx" in ir_text
+
+
 def uses_amx(program) -> bool:
     """Whether ``program`` is tensorized with an AMX tile intrinsic (its process then
     needs the tile state: :func:`polyopt.target.amx_state.request_amx`)."""

@@ -31,6 +31,7 @@ from ...private_folder import digest
 from ..integrity import signature_table_ir
 from ..linker import libraries_needed, link_shared, write_atomically
 from ..native import SIGNATURE_SUFFIX, NativeKernel
+from .amx import ir_uses_amx
 from ..symbols import check_symbol_name
 from .jit import CPU, object_code, parse, target_machine
 from .threadpool import calls_threadpool, runtime_ir, runtime_objects
@@ -89,6 +90,8 @@ def export_library(optimized_ir: str, signature, cpu: CPU, path) -> None:
                 data = file.read()
     write_atomically(path, data)
     saved = {**signature.to_json(), "library_sha256": digest(data)}
+    if ir_uses_amx(optimized_ir):  # po.load_module asks for the tile state before a run
+        saved["amx_tiles"] = True
     write_atomically(path + SIGNATURE_SUFFIX, (json.dumps(saved, indent=1) + "\n").encode())
 
 
