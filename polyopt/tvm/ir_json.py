@@ -22,6 +22,7 @@ import json
 from ..errors import InvalidArgumentError, public
 from ..te import expr as _expr
 from ..te.scan import ScanGroup, ScanOp
+from ..te.tags import OpAttrs
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
 
 FORMAT = "polyopt-te-json-1"
@@ -44,6 +45,8 @@ def save_json(node) -> str:
             return {"tuple": [encode(v) for v in value]}
         if isinstance(value, list):
             return {"list": [encode(v) for v in value]}
+        if isinstance(value, OpAttrs):
+            return {"attrs": [[encode(k), encode(v)] for k, v in value.items()]}
         if isinstance(value, dict):
             return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
         if id(value) in index:
@@ -93,6 +96,8 @@ def load_json(text: str):
             return [decode(v) for v in value["list"]]
         if "dict" in value:
             return {decode(k): decode(v) for k, v in value["dict"]}
+        if "attrs" in value:
+            return OpAttrs({decode(k): decode(v) for k, v in value["attrs"]})
         return node_at(value.get("ref"))
 
     def node_at(k):

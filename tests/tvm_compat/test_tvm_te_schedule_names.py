@@ -2,6 +2,7 @@
 ``relations``, ``fuse()`` of no loops, schedule pickling, stage groups, ``double_buffer``,
 symbolic-extent ``fuse``; each written as TVM code and checked against NumPy."""
 
+import json
 import pickle
 
 import numpy as np
@@ -312,3 +313,19 @@ def test_save_json_and_load_json_rebuild_what_computes_the_same():
     with pytest.raises(te.InvalidArgumentError, match="not a tensor-expression node"):
         tvm.ir.load_json('{"format": "polyopt-te-json-1", "root": {"ref": 0}, '
                          '"nodes": [{"type": "os.system", "fields": {}}]}')
+
+
+def test_compute_attrs_are_converted_as_tvm_converts_them():
+    A = te.placeholder((3,), name="A")
+    B = te.compute((3,), lambda i: A[i] + 1, name="B",
+                   attrs={"hello": 1, "arr": [10, 12], "name": "x", "scale": 0.5})
+    attrs = B.op.attrs
+    assert (attrs["hello"].value, attrs["arr"][1].value, attrs["name"], attrs["scale"].value) \
+        == (1, 12, "x", 0.5)
+    assert json.loads(str(attrs)) == {"hello": 1, "arr": [10, 12], "name": "x", "scale": 0.5}
+    loaded = tvm.ir.load_json(tvm.ir.save_json(B))
+    assert json.loads(str(loaded.op.attrs)) == json.loads(str(attrs))
+    a = np.arange(3, dtype="float32")
+    assert_numbers(_run(te.create_schedule(B.op), [A, B], a, np.zeros(3, "float32")), a + 1)
+    with pytest.raises(te.InvalidArgumentError, match="attrs keys are strings"):
+        te.compute((3,), lambda i: A[i], name="C", attrs={1: 2})
