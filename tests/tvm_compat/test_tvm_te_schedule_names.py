@@ -329,3 +329,10 @@ def test_compute_attrs_are_converted_as_tvm_converts_them():
     assert_numbers(_run(te.create_schedule(B.op), [A, B], a, np.zeros(3, "float32")), a + 1)
     with pytest.raises(te.InvalidArgumentError, match="attrs keys are strings"):
         te.compute((3,), lambda i: A[i], name="C", attrs={1: 2})
+
+
+def test_float16_arrays_on_opencl_are_refused_naming_the_way():
+    A = te.placeholder((8,), name="A", dtype="float16")
+    B = te.compute((8,), lambda i: A[i].astype("float32") * 2, name="B")
+    with pytest.raises(te.DTypeError, match="OpenCL target has no float16 arrays"):
+        te.build(te.create_schedule(B.op), [A, B], "opencl")
