@@ -9,9 +9,12 @@
 """
 
 import functools
+import json
+import numbers
 import threading
 
 from ..errors import InvalidArgumentError
+from .expr import Const, as_expr
 
 _STATE = threading.local()
 
@@ -48,3 +51,43 @@ class tag_scope:  # noqa: N801 (TVM's name)
             with self:
                 return func(*args, **kwargs)
         return tagged
+
+
+class OpAttrs(dict):
+    """A compute's ``attrs`` as TVM converts them: numbers become constants (``.value``),
+    lists hold converted items, and ``str()`` is JSON (as TVM's happens to be).
+
+    >>> attrs = op_attrs({"hello": 1, "arr": [10, 12]})
+    >>> attrs["hello"].value, attrs["arr"][1].value, str(attrs)
+    (1, 12, '{"hello": 1, "arr": [10, 12]}')
+    """
+
+    def __str__(self) -> str:
+        return json.dumps({k: _plain(v) for k, v in self.items()})
+
+
+def op_attrs(attrs) -> OpAttrs:
+    """``compute(attrs=...)`` converted (see :class:`OpAttrs`); keys are strings."""
+    attrs = dict(attrs or {})
+    for key in attrs:
+        if not isinstance(key, str):
+            raise InvalidArgumentError(f"compute attrs keys are strings, got {key!r}")
+    return OpAttrs({k: _converted(v) for k, v in attrs.items()})
+
+
+def _converted(value):
+    if isinstance(value, (list, tuple)):
+        return [_converted(v) for v in value]
+    if isinstance(value, numbers.Number):
+        return as_expr(value)
+    return value
+
+
+def _plain(value):
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Const):
+        return value.value
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

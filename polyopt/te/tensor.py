@@ -21,7 +21,7 @@ from ..names import sanitize
 from .expr import (TensorLike, BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Reduce,
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
 from .substitute import _rebuild_children, substitute, transform
-from .tags import current_tag
+from .tags import current_tag, op_attrs
 
 
 class OpOutputs:
@@ -370,7 +370,7 @@ def _compute_tensor(name, shape, axes, body: Expr, group=None, annotations=("", 
     dtype = dtypes.normalize(concrete_dtype(body))
     tag, attrs = annotations
     return Tensor(ComputeOp(name, shape, dtype, axes, reduce_axes, body, group,
-                            tag or current_tag(), dict(attrs or {})))
+                            tag or current_tag(), op_attrs(attrs)))
 
 
 def _axis_names(fcompute, count: int, name: str) -> list[str]:

@@ -29,6 +29,7 @@ from ..te.extern import get_global_func, register_func  # noqa: F401
 from . import contrib, testing, tir, topi  # noqa: F401
 from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
+from . import ir_json as _ir_json
 from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
 from ..target.native import load_module as _load_module
 from ..errors import PolyoptError as TVMError  # a RuntimeError, as TVM's TVMError is
@@ -112,9 +113,16 @@ target = _types.SimpleNamespace(Target=_Target, create=_Target)
 autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotuning; meanwhile "
                   "write the schedule with the knob values you want (po.templates has "
                   "tuned templates for matmul and conv2d)")
-ir = _NotYet("tvm.ir", "polyopt has no custom intrinsic lowering rules "
-             "(register_intrin_lowering, register_op_attr); call C math functions by name "
-             "with tvm.tir.call_pure_extern(dtype, 'expf', x), or write the function out")
+class _IR(_NotYet):
+    """``tvm.ir``: ``save_json``/``load_json`` (:mod:`.ir_json`); the rest refused."""
+
+    save_json = staticmethod(_ir_json.save_json)
+    load_json = staticmethod(_ir_json.load_json)
+
+
+ir = _IR("tvm.ir", "polyopt has no custom intrinsic lowering rules "
+         "(register_intrin_lowering, register_op_attr); call C math functions by name "
+         "with tvm.tir.call_pure_extern(dtype, 'expf', x), or write the function out")
 # what tvm.lower made, so that tvm.build(tvm.lower(s, args)) builds it (TVM's module)
 _LOWERED: dict = {}
 

@@ -2,6 +2,7 @@
 ``relations``, ``fuse()`` of no loops, schedule pickling, stage groups, ``double_buffer``,
 symbolic-extent ``fuse``; each written as TVM code and checked against NumPy."""
 
+import json
 import pickle
 
 import numpy as np
@@ -273,3 +274,65 @@ def test_iter_var_attrs_give_tvm_iteration_types():
     assert s[Z].iter_var_attrs[zi].iter_type == IterVar.Tensorized
     assert s[Z].iter_var_attrs[zi].tensor_intrin == intrin.key
     assert s[Z].iter_var_attrs[zo].iter_type == IterVar.DataPar
+
+
+def test_save_json_and_load_json_rebuild_what_computes_the_same():
+    n = te.size_var("n")
+    A = te.placeholder((n, 5), name="A")
+    k = te.reduce_axis((0, 5), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k] * A[i, k], axis=k, where=k > 0), name="B")
+    C = te.compute((n,), lambda i: te.if_then_else(B[i] > 1, B[i], -B[i]).astype("float64"),
+                   name="C")
+    loaded = tvm.ir.load_json(tvm.ir.save_json(C))
+    assert isinstance(loaded, te.tensor.Tensor) and str(loaded.op.body) == str(C.op.body)
+    (B2,) = loaded.op.input_tensors
+    (A2,) = B2.op.input_tensors
+    a = np.random.default_rng(7).random((6, 5), dtype=np.float32)
+    squares = (a[:, 1:] ** 2).sum(1)
+    got = _run(te.create_schedule(loaded.op), [A2, loaded], a, np.zeros(6))
+    assert_numbers(got, np.where(squares > 1, squares, -squares).astype(np.float64), rtol=1e-6)
+    m = te.size_var("m")
+    X = te.placeholder((m, 3), name="X")
+    state = te.placeholder((m, 3), name="state")
+    init = te.compute((1, 3), lambda _, i: X[0, i], name="init")
+    update = te.compute((m, 3), lambda t, i: state[t - 1, i] + X[t, i], name="update")
+    scan = tvm.te.scan(init, update, state, inputs=[X])
+    scan2 = tvm.ir.load_json(tvm.ir.save_json(scan))
+    assert isinstance(scan2.op, tvm.te.ScanOp)
+    (X2,) = scan2.op.input_tensors
+    x = np.random.default_rng(8).random((4, 3), dtype=np.float32)
+    assert_numbers(_run(te.create_schedule(scan2.op), [X2, scan2], x, np.zeros_like(x)),
+                   np.cumsum(x, axis=0))
+    argmax = te.comm_reducer(lambda x, y: te.max(x, y), lambda t: te.min_value(t))
+    r = te.reduce_axis((0, 5), name="r")
+    M = te.compute((n,), lambda i: argmax(A[i, r], axis=r), name="M")
+    with pytest.raises(te.InvalidArgumentError, match="has no JSON form"):
+        tvm.ir.save_json(M)
+    with pytest.raises(te.InvalidArgumentError, match="load_json takes"):
+        tvm.ir.load_json('{"format": "pickle", "root": 0, "nodes": []}')
+    with pytest.raises(te.InvalidArgumentError, match="not a tensor-expression node"):
+        tvm.ir.load_json('{"format": "polyopt-te-json-1", "root": {"ref": 0}, '
+                         '"nodes": [{"type": "os.system", "fields": {}}]}')
+
+
+def test_compute_attrs_are_converted_as_tvm_converts_them():
+    A = te.placeholder((3,), name="A")
+    B = te.compute((3,), lambda i: A[i] + 1, name="B",
+                   attrs={"hello": 1, "arr": [10, 12], "name": "x", "scale": 0.5})
+    attrs = B.op.attrs
+    assert (attrs["hello"].value, attrs["arr"][1].value, attrs["name"], attrs["scale"].value) \
+        == (1, 12, "x", 0.5)
+    assert json.loads(str(attrs)) == {"hello": 1, "arr": [10, 12], "name": "x", "scale": 0.5}
+    loaded = tvm.ir.load_json(tvm.ir.save_json(B))
+    assert json.loads(str(loaded.op.attrs)) == json.loads(str(attrs))
+    a = np.arange(3, dtype="float32")
+    assert_numbers(_run(te.create_schedule(B.op), [A, B], a, np.zeros(3, "float32")), a + 1)
+    with pytest.raises(te.InvalidArgumentError, match="attrs keys are strings"):
+        te.compute((3,), lambda i: A[i], name="C", attrs={1: 2})
+
+
+def test_float16_arrays_on_opencl_are_refused_naming_the_way():
+    A = te.placeholder((8,), name="A", dtype="float16")
+    B = te.compute((8,), lambda i: A[i].astype("float32") * 2, name="B")
+    with pytest.raises(te.DTypeError, match="OpenCL target has no float16 arrays"):
+        te.build(te.create_schedule(B.op), [A, B], "opencl")

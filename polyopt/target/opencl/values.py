@@ -17,7 +17,7 @@ import math
 from typing import Callable
 
 from ... import dtypes
-from ...errors import InternalError
+from ...errors import DTypeError, InternalError
 from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Select,
                         TensorRead, Var)
 
@@ -47,6 +47,9 @@ inline long po_floormod(long a, long b) {
 
 
 def cl_type(dtype: str) -> str:
+    if dtype not in CL_TYPES:
+        raise DTypeError(f"the OpenCL target has no {dtype} arrays (a storage type); build "
+                         "for the CPU (\"llvm\"), or convert the data to float32 first")
     return CL_TYPES[dtype]
 
 

@@ -40,16 +40,10 @@ EXPECTED_FAILURES = {
         "documented difference: cache_write after the loops were changed is refused (PrimitiveOrderError: apply it first); the test then inspects TVM's InferBound",
     'test_tvm012_te_schedule_lstm.py::test_lstm_cell_inline':
         'documented difference: the scan reads X[t - 1] at t = 0 (outside X): polyopt refuses out-of-bounds reads (OutOfBoundsError)',
-    'test_tvm012_te_tag.py::test_with':
-        'documented difference: compute attrs are kept as given (no TVM IntImm conversion) and there is no IR JSON (tvm.ir.save_json)',
-    'test_tvm012_te_tensor.py::test_tensor_reduce':
-        'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_tensor_compute1':
         "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize) and inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_tensor_compute2':
         "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize), its implementation is call_packed (polyopt: call_extern), and it inspects TVM's TIR",
-    'test_tvm012_te_tensor.py::test_scan_multi_out':
-        'documented difference: no IR serialization (tvm.ir.save_json/load_json)',
     'test_tvm012_te_tensor.py::test_extern':
         'documented difference: extern functions receive the tensors, not TVM Buffers (te.schedule.Buffer)',
     'test_tvm012_te_tensor.py::test_extern_multi_out':
