@@ -32,7 +32,6 @@ import islpy as isl
 
 from .. import dtypes
 from ..domain.affine import AffineSpace
-from ..domain.memo import IdentityMemo
 from ..errors import NonAffineError
 from ..names import NameGenerator
 from ..te.expr import Const, Expr, IterVar, TensorRead, Var
@@ -99,48 +98,22 @@ def iteration_domain(space: AffineSpace, loops, guards) -> isl.Set:
 
 def local_names(tree: ast.FunctionDef) -> frozenset[str]:
     """Every name the function binds (Python makes them local to it)."""
-    return _names_of(tree)[0]
+    names = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return frozenset(names)
 
 
 def outer_vars(tree: ast.FunctionDef, scopes: Scopes) -> list[Var]:
     """The po.var objects the body refers to by a name of the closure or globals."""
-    local, candidates = _names_of(tree)
+    local = local_names(tree)
     found = []
-    for node in candidates:
+    for node in ast.walk(ast.Module(body=tree.body, type_ignores=[])):
         value = _outer_value(node, scopes, local)
         if isinstance(value, Var):
             found.append(value)
     return found
-
-
-def _names_of(tree: ast.FunctionDef) -> tuple[frozenset[str], tuple[ast.AST, ...]]:
-    """``(local_names, the body's names and attributes in walk order)`` from one walk of
-    the tree, once per tree (the C front end's kernels have thousands of nodes, and the
-    parser asked for both, walking the tree three times)."""
-    return _NAMES.get((tree,), lambda: _walk_names(tree))
-
-
-def _walk_names(tree: ast.FunctionDef) -> tuple[frozenset[str], tuple[ast.AST, ...]]:
-    names = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
-    candidates = []
-    for node in ast.walk(ast.Module(body=tree.body, type_ignores=[])):
-        if isinstance(node, ast.Name):
-            candidates.append(node)
-            if isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            candidates.append(node)
-    for field, value in ast.iter_fields(tree):  # (the signature, decorators: no body)
-        if field == "body":
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, ast.AST):
-                names.update(n.id for n in ast.walk(item)
-                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    return frozenset(names), tuple(candidates)
-
-
-_NAMES = IdentityMemo(size=4)
 
 
 def _outer_value(node: ast.AST, scopes: Scopes, local: frozenset[str]):
