@@ -376,8 +376,8 @@ def checkout_with_harness(args, utilities: pathlib.Path) -> int:
                 refused.append({"kernel": name, "reason": reason})
                 continue
             m, (s1, s2) = row["medians"], harness.speedups(row)
-            print(f"{name:16s} original {m['original']:.4f}s  emitted {m['emitted 1 thread']:.4f}s "
-                  f"({s1:.2f}x) 2T {m['emitted 2 threads']:.4f}s ({s2:.2f}x)  polyopt opt "
+            print(f"{name:16s} original {m['original']:.4g}s  emitted {m['emitted 1 thread']:.4g}s "
+                  f"({s1:.2f}x) 2T {m['emitted 2 threads']:.4g}s ({s2:.2f}x)  polyopt opt "
                   f"{row['opt_wall']:.2f}s (CPU {row['opt_cpu']:.2f}s)  same arrays "
                   f"{row['same']}", flush=True)
             rows.append(row)
@@ -415,10 +415,10 @@ def main() -> int:
         utilities = harness.harness_dir(args.polybench)
         if utilities is not None and not args.compile_only:
             return checkout_with_harness(args, utilities)
-        print(f"{args.polybench}: no utilities/polybench.h and polybench.c"
-              if utilities is None else "--compile-only:",
-              "its kernels are read with a stand-in for polybench.h "
-              "(polybench_checkout.PRELUDE)", flush=True)
+        why = ("no utilities/polybench.h and polybench.c" if utilities is None else
+               "--compile-only")
+        print(f"{args.polybench}: {why}: its kernels are read with a stand-in for "
+              "polybench.h (polybench_checkout.PRELUDE)", flush=True)
     sources = kernel_sources(args.polybench)
     if args.only:
         wanted = set(args.only.split(","))

@@ -179,8 +179,8 @@ def report(rows: list[dict], refused: list[dict], root, dataset: str, rounds: in
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         m, (s1, s2) = r["medians"], speedups(r)
-        lines.append(f"| {r['kernel']} | {m['original']:.4f} | {m['emitted 1 thread']:.4f} | "
-                     f"{s1:.2f}x | {m['emitted 2 threads']:.4f} | {s2:.2f}x | "
+        lines.append(f"| {r['kernel']} | {m['original']:.4g} | {m['emitted 1 thread']:.4g} | "
+                     f"{s1:.2f}x | {m['emitted 2 threads']:.4g} | {s2:.2f}x | "
                      f"{r['opt_wall']:.2f} ({r['opt_cpu']:.2f}) | "
                      f"{'yes' if r['same'] else 'NO: ' + r['difference']} |")
     one = [speedups(r)[0] for r in rows]

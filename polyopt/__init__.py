@@ -43,7 +43,6 @@ from .machine import TargetInfo
 from .build import build, build_cache
 from .target.native import load_module
 from .aot.library import load_library
-from . import graph
 
 __version__ = "0.1.0"
 size_var = var  # TVM's name for a size (polyopt's vars are sizes)
@@ -66,3 +65,12 @@ schedule = _types.SimpleNamespace(Schedule=Schedule, Stage=Stage, Buffer=_Buffer
 
 
 from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace on polyopt)
+
+
+def __getattr__(name: str):
+    """``po.graph`` (ONNX models, operator graphs) is imported on first use: the loop
+    optimizer and ``polyopt opt`` start without it (a fifth of polyopt's import time)."""
+    if name == "graph":
+        import importlib
+        return importlib.import_module(".graph", __name__)
+    raise AttributeError(f"module 'polyopt' has no attribute '{name}'")

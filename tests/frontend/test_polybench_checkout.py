@@ -1,5 +1,5 @@
 """bench_polybench.py --polybench DIR: a checkout in PolyBench/C 4.2.1's layout (a kernel
-file needing polybench.h's macros and harness, its header with datasets beside it) is
+file needing polybench.h's macros, its header with datasets beside it, no harness) is
 read kernel by kernel, scheduled, compiled by gcc and checked (a small checkout written
 here, in that layout)."""
 
@@ -74,9 +74,11 @@ int main(int argc, char **argv)
 
 
 def checkout(tmp_path: Path) -> Path:
+    """A checkout without PolyBench's harness (``utilities/polybench.h`` and
+    ``polybench.c``): the benchmark reads its kernels with a stand-in for polybench.h
+    (with the harness, it builds them with it: tests/benchmarks/test_polybench_harness.py)."""
     (tmp_path / "utilities").mkdir()
-    (tmp_path / "utilities" / "polybench.h").write_text("/* the harness */\n")
-    (tmp_path / "utilities" / "polybench.c").write_text("int polybench_t;\n")
+    (tmp_path / "utilities" / "README").write_text("no harness here\n")
     folder = tmp_path / "linear-algebra" / "kernels" / "twoscale"
     folder.mkdir(parents=True)
     (folder / "twoscale.h").write_text(HEADER)
@@ -104,6 +106,8 @@ def test_bench_runs_a_checkout(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "twoscale" in result.stdout and "same True" in result.stdout
     assert "Kernels: the PolyBench/C checkout" in result.stdout
+    assert "no utilities/polybench.h and polybench.c: its kernels are read with a " \
+           "stand-in for polybench.h" in result.stdout
 
 
 def test_bench_reports_a_refused_kernel_and_goes_on(tmp_path):
