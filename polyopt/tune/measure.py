@@ -30,6 +30,7 @@ and such a point never wins), then calls it ``warmup`` more times and times
 
 from __future__ import annotations
 
+import faulthandler
 import math
 import os
 import pickle
@@ -274,6 +275,7 @@ class LocalRunner(Runner):
 
 
 def _quiet() -> None:
+    faulthandler.disable()  # (the parent reports a crash, in the user's terms)
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)

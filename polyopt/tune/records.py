@@ -273,6 +273,7 @@ def applying_best(db: RecordsDB):
         _CONTEXT.pop()
 
 
+@public
 def current_best(task):
     """The best point of ``task`` in the innermost :func:`applying_best` context (None
     outside one, or when nothing was recorded)."""

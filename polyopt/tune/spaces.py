@@ -35,6 +35,7 @@ __all__ = ["auto_options", "auto_space", "auto_task", "conv2d_task", "matmul_tas
 TILES = [0, 8, 16, 32, 64, 128]  # 0: the cache model's size (level 0), the previous (others)
 
 
+@public
 def auto_space(target_info: TargetInfo) -> ConfigSpace:
     """The knobs of :func:`auto_task` for a machine (register tiles in its lanes)."""
     lanes = target_info.lanes("float32")
