@@ -38,7 +38,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _env import cpu_model, write_results  # noqa: E402
-from bench_polybench import KERNELS, macros  # noqa: E402
+from bench_polybench import KERNELS, inputs, macros  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -68,7 +68,9 @@ def polybench(names, scale: int, trials: int, runner) -> list[dict]:
         kernel = po.from_c(path.read_text(), defines=defines or None)
         sizes = {p.name: defines[p.name.upper()] for p in kernel.c_params if p.kind == "size"}
         try:
-            row = tuned(po.tune.auto_task(kernel, name=path.stem, sizes=sizes), trials, runner)
+            task = po.tune.auto_task(kernel, name=path.stem, sizes=sizes, inputs=lambda seed, n=(
+                path.stem, kernel, sizes): inputs(*n))  # (PolyBench's well-conditioned inputs)
+            row = tuned(task, trials, runner)
         except po.PolyoptError as err:
             row = {"task": path.stem, "error": f"{type(err).__name__}: {err}"[:200]}
         print(row, flush=True)
