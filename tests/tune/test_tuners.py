@@ -100,3 +100,19 @@ def test_tuner_arguments_are_checked(matmul_task):
         po.tune.RandomTuner(matmul_task).tune(2, db="records.jsonl")
     with pytest.raises(InvalidArgumentError):
         po.tune.ModelTuner(matmul_task, model="forest")
+
+
+@pytest.mark.slow
+def test_records_of_another_shape_train_the_loop_nest_model(tmp_path):
+    from conftest import matmul_template
+    db = po.tune.RecordsDB(tmp_path)
+    small = po.tune.template_task("matmul", matmul_template, (16,))
+    po.tune.RandomTuner(small, batch_size=4).tune(6, po.tune.LocalRunner(repeat=1), db=db)
+    large = po.tune.template_task("matmul", matmul_template, (32,))
+    assert large.signature != small.signature
+    related = db.related(large)
+    assert len(related) == 6 and all(len(r["features"]) == po.tune.features.LENGTH
+                                     for r in related)
+    tuner = po.tune.ModelTuner(large, model="ridge", batch_size=4)
+    tuner.tune(4, po.tune.LocalRunner(repeat=1), db=db)
+    assert tuner.nest_model is not None  # (4 own points alone are too few: 6 + 4 >= 8)
