@@ -125,7 +125,7 @@ class Tuner:
     def _measure(self, indices, runner, db):
         """Measure the points of a batch whose schedule is new; record every one."""
         configs = [self.space.get(i) for i in indices]
-        scripts, features, fresh = {}, {}, []
+        scripts, features, fresh, first = {}, {}, [], {}
         for index, config in zip(indices, configs):
             try:
                 schedule, tensors = self.task.instantiate(config)
@@ -133,13 +133,17 @@ class Tuner:
                 features[index] = nest_features(lower(schedule, tensors), self.task.sizes)
             except PolyoptError:
                 scripts[index] = None  # (the runner reports why: refused or an error)
-            if scripts[index] is None or scripts[index] not in self.scripts:
+            script = scripts[index]
+            if script is None or (script not in self.scripts and script not in first):
                 fresh.append(index)
+                if script is not None:
+                    first[script] = index  # (the batch's first point with this schedule)
         measured = dict(zip(fresh, runner.run([MeasureInput(self.task, self.space.get(i))
                                                for i in fresh]))) if fresh else {}
         results = []
         for index, config in zip(indices, configs):
-            result = measured.get(index) or self.scripts[scripts[index]]
+            result = measured.get(index) or measured.get(first.get(scripts[index])) or \
+                self.scripts[scripts[index]]
             if scripts[index] is not None:
                 self.scripts.setdefault(scripts[index], result)
             self._count(index, config, result, features.get(index))
