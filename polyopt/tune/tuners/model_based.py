@@ -102,10 +102,15 @@ class ModelTuner(Tuner):
         return chosen
 
     def _anneal(self, keep: int) -> list[int]:
-        """Simulated annealing over the knob model: the ``keep`` best unvisited points
-        its walkers met."""
+        """Simulated annealing over the knob model, half its walkers starting from the
+        best points measured, half at random: the ``keep`` best unvisited points they
+        met."""
         size = len(self.space)
-        walkers = [int(self.rng.integers(size)) for _ in range(self.anneal_walkers)]
+        good = sorted((i for i, r in self.measured.items() if r.ok),
+                      key=lambda i: self.measured[i].cost)
+        elite = good[:self.anneal_walkers // 2]  # (half the walkers start from the best)
+        walkers = elite + [int(self.rng.integers(size))
+                           for _ in range(self.anneal_walkers - len(elite))]
         scores = self.knob_model.predict(self.knob_matrix(walkers))
         spread = float(np.std(scores)) or 1.0
         seen: dict[int, float] = {}
