@@ -68,9 +68,10 @@ from . import tvm  # noqa: E402  (``from polyopt import tvm``: TVM's namespace o
 
 
 def __getattr__(name: str):
-    """``po.graph`` (ONNX models, operator graphs) is imported on first use: the loop
-    optimizer and ``polyopt opt`` start without it (a fifth of polyopt's import time)."""
-    if name == "graph":
+    """``po.graph`` (ONNX models, operator graphs) and ``po.tune`` (autotuning) are
+    imported on first use: the loop optimizer and ``polyopt opt`` start without them
+    (``po.graph`` is a fifth of polyopt's import time)."""
+    if name in ("graph", "tune"):
         import importlib
-        return importlib.import_module(".graph", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'polyopt' has no attribute '{name}'")
