@@ -43,6 +43,7 @@ from .machine import TargetInfo
 from .build import build, build_cache
 from .target.native import load_module
 from .aot.library import load_library
+from . import tune
 from . import graph
 
 __version__ = "0.1.0"

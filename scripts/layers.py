@@ -30,6 +30,7 @@ LAYERS = [
     ("ast",),
     ("target",),
     ("lower", "kernels", "build", "emit_c", "extern_build", "aot"),
+    ("tune",),
     ("graph",),
     ("tvm", "cli", "__init__", "__main__"),
 ]
@@ -43,6 +44,7 @@ ROLES = {
     "target": "backends: llvm, opencl, accel", "graph": "ONNX models",
     "aot": "operator libraries",
     "kernels": "one build path, its key and caches", "tvm": "TVM's API",
+    "tune": "autotuning: spaces, measurement, records",
 }
 
 

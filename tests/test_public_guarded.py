@@ -8,7 +8,7 @@ import pytest
 import polyopt as po
 from polyopt.errors import InternalError, InvalidArgumentError, PolyoptError
 
-NAMESPACES = [po, po.graph, po.tvm, po.ops, po.templates, po.tensorize]
+NAMESPACES = [po, po.graph, po.tvm, po.ops, po.templates, po.tensorize, po.tune]
 
 
 def _public_callables():

@@ -1,0 +1,58 @@
+"""LocalRunner: candidates built and timed in a worker; a crash, a hang, a refused point
+or wrong numbers cost one trial each."""
+
+import os
+import time
+
+import pytest
+
+import polyopt as po
+from polyopt.errors import InvalidArgumentError
+from polyopt.tune import LocalRunner, MeasureInput
+
+
+def test_a_point_is_measured_and_checked(matmul_task):
+    runner = LocalRunner(repeat=3, timeout=60)
+    result, = runner.run([MeasureInput(matmul_task, matmul_task.space.get(5))])
+    assert result.status == "ok", result.error
+    assert len(result.costs) == 3 and result.cost > 0 and result.build_seconds > 0
+    assert runner.baseline(matmul_task).ok
+
+
+def test_crash_and_hang_cost_one_trial_each(matmul_task):
+    def hook(config):
+        if config.index == 1:
+            os.abort()
+        if config.index == 2:
+            time.sleep(600)
+
+    runner = LocalRunner(repeat=1, timeout=8, before_run=hook)
+    points = [MeasureInput(matmul_task, matmul_task.space.get(k)) for k in (1, 2, 3)]
+    results = runner.run(points)
+    assert [r.status for r in results] == ["crash", "timeout", "ok"]
+    assert "SIGABRT" in results[0].error
+
+
+def test_a_point_the_check_refuses_is_never_built_and_c_kernels_are_measured():
+    kernel = po.from_c("void prefix(float A[16]) "
+                       "{ for (int i = 1; i < 16; i++) A[i] = A[i-1] + A[i]; }")
+    space = po.tune.ConfigSpace()
+    space.define_knob("parallel", [False, True])
+
+    def instantiate(cfg):
+        s = po.create_schedule(kernel)
+        if cfg["parallel"].val:
+            s["S0"].parallel("i")  # (carries the prefix sum's dependence)
+        return s, None
+
+    task = po.tune.Task("prefix", space, instantiate)
+    runner = LocalRunner(repeat=1)
+    results = runner.run([MeasureInput(task, space.get(k)) for k in (1, 0)])
+    assert [r.status for r in results] == ["refused", "ok"]
+    assert "carries a dependence" in results[0].error
+
+
+def test_runner_arguments_are_checked():
+    for bad in ({"repeat": 0}, {"timeout": -1}, {"threads": 0}, {"before_run": 3}):
+        with pytest.raises(InvalidArgumentError):
+            LocalRunner(**bad)
