@@ -192,6 +192,7 @@ class LocalRunner(Runner):
         pid = os.fork()
         if pid == 0:  # the worker: build, check, time; report; leave without cleanup
             os.close(read)
+            _quiet()  # (LLVM's remarks and warnings: what the parent reports is the result)
             try:
                 report = self._work(task, schedule, tensors, reference, config, keep_outputs)
             except BaseException as err:  # noqa: BLE001  (reported to the parent)
@@ -270,6 +271,16 @@ class LocalRunner(Runner):
         if keep_outputs:
             report["outputs"] = got
         return report
+
+
+def _quiet() -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
 
 
 def _arguments(signature, sizes: dict, seed: int):

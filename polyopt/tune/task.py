@@ -24,6 +24,7 @@ s["B"].split("i", factor=8)
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 
@@ -36,6 +37,7 @@ from ..transform.schedule import Schedule
 from .space import ConfigEntity, ConfigSpace
 
 __all__ = ["Task", "template_task", "unscheduled"]
+RECENT = 64  # points whose schedules a task keeps (the tuner's, then the runner's call)
 
 
 @public
@@ -70,6 +72,12 @@ class Task:
         self.args_signature = args_signature
         self.target, self._default = target, default
         self.sizes = dict(sizes or {})
+        self._recent: collections.OrderedDict = collections.OrderedDict()
+
+    def __getstate__(self):  # (pickled for other processes: without the recent points)
+        state = dict(self.__dict__)
+        state["_recent"] = collections.OrderedDict()
+        return state
 
     @property
     def operator(self) -> str:
@@ -91,7 +99,14 @@ class Task:
         if not isinstance(config, ConfigEntity):
             raise InvalidArgumentError(f"instantiate takes a point of the task's space "
                                        f"(task.space.get(i)), got {type(config).__name__}")
-        return _checked(self._instantiate(config), "instantiate")
+        key = (config.index, id(config.space))
+        found = self._recent.get(key)
+        if found is None:
+            found = _checked(self._instantiate(config), "instantiate")
+            self._recent[key] = found
+            while len(self._recent) > RECENT:
+                self._recent.popitem(last=False)
+        return found
 
     def default_instance(self):
         """The untuned ``(schedule, tensors)``."""
