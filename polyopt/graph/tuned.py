@@ -1,0 +1,92 @@
+"""The tuning space of a fused group: its template's parameters.
+
+A group scheduled by a template with parameters (:data:`KNOBS`: the register tile of the
+matrix product, the tiles of the convolutions) has a :class:`polyopt.tune.Task` whose
+points are values of those parameters (:func:`group_task`); its untuned schedule is the
+template's own choice.  ``po.graph.compile(g, db=...)`` schedules a group with its best
+record (:func:`tuned_knobs`); :mod:`.tuning` tunes them.
+
+>>> from polyopt.machine import TargetInfo
+>>> sorted(KNOBS["matmul"](TargetInfo.for_cpu("znver3")))
+['cols', 'pack', 'rows']
+"""
+
+from __future__ import annotations
+
+from ..errors import public
+from ..machine import TargetInfo
+from ..tune import ConfigSpace, Task
+from ..tune.records import RecordsDB, best_config
+from .ir import Graph
+from .lowering import lower_group, schedule_group
+
+__all__ = ["KNOBS", "group_task", "tuned_knobs"]
+
+
+def _matmul_knobs(info: TargetInfo) -> dict:
+    lanes = info.lanes("float32")
+    return {"rows": [2, 3, 4, 6, 8], "cols": [lanes, 2 * lanes, 3 * lanes, 4 * lanes],
+            "pack": [True, False]}
+
+
+def _conv_knobs(info: TargetInfo) -> dict:
+    lanes = info.lanes("float32")
+    return {"tile_f": [1, 2, 4, 8], "max_tile": [2 * lanes, 4 * lanes, 6 * lanes]}
+
+
+def _channel_knobs(info: TargetInfo) -> dict:
+    lanes = info.lanes("float32")
+    return {"channel_tile": [lanes, 2 * lanes, 4 * lanes], "cols": [4, 7, 8, 14],
+            "reduce_tile": [8, 16, 32, 64]}
+
+
+# a template's name (as schedule_group names it, before "+epilogue") -> its parameters
+KNOBS = {"matmul": _matmul_knobs, "conv2d": _conv_knobs, "conv2d_channel": _channel_knobs}
+
+
+def _base_template(template: str) -> str:
+    return template.split("+", 1)[0]
+
+
+class _GroupTemplate:
+    """``instantiate(config)`` of a group's task: the group lowered again and scheduled
+    by its template with the point's parameters (a value: it can be pickled)."""
+
+    def __init__(self, graph: Graph, group, info: TargetInfo):
+        self.graph, self.group, self.info = graph, group, info
+
+    def schedule(self, knobs):
+        lowered = lower_group(self.graph, self.group.nodes, self.group.output)
+        s = schedule_group(lowered, self.group.kind, self.group.nodes,
+                           target_info=self.info, knobs=knobs)
+        return s, [*lowered.placeholders, lowered.output]
+
+    def __call__(self, config):
+        return self.schedule({name: config[name].val for name in config.knobs})
+
+    def default(self):
+        return self.schedule(None)
+
+
+@public
+def group_task(graph: Graph, group, template: str, *, target: str = "llvm") -> Task | None:
+    """The tuning task of a fused group scheduled by ``template`` (None when that
+    template has no parameters to tune)."""
+    make = KNOBS.get(_base_template(template))
+    if make is None:
+        return None
+    info = TargetInfo.for_target(target)
+    space = ConfigSpace()
+    for name, values in make(info).items():
+        space.define_knob(name, values)
+    instantiate = _GroupTemplate(graph, group, info)
+    return Task(f"graph/{_base_template(template)}", space, instantiate,
+                args_signature=group.name, target=target, default=instantiate.default)
+
+
+def tuned_knobs(db: RecordsDB, graph: Graph, group, template: str, target: str = "llvm"):
+    """The best recorded template parameters of a group (None when none was measured
+    on this machine): what ``compile(..., db=)`` schedules the group with."""
+    task = group_task(graph, group, template, target=target)
+    config = best_config(db, task) if task is not None else None
+    return None if config is None else {name: config[name].val for name in config.knobs}
