@@ -153,7 +153,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo,
         if op_types[0] in INT8_KERNELS:
             return _int8_schedule(s, out, anchor, op_types[0])
         if op_types[0] == "ConvPacked":  # weights blocked at compile time
-            schedule_packed_conv(s, out, anchor, target_info=info)
+            schedule_packed_conv(s, out, anchor, target_info=info, **knobs)
             return "conv2d_blocked"
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor, lanes=lanes)
@@ -173,7 +173,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo,
             template = "conv2d"
         elif op_types[0] == "MatMulPacked":  # B's panels packed at compile time
             matmul_template(s, anchor, pack=False, cols=anchor.op.inputs[1].shape[2].value,
-                            target_info=info)
+                            target_info=info, **knobs)
             template = "matmul_packed"
         else:
             rows = _constant_extent(anchor.shape[-2])

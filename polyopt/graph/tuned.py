@@ -1,9 +1,10 @@
 """The tuning space of a fused group: its template's parameters.
 
 A group scheduled by a template with parameters (:data:`KNOBS`: the register tile of the
-matrix product, the tiles of the convolutions) has a :class:`polyopt.tune.Task` whose
+matrix product, the tiles of the convolutions, blocked or not) has a :class:`polyopt.tune.Task` whose
 points are values of those parameters (:func:`group_task`); its untuned schedule is the
-template's own choice.  ``po.graph.compile(g, db=...)`` schedules a group with its best
+template's own choice, which is also point 0 of the space (every knob's first value),
+measured first so that a record never loses to it.  ``po.graph.compile(g, db=...)`` schedules a group with its best
 record (:func:`tuned_knobs`); :mod:`.tuning` tunes them.
 
 >>> from polyopt.machine import TargetInfo
@@ -23,25 +24,46 @@ from .lowering import lower_group, schedule_group
 __all__ = ["KNOBS", "group_task", "tuned_knobs"]
 
 
+def _first(default, values: list) -> list:
+    """``values`` with the template's own choice ``default`` first: point 0 of a group's
+    space is its untuned schedule."""
+    return [default] + [v for v in values if v != default]
+
+
 def _matmul_knobs(info: TargetInfo) -> dict:
     lanes = info.lanes("float32")
-    return {"rows": [2, 3, 4, 6, 8], "cols": [lanes, 2 * lanes, 3 * lanes, 4 * lanes],
+    rows, vectors = info.register_tile()
+    return {"rows": _first(rows, [2, 3, 4, 6, 8]),
+            "cols": _first(vectors * lanes, [lanes, 2 * lanes, 3 * lanes, 4 * lanes]),
             "pack": [True, False]}
 
 
 def _conv_knobs(info: TargetInfo) -> dict:
     lanes = info.lanes("float32")
-    return {"tile_f": [1, 2, 4, 8], "max_tile": [2 * lanes, 4 * lanes, 6 * lanes]}
+    return {"tile_f": _first(4, [1, 2, 4, 8]),
+            "max_tile": _first(4 * lanes, [2 * lanes, 4 * lanes, 6 * lanes])}
 
 
 def _channel_knobs(info: TargetInfo) -> dict:
     lanes = info.lanes("float32")
-    return {"channel_tile": [lanes, 2 * lanes, 4 * lanes], "cols": [4, 7, 8, 14],
-            "reduce_tile": [8, 16, 32, 64]}
+    return {"channel_tile": _first(2 * lanes, [lanes, 2 * lanes, 4 * lanes]),
+            "cols": _first(7, [4, 7, 8, 14]), "reduce_tile": _first(32, [8, 16, 32, 64])}
 
 
-# a template's name (as schedule_group names it, before "+epilogue") -> its parameters
-KNOBS = {"matmul": _matmul_knobs, "conv2d": _conv_knobs, "conv2d_channel": _channel_knobs}
+def _blocked_conv_knobs(info: TargetInfo) -> dict:
+    return {"columns": _first(7, [4, 5, 6, 7, 8, 12, 14]),
+            "reduce_tile": _first(32, [8, 16, 32, 64])}
+
+
+def _packed_matmul_knobs(info: TargetInfo) -> dict:
+    # (the columns: the panels packed at compile time)
+    return {"rows": _first(info.register_tile()[0], [2, 3, 4, 6, 8])}
+
+
+# a template's name (as schedule_group names it, before "+epilogue") -> its parameters,
+# each with the values to try, the template's default first
+KNOBS = {"matmul": _matmul_knobs, "conv2d": _conv_knobs, "conv2d_channel": _channel_knobs,
+         "conv2d_blocked": _blocked_conv_knobs, "matmul_packed": _packed_matmul_knobs}
 
 
 def _base_template(template: str) -> str:

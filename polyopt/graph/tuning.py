@@ -39,10 +39,12 @@ __all__ = ["TuneReport", "share_budget", "tune"]
 @dataclass
 class TuneReport:
     """Per kernel: its steps, template, share of the untuned run time, trials, and the
-    untuned and best times (ms); ``str(report)`` is the table."""
+    untuned and best times (ms); ``str(report)`` is the table; ``tasks``: each kernel's
+    :class:`~polyopt.tune.Task` by its name in the table."""
 
     rows: list
     budget: int
+    tasks: dict
 
     def __str__(self) -> str:
         lines = [f"{'kernel':<28} {'template':<22} {'share':>6} {'trials':>6} "
@@ -92,6 +94,17 @@ def share_budget(budget: int, times: list[float]) -> list[int]:
     return shares
 
 
+def _record_untuned_point(task, runner, db: RecordsDB) -> None:
+    """Measure point 0 (the template's own parameters) first, unless recorded already:
+    the best record is then never slower than the untuned kernel, as measured."""
+    from ..tune import MeasureInput
+    from ..tune.records import config_key
+    first = task.space.get(0)
+    if config_key(first.to_json()) not in db.measured(task.signature, task.target_key):
+        db.add(task, first, runner.run([MeasureInput(task, first)])[0],
+               script=task.instantiate(first)[0].script())
+
+
 @public
 def tune(model, budget: int = 200, *, db: RecordsDB | None = None, runner=None,
          tuner: str = "random", num_threads: int = 0, target: str = "llvm",
@@ -128,17 +141,20 @@ def tune(model, budget: int = 200, *, db: RecordsDB | None = None, runner=None,
               first, ms, names) for first, ms, names in kernels.values()]
     tasks = [t for t in tasks if t[0] is not None]
     total_ms = sum(row["ms"] for row in timed)
-    rows = []
+    rows, named = [], {}
     for (task, step, ms, names), trials in zip(
             tasks, share_budget(budget, [t[2] for t in tasks])):
+        if trials:
+            _record_untuned_point(task, runner, db)
         summary = choices[tuner](task, seed=seed).tune(trials, runner, db=db) if trials \
             else None
         best = summary.best_cost * 1e3 if summary and math.isfinite(summary.best_cost) \
             else math.nan
         base = summary.baseline_cost * 1e3 if summary else math.nan
+        named[",".join(names)] = task
         rows.append({"kernel": ",".join(names)[:28], "template": step.template,
                      "share": ms / total_ms if total_ms else 0.0, "trials": trials,
                      "untuned_ms": base, "best_ms": best,
                      "speedup": base / best if best and math.isfinite(best) else math.nan})
-    return TuneReport(rows, budget)
+    return TuneReport(rows, budget, named)
 

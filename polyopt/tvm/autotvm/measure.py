@@ -1,14 +1,15 @@
 """``autotvm.measure_option``, ``LocalBuilder``, ``LocalRunner``: TVM's measurement
 options, on :class:`polyopt.tune.LocalRunner`.
 
-polyopt builds and times each candidate in one forked worker under one time limit, so
-the builder is a name only, and TVM's runner options map to polyopt's: ``timeout``
-(build and run), ``repeat`` timed samples (at least ``number``; each sample calls the
-kernel as often as it takes to last ``min_repeat_ms``, 1 ms at least) and their median.
+polyopt builds, checks and times each candidate in one forked worker under one time
+limit: ``measure_option`` gives it the builder's and the runner's limits added (10 s
+each by default).  ``repeat`` is the number of timed samples (their median is the cost);
+each sample calls the kernel as often as it takes to last ``min_repeat_ms`` (1 ms at
+least), which stands for TVM's ``number``.
 
 >>> option = measure_option(builder="local", runner=LocalRunner(number=5))
 >>> option["runner"].repeat, option["runner"].timeout
-(5, 10.0)
+(3, 20.0)
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ def LocalRunner(timeout: float = 10, number: int = 4, repeat: int = 3,  # noqa: 
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidArgumentError(f"autotvm.LocalRunner: {label} must be an int >= 1, "
                                        f"got {value!r}")
-    return _PolyoptRunner(timeout=timeout, repeat=max(number, repeat),
-                          min_repeat_ms=max(1.0, float(min_repeat_ms)))
+    runner = _PolyoptRunner(timeout=timeout, repeat=repeat,
+                            min_repeat_ms=max(1.0, float(min_repeat_ms)))
+    runner.run_timeout = runner.timeout  # (measure_option adds the builder's)
+    return runner
 
 
 @public
@@ -62,4 +65,6 @@ def measure_option(builder="local", runner="local", **_tvm_only) -> dict:
         raise InvalidArgumentError(f"measure_option: runner is 'local', "
                                    f"autotvm.LocalRunner(...) or a po.tune runner "
                                    f"(DaskRunner), got {runner!r}")
+    if hasattr(runner, "run_timeout"):  # one of autotvm.LocalRunner: one limit for both
+        runner.timeout = runner.run_timeout + float(builder.timeout)
     return {"builder": builder, "runner": runner}
