@@ -5,6 +5,7 @@
   opt     optimize the #pragma scop region of a C function automatically
   run     compile an ONNX model and run it on .npy inputs
   lib     build an operator library ahead of time (lib build)
+  tune    measure schedules of a kernel and keep the fastest (autotuning)
   cache   show or empty the on-disk kernel cache (cache info, cache clear)
 
 `polyopt COMMAND --help` says more about each.
@@ -16,6 +17,7 @@ Examples:
     polyopt opt examples/gemm.c --emit c -o gemm.opt.c
     polyopt run model.onnx --input x.npy
     polyopt lib build examples/ops_spec.py -o build/ops
+    polyopt tune examples/gemm.c --trials 40 --db ~/tune-records
 
 Exit status: 0 success (check: the schedule is legal; opt --check: every array
 matches); 1 a negative answer or a partial failure (check: illegal; opt --check: a
@@ -31,7 +33,7 @@ import sys
 
 import polyopt as po
 from . import check as cli_check, demo as cli_demo, lib as aot_cli, opt as cli_opt, \
-    run as cli_run
+    run as cli_run, tune as cli_tune
 from .help import help_text, plain  # noqa: F401 (polyopt.cli.plain, help_text)
 from .output import reader_gone
 
@@ -58,6 +60,7 @@ def parser() -> argparse.ArgumentParser:
     cli_opt.add_parser(commands)
     cli_run.add_parser(commands)
     aot_cli.add_parsers(commands)
+    cli_tune.add_parser(commands)
     return top
 
 

@@ -17,6 +17,7 @@ from .records import (RecordsDB, applying_best, apply_best, best_config, current
                       machine_fingerprint)
 from .space import (AnnotateEntity, ConfigEntity, ConfigSpace, OtherOptionEntity,
                     ReorderEntity, SplitEntity, knob_features)
+from .spaces import auto_options, auto_space, auto_task, conv2d_task, matmul_task
 from .task import Task, template_task, unscheduled
 from .tuners import (GATuner, GridSearchTuner, ModelTuner, RandomTuner, TuneSummary, Tuner,
                      XGBTuner)
@@ -25,6 +26,6 @@ __all__ = ["AnnotateEntity", "ConfigEntity", "ConfigSpace", "GATuner", "GridSear
            "LocalRunner", "MeasureInput", "MeasureResult", "ModelTuner", "OtherOptionEntity",
            "RandomTuner", "RecordsDB", "RecordsError", "ReorderEntity", "Runner",
            "SplitEntity", "Task", "TuneSummary", "Tuner", "TuningError", "XGBTuner",
-           "apply_best", "applying_best", "best_config", "current_best", "knob_features",
+           "apply_best", "applying_best", "auto_options", "auto_space", "auto_task", "conv2d_task", "matmul_task", "best_config", "current_best", "knob_features",
            "machine_fingerprint", "mismatch", "nest_features", "template_task", "tolerance",
            "unscheduled"]

@@ -96,6 +96,8 @@ class Tuner:
                 break
             wanted = min(self.batch_size, n_trial - self.trials)
             indices = [i for i in self.next_batch(wanted) if i not in self.visited][:wanted]
+            if 0 not in self.visited and 0 not in indices:  # (point 0: the knobs' first
+                indices = [0] + indices[:wanted - 1]        # values, the untuned choices)
             if not indices:
                 break
             self.visited.update(indices)
