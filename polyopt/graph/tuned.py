@@ -75,7 +75,7 @@ class _GroupTemplate:
     by its template with the point's parameters (a value: it can be pickled)."""
 
     def __init__(self, graph: Graph, group, info: TargetInfo):
-        self.graph, self.group, self.info = graph, group, info
+        self.graph, self.group, self.info = _group_graph(graph, group), group, info
 
     def schedule(self, knobs):
         lowered = lower_group(self.graph, self.group.nodes, self.group.output)
@@ -88,6 +88,16 @@ class _GroupTemplate:
 
     def default(self):
         return self.schedule(None)
+
+
+def _group_graph(graph: Graph, group) -> Graph:
+    """The part of ``graph`` that lowering ``group`` reads: its nodes, the tensors they
+    read and write, and those of them that are constants (what a Dask worker is sent,
+    not the whole model and what compiling it made)."""
+    names = {name for node in group.nodes for name in (*node.inputs, *node.outputs) if name}
+    return Graph(group.nodes, {n: graph.tensors[n] for n in names if n in graph.tensors},
+                 {n: graph.constants[n] for n in names if n in graph.constants},
+                 [n for n in group.inputs], [group.output], name=graph.name)
 
 
 @public
