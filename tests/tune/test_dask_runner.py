@@ -13,7 +13,7 @@ import pytest
 
 import polyopt as po
 from polyopt.errors import BackendError, InvalidArgumentError
-from polyopt.tune import MeasureInput, template_task
+from polyopt.tune import MeasureInput, RandomTuner, RecordsDB, template_task
 
 distributed = pytest.importorskip("distributed",
                                   reason="the dask extra: pip install 'polyopt[dask]'")
@@ -123,6 +123,32 @@ def test_a_worker_killed_mid_run_loses_no_trial(cluster):
     assert set(client.run(os.getpid).values()).isdisjoint(pids.values())  # it was killed
 
 
+@pytest.mark.slow
+def test_a_tuning_run_with_a_killed_worker_records_every_trial(cluster, tmp_path):
+    """A tuner measuring on the cluster while the measuring worker is killed: every
+    trial is in the records, and a second run resumes without measuring any again."""
+    _, client = cluster
+    task = template_task("scaled_sum", scaled_sum, (2048,))
+    pids = client.run(os.getpid, workers=_measuring(client))
+    arrived = []
+
+    def on_result(item, result):
+        arrived.append(item)
+        if len(arrived) == 3:
+            for pid in pids.values():
+                os.kill(pid, signal.SIGKILL)
+
+    db = RecordsDB(str(tmp_path / "records"))
+    runner = DaskRunner(client, timeout=60, repeat=2, retries=3, on_result=on_result)
+    summary = RandomTuner(task, batch_size=4).tune(8, runner, db=db)
+    assert summary.trials == 8 and len(db) == 8
+    again = []
+    runner = DaskRunner(client, timeout=60, repeat=2,
+                        on_result=lambda item, result: again.append(item))
+    assert RandomTuner(task, batch_size=4).tune(8, runner, db=db).trials == 8
+    assert again == [] and len(db) == 8
+
+
 def test_the_runner_says_how_to_connect():
     with pytest.raises(InvalidArgumentError, match="scheduler address"):
         DaskRunner(42)
@@ -130,7 +156,6 @@ def test_the_runner_says_how_to_connect():
         DaskRunner("local", retries=-1)
 
 
-@pytest.mark.slow
 def test_a_cluster_without_a_measuring_worker_is_refused(monkeypatch):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as local, \
