@@ -124,12 +124,15 @@ def _worker_runner(settings: tuple) -> LocalRunner:
 
 @public_methods
 class DaskRunner(Runner):
-    """See the module docstring.  ``close()`` (or ``with DaskRunner(...) as runner:``)
-    closes the client and cluster it opened itself (never a Client it was given)."""
+    """See the module docstring.  ``wait_for_workers``: seconds to wait for a measuring
+    worker to join before refusing to run.  ``close()`` (or ``with DaskRunner(...) as
+    runner:``) closes the client and cluster it opened itself (never a Client it was
+    given)."""
 
     def __init__(self, client_or_address, timeout: float = 30.0, repeat: int = 5,
                  warmup: int = 1, threads: int | None = None, *, min_repeat_ms: float = 1.0,
-                 seed: int = 0, retries: int = 2, on_result=None):
+                 seed: int = 0, retries: int = 2, on_result=None,
+                 wait_for_workers: float = 30.0):
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise InvalidArgumentError(f"DaskRunner: retries must be an int >= 0, got "
                                        f"{retries!r}")
@@ -141,6 +144,7 @@ class DaskRunner(Runner):
         self._local = LocalRunner(timeout=timeout, repeat=repeat, warmup=warmup,
                                   threads=threads, min_repeat_ms=min_repeat_ms, seed=seed)
         self.retries, self.on_result = retries, on_result
+        self.wait_for_workers = float(wait_for_workers)
         self.client, self._cluster, self._owned = _connect(client_or_address)
 
     @property
@@ -153,8 +157,8 @@ class DaskRunner(Runner):
         return sorted(address for address, info in workers.items()
                       if (info.get("resources") or {}).get(MEASURE_RESOURCE, 0) >= 1)
 
-    def _wait_for_measuring_worker(self, seconds: float = 30.0) -> None:
-        deadline = time.monotonic() + seconds
+    def _wait_for_measuring_worker(self) -> None:
+        deadline = time.monotonic() + self.wait_for_workers
         while not self.measuring_workers():
             if time.monotonic() > deadline:
                 raise BackendError(

@@ -8,7 +8,6 @@ import signal
 import sys
 import threading
 
-import numpy as np
 import pytest
 
 import polyopt as po
@@ -156,15 +155,12 @@ def test_the_runner_says_how_to_connect():
         DaskRunner("local", retries=-1)
 
 
-def test_a_cluster_without_a_measuring_worker_is_refused(monkeypatch):
+def test_a_cluster_without_a_measuring_worker_is_refused():
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as local, \
             distributed.Client(local) as client:
-        runner = DaskRunner(client)
-        monkeypatch.setattr(runner, "_wait_for_measuring_worker",
-                            lambda seconds=0.5, wait=DaskRunner._wait_for_measuring_worker:
-                            wait(runner, 0.5))
+        runner = DaskRunner(client, wait_for_workers=0.5)
+        assert runner.measuring_workers() == []
         task = template_task("scaled_sum", scaled_sum, (64,))
         with pytest.raises(BackendError, match="--resources measure=1"):
             runner.run([MeasureInput(task, task.space.get(0))])
-        np.testing.assert_equal(runner.measuring_workers(), [])
