@@ -30,6 +30,7 @@ and such a point never wins), then calls it ``warmup`` more times and times
 
 from __future__ import annotations
 
+import faulthandler
 import math
 import os
 import pickle
@@ -245,7 +246,8 @@ class LocalRunner(Runner):
         start = time.perf_counter()
         kernel = build(schedule, tensors, task.target, num_threads=self.threads_for(task))
         build_seconds = time.perf_counter() - start
-        args, kwargs, outputs = _arguments(kernel.signature, task.sizes, self.seed)
+        given = task.inputs(self.seed) if task.inputs is not None else None
+        args, kwargs, outputs = _arguments(kernel.signature, task.sizes, self.seed, given)
         kernel(*args, **kwargs)
         got = {name: np.array(array) for name, array in outputs.items()}
         if reference is not None:
@@ -274,6 +276,7 @@ class LocalRunner(Runner):
 
 
 def _quiet() -> None:
+    faulthandler.disable()  # (the parent reports a crash, in the user's terms)
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
@@ -283,9 +286,9 @@ def _quiet() -> None:
         pass
 
 
-def _arguments(signature, sizes: dict, seed: int):
-    """Seeded random arrays (and size values) for every argument of a kernel; the
-    arrays it writes by name."""
+def _arguments(signature, sizes: dict, seed: int, given: dict | None = None):
+    """Seeded random arrays (or the task's own, ``given`` by name) and size values for
+    every argument of a kernel; the arrays it writes by name."""
     rng = np.random.default_rng(seed)
     args, outputs = [], {}
     for spec in signature.args:
@@ -297,7 +300,9 @@ def _arguments(signature, sizes: dict, seed: int):
             continue
         shape = tuple(evaluate(e, sizes) for e in spec.shape)
         dtype = np.dtype(spec.dtype)
-        if dtype.kind == "f":
+        if given is not None and spec.name in given:
+            array = np.array(given[spec.name], dtype=dtype).reshape(shape)
+        elif dtype.kind == "f":
             array = rng.uniform(0.5, 1.5, shape).astype(dtype)
         elif dtype.kind == "b":
             array = rng.integers(0, 2, shape).astype(dtype)

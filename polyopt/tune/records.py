@@ -80,6 +80,11 @@ class RecordsDB:
     def __init__(self, folder: str | os.PathLike | None = None, *, machine: str | None = None):
         if folder is None:
             folder = private_folder("tune")
+        if not isinstance(folder, (str, os.PathLike)):
+            raise InvalidArgumentError(f"RecordsDB takes a folder name, got "
+                                       f"{type(folder).__name__}")
+        if machine is not None and not isinstance(machine, str):
+            raise InvalidArgumentError(f"machine is a fingerprint string, got {machine!r}")
         folder = os.fspath(folder)
         if os.path.isfile(folder):
             raise RecordsError(f"{folder} is a file; records live in a folder (one file per "
@@ -99,6 +104,13 @@ class RecordsDB:
     def add(self, task, config, result: MeasureResult, *, script: str | None = None,
             features=None) -> dict:
         """Append one trial (and return the record written)."""
+        from .space import ConfigEntity
+        from .task import Task
+        if not (isinstance(task, Task) and isinstance(config, ConfigEntity) and
+                isinstance(result, MeasureResult)):
+            raise InvalidArgumentError("RecordsDB.add(task, config, result) takes a "
+                                       "po.tune.Task, a point of its space and a "
+                                       "MeasureResult")
         record = {
             "format": FORMAT, "machine": self.machine, "signature": task.signature,
             "target": task.target_key, "task": task.name,
@@ -229,11 +241,18 @@ def _parse(raw: bytes) -> dict | None:
     return record
 
 
+def _check_pair(db, task, what: str) -> None:
+    from .task import Task
+    if not isinstance(db, RecordsDB) or not isinstance(task, Task):
+        raise InvalidArgumentError(f"{what}(db, task) takes a po.tune.RecordsDB and a "
+                                   f"po.tune.Task, got {type(db).__name__} and "
+                                   f"{type(task).__name__}")
+
+
 @public
 def best_config(db: RecordsDB, task):
     """The best measured point of ``task`` in ``db`` (None when there is none)."""
-    if not isinstance(db, RecordsDB):
-        raise InvalidArgumentError(f"best_config takes a RecordsDB, got {type(db).__name__}")
+    _check_pair(db, task, "best_config")
     record = db.best(task.signature, task.target_key)
     return None if record is None else task.space.from_json(record["config"])
 
@@ -243,6 +262,7 @@ def apply_best(db: RecordsDB, task, *, build: bool = True, **build_options):
     """The kernel built (``po.build``) with ``task``'s best recorded schedule, or that
     ``(schedule, tensors)`` with ``build=False``; the untuned schedule, with a warning,
     when nothing was recorded for this task on this machine."""
+    _check_pair(db, task, "apply_best")
     config = best_config(db, task)
     if config is None:
         warnings.warn(f"no tuning record of task {task.name!r} for this machine in "
@@ -273,7 +293,12 @@ def applying_best(db: RecordsDB):
         _CONTEXT.pop()
 
 
+@public
 def current_best(task):
     """The best point of ``task`` in the innermost :func:`applying_best` context (None
     outside one, or when nothing was recorded)."""
+    from .task import Task
+    if not isinstance(task, Task):
+        raise InvalidArgumentError(f"current_best takes a po.tune.Task, got "
+                                   f"{type(task).__name__}")
     return best_config(_CONTEXT[-1], task) if _CONTEXT else None

@@ -349,6 +349,9 @@ class ConfigSpace:
         one value, one other value drawn with ``rng`` (a ``numpy.random.Generator``), the
         adjacent values more likely (half the draws)."""
         digits = self.digits(index)
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidArgumentError(f"neighbors takes a numpy.random.Generator "
+                                       f"(numpy.random.default_rng(seed)), got {rng!r}")
         found = []
         for position, size in enumerate(self.dims):
             if size < 2:

@@ -35,6 +35,7 @@ __all__ = ["auto_options", "auto_space", "auto_task", "conv2d_task", "matmul_tas
 TILES = [0, 8, 16, 32, 64, 128]  # 0: the cache model's size (level 0), the previous (others)
 
 
+@public
 def auto_space(target_info: TargetInfo) -> ConfigSpace:
     """The knobs of :func:`auto_task` for a machine (register tiles in its lanes)."""
     lanes = target_info.lanes("float32")
@@ -75,11 +76,12 @@ def _fresh(subject) -> Schedule:
 
 @public
 def auto_task(subject, name: str | None = None, target: str = "llvm", *,
-              sizes: dict | None = None, args=None) -> Task:
+              sizes: dict | None = None, args=None, inputs=None) -> Task:
     """A task tuning ``auto_schedule``'s choices for ``subject``: an output tensor (or a
     list of them), a ``po.kernel`` / ``po.from_c`` kernel, or an unscheduled schedule.
     ``args`` are the tensors passed to the kernel (default: the inputs and outputs, or
-    the kernel's parameters); ``sizes`` the values of symbolic sizes."""
+    the kernel's parameters); ``sizes`` the values of symbolic sizes; ``inputs`` as
+    :class:`Task` takes it."""
     if isinstance(subject, (list, tuple)):
         if not subject or not all(isinstance(t, Tensor) for t in subject):
             raise InvalidArgumentError("auto_task takes a tensor, a list of tensors, a "
@@ -109,7 +111,7 @@ def auto_task(subject, name: str | None = None, target: str = "llvm", *,
 
     name = name or _name(subject)
     return Task(name, auto_space(info), instantiate, args_signature=_describe(tensors, sizes),
-                target=target, default=default, sizes=sizes)
+                target=target, default=default, sizes=sizes, inputs=inputs)
 
 
 def _arguments(subject):

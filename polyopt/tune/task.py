@@ -52,10 +52,13 @@ class Task:
     """See the module docstring.  ``default`` (optional) returns the untuned
     ``(schedule, tensors)`` that candidates are timed against and checked against
     (default: point 0's schedule before its primitives); ``sizes`` gives the values of
-    symbolic sizes when measuring (``{"n": 1000}``)."""
+    symbolic sizes when measuring (``{"n": 1000}``); ``inputs(seed)`` (optional) the
+    values of the kernel's arguments, by name, where seeded uniform random ones will not
+    do (a factorization's well-conditioned matrix)."""
 
     def __init__(self, name: str, space: ConfigSpace, instantiate, args_signature=None,
-                 target: str = "llvm", *, default=None, sizes: dict | None = None):
+                 target: str = "llvm", *, default=None, sizes: dict | None = None,
+                 inputs=None):
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError(f"a task's name is a non-empty string, got {name!r}")
         if not isinstance(space, ConfigSpace) or not space.knobs:
@@ -64,6 +67,9 @@ class Task:
         if not callable(instantiate) or (default is not None and not callable(default)):
             raise InvalidArgumentError("instantiate (and default, if given) must be callables "
                                        "returning (schedule, tensors)")
+        if inputs is not None and not callable(inputs):
+            raise InvalidArgumentError("inputs, if given, is a callable inputs(seed) -> "
+                                       "{argument name: array}")
         if not isinstance(target, str):
             raise InvalidArgumentError(f"a task's target is a target string such as 'llvm' "
                                        f"or 'llvm -mcpu=znver4', got {target!r}")
@@ -72,6 +78,7 @@ class Task:
         self.args_signature = args_signature
         self.target, self._default = target, default
         self.sizes = dict(sizes or {})
+        self.inputs = inputs
         self._recent: collections.OrderedDict = collections.OrderedDict()
 
     def __getstate__(self):  # (pickled for other processes: without the recent points)

@@ -56,3 +56,26 @@ def test_runner_arguments_are_checked():
     for bad in ({"repeat": 0}, {"timeout": -1}, {"threads": 0}, {"before_run": 3}):
         with pytest.raises(InvalidArgumentError):
             LocalRunner(**bad)
+
+
+def test_a_task_gives_its_own_inputs_to_the_kernel(tmp_path):
+    import numpy as np
+    kernel = po.from_c("void halve(float A[64], float B[64]) "
+                       "{ for (int i = 0; i < 64; i++) A[i] = A[i] / B[i]; }")
+    space = po.tune.ConfigSpace()
+    space.define_knob("split", [2, 4])
+
+    def instantiate(cfg):
+        s = po.create_schedule(kernel)
+        s["S0"].split("i", factor=cfg["split"].val)
+        return s, None
+
+    def task(divisors):
+        return po.tune.Task("halve", space, instantiate,
+                            inputs=lambda seed: {"B": divisors})
+
+    with pytest.raises(po.tune.TuningError, match="did not run"):  # (7 values for 64)
+        LocalRunner(repeat=1).run([MeasureInput(task(np.full(7, 2.0)), space.get(1))])
+    result, = LocalRunner(repeat=1).run([MeasureInput(task(np.full(64, 2.0)),
+                                                      space.get(1))])
+    assert result.status == "ok", result.error

@@ -129,3 +129,25 @@ def test_a_killed_run_resumes_without_measuring_a_point_twice(tmp_path):
     lines = [json.loads(line) for line in open(next((tmp_path / "db").glob("*.jsonl")))]
     indices = [line["config"]["index"] for line in lines]
     assert len(indices) == 10 and len(set(indices)) == 10
+
+
+@pytest.mark.parametrize("call", [
+    lambda db, task: RecordsDB(123),
+    lambda db, task: RecordsDB(db.folder, machine=5),
+    lambda db, task: db.add("task", None, None),
+    lambda db, task: po.tune.apply_best("db", task),
+    lambda db, task: po.tune.best_config(db, "task"),
+    lambda db, task: po.tune.current_best("task"),
+    lambda db, task: task.space.neighbors(0, "rng"),
+])
+def test_bad_input_is_a_typed_error(tmp_path, matmul_task, call):
+    from polyopt.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError):
+        call(RecordsDB(tmp_path), matmul_task)
+
+
+def test_apply_best_without_records_warns_and_uses_the_untuned_schedule(tmp_path,
+                                                                          matmul_task):
+    with pytest.warns(PolyoptWarning, match="untuned schedule is used"):
+        schedule, _ = po.tune.apply_best(RecordsDB(tmp_path), matmul_task, build=False)
+    assert schedule.script() == ""
