@@ -201,3 +201,5 @@ def test_autotvm_mistakes_are_polyopt_errors():
         autotvm.get_config()
     with pytest.raises(tvm.TVMError, match="builder is 'local'"):
         autotvm.measure_option(builder="rpc")
+    with pytest.raises(tvm.TVMError, match="positional arguments only"):
+        matmul(32, 32, 32, dtype="float32")

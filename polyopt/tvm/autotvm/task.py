@@ -82,8 +82,13 @@ def template(name: str, func=None):
 
         @functools.wraps(function)
         def call(*args, **kwargs):
-            if _current() is not None or kwargs:  # (a tuner instantiating it)
+            if _current() is not None:  # (a tuner instantiating it)
                 return function(*args, **kwargs)
+            if kwargs:
+                raise InvalidArgumentError(
+                    f"call the template {name!r} with positional arguments only (they "
+                    f"name its task, as autotvm.task.create's args= do), got "
+                    f"{sorted(kwargs)} by keyword")
             task = create(name, args, target=_current_target())
             config = current_best(task) or task.space.get(0)
             with _configured(config):
