@@ -1,11 +1,12 @@
 """The tuning space of a fused group: its template's parameters.
 
 A group scheduled by a template with parameters (:data:`KNOBS`: the register tile of the
-matrix product, the tiles of the convolutions, blocked or not) has a :class:`polyopt.tune.Task` whose
-points are values of those parameters (:func:`group_task`); its untuned schedule is the
-template's own choice, which is also point 0 of the space (every knob's first value),
-measured first so that a record never loses to it.  ``po.graph.compile(g, db=...)`` schedules a group with its best
-record (:func:`tuned_knobs`); :mod:`.tuning` tunes them.
+matrix product, the tiles of the convolutions, blocked or not) has a
+:class:`polyopt.tune.Task` whose points are values of those parameters
+(:func:`group_task`); its untuned schedule is the template's own choice, which is also
+point 0 of the space (every knob's first value), measured first so that a record never
+loses to it.  ``po.graph.compile(g, db=...)`` schedules a group with its best record
+(:func:`tuned_knobs`); :mod:`.tuning` tunes them.
 
 >>> from polyopt.machine import TargetInfo
 >>> sorted(KNOBS["matmul"](TargetInfo.for_cpu("znver3")))

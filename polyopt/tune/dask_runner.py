@@ -7,8 +7,8 @@ candidate through two Dask tasks:
 * a *check* task, on any worker: the point is instantiated and its primitives checked
   (a point the check refuses ends there, status ``"refused"``, and never occupies a
   measuring worker);
-* then, for a legal point, a *measure* task, only on workers that have the Dask worker resource ``measure``
-  (``dask worker ADDRESS --resources measure=1``, or
+* then, for a legal point, a *measure* task, only on workers that have the Dask worker
+  resource ``measure`` (``dask worker ADDRESS --resources measure=1``, or
   ``LocalCluster(resources={"measure": 1})``), one task at a time per unit: two
   candidates never share the cores being measured.  There a
   :class:`~polyopt.tune.measure.LocalRunner` builds the kernel, checks its numbers
@@ -21,13 +21,13 @@ lost with its worker is run again by Dask (``retries`` times); one lost every ti
 becomes a failed trial (status ``"crash"``), never a missing one.
 
 Connecting (``client_or_address``): a ``dask.distributed.Client``, a scheduler address
-(``"tcp://host:8786"``) or ``"local"`` (a ``LocalCluster`` of this machine's cores, one
-of them measuring).  Dask is imported only here: the core imports without it.
+(``"tcp://host:8786"``) or ``"local"`` (a ``LocalCluster`` of one measuring worker).
+Dask is imported only here: the core imports without it.
 
 .. code-block:: python
 
     runner = DaskRunner("tcp://scheduler:8786", timeout=10, repeat=5)
-    tuner.tune(200, runner, db=RecordsDB("records.jsonl"))
+    tuner.tune(200, runner, db=RecordsDB("records"))
 """
 
 from __future__ import annotations
