@@ -6,14 +6,16 @@ candidate through two Dask tasks:
 
 * a *check* task, on any worker: the point is instantiated and its primitives checked
   (a point the check refuses ends there, status ``"refused"``, and never occupies a
-  measuring worker);
+  measuring worker), and its kernel compiled to object code: the builds are spread over
+  the cluster;
 * then, for a legal point, a *measure* task, only on workers that have the Dask worker
   resource ``measure`` (``dask worker ADDRESS --resources measure=1``, or
   ``LocalCluster(resources={"measure": 1})``), one task at a time per unit: two
-  candidates never share the cores being measured.  There a
-  :class:`~polyopt.tune.measure.LocalRunner` builds the kernel, checks its numbers
-  against the untuned schedule (once per task and worker) and times it in a forked
-  child under ``timeout``: a crash or a hang costs that trial, not the worker.
+  candidates never share the cores being measured.  There the object code is linked
+  into the worker's build cache and a :class:`~polyopt.tune.measure.LocalRunner`
+  builds the kernel (lowering it again: the same key finds the linked code), checks
+  its numbers against the untuned schedule (once per task and worker) and times it in
+  a forked child under ``timeout``: a crash or a hang costs that trial, not the worker.
 
 Results are handed to ``on_result(input, result)`` in the client as each arrives (a
 tuner writes its records there), so a worker that dies loses no finished trial.  A task
@@ -83,13 +85,15 @@ def _settings(runner: LocalRunner) -> tuple:
             runner.min_repeat_ms, runner.seed)
 
 
-def check_candidate(item: MeasureInput):
-    """The check task (any worker): None when the point is a legal schedule, else the
-    final result (refused or failed)."""
+def check_candidate(item: MeasureInput, threads: int | None):
+    """The check task (any worker): the final result when the point is refused or
+    fails, else its kernel compiled here for ``threads`` threads (``(key, object code,
+    metadata)``; None when it cannot be compiled ahead, e.g. for another target than
+    LLVM: the measuring worker builds it)."""
     from ..errors import PolyoptError, ScheduleError
     start = time.perf_counter()
     try:
-        schedule, _ = item.task.instantiate(item.config)
+        schedule, tensors = item.task.instantiate(item.config)
         schedule.check()
     except ScheduleError as err:
         return MeasureResult(error=f"{type(err).__name__}: {err}", status="refused",
@@ -97,13 +101,42 @@ def check_candidate(item: MeasureInput):
     except PolyoptError as err:
         return MeasureResult(error=f"{type(err).__name__}: {err}", status="error",
                              build_seconds=time.perf_counter() - start)
-    return None
+    try:
+        return _compiled(item.task, schedule, tensors, threads)
+    except PolyoptError:
+        return None
 
 
-def measure_candidate(item: MeasureInput, settings: tuple) -> MeasureResult:
-    """The measure task (a worker with the ``measure`` resource): build, compare and
-    time ``item`` in this worker's :class:`LocalRunner` (a forked child under its time
-    limit)."""
+def _compiled(task, schedule, tensors, threads: int | None) -> tuple:
+    """``(key, code, meta)`` of the kernel ``po.build(schedule, tensors, task.target,
+    num_threads=...)`` would make (the same program and options: the same key)."""
+    import hashlib
+
+    from ..kernels.builder import build_kernel
+    from ..kernels.key import kernel_key
+    from ..lower import lower
+    from ..machine import TargetInfo
+    from ..target.base import get_target, target_key
+    backend = get_target(task.target)
+    options = {"num_threads": threads or TargetInfo.for_target(task.target).cores or 1}
+    func = lower(schedule, tensors, target=backend)
+    key = kernel_key(func, target_key(backend), options)
+    built = build_kernel(func, backend, options, form="object", key=key)
+    return key, built.code, dict(built.meta, sha256=hashlib.sha256(built.code).hexdigest())
+
+
+def measure_candidate(item: MeasureInput, settings: tuple, compiled=None) -> MeasureResult:
+    """The measure task (a worker with the ``measure`` resource): the kernel a check
+    task ``compiled`` is linked into this worker's build cache (so the forked child's
+    ``po.build`` finds it: no compiling here), then ``item`` is built, compared and
+    timed in this worker's :class:`LocalRunner` (a forked child under its time limit)."""
+    from ..errors import PolyoptError
+    from ..kernels.builder import adopt_object
+    if compiled is not None:
+        try:
+            adopt_object(*compiled, item.task.target)
+        except PolyoptError:
+            pass  # (not linkable here: the child builds it)
     return _worker_runner(settings).run([item])[0]
 
 
@@ -188,8 +221,8 @@ class DaskRunner(Runner):
         position = {}  # a future's key -> (index of its input, is it the measure task)
         pending = distributed.as_completed()
         for index, item in enumerate(inputs):
-            checked = self.client.submit(check_candidate, item, pure=False,
-                                         retries=self.retries)
+            checked = self.client.submit(check_candidate, item, self._local.threads,
+                                         pure=False, retries=self.retries)
             position[checked.key] = (index, False)
             pending.add(checked)
         results: list = [None] * len(inputs)
@@ -202,10 +235,10 @@ class DaskRunner(Runner):
                     error=f"the Dask task {'measuring' if measured else 'checking'} it was "
                           f"lost ({type(err).__name__}: {err}) after {self.retries} "
                           f"retries", status="crash")
-            if result is None:  # legal: now to a measuring worker
+            if not isinstance(result, MeasureResult):  # legal: to a measuring worker
                 following = self.client.submit(measure_candidate, inputs[index], settings,
-                                               resources={MEASURE_RESOURCE: 1}, pure=False,
-                                               retries=self.retries)
+                                               result, resources={MEASURE_RESOURCE: 1},
+                                               pure=False, retries=self.retries)
                 position[following.key] = (index, True)
                 pending.add(following)
                 continue

@@ -12,6 +12,8 @@ import pytest
 
 import polyopt as po
 from polyopt.errors import BackendError, InvalidArgumentError
+from polyopt.kernels.key import kernel_key
+from polyopt.target.base import get_target, target_key
 from polyopt.tune import MeasureInput, RandomTuner, RecordsDB, template_task
 
 distributed = pytest.importorskip("distributed",
@@ -59,6 +61,12 @@ def cluster():
             yield local, client
 
 
+def _sources(keys):
+    """(On a worker) where the build cache's kernel of each key came from."""
+    from polyopt.kernels.memory import build_cache
+    return [getattr(build_cache.get(key), "source", None) for key in keys]
+
+
 def _measuring(client):
     return [a for a, w in client.scheduler_info()["workers"].items()
             if (w.get("resources") or {}).get(MEASURE_RESOURCE)]
@@ -70,13 +78,20 @@ def test_candidates_measured_on_the_cluster_have_the_local_statuses(cluster):
     task = template_task("scaled_sum", scaled_sum, (64,))
     inputs = [MeasureInput(task, task.space.get(i)) for i in range(len(task.space))]
     seen = []
-    runner = DaskRunner(client, timeout=60, repeat=2,
+    runner = DaskRunner(client, timeout=60, repeat=2, threads=1,
                         on_result=lambda item, result: seen.append((item.config.index,
                                                                     result.status)))
     results = runner.run(inputs)
     assert [r.status for r in results] == ["ok"] * len(inputs)
     assert all(len(r.costs) == 2 and min(r.costs) > 0 for r in results)
     assert sorted(seen) == [(i, "ok") for i in range(len(inputs))]
+    # each kernel was compiled by a check task and linked into the measuring worker's
+    # build cache under the key po.build computes there (so it did not compile it)
+    keys = [kernel_key(po.lower(*item.task.instantiate(item.config), target="llvm"),
+                       target_key(get_target("llvm")), {"num_threads": 1})
+            for item in inputs]
+    found = client.run(_sources, keys, workers=_measuring(client))
+    assert list(found.values()) == [["adopted"] * len(inputs)]
     assert runner.baseline(task).ok
     runner.close()  # (a Client it was given stays open)
     assert client.status == "running"
