@@ -47,7 +47,7 @@ def test_a_python_computation_is_tuned_and_a_second_run_resumes(tmp_path, capsys
     header, row = out.splitlines()[:2]
     assert header.split() == ["kernel", "trials", "refused", "failed", "untuned", "best",
                               "speedup"]
-    assert row.split()[:4] == ["scale", "2", "0", "0"] and row.endswith("x")
+    assert row.split()[:4] == ["B", "2", "0", "0"] and row.endswith("x")  # (its output)
     assert "records:" in out
     args[2] = "4"
     assert main(["tune", *args]) == 0

@@ -90,7 +90,7 @@ def _task(args, sizes: dict):
         if isinstance(found, tune.Task):
             return found
         computation = load_computation(path, args.name)
-        return tune.auto_task(computation, name=args.name or path.stem, target=args.target,
+        return tune.auto_task(computation, name=args.name, target=args.target,
                               sizes=sizes)
     raise InvalidArgumentError(f"polyopt tune takes a .c, .py or .onnx file, got '{path}'")
 

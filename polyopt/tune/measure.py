@@ -137,6 +137,9 @@ class LocalRunner(Runner):
                                     or threads < 1):
             raise InvalidArgumentError(f"LocalRunner: threads must be an int >= 1 or None "
                                        f"(the machine model's cores), got {threads!r}")
+        if not hasattr(os, "fork"):
+            raise TuningError("LocalRunner measures in forked worker processes, which this "
+                              "system lacks (Linux and macOS have them)")
         if before_run is not None and not callable(before_run):
             raise InvalidArgumentError("LocalRunner: before_run must be a callable")
         self.timeout, self.repeat, self.warmup = float(timeout), repeat, warmup

@@ -7,7 +7,7 @@ in this file is ignored with a warning).  The folder must be private to this use
 0700, ours: :func:`polyopt.private_folder.make_private`), the file a regular file of ours
 that nobody else may write.  A line holds the task's signature, its name and argument
 description, the target key, the point (``config``), the schedule's ``script()``, the
-loop-nest features, the measure result, polyopt's version and the time, with a SHA-256
+structural hash of its lowered program, the loop-nest features, the measure result, polyopt's version and the time, with a SHA-256
 of all that: a damaged, truncated or edited line is refused with a warning.  Lines are
 appended with one ``write`` each (``O_APPEND``), so a killed run leaves at most its last
 line truncated, and a new run resumes: :meth:`RecordsDB.measured` says which points
@@ -102,7 +102,7 @@ class RecordsDB:
 
     # -- writing ---------------------------------------------------------------------
     def add(self, task, config, result: MeasureResult, *, script: str | None = None,
-            features=None) -> dict:
+            features=None, program: str | None = None) -> dict:
         """Append one trial (and return the record written)."""
         from .space import ConfigEntity
         from .task import Task
@@ -115,7 +115,7 @@ class RecordsDB:
             "format": FORMAT, "machine": self.machine, "signature": task.signature,
             "target": task.target_key, "task": task.name,
             "args": repr(task.args_signature), "config": config.to_json(),
-            "script": script, "features": [float(v) for v in features]
+            "script": script, "program": program, "features": [float(v) for v in features]
             if features is not None else None,
             "result": result.to_json(), "version": _version(), "time": time.time()}
         record["sha256"] = _digest(record)

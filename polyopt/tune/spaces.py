@@ -4,7 +4,8 @@ templates' own parameters.
 :func:`auto_task` tunes any tensor expression, ``@po.kernel`` or C kernel: its knobs
 are :func:`polyopt.auto_schedule`'s options (point 0: its defaults) (tile sizes per band level, the register
 tile's rows (unroll-and-jam) and columns (the vector loop), vectorizing, the parallel
-loop, packing a contraction's panels, the fusion strategy); each point is the schedule
+loop, packing a contraction's panels, the fusion strategy, a stencil's tiles, the rows
+of matrix-vector work side by side); each point is the schedule
 ``auto_schedule`` makes with them (checked like every schedule; where a choice is
 illegal it falls back as it always does), and the untuned schedule is its default.
 :func:`matmul_task` and :func:`conv2d_task` tune the parameters of
@@ -25,6 +26,7 @@ from ..errors import InvalidArgumentError, public
 from ..frontend.kernel import Kernel
 from ..machine import TargetInfo
 from ..schedules.auto import auto_schedule
+from ..schedules.auto_jam import ROWS
 from ..te.tensor import Tensor
 from ..transform.schedule import Schedule, create_schedule
 from .space import ConfigSpace
@@ -48,6 +50,8 @@ def auto_space(target_info: TargetInfo) -> ConfigSpace:
     space.define_knob("parallel", [True, False])
     space.define_knob("pack_panels", [False, True])
     space.define_knob("fusion", ["max", "smart", "min"])
+    space.define_knob("stencil_tiling", ["auto", "diamond", "skewed"])
+    space.define_knob("jam_rows", [ROWS, 0, 4, 16])
     return space
 
 
@@ -62,7 +66,7 @@ def auto_options(config) -> dict:
         sizes.append(size or sizes[-1])
     options = {name: config[name].val for name in
                ("unroll_jam", "register_columns", "vectorize", "parallel", "pack_panels",
-                "fusion")}
+                "fusion", "stencil_tiling", "jam_rows")}
     if sizes:
         options["tile_sizes"] = tuple(sizes)
     return options

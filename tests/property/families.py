@@ -13,6 +13,9 @@
 - ``c-types``: a random C kernel mixing C's types, casts, math functions, guards and
   integer ``/`` and ``%`` of negative values (:mod:`property.gen_c_types`): polyopt's
   builds (default and automatic schedule) and ``polyopt opt --emit c`` against gcc;
+- ``te-tune`` / ``c-tune``: the same scheduled by ``po.auto_schedule`` with the options of
+  a random point of the autotuner's space (``po.tune.auto_space``), then 0-2 random
+  primitives;
 - ``handwritten``: a hand-written schedule judged by the instance oracle
   (:mod:`property.oracle`);
 - ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
@@ -86,6 +89,21 @@ def family_c_auto(rng, script):
     return c_case(rng, script, rng.choice([0, 0, 1, 2, 3]), "s = po.auto_schedule(kernel)")
 
 
+def _tuning_point(rng, subject: str) -> str:
+    """Schedule ``subject`` as a random point of the autotuner's space does."""
+    return (f"space = po.tune.auto_space(po.TargetInfo.host())\n"
+            f"s = po.auto_schedule({subject}, **po.tune.auto_options("
+            f"space.get({rng.randrange(1 << 40)} % len(space))))")
+
+
+def family_te_tune(rng, script):
+    return te_case(rng, script, rng.choice([0, 0, 1, 2]), _tuning_point(rng, "fresh()"))
+
+
+def family_c_tune(rng, script):
+    return c_case(rng, script, rng.choice([0, 0, 1, 2]), _tuning_point(rng, "kernel"))
+
+
 def family_c_steps(rng, script):
     return c_case(rng, script, rng.randint(1, 5), "s = fresh()")
 
@@ -122,6 +140,7 @@ def families():
     return {"te": family_te, "te-steps": family_te_steps, "te-auto": family_te_auto,
             "kernel-steps": family_kernel_steps, "c-steps": family_c_steps,
             "c-auto": family_c_auto, "c-types": family_c_types,
+            "te-tune": family_te_tune, "c-tune": family_c_tune,
             "handwritten": family_handwritten,
             "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
             "selftest-hang": family_selftest_hang, "selftest-spin": family_selftest_spin}

@@ -79,3 +79,21 @@ def test_a_task_gives_its_own_inputs_to_the_kernel(tmp_path):
     result, = LocalRunner(repeat=1).run([MeasureInput(task(np.full(64, 2.0)),
                                                       space.get(1))])
     assert result.status == "ok", result.error
+
+
+def test_a_point_computing_other_numbers_is_wrong_and_never_wins(tmp_path):
+    def template(cfg):
+        A = po.placeholder((64,), name="A")
+        cfg.define_knob("factor", [2.0, 3.0])  # (a template bug: the knob changes the maths)
+        B = po.compute((64,), lambda i: A[i] * cfg["factor"].val, name="B")
+        return po.create_schedule(B), [A, B]
+
+    task = po.tune.template_task("scale", template)
+    runner = LocalRunner(repeat=1)
+    wrong, = runner.run([MeasureInput(task, task.space.get(1))])
+    assert wrong.status == "wrong" and "differs from the untuned schedule" in wrong.error
+    assert not wrong.ok and wrong.cost == float("inf")
+    db = po.tune.RecordsDB(tmp_path)
+    summary = po.tune.GridSearchTuner(task).tune(2, runner, db=db)
+    assert summary.best_config.index == 0 and summary.failed == 1
+    assert db.best(task.signature, task.target_key)["config"]["index"] == 0

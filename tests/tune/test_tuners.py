@@ -116,3 +116,32 @@ def test_records_of_another_shape_train_the_loop_nest_model(tmp_path):
     tuner = po.tune.ModelTuner(large, model="ridge", batch_size=4)
     tuner.tune(4, po.tune.LocalRunner(repeat=1), db=db)
     assert tuner.nest_model is not None  # (4 own points alone are too few: 6 + 4 >= 8)
+
+
+class CountingRunner(po.tune.Runner):
+    """Times nothing: a cost per point from its index, every input remembered."""
+
+    def __init__(self):
+        self.seen = []
+
+    def run(self, inputs):
+        self.seen += [item.config.index for item in inputs]
+        return [po.tune.MeasureResult((1e-3 / (1 + item.config.index),)) for item in inputs]
+
+
+def test_points_with_the_same_schedule_are_measured_once():
+    A = po.placeholder((16,), name="A")
+    B = po.compute((16,), lambda i: A[i] * 2.0, name="B")
+
+    def template(cfg):
+        s = po.create_schedule(B)
+        cfg.define_knob("split", [2, 4])
+        cfg.define_knob("unused", [0, 1, 2])  # (changes nothing: the same schedule)
+        s[B].split(B.op.axis[0], factor=cfg["split"].val)
+        return s, [A, B]
+
+    task = po.tune.template_task("double", template)
+    runner = CountingRunner()
+    summary = po.tune.GridSearchTuner(task, batch_size=6).tune(6, runner)
+    assert sorted(runner.seen) == [0, 1] and summary.trials == 6
+    assert summary.best_config.index == 1  # (the cost the runner gave point 1)

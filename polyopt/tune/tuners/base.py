@@ -5,8 +5,8 @@ of the task's space, ``batch_size`` at a time (:meth:`Tuner.next_batch`, which e
 tuner defines), and hands each batch's results to :meth:`Tuner.update`.  With a records
 database every trial is appended as soon as it is measured, and a run that was killed
 resumes: the points it recorded count towards ``n_trial``, are given to ``update`` and
-are never measured again.  Two points whose schedules are the same (the same
-``script()``) are measured once.  ``callbacks`` are called as
+are never measured again.  Two points that build the same program (the same structural
+hash of the lowered function) are measured once.  ``callbacks`` are called as
 ``callback(tuner, inputs, results)`` after each batch (TVM's convention).
 
 >>> from polyopt.tune.tuners import RandomTuner
@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from ...errors import InvalidArgumentError, PolyoptError, PolyoptWarning, public_methods
+from ...kernels.key import structural_hash
 from ...lower import lower
 from ..features import nest_features
 from ..measure import LocalRunner, MeasureInput, MeasureResult, Runner
@@ -58,7 +59,7 @@ class Tuner:
         self.visited: set[int] = set()
         self.measured: dict[int, MeasureResult] = {}  # index -> result (this task)
         self.features: dict[int, np.ndarray] = {}     # index -> loop-nest features
-        self.scripts: dict[str, MeasureResult] = {}
+        self.programs: dict[str, MeasureResult] = {}  # lowered program's hash -> result
         self.best_cost, self.best_config = math.inf, None
         self.trials = self.refused = self.failed = 0
         self.db: RecordsDB | None = None
@@ -125,27 +126,33 @@ class Tuner:
     def _measure(self, indices, runner, db):
         """Measure the points of a batch whose schedule is new; record every one."""
         configs = [self.space.get(i) for i in indices]
-        scripts, features, fresh = {}, {}, []
+        scripts, features, keys, fresh, first = {}, {}, {}, [], {}
         for index, config in zip(indices, configs):
             try:
                 schedule, tensors = self.task.instantiate(config)
                 scripts[index] = schedule.script()
-                features[index] = nest_features(lower(schedule, tensors), self.task.sizes)
+                lowered = lower(schedule, tensors)
+                keys[index] = structural_hash(lowered)  # (what is built, not how it is told)
+                features[index] = nest_features(lowered, self.task.sizes)
             except PolyoptError:
-                scripts[index] = None  # (the runner reports why: refused or an error)
-            if scripts[index] is None or scripts[index] not in self.scripts:
+                keys[index] = None  # (the runner reports why: refused or an error)
+            key = keys[index]
+            if key is None or (key not in self.programs and key not in first):
                 fresh.append(index)
+                if key is not None:
+                    first[key] = index  # (the batch's first point building this program)
         measured = dict(zip(fresh, runner.run([MeasureInput(self.task, self.space.get(i))
                                                for i in fresh]))) if fresh else {}
         results = []
         for index, config in zip(indices, configs):
-            result = measured.get(index) or self.scripts[scripts[index]]
-            if scripts[index] is not None:
-                self.scripts.setdefault(scripts[index], result)
+            key = keys[index]
+            result = measured.get(index) or measured.get(first.get(key)) or self.programs[key]
+            if key is not None:
+                self.programs.setdefault(key, result)
             self._count(index, config, result, features.get(index))
             if db is not None:
-                db.add(self.task, config, result, script=scripts[index],
-                       features=features.get(index))
+                db.add(self.task, config, result, script=scripts.get(index),
+                       features=features.get(index), program=key)
             results.append(result)
         return [MeasureInput(self.task, c) for c in configs], results
 
@@ -177,8 +184,8 @@ class Tuner:
                 continue
             result = MeasureResult.from_json(record["result"])
             self.visited.add(config.index)
-            if record.get("script"):
-                self.scripts.setdefault(record["script"], result)
+            if record.get("program"):
+                self.programs.setdefault(record["program"], result)
             features = record.get("features")
             self._count(config.index, config,
                         result, np.asarray(features) if features else None)
