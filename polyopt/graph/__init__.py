@@ -3,7 +3,8 @@
 ``po.graph.from_onnx(path_or_model)`` or :class:`GraphBuilder` make a :class:`Graph`;
 ``po.graph.compile(g, num_threads=N)`` folds constants and batch norms, fuses operators
 by pattern kind, builds one scheduled kernel per fused group and plans the memory of the
-intermediate tensors; ``m.run({"input": x})`` returns the outputs.  See the README.
+intermediate tensors; ``m.run({"input": x})`` returns the outputs; ``po.graph.tune(g, budget=..., db=...)``
+tunes its kernels and ``compile(g, db=...)`` uses the records.  See the README.
 """
 
 from .executor import CompiledModel, compile
@@ -14,7 +15,9 @@ from . import operators  # noqa: F401  (registers every operator)
 from .registry import OPS, UnsupportedOperatorError
 from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
 from .quantize import quantize
+from .tuning import TuneReport, tune
 
 __all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group", "MemoryPlan", "OPS", "OpNode",
            "TensorInfo", "UnsupportedOperatorError", "compile", "fold_batch_norm",
-           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory", "quantize"]
+           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory", "quantize",
+           "TuneReport", "tune"]

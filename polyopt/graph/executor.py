@@ -33,6 +33,7 @@ from .lowering import build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .offload import offload_groups
 from .passes import Group, fuse, optimize
+from .tuned import tuned_knobs
 
 
 @dataclass
@@ -52,7 +53,8 @@ class RunStep:
 @public
 def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: bool = True,
             plan: bool = True, passes=True, progress: bool = False,
-            cache: bool | str = True, offload: dict | None = None) -> "CompiledModel":
+            cache: bool | str = True, offload: dict | None = None,
+            db=None) -> "CompiledModel":
     """Compile ``g``: graph passes (constant and batch-norm folding, constant weight
     layouts), fusion (``fuse_ops``), one scheduled kernel per fused group (built for
     ``num_threads`` threads, 0: all cores) and a memory plan (``plan``; without it each
@@ -65,7 +67,10 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
     ``m.cache_stats`` says how many were loaded and how many built.  ``target``: the
     host (``"llvm"``) or a named CPU (``"llvm -mcpu=znver4"``): layouts, tiles and kernels
     are made for that CPU; a model made for instructions this machine lacks is refused
-    when run here (``BackendError``), its kernels' code can be read (``m.steps``)."""
+    when run here (``BackendError``), its kernels' code can be read (``m.steps``).
+    ``db``: tuning records (a :class:`polyopt.tune.RecordsDB`, from ``po.graph.tune``):
+    a kernel with a record for this machine is scheduled with its best parameters (its
+    step's template then ends in ``+tuned``)."""
     if not isinstance(target, str) or target.split(" ", 1)[0] != "llvm":
         raise InvalidArgumentError(
             f"po.graph.compile takes target='llvm' (this machine) or 'llvm -mcpu=NAME "
@@ -74,6 +79,9 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         raise InvalidArgumentError(f"compile needs a po.graph.Graph, got {type(g).__name__}")
     if not isinstance(cache, (bool, str, os.PathLike)):
         raise InvalidArgumentError(f"cache is True, False or a folder, got {cache!r}")
+    if db is not None and type(db).__name__ != "RecordsDB":
+        raise InvalidArgumentError(f"db is a po.tune.RecordsDB (tuning records), got "
+                                   f"{type(db).__name__}")
     start = time.perf_counter()
     check_sizes(g)  # before anything is allocated (constant folding included)
     keep_freed_memory()
@@ -103,7 +111,8 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             steps.append(RunStep(grp, runner, runner.inputs, runner.kernel_shapes, "accel",
                               time.perf_counter() - began))
             continue
-        kernel, template, in_place = _group_kernel(graph, grp, num_threads, store, info)
+        kernel, template, in_place = _group_kernel(graph, grp, num_threads, store, info,
+                                                   db, target)
         names, shapes = group_arguments(graph, grp.nodes, grp.output)
         check_kernel(graph, grp, kernel, names, shapes)  # it is called with raw addresses
         steps.append(RunStep(grp, kernel, names, shapes, template, time.perf_counter() - began,
@@ -120,11 +129,15 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
 
 
 def _group_kernel(graph: Graph, grp: Group, num_threads: int, store: KernelCache,
-                  info) -> tuple:
+                  info, db=None, target: str = "llvm") -> tuple:
     """``(kernel, template name, overwritable inputs)`` of a group: built in this process
     already (the shared in-memory cache), loaded from the disk cache, or lowered,
-    scheduled and built now."""
-    request = store.request(group_signature(graph, grp), num_threads)
+    scheduled and built now (with its best tuned parameters when ``db`` has some)."""
+    knobs = _tuned(graph, grp, info, db, target) if db is not None else None
+    signature = group_signature(graph, grp)
+    request = store.request(signature if knobs is None else
+                            (signature, ("tuned", tuple(sorted(knobs.items())))),
+                            num_threads)
     found = store.recall(request) or store.find(
         request, accept=lambda kernel: _fits(graph, grp, kernel))
     # (one found on disk but taking other tensors than the group's: built again)
@@ -132,11 +145,22 @@ def _group_kernel(graph: Graph, grp: Group, num_threads: int, store: KernelCache
         kernel, meta = found
         return kernel, meta.get("template", "cached"), tuple(meta.get("in_place", ()))
     lowered = lower_group(graph, grp.nodes, grp.output)
-    schedule = schedule_group(lowered, grp.kind, grp.nodes, target_info=info)
+    schedule = schedule_group(lowered, grp.kind, grp.nodes, target_info=info, knobs=knobs)
+    if knobs is not None:
+        lowered.template += "+tuned"
     in_place = overwritable_inputs(lowered.placeholders, lowered.output, schedule)
     kernel = build_group(lowered, schedule, num_threads=num_threads, cache=store,
                          request=request, meta={"in_place": list(in_place)})
     return kernel, lowered.template, in_place
+
+
+def _tuned(graph: Graph, grp: Group, info, db, target: str) -> dict | None:
+    """The best recorded template parameters of a group (None: untuned)."""
+    if grp.kind != "complex":
+        return None
+    lowered = lower_group(graph, grp.nodes, grp.output)
+    schedule_group(lowered, grp.kind, grp.nodes, target_info=info)  # (names the template)
+    return tuned_knobs(db, graph, grp, lowered.template, target)
 
 
 def _fits(graph: Graph, grp: Group, kernel) -> bool:

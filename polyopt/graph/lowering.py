@@ -118,24 +118,29 @@ def _copy(source: Tensor, name: str) -> Tensor:
 
 
 def schedule_group(lowered: LoweredGroup, kind: str, nodes: list,
-                   target_info: TargetInfo | None = None):
+                   target_info: TargetInfo | None = None, knobs: dict | None = None):
     """A schedule of the group's program (see the module's docstring) for the machine
     ``target_info`` (vector lanes, registers, caches; the host by default); sets
-    ``lowered.template`` to the name of the template used."""
+    ``lowered.template`` to the name of the template used.  ``knobs``: keyword arguments
+    of the group's template (a tuned point, :mod:`polyopt.graph.tuning`); a template
+    refusing them raises instead of falling back to the plain schedule."""
     out = lowered.output
     info = target_info or TargetInfo.host()
     try:
         s = create_schedule(out)
-        lowered.template = _apply_template(s, out, kind, nodes, info)
+        lowered.template = _apply_template(s, out, kind, nodes, info, knobs or {})
         return s
     except PolyoptError:
+        if knobs:
+            raise
         s = create_schedule(out)
         _plain_schedule(s, out, info)
         lowered.template = "plain"
         return s
 
 
-def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) -> str:
+def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo,
+                    knobs: dict) -> str:
     op_types = [n.op_type for n in nodes]
     lanes = info.lanes(out.dtype)
     narrow = max(lanes, NARROW_POINTWISE)  # see layouts.NARROW_POINTWISE
@@ -149,27 +154,27 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) ->
         if op_types[0] in INT8_KERNELS:
             return _int8_schedule(s, out, anchor, op_types[0], info)
         if op_types[0] == "ConvPacked":  # weights blocked at compile time
-            schedule_packed_conv(s, out, anchor, target_info=info)
+            schedule_packed_conv(s, out, anchor, target_info=info, **knobs)
             return "conv2d_blocked"
         if op_types[0] == "Conv" and nodes[0].attrs.get("group", 1) > 1:
             _depthwise_schedule(s, anchor, lanes=lanes)
             template = "grouped_conv"
         elif op_types[0] == "Conv" and anchor is not out and not _narrow_pointwise(anchor, narrow):
             _inline_into(s, out, anchor)
-            loops = conv2d_template(s, anchor, epilogue=out, target_info=info)
+            loops = conv2d_template(s, anchor, epilogue=out, target_info=info, **knobs)
             return "conv2d+epilogue_in_tiles" if loops["epilogue"] == "fused" \
                 else "conv2d+epilogue"
         elif op_types[0] == "Conv" and _narrow_pointwise(anchor, narrow):
             # measured: 1.2-2.5x faster than conv2d_template's choice (the pointwise
             # template) for 1x1 layers on 7x7 and 14x14 (MobileNetV2's)
-            conv2d_channel_template(s, anchor, target_info=info)
+            conv2d_channel_template(s, anchor, target_info=info, **knobs)
             template = "conv2d_channel"
         elif op_types[0] == "Conv":
-            conv2d_template(s, anchor, target_info=info)
+            conv2d_template(s, anchor, target_info=info, **knobs)
             template = "conv2d"
         elif op_types[0] == "MatMulPacked":  # B's panels packed at compile time
             matmul_template(s, anchor, pack=False, cols=anchor.op.inputs[1].shape[2].value,
-                            target_info=info)
+                            target_info=info, **knobs)
             template = "matmul_packed"
         else:
             rows = _constant_extent(anchor.shape[-2])
@@ -178,7 +183,7 @@ def _apply_template(s, out: Tensor, kind: str, nodes: list, info: TargetInfo) ->
                                 cols=_streaming_columns(anchor, rows, lanes=lanes,
                                                         l1_bytes=info.l1_bytes // 2))
             else:
-                matmul_template(s, anchor, target_info=info)
+                matmul_template(s, anchor, target_info=info, **knobs)
             template = "matmul"
         if anchor is not out:
             inline_epilogue(s, out, anchor, target_info=info)

@@ -110,6 +110,27 @@ def load_kernel(key: str, target, disk: DiskCache, *, form: str = "linked",
     return built
 
 
+def adopt_object(key: str, code: bytes, meta: dict, target="llvm", *, cache=None) -> Built:
+    """A kernel compiled in another process (``build_kernel(..., form="object")``'s
+    ``key``, ``code`` and ``meta``) linked here and kept in the in-memory cache as
+    ``po.build``'s kernel of ``key``: a later ``po.build`` of the same program and
+    options finds it instead of compiling (a tuning run's build workers,
+    :mod:`polyopt.tune.dask_runner`).  Its SHA-256, when ``meta`` holds one
+    (``"sha256"``), must match the code."""
+    import hashlib
+
+    backend = get_target(target) if isinstance(target, str) else target
+    if not isinstance(code, bytes) or not isinstance(meta, dict):
+        raise InvalidArgumentError("adopt_object takes the object code (bytes) and its "
+                                   "metadata (a dict)")
+    if "sha256" in meta and hashlib.sha256(code).hexdigest() != meta["sha256"]:
+        raise BackendError(f"the object code of kernel {key[:12]} does not match its "
+                           f"SHA-256 (damaged in transit); build it here instead")
+    built = Built(key, "kernel", _link(code, meta, backend), code, meta, "adopted")
+    (build_cache if cache is None else cache)[memory_key(key, "kernel")] = built
+    return built
+
+
 def _object_kernel(func, backend, options, key, form, disk, meta) -> Built:
     """An LLVM kernel as object code: the disk entry when it verifies and links, else
     compiled (and stored)."""

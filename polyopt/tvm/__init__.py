@@ -30,6 +30,7 @@ from . import contrib, testing, tir, topi  # noqa: F401
 from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
 from . import ir_json as _ir_json
+from . import current_target as _entered
 from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
 from ..target.native import load_module as _load_module
 from ..errors import PolyoptError as TVMError  # a RuntimeError, as TVM's TVMError is
@@ -102,17 +103,18 @@ class _Target:
         return self.target_string
 
     def __enter__(self):  # ``with tvm.target.Target("llvm"):`` (tvm.build names the target)
+        _entered.ENTERED.append(self.target_string)  # (autotvm templates look it up)
         return self
 
     def __exit__(self, *exc):
+        _entered.ENTERED.pop()
         return False
 
 
 transform = _types.SimpleNamespace(PassContext=_PassContext)
 target = _types.SimpleNamespace(Target=_Target, create=_Target)
-autotvm = _NotYet("tvm.autotvm", "AutoTVM's tuners come with polyopt's autotuning; meanwhile "
-                  "write the schedule with the knob values you want (po.templates has "
-                  "tuned templates for matmul and conv2d)")
+
+
 class _IR(_NotYet):
     """``tvm.ir``: ``save_json``/``load_json`` (:mod:`.ir_json`); the rest refused."""
 
@@ -162,6 +164,8 @@ def schedule_to_module(*args, **kwargs):
                        "modules); print tvm.lower(s, args) to see the loops, or build with "
                        "tvm.build(s, args, target)")
 
+
+from . import autotvm  # noqa: E402,F401  (TVM's tunable templates, on polyopt.tune)
 
 relay = _NotYet("tvm.relay", "polyopt has no Relay front end; import a model with "
                 "po.graph.from_onnx(path) and compile it with po.graph.compile(g), or build "

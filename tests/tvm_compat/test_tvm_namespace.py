@@ -56,8 +56,6 @@ def test_stage_op_body_after_rfactor():
 
 
 def test_not_yet_available_parts_say_what_to_use():
-    with pytest.raises(te.PolyoptError, match="autotuning; meanwhile"):
-        tvm.autotvm.template
     with pytest.raises(te.PolyoptError, match="po.graph.from_onnx"):
         tvm.relay.build
     with pytest.raises(te.PolyoptError, match="call_pure_extern"):
