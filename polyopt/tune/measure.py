@@ -8,8 +8,8 @@ point here (the primitives are checked: a refused point is never built, its stat
 ``timeout`` seconds: a crash or a hang costs that trial, not the run.  The worker calls
 the kernel on seeded random arrays, compares the written arrays once with the untuned
 schedule's (:func:`polyopt.tune.compare.mismatch`; status ``"wrong"`` when they differ,
-and such a point never wins), then calls it ``warmup`` more times and times
-``repeat`` runs; the cost is their median.  Threads: the machine model's cores
+and such a point never wins), then calls it ``warmup`` more times and for ``min_repeat_ms`` more, and times
+``repeat`` runs of at least ``min_repeat_ms`` each; the cost is their median.  Threads: the machine model's cores
 (``TargetInfo.cores``) unless ``threads`` says otherwise.
 
 >>> import polyopt as po
@@ -262,9 +262,14 @@ class LocalRunner(Runner):
                                      f"{problem}"}
         for _ in range(self.warmup):
             kernel(*args, **kwargs)
-        start = time.perf_counter()
-        kernel(*args, **kwargs)
-        once = max(time.perf_counter() - start, 1e-7)
+        # warm for min_repeat_ms as well (caches, pages, the thread pool's first wake-up:
+        # a first timed call was seen 10-20x slower than the next ones)
+        calls, start = 0, time.perf_counter()
+        while calls < 10_000 and (calls == 0 or
+                                  time.perf_counter() - start < self.min_repeat_ms * 1e-3):
+            kernel(*args, **kwargs)
+            calls += 1
+        once = max((time.perf_counter() - start) / calls, 1e-7)
         number = max(1, min(10_000, math.ceil(self.min_repeat_ms * 1e-3 / once)))
         costs = []
         for _ in range(self.repeat):
