@@ -30,7 +30,7 @@ LAYERS = [
     ("ast",),
     ("target",),
     ("lower", "kernels", "build", "emit_c", "extern_build", "aot"),
-    ("graph",),
+    ("graph", "deploy"),
     ("tvm", "cli", "__init__", "__main__"),
 ]
 NEVER = {"target": {"transform", "schedules"}}  # backends only see lowered programs
@@ -41,6 +41,7 @@ ROLES = {
     "transform": "checked primitives (mechanism)", "tensorize": "intrinsics, exact matching",
     "schedules": "policy: auto_schedule, templates", "ast": "loop ASTs",
     "target": "backends: llvm, opencl, accel", "graph": "ONNX models",
+    "deploy": "compiled models as C libraries",
     "aot": "operator libraries",
     "kernels": "one build path, its key and caches", "tvm": "TVM's API",
 }

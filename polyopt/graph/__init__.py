@@ -14,7 +14,8 @@ from . import operators  # noqa: F401  (registers every operator)
 from .registry import OPS, UnsupportedOperatorError
 from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
 from .quantize import quantize
+from ..deploy.loader import LoadedModel, load
 
 __all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group", "MemoryPlan", "OPS", "OpNode",
-           "TensorInfo", "UnsupportedOperatorError", "compile", "fold_batch_norm",
-           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory", "quantize"]
+           "LoadedModel", "TensorInfo", "UnsupportedOperatorError", "compile", "fold_batch_norm",
+           "fold_constants", "from_onnx", "fuse", "load", "optimize", "plan_memory", "quantize"]

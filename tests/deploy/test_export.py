@@ -1,0 +1,239 @@
+"""A compiled model exported as a C library (issue 36): a C program written as a user
+writes it (tests/deploy/run_model.c: it includes the header, links the library with gcc,
+reads its inputs from files and writes its outputs) runs it in a fresh process and
+matches onnxruntime within the graph layer's tolerance; ``po.graph.load`` runs the same
+files; tampered, truncated and foreign artefacts are refused; what the runtime cannot run
+(an LSTM, the accelerator offload) is refused at export."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import polyopt as po  # noqa: E402
+from polyopt.deploy import ExportError  # noqa: E402
+from polyopt.deploy.loader import WrongCPUError  # noqa: E402
+from polyopt.errors import DamagedFileError, InvalidArgumentError  # noqa: E402
+from testlib.machine import HOST, WIDE, WIDE_CPU  # noqa: E402
+from testlib.numeric import assert_numbers  # noqa: E402
+from testlib.onnx_models import (ModelBuilder, bert_layer, lstm, mobilenet_v2,  # noqa: E402
+                                 ort_run, random_inputs, resnet18)
+
+from cprogram import build_program, output_specs, run_program  # noqa: E402
+
+SMALL = {"rtol": 2e-4, "atol": 2e-4}  # the graph layer's tolerances (tests/graph)
+FULL = {"rtol": 1e-3, "atol": 1e-3}
+
+
+def residual_cnn():
+    """conv+bn+relu, a residual block, pooling, a flattened view given back as an output
+    besides the classifier's, and a second input added to the logits."""
+    m = ModelBuilder(3)
+    x = m.input("x", (1, 4, 10, 10))
+    bias = m.input("bias", (1, 6))
+    y = m.add("Relu", [m.add("Conv", [x, m.weight(8, 4, 3, 3)], pads=[1] * 4)])
+    z = m.add("Conv", [m.add("Relu", [m.add("Conv", [y, m.weight(8, 8, 3, 3)], pads=[1] * 4)]),
+                       m.weight(8, 8, 3, 3)], pads=[1] * 4)
+    y = m.add("Relu", [m.add("Add", [z, y])])
+    flat = m.add("Flatten", [m.add("GlobalAveragePool", [y])], axis=1)
+    logits = m.add("Add", [m.add("Gemm", [flat, m.weight(6, 8, scale=0.3)], transB=1), bias])
+    return m.model([logits, flat])
+
+
+def export(model, folder, name, *, threads=1, target="llvm"):
+    compiled = po.graph.compile(po.graph.from_onnx(model), target=target,
+                                num_threads=threads)
+    manifest = compiled.export_library(folder, name=name, source=model)
+    return compiled, manifest
+
+
+def check_c_program(model, folder, name, tolerance, *, threads=1, static=False):
+    compiled, manifest = export(model, folder, name, threads=threads)
+    feeds = random_inputs(model)
+    program = build_program(str(folder), name, static=static)
+    done, got = run_program(program, str(folder),
+                            [feeds[t["name"]] for t in manifest["plan"]["inputs"]],
+                            output_specs(manifest))
+    assert done.returncode == 0, done.stderr
+    expected = ort_run(model, feeds)
+    for k, spec in enumerate(manifest["plan"]["outputs"]):
+        assert_numbers(got[k], expected[spec["name"]], name=spec["name"], **tolerance)
+    python = compiled.run(feeds)
+    loaded = po.graph.load(folder).run(feeds)
+    for name_, value in python.items():
+        assert_numbers(loaded[name_], value, name=name_)
+    return manifest
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["shared", "static"])
+def test_a_residual_cnn_runs_from_c_like_onnxruntime(tmp_path, static):
+    manifest = check_c_program(residual_cnn(), tmp_path, "cnn", SMALL, static=static)
+    copies = [s for s in manifest["plan"]["steps"] if s["kernel"] < 0]
+    assert [c["args"][1] for c in copies] == [["output", 1]]  # the flattened view
+    assert {"cnn.h", "cnn.weights", "libcnn.a", "libcnn.so", "manifest.json"} <= \
+        set(os.listdir(tmp_path))
+
+
+def test_a_small_bert_layer_runs_from_c_on_two_threads(tmp_path):
+    check_c_program(bert_layer(hidden=32, heads=2, seq=8, ffn=64), tmp_path, "bert", SMALL,
+                    threads=2)
+
+
+@pytest.mark.slow  # 52 distinct kernels
+def test_a_small_mobilenet_v2_runs_from_c(tmp_path):
+    check_c_program(mobilenet_v2(width=0.25, resolution=32, classes=7), tmp_path, "mnv2",
+                    SMALL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build", [resnet18, mobilenet_v2, bert_layer],
+                         ids=["resnet18", "mobilenet_v2", "bert_layer"])
+def test_full_size_models_run_from_c_like_onnxruntime(tmp_path, build):
+    check_c_program(build(), tmp_path, build.__name__, FULL, threads=2)
+
+
+def test_an_int8_convolution_runs_from_c_bit_for_bit(tmp_path):
+    rng = np.random.default_rng(6)
+    m = ModelBuilder(4)
+    x = m.add("QuantizeLinear", [m.input("x", (1, 3, 9, 9)), m.const(np.float32(0.05)),
+                                 m.const(np.uint8(3))])
+    w = m.const(rng.integers(-60, 60, (16, 3, 3, 3)).astype(np.int8))
+    y = m.add("QLinearConv", [x, m.const(np.float32(0.05)), m.const(np.uint8(3)), w,
+                              m.const((rng.random(16) * 0.05 + 0.01).astype(np.float32)),
+                              m.const(np.zeros(16, np.int8)), m.const(np.float32(0.4)),
+                              m.const(np.uint8(100)),
+                              m.const(rng.integers(-500, 500, 16).astype(np.int32))],
+              strides=[2, 2], pads=[1] * 4)
+    model = m.model([y], dtypes={y: "uint8"})
+    check_c_program(model, tmp_path, "qconv", {"exact": True})
+
+
+# -- integrity -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """An exported model, to copy and damage."""
+    folder = tmp_path_factory.mktemp("pristine")
+    model = residual_cnn()
+    export(model, folder, "cnn")
+    return folder, model
+
+
+def _copy(exported, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(exported[0], folder)
+    build_program(str(folder), "cnn")  # (its run path: this folder's library)
+    return folder
+
+
+def _run(folder, model):
+    feeds = random_inputs(model)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return run_program(str(folder / "run_cnn"), str(folder),
+                       [feeds[t["name"]] for t in manifest["plan"]["inputs"]],
+                       output_specs(manifest))[0]
+
+
+@pytest.mark.parametrize("damage", ["edited", "truncated", "grown"])
+def test_damaged_weights_are_refused_by_the_c_runtime_and_by_load(exported, tmp_path, damage):
+    folder = _copy(exported, tmp_path)
+    path = folder / "cnn.weights"
+    data = bytearray(path.read_bytes())
+    if damage == "edited":
+        data[len(data) // 2] ^= 1
+    elif damage == "truncated":
+        data = data[:-4]
+    else:
+        data += b"\0" * 4
+    path.write_bytes(bytes(data))
+    done = _run(folder, exported[1])
+    assert done.returncode == 1
+    assert "create failed (3)" in done.stderr and "cnn.weights" in done.stderr
+    with pytest.raises(DamagedFileError, match="weights"):
+        po.graph.load(folder)
+
+
+def test_missing_weights_are_an_io_error(exported, tmp_path):
+    folder = _copy(exported, tmp_path)
+    os.remove(folder / "cnn.weights")
+    done = _run(folder, exported[1])
+    assert done.returncode == 1 and "create failed (2)" in done.stderr
+
+
+@pytest.mark.parametrize("damage", ["edited", "truncated"])
+def test_a_damaged_library_is_refused_by_load(exported, tmp_path, damage):
+    folder = _copy(exported, tmp_path)
+    assert _run(folder, exported[1]).returncode == 0
+    path = folder / "libcnn.so"
+    data = bytearray(path.read_bytes())
+    if damage == "edited":
+        data[-100] ^= 0xFF
+    else:
+        data = data[:len(data) // 2]
+    path.write_bytes(bytes(data))
+    with pytest.raises(DamagedFileError, match="libcnn.so"):
+        po.graph.load(folder)
+    if damage == "truncated":  # the dynamic loader refuses it before main
+        assert _run(folder, exported[1]).returncode != 0
+
+
+def test_a_manifest_of_another_export_is_refused(exported, tmp_path):
+    folder = _copy(exported, tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["build_id"] = "0" * 64
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DamagedFileError, match="another export"):
+        po.graph.load(folder)
+    (folder / "manifest.json").write_text("{not json")
+    with pytest.raises(DamagedFileError):
+        po.graph.load(folder)
+    with pytest.raises(InvalidArgumentError, match="no manifest.json"):
+        po.graph.load(tmp_path)
+
+
+def test_a_library_for_a_cpu_this_host_lacks_is_refused_at_load(tmp_path):
+    b = po.graph.GraphBuilder()
+    x = b.input("x", (4, 32))
+    g = b.build([b.op("Relu", [b.op("MatMul", [x, b.constant(
+        "w", np.ones((32, 32), "float32"))])])])
+    compiled = po.graph.compile(g, target=f"llvm -mcpu={WIDE_CPU}", num_threads=1)
+    manifest = compiled.export_library(tmp_path, name="wide")
+    assert manifest["cpu"] == WIDE_CPU and set(WIDE.features) == set(manifest["features"])
+    missing = sorted(set(WIDE.features) - set(HOST.features))
+    program = build_program(str(tmp_path), "wide")
+    done, got = run_program(program, str(tmp_path), [np.ones((4, 32), "float32")],
+                            output_specs(manifest))
+    if "avx512f" in missing:  # (a host with AVX-512 runs it)
+        assert done.returncode == 1 and "create failed (4)" in done.stderr
+        assert "avx512f" in done.stderr and WIDE_CPU in done.stderr
+        with pytest.raises(WrongCPUError, match="avx512f"):
+            po.graph.load(tmp_path)
+    elif not missing:
+        assert done.returncode == 0
+        assert_numbers(got[0], np.full((4, 32), 32, "float32"))
+
+
+# -- what the runtime cannot run ---------------------------------------------------------------
+
+def test_an_lstm_is_refused_at_export_with_a_typed_error(tmp_path):
+    compiled = po.graph.compile(po.graph.from_onnx(lstm(layers=1, seq=3, width=4, hidden=4)),
+                                num_threads=1)
+    with pytest.raises(ExportError, match="LSTM"):
+        compiled.export_library(tmp_path, name="lstm")
+    assert not os.path.exists(tmp_path / "manifest.json")
+
+
+def test_bad_names_and_folders_are_refused(tmp_path):
+    b = po.graph.GraphBuilder()
+    x = b.input("x", (3,))
+    compiled = po.graph.compile(b.build([b.op("Relu", [x])]), num_threads=1)
+    with pytest.raises(InvalidArgumentError, match="C identifier"):
+        compiled.export_library(tmp_path, name="not a name")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InvalidArgumentError, match="is a file"):
+        compiled.export_library(tmp_path / "file", name="m")
