@@ -149,6 +149,26 @@ class LoadedModel:
             raise InvalidArgumentError("no output yet: call run() first")
         return self._results[index]
 
+    def set_threads(self, threads: int) -> None:
+        """The threads the kernels run on (a model exported with ``threads=0`` only;
+        the count is the process's pool's, shared by such models)."""
+        if isinstance(threads, bool) or not isinstance(threads, int):
+            raise InvalidArgumentError(f"threads must be an integer >= 1, got {threads!r}")
+        with self._lock:
+            self._check(self._api.set_threads(self._handle, threads))
+
+    @property
+    def threads(self) -> int:
+        """The threads the kernels run on."""
+        return self._api.threads(self._handle)
+
+    def __getitem__(self, key):
+        """``lib["default"](device)``: this model (TVM's graph-executor factory)."""
+        if key != "default":
+            raise InvalidArgumentError(f"an exported model has one module, 'default'; got "
+                                       f"{key!r}")
+        return lambda *device: self
+
     def get_num_outputs(self) -> int:
         return len(self.outputs)
 
@@ -187,7 +207,8 @@ def _bind(library: ctypes.CDLL, name: str):
     types = {"create": (c_int, [text, ctypes.POINTER(ptr)]), "destroy": (None, [ptr]),
              "error_message": (text, []), "build_id": (text, []), "run": (c_int, [ptr]),
              "set_input": (c_int, [ptr, c_int, ptr, c_size]),
-             "set_output": (c_int, [ptr, c_int, ptr, c_size])}
+             "set_output": (c_int, [ptr, c_int, ptr, c_size]),
+             "set_threads": (c_int, [ptr, c_int]), "threads": (c_int, [ptr])}
     for kind in ("input", "output"):
         types.update({f"{kind}_count": (c_int, []), f"{kind}_name": (text, [c_int]),
                       f"{kind}_dtype": (text, [c_int]), f"{kind}_ndim": (c_int, [c_int]),

@@ -97,7 +97,7 @@ def test_full_size_models_run_from_c_like_onnxruntime(tmp_path, build):
     check_c_program(build(), tmp_path, build.__name__, FULL, threads=2)
 
 
-def test_an_int8_convolution_runs_from_c_bit_for_bit(tmp_path):
+def int8_conv_model():
     rng = np.random.default_rng(6)
     m = ModelBuilder(4)
     x = m.add("QuantizeLinear", [m.input("x", (1, 3, 9, 9)), m.const(np.float32(0.05)),
@@ -109,8 +109,11 @@ def test_an_int8_convolution_runs_from_c_bit_for_bit(tmp_path):
                               m.const(np.uint8(100)),
                               m.const(rng.integers(-500, 500, 16).astype(np.int32))],
               strides=[2, 2], pads=[1] * 4)
-    model = m.model([y], dtypes={y: "uint8"})
-    check_c_program(model, tmp_path, "qconv", {"exact": True})
+    return m.model([y], dtypes={y: "uint8"})
+
+
+def test_an_int8_convolution_runs_from_c_bit_for_bit(tmp_path):
+    check_c_program(int8_conv_model(), tmp_path, "qconv", {"exact": True})
 
 
 # -- integrity -------------------------------------------------------------------------------
@@ -237,3 +240,65 @@ def test_bad_names_and_folders_are_refused(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(InvalidArgumentError, match="is a file"):
         compiled.export_library(tmp_path / "file", name="m")
+
+
+def test_an_offloaded_model_is_refused_at_export_with_a_typed_error(tmp_path):
+    compiled = po.graph.compile(po.graph.from_onnx(int8_conv_model()), num_threads=1,
+                                offload={"conv_int8": "accel"})
+    assert any(s.template == "accel" for s in compiled.steps)
+    with pytest.raises(ExportError, match="accelerator"):
+        compiled.export_library(tmp_path, name="accel")
+
+
+# -- threads, the command line, TVM's names ------------------------------------------------------
+
+def test_threads_are_chosen_at_run_time_only_when_exported_without_a_count(tmp_path):
+    model = residual_cnn()
+    feeds = random_inputs(model)
+    _, manifest = export(model, tmp_path / "any", "anyt", threads=0)
+    loaded = po.graph.load(tmp_path / "any")
+    loaded.set_threads(1)
+    assert loaded.threads == 1
+    one = loaded.run(feeds)
+    loaded.set_threads(2)
+    assert loaded.threads == 2
+    for name, value in loaded.run(feeds).items():
+        assert_numbers(value, one[name], name=name)
+    export(model, tmp_path / "two", "two", threads=2)
+    fixed = po.graph.load(tmp_path / "two")
+    assert fixed.threads == 2
+    with pytest.raises(InvalidArgumentError, match="compiled for 2 threads"):
+        fixed.set_threads(1)
+    with pytest.raises(InvalidArgumentError, match=">= 1"):
+        fixed.set_threads(0)
+
+
+def test_polyopt_compile_writes_a_library_that_tvm_names_load(tmp_path, capsys):
+    from polyopt import tvm
+    from polyopt.cli import main
+
+    model = residual_cnn()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    path = tmp_path / "cnn.onnx"
+    onnx.save(model, path)
+    out = tmp_path / "deploy"
+    assert main(["compile", str(path), "-o", str(out), "--name", "cnn", "--threads", "1",
+                 "--shape", "x=1,4,10,10"]) == 0
+    assert "libcnn.so" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source_sha256"] == po.private_folder.digest(path.read_bytes())
+    assert manifest["opset"] == 17 and manifest["plan"]["inputs"][0]["shape"] == [1, 4, 10, 10]
+    lib = tvm.runtime.load_module(str(out / "libcnn.so"))
+    module = tvm.contrib.graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    feeds = random_inputs(residual_cnn())
+    for name, value in feeds.items():
+        module.set_input(name, value)
+    module.run()
+    expected = ort_run(residual_cnn(), feeds)
+    assert module.get_num_outputs() == 2
+    assert_numbers(module.get_output(0), expected[manifest["plan"]["outputs"][0]["name"]],
+                   **SMALL)
+    copy = tmp_path / "copy"
+    lib.export_library(copy)
+    assert po.graph.load(copy).run(feeds).keys() == expected.keys()
+    assert main(["compile", str(path), "-o", str(out), "--shape", "x=1,a"]) == 2
