@@ -141,6 +141,7 @@ def _write(folder: str, name: str, plan: dict, codes: dict, weights: bytes,
         markers = " ".join(m for m in ("_ZGV",) if any(m.encode() in c for c, _ in codes.values()))
         flags = libraries_needed(["polyopt_parallel " + markers])
         manifest["link"] = [f"-l{name}", *flags]
+        manifest["runtime_object_bytes"] = os.path.getsize(runtime) + os.path.getsize(pool)
         archive([combined], os.path.join(folder, files["static"]))
         link_shared([combined], os.path.join(folder, files["shared"]), flags)
     return files

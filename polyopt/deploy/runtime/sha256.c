@@ -33,6 +33,69 @@ static void po_sha_block(uint32_t h[8], const unsigned char *p) {
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PO_NO_SHA_NI)
+#include <cpuid.h>
+#include <immintrin.h>
+#define PO_SHA_NI 1
+/* The SHA extensions (Intel since Goldmont/Ice Lake, AMD since Zen): about 10x faster. */
+__attribute__((target("sha,sse4.1,ssse3")))
+static void po_sha_blocks_ni(uint32_t h[8], const unsigned char *p, uint64_t blocks) {
+    const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_loadu_si128((const __m128i *)&h[0]);
+    __m128i s1 = _mm_loadu_si128((const __m128i *)&h[4]), s0, m[4], msg, abef, cdgh;
+    int g;
+    tmp = _mm_shuffle_epi32(tmp, 0xB1);
+    s1 = _mm_shuffle_epi32(s1, 0x1B);
+    s0 = _mm_alignr_epi8(tmp, s1, 8);
+    s1 = _mm_blend_epi16(s1, tmp, 0xF0);
+    for (; blocks; blocks--, p += 64) {
+        abef = s0;
+        cdgh = s1;
+        for (g = 0; g < 4; g++)
+            m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+        for (g = 0; g < 16; g++) {
+            __m128i cur = m[g & 3];
+            msg = _mm_add_epi32(cur, _mm_loadu_si128((const __m128i *)&po_sha_k[4 * g]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+            if (g >= 3 && g <= 14) {
+                tmp = _mm_alignr_epi8(cur, m[(g - 1) & 3], 4);
+                m[(g + 1) & 3] = _mm_sha256msg2_epu32(_mm_add_epi32(m[(g + 1) & 3], tmp), cur);
+            }
+            msg = _mm_shuffle_epi32(msg, 0x0E);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, msg);
+            if (g >= 1 && g <= 12) m[(g - 1) & 3] = _mm_sha256msg1_epu32(m[(g - 1) & 3], cur);
+        }
+        s0 = _mm_add_epi32(s0, abef);
+        s1 = _mm_add_epi32(s1, cdgh);
+    }
+    tmp = _mm_shuffle_epi32(s0, 0x1B);
+    s1 = _mm_shuffle_epi32(s1, 0xB1);
+    s0 = _mm_blend_epi16(tmp, s1, 0xF0);
+    s1 = _mm_alignr_epi8(s1, tmp, 8);
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+
+static int po_has_sha_ni(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, 0) < 7) return 0;
+    __cpuid(1, a, b, c, d);
+    if (!((c >> 19) & 1) || !((c >> 9) & 1)) return 0; /* SSE4.1, SSSE3 */
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b >> 29) & 1;
+}
+#endif
+
+static void po_sha_blocks(uint32_t h[8], const unsigned char *p, uint64_t blocks) {
+#ifdef PO_SHA_NI
+    if (po_has_sha_ni()) {
+        po_sha_blocks_ni(h, p, blocks);
+        return;
+    }
+#endif
+    for (; blocks; blocks--, p += 64) po_sha_block(h, p);
+}
+
 /* The SHA-256 of data[0:size] as 64 lowercase hex digits (and a terminating 0) in hex. */
 static void po_sha256_hex(const unsigned char *data, uint64_t size, char hex[65]) {
     uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -40,13 +103,12 @@ static void po_sha256_hex(const unsigned char *data, uint64_t size, char hex[65]
     unsigned char tail[128];
     uint64_t full = size / 64 * 64, rest = size - full, bits = size * 8, i;
     size_t n;
-    for (i = 0; i < full; i += 64) po_sha_block(h, data + i);
+    po_sha_blocks(h, data, full / 64);
     memset(tail, 0, sizeof tail);
     memcpy(tail, data + full, (size_t)rest);
     tail[rest] = 0x80;
     n = rest < 56 ? 64 : 128;
     for (i = 0; i < 8; i++) tail[n - 1 - i] = (unsigned char)(bits >> (8 * i));
-    po_sha_block(h, tail);
-    if (n == 128) po_sha_block(h, tail + 64);
+    po_sha_blocks(h, tail, n / 64);
     for (i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", h[i]);
 }
