@@ -4,7 +4,7 @@ Writes OUT/libNAME.so, OUT/libNAME.a, OUT/NAME.h (the C API), OUT/NAME.weights a
 OUT/manifest.json (see docs/deploy.md).  --shape fixes a symbolic input's shape;
 --threads N builds the kernels for N threads (0: chosen at run time, NAME_set_threads);
 --target compiles for a named CPU (the library refuses to load on a CPU lacking its
-features).
+features); --embed-weights puts the weights inside the library.
 
 Examples:
 
@@ -34,6 +34,8 @@ def add_parser(commands) -> None:
                         help="threads the kernels are built for (0: chosen at run time)")
     parser.add_argument("--target", default="llvm",
                         help="'llvm' (this CPU) or 'llvm -mcpu=NAME [-mattr=+f,-g]'")
+    parser.add_argument("--embed-weights", action="store_true",
+                        help="put the weights inside the library (no NAME.weights file)")
     parser.set_defaults(run=run)
 
 
@@ -62,10 +64,12 @@ def run(args) -> int:
     started = time.perf_counter()
     model = graph.compile(g, target=args.target, num_threads=args.threads,
                           progress=sys.stderr.isatty())
-    manifest = model.export_library(args.out, name=args.name, source=args.model)
+    manifest = model.export_library(args.out, name=args.name, source=args.model,
+                                    weights="embedded" if args.embed_weights else "file")
     kernels = len(manifest["plan"]["kernels"])
     print(f"compiled {len(g.nodes)} operators into {kernels} kernels for {manifest['cpu']} "
           f"in {time.perf_counter() - started:.1f} s; wrote {args.out}: lib{args.name}.so, "
-          f"lib{args.name}.a, {args.name}.h, {args.name}.weights, manifest.json "
+          f"lib{args.name}.a, {args.name}.h, "
+          f"{'' if args.embed_weights else args.name + '.weights, '}manifest.json "
           f"(link with {' '.join(manifest['link'])})")
     return 0

@@ -52,16 +52,23 @@ API = ("create", "destroy", "check_cpu", "error_message", "input_count", "input_
        "get_output", "get_output_by_name", "run", "set_threads", "threads", "build_id")
 
 
-def export_model(model, folder, *, name: str = "model", source=None) -> dict:
+def export_model(model, folder, *, name: str = "model", source=None,
+                 weights: str = "file") -> dict:
     """Write ``model`` (a ``po.graph.compile`` result) into ``folder`` as ``name``;
     ``source``: the ONNX model it came from (a path, bytes or a ``ModelProto``), hashed
-    into the manifest.  Returns the manifest."""
+    into the manifest; ``weights``: ``"file"`` (``<name>.weights``, size and SHA-256
+    checked when a model is created) or ``"embedded"`` (in the library's read-only
+    data: nothing to read or hash at load; the library's own hash covers them).
+    Returns the manifest."""
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
         raise InvalidArgumentError(f"the library name must be a C identifier, got {name!r}")
     try:
         folder = os.fspath(folder)
     except TypeError:
         raise InvalidArgumentError(f"export_library takes a folder, got {folder!r}") from None
+    if weights not in ("file", "embedded"):
+        raise InvalidArgumentError(f"weights is 'file' or 'embedded', got {weights!r}")
+    embedded = weights == "embedded"
     _make_folder(folder)
     plan, weights = execution_plan(model)
     objects = kernel_objects(model)
@@ -86,7 +93,7 @@ def export_model(model, folder, *, name: str = "model", source=None) -> dict:
                 "threads": model.num_threads, "build_id": build_id,
                 "weights_sha256": weights_sha, "weights_bytes": len(weights),
                 "shared": f"lib{name}.so", "static": f"lib{name}.a", "header": f"{name}.h",
-                "weights": f"{name}.weights", "plan": plan}
+                "weights": None if embedded else f"{name}.weights", "plan": plan}
     staging = tempfile.mkdtemp(prefix=".polyopt-export-", dir=folder)
     try:
         files = _write(staging, name, plan, codes, weights, manifest)
@@ -110,11 +117,12 @@ def _write(folder: str, name: str, plan: dict, codes: dict, weights: bytes,
            manifest: dict) -> dict:
     from ..target.llvm.threadpool import threadpool_object  # llvmlite: only here
 
-    files = {"header": f"{name}.h", "shared": f"lib{name}.so", "static": f"lib{name}.a",
-             "weights": f"{name}.weights"}
+    files = {"header": f"{name}.h", "shared": f"lib{name}.so", "static": f"lib{name}.a"}
     header = header_text(name, plan)
     write_atomically(os.path.join(folder, files["header"]), header.encode())
-    write_atomically(os.path.join(folder, files["weights"]), weights)
+    if manifest["weights"]:
+        files["weights"] = manifest["weights"]
+        write_atomically(os.path.join(folder, files["weights"]), weights)
     with tempfile.TemporaryDirectory(prefix="polyopt-export-") as scratch:
         objects = []
         for k, (code, signature) in sorted(codes.items()):
@@ -128,10 +136,13 @@ def _write(folder: str, name: str, plan: dict, codes: dict, weights: bytes,
         source = os.path.join(scratch, f"{name}_runtime.c")
         write_atomically(source, model_source(
             name, plan, [k["symbol"] for k in plan["kernels"]], manifest["weights_sha256"],
-            manifest["features"], manifest["cpu"], manifest["build_id"]).encode())
+            manifest["features"], manifest["cpu"], manifest["build_id"],
+            embedded=not manifest["weights"]).encode())
         runtime = os.path.join(scratch, f"{name}_runtime.o")
         _tool(_compiler(), "-std=gnu11", "-O2", "-fPIC", "-fvisibility=default", "-c",
               "-I", scratch, "-o", runtime, source)
+        if not manifest["weights"]:
+            objects.append(_weights_object(scratch, name, weights))
         combined = os.path.join(scratch, f"{name}.o")
         _tool("ld", "-r", "-o", combined, runtime, pool, *objects)
         keep = os.path.join(scratch, "keep.txt")
@@ -145,6 +156,21 @@ def _write(folder: str, name: str, plan: dict, codes: dict, weights: bytes,
         archive([combined], os.path.join(folder, files["static"]))
         link_shared([combined], os.path.join(folder, files["shared"]), flags)
     return files
+
+
+def _weights_object(scratch: str, name: str, weights: bytes) -> str:
+    """An object holding ``weights`` as the read-only, 64-byte aligned
+    ``<name>_weights_data``."""
+    data = os.path.join(scratch, f"{name}.weights")
+    write_atomically(data, weights)
+    source = os.path.join(scratch, f"{name}_weights.S")
+    write_atomically(source, (
+        f'\t.section .rodata.{name}_weights,"a"\n\t.balign 64\n'
+        f"\t.globl {name}_weights_data\n{name}_weights_data:\n"
+        f'\t.incbin "{data}"\n\t.section .note.GNU-stack,"",@progbits\n').encode())
+    path = os.path.join(scratch, f"{name}_weights.o")
+    _tool(_compiler(), "-c", "-o", path, source)
+    return path
 
 
 def _compiler() -> str:

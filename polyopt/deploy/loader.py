@@ -61,8 +61,8 @@ class LoadedModel:
             raise DamagedFileError(f"lib{name}.so in {folder} is not the library its "
                                    f"manifest describes (another export's); {FIX}")
         handle = ctypes.c_void_p()
-        status = self._api.create(os.path.join(folder, manifest["weights"]).encode(),
-                                  ctypes.byref(handle))
+        weights = os.path.join(folder, manifest["weights"]) if manifest["weights"] else folder
+        status = self._api.create(weights.encode(), ctypes.byref(handle))
         self._check(status)
         self._handle = handle
         self._lock = threading.Lock()
@@ -185,6 +185,8 @@ class LoadedModel:
         os.makedirs(folder, exist_ok=True)
         for role in ("shared", "static", "header", "weights"):
             name = self.manifest[role]
+            if name is None:  # (weights embedded in the library)
+                continue
             read_verified(os.path.join(self.folder, name), self.manifest[f"{role}_sha256"],
                           f"model {role} file", FIX)
             shutil.copyfile(os.path.join(self.folder, name), os.path.join(folder, name))

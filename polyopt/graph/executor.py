@@ -449,14 +449,16 @@ class CompiledModel:
     def memory_report(self) -> str:
         return self.plan.report()
 
-    def export_library(self, folder, *, name: str = "model", source=None) -> dict:
+    def export_library(self, folder, *, name: str = "model", source=None,
+                       weights: str = "file") -> dict:
         """Write the model as a C library into ``folder``: ``lib<name>.so``,
-        ``lib<name>.a``, ``<name>.h`` (its C API), ``<name>.weights`` and
-        ``<name>.json`` (the manifest, returned); see :mod:`polyopt.deploy` and
-        docs/deploy.md.  ``source``: the ONNX model (path or bytes) the manifest hashes."""
+        ``lib<name>.a``, ``<name>.h`` (its C API), ``<name>.weights`` (or, with
+        ``weights="embedded"``, the weights inside the library) and ``manifest.json``
+        (returned); see :mod:`polyopt.deploy` and docs/deploy.md.  ``source``: the ONNX
+        model (path or bytes) the manifest hashes."""
         from ..deploy.export import export_model
 
-        return export_model(self, folder, name=name, source=source)
+        return export_model(self, folder, name=name, source=source, weights=weights)
 
     def __repr__(self) -> str:
         kernels = sum(1 for s in self.steps if s.kernel is not None)

@@ -45,15 +45,16 @@ def residual_cnn():
     return m.model([logits, flat])
 
 
-def export(model, folder, name, *, threads=1, target="llvm"):
+def export(model, folder, name, *, threads=1, target="llvm", weights="file"):
     compiled = po.graph.compile(po.graph.from_onnx(model), target=target,
                                 num_threads=threads)
-    manifest = compiled.export_library(folder, name=name, source=model)
+    manifest = compiled.export_library(folder, name=name, source=model, weights=weights)
     return compiled, manifest
 
 
-def check_c_program(model, folder, name, tolerance, *, threads=1, static=False):
-    compiled, manifest = export(model, folder, name, threads=threads)
+def check_c_program(model, folder, name, tolerance, *, threads=1, static=False,
+                    weights="file"):
+    compiled, manifest = export(model, folder, name, threads=threads, weights=weights)
     feeds = random_inputs(model)
     program = build_program(str(folder), name, static=static)
     done, got = run_program(program, str(folder),
@@ -70,13 +71,17 @@ def check_c_program(model, folder, name, tolerance, *, threads=1, static=False):
     return manifest
 
 
-@pytest.mark.parametrize("static", [False, True], ids=["shared", "static"])
-def test_a_residual_cnn_runs_from_c_like_onnxruntime(tmp_path, static):
-    manifest = check_c_program(residual_cnn(), tmp_path, "cnn", SMALL, static=static)
+@pytest.mark.parametrize("static, weights", [(False, "file"), (True, "file"),
+                                             (True, "embedded")],
+                         ids=["shared", "static", "static-embedded"])
+def test_a_residual_cnn_runs_from_c_like_onnxruntime(tmp_path, static, weights):
+    manifest = check_c_program(residual_cnn(), tmp_path, "cnn", SMALL, static=static,
+                               weights=weights)
     copies = [s for s in manifest["plan"]["steps"] if s["kernel"] < 0]
     assert [c["args"][1] for c in copies] == [["output", 1]]  # the flattened view
-    assert {"cnn.h", "cnn.weights", "libcnn.a", "libcnn.so", "manifest.json"} <= \
-        set(os.listdir(tmp_path))
+    files = {"cnn.h", "libcnn.a", "libcnn.so", "manifest.json"}
+    assert files <= set(os.listdir(tmp_path))
+    assert ("cnn.weights" in os.listdir(tmp_path)) == (weights == "file")
 
 
 def test_a_small_bert_layer_runs_from_c_on_two_threads(tmp_path):

@@ -100,6 +100,17 @@ int PO_API(check_cpu)(void) {
 }
 
 /* --- creating ----------------------------------------------------------------------------- */
+#ifdef PO_EMBEDDED_WEIGHTS
+extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte aligned */
+#endif
+
+#ifdef PO_EMBEDDED_WEIGHTS
+static int po_read_weights(struct PO_API(model) *m, const char *path) {
+    (void)path; /* the weights are the library's: its hash covers them */
+    m->weights = (unsigned char *)PO_EMBEDDED_WEIGHTS; /* read only: kernels never write it */
+    return POLYOPT_OK;
+}
+#else
 static int po_read_weights(struct PO_API(model) *m, const char *path) {
     char file[4096], hex[65];
     struct stat info;
@@ -142,14 +153,17 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
                        file, PO_NAME);
     return POLYOPT_OK;
 }
+#endif
 
 int PO_API(create)(const char *weights, PO_API(model) **out) {
     struct PO_API(model) *m;
     int status, i;
     if (!out) return po_fail(POLYOPT_E_ARGUMENT, "create needs a place for the model (out)");
     *out = NULL;
+#ifndef PO_EMBEDDED_WEIGHTS
     if (!weights) return po_fail(POLYOPT_E_ARGUMENT, "create needs the export's folder or "
                                  "weights file, got NULL");
+#endif
     if ((status = PO_API(check_cpu)()) != POLYOPT_OK) return status;
     m = calloc(1, sizeof *m);
     if (!m) return po_fail(POLYOPT_E_NOMEM, "no memory for the model");
@@ -178,7 +192,9 @@ void PO_API(destroy)(PO_API(model) *m) {
     if (!m) return;
     for (i = 0; i < PO_OUTPUT_COUNT; i++) free(m->own_outputs[i]);
     free(m->arena);
+#ifndef PO_EMBEDDED_WEIGHTS
     free(m->weights);
+#endif
     free(m);
 }
 
