@@ -31,11 +31,14 @@ from ..target.signature import Signature
 def kernel_objects(model) -> list[tuple[bytes, Signature]]:
     """``(object code, signature)`` of every step of ``model`` that runs a kernel, in
     step order (a step with a view has none)."""
-    cache = model.cache
-    root = None if cache in (True, False) else os.fspath(cache)
-    if cache is False:
-        root = tempfile.mkdtemp(prefix="polyopt-export-")  # private (0700), this export's
-    store = KernelCache(root, target=model.target)
+    if model.cache is False:  # a private (0700) cache of this export's, removed after
+        with tempfile.TemporaryDirectory(prefix="polyopt-export-") as root:
+            return _objects(model, KernelCache(root, target=model.target))
+    root = None if model.cache is True else os.fspath(model.cache)
+    return _objects(model, KernelCache(root, target=model.target))
+
+
+def _objects(model, store: KernelCache) -> list[tuple[bytes, Signature]]:
     found = []
     for step in model.steps:
         if step.kernel is None:
