@@ -307,3 +307,24 @@ def test_polyopt_compile_writes_a_library_that_tvm_names_load(tmp_path, capsys):
     lib.export_library(copy)
     assert po.graph.load(copy).run(feeds).keys() == expected.keys()
     assert main(["compile", str(path), "-o", str(out), "--shape", "x=1,a"]) == 2
+
+
+def test_a_model_quantized_by_polyopt_exports_bit_for_bit(tmp_path):
+    m = ModelBuilder(7)
+    x = m.input("x", (1, 8, 8, 8))
+    y = m.add("Relu", [m.add("Conv", [x, m.weight(64, 8, 3, 3)], pads=[1] * 4)])
+    y = m.add("Relu", [m.add("Conv", [y, m.weight(64, 64, 1, 1)])])
+    y = m.add("Flatten", [m.add("GlobalAveragePool", [y])], axis=1)
+    model = m.model([m.add("MatMul", [y, m.const(
+        (m.rng.standard_normal((64, 32)) * 0.2).astype(np.float32))])])
+    rng = np.random.default_rng(0)
+    samples = [{"x": rng.standard_normal((1, 8, 8, 8)).astype(np.float32)} for _ in range(4)]
+    q = po.graph.quantize(po.graph.from_onnx(model), samples, num_threads=1)
+    assert "Int8Conv" in [n.op_type for n in q.nodes]
+    compiled = po.graph.compile(q, num_threads=1)
+    compiled.export_library(tmp_path, name="q")
+    loaded = po.graph.load(tmp_path)
+    for feeds in samples:
+        expected = compiled.run(feeds)
+        for name, value in loaded.run(feeds).items():
+            assert_numbers(value, expected[name], exact=True, name=name)
