@@ -10,6 +10,7 @@ installed here).  Also the sizes: the runtime's objects (the C runtime and the t
 pool) and the whole library and weights.  Writes ``results/deploy.md`` and ``.json``.
 
     python benchmarks/bench_deploy.py --quick --models resnet18 --threads 1
+    python benchmarks/bench_deploy.py --quick --full resnet18   # + ResNet-18 at full size
 """
 
 from __future__ import annotations
@@ -144,6 +145,8 @@ def main() -> int:
                         "bert_layer (default: all three)")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--full", nargs="*", default=[],
+                        help="also these models at full size, on one thread (with --quick)")
     args = parser.parse_args()
     restart_with_clean_environment(max(args.threads))
     chosen = {k: v for k, v in models(args.quick).items() if k != "lstm_2layer"
@@ -152,6 +155,11 @@ def main() -> int:
     for name, model in chosen.items():
         for threads in args.threads:
             rows.append(measure(name, model, threads, args.runs))
+            print(rows[-1], flush=True)
+    for name, model in models(False).items() if args.quick else ():
+        if name in args.full:
+            rows.append(measure(name, model, 1, args.runs))
+            rows[-1]["model"] = f"{name} (full size)"
             print(rows[-1], flush=True)
     text = report(rows, args.quick)
     write_results("deploy", text, rows)
