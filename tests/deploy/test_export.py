@@ -328,3 +328,22 @@ def test_a_model_quantized_by_polyopt_exports_bit_for_bit(tmp_path):
         expected = compiled.run(feeds)
         for name, value in loaded.run(feeds).items():
             assert_numbers(value, expected[name], exact=True, name=name)
+
+
+def test_load_checks_the_arrays_it_passes(exported):
+    loaded = po.graph.load(exported[0])
+    feeds = random_inputs(exported[1])
+    with pytest.raises(InvalidArgumentError, match="must be float32"):
+        loaded.run({**feeds, "x": feeds["x"].astype(np.float64)})
+    with pytest.raises(InvalidArgumentError, match="must be float32"):
+        loaded.run({**feeds, "x": feeds["x"][..., :5]})
+    with pytest.raises(InvalidArgumentError, match="inputs"):
+        loaded.run({"x": feeds["x"]})
+    with pytest.raises(InvalidArgumentError, match="run\\(\\) first"):
+        loaded.get_output(0)
+    loaded.set_input("x", np.asfortranarray(feeds["x"]))  # (made C-contiguous)
+    loaded.set_input(1, feeds["bias"])
+    loaded.run()
+    with pytest.raises(InvalidArgumentError, match="outputs are"):
+        loaded.get_output(2)
+    assert_numbers(loaded.get_output(0), loaded.run(feeds)[loaded.outputs[0]["name"]])
