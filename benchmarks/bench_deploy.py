@@ -117,8 +117,11 @@ def measure(name: str, model, threads: int, runs: int) -> dict:
 def report(rows: list[dict], quick: bool) -> str:
     lines = ["# Exported models: the C API against the Python executor and onnxruntime", "",
              f"CPU: {cpu_model()}. "
-             + ("Small settings (bench_graph.py --quick models), few runs, measured while "
-                "the machine was loaded by other jobs: indicative only." if quick else ""),
+             + ("Small settings (bench_graph.py --quick models; full size where marked), "
+                f"few runs, one sample each, measured while the machine was loaded by other "
+                f"jobs (load average {os.getloadavg()[0]:.1f} at the end): the C, Python "
+                "and onnxruntime figures of a row are taken seconds apart, so they are "
+                "indicative only." if quick else ""),
              "", "C API: a C program linked with lib<name>.a (median of NAME_run); Python: "
              "m.run (median); onnxruntime: its Python session (median). Load: NAME_create "
              "(CPU check, weights read and SHA-256; embedded: the weights inside the "
