@@ -226,6 +226,22 @@ def test_a_library_for_a_cpu_this_host_lacks_is_refused_at_load(tmp_path):
         assert_numbers(got[0], np.full((4, 32), 32, "float32"))
 
 
+def test_a_library_for_this_cpu_named_runs_here(tmp_path):
+    b = po.graph.GraphBuilder()
+    x = b.input("x", (4, 32))
+    g = b.build([b.op("Relu", [b.op("MatMul", [x, b.constant(
+        "w", np.ones((32, 32), "float32"))])])])
+    compiled = po.graph.compile(g, target=f"llvm -mcpu={HOST.name}", num_threads=1)
+    manifest = compiled.export_library(tmp_path, name="named")
+    assert manifest["cpu"] == HOST.name
+    done, got = run_program(build_program(str(tmp_path), "named", static=True), str(tmp_path),
+                            [np.full((4, 32), -0.5, "float32")], output_specs(manifest))
+    assert done.returncode == 0, done.stderr
+    assert_numbers(got[0], np.zeros((4, 32), "float32"))
+    assert_numbers(po.graph.load(tmp_path).run({"x": np.ones((4, 32), "float32")})[g.outputs[0]],
+                   np.full((4, 32), 32, "float32"))
+
+
 # -- what the runtime cannot run ---------------------------------------------------------------
 
 def test_an_lstm_is_refused_at_export_with_a_typed_error(tmp_path):
