@@ -130,11 +130,11 @@ def model_source(name: str, plan: dict, symbols: list[str], weights_sha256: str,
              f"#define PO_THREADS {plan['threads']}",
              *([f"#define PO_EMBEDDED_WEIGHTS {name}_weights_data"] if embedded else []),
              "enum { PO_INPUT, PO_OUTPUT, PO_ARENA, PO_WEIGHTS };",
-             "struct po_location { int kind; uint64_t value; };",
+             "struct po_location { int kind; uint64_t value; uint64_t offset; };",
              "struct po_tensor { const char *name; const char *dtype; int ndim; "
              "int64_t shape[8]; uint64_t bytes; };",
              "struct po_step { int kernel; int arg_count; int first_arg; uint64_t bytes; "
-             "const char *group; };",
+             "const char *group; uint64_t rows, source_stride, target_stride; };",
              "typedef int32_t (*po_kernel)(void *const *);"]
     arities = {}
     for step in plan["steps"]:
@@ -158,14 +158,17 @@ def model_source(name: str, plan: dict, symbols: list[str], weights_sha256: str,
                      + ",\n    ".join(rows or ['{"", "", 0, {0}, 0}']) + "};")
     steps, args = [], []
     for step in plan["steps"]:
+        strides = step.get("strides", [0, 0])
         steps.append(f"{{{step['kernel']}, {len(step['args'])}, {len(args)}, "
-                     f"{step.get('bytes', 0)}ULL, {_c_string(step['group'])}}}")
-        args += [f"{{{KINDS[kind]}, {value}ULL}}" for kind, value in step["args"]]
+                     f"{step.get('bytes', 0)}ULL, {_c_string(step['group'])}, "
+                     f"{step.get('rows', 1)}ULL, {strides[0]}ULL, {strides[1]}ULL}}")
+        args += [f"{{{KINDS[place[0]]}, {place[1]}ULL, "
+                 f"{place[2] if len(place) > 2 else 0}ULL}}" for place in step["args"]]
     lines.append("static const struct po_step PO_STEPS[] = {\n    "
                  + ",\n    ".join(steps) + "};" if steps else
-                 "static const struct po_step PO_STEPS[1] = {{-1, 0, 0, 0, \"\"}};")
+                 "static const struct po_step PO_STEPS[1] = {{-1, 0, 0, 0, \"\", 0, 0, 0}};")
     lines.append("static const struct po_location PO_ARGS[] = {\n    "
-                 + ",\n    ".join(args or ["{0, 0}"]) + "};")
+                 + ",\n    ".join(args or ["{0, 0, 0}"]) + "};")
     lines.append("static const char *const PO_FEATURES[] = {"
                  + ", ".join(_c_string(f) for f in features) + (
                      "" if features else '""') + "};")

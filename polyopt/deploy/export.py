@@ -39,7 +39,7 @@ from ..target.linker import archive, libraries_needed, link_shared, write_atomic
 from ..target.signature import versions
 from .csource import header_text, model_source
 from .objects import kernel_objects
-from .plan import execution_plan
+from .plan import execution_plan, refuse_unsupported
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -70,8 +70,9 @@ def export_model(model, folder, *, name: str = "model", source=None,
         raise InvalidArgumentError(f"weights is 'file' or 'embedded', got {weights!r}")
     embedded = weights == "embedded"
     _make_folder(folder)
-    plan, weights = execution_plan(model)
-    objects = kernel_objects(model)
+    refuse_unsupported(model)  # (before anything is built)
+    objects, runners = kernel_objects(model)
+    plan, weights = execution_plan(model, runners)
     unique: dict[str, int] = {}
     order = []
     for code, signature in objects:

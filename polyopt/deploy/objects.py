@@ -10,7 +10,7 @@ is compared with the running kernel's).
 >>> import numpy as np, polyopt as po
 >>> b = po.graph.GraphBuilder(); x = b.input("x", (4,))
 >>> m = po.graph.compile(b.build([b.op("Relu", [x])]), num_threads=1, cache=False)
->>> code, signature = kernel_objects(m)[0]
+>>> code, signature = kernel_objects(m)[0][0]
 >>> code[:4], signature.name
 (b'\\x7fELF', 'out_kernel')
 """
@@ -23,14 +23,17 @@ import tempfile
 from ..errors import BackendError
 from ..graph.kernel_cache import REQUESTS, KernelCache, group_signature
 from ..graph.lowering import lower_group, schedule_group
+from ..graph.lstm import LSTMRunner
 from ..kernels.builder import build_kernel
 from ..lower import lower
 from ..target.signature import Signature
 
 
-def kernel_objects(model) -> list[tuple[bytes, Signature]]:
-    """``(object code, signature)`` of every step of ``model`` that runs a kernel, in
-    step order (a step with a view has none)."""
+def kernel_objects(model) -> tuple[list[tuple[bytes, Signature]], dict]:
+    """``(objects, runners)``: ``(object code, signature)`` of every kernel ``model``
+    runs, in step order (a view has none; an LSTM two: its projection, then its
+    recurrence), and per LSTM step (by index) the runner whose arrays the plan takes
+    (:class:`~polyopt.graph.lstm.LSTMRunner`, made again through the disk cache)."""
     if model.cache is False:  # a private (0700) cache of this export's, removed after
         with tempfile.TemporaryDirectory(prefix="polyopt-export-") as root:
             return _objects(model, KernelCache(root, target=model.target))
@@ -38,10 +41,18 @@ def kernel_objects(model) -> list[tuple[bytes, Signature]]:
     return _objects(model, KernelCache(root, target=model.target))
 
 
-def _objects(model, store: KernelCache) -> list[tuple[bytes, Signature]]:
-    found = []
-    for step in model.steps:
+def _objects(model, store: KernelCache) -> tuple[list, dict]:
+    found, runners = [], {}
+    for index, step in enumerate(model.steps):
         if step.kernel is None:
+            continue
+        if step.template == "lstm":
+            runner = LSTMRunner(model.graph, step.group.nodes[0], model.num_threads,
+                                cache=store, target_info=model.compiled_for)
+            runners[index] = runner
+            for role in ("projection", "recurrence"):
+                found.append(_cached_object(store, runner.requests[role],
+                                            getattr(runner, role).signature, step))
             continue
         code, meta = _object(model, step, store)
         signature = Signature.from_json(meta["signature"])
@@ -52,7 +63,18 @@ def _objects(model, store: KernelCache) -> list[tuple[bytes, Signature]]:
                                f"{running.prototype()}; clear the kernel cache "
                                "(polyopt cache clear) and export again")
         found.append((code, signature))
-    return found
+    return found, runners
+
+
+def _cached_object(store: KernelCache, request: str, running, step) -> tuple:
+    """The object a kernel built through ``store`` under ``request`` was stored as."""
+    key = store.disk.lookup(request, REQUESTS)
+    entry = store.disk.get(key) if key else None
+    if entry is None or Signature.from_json(entry[1]["signature"]).to_json() != \
+            running.to_json():
+        raise BackendError(f"the kernel cache holds no object of {step.group.name}'s "
+                           "kernels; clear it (polyopt cache clear) and export again")
+    return entry[0], running
 
 
 def _object(model, step, store: KernelCache) -> tuple[bytes, dict]:

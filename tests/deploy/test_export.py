@@ -3,7 +3,7 @@ writes it (tests/deploy/run_model.c: it includes the header, links the library w
 reads its inputs from files and writes its outputs) runs it in a fresh process and
 matches onnxruntime within the graph layer's tolerance; ``po.graph.load`` runs the same
 files; tampered, truncated and foreign artefacts are refused; what the runtime cannot run
-(an LSTM, the accelerator offload) is refused at export."""
+(the accelerator offload) is refused at export."""
 
 import json
 import os
@@ -244,12 +244,12 @@ def test_a_library_for_this_cpu_named_runs_here(tmp_path):
 
 # -- what the runtime cannot run ---------------------------------------------------------------
 
-def test_an_lstm_is_refused_at_export_with_a_typed_error(tmp_path):
-    compiled = po.graph.compile(po.graph.from_onnx(lstm(layers=1, seq=3, width=4, hidden=4)),
-                                num_threads=1)
-    with pytest.raises(ExportError, match="LSTM"):
-        compiled.export_library(tmp_path, name="lstm")
-    assert not os.path.exists(tmp_path / "manifest.json")
+@pytest.mark.parametrize("seq, width, hidden", [(5, 6, 8), (8, 64, 64)],
+                         ids=["steps", "in-pairs"])
+def test_an_lstm_runs_from_c_like_onnxruntime(tmp_path, seq, width, hidden):
+    manifest = check_c_program(lstm(layers=2, seq=seq, width=width, hidden=hidden),
+                               tmp_path, "lstm", SMALL, threads=2)
+    assert sum(s["ops"] == "LSTM recurrence" for s in manifest["plan"]["steps"]) == 2
 
 
 def test_bad_names_and_folders_are_refused(tmp_path):

@@ -301,10 +301,10 @@ int PO_API(threads)(PO_API(model) *m) {
 /* --- running ------------------------------------------------------------------------------ */
 static void *po_address(PO_API(model) *m, const struct po_location *at) {
     switch (at->kind) {
-    case PO_INPUT: return (void *)m->inputs[at->value];
-    case PO_OUTPUT: return m->outputs[at->value];
-    case PO_ARENA: return m->arena + at->value;
-    default: return m->weights + at->value;
+    case PO_INPUT: return (unsigned char *)m->inputs[at->value] + at->offset;
+    case PO_OUTPUT: return (unsigned char *)m->outputs[at->value] + at->offset;
+    case PO_ARENA: return m->arena + at->value + at->offset;
+    default: return m->weights + at->value + at->offset;
     }
 }
 
@@ -323,8 +323,14 @@ int PO_API(run)(PO_API(model) *m) {
         const struct po_step *step = &PO_STEPS[s];
         const struct po_location *args = &PO_ARGS[step->first_arg];
         int a;
-        if (step->kernel < 0) { /* a copy: an output that is a view, a constant or an input */
-            memcpy(po_address(m, &args[1]), po_address(m, &args[0]), (size_t)step->bytes);
+        if (step->kernel < 0) { /* a copy: an output that is a view, a constant or an input;
+                                   an LSTM's states into Y (rows, strided) */
+            unsigned char *to = po_address(m, &args[1]);
+            const unsigned char *from = po_address(m, &args[0]);
+            uint64_t r;
+            for (r = 0; r < step->rows; r++)
+                memcpy(to + r * step->target_stride, from + r * step->source_stride,
+                       (size_t)step->bytes);
             continue;
         }
         for (a = 0; a < step->arg_count; a++) m->args[a] = po_address(m, &args[a]);
