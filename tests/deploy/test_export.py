@@ -96,8 +96,8 @@ def test_a_small_mobilenet_v2_runs_from_c(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("build", [resnet18, mobilenet_v2, bert_layer],
-                         ids=["resnet18", "mobilenet_v2", "bert_layer"])
+@pytest.mark.parametrize("build", [resnet18, mobilenet_v2, bert_layer, lstm],
+                         ids=["resnet18", "mobilenet_v2", "bert_layer", "lstm"])
 def test_full_size_models_run_from_c_like_onnxruntime(tmp_path, build):
     check_c_program(build(), tmp_path, build.__name__, FULL, threads=2)
 
