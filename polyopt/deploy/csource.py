@@ -37,6 +37,10 @@ def header_text(name: str, plan: dict | None = None) -> str:
    Link with lib{name}.a or lib{name}.so and -lm -lpthread (and -lmvec when the library
    needs it: see {name}.json).{summary}
 
+   Memory: with glibc, {name}_create asks malloc to keep freed memory (as polyopt's Python
+   executor does: kernels allocate buffers on every run); POLYOPT_KEEP_MALLOC=1 leaves
+   malloc as it is.
+
    Thread safety: a {name}_model is used by one thread at a time; to run on several
    threads at once, create one model per thread (each holds its arena and weights).
    Functions without a model are safe from any thread; {name}_error_message() is per
@@ -118,6 +122,7 @@ def model_source(name: str, plan: dict, symbols: list[str], weights_sha256: str,
              "#define _GNU_SOURCE",
              "#include <errno.h>\n#include <stdarg.h>\n#include <stdint.h>\n#include <stdio.h>",
              "#include <stdlib.h>\n#include <string.h>\n#include <sys/stat.h>",
+             "#if defined(__GLIBC__)\n#include <malloc.h>\n#endif",
              f'#include "{name}.h"',
              f"#define PO_API(x) {name}_##x",
              f"#define PO_NAME {_c_string(name)}", f"#define PO_CPU {_c_string(cpu)}",

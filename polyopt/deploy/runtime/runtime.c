@@ -155,6 +155,19 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
 }
 #endif
 
+/* As the Python executor does (polyopt.graph.executor.keep_freed_memory): glibc's malloc
+   keeps freed memory (no mmap per large block, no trimming), so the buffers kernels
+   allocate on every call (padding, a convolution before its epilogue) do not cost fresh
+   pages, and their page faults, at every run.  POLYOPT_KEEP_MALLOC=1 leaves malloc as is. */
+static void po_keep_freed_memory(void) {
+#if defined(__GLIBC__)
+    const char *keep = getenv("POLYOPT_KEEP_MALLOC");
+    if (keep && *keep) return;
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int PO_API(create)(const char *weights, PO_API(model) **out) {
     struct PO_API(model) *m;
     int status, i;
@@ -165,6 +178,7 @@ int PO_API(create)(const char *weights, PO_API(model) **out) {
                                  "weights file, got NULL");
 #endif
     if ((status = PO_API(check_cpu)()) != POLYOPT_OK) return status;
+    po_keep_freed_memory();
     m = calloc(1, sizeof *m);
     if (!m) return po_fail(POLYOPT_E_NOMEM, "no memory for the model");
     m->threads = PO_THREADS;
