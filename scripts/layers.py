@@ -31,7 +31,7 @@ LAYERS = [
     ("target",),
     ("lower", "kernels", "build", "emit_c", "extern_build", "aot"),
     ("tune",),
-    ("graph",),
+    ("graph", "deploy"),
     ("tvm", "cli", "__init__", "__main__"),
 ]
 NEVER = {"target": {"transform", "schedules"}}  # backends only see lowered programs
@@ -42,6 +42,7 @@ ROLES = {
     "transform": "checked primitives (mechanism)", "tensorize": "intrinsics, exact matching",
     "schedules": "policy: auto_schedule, templates", "ast": "loop ASTs",
     "target": "backends: llvm, opencl, accel", "graph": "ONNX models",
+    "deploy": "compiled models as C libraries",
     "aot": "operator libraries",
     "kernels": "one build path, its key and caches", "tvm": "TVM's API",
     "tune": "autotuning: spaces, measurement, records",

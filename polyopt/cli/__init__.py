@@ -4,6 +4,7 @@
   check   check a hand-written schedule against a computation's exact dependences
   opt     optimize the #pragma scop region of a C function automatically
   run     compile an ONNX model and run it on .npy inputs
+  compile compile an ONNX model into a C library (libNAME.so/.a, NAME.h)
   lib     build an operator library ahead of time (lib build)
   tune    measure schedules of a kernel and keep the fastest (autotuning)
   cache   show or empty the on-disk kernel cache (cache info, cache clear)
@@ -16,6 +17,7 @@ Examples:
     polyopt check examples/seidel.py --schedule examples/wavefront.isl
     polyopt opt examples/gemm.c --emit c -o gemm.opt.c
     polyopt run model.onnx --input x.npy
+    polyopt compile model.onnx -o deploy/ --name resnet
     polyopt lib build examples/ops_spec.py -o build/ops
     polyopt tune examples/gemm.c --trials 40 --db ~/tune-records
 
@@ -32,8 +34,8 @@ import argparse
 import sys
 
 import polyopt as po
-from . import check as cli_check, demo as cli_demo, lib as aot_cli, opt as cli_opt, \
-    run as cli_run, tune as cli_tune
+from . import check as cli_check, compile as cli_compile, demo as cli_demo, lib as aot_cli, \
+    opt as cli_opt, run as cli_run, tune as cli_tune
 from .help import help_text, plain  # noqa: F401 (polyopt.cli.plain, help_text)
 from .output import reader_gone
 
@@ -59,6 +61,7 @@ def parser() -> argparse.ArgumentParser:
     cli_check.add_parser(commands)
     cli_opt.add_parser(commands)
     cli_run.add_parser(commands)
+    cli_compile.add_parser(commands)
     aot_cli.add_parsers(commands)
     cli_tune.add_parser(commands)
     return top

@@ -16,8 +16,9 @@ from .registry import OPS, UnsupportedOperatorError
 from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
 from .quantize import quantize
 from .tuning import TuneReport, tune
+from ..deploy.loader import LoadedModel, load
 
-__all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group", "MemoryPlan", "OPS", "OpNode",
-           "TensorInfo", "UnsupportedOperatorError", "compile", "fold_batch_norm",
-           "fold_constants", "from_onnx", "fuse", "optimize", "plan_memory", "quantize",
-           "TuneReport", "tune"]
+__all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group", "LoadedModel", "MemoryPlan",
+           "OPS", "OpNode", "TensorInfo", "TuneReport", "UnsupportedOperatorError", "compile",
+           "fold_batch_norm", "fold_constants", "from_onnx", "fuse", "load", "optimize",
+           "plan_memory", "quantize", "tune"]

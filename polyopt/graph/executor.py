@@ -28,7 +28,7 @@ from .contracts import KernelSignatureError, check_arena, check_kernel, check_si
 from .ir import Graph
 from .lstm import LSTMRunner
 from .inplace import overwritable_inputs
-from .kernel_cache import KernelCache
+from .kernel_cache import KernelCache, group_signature
 from .lowering import build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .offload import offload_groups
@@ -121,6 +121,7 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             _progress(sum(1 for s in steps if s.kernel is not None), len(kernels))
     model = CompiledModel(graph, steps, plan=plan, num_threads=num_threads)
     model.made_for(info)
+    model.target, model.cache = target, cache  # (export_library builds its objects so)
     model.compile_seconds = time.perf_counter() - start
     model.cache_stats = {"loaded": store.loaded if store.disk else 0,
                          "built": store.built if store.disk else 0}
@@ -190,32 +191,6 @@ def keep_freed_memory() -> None:
         pass
 
 
-def group_signature(g: Graph, group: Group) -> tuple:
-    """What a group's kernel depends on: its operators and attributes, how they read
-    each other and the group's inputs (by position), the inputs' shapes and dtypes, and
-    the values of inputs read at compile time (shapes, slice bounds); attributes as they
-    are (tensors in full: :func:`~polyopt.kernels.key.structural_hash` keys it)."""
-    inputs = group.inputs
-    inside = {n.outputs[0]: k for k, n in enumerate(group.nodes)}
-    parts = []
-    for node in group.nodes:
-        reads = []
-        for name in node.inputs:
-            if not name:
-                reads.append(None)
-            elif name in inside:
-                reads.append(("node", inside[name]))
-            elif name in inputs:
-                info = g.tensors[name]
-                reads.append(("input", inputs.index(name), info.shape, info.dtype))
-            else:  # read at compile time
-                reads.append(("value", g.constants[name]))  # (dtype, shape and data)
-        parts.append((node.op_type, tuple(sorted(node.attrs.items(), key=lambda a: a[0])),
-                      tuple(reads),
-                      g.tensors[node.outputs[0]].shape))
-    return (group.kind, tuple(parts), inside[group.output])
-
-
 def _progress(done: int, total: int) -> None:
     width = 30
     filled = width * done // max(total, 1)
@@ -238,6 +213,7 @@ class CompiledModel:
         self.compile_seconds = 0.0
         self.cache_stats = {"loaded": 0, "built": 0}
         self.compiled_for: TargetInfo | None = None  # the CPU the kernels were made for
+        self.target, self.cache = "llvm", True  # compile's target and cache arguments
         self._foreign: str | None = None  # why this CPU cannot run them (made_for)
         self.in_place: dict[str, str] = {}  # output -> the input whose buffer it takes
         self.root = self._aliases(plan)
@@ -496,6 +472,17 @@ class CompiledModel:
 
     def memory_report(self) -> str:
         return self.plan.report()
+
+    def export_library(self, folder, *, name: str = "model", source=None,
+                       weights: str = "file") -> dict:
+        """Write the model as a C library into ``folder``: ``lib<name>.so``,
+        ``lib<name>.a``, ``<name>.h`` (its C API), ``<name>.weights`` (or, with
+        ``weights="embedded"``, the weights inside the library) and ``manifest.json``
+        (returned); see :mod:`polyopt.deploy` and docs/deploy.md.  ``source``: the ONNX
+        model (path or bytes) the manifest hashes."""
+        from ..deploy.export import export_model
+
+        return export_model(self, folder, name=name, source=source, weights=weights)
 
     def __repr__(self) -> str:
         kernels = sum(1 for s in self.steps if s.kernel is not None)

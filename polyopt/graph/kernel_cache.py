@@ -3,7 +3,7 @@
 A group's kernel is built by :func:`polyopt.kernels.build_kernel` and found by two keys:
 
 * its *request*: what the group is before it is lowered (its signature from
-  :func:`~polyopt.graph.executor.group_signature`, the thread count, the target, the
+  :func:`group_signature`, the thread count, the target, the
   versions and a digest of polyopt's own source), remembered in the process's in-memory
   cache (``po.build_cache``, :meth:`KernelCache.recall`) and in the disk cache's
   ``graph-requests`` index (:meth:`KernelCache.find`), so a second compile of a model,
@@ -40,7 +40,8 @@ from ..private_folder import make_private
 from ..target.base import get_target, target_key
 from ..target.signature import versions_text
 
-__all__ = ["CacheFolderError", "KernelCache", "entry_integrity", "private_folder"]
+__all__ = ["CacheFolderError", "KernelCache", "entry_integrity", "group_signature",
+           "private_folder"]
 REQUESTS = "graph-requests"
 
 
@@ -131,3 +132,29 @@ def private_folder(path: str) -> str:
                                "machine code from it, so it must be yours alone: pass "
                                "cache=False or another folder (POLYOPT_CACHE)")
     return path
+
+
+def group_signature(g: Graph, group: Group) -> tuple:
+    """What a group's kernel depends on: its operators and attributes, how they read
+    each other and the group's inputs (by position), the inputs' shapes and dtypes, and
+    the values of inputs read at compile time (shapes, slice bounds); attributes as they
+    are (tensors in full: :func:`~polyopt.kernels.key.structural_hash` keys it)."""
+    inputs = group.inputs
+    inside = {n.outputs[0]: k for k, n in enumerate(group.nodes)}
+    parts = []
+    for node in group.nodes:
+        reads = []
+        for name in node.inputs:
+            if not name:
+                reads.append(None)
+            elif name in inside:
+                reads.append(("node", inside[name]))
+            elif name in inputs:
+                info = g.tensors[name]
+                reads.append(("input", inputs.index(name), info.shape, info.dtype))
+            else:  # read at compile time
+                reads.append(("value", g.constants[name]))  # (dtype, shape and data)
+        parts.append((node.op_type, tuple(sorted(node.attrs.items(), key=lambda a: a[0])),
+                      tuple(reads),
+                      g.tensors[node.outputs[0]].shape))
+    return (group.kind, tuple(parts), inside[group.output])

@@ -108,10 +108,12 @@ def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, req
                        request=request)
 
 
-def _cached(cache, description, num_threads: int, build_it):
+def _cached(cache, description, num_threads: int, build_it, requests: dict, role: str):
     """The kernel ``description`` names, from the caches by its request when it is there
-    (built in this process, or on disk: nothing lowered), else ``build_it(request)``."""
+    (built in this process, or on disk: nothing lowered), else ``build_it(request)``;
+    the request is kept in ``requests[role]`` (an export finds the object by it)."""
     request = cache.request(description, num_threads) if cache is not None else None
+    requests[role] = request
     found = (cache.recall(request) or cache.find(request)) if cache is not None else None
     return found[0] if found is not None else build_it(request)
 
@@ -324,6 +326,7 @@ class LSTMRunner:
             else None
         bias = np.zeros(8 * hidden, np.float32) if bias is None else bias[0]
         self.shape = (seq, batch, hidden)
+        self.requests: dict = {}  # "projection", "recurrence": their cache requests
         # every array the kernels stream starts on a cache line (numpy's do not: 7% of
         # the recurrence's time went to loads that span two lines)
         self.w_t = np.ascontiguousarray(W.T.astype(np.float32))
@@ -338,12 +341,14 @@ class LSTMRunner:
             self.projection = _cached(
                 cache, ("lstm packed projection", seq * batch, hidden, width, panel), threads,
                 lambda request: _packed_projection(seq * batch, 4 * hidden, width, panel,
-                                                   threads, cache, request, info))
+                                                   threads, cache, request, info),
+                self.requests, "projection")
         else:
             self.projection = _cached(
                 cache, ("lstm projection", seq * batch, hidden, width), threads,
                 lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width),
-                                        "MatMul", threads, cache, request))
+                                        "MatMul", threads, cache, request),
+                self.requests, "projection")
         block = recurrence_block(hidden, info)
         # two steps per iteration, the second reading R^T's panels backwards, when it can
         self.in_pairs = pairs_apply(seq, hidden, block)
@@ -351,13 +356,14 @@ class LSTMRunner:
             self.recurrence = _cached(
                 cache, ("lstm recurrence in pairs", seq, batch, hidden, block), 1,
                 lambda request: _build(*recurrence_in_pairs(seq, batch, hidden, block=block),
-                                       cache,
-                                       request))
+                                       cache, request),
+                self.requests, "recurrence")
         else:
             self.recurrence = _cached(
                 cache, ("lstm recurrence, packed", seq, batch, hidden, block), 1,
                 lambda request: _build(*recurrence(seq, batch, hidden, block=block), cache,
-                                       request))
+                                       request),
+                self.requests, "recurrence")
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
         self.w_t = aligned_copy(self.w_t)

@@ -58,8 +58,31 @@ def _enabled(target) -> bool:
     return testing.device_enabled(target)
 
 
+@_public
+def _load_module_or_model(path, fmt: str = ""):
+    """``tvm.runtime.load_module``: a kernel that ``f.export_library("k.so")`` saved, or
+    a model that ``m.export_library(folder)`` (``polyopt compile``) exported, given as
+    its folder or its ``lib<name>.so``: then a :class:`polyopt.graph.LoadedModel`, which
+    ``tvm.contrib.graph_executor.GraphModule(lib["default"](dev))`` runs."""
+    import os
+
+    from ..deploy.loader import load as _load_model
+
+    try:
+        place = os.fspath(path)
+    except TypeError:
+        return _load_module(path)
+    folder = os.path.dirname(os.path.abspath(place))
+    if isinstance(place, str) and os.path.isdir(place):
+        return _load_model(place)
+    if isinstance(place, str) and place.endswith(".so") and not os.path.exists(
+            place + ".json") and os.path.exists(os.path.join(folder, "manifest.json")):
+        return _load_model(folder)
+    return _load_module(path)
+
+
 runtime = _types.SimpleNamespace(ndarray=nd, NDArray=_NDArray, Device=Device,
-                                 load_module=_load_module, convert=_convert,
+                                 load_module=_load_module_or_model, convert=_convert,
                                  enabled=_enabled)
 
 

@@ -57,6 +57,15 @@ class TempDirectory:
 utils = types.SimpleNamespace(tempdir=TempDirectory)
 
 
+def _graph_module(module):
+    """``graph_executor.GraphModule(lib["default"](dev))``: the loaded model itself
+    (``set_input``, ``run``, ``get_output``, ``get_num_outputs``)."""
+    return module
+
+
+graph_executor = types.SimpleNamespace(GraphModule=_graph_module)
+
+
 def _compile_cuda(*args, **kwargs):
     from ..errors import MissingBackendError
     raise MissingBackendError("tvm.contrib.nvcc is not available in polyopt (no CUDA "

@@ -67,7 +67,7 @@ I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 REGION_FN = ir.FunctionType(ir.VoidType(), [PTR]).as_pointer()  # prints as ptr
 ENTRY_POINTS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
-                "polyopt_session_end")
+                "polyopt_session_end", "polyopt_set_threads")
 DEFAULT_SPIN = 20_000
 DRAIN_SPIN = 4_000  # pauses (about 45 ns each here) the caller spins before it sleeps
 SESSION_SPIN = 2_000  # pauses (about 0.1 ms) a worker spins for the next region in a session
@@ -289,6 +289,14 @@ class _Runtime:
         self._store(b, threads, self.default_threads, "monotonic")
         b.ret(threads)
         self.threads_fn = fn
+        # polyopt_set_threads(n): the count for loops built without one (n >= 1; an
+        # exported model's runtime sets it, see polyopt.deploy)
+        setter = self._declare("polyopt_set_threads", ir.VoidType(), [I32])
+        setter.linkage = "weak"
+        b = ir.IRBuilder(setter.append_basic_block("entry"))
+        with b.if_then(b.icmp_signed(">", setter.args[0], ir.Constant(I32, 0))):
+            self._store(b, setter.args[0], self.default_threads, "monotonic")
+        b.ret_void()
 
     # --- the worker ------------------------------------------------------------
     def _spin_limit(self, b):

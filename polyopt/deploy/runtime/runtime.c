@@ -1,0 +1,361 @@
+/* polyopt's model runtime: runs a compiled model's execution plan with no Python.
+
+   Compiled once per exported model, after the plan's tables (which define PO_API, the
+   kernels' call thunks PO_KERNELS, the tensors PO_INPUTS / PO_OUTPUTS, the steps PO_STEPS
+   and their argument locations PO_ARGS, the arena and weights sizes, the weights' SHA-256
+   and the CPU features the kernels were compiled for).  The kernels are called exactly as
+   the Python executor calls them: int32_t kernel(void *arg0, ..., void *out), the arrays
+   C-contiguous; 0 means done, 1 that a kernel could not allocate its buffers.  The
+   thread pool (polyopt_parallel and friends) is polyopt's own, linked in beside. */
+
+int32_t polyopt_threads(int32_t requested);
+void polyopt_session_begin(void);
+void polyopt_session_end(void);
+void polyopt_set_threads(int32_t threads);
+
+struct PO_API(model) {
+    unsigned char *weights;              /* the verified weights, 64-byte aligned */
+    unsigned char *arena;                /* the intermediate tensors, at plan offsets */
+    const void *inputs[PO_INPUT_COUNT];  /* the caller's (zero copy) */
+    void *outputs[PO_OUTPUT_COUNT];      /* the caller's, or own_outputs' */
+    unsigned char *own_outputs[PO_OUTPUT_COUNT];
+    void *args[PO_MAX_ARGS];
+    int32_t threads;
+};
+
+static __thread char po_message[512];
+
+static int po_fail(int status, const char *format, ...) {
+    va_list list;
+    va_start(list, format);
+    vsnprintf(po_message, sizeof po_message, format, list);
+    va_end(list);
+    return status;
+}
+
+const char *PO_API(error_message)(void) { return po_message; }
+
+/* --- the CPU the kernels were compiled for --------------------------------------------- */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+struct po_feature { const char *name; unsigned leaf, sub, reg, bit, xcr0; };
+/* reg: 0 eax, 1 ebx, 2 ecx, 3 edx; xcr0: the register state the OS must save for it */
+static const struct po_feature po_features[] = {
+    {"sse3", 1, 0, 2, 0, 0}, {"ssse3", 1, 0, 2, 9, 0}, {"fma", 1, 0, 2, 12, 6},
+    {"sse4.1", 1, 0, 2, 19, 0}, {"sse4.2", 1, 0, 2, 20, 0}, {"popcnt", 1, 0, 2, 23, 0},
+    {"avx", 1, 0, 2, 28, 6}, {"f16c", 1, 0, 2, 29, 6},
+    {"bmi", 7, 0, 1, 3, 0}, {"avx2", 7, 0, 1, 5, 6}, {"bmi2", 7, 0, 1, 8, 0},
+    {"avx512f", 7, 0, 1, 16, 0xe6}, {"avx512dq", 7, 0, 1, 17, 0xe6},
+    {"avx512ifma", 7, 0, 1, 21, 0xe6}, {"avx512cd", 7, 0, 1, 28, 0xe6},
+    {"avx512bw", 7, 0, 1, 30, 0xe6}, {"avx512vl", 7, 0, 1, 31, 0xe6},
+    {"avx512vbmi", 7, 0, 2, 1, 0xe6}, {"avx512vbmi2", 7, 0, 2, 6, 0xe6},
+    {"gfni", 7, 0, 2, 8, 0}, {"vaes", 7, 0, 2, 9, 6}, {"vpclmulqdq", 7, 0, 2, 10, 6},
+    {"avx512vnni", 7, 0, 2, 11, 0xe6}, {"avx512bitalg", 7, 0, 2, 12, 0xe6},
+    {"avx512vpopcntdq", 7, 0, 2, 14, 0xe6}, {"amx-bf16", 7, 0, 3, 22, 0x60000},
+    {"avx512fp16", 7, 0, 3, 23, 0xe6}, {"amx-tile", 7, 0, 3, 24, 0x60000},
+    {"amx-int8", 7, 0, 3, 25, 0x60000}, {"avxvnni", 7, 1, 0, 4, 6},
+    {"avx512bf16", 7, 1, 0, 5, 0xe6}};
+
+static int po_cpu_has(const char *name, int *known) {
+    unsigned r[4] = {0, 0, 0, 0}, max = __get_cpuid_max(0, 0), i;
+    for (i = 0; i < sizeof po_features / sizeof po_features[0]; i++) {
+        const struct po_feature *f = &po_features[i];
+        unsigned long long xcr0 = 0;
+        if (strcmp(f->name, name) != 0) continue;
+        *known = 1;
+        if (f->leaf > max) return 0;
+        __cpuid_count(f->leaf, f->sub, r[0], r[1], r[2], r[3]);
+        if (!((r[f->reg] >> f->bit) & 1)) return 0;
+        if (f->xcr0) {
+            unsigned a, b, c, d, lo, hi;
+            __cpuid(1, a, b, c, d);
+            if (!((c >> 27) & 1)) return 0; /* no OSXSAVE */
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            xcr0 = ((unsigned long long)hi << 32) | lo;
+            if ((xcr0 & f->xcr0) != f->xcr0) return 0;
+        }
+        return 1;
+    }
+    *known = 0;
+    return 1;
+}
+#else
+static int po_cpu_has(const char *name, int *known) { (void)name; *known = 0; return 1; }
+#endif
+
+int PO_API(check_cpu)(void) {
+    char missing[256] = "";
+    size_t i, used = 0;
+    for (i = 0; i < sizeof PO_FEATURES / sizeof PO_FEATURES[0]; i++) {
+        int known = 0;
+        if (!po_cpu_has(PO_FEATURES[i], &known) && used < sizeof missing - 32)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s",
+                                     used ? ", " : "", PO_FEATURES[i]);
+    }
+    if (used)
+        return po_fail(POLYOPT_E_CPU, "%s was compiled for %s; this CPU lacks %s: export it "
+                       "for this machine (polyopt compile --target llvm)", PO_NAME, PO_CPU,
+                       missing);
+    return POLYOPT_OK;
+}
+
+/* --- creating ----------------------------------------------------------------------------- */
+#ifdef PO_EMBEDDED_WEIGHTS
+extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte aligned */
+#endif
+
+#ifdef PO_EMBEDDED_WEIGHTS
+static int po_read_weights(struct PO_API(model) *m, const char *path) {
+    (void)path; /* the weights are the library's: its hash covers them */
+    m->weights = (unsigned char *)PO_EMBEDDED_WEIGHTS; /* read only: kernels never write it */
+    return POLYOPT_OK;
+}
+#else
+static int po_read_weights(struct PO_API(model) *m, const char *path) {
+    char file[4096], hex[65];
+    struct stat info;
+    FILE *in;
+    size_t length = strlen(path);
+    if (PO_WEIGHTS_BYTES == 0) return POLYOPT_OK;
+    if (stat(path, &info) == 0 && S_ISDIR(info.st_mode)) {
+        if (length + sizeof PO_NAME + 10 > sizeof file)
+            return po_fail(POLYOPT_E_ARGUMENT, "the folder name %s is too long", path);
+        snprintf(file, sizeof file, "%s/%s.weights", path, PO_NAME);
+    } else {
+        if (length + 1 > sizeof file)
+            return po_fail(POLYOPT_E_ARGUMENT, "the file name %s is too long", path);
+        memcpy(file, path, length + 1);
+    }
+    in = fopen(file, "rb");
+    if (!in) return po_fail(POLYOPT_E_IO, "cannot open the weights %s: %s", file, strerror(errno));
+    if (fstat(fileno(in), &info) != 0 || (uint64_t)info.st_size != PO_WEIGHTS_BYTES) {
+        fclose(in);
+        return po_fail(POLYOPT_E_INTEGRITY, "the weights %s hold %lld bytes, %s was exported "
+                       "with %llu: truncated or from another export; copy the folder again",
+                       file, (long long)info.st_size, PO_NAME,
+                       (unsigned long long)PO_WEIGHTS_BYTES);
+    }
+    m->weights = aligned_alloc(64, (PO_WEIGHTS_BYTES + 63) / 64 * 64);
+    if (!m->weights) {
+        fclose(in);
+        return po_fail(POLYOPT_E_NOMEM, "no memory for the %llu bytes of weights",
+                       (unsigned long long)PO_WEIGHTS_BYTES);
+    }
+    if (fread(m->weights, 1, PO_WEIGHTS_BYTES, in) != PO_WEIGHTS_BYTES) {
+        fclose(in);
+        return po_fail(POLYOPT_E_IO, "cannot read the weights %s", file);
+    }
+    fclose(in);
+    po_sha256_hex(m->weights, PO_WEIGHTS_BYTES, hex);
+    if (strcmp(hex, PO_WEIGHTS_SHA256) != 0)
+        return po_fail(POLYOPT_E_INTEGRITY, "the weights %s do not match the SHA-256 %s was "
+                       "exported with (edited, or from another export); copy the folder again",
+                       file, PO_NAME);
+    return POLYOPT_OK;
+}
+#endif
+
+/* As the Python executor does (polyopt.graph.executor.keep_freed_memory): glibc's malloc
+   keeps freed memory (no mmap per large block, no trimming), so the buffers kernels
+   allocate on every call (padding, a convolution before its epilogue) do not cost fresh
+   pages, and their page faults, at every run.  POLYOPT_KEEP_MALLOC=1 leaves malloc as is. */
+static void po_keep_freed_memory(void) {
+#if defined(__GLIBC__)
+    const char *keep = getenv("POLYOPT_KEEP_MALLOC");
+    if (keep && *keep) return;
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+int PO_API(create)(const char *weights, PO_API(model) **out) {
+    struct PO_API(model) *m;
+    int status, i;
+    if (!out) return po_fail(POLYOPT_E_ARGUMENT, "create needs a place for the model (out)");
+    *out = NULL;
+#ifndef PO_EMBEDDED_WEIGHTS
+    if (!weights) return po_fail(POLYOPT_E_ARGUMENT, "create needs the export's folder or "
+                                 "weights file, got NULL");
+#endif
+    if ((status = PO_API(check_cpu)()) != POLYOPT_OK) return status;
+    po_keep_freed_memory();
+    m = calloc(1, sizeof *m);
+    if (!m) return po_fail(POLYOPT_E_NOMEM, "no memory for the model");
+    m->threads = PO_THREADS;
+    if ((status = po_read_weights(m, weights)) != POLYOPT_OK) {
+        PO_API(destroy)(m);
+        return status;
+    }
+    m->arena = aligned_alloc(64, PO_ARENA_BYTES ? (PO_ARENA_BYTES + 63) / 64 * 64 : 64);
+    for (i = 0; i < PO_OUTPUT_COUNT; i++) {
+        m->own_outputs[i] = aligned_alloc(64, (PO_OUTPUTS[i].bytes + 63) / 64 * 64 + 64);
+        m->outputs[i] = m->own_outputs[i];
+        if (!m->own_outputs[i]) m->arena = (free(m->arena), NULL);
+    }
+    if (!m->arena) {
+        PO_API(destroy)(m);
+        return po_fail(POLYOPT_E_NOMEM, "no memory for the arena of %llu bytes",
+                       (unsigned long long)PO_ARENA_BYTES);
+    }
+    *out = m;
+    return POLYOPT_OK;
+}
+
+void PO_API(destroy)(PO_API(model) *m) {
+    int i;
+    if (!m) return;
+    for (i = 0; i < PO_OUTPUT_COUNT; i++) free(m->own_outputs[i]);
+    free(m->arena);
+#ifndef PO_EMBEDDED_WEIGHTS
+    free(m->weights);
+#endif
+    free(m);
+}
+
+/* --- inputs and outputs ------------------------------------------------------------------- */
+int PO_API(input_count)(void) { return PO_INPUT_COUNT; }
+int PO_API(output_count)(void) { return PO_OUTPUT_COUNT; }
+
+static const struct po_tensor *po_tensor(int output, int index) {
+    if (output) return index >= 0 && index < PO_OUTPUT_COUNT ? &PO_OUTPUTS[index] : NULL;
+    return index >= 0 && index < PO_INPUT_COUNT ? &PO_INPUTS[index] : NULL;
+}
+
+#define PO_INFO(kind, output)                                                                 \
+    const char *PO_API(kind##_name)(int i) {                                                  \
+        const struct po_tensor *t = po_tensor(output, i);                                     \
+        return t ? t->name : NULL;                                                            \
+    }                                                                                         \
+    const char *PO_API(kind##_dtype)(int i) {                                                 \
+        const struct po_tensor *t = po_tensor(output, i);                                     \
+        return t ? t->dtype : NULL;                                                           \
+    }                                                                                         \
+    int PO_API(kind##_ndim)(int i) {                                                          \
+        const struct po_tensor *t = po_tensor(output, i);                                     \
+        return t ? t->ndim : -1;                                                              \
+    }                                                                                         \
+    const int64_t *PO_API(kind##_shape)(int i) {                                              \
+        const struct po_tensor *t = po_tensor(output, i);                                     \
+        return t ? t->shape : NULL;                                                           \
+    }                                                                                         \
+    size_t PO_API(kind##_bytes)(int i) {                                                      \
+        const struct po_tensor *t = po_tensor(output, i);                                     \
+        return t ? (size_t)t->bytes : 0;                                                      \
+    }                                                                                         \
+    int PO_API(kind##_index)(const char *name) {                                              \
+        int k;                                                                                \
+        for (k = 0; name && k < (output ? PO_OUTPUT_COUNT : PO_INPUT_COUNT); k++)             \
+            if (strcmp(po_tensor(output, k)->name, name) == 0) return k;                      \
+        po_fail(POLYOPT_E_ARGUMENT, "%s has no " #kind " named %s", PO_NAME,                  \
+                name ? name : "(NULL)");                                                      \
+        return -1;                                                                            \
+    }
+PO_INFO(input, 0)
+PO_INFO(output, 1)
+
+static int po_check(PO_API(model) *m, int output, int index, const void *data, size_t bytes) {
+    const struct po_tensor *t = po_tensor(output, index);
+    if (!m) return po_fail(POLYOPT_E_ARGUMENT, "the model is NULL (create failed?)");
+    if (!t)
+        return po_fail(POLYOPT_E_ARGUMENT, "%s has %d %s; there is no index %d", PO_NAME,
+                       output ? PO_OUTPUT_COUNT : PO_INPUT_COUNT, output ? "outputs" : "inputs",
+                       index);
+    if (!data) return po_fail(POLYOPT_E_ARGUMENT, "the buffer of %s is NULL", t->name);
+    if (bytes != t->bytes)
+        return po_fail(POLYOPT_E_ARGUMENT, "%s '%s' is %s of %llu bytes; the buffer given has "
+                       "%llu", output ? "output" : "input", t->name, t->dtype,
+                       (unsigned long long)t->bytes, (unsigned long long)bytes);
+    return POLYOPT_OK;
+}
+
+int PO_API(set_input)(PO_API(model) *m, int index, const void *data, size_t bytes) {
+    int status = po_check(m, 0, index, data, bytes);
+    if (status == POLYOPT_OK) m->inputs[index] = data;
+    return status;
+}
+
+int PO_API(set_output)(PO_API(model) *m, int index, void *data, size_t bytes) {
+    int status = po_check(m, 1, index, data, bytes);
+    if (status == POLYOPT_OK) m->outputs[index] = data;
+    return status;
+}
+
+int PO_API(get_output)(PO_API(model) *m, int index, void *data, size_t bytes) {
+    int status = po_check(m, 1, index, data, bytes);
+    if (status == POLYOPT_OK && data != m->outputs[index]) memcpy(data, m->outputs[index], bytes);
+    return status;
+}
+
+int PO_API(set_input_by_name)(PO_API(model) *m, const char *name, const void *data,
+                              size_t bytes) {
+    int index = PO_API(input_index)(name);
+    return index < 0 ? POLYOPT_E_ARGUMENT : PO_API(set_input)(m, index, data, bytes);
+}
+
+int PO_API(get_output_by_name)(PO_API(model) *m, const char *name, void *data, size_t bytes) {
+    int index = PO_API(output_index)(name);
+    return index < 0 ? POLYOPT_E_ARGUMENT : PO_API(get_output)(m, index, data, bytes);
+}
+
+/* --- threads ---------------------------------------------------------------------------- */
+int PO_API(set_threads)(PO_API(model) *m, int threads) {
+    if (!m) return po_fail(POLYOPT_E_ARGUMENT, "the model is NULL (create failed?)");
+    if (threads < 1) return po_fail(POLYOPT_E_ARGUMENT, "threads must be >= 1, got %d", threads);
+    if (PO_THREADS > 0 && threads != PO_THREADS)
+        return po_fail(POLYOPT_E_ARGUMENT, "%s was compiled for %d threads; export it with "
+                       "--threads 0 to choose the count at run time", PO_NAME, PO_THREADS);
+    m->threads = threads;
+    return POLYOPT_OK;
+}
+
+int PO_API(threads)(PO_API(model) *m) {
+    return m ? polyopt_threads(m->threads) : -1;
+}
+
+/* --- running ------------------------------------------------------------------------------ */
+static void *po_address(PO_API(model) *m, const struct po_location *at) {
+    switch (at->kind) {
+    case PO_INPUT: return (unsigned char *)m->inputs[at->value] + at->offset;
+    case PO_OUTPUT: return (unsigned char *)m->outputs[at->value] + at->offset;
+    case PO_ARENA: return m->arena + at->value + at->offset;
+    default: return m->weights + at->value + at->offset;
+    }
+}
+
+int PO_API(run)(PO_API(model) *m) {
+    int i, status = POLYOPT_OK, session;
+    size_t s;
+    if (!m) return po_fail(POLYOPT_E_ARGUMENT, "the model is NULL (create failed?)");
+    for (i = 0; i < PO_INPUT_COUNT; i++)
+        if (!m->inputs[i])
+            return po_fail(POLYOPT_E_ARGUMENT, "input '%s' was not set (set_input)",
+                           PO_INPUTS[i].name);
+    if (PO_THREADS == 0 && m->threads > 0) polyopt_set_threads(m->threads);
+    session = polyopt_threads(m->threads) > 1;
+    if (session) polyopt_session_begin();
+    for (s = 0; s < sizeof PO_STEPS / sizeof PO_STEPS[0]; s++) {
+        const struct po_step *step = &PO_STEPS[s];
+        const struct po_location *args = &PO_ARGS[step->first_arg];
+        int a;
+        if (step->kernel < 0) { /* a copy: an output that is a view, a constant or an input;
+                                   an LSTM's states into Y (rows, strided) */
+            unsigned char *to = po_address(m, &args[1]);
+            const unsigned char *from = po_address(m, &args[0]);
+            uint64_t r;
+            for (r = 0; r < step->rows; r++)
+                memcpy(to + r * step->target_stride, from + r * step->source_stride,
+                       (size_t)step->bytes);
+            continue;
+        }
+        for (a = 0; a < step->arg_count; a++) m->args[a] = po_address(m, &args[a]);
+        if (PO_KERNELS[step->kernel](m->args) != 0) {
+            status = po_fail(POLYOPT_E_NOMEM, "the kernel of %s could not allocate its "
+                             "buffers: out of memory", step->group);
+            break;
+        }
+    }
+    if (session) polyopt_session_end();
+    return status;
+}
+
+const char *PO_API(build_id)(void) { return PO_BUILD_ID; }

@@ -1,0 +1,114 @@
+/* SHA-256 (FIPS 180-4) of a buffer: the weights' hash, checked when a model is created. */
+
+static const uint32_t po_sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define PO_ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void po_sha_block(uint32_t h[8], const unsigned char *p) {
+    uint32_t w[64], a, b, c, d, e, f, g, k, t1, t2;
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (i = 16; i < 64; i++) {
+        uint32_t s0 = PO_ROTR(w[i - 15], 7) ^ PO_ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = PO_ROTR(w[i - 2], 17) ^ PO_ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; k = h[7];
+    for (i = 0; i < 64; i++) {
+        t1 = k + (PO_ROTR(e, 6) ^ PO_ROTR(e, 11) ^ PO_ROTR(e, 25)) + ((e & f) ^ (~e & g)) +
+             po_sha_k[i] + w[i];
+        t2 = (PO_ROTR(a, 2) ^ PO_ROTR(a, 13) ^ PO_ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        k = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PO_NO_SHA_NI)
+#include <cpuid.h>
+#include <immintrin.h>
+#define PO_SHA_NI 1
+/* The SHA extensions (Intel since Goldmont/Ice Lake, AMD since Zen): about 10x faster. */
+__attribute__((target("sha,sse4.1,ssse3")))
+static void po_sha_blocks_ni(uint32_t h[8], const unsigned char *p, uint64_t blocks) {
+    const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_loadu_si128((const __m128i *)&h[0]);
+    __m128i s1 = _mm_loadu_si128((const __m128i *)&h[4]), s0, m[4], msg, abef, cdgh;
+    int g;
+    tmp = _mm_shuffle_epi32(tmp, 0xB1);
+    s1 = _mm_shuffle_epi32(s1, 0x1B);
+    s0 = _mm_alignr_epi8(tmp, s1, 8);
+    s1 = _mm_blend_epi16(s1, tmp, 0xF0);
+    for (; blocks; blocks--, p += 64) {
+        abef = s0;
+        cdgh = s1;
+        for (g = 0; g < 4; g++)
+            m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+        for (g = 0; g < 16; g++) {
+            __m128i cur = m[g & 3];
+            msg = _mm_add_epi32(cur, _mm_loadu_si128((const __m128i *)&po_sha_k[4 * g]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+            if (g >= 3 && g <= 14) {
+                tmp = _mm_alignr_epi8(cur, m[(g - 1) & 3], 4);
+                m[(g + 1) & 3] = _mm_sha256msg2_epu32(_mm_add_epi32(m[(g + 1) & 3], tmp), cur);
+            }
+            msg = _mm_shuffle_epi32(msg, 0x0E);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, msg);
+            if (g >= 1 && g <= 12) m[(g - 1) & 3] = _mm_sha256msg1_epu32(m[(g - 1) & 3], cur);
+        }
+        s0 = _mm_add_epi32(s0, abef);
+        s1 = _mm_add_epi32(s1, cdgh);
+    }
+    tmp = _mm_shuffle_epi32(s0, 0x1B);
+    s1 = _mm_shuffle_epi32(s1, 0xB1);
+    s0 = _mm_blend_epi16(tmp, s1, 0xF0);
+    s1 = _mm_alignr_epi8(s1, tmp, 8);
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+
+static int po_has_sha_ni(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, 0) < 7) return 0;
+    __cpuid(1, a, b, c, d);
+    if (!((c >> 19) & 1) || !((c >> 9) & 1)) return 0; /* SSE4.1, SSSE3 */
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b >> 29) & 1;
+}
+#endif
+
+static void po_sha_blocks(uint32_t h[8], const unsigned char *p, uint64_t blocks) {
+#ifdef PO_SHA_NI
+    if (po_has_sha_ni()) {
+        po_sha_blocks_ni(h, p, blocks);
+        return;
+    }
+#endif
+    for (; blocks; blocks--, p += 64) po_sha_block(h, p);
+}
+
+/* The SHA-256 of data[0:size] as 64 lowercase hex digits (and a terminating 0) in hex. */
+static void po_sha256_hex(const unsigned char *data, uint64_t size, char hex[65]) {
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    unsigned char tail[128];
+    uint64_t full = size / 64 * 64, rest = size - full, bits = size * 8, i;
+    size_t n;
+    po_sha_blocks(h, data, full / 64);
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, data + full, (size_t)rest);
+    tail[rest] = 0x80;
+    n = rest < 56 ? 64 : 128;
+    for (i = 0; i < 8; i++) tail[n - 1 - i] = (unsigned char)(bits >> (8 * i));
+    po_sha_blocks(h, tail, n / 64);
+    for (i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", h[i]);
+}
