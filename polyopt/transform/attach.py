@@ -371,8 +371,10 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     # the shared loops keep the consumer's names (unless the stage has a loop of that
     # name: then the name of the dimension) and kinds (parallel, bound to work-groups)
     own = {a.name for a in lifted}
-    shared = tuple(dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
-                   for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims))
+    shared = _split_orders(tuple(
+        dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
+        for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims)),
+        cons.axes[:depth])
     moved = {producer: dataclasses.replace(stage, axes=shared + lifted,
                                            attach=Attach("with", owner, depth, outer_dims=depth))}
     for member in outputs_of[1:]:  # they keep sharing every loop of the first output
@@ -390,6 +392,21 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     mapped = None if deps is None else _map_dependences(deps, projections, loops,
                                                          consumer_stmts, depth)
     return result, mapped, projections
+
+
+def _split_orders(shared: tuple, loops: tuple) -> tuple:
+    """``shared`` (a stage's loops that are the consumer's ``loops``) with the splits
+    of those loops recorded as order-equivalent (:class:`~.domain.schedule.SplitOrder`)
+    for this stage too, so that the dataflow analysis may order it by the whole loop."""
+    shared = list(shared)
+    for k in range(len(loops) - 1):
+        order = loops[k].order
+        if order is not None and loops[k + 1].order is order and \
+                loops[k].value is order.outer and loops[k + 1].value is order.inner:
+            own = order.shared(shared[k].value, shared[k + 1].value)
+            shared[k] = dataclasses.replace(shared[k], order=own)
+            shared[k + 1] = dataclasses.replace(shared[k + 1], order=own)
+    return tuple(shared)
 
 
 def _loop_map(program: Program, cons: StageRecord, depth: int) -> dict[str, isl.Map]:
