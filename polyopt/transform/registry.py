@@ -35,6 +35,7 @@ from ..errors import InvalidArgumentError
 # what the method returns: the step's result as a loop of the stage (a name), as loops
 # (names), the stage's loops after the step, the result as it is, or nothing
 RETURNS = ("loop", "loops", "axes", "value", None)
+KINDS = ("loop", "stage", "tensor", "writer", "value")
 SCOPES = ("stage", "schedule")  # s[C].<name>(...) or s.<name>(...)
 
 
@@ -44,7 +45,9 @@ class Param:
 
     ``kind``: ``"loop"`` (a :class:`~.steps.LoopAxis`, ``IterVar`` or loop name of the
     stage, or of the stage given as argument ``of``), ``"stage"`` (a tensor, stage or
-    stage name), or ``"value"``; ``convert`` then maps the value (e.g. an intrinsic to
+    stage name; on the schedule, a list of them too), ``"tensor"`` (a tensor or its
+    name, given to ``apply`` as the tensor, recorded by its array's name), ``"writer"``
+    (the name of the stage computing a tensor, or a kernel's stage), or ``"value"``; ``convert`` then maps the value (e.g. an intrinsic to
     its key).  A ``keyword`` argument (default: the keyword-only ones) is recorded as
     ``name=value``, left out when it is the default unless ``omit_default`` is False."""
 
@@ -57,6 +60,8 @@ class Param:
 
 LOOP = Param("loop")
 STAGE = Param("stage")
+TENSOR = Param("tensor")
+WRITER = Param("writer")
 KEYWORD = Param(keyword=True)
 VALUE = Param()
 
@@ -181,6 +186,12 @@ def _validate(primitive: Primitive) -> None:
         raise InvalidArgumentError(f"primitive '{name}': returns must be one of {RETURNS} "
                                    f"and scope one of {SCOPES}")
     known = primitive.step_signature().parameters
+    if any(spec.kind not in KINDS for spec in primitive.params.values()):
+        raise InvalidArgumentError(f"primitive '{name}': a param's kind must be one of {KINDS}")
+    if primitive.scope == "schedule" and any(
+            spec.kind == "loop" and spec.of is None for spec in primitive.params.values()):
+        raise InvalidArgumentError(f"primitive '{name}' is on the schedule: its loops are "
+                                   "loops of a stage argument (loop_of('name'))")
     for param, spec in primitive.params.items():
         if param not in known or (spec.of is not None and spec.of not in known):
             raise InvalidArgumentError(
