@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from ..schedule_errors import TupleReductionError, UnknownLoopError, UnknownLoopKindError
+from ..schedule_errors import TupleReductionError, UnknownLoopError
 from ..machine import BIND_TAGS, VIRTUAL_THREAD  # target facts, for every layer
 from .memo import IdentityMemo
 
@@ -204,10 +204,8 @@ class _Layout:
         if init and init_hoisted(stage):  # placed as the owner's init is
             owner = self.stages[stage.attach.stage]
             if owner.init is None or owner.init_level != stage.init_level:
-                raise TupleReductionError(
-                    "the schedule", stage.name, (owner.name,),
-                    f"stage '{stage.name}' (an output of a reduction over a tuple) no longer "
-                    f"has the loops of '{owner.name}' around its init")
+                raise TupleReductionError("the schedule", stage.name, (owner.name,),
+                                          init_moved=True)
             return self.row(owner, statement, values, init=True, member=stage.name + ".init")
         k = stage.attach.depth if stage.attach.kind == "with" else 0
         entries = self.head(stage, values[:k])
@@ -470,12 +468,6 @@ def fixed_entry(row: isl.Map, dim: int) -> int | None:
     """
     value = row.plain_get_val_if_fixed(isl.dim_type.out, dim)
     return None if value.is_nan() else value.to_python()
-
-
-def check_axis_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise UnknownLoopKindError(kind, KINDS)
-    return kind
 
 
 def next_iteration(space: isl.Space, dim: int) -> isl.Map:

@@ -127,9 +127,7 @@ def _reduction(program: Program, stmt) -> tuple[TensorRead, object]:
                     isinstance(n, TensorRead) and n.tensor is stmt.target.tensor
                     for n in walk(addend)):
                 return stmt.target, addend
-    raise NotAReductionError("rfactor", stmt.name, detail=(
-        f"rfactor needs a sum '{stmt.target} += ...' whose addend does not read "
-        f"{write.array}; {stmt.name} is not one"))
+    raise NotAReductionError("rfactor", stmt.name, update="addend", array=write.array)
 
 
 def _fresh_dims(program: Program, stmt, axis_name: str, ndim: int) -> tuple[str, ...]:

@@ -186,9 +186,7 @@ def _combiner(update, tensor) -> str:
         return "sum"
     if isinstance(value, Call) and value.func in ("maximum", "minimum"):
         return "max" if value.func == "maximum" else "min"
-    raise NotAReductionError("rfactor", tensor.name, detail=(
-        f"rfactor: the update of '{tensor.name}' is not a sum, max or min (a reduction "
-        "with a data-dependent where= cannot be rfactored)"))
+    raise NotAReductionError("rfactor", tensor.name, update="combiner")
 
 
 def _reduce_source(update, tensor) -> Expr:
@@ -196,8 +194,7 @@ def _reduce_source(update, tensor) -> Expr:
     a, b = (value.a, value.b) if isinstance(value, BinOp) else value.args
     if isinstance(a, TensorRead) and a.tensor is tensor:
         return b
-    raise NotAReductionError("rfactor", tensor.name, detail=(
-        f"rfactor: cannot find the reduced expression of '{tensor.name}'"))
+    raise NotAReductionError("rfactor", tensor.name, update="reduced")
 
 
 def _combine(combiner: str, target: Expr, source: Expr) -> Expr:
