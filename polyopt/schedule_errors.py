@@ -401,11 +401,22 @@ class PiecewiseBoundError(ScheduleError):
 
 class InPlaceKernelError(ScheduleError):
     """``primitive`` cannot run (yet, or in this form) on an in-place kernel (a C
-    function) or needs one; ``reason`` says why and what to do."""
+    function) or needs one: ``problem`` is one of :attr:`PROBLEMS` (of ``stage``)."""
 
-    def __init__(self, primitive: str, reason: str, stage: str | None = None):
-        self.primitive, self.reason, self.stage = primitive, reason, stage
-        super().__init__(reason)
+    PROBLEMS = {
+        "not_alone": "rfactor on an in-place kernel needs '{stage}' alone in its loop nest "
+                     "(so nothing else sees the sums half-done); move the other statements "
+                     "out first",
+        "one_reader": "cache_read on an in-place kernel takes one reader stage at a time "
+                      "(each reader gets its own buffer)",
+        "layout": "cache_write(..., layout=) is not supported on in-place kernels yet",
+        "needs_kernel": "{primitive} applies to in-place kernels (a C function's local "
+                        "scalars); tensor expressions have no scalar temporaries",
+    }
+
+    def __init__(self, primitive: str, problem: str, stage: str | None = None):
+        self.primitive, self.problem, self.stage = primitive, problem, stage
+        super().__init__(self.PROBLEMS[problem].format(primitive=primitive, stage=stage))
 
 
 class ScalarExpansionError(ScheduleError):

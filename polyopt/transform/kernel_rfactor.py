@@ -109,10 +109,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int 
 def _check_alone(program: Program, stage: StageRecord) -> None:
     if stage.init is not None or stage.attach.kind != "root" or any(
             s.attach.kind == "with" and s.attach.stage == stage.name for s in program.stages):
-        raise InPlaceKernelError(
-            "rfactor", f"rfactor on an in-place kernel needs '{stage.name}' alone in its "
-            "loop nest (so nothing else sees the sums half-done); move the other statements "
-            "out first", stage=stage.name)
+        raise InPlaceKernelError("rfactor", "not_alone", stage=stage.name)
 
 
 def _reduction(program: Program, stmt) -> tuple[TensorRead, object]:

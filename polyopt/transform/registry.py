@@ -10,6 +10,10 @@
 - the step's text in ``s.script()`` and its replay (``s.replay``);
 - its entry in ``docs/primitives.md`` (:mod:`polyopt.transform.reference`).
 
+With ``scope="schedule"`` (``apply(state, ...)``, no stage) the method is ``s.<name>``
+of :class:`~.schedule.Schedule` instead (the primitives that add stages, and take
+tensors: ``TENSOR``, or the stage computing one: ``WRITER``).
+
 How the method's arguments become the step's is declared, not coded: ``params`` says
 which are loops of the stage (``LOOP``), loops of another stage argument
 (``loop_of("other")``), other stages (``STAGE``), converted values, or recorded as
@@ -83,8 +87,8 @@ class Primitive:
     ``defer_on`` (refusals of these types wait: ``Schedule.defer``), ``front`` (for a
     method that is more than one step: ``front(stage, step, *args, **kwargs)``, whose
     signature the method takes, calling ``step(...)`` with ``apply``'s arguments),
-    ``scope`` (``"schedule"``: a method of ``Schedule`` written there, since it needs
-    the schedule's tensors) and ``doc`` (default ``apply``'s docstring)."""
+    ``scope`` (``"schedule"``: a method of ``Schedule``, ``s.<name>``, whose ``apply``
+    takes the state without a stage) and ``doc`` (default ``apply``'s docstring)."""
 
     name: str
     apply: Callable

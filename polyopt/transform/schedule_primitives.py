@@ -95,9 +95,7 @@ def cache_read(state, tensor, scope: str, readers: list, *, layout=None):
     reader; ``s[AS].compute_at(s[B], axis)`` then makes it once per iteration."""
     if state.kernel is not None:
         if len(readers) != 1:
-            raise InPlaceKernelError("cache_read", "cache_read on an in-place kernel takes "
-                                     "one reader stage at a time (each reader gets its own "
-                                     "buffer)")
+            raise InPlaceKernelError("cache_read", "one_reader")
         result, buffer, rewrites = inplace.cache_read(state.program, state.kernel, tensor,
                                                       scope, readers[0])
         if layout is not None:  # (the check follows the copies to each element's source)
@@ -122,8 +120,7 @@ def cache_write(state, tensor: str, scope: str, *, layout=None):
     stage = tensor  # (the stage computing it, by name)
     if state.kernel is not None:
         if layout is not None:
-            raise InPlaceKernelError("cache_write", "cache_write(..., layout=) is not "
-                                     "supported on in-place kernels yet", stage=stage)
+            raise InPlaceKernelError("cache_write", "layout", stage=stage)
         result, buffer, rewrites = inplace.cache_write(state.program, state.kernel, stage,
                                                        scope)
         return state.kernel_rewritten(result, rewrites), buffer
@@ -186,9 +183,7 @@ def expand_scalar(state, scalar: str, dims=None):
     loop (see :mod:`polyopt.transform.scalar_expand`); a list of names: all at once,
     with one check."""
     if state.kernel is None:
-        raise InPlaceKernelError("expand_scalar", "expand_scalar applies to in-place "
-                                 "kernels (a C function's local scalars); tensor "
-                                 "expressions have no scalar temporaries")
+        raise InPlaceKernelError("expand_scalar", "needs_kernel")
     if state.kernel.rewritten:
         raise PrimitiveOrderError("expand_scalar", "compute_inline, compute_at, caches, "
                                   "rfactor", "on an in-place kernel, apply expand_scalar "
