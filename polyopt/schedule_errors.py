@@ -24,7 +24,7 @@ from .errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError,
                      TensorizeError)
 
 __all__ = [
-    "UnknownLoopError", "ForeignAxisError", "UnknownLoopKindError", "InvalidFactorError", "SplitArgumentsError",
+    "UnknownLoopError", "ForeignAxisError", "InvalidFactorError", "SplitArgumentsError",
     "SymbolicSplitError", "LoopsNotAdjacentError", "LoopOrderError", "DuplicateLoopError",
     "NonConstantExtentError", "PartlySharedLoopsError", "NotEnoughLoopsError",
     "BandMismatchError",
@@ -34,12 +34,11 @@ __all__ = [
     "CacheOfWrittenError", "AmbiguousWriterError", "NotComputedError",
     "PrimitiveOrderError", "NotAReductionError", "TupleReductionError",
     "PiecewiseBoundError", "InPlaceKernelError", "ScalarExpansionError",
-    "RationalLayoutError", "StorePredicateError", "UnknownPragmaError", "AutoScheduleError",
+    "StorePredicateError", "UnknownPragmaError", "AutoScheduleError",
     "DependenceViolationError", "LoopCarriesDependenceError", "LoopRaceError",
-    "LoopNotEnclosingError", "ChangedValuesError", "AlreadyTensorizedError",
+    "ChangedValuesError", "AlreadyTensorizedError",
     "TensorizeMismatchError", "BufferAlignmentError", "IllegalTensorizeError",
-    "TensorizedLoopMissingError",
-]
+    ]
 
 
 def _quoted(names) -> str:
@@ -63,14 +62,6 @@ class ForeignAxisError(InvalidArgumentError):
     def __init__(self, stage: str, axis: str):
         self.stage, self.axis = stage, axis
         super().__init__(f"axis '{axis}' does not belong to stage '{stage}'")
-
-
-class UnknownLoopKindError(ScheduleError):
-    """A loop kind (``parallel``, ``vectorized``, ...) that polyopt does not know."""
-
-    def __init__(self, kind, kinds: tuple[str, ...]):
-        self.kind, self.kinds = kind, tuple(kinds)
-        super().__init__(f"unknown loop kind {kind!r}; use one of {', '.join(self.kinds)}")
 
 
 class InvalidFactorError(InvalidArgumentError):
@@ -180,11 +171,20 @@ class PartlySharedLoopsError(ScheduleError):
 
 
 class NotEnoughLoopsError(ScheduleError):
-    """``stage`` has ``count`` loops, fewer than the ``needed`` the request uses."""
+    """``stage`` has ``count`` loops, fewer than the ``needed`` the request uses (to
+    share the loops of stage ``shared_with`` down to its loop ``down_to``, when given)."""
 
-    def __init__(self, stage: str, count: int, needed: int, detail: str = ""):
+    def __init__(self, stage: str, count: int, needed: int, shared_with: str | None = None,
+                 down_to: str | None = None):
         self.stage, self.count, self.needed = stage, count, needed
-        super().__init__(detail or f"stage '{stage}' has only {count} loops")
+        self.shared_with, self.down_to = shared_with, down_to
+        if shared_with is not None:
+            message = (f"stage '{stage}' has {count} loops; it cannot share {needed} loops "
+                       f"of '{shared_with}' (down to '{down_to}')")
+        else:
+            message = (f"stage '{stage}' has only {count} loops; the change needs {needed}: "
+                       "change fewer loops")
+        super().__init__(message)
 
 
 class BandMismatchError(ScheduleError):
@@ -245,10 +245,15 @@ class NotAReaderError(ScheduleError):
     """``compute_at``/``cache_read`` target ``reader`` does not read ``producer`` (inside
     the loops asked for, when ``inside``)."""
 
-    def __init__(self, producer: str, reader: str, inside: bool = False, detail: str = ""):
+    def __init__(self, producer: str, reader: str | None, inside: bool = False,
+                 copies_back: bool = False):
         self.producer, self.reader, self.inside = producer, reader, inside
-        if detail:
-            message = detail
+        self.copies_back = copies_back  # (a cache_write's copy back: nothing to copy)
+        if copies_back:
+            message = f"{reader} writes nothing that {producer} copies back"
+        elif inside and reader is not None:
+            message = (f"{reader} reads no value of {producer} inside those loops; there is "
+                       "nothing to compute there")
         elif inside:
             message = f"'{producer}' is not read inside those loops of the consumer"
         else:
@@ -277,14 +282,33 @@ class AttachedLoopError(ScheduleError):
 
 class CannotInlineError(ScheduleError):
     """``compute_inline`` of ``stage`` (a stage, or a statement of an in-place kernel
-    when ``statement``; into ``reader`` when known) is impossible; ``reason`` says why
-    and what to do instead."""
+    when ``statement``; into ``reader`` when known) is impossible: ``problem`` is one of
+    :attr:`PROBLEMS` (``array``: the array read, when it matters)."""
 
-    def __init__(self, stage: str, reason: str, reader: str | None = None,
-                 statement: bool = False):
-        self.stage, self.reason, self.reader = stage, reason, reader
+    PROBLEMS = {
+        "reduction": "it is a reduction; compute it at its reader with compute_at instead",
+        "output": "it is an output of the schedule",
+        "several_writers": "its array is written by several statements",
+        "writes_twice": "it writes an element of its array more than once; compute it at "
+                        "its reader instead",
+        "piecewise_writer": "the instance that writes an element of its array is a "
+                            "piecewise function of the element; compute it at its reader "
+                            "instead",
+        "rational_layout": "its layout has a rational inverse; compute it at its reader "
+                           "instead",
+        "unread": "no other statement reads the values it writes",
+        "partly_read": "{reader} reads {array} from it only at some of its instances (at "
+                       "others the value comes from elsewhere)",
+        "not_affine": "the instance read is not one affine function of the reader's loops",
+    }
+
+    def __init__(self, stage: str, problem: str, reader: str | None = None,
+                 statement: bool = False, array: str | None = None):
+        self.stage, self.problem, self.reader, self.array = stage, problem, reader, array
+        self.statement = statement
         name = stage if statement else f"'{stage}'"
-        into = f" into {reader}" if reader else ""
+        into = f" into {reader}" if reader and problem != "partly_read" else ""
+        reason = self.PROBLEMS[problem].format(reader=reader, array=array)
         super().__init__(f"cannot inline {name}{into}: {reason}")
 
 
@@ -324,14 +348,23 @@ class PrimitiveOrderError(ScheduleError):
 
 
 class NotAReductionError(ScheduleError):
-    """``rfactor`` of a stage (``loop`` is None) or a loop that is not a reduction one
-    (or a reduction it cannot split, ``detail``)."""
+    """``rfactor`` of a stage (``loop`` is None) or a loop that is not a reduction one,
+    or of a reduction it cannot split (``update``: ``"combiner"``, not a sum, max or
+    min; ``"reduced"``, the reduced expression not found; ``"addend"``, a kernel's
+    ``+=`` whose addend reads ``array``)."""
 
     def __init__(self, primitive: str, stage: str, loop: str | None = None,
-                 detail: str = ""):
+                 update: str | None = None, array: str | None = None):
         self.primitive, self.stage, self.loop = primitive, stage, loop
-        if detail:
-            message = detail
+        self.update, self.array = update, array
+        if update == "combiner":
+            message = (f"{primitive}: the update of '{stage}' is not a sum, max or min (a "
+                       "reduction with a data-dependent where= cannot be rfactored)")
+        elif update == "reduced":
+            message = f"{primitive}: cannot find the reduced expression of '{stage}'"
+        elif update == "addend":
+            message = (f"{primitive} needs a sum '{array}[...] += ...' whose addend does not "
+                       f"read {array}; {stage} is not one")
         elif loop is None:
             message = f"{primitive} needs a reduction; stage '{stage}' is not one"
         else:
@@ -342,12 +375,20 @@ class NotAReductionError(ScheduleError):
 class TupleReductionError(ScheduleError):
     """``primitive`` of ``stage``, a reduction over a tuple (with ``outputs``)."""
 
-    def __init__(self, primitive: str, stage: str, outputs: tuple[str, ...], detail: str = ""):
+    def __init__(self, primitive: str, stage: str, outputs: tuple[str, ...],
+                 init_moved: bool = False):
         self.primitive, self.stage, self.outputs = primitive, stage, tuple(outputs)
-        super().__init__(detail or (
-            f"{primitive} of '{stage}', a reduction over a tuple (it updates "
-            f"{', '.join((stage,) + self.outputs)} together), is not supported yet; split, "
-            "reorder, fuse, parallelize or compute_at it instead"))
+        self.init_moved = init_moved  # its init is no longer inside the first's loops
+        if init_moved:
+            super().__init__(
+                f"stage '{stage}' (an output of a reduction over a tuple) no longer has the "
+                f"loops of '{self.outputs[0]}' around its init; change the loops of the "
+                "first output only, the others follow")
+        else:
+            super().__init__(
+                f"{primitive} of '{stage}', a reduction over a tuple (it updates "
+                f"{', '.join((stage,) + self.outputs)} together), is not supported yet; "
+                "split, reorder, fuse, parallelize or compute_at it instead")
 
 
 class PiecewiseBoundError(ScheduleError):
@@ -364,27 +405,49 @@ class PiecewiseBoundError(ScheduleError):
 
 class InPlaceKernelError(ScheduleError):
     """``primitive`` cannot run (yet, or in this form) on an in-place kernel (a C
-    function) or needs one; ``reason`` says why and what to do."""
+    function) or needs one: ``problem`` is one of :attr:`PROBLEMS` (of ``stage``)."""
 
-    def __init__(self, primitive: str, reason: str, stage: str | None = None):
-        self.primitive, self.reason, self.stage = primitive, reason, stage
-        super().__init__(reason)
+    PROBLEMS = {
+        "not_alone": "rfactor on an in-place kernel needs '{stage}' alone in its loop nest "
+                     "(so nothing else sees the sums half-done); move the other statements "
+                     "out first",
+        "one_reader": "cache_read on an in-place kernel takes one reader stage at a time "
+                      "(each reader gets its own buffer)",
+        "layout": "cache_write(..., layout=) is not supported on in-place kernels yet",
+        "needs_kernel": "{primitive} applies to in-place kernels (a C function's local "
+                        "scalars); tensor expressions have no scalar temporaries",
+    }
+
+    def __init__(self, primitive: str, problem: str, stage: str | None = None):
+        self.primitive, self.problem, self.stage = primitive, problem, stage
+        super().__init__(self.PROBLEMS[problem].format(primitive=primitive, stage=stage))
 
 
 class ScalarExpansionError(ScheduleError):
-    """``expand_scalar`` of ``scalar`` is impossible (at ``statement``, when known)."""
+    """``expand_scalar`` of ``scalar`` is impossible (at ``statement``, when known):
+    ``problem`` is one of :attr:`PROBLEMS` (``dims``: the loops asked for)."""
 
-    def __init__(self, scalar: str | None, reason: str, statement: str | None = None):
-        self.scalar, self.reason, self.statement = scalar, reason, statement
-        super().__init__(f"expand_scalar: {reason}")
+    PROBLEMS = {
+        "not_a_scalar": "'{scalar}' is not a scalar temporary of the kernel (a local "
+                        "variable, not an argument)",
+        "never_stored": "no statement stores '{scalar}' into an array element, so its "
+                        "values have no element to live in; expand_scalar(..., dims=1) "
+                        "expands it into a new array",
+        "too_few_loops": "a statement using '{scalar}' has fewer than {dims} loops around it",
+        "no_store_after": "no store follows {statement}",
+        "several_arrays": "the values {statement} writes are stored into several arrays; "
+                          "expansion needs one",
+        "not_one_store": "the instances of {statement} are not each followed by one store "
+                         "of the scalar",
+        "not_affine": "the element {statement} would use is not one affine function of its "
+                      "loops",
+    }
 
-
-class RationalLayoutError(ScheduleError):
-    """A layout (``transform_layout``) with a rational coefficient."""
-
-    def __init__(self, layout: str = ""):
-        self.layout = layout
-        super().__init__("the layout has a rational coefficient; use floor(...)")
+    def __init__(self, scalar: str | None, problem: str, statement: str | None = None,
+                 dims: int | None = None):
+        self.scalar, self.problem, self.statement, self.dims = scalar, problem, statement, dims
+        super().__init__("expand_scalar: " + self.PROBLEMS[problem].format(
+            scalar=scalar, statement=statement, dims=dims))
 
 
 class StorePredicateError(ScheduleError):
@@ -457,14 +520,6 @@ class LoopRaceError(IllegalScheduleError):
                          f"on a shared buffer: {race}. Repair: {repair}")
 
 
-class LoopNotEnclosingError(IllegalScheduleError):
-    """``loop`` does not enclose ``statement``."""
-
-    def __init__(self, loop: str, statement: str):
-        self.loop, self.statement = loop, statement
-        super().__init__(f"loop '{loop}' does not enclose statement {statement}")
-
-
 class ChangedValuesError(IllegalScheduleError):
     """A rewrite (``primitive``: compute_inline, a cache, ...) would change the values
     the program reads or leaves (``example``: a concrete read or element)."""
@@ -535,13 +590,3 @@ class IllegalTensorizeError(TensorizeError):
             message = (f"tensorize at '{axis}' is illegal: running each tile as one step "
                        f"breaks a dependence: {violation.explain()}")
         super().__init__(message)
-
-
-class TensorizedLoopMissingError(TensorizeError):
-    """The loop ``axis`` of ``stage`` tensorized with ``intrinsic`` is not in the
-    generated code."""
-
-    def __init__(self, stage: str, axis: str, intrinsic: str):
-        self.stage, self.axis, self.intrinsic = stage, axis, intrinsic
-        super().__init__(f"the loop '{axis}' of stage '{stage}' tensorized with "
-                         f"'{intrinsic}' is not in the generated code")

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..errors import REPORT, InternalError
-from ..schedule_errors import TensorizedLoopMissingError
 from ..tensorize.match import match
 from ..tensorize.match_result import Match
 from .from_isl import index_expr
@@ -46,7 +45,9 @@ def tensorize_calls(program, body: Node) -> Node:
         replaced = []
         body = _replace(body, found, replaced, ())
         if not replaced:
-            raise TensorizedLoopMissingError(stage, axis, intrin.name)
+            # (the tensorize is checked after every later step: the loop exists)
+            raise InternalError(f"the loop '{axis}' of stage '{stage}' tensorized with "
+                                f"'{intrin.name}' is not in the generated code")
     return body
 
 

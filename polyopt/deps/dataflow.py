@@ -111,7 +111,7 @@ def compute_dependences(program: Program) -> Dependences:
     array that one statement writes entirely before others read it needs no isl
     dataflow analysis at all (see :func:`_written_before_read`)."""
     items: list[Dependence] = []
-    rows = program.schedule_rows()
+    rows = program.order_rows()  # (the same order: splits by their whole loop)
     context = program.context
     space = context.get_space()
     for array, users in _users_by_array(program).items():
@@ -191,12 +191,18 @@ def _union(maps: list[isl.Map], space: isl.Space) -> isl.UnionMap:
     return pieces[0]
 
 
-def flow_schedule(program: Program) -> isl.UnionMap:
+def flow_schedule(program: Program, statements=None) -> isl.UnionMap:
     """The schedule as isl's dataflow analysis gets it: the flat map (the same
     relations as the schedule tree, about twice as fast on our single-band
-    schedules) without its constant columns, nor the constraints on the sizes that
+    schedules; a split recorded as order-equivalent ordered by its whole loop,
+    :meth:`Program.order_rows`) without its constant columns, nor the constraints on the sizes that
     the context implies (see :func:`flow_accesses`)."""
-    return _without_constant_columns(program.schedule_map().gist_params(program.context))
+    rows = isl.UnionMap.empty(program.context.get_space())
+    for name, row in program.order_rows().items():
+        if statements is None or name in statements:  # (only those: a smaller analysis)
+            rows = rows.union(isl.UnionMap.from_map(row))
+    return _without_constant_columns(rows.intersect_domain(program.domains)
+                                     .gist_params(program.context))
 
 
 def flow_accesses(program: Program, array: str) -> tuple[isl.UnionMap, isl.UnionMap]:

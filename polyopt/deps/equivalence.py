@@ -114,11 +114,12 @@ def value_sources(program: Program, buffers=frozenset()) -> isl.UnionMap:
     writer instance, ``__initial_X[e]`` (the caller's value) or ``__unset_X[e]`` (a
     buffer element nothing wrote)."""
     result = isl.UnionMap.empty(program.context.get_space())
-    schedule = flow_schedule(program)
     for array in program.arrays:
         reads, writes = flow_accesses(program, array.name)
         if reads.is_empty():
             continue
+        users = {st.name for st in program.statements_accessing(array.name)}
+        schedule = flow_schedule(program, users)  # (the statements that access it)
         info = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
                 .set_schedule_map(schedule).compute_flow())
         found = info.get_full_must_dependence()  # W -> [R -> X[e]]
@@ -250,7 +251,10 @@ def _last_writers(program: Program, rewrite: Rewrite | None, private=frozenset()
                   ) -> isl.UnionMap:
     """``{ X[e] -> last writer }`` for the arrays the caller sees (not buffers, nor the
     ``private`` temporaries)."""
-    schedule = program.schedule_map()
+    schedule = isl.UnionMap.empty(program.context.get_space())
+    for row in program.order_rows().values():  # (the same order: splits by their loop)
+        schedule = schedule.union(isl.UnionMap.from_map(row))
+    schedule = schedule.intersect_domain(program.domains)
     result = isl.UnionMap.empty(program.context.get_space())
     for array in program.arrays:
         if (not array.written or array.name in private

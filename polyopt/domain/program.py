@@ -23,7 +23,7 @@ from ..errors import InvalidArgumentError
 from ..te.expr import Expr, IterVar, TensorRead, Var
 from ..te.tensor import Tensor
 from .memo import IdentityMemo
-from .schedule import Axis, StageRecord, build_schedule
+from .schedule import Axis, StageRecord, build_schedule, order_rows
 
 
 class AccessKind(str, Enum):
@@ -188,6 +188,13 @@ class Program:
         statement without instances may have none)."""
         return _rows(self.schedule)
 
+    def order_rows(self) -> dict[str, isl.Map]:
+        """:meth:`schedule_rows` with each split recorded as order-equivalent ordered by
+        its whole loop (:func:`~.schedule.order_rows`): the same order of instances, so
+        the same dataflow, for isl's dataflow analysis."""
+        return _ORDER_ROWS.get((self.schedule,), lambda: order_rows(
+            self.statements, self.stages, self.schedule_rows()))
+
     def schedule_of(self, stmt: str) -> isl.Map:
         """The schedule row of one statement, on its domain."""
         domain = self.statement(stmt).domain
@@ -324,6 +331,7 @@ for _name, _slot in _SLOTS.items():
 del _name, _slot
 
 _ROWS = IdentityMemo(size=64)
+_ORDER_ROWS = IdentityMemo(size=16)
 _ACCESS_INDEX = IdentityMemo(size=16)
 _USERS = IdentityMemo(size=16)
 _BY_NAME = IdentityMemo(size=64)

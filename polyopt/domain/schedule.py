@@ -24,11 +24,12 @@ reduction's init runs right before its first reduce loop.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import islpy as isl
 
-from ..schedule_errors import TupleReductionError, UnknownLoopError, UnknownLoopKindError
+from ..schedule_errors import TupleReductionError, UnknownLoopError
 from ..machine import BIND_TAGS, VIRTUAL_THREAD  # target facts, for every layer
 from .memo import IdentityMemo
 
@@ -37,13 +38,60 @@ KINDS = ("serial", "parallel", "vectorized", "unrolled", VIRTUAL_THREAD) + BIND_
 CONCURRENT_KINDS = ("parallel", "vectorized", VIRTUAL_THREAD) + BIND_TAGS
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class SplitOrder:
+    """What a split records on its two loops: the pair ``(outer, inner)`` (these value
+    objects, adjacent) runs the instances in the order that ``whole``, the loop before
+    the split, ran them.  Every stage split together shares ``token``.  The dataflow
+    analysis then orders by ``whole`` (:func:`order_rows`): the same order, so the same
+    dependences, without isl working through the pieces of a symbolic ``nparts``."""
+
+    whole: isl.PwAff
+    outer: isl.PwAff
+    inner: isl.PwAff
+    token: object
+    start: isl.PwAff  # the split: outer = (whole - start) // factor, outer < parts
+    factor: isl.PwAff
+    parts: int
+
+    def shared(self, outer: isl.PwAff, inner: isl.PwAff) -> "SplitOrder":
+        """The record for another stage that runs in the split's loops, where they are
+        ``outer`` and ``inner`` (a stage computed at them: its own dimensions):
+        ``whole = start + outer * factor + inner``, one piece per part."""
+        space = outer.get_domain_space()
+        start, factor = params_on_domain(self.start, space), params_on_domain(self.factor, space)
+        whole = None
+        for part in range(self.parts):
+            piece = start.add(factor.scale_val(isl.Val(part))).add(inner).intersect_domain(
+                outer.eq_set(start.scale_val(isl.Val(0)).add_constant_val(isl.Val(part))))
+            whole = piece if whole is None else whole.union_max(piece)
+        return dataclasses.replace(self, whole=whole.coalesce(), outer=outer, inner=inner)
+
+
+def params_on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
+    """A parameter-only expression as a function on the statement space (0 where it is
+    not defined, so that a loop made from it exists for every instance)."""
+    # is_cst() means each piece is constant, not that they agree (a range that is 0
+    # where a stage is empty and -1 elsewhere is piecewise constant)
+    if params_aff.is_cst() and params_aff.min_val().eq(params_aff.max_val()):
+        value = params_aff.max_val()
+        local = isl.LocalSpace.from_space(space)
+        return isl.PwAff.from_aff(isl.Aff.zero_on_domain(local).set_constant_val(value))
+    to_params = isl.Space.map_from_domain_and_range(space, params_aff.get_domain_space())
+    lifted = params_aff.pullback_multi_aff(isl.MultiAff.zero(to_params))
+    zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+    return lifted.union_max(zero.intersect_domain(lifted.domain().complement()))
+
+
 @dataclass(frozen=True, slots=True)
 class Axis:
-    """One loop of a stage: ``value`` maps the main statement's instance to the loop's value."""
+    """One loop of a stage: ``value`` maps the main statement's instance to the loop's
+    value; ``order``: a split's record (:class:`SplitOrder`), for the dataflow only."""
 
     name: str
     value: isl.PwAff
     kind: str = "serial"
+    order: SplitOrder | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +204,8 @@ class _Layout:
         if init and init_hoisted(stage):  # placed as the owner's init is
             owner = self.stages[stage.attach.stage]
             if owner.init is None or owner.init_level != stage.init_level:
-                raise TupleReductionError(
-                    "the schedule", stage.name, (owner.name,),
-                    f"stage '{stage.name}' (an output of a reduction over a tuple) no longer "
-                    f"has the loops of '{owner.name}' around its init")
+                raise TupleReductionError("the schedule", stage.name, (owner.name,),
+                                          init_moved=True)
             return self.row(owner, statement, values, init=True, member=stage.name + ".init")
         k = stage.attach.depth if stage.attach.kind == "with" else 0
         entries = self.head(stage, values[:k])
@@ -217,6 +263,82 @@ def build_schedule(statements, stages: tuple[StageRecord, ...], context: isl.Set
     band = _band(statements, rows, width, umap)
     schedule = isl.Schedule.from_domain(domain).insert_partial_schedule(band)
     return schedule, tuple(loop_axes), umap
+
+
+def order_rows(statements, stages: tuple[StageRecord, ...], rows: dict) -> dict:
+    """``rows`` (each statement's schedule row) with every split recorded as
+    order-equivalent (:class:`SplitOrder`) ordered by its whole loop: entries
+    ``[.., outer, s, inner, ..]`` become ``[.., whole, s, 0, ..]``.  That is the same
+    order when every row that can tie with it before ``outer`` has the same split
+    there, with the same ``s``; a split for which that does not hold (a stage attached
+    between its loops, a reduction's init inside them) keeps its loops.
+
+    >>> import polyopt as po
+    >>> n = po.var("n"); A = po.placeholder((n,), name="A")
+    >>> B = po.compute((n,), lambda i: A[i] + 1, name="B")
+    >>> from polyopt.transform.loops import split
+    >>> program, _ = split(po.create_schedule(B).program, "B", "i", nparts=3)
+    >>> print(program.order_rows()["B"])
+    [n] -> { B[i] -> [0, 0, i, 0, 0, 0] }
+    """
+    if not any(a.order is not None for st in stages for a in st.axes):
+        return rows
+    by_name = {s.name: s for s in statements}
+    layout = _Layout(stages, by_name)
+    entries, found = {}, {}
+    for stage in stages:
+        if stage.main not in rows:
+            continue
+        main = by_name[stage.main]
+        values = [a.value for a in stage.axes]
+        row = layout.row(stage, main, values, init=False)
+        entries[stage.main] = row
+        found[stage.main] = _split_pairs(row, values, stage.axes)
+        if stage.init is not None and stage.init in rows:
+            init_values, _ = _values_for(stage, main, by_name[stage.init], True)
+            entries[stage.init] = layout.row(stage, by_name[stage.init], init_values, init=True)
+            found[stage.init] = {}
+    valid = {order.token for pairs in found.values() for order in pairs.values()}
+    for name, pairs in found.items():
+        for p, order in pairs.items():
+            for other, row in entries.items():
+                if other != name and _ties_before(entries[name], row, p) and not (
+                        p in found[other] and found[other][p].token is order.token and
+                        row[p + 1] == entries[name][p + 1]):
+                    valid.discard(order.token)
+    result = dict(rows)
+    for name, pairs in found.items():
+        kept = {p: o for p, o in pairs.items() if o.token in valid}
+        if kept:
+            row = list(entries[name])
+            for p, order in kept.items():
+                row[p], row[p + 2] = order.whole, 0
+            width = rows[name].dim(isl.dim_type.out)
+            result[name] = _row_map(by_name[name].domain, row + [0] * (width - len(row)))
+    return result
+
+
+def _split_pairs(row: list, values: list, axes) -> dict:
+    """``{position of outer: SplitOrder}`` for the recorded splits in ``row`` whose two
+    loops are still the split's own, adjacent (``[.., outer, s, inner, ..]``)."""
+    pairs = {}
+    for k, axis in enumerate(axes[:-1]):
+        order = axis.order
+        if order is None or axes[k + 1].order is not order or values[k] is not order.outer \
+                or values[k + 1] is not order.inner:
+            continue
+        positions = [p for p, e in enumerate(row) if e is values[k]]
+        if positions and positions[0] + 2 < len(row) and row[positions[0] + 2] is values[k + 1]:
+            pairs[positions[0]] = order
+    return pairs
+
+
+def _ties_before(row: list, other: list, p: int) -> bool:
+    """Whether instances of ``other`` can tie with ``row``'s before position ``p``:
+    the same static entries there (loops share their values)."""
+    padded = list(other) + [0] * max(0, p - len(other))
+    return all(isinstance(padded[k], int) and padded[k] == row[k] for k in range(p)
+               if isinstance(row[k], int))
 
 
 def _values_for(stage: StageRecord, main, stmt, is_init: bool):
@@ -346,12 +468,6 @@ def fixed_entry(row: isl.Map, dim: int) -> int | None:
     """
     value = row.plain_get_val_if_fixed(isl.dim_type.out, dim)
     return None if value.is_nan() else value.to_python()
-
-
-def check_axis_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise UnknownLoopKindError(kind, KINDS)
-    return kind
 
 
 def next_iteration(space: isl.Space, dim: int) -> isl.Map:

@@ -137,10 +137,8 @@ def compute_with(program: Program, producer: str, consumer: str, axis: str) -> P
     depth = program.stage(consumer).axis(axis) + 1
     stage = program.stage(producer)
     if len(stage.axes) < depth:
-        raise NotEnoughLoopsError(
-            producer, len(stage.axes), depth,
-            f"stage '{producer}' has {len(stage.axes)} loops; it cannot share {depth} loops "
-            f"of '{consumer}' (down to '{axis}')")
+        raise NotEnoughLoopsError(producer, len(stage.axes), depth, shared_with=consumer,
+                                  down_to=axis)
     if stage.init is not None and stage.init_level < depth:
         raise SharedReductionLoopError(producer, stage.axes[stage.init_level].name)
     owner = _owner_at(program, consumer, depth)
@@ -187,7 +185,8 @@ def detach(program: Program, stage_name: str, original: Program) -> Program:
                             stmt.value, array_of, program)
         statements.append(stmt)
     tuple_id = program.statement(stage.main).domain.get_tuple_id()
-    axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id))
+    axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id,
+                                                          stage_name))
                  for a in stage.axes[depth:])
     stages = tuple(dataclasses.replace(s, axes=axes, attach=Attach())
                    if s.name == stage_name else s for s in program.stages)
@@ -198,10 +197,10 @@ def _has(program: Program, name: str) -> bool:
     return any(s.name == name for s in program.statements)
 
 
-def _drop_outer(value: isl.PwAff, count: int, tuple_id: isl.Id) -> isl.PwAff:
+def _drop_outer(value: isl.PwAff, count: int, tuple_id: isl.Id, stage: str) -> isl.PwAff:
     """A loop of a recomputed stage as a function of the original dimensions."""
     if value.involves_dims(isl.dim_type.in_, 0, count):
-        raise AttachedLoopError()
+        raise AttachedLoopError(stage)
     return value.drop_dims(isl.dim_type.in_, 0, count).set_tuple_id(
         isl.dim_type.in_, tuple_id)
 
@@ -210,10 +209,9 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
     """Substitute the expression of ``stage_name`` (an elementwise compute) into its readers."""
     stage = program.stage(stage_name)
     if stage.init is not None:
-        raise CannotInlineError(stage_name, "it is a reduction; compute it at its reader "
-                                "with compute_at instead")
+        raise CannotInlineError(stage_name, "reduction")
     if stage_name in outputs:
-        raise CannotInlineError(stage_name, "it is an output of the schedule")
+        raise CannotInlineError(stage_name, "output")
     for other in program.stages:
         if other.attach.kind == "with" and other.attach.stage == stage_name:
             raise SharedLoopsError("compute_inline", stage_name, other.name)
@@ -221,7 +219,7 @@ def compute_inline(program: Program, stage_name: str, outputs: tuple[str, ...]) 
     array = program.array(stage_name)
     writers = [s for s in program.statements if any(w.array == stage_name for w in s.writes)]
     if len(writers) != 1:
-        raise CannotInlineError(stage_name, "its array is written by several statements")
+        raise CannotInlineError(stage_name, "several_writers")
 
     instance_of = _written_instance(producer, program)
 
@@ -266,21 +264,17 @@ def _written_instance(producer: Statement, program: Program):
     write = producer.writes[0].relation.intersect_domain(producer.domain)
     inverse = write.reverse().intersect_params(program.context)
     if not inverse.is_single_valued():
-        raise CannotInlineError(producer.op, "it writes an element of its array more "
-                                "than once; compute it at its reader instead")
+        raise CannotInlineError(producer.op, "writes_twice")
     affs = output_affs(inverse, program.param_names)
     if affs is None:
-        raise CannotInlineError(
-            producer.op, "the instance that writes an element of its array is a "
-            "piecewise function of the element; compute it at its reader instead")
+        raise CannotInlineError(producer.op, "piecewise_writer")
 
     def instance_of(indices):
         result = []
         for aff in affs:
             expr = aff_expression(aff, tuple(indices), program.params)
             if expr is None:
-                raise CannotInlineError(producer.op, "its layout has a rational "
-                                        "inverse; compute it at its reader instead")
+                raise CannotInlineError(producer.op, "rational_layout")
             result.append(expr)
         return tuple(result)
 
@@ -371,8 +365,10 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     # the shared loops keep the consumer's names (unless the stage has a loop of that
     # name: then the name of the dimension) and kinds (parallel, bound to work-groups)
     own = {a.name for a in lifted}
-    shared = tuple(dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
-                   for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims))
+    shared = _split_orders(tuple(
+        dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
+        for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims)),
+        cons.axes[:depth])
     moved = {producer: dataclasses.replace(stage, axes=shared + lifted,
                                            attach=Attach("with", owner, depth, outer_dims=depth))}
     for member in outputs_of[1:]:  # they keep sharing every loop of the first output
@@ -390,6 +386,21 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     mapped = None if deps is None else _map_dependences(deps, projections, loops,
                                                          consumer_stmts, depth)
     return result, mapped, projections
+
+
+def _split_orders(shared: tuple, loops: tuple) -> tuple:
+    """``shared`` (a stage's loops that are the consumer's ``loops``) with the splits
+    of those loops recorded as order-equivalent (:class:`~.domain.schedule.SplitOrder`)
+    for this stage too, so that the dataflow analysis may order it by the whole loop."""
+    shared = list(shared)
+    for k in range(len(loops) - 1):
+        order = loops[k].order
+        if order is not None and loops[k + 1].order is order and \
+                loops[k].value is order.outer and loops[k + 1].value is order.inner:
+            own = order.shared(shared[k].value, shared[k + 1].value)
+            shared[k] = dataclasses.replace(shared[k], order=own)
+            shared[k + 1] = dataclasses.replace(shared[k + 1], order=own)
+    return tuple(shared)
 
 
 def _loop_map(program: Program, cons: StageRecord, depth: int) -> dict[str, isl.Map]:

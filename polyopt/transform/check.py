@@ -19,8 +19,8 @@ from ..deps.races import racing_access
 from ..deps.reductions import reassociated
 from ..deps.legality import Violation, carried_dependences, ensure_legal
 from ..domain.program import Program
-from ..schedule_errors import (LoopCarriesDependenceError, LoopNotEnclosingError,
-                               LoopRaceError)
+from ..errors import InternalError
+from ..schedule_errors import LoopCarriesDependenceError, LoopRaceError
 from ..machine import VIRTUAL_THREAD, private_scopes
 
 
@@ -209,7 +209,8 @@ def loop_dimension(program: Program, stmt: str, axis) -> int:
             for dim, candidate in enumerate(axes):
                 if candidate is axis:
                     return dim
-    raise LoopNotEnclosingError(axis.name, stmt)
+    # (every loop of a stage is in its statements' rows: a stale axis is polyopt's bug)
+    raise InternalError(f"loop '{axis.name}' does not enclose statement {stmt}")
 
 
 def parallel_loops(program: Program, deps: Dependences) -> dict[str, list[str]]:

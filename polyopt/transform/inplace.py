@@ -142,9 +142,7 @@ def _value_footprint(deps: Dependences):
             part = loops[name].reverse().apply_range(flow.reverse())
             result = part if result is None else result.union(part)
         if result is None:
-            raise NotAReaderError(stmt.name, consumer_stmts[0], inside=True, detail=(
-                f"{consumer_stmts[0]} reads no value of {stmt.name} inside those loops; "
-                "there is nothing to compute there"))
+            raise NotAReaderError(stmt.name, consumer_stmts[0], inside=True)
         chain = _as_map(deps.between(stmt.name, stmt.name, "flow"))
         if chain is not None:
             closure, _ = chain.reverse().transitive_closure()
@@ -181,8 +179,7 @@ def _written_footprint(program, stmt, consumer_stmts, loops):
                     read.relation.reverse())
                 result = part if result is None else result.union(part)
     if result is None:
-        raise NotAReaderError(stmt.name, consumer_stmts[0], inside=True, detail=(
-            f"{consumer_stmts[0]} writes nothing that {stmt.name} copies back"))
+        raise NotAReaderError(stmt.name, consumer_stmts[0], inside=True, copies_back=True)
     return result.intersect_params(program.context).coalesce()
 
 
@@ -277,8 +274,7 @@ def compute_inline(program: Program, state: KernelRewrites, stage_name: str
     sources = value_sources(program)
     fed = sources.intersect_range(isl.UnionSet.from_set(producer.domain))
     if _readers(fed) <= {producer.name}:
-        raise CannotInlineError(producer.name, "no other statement reads the values it "
-                                "writes", statement=True)
+        raise CannotInlineError(producer.name, "unread", statement=True)
     inlined = isl.UnionMap.empty(program.context.get_space())
     statements = []
     for stmt in program.statements:
@@ -316,9 +312,8 @@ def _producer_instance(stmt, access, sources, fed, producer) -> isl.Map | None:
         return None
     others = sources.intersect_domain(tags).subtract(from_producer)
     if not others.is_empty():
-        raise CannotInlineError(
-            producer.name, f"{stmt.name} reads {access.array} from it only at some of its "
-            "instances (at others the value comes from elsewhere)", statement=True)
+        raise CannotInlineError(producer.name, "partly_read", reader=stmt.name,
+                                statement=True, array=access.array)
     (relation,) = parts(from_producer)
     instance = relation.curry().range_factor_range()
     if not instance.is_single_valued():
@@ -331,8 +326,7 @@ def _substituted(producer, instance: isl.Map, stmt, program: Program):
     pieces = []
     isl.PwMultiAff.from_map(instance).foreach_piece(lambda _set, ma: pieces.append(ma))
     if len(pieces) != 1:
-        raise CannotInlineError(producer.name, "the instance read is not one affine "
-                                "function of the reader's loops", reader=stmt.name,
+        raise CannotInlineError(producer.name, "not_affine", reader=stmt.name,
                                 statement=True)
     exprs = [aff_to_expr(pieces[0].get_aff(k), list(stmt.iter_vars), list(program.params))
              for k in range(pieces[0].dim(isl.dim_type.out))]

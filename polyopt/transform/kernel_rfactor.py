@@ -42,24 +42,28 @@ from ..te.tensor import walk
 from .loops import axis_range
 from .rewrite import (ZERO, expand_stage, fresh_statement_name, make_statement, new_array,
                       new_tensor)
-from .rfactor import append_range, bound, lift, minus, prepend_range, with_leading_dim
+from .rfactor import (append_range, bound, factor_position, lift, minus, placed,
+                      prepend_range, with_leading_dim)
 
 
-def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program, object]:
+def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int = 0
+            ) -> tuple[Program, object]:
     """The kernel with ``stage_name``'s reduction split over loop ``axis_name`` (see the
-    module doc); returns (program, partial-sum tensor)."""
+    module doc; the partial sums' axis ``factor_axis`` is the factored loop); returns
+    (program, partial-sum tensor)."""
     stage = program.stage(stage_name)
     stmt = program.statement(stage.main)
     _check_alone(program, stage)
     target, addend = _reduction(program, stmt)
     array = program.array(stmt.writes[0].array)
+    position = factor_position(factor_axis, array.ndim)
     axis = stage.axes[stage.axis(axis_name)]
     lo, hi = axis_range(program, stage_name, axis)
     lo_expr = bound(lo, program, True)
     extent = bound(hi.sub(lo).add_constant_val(isl.Val(1)), program, False)
     if not isinstance(extent, Const):  # negative when the nest is empty
         extent = Call.make("maximum", extent, Const(0, "int64", True))
-    partial = new_tensor(f"{array.name}.rf", (extent,) + array.shape, array.dtype)
+    partial = new_tensor(f"{array.name}.rf", placed(array.shape, extent, position), array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)
     names = _fresh_dims(program, stmt, axis_name, array.ndim)
@@ -70,13 +74,13 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     init_domain = prepend_range(stmt.writes[0].relation.range(), init_name, names, lo_expr,
                                 extent, program)
     init = make_statement(program, arrays, init_name, (v,) + elements, names, init_domain,
-                          TensorRead(partial, (minus(v, lo_expr),) + elements),
+                          TensorRead(partial, placed(elements, minus(v, lo_expr), position)),
                           Const(0, array.dtype), stmt.op)
     # the reduction into the partial sums: one more leading dimension, v = ki(s)
     update_name = fresh_statement_name(program, f"{partial_array.name}_update")
     update_dims = (names[0],) + stmt.dims
     update_domain = with_leading_dim(stmt.domain, axis.value, update_name, update_dims)
-    into = TensorRead(partial, (minus(v, lo_expr),) + tuple(target.indices))
+    into = TensorRead(partial, placed(target.indices, minus(v, lo_expr), position))
     update = make_statement(program, arrays, update_name, (v,) + stmt.iter_vars, update_dims,
                             update_domain, into, BinOp.make("+", into, addend), stmt.op)
     # the statement itself now adds the partial sums to what the array held
@@ -86,8 +90,9 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     out = TensorRead(array.tensor, elements)
     combine = make_statement(program, arrays, stmt.name, elements + (v,), combine_dims,
                              combine_domain, out,
-                             BinOp.make("+", out, TensorRead(partial, (minus(v, lo_expr),)
-                                                             + elements)), stmt.op)
+                             BinOp.make("+", out, TensorRead(
+                                 partial, placed(elements, minus(v, lo_expr), position))),
+                             stmt.op)
     statements = []
     for other in program.statements:
         statements += [init, update, combine] if other.name == stmt.name else [other]
@@ -104,10 +109,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
 def _check_alone(program: Program, stage: StageRecord) -> None:
     if stage.init is not None or stage.attach.kind != "root" or any(
             s.attach.kind == "with" and s.attach.stage == stage.name for s in program.stages):
-        raise InPlaceKernelError(
-            "rfactor", f"rfactor on an in-place kernel needs '{stage.name}' alone in its "
-            "loop nest (so nothing else sees the sums half-done); move the other statements "
-            "out first", stage=stage.name)
+        raise InPlaceKernelError("rfactor", "not_alone", stage=stage.name)
 
 
 def _reduction(program: Program, stmt) -> tuple[TensorRead, object]:
@@ -122,9 +124,7 @@ def _reduction(program: Program, stmt) -> tuple[TensorRead, object]:
                     isinstance(n, TensorRead) and n.tensor is stmt.target.tensor
                     for n in walk(addend)):
                 return stmt.target, addend
-    raise NotAReductionError("rfactor", stmt.name, detail=(
-        f"rfactor needs a sum '{stmt.target} += ...' whose addend does not read "
-        f"{write.array}; {stmt.name} is not one"))
+    raise NotAReductionError("rfactor", stmt.name, update="addend", array=write.array)
 
 
 def _fresh_dims(program: Program, stmt, axis_name: str, ndim: int) -> tuple[str, ...]:

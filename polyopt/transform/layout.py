@@ -25,8 +25,7 @@ import islpy as isl
 from ..domain.accesses import array_bounds
 from ..domain.affine import aff_expression, output_affs
 from ..domain.program import Program
-from ..errors import InvalidArgumentError
-from ..schedule_errors import RationalLayoutError
+from ..errors import InternalError, InvalidArgumentError
 from ..te.expr import BinOp, Const, Expr, TensorRead
 from ..te.substitute import transform
 from ..te.tensor import Tensor
@@ -134,7 +133,8 @@ def _bound(image: isl.Set, dim: int, program: Program, *, upper: bool) -> Expr |
 def _apply(function: isl.Aff, indices, program: Program) -> Expr:
     result = aff_expression(function, indices, program.params)
     if result is None:
-        raise RationalLayoutError()
+        # (a layout is checked one-to-one on every element first: integer functions)
+        raise InternalError(f"the layout function {function} has a rational coefficient")
     return result
 
 

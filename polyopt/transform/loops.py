@@ -20,7 +20,7 @@ import numbers
 import islpy as isl
 
 from ..domain.program import Program
-from ..domain.schedule import Axis
+from ..domain.schedule import Axis, SplitOrder, params_on_domain
 from ..errors import InvalidArgumentError
 from ..schedule_errors import (DuplicateLoopError, LoopOrderError, InvalidFactorError,
                                LoopsNotAdjacentError, NonConstantExtentError,
@@ -227,12 +227,13 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
     parts = isl.Val(nparts)
     factor = hi.sub(lo).add_constant_val(isl.Val(nparts)).scale_down_val(parts).floor()
     names: dict[str, tuple[str, str]] = {}
+    token = object()  # the stages split together
 
     def change(member, loops):
         (old,) = loops
         space = old.value.get_domain_space()
-        offset = old.value.sub(_on_domain(lo, space))
-        size = _on_domain(factor, space)
+        offset = old.value.sub(params_on_domain(lo, space))
+        size = params_on_domain(factor, space)
         outer_value = inner_value = None
         for part in range(nparts):
             start = size.scale_val(isl.Val(part))
@@ -246,8 +247,12 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
         inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
         names[member.name] = (outer, inner)
         outer_kind, inner_kind = _split_kinds(old.kind, constant_inner=False)
-        return [Axis(outer, outer_value.coalesce(), outer_kind),
-                Axis(inner, inner_value.coalesce(), inner_kind)]
+        outer_value, inner_value = outer_value.coalesce(), inner_value.coalesce()
+        # the pair runs the instances in the order the loop did: the dataflow analysis
+        # orders by the loop (exact, without the pieces; see domain.schedule.order_rows)
+        order = SplitOrder(old.value, outer_value, inner_value, token, lo, factor, nparts)
+        return [Axis(outer, outer_value, outer_kind, order),
+                Axis(inner, inner_value, inner_kind, order)]
 
     result = edit_band(program, stage, level, level, change)
     return result, names[stage]
@@ -340,14 +345,14 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
         a_min, _ = axis_range(program, member.name, a)
         b_min, b_max = axis_range(program, member.name, b)
         space = a.value.get_domain_space()
-        outer = a.value.sub(_on_domain(a_min, space))
-        inner = b.value.sub(_on_domain(b_min, space))
+        outer = a.value.sub(params_on_domain(a_min, space))
+        inner = b.value.sub(params_on_domain(b_min, space))
         if extent is not None:
             value = outer.scale_val(isl.Val(extent)).add(inner)
         else:
+            size = b_max.sub(b_min).add_constant_val(isl.Val(1))
             value = _fused_by_parts(program, member.name, (a, b), outer, inner,
-                                    _on_domain(b_max.sub(b_min).add_constant_val(isl.Val(1)),
-                                               space))
+                                    params_on_domain(size, space))
         name = fresh_axis_name(member, f"{a.name}.{b.name}.fused", {a.name, b.name})
         names[member.name] = name
         return [Axis(name, value.coalesce(), a.kind)]
@@ -374,22 +379,6 @@ def _fused_by_parts(program: Program, stage: str, loops, outer: isl.PwAff,
         here = size.scale_val(isl.Val(part)).add(inner).intersect_domain(piece)
         value = here if value is None else value.union_max(here)
     return value
-
-
-def _on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
-    """A parameter-only expression as a function on the statement space."""
-    # is_cst() means each piece is constant, not that they agree (a range that is 0
-    # where a stage is empty and -1 elsewhere is piecewise constant)
-    if params_aff.is_cst() and params_aff.min_val().eq(params_aff.max_val()):
-        value = params_aff.max_val()
-        local = isl.LocalSpace.from_space(space)
-        return isl.PwAff.from_aff(isl.Aff.zero_on_domain(local).set_constant_val(value))
-    to_params = isl.Space.map_from_domain_and_range(space, params_aff.get_domain_space())
-    lifted = params_aff.pullback_multi_aff(isl.MultiAff.zero(to_params))
-    # defined everywhere, so that the loop exists for every instance (0 where no
-    # instance of this stage exists anyway)
-    zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
-    return lifted.union_max(zero.intersect_domain(lifted.domain().complement()))
 
 
 def skew(program: Program, stage: str, outer: str, inner: str, factor: int = 1) -> Program:

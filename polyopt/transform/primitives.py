@@ -22,16 +22,13 @@ import dataclasses
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.program import Program
 from ..domain.schedule import Attach, identity_axes
-from ..schedule_errors import InPlaceKernelError, NotComputedError, PrimitiveOrderError
-from ..te.tensor import Tensor
-from . import attach, cache, diamond, inplace, kernel_rfactor, loops, rfactor, scalar_expand
+from ..schedule_errors import NotComputedError
+from . import attach, cache, diamond, inplace, loops
 from .bind import VIRTUAL_THREADS
 from .check import repair_by_shift, repair_by_skew
 from .group import edit_band
-from .inplace import KernelRewrites
-from .layout import relayout
 from .stage_views import detached_from_step
-from .registry import KEYWORD, LOOP, PRIMITIVES, STAGE, Param, loop_of, register
+from .registry import KEYWORD, LOOP, PRIMITIVES, STAGE, Param, loop_of, register  # noqa: F401
 from .state import ScheduleState
 
 
@@ -296,77 +293,3 @@ def _before_nest_of(stages: tuple, name: str, reader: str) -> tuple:
     rest = tuple(s for s in stages if s.name != name)
     index = next(k for k, s in enumerate(rest) if s.name == reader)
     return rest[:index] + (moved,) + rest[index:]
-
-
-# -- primitives that add stages -------------------------------------------------------
-
-@register("cache_read", scope="schedule", returns="value")
-def cache_read(state, source: Tensor, scope: str, readers: list, layout=None):
-    if state.kernel is not None:
-        if len(readers) != 1:
-            raise InPlaceKernelError("cache_read", "cache_read on an in-place kernel takes "
-                                     "one reader stage at a time (each reader gets its own "
-                                     "buffer)")
-        result, buffer, rewrites = inplace.cache_read(state.program, state.kernel, source,
-                                                      scope, readers[0])
-        if layout is not None:  # (the check follows the copies to each element's source)
-            result = relayout(result, buffer, layout)
-            rewrites = dataclasses.replace(
-                rewrites, relaid=rewrites.relaid | {result.array_of(buffer).name})
-        return state.kernel_rewritten(result, rewrites), buffer
-    result, cached = cache.cache_read(state.program, source, scope, list(readers))
-    if layout is not None:
-        result = relayout(result, cached, layout)
-    return _rewritten(state, result), cached
-
-
-@register("cache_write", scope="schedule", returns="value")
-def cache_write(state, stage: str, scope: str, layout=None):
-    """``stage`` computes into a new buffer (for a kernel: a stage; for a tensor
-    expression: the stage of the tensor)."""
-    if state.kernel is not None:
-        if layout is not None:
-            raise InPlaceKernelError("cache_write", "cache_write(..., layout=) is not "
-                                     "supported on in-place kernels yet", stage=stage)
-        result, buffer, rewrites = inplace.cache_write(state.program, state.kernel, stage,
-                                                       scope)
-        return state.kernel_rewritten(result, rewrites), buffer
-    target = state.program.array(stage).tensor
-    result, cached = cache.cache_write(state.program, target, scope, stage)
-    if layout is not None:
-        result = relayout(result, cached, layout)
-    return _rewritten(state, result), cached
-
-
-@register("rfactor", scope="schedule", returns="value")
-def rfactor_(state, stage: str, axis: str):
-    if state.kernel is not None:
-        if not state.kernel.only_inlined or state.kernel.inlined is not None:
-            raise PrimitiveOrderError("rfactor", "compute_inline, compute_at, caches",
-                                      "on an in-place kernel, apply rfactor before the other "
-                                      "rewrites (compute_inline, compute_at, caches)",
-                                      stage=stage)
-        # valid by construction: the result becomes the reference later rewrites are
-        # validated against
-        result, partial = kernel_rfactor.rfactor(state.program, stage, axis)
-        return state.kernel_rewritten(result, KernelRewrites.start(result)), partial
-    result, partial = rfactor.rfactor(state.program, stage, axis)
-    return _rewritten(state, result), partial
-
-
-@register("expand_scalar", scope="schedule", returns="value")
-def expand_scalar(state, scalar: str, dims=None):
-    """A kernel's scalar temporary kept in the elements its values are stored to
-    (:mod:`polyopt.transform.scalar_expand`); checked exactly, then the reference."""
-    if state.kernel is None:
-        raise InPlaceKernelError("expand_scalar", "expand_scalar applies to in-place "
-                                 "kernels (a C function's local scalars); tensor "
-                                 "expressions have no scalar temporaries")
-    if state.kernel.rewritten:
-        raise PrimitiveOrderError("expand_scalar", "compute_inline, compute_at, caches, "
-                                  "rfactor", "on an in-place kernel, apply expand_scalar "
-                                  "before the other rewrites (compute_inline, compute_at, "
-                                  "caches, rfactor)")
-    result = scalar_expand.expand_scalar(state.program, scalar, dims)
-    return dataclasses.replace(state.kernel_rewritten(result, KernelRewrites.start(result)),
-                               original=result), None

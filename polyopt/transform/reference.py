@@ -26,8 +26,8 @@ import pathlib
 from .registry import PRIMITIVES, Primitive
 
 RETURNED = {"loop": "the loop (a `LoopAxis`)", "loops": "the new loops (`LoopAxis`es)",
-            "axes": "the stage's loops after the step", "value": "the step's result",
-            None: "nothing"}
+            "axes": "the stage's loops after the step",
+            "value": "the step's result (on the schedule: the new tensor)", None: "nothing"}
 HEADER = """# Schedule primitives
 
 <!-- Generated from the registry of primitives (polyopt/transform/registry.py) by
@@ -44,25 +44,23 @@ tensor, a stage or a stage's name.
 def primitive_entry(primitive: Primitive) -> str:
     """The reference entry of one primitive (Markdown)."""
     name = primitive.name
-    if primitive.scope == "stage":
-        call, signature, doc = "s[C]", primitive.method_signature(), primitive.docstring
-    else:  # a method of Schedule, written there (it needs the schedule's tensors)
-        from .schedule import Schedule
-        method = getattr(Schedule, name)
-        signature, doc = inspect.signature(method), inspect.cleandoc(method.__doc__ or "")
-        call = "s"
+    call = "s[C]" if primitive.scope == "stage" else "s"
+    signature, doc = primitive.method_signature(), primitive.docstring
     shown = inspect.Signature([p.replace(annotation=p.empty)
                                for p in list(signature.parameters.values())[1:]])
     facts = []
     loops = [f"`{p}`" + (" (of this stage)" if spec.of is None else f" (of `{spec.of}`)")
              for p, spec in primitive.params.items() if spec.kind == "loop"]
     stages = [f"`{p}`" for p, spec in primitive.params.items() if spec.kind == "stage"]
+    tensors = [f"`{p}`" + (" (its stage)" if spec.kind == "writer" else "")
+               for p, spec in primitive.params.items() if spec.kind in ("tensor", "writer")]
     if loops:
         facts.append(f"Loops: {', '.join(loops)}.")
     if stages:
         facts.append(f"Stages: {', '.join(stages)}.")
-    if primitive.scope == "stage":
-        facts.append(f"Returns: {RETURNED[primitive.returns]}.")
+    if tensors:
+        facts.append(f"Tensors: {', '.join(tensors)}.")
+    facts.append(f"Returns: {RETURNED[primitive.returns]}.")
     checked = {None: "Checked unless `check=False`", True: "Always checked",
                False: "Never checked (no `check=`)"}[primitive.checked]
     facts.append(f"{checked}; `{call}.can_{name}(...)` answers without raising.")

@@ -10,6 +10,10 @@
 - the step's text in ``s.script()`` and its replay (``s.replay``);
 - its entry in ``docs/primitives.md`` (:mod:`polyopt.transform.reference`).
 
+With ``scope="schedule"`` (``apply(state, ...)``, no stage) the method is ``s.<name>``
+of :class:`~.schedule.Schedule` instead (the primitives that add stages, and take
+tensors: ``TENSOR``, or the stage computing one: ``WRITER``).
+
 How the method's arguments become the step's is declared, not coded: ``params`` says
 which are loops of the stage (``LOOP``), loops of another stage argument
 (``loop_of("other")``), other stages (``STAGE``), converted values, or recorded as
@@ -35,6 +39,7 @@ from ..errors import InvalidArgumentError
 # what the method returns: the step's result as a loop of the stage (a name), as loops
 # (names), the stage's loops after the step, the result as it is, or nothing
 RETURNS = ("loop", "loops", "axes", "value", None)
+KINDS = ("loop", "stage", "tensor", "writer", "value")
 SCOPES = ("stage", "schedule")  # s[C].<name>(...) or s.<name>(...)
 
 
@@ -44,7 +49,9 @@ class Param:
 
     ``kind``: ``"loop"`` (a :class:`~.steps.LoopAxis`, ``IterVar`` or loop name of the
     stage, or of the stage given as argument ``of``), ``"stage"`` (a tensor, stage or
-    stage name), or ``"value"``; ``convert`` then maps the value (e.g. an intrinsic to
+    stage name; on the schedule, a list of them too), ``"tensor"`` (a tensor or its
+    name, given to ``apply`` as the tensor, recorded by its array's name), ``"writer"``
+    (the name of the stage computing a tensor, or a kernel's stage), or ``"value"``; ``convert`` then maps the value (e.g. an intrinsic to
     its key).  A ``keyword`` argument (default: the keyword-only ones) is recorded as
     ``name=value``, left out when it is the default unless ``omit_default`` is False."""
 
@@ -57,6 +64,8 @@ class Param:
 
 LOOP = Param("loop")
 STAGE = Param("stage")
+TENSOR = Param("tensor")
+WRITER = Param("writer")
 KEYWORD = Param(keyword=True)
 VALUE = Param()
 
@@ -78,8 +87,8 @@ class Primitive:
     ``defer_on`` (refusals of these types wait: ``Schedule.defer``), ``front`` (for a
     method that is more than one step: ``front(stage, step, *args, **kwargs)``, whose
     signature the method takes, calling ``step(...)`` with ``apply``'s arguments),
-    ``scope`` (``"schedule"``: a method of ``Schedule`` written there, since it needs
-    the schedule's tensors) and ``doc`` (default ``apply``'s docstring)."""
+    ``scope`` (``"schedule"``: a method of ``Schedule``, ``s.<name>``, whose ``apply``
+    takes the state without a stage) and ``doc`` (default ``apply``'s docstring)."""
 
     name: str
     apply: Callable
@@ -181,6 +190,12 @@ def _validate(primitive: Primitive) -> None:
         raise InvalidArgumentError(f"primitive '{name}': returns must be one of {RETURNS} "
                                    f"and scope one of {SCOPES}")
     known = primitive.step_signature().parameters
+    if any(spec.kind not in KINDS for spec in primitive.params.values()):
+        raise InvalidArgumentError(f"primitive '{name}': a param's kind must be one of {KINDS}")
+    if primitive.scope == "schedule" and any(
+            spec.kind == "loop" and spec.of is None for spec in primitive.params.values()):
+        raise InvalidArgumentError(f"primitive '{name}' is on the schedule: its loops are "
+                                   "loops of a stage argument (loop_of('name'))")
     for param, spec in primitive.params.items():
         if param not in known or (spec.of is not None and spec.of not in known):
             raise InvalidArgumentError(

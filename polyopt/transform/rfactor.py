@@ -19,12 +19,14 @@ parallel or vectorized.  (Floating-point sums are reassociated, as rfactor means
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import islpy as isl
 
 from ..domain.affine import aff_expression
 from ..domain.program import Program
 from ..domain.schedule import Axis, StageRecord, identity_axes
+from ..errors import InvalidArgumentError
 from ..schedule_errors import NotAReductionError, PiecewiseBoundError, PrimitiveOrderError
 from ..te.expr import BinOp, Call, Const, Expr, IterVar, TensorRead
 from ..te.tensor import Reduce
@@ -65,7 +67,33 @@ def nonnegative(extent: Expr) -> Expr:
     return extent if isinstance(extent, Const) else Call.make("maximum", ZERO, extent)
 
 
-def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program, object]:
+def factor_position(factor_axis, ndim: int) -> int:
+    """Where the factored axis goes among ``ndim + 1`` axes: TVM's ``factor_axis``
+    (``0`` first, ``-1`` last).
+
+    >>> factor_position(0, 2), factor_position(-1, 2), factor_position(1, 2)
+    (0, 2, 1)
+    """
+    if isinstance(factor_axis, bool) or not isinstance(factor_axis, numbers.Integral):
+        raise InvalidArgumentError(f"rfactor's factor_axis must be an integer, got "
+                                   f"{factor_axis!r}")
+    position = int(factor_axis) if factor_axis >= 0 else ndim + 1 + int(factor_axis)
+    if not 0 <= position <= ndim:
+        raise InvalidArgumentError(f"rfactor's factor_axis must be in [{-ndim - 1}, {ndim}] "
+                                   f"(the partial result has {ndim + 1} axes), got "
+                                   f"{factor_axis}")
+    return position
+
+
+def placed(items: tuple, factor, position: int) -> tuple:
+    """``items`` with ``factor`` inserted at ``position``."""
+    return tuple(items[:position]) + (factor,) + tuple(items[position:])
+
+
+def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int = 0
+            ) -> tuple[Program, object]:
+    """``stage_name``'s reduction split over loop ``axis_name`` into partial results (the
+    new tensor: the factored axis at ``factor_axis``, then the array's axes)."""
     stage = program.stage(stage_name)
     if stage.init is None:
         raise NotAReductionError("rfactor", stage_name)
@@ -79,6 +107,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
         raise NotAReductionError("rfactor", stage_name, axis_name)
     init, update = program.statement(stage.init), program.statement(stage.main)
     array = program.array(stage_name)
+    position = factor_position(factor_axis, array.ndim)
     combiner = _combiner(update, array.tensor)
     lo, hi = axis_range(program, stage_name, axis)
     lo_expr, hi_expr = bound(lo, program, True), bound(hi, program, False)
@@ -87,7 +116,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
         extent = Const(extent.a.value + extent.b.value, "int64", True)
     # no partial sums where the factored range is empty (a parametric size of 0)
     size = nonnegative(extent)
-    partial = new_tensor(f"{array.name}.rf", (size,) + array.shape, array.dtype)
+    partial = new_tensor(f"{array.name}.rf", placed(array.shape, size, position), array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)
     v_name = _fresh_dim(axis_name, update.dims, program)
@@ -98,7 +127,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     rf_domain = with_leading_dim(update.domain, axis.value, rf_update_name, rf_dims)
     # the partial results are indexed like the array (its storage order: a cache may
     # have a layout), with the factored loop in front
-    target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(update.target.indices))
+    target = TensorRead(partial, placed(update.target.indices, minus(v_var, lo_expr), position))
     source = _reduce_source(update, array.tensor)
     rf_update = make_statement(program, arrays, rf_update_name, (v_var,) + update.iter_vars,
                                rf_dims, rf_domain, target, _combine(combiner, target, source),
@@ -107,7 +136,8 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     rf_init_name = fresh_statement_name(program, f"{partial_array.name}_init")
     init_dims = (v_name,) + init.dims
     init_domain = prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
-    init_target = TensorRead(partial, (minus(v_var, lo_expr),) + tuple(init.target.indices))
+    init_target = TensorRead(partial, placed(init.target.indices, minus(v_var, lo_expr),
+                                             position))
     rf_init = make_statement(program, arrays, rf_init_name, (v_var,) + init.iter_vars,
                              init_dims, init_domain, init_target, init.value, partial_array.name)
     # the original reduction now combines the partial results
@@ -115,7 +145,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
     new_update_dims = init.dims + (v_name,)
     new_update_domain = append_range(init.domain, update.name, new_update_dims, lo_expr,
                                       extent, program)
-    read = TensorRead(partial, (minus(w_var, lo_expr),) + tuple(init.target.indices))
+    read = TensorRead(partial, placed(init.target.indices, minus(w_var, lo_expr), position))
     out = init.target
     new_update = make_statement(program, arrays, update.name, init.iter_vars + (w_var,),
                                 new_update_dims, new_update_domain, out,
@@ -126,7 +156,10 @@ def rfactor(program: Program, stage_name: str, axis_name: str) -> tuple[Program,
             statements += [rf_init, rf_update, new_update]
         else:
             statements.append(stmt)
-    rf_axes = identity_axes(rf_domain)[:1 + len(init.dims)] + tuple(
+    # the partial result's loops in the order of its axes (TVM's BF.op.axis), then the
+    # other reduce loops
+    factored, *spatial = identity_axes(rf_domain)[:1 + len(init.dims)]
+    rf_axes = placed(spatial, factored, min(position, len(spatial))) + tuple(
         dataclasses.replace(a, value=lift(a.value, rf_domain)) for a in stage.axes
         if stage.involves_reduce(a) and a is not axis)
     rf_stage = StageRecord(partial_array.name, rf_update_name, rf_axes,
@@ -153,9 +186,7 @@ def _combiner(update, tensor) -> str:
         return "sum"
     if isinstance(value, Call) and value.func in ("maximum", "minimum"):
         return "max" if value.func == "maximum" else "min"
-    raise NotAReductionError("rfactor", tensor.name, detail=(
-        f"rfactor: the update of '{tensor.name}' is not a sum, max or min (a reduction "
-        "with a data-dependent where= cannot be rfactored)"))
+    raise NotAReductionError("rfactor", tensor.name, update="combiner")
 
 
 def _reduce_source(update, tensor) -> Expr:
@@ -163,8 +194,7 @@ def _reduce_source(update, tensor) -> Expr:
     a, b = (value.a, value.b) if isinstance(value, BinOp) else value.args
     if isinstance(a, TensorRead) and a.tensor is tensor:
         return b
-    raise NotAReductionError("rfactor", tensor.name, detail=(
-        f"rfactor: cannot find the reduced expression of '{tensor.name}'"))
+    raise NotAReductionError("rfactor", tensor.name, update="reduced")
 
 
 def _combine(combiner: str, target: Expr, source: Expr) -> Expr:

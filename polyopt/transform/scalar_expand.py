@@ -98,8 +98,7 @@ def _expanded_one(program: Program, scalar: str, dims: int | None):
     temporaries, the statements rewritten)``."""
     array = program.array(scalar)
     if array.shape != () or array.role != "compute":
-        raise ScalarExpansionError(scalar, f"'{scalar}' is not a scalar temporary of the "
-                                   "kernel (a local variable, not an argument)")
+        raise ScalarExpansionError(scalar, "not_a_scalar")
     users = [st for st in program.statements
              if any(a.array == scalar for a in st.accesses)]
     if dims is None:
@@ -127,9 +126,7 @@ def _stored_elements(program: Program, users, scalar: str) -> dict[str, TensorRe
     stores = [st for st in users if any(a.array == scalar for a in st.reads)
               and all(a.array != scalar for a in st.writes)]
     if not stores:
-        raise ScalarExpansionError(scalar, f"no statement stores '{scalar}' into an array "
-                                   "element, so its values have no element to live in; "
-                                   "expand_scalar(..., dims=1) expands it into a new array")
+        raise ScalarExpansionError(scalar, "never_stored")
     homes = _homes(program, users, stores)
     return {st.name: _element(program, st, homes[st.name]) for st in users}
 
@@ -144,8 +141,7 @@ def _new_elements(program: Program, users, scalar: str, dims: int):
         raise InvalidArgumentError(f"expand_scalar: dims must be a positive integer, got "
                                    f"{dims!r}")
     if any(len(st.iter_vars) < dims for st in users):
-        raise ScalarExpansionError(scalar, f"a statement using '{scalar}' has fewer than "
-                                   f"{dims} loops around it")
+        raise ScalarExpansionError(scalar, "too_few_loops", dims=dims)
     elements = {}
     for group in live_ranges(program, scalar, users):
         lows, extents = [], []
@@ -236,17 +232,12 @@ def _homes(program: Program, users, stores) -> dict[str, isl.Map]:
             later = own.lex_lt_union_map(store_times).apply_range(store_times)
             first = later.lexmin().apply_range(store_times.reverse()).apply_range(writes)
             if first.is_empty():
-                raise ScalarExpansionError(None, f"no store follows {stmt.name}",
-                                           statement=stmt.name)
+                raise ScalarExpansionError(None, "no_store_after", statement=stmt.name)
             if first.n_map() != 1:
-                raise ScalarExpansionError(None, f"the values {stmt.name} writes are stored "
-                                           "into several arrays; expansion needs one",
-                                           statement=stmt.name)
+                raise ScalarExpansionError(None, "several_arrays", statement=stmt.name)
             home = isl.Map.from_union_map(first)
         if not home.is_single_valued() or not home.domain().is_equal(stmt.domain):
-            raise ScalarExpansionError(None, f"the instances of {stmt.name} are not each "
-                                       "followed by one store of the scalar",
-                                       statement=stmt.name)
+            raise ScalarExpansionError(None, "not_one_store", statement=stmt.name)
         homes[stmt.name] = home
     return homes
 
@@ -269,8 +260,7 @@ def _element(program: Program, stmt, home: isl.Map) -> TensorRead:
     pieces = []
     isl.PwMultiAff.from_map(home).foreach_piece(lambda _set, ma: pieces.append(ma))
     if len(pieces) != 1:
-        raise ScalarExpansionError(None, f"the element {stmt.name} would use is not one "
-                                   "affine function of its loops", statement=stmt.name)
+        raise ScalarExpansionError(None, "not_affine", statement=stmt.name)
     indices = tuple(aff_to_expr(pieces[0].get_aff(k), list(stmt.iter_vars),
                                 list(program.params))
                     for k in range(pieces[0].dim(isl.dim_type.out)))

@@ -23,19 +23,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 
 from ..deps.dataflow import Dependences
 from ..domain.from_te import program_from_outputs
 from ..frontend.kernel import Kernel
 from ..errors import (CheckEffortError, IllegalScheduleError, InvalidArgumentError,
                       PolyoptError, ScheduleError, public, public_methods)
-from ..schedule_errors import AmbiguousWriterError, PrimitiveOrderError
+from ..schedule_errors import AmbiguousWriterError
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
-from . import primitives  # noqa: F401 (registers every primitive in PRIMITIVES)
-from .stage import Stage, plain
+from . import primitives, schedule_primitives  # noqa: F401 (register the primitives)
+from .stage import Stage, plain, recorded
 from .stage_group import StageGroup, create_group
-from .stage_views import refresh_partial_op, stage_computing, tuple_owner, with_sibling_outputs
+from .stage_views import stage_computing, tuple_owner, with_sibling_outputs
 from .registry import on_register
 from .state import PRIMITIVES, ScheduleState
 from .steps import Step, parse_script
@@ -194,112 +193,38 @@ class Schedule:
             return [self._recorded(v) for v in value]
         return plain(value)
 
-    def _rewrite(self, primitive: str, args: tuple, check: bool, layout=None):
-        kwargs = (("layout", layout),) if layout is not None else ()
-        step = Step(None, primitive, tuple(self._recorded(a) for a in args), kwargs)
-        return self._step(step, *args, check=check, **dict(kwargs))
+    def _primitive(self, primitive, *args, check: bool = True, **kwargs):
+        """Apply the registered ``primitive`` on the schedule as its registration
+        declares (:mod:`.registry`): the arguments converted (tensors, stages, loops),
+        the step recorded, checked unless ``check`` is False; returns its result."""
+        bound = primitive.step_signature().bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        for name in sorted(values, key=lambda n: primitive.param(n).kind == "loop"):
+            spec = primitive.param(name)
+            if spec.kind == "loop":
+                value = self[values[spec.of]]._axis(values[name])
+            else:
+                value = self.converted(spec.kind, values[name])
+            values[name] = value if spec.convert is None else spec.convert(value)
+        step = Step(None, primitive.name, *recorded(primitive, bound, self._recorded))
+        checked = check if primitive.checked is None else primitive.checked
+        result = self._step(step, *bound.args, check=checked, **bound.kwargs)
+        return result if primitive.returns == "value" else None
 
-    def cache_read(self, tensor, scope: str, readers, *, layout: str | None = None,
-                   check: bool = True) -> Tensor:
-        """``AS = s.cache_read(A, "shared", [B])``: B reads a copy of A made by a new stage.
-        ``layout="{ [i, k] -> [floor(i / 6), k, i mod 6] }"`` stores the copy in that order
-        (packing, see :mod:`polyopt.transform.layout`).
-
-        On an in-place kernel the copy is made right before each instance of the (one)
-        reader; ``s[AS].compute_at(s[B], axis)`` then makes it once per iteration."""
-        source = self._tensor(tensor)
-        names = [self._stage_name(r) for r in (readers if isinstance(readers, (list, tuple))
-                                               else [readers])]
-        if not names:
-            raise InvalidArgumentError("cache_read needs at least one reader stage")
-        if self.kernel is not None:  # recorded by the name of the array it copies
-            kwargs = (("layout", layout),) if layout is not None else ()
-            step = Step(None, "cache_read", (source.name, scope, names), kwargs)
-            return self._step(step, source, scope, names, check=check, **dict(kwargs))
-        inlined = self._inlining_step(source)
-        if inlined is not None:
-            return self._cache_read_before_inline(inlined, source, scope, names, check, layout)
-        return self._rewrite("cache_read", (source, scope, names), check, layout)
-
-    def _inlining_step(self, tensor: Tensor) -> int | None:
-        """The index of the step that inlined the stage computing ``tensor`` (now gone
-        from the program), or None."""
-        if any(a.tensor is tensor for a in self.program.arrays):
-            return None
-        for index, step in enumerate(self.steps):
-            if step.primitive == "compute_inline" and any(
-                    a.tensor is tensor and a.name == step.stage
-                    for a in self.before[index].program.arrays):
-                return index
-        return None
-
-    def _cache_read_before_inline(self, index: int, source: Tensor, scope: str, names,
-                                  check: bool, layout) -> Tensor:
-        """TVM's ``s[P].compute_inline()`` then ``s.cache_read(P, "shared", [C])``: the
-        cache computes P's expression (P is inlined into the copy).  The steps from the
-        inlining on are undone, the copy made, and those steps replayed."""
-        later = self.steps[index:]
-        makers = [str(st) for st in later[1:] if st.primitive in
-                  ("cache_read", "cache_write", "rfactor")]
-        if makers:
-            raise PrimitiveOrderError(
-                "cache_read", makers[0],
-                f"cache_read of '{source.name}', inlined before {makers[0]}: make the copy "
-                "before the steps that add stages (call cache_read right after "
-                f"s[{source.name!r}].compute_inline(), or before it)", stage=source.name)
-        self.state, self.steps, self.before = (self.before[index], self.steps[:index],
-                                               self.before[:index])
-        cached = self._rewrite("cache_read", (source, scope, names), check, layout)
-        self.replay(later)
-        return cached
-
-    def cache_write(self, tensor, scope: str, *, layout: str | None = None,
-                    check: bool = True) -> Tensor:
-        """``CL = s.cache_write(C, "local")``: C's computation goes to CL, then CL is copied
-        to C (``s[C]`` is the copy).  ``layout=`` stores CL in another order, as for
-        :meth:`cache_read` (e.g. an accumulator tile with the vectorized index last).
-        On an in-place kernel, ``tensor`` is a stage (or an array one stage writes)."""
-        if self.kernel is not None:
-            stage = self._writer_stage(tensor)
-            step = Step(None, "cache_write", (stage, scope), ())
-            return self._step(step, stage, scope, check=check, **(
-                {"layout": layout} if layout is not None else {}))
-        target = self._tensor(tensor)
-        name = self._stage_name(target)
-        kwargs = (("layout", layout),) if layout is not None else ()
-        step = Step(None, "cache_write", (self._recorded(target), scope), kwargs)
-        return self._step(step, name, scope, check=check, **dict(kwargs))
-
-    def expand_scalar(self, scalar: str, dims: int | None = None, *,
-                      check: bool = True) -> None:
-        """``s.expand_scalar("w")``: an in-place kernel's scalar temporary ``w`` kept in
-        the array elements its values are stored to, so that it no longer orders every
-        loop around it; ``dims=1``: in a new array indexed by each statement's outermost
-        loop (see :mod:`polyopt.transform.scalar_expand`); a list of names: all at once,
-        with one check."""
-        if isinstance(scalar, (list, tuple)) and scalar and \
-                all(isinstance(n, str) for n in scalar):
-            scalar = list(scalar)
-        elif not isinstance(scalar, str):
-            raise InvalidArgumentError(f"expand_scalar takes the scalar's name or a list of "
-                                       f"names, got {scalar!r}")
-        kwargs = (("dims", dims),) if dims is not None else ()
-        self._step(Step(None, "expand_scalar", (scalar,), kwargs), scalar, check=check,
-                   **dict(kwargs))
-
-    def rfactor(self, tensor, axis, *, check: bool = True) -> Tensor:
-        """``CF = s.rfactor(C, ki)``: partial reductions over loop ``ki`` of C."""
-        if self.kernel is not None:
-            name = self._writer_stage(tensor)
-        else:
-            name = self._stage_name(self._tensor(tensor))
-        axis_name = self[name]._axis(axis)
-        partial = self._step(Step(None, "rfactor", (name, axis_name), ()), name, axis_name,
-                             check=check)
-        if self.kernel is None:  # TVM's BF.op.axis and a refreshed s[B].op
-            array = self.program.array_of(partial).name
-            refresh_partial_op(self.program, partial, self[array]._loop)
-        return partial
+    def converted(self, kind: str, value):
+        """An argument of a primitive as its ``apply`` takes it (:class:`.registry.Param`
+        ``kind``): a stage's name (or a list of them), a tensor, the name of the stage
+        writing a tensor, or the value itself."""
+        if kind == "stage":
+            return [self._stage_name(v) for v in value] if isinstance(value, (list, tuple)) \
+                else self._stage_name(value)
+        if kind == "tensor":
+            return self._tensor(value)
+        if kind == "writer":
+            return self._writer_stage(value) if self.kernel is not None else \
+                self._stage_name(self._tensor(value))
+        return value
 
     def _writer_stage(self, target) -> str:
         if isinstance(target, Stage) or (isinstance(target, str) and any(
@@ -404,7 +329,27 @@ def _unpickled(outputs: tuple, strict_fp: bool, script: str) -> Schedule:
     return schedule.replay(script) if script else schedule
 
 
-def _can(name: str):
+def _method(primitive):
+    """``s.<name>``: a registered primitive on the schedule (its own signature and
+    docstring, so that ``help()`` and ``inspect.signature`` show them)."""
+    signature = primitive.method_signature()
+
+    def method(self, *args, **kwargs):
+        signature.bind(self, *args, **kwargs)  # (a mismatch: InvalidArgumentError)
+
+        def step(*step_args, **step_kwargs):
+            return self._primitive(primitive, *step_args, **step_kwargs)
+        if primitive.front is not None:
+            return primitive.front(self, step, *args, **kwargs)
+        return step(*args, **kwargs)
+
+    method.__module__ = primitive.apply.__module__  # (help() names the registration)
+    return _named(method, primitive.name, signature, primitive.docstring)
+
+
+def _can(primitive):
+    name = primitive.name
+
     def can(self, *args, **kwargs) -> bool:
         trial = self.fork()
         try:
@@ -413,30 +358,36 @@ def _can(name: str):
             return False
         return True
 
-    can.__name__, can.__qualname__ = f"can_{name}", f"Schedule.can_{name}"
-    can.__doc__ = f"Whether ``{name}`` with these arguments would be accepted."
-    can.__signature__ = inspect.signature(getattr(Schedule, name)).replace(
-        return_annotation=bool)
-    return public(can)
+    signature = primitive.method_signature().replace(return_annotation=bool)
+    return _named(can, f"can_{name}", signature,
+                  f"Whether ``{name}`` with these arguments would be accepted.")
+
+
+def _named(function, name: str, signature, doc: str):
+    function.__name__, function.__qualname__ = name, f"Schedule.{name}"
+    function.__signature__, function.__doc__ = signature, doc
+    return public(function)
 
 
 def _install(name: str, primitive) -> None:
-    """``s.can_<name>`` for a registered primitive on the schedule, whose method is
-    written above (it takes the schedule's tensors); see :func:`.registry.on_register`."""
-    attr = f"can_{name}"
+    """Make (or, when ``primitive`` is None or on a stage, remove) ``s.<name>`` and
+    ``s.can_<name>`` (a registration's installer, :func:`.registry.on_register`)."""
+    generated = _GENERATED.setdefault(name, set())
     if primitive is not None and primitive.scope == "schedule":
-        if not callable(vars(Schedule).get(name)):
-            raise InvalidArgumentError(
-                f"primitive '{name}' is registered on the schedule, but Schedule has no "
-                f"method '{name}'; register it on a stage (scope='stage') instead")
-        setattr(Schedule, attr, _can(name))
-        _GENERATED.add(attr)
-    elif attr in _GENERATED:
+        for attr in (name, f"can_{name}"):
+            if attr in vars(Schedule) and attr not in generated:
+                raise InvalidArgumentError(f"primitive '{name}' would replace "
+                                           f"Schedule.{attr}; choose another name")
+        setattr(Schedule, name, _method(primitive))
+        setattr(Schedule, f"can_{name}", _can(primitive))
+        generated.update((name, f"can_{name}"))
+        return
+    for attr in generated:
         delattr(Schedule, attr)
-        _GENERATED.discard(attr)
+    generated.clear()
 
 
-_GENERATED: set = set()  # the can_<name> methods made for primitives on the schedule
+_GENERATED: dict[str, set] = {}  # primitive -> the Schedule attributes made for it
 on_register(_install)
 
 

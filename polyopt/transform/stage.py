@@ -133,7 +133,7 @@ class Stage:
             convert = (self._converter(spec, values) if kind != kind.VAR_POSITIONAL else
                        lambda vs, one=self._converter(spec, values): tuple(map(one, vs)))
             values[name] = convert(values[name])
-        step = Step(self.name, primitive.name, *_recorded(primitive, bound))
+        step = Step(self.name, primitive.name, *recorded(primitive, bound))
         checked = check if primitive.checked is None else primitive.checked
         try:
             result = self.schedule._step(step, self.name, *bound.args, check=checked,
@@ -155,8 +155,8 @@ class Stage:
         if spec.kind == "loop":
             owner = self if spec.of is None else self.schedule[values[spec.of]]
             convert = owner._axis
-        elif spec.kind == "stage":
-            convert = self.schedule._stage_name
+        elif spec.kind in ("stage", "tensor", "writer"):
+            convert = lambda value: self.schedule.converted(spec.kind, value)  # noqa: E731
         else:
             convert = _same
         return convert if spec.convert is None else lambda v: spec.convert(convert(v))
@@ -194,8 +194,8 @@ def _same(value):
     return value
 
 
-def _recorded(primitive: Primitive, bound) -> tuple[tuple, tuple]:
-    """The arguments and keyword arguments a step records: names (:func:`plain`),
+def recorded(primitive: Primitive, bound, plain=plain) -> tuple[tuple, tuple]:
+    """The arguments and keyword arguments a step records: names (``plain``),
     keywords as the registration says, those left at their default left out."""
     args, kwargs = [], []
     for parameter in bound.signature.parameters.values():

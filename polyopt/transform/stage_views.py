@@ -73,11 +73,15 @@ def _split_axes(stage, main, loop) -> tuple[tuple, tuple]:
 
 def refresh_partial_op(program, partial, loop) -> None:
     """Give the tensor ``s.rfactor`` returned the axes of its statement: ``BF.op.axis``
-    (the factored loop first, then the output's axes) and ``BF.op.reduce_axis``."""
+    (in the order of its shape: the factored loop at ``factor_axis``, the output's
+    axes around it) and ``BF.op.reduce_axis``."""
     array = program.array_of(partial)
     stage = next(s for s in program.stages if s.name == array.name)
     main = program.statement(stage.main)
     spatial, reduce = _split_axes(stage, main, loop)
+    place = {a.name: k for k, a in enumerate(stage.axes)}  # (made in the shape's order)
+    spatial = tuple(sorted(spatial, key=lambda v: place.get(
+        main.dims[next(k for k, w in enumerate(main.iter_vars) if w is v)], len(place))))
     partial.op = dataclasses.replace(partial.op, axis=spatial, reduce_axis=reduce)
     assert tensor_of(partial.op) is partial
 

@@ -34,6 +34,7 @@ from ..deps.dataflow import Dependences, compute_dependences
 from ..deps.legality import Violation
 from ..domain.program import Program
 from ..domain.schedule import CONCURRENT_KINDS
+from ..errors import CheckEffortError
 from .check import check_marked_loops_of, check_schedule
 from .limited_deps import limited_dependences
 from .inplace import KernelRewrites
@@ -94,25 +95,43 @@ class KernelReference:
 
     @classmethod
     def of(cls, program: Program, rewrites: KernelRewrites) -> "KernelReference":
-        return cls(rewrites, program, Lazy(lambda: limited_dependences(program)), [None])
+        return cls(rewrites, program, Lazy(lambda: _dependences_or_effort(program)), [None])
 
     def dependences(self) -> Dependences:
-        return self.deps.get()
+        found = self.deps.get()
+        if isinstance(found, CheckEffortError):  # (kept: not tried again at every step)
+            raise found
+        return found
 
     def check(self, program: Program, step: str, primitive: "Primitive | None" = None,
               marking: str | None = None) -> None:
         if self.rewrites.rewritten and self.validated[0] is not program.statements:
             self.rewrites.check(program, step, primitive.hint if primitive else None)
             self.validated[0] = program.statements
+        concurrent = any(a.kind in CONCURRENT_KINDS for st in program.stages for a in st.axes)
         if program is self.program:  # its own dependences hold by construction
-            if any(a.kind in CONCURRENT_KINDS for st in program.stages for a in st.axes):
+            if concurrent:
                 check_marked_loops_of(program, self.dependences, step, marking=marking)
+            return
+        if isinstance(self.deps.get(), CheckEffortError) and not concurrent:
+            # the dependences are beyond the effort bound (a rewrite under symbolic
+            # nparts splits): the cheaper exact route, the values every read gets and
+            # every element ends with, compared with the kernel's (hang_m2, issue 32)
+            self.rewrites.check(program, step, primitive.hint if primitive else None)
             return
         check_schedule(program, self.dependences(), step, repair=_repair(primitive, program),
                        marking=marking, reassociate=True)  # (kernels: exact updates only)
 
 
 Reference = DependenceReference | KernelReference
+
+
+def _dependences_or_effort(program: Program) -> "Dependences | CheckEffortError":
+    """:func:`limited_dependences`, or the :class:`CheckEffortError` that stopped it."""
+    try:
+        return limited_dependences(program)
+    except CheckEffortError as err:
+        return err
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,9 @@ class Worker:
             [sys.executable, "-m", "property.worker", "--scratch", str(self.scratch)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
             cwd=ROOT)
-        self._read_line(STARTUP)  # the worker's "ready": its imports are not a case's time
+        # the worker's "ready": its imports are not a case's time (on a loaded machine it
+        # may come later: then the case's answer skips it, see _answer)
+        self.ready = _is_ready(self._read_line(STARTUP))
 
     def _read_line(self, timeout: float) -> bytes:
         """One line from the worker, or b"" if none comes within ``timeout`` seconds."""
@@ -95,6 +97,11 @@ class Worker:
             timeout * WALL_FACTOR
         while True:
             line = self._read_line(POLL)
+            if line and not self.ready and _is_ready(line):  # the imports ended only now:
+                self.ready = True                           # the case starts now
+                cpu, deadline = cpu_seconds(pid, children=True), time.monotonic() + \
+                    timeout * WALL_FACTOR
+                continue
             if line or self.process.poll() is not None:
                 return line, False
             if time.monotonic() > deadline or \
@@ -120,6 +127,14 @@ class Worker:
         return {"family": family, "seed": seed, "outcome": outcome, "detail": detail,
                 "reproducer": reproducer.replace("in flight when the worker stopped",
                                                  f"{outcome}: {detail}")}
+
+
+def _is_ready(line: bytes) -> bool:
+    """Whether ``line`` is a new worker's "ready" (not a case's record)."""
+    try:
+        return json.loads(line) == {"ready": True}
+    except ValueError:
+        return False
 
 
 def run_cases(cases, *, workers: int = 2, timeout: float = 25.0, progress=None) -> list[dict]:

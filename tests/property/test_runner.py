@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from property.families import families
+from property import pool
 from property.pool import WALL_FACTOR, run_cases
 from property.script import HARNESS, Script
 
@@ -23,6 +24,17 @@ def test_a_signal_fails_its_case_and_the_next_case_runs(tmp_path):
     ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=60)
     assert ran.returncode == -11  # the reproducer dies the same way
+
+
+def test_a_worker_ready_after_the_startup_wait_answers_its_cases(monkeypatch):
+    """On a loaded machine a new worker's imports can outlast STARTUP: its "ready" then
+    comes while the runner waits for the first case, and must not be taken for that
+    case's record (the slow run of issue 32 stopped on a KeyError: 'family')."""
+    monkeypatch.setattr(pool, "STARTUP", 0.0)
+    records = run_cases([("bad-input", 84), ("bad-input", 85)], workers=1, timeout=120)
+    assert [(r["family"], r["seed"]) for r in records] == [("bad-input", 84),
+                                                           ("bad-input", 85)]
+    assert all(r["outcome"] in ("ok-accepted", "ok-refused") for r in records)
 
 
 def test_a_hang_is_a_timeout_with_its_reproducer():

@@ -113,8 +113,10 @@ def test_unchecked_tensorize_is_caught_by_check():
     s[C].reverse(C.op.reduce_axis[0], check=False)
     s[C].tensorize(ji, dot_16x4_u8s8(), check=False)     # illegal, not checked
     assert not s.is_legal()
-    with pytest.raises(po.TensorizeError, match="running each tile as one step breaks"):
+    with pytest.raises(po.IllegalTensorizeError) as refused:
         s.check()
+    assert (refused.value.axis, refused.value.inside) == ("j.inner", False)
+    assert refused.value.dependence.array == "C"
 
 
 # -- partial tiles -----------------------------------------------------------------------

@@ -147,13 +147,58 @@ def test_the_primitives_reference_is_up_to_date():
     assert written == primitives_reference(), "run python3 scripts/primitives.py"
 
 
-def test_primitives_on_the_schedule_have_can_and_need_their_method():
+def test_primitives_on_the_schedule_are_registered_like_the_others():
     A, B = doubled()
     s = po.create_schedule(B)
     assert s.can_cache_write(B, "local") and s.steps == []
     assert not s.can_rfactor(B, "i")  # no reduction loop to factor
-    assert str(inspect.signature(po.Schedule.can_cache_read)).startswith(
-        "(self, tensor, scope: 'str', readers, *, layout")
-    with pytest.raises(po.InvalidArgumentError, match="Schedule has no method 'halve'"):
-        register("halve", scope="schedule")(lambda state, axis: (state, None))
-    assert "halve" not in PRIMITIVES and not hasattr(po.Schedule, "can_halve")
+    for name in ("cache_read", "cache_write", "rfactor", "expand_scalar"):
+        primitive = PRIMITIVES[name]
+        assert primitive.scope == "schedule"
+        method = getattr(po.Schedule, name)
+        assert inspect.signature(method) == primitive.method_signature()
+        assert inspect.getdoc(method) == primitive.docstring
+        assert method.__module__ == "polyopt.transform.schedule_primitives"
+    assert str(inspect.signature(po.Schedule.can_cache_read)) == \
+        "(self, tensor, scope, readers, *, layout=None, check=True) -> bool"
+
+
+def copied(state, tensor, scope, *, twice=False):
+    """``BC = s.copied(B, "global")``: a cache_write of B (``twice=True``: two)."""
+    state, cached = PRIMITIVES["cache_write"].apply(state, tensor, scope)
+    if twice:
+        state, cached = PRIMITIVES["cache_write"].apply(state, tensor, scope)
+    return state, cached
+
+
+@pytest.fixture
+def copied_registered():
+    from polyopt.transform.registry import WRITER
+    register("copied", scope="schedule", params={"tensor": WRITER, "twice": KEYWORD},
+             returns="value")(copied)
+    yield PRIMITIVES["copied"]
+    unregister("copied")
+
+
+def test_an_outside_primitive_on_the_schedule_gets_everything(copied_registered):
+    assert str(inspect.signature(po.Schedule.copied)) == \
+        "(self, tensor, scope, *, twice=False, check=True)"
+    A, B = doubled()
+    s = po.create_schedule(B)
+    assert s.can_copied(B, "global", twice=True) and s.steps == []
+    cached = s.copied(B, "global", twice=True)
+    assert cached.name == "B.global" and s.script() == 's.copied("B", "global", twice=True)'
+    again = po.create_schedule(B).replay(s.script())
+    assert [st.name for st in again.program.stages] == [st.name for st in s.program.stages]
+    a = np.arange(8, dtype="float32")
+    assert np.array_equal(run(again, [A, B], [a]), a * 2)
+    assert "### `s.copied(tensor, scope, *, twice=False, check=True)`" in \
+        primitive_entry(copied_registered)
+    unregister("copied")
+    assert not hasattr(po.Schedule, "copied") and not hasattr(po.Schedule, "can_copied")
+
+
+def test_a_schedule_primitive_that_would_replace_a_method_is_refused():
+    with pytest.raises(po.InvalidArgumentError, match="would replace Schedule.replay"):
+        register("replay", scope="schedule")(lambda state: (state, None))
+    assert "replay" not in PRIMITIVES and callable(po.Schedule.replay)
