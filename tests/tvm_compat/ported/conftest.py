@@ -8,8 +8,6 @@ import pytest
 EXPECTED_FAILURES = {
     'test_tvm012_reduce.py::test_rfactor_init':
         "missing in polyopt (to add, issue 35): Schedule.rfactor's factor_axis argument",
-    'test_tvm012_reduce.py::test_rfactor_factor_axis':
-        "missing in polyopt (to add, issue 35): Schedule.rfactor's factor_axis argument",
     'test_tvm012_te_build_lower.py::test_dependent_output_shape':
         "documented difference: a shape 'n // x' (division by a var) is not affine; polyopt refuses it (NonAffineError)",
     'test_tvm012_te_build_lower.py::test_split_uneven_unique_likely':
