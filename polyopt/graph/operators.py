@@ -353,6 +353,7 @@ from . import operators_activation  # noqa: E402,F401  (LeakyRelu, PRelu, ..., M
 from . import operators_reduce  # noqa: E402,F401  (Reduce*, LogSoftmax)
 from . import operators_shape  # noqa: E402,F401  (Pad, Expand, Tile, Gather)
 from . import operators_window  # noqa: E402,F401  (ConvTranspose, GlobalMaxPool, LRN)
+from . import operators_math  # noqa: E402,F401  (Pow, Log, Round, trigonometry, HardSigmoid)
 from . import operators_quant  # noqa: E402,F401  (QuantizeLinear, DequantizeLinear)
 from . import operators_int8  # noqa: E402,F401  (Int8Conv, Int8MatMul: the VNNI kernels)
 from . import layouts  # noqa: E402,F401  (ConvPacked: weights packed at compile time)
