@@ -215,7 +215,7 @@ def _axes(node, constants, rank):
     found = sorted(axis_in_range(node, int(a), rank, "axes") for a in np.ravel(axes))
     if len(set(found)) != len(found):
         raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): axes "
-                                   f"{list(np.ravel(axes))} name an axis twice")
+                                   f"{[int(a) for a in np.ravel(axes)]} name an axis twice")
     return found
 
 
