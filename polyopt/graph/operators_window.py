@@ -59,8 +59,9 @@ def transposed_window(node, in_hw, kernel):
         total = [f - t for f, t in zip(full, target)]  # (< 0: zeros added after)
         small = [t // 2 for t in total]
         big = [t - t // 2 for t in total]
-        pads = big + small if auto == "SAME_LOWER" else small + big if \
-            auto == "SAME_UPPER" else [0, 0] + total  # NOTSET: cut or zeros at the end
+        # ONNX's equations, with floor division (as onnx's reference: a negative total
+        # adds zeros at the end)
+        pads = small + big if auto == "SAME_UPPER" else big + small
     else:
         pads = [0, 0, 0, 0] if auto == "VALID" else _ints(node, "pads", (0, 0, 0, 0), 4, 0)
     out = [f - pads[k] - pads[k + 2] for k, f in enumerate(full)]
