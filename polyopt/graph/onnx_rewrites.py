@@ -5,7 +5,9 @@
 * ``CastLike`` -> ``Cast`` to the second input's dtype;
 * a 1-D ``Conv``, ``ConvTranspose``, ``MaxPool``, ``AveragePool`` or ``LpPool`` -> the
   2-D operator on the input viewed as ``[N, C, 1, L]`` (a view: no copy), then
-  ``Squeeze`` of that axis.
+  ``Squeeze`` of that axis;
+* a 3-D ``Conv``, ``MaxPool`` or ``AveragePool`` -> ``ConvNd``, ``MaxPoolNd``,
+  ``AveragePoolNd`` (:mod:`.operators_nd`).
 
 >>> from polyopt.graph.ir import GraphBuilder
 >>> b = GraphBuilder("g"); x = b.input("x", (2, 6))
@@ -28,6 +30,7 @@ from ..errors import InvalidArgumentError
 from .registry import UnsupportedOperatorError, axis_in_range
 
 WINDOWED = ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool")
+N_D = ("Conv", "MaxPool", "AveragePool")  # 3-D: the operators of operators_nd
 _SPLIT_ATTRS = ("axis", "split", "num_outputs")
 
 
@@ -40,9 +43,12 @@ def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict
     if op_type == "CastLike" and len(inputs) == 2 and inputs[1] in b._tensors:
         _cast_like(b, name, inputs, outputs, attrs)
         return True
-    if op_type in WINDOWED and inputs and inputs[0] in b._tensors and \
-            len(b._tensors[inputs[0]].shape) == 3 and len(outputs) == 1:
+    rank = len(b._tensors[inputs[0]].shape) if inputs and inputs[0] in b._tensors else 0
+    if op_type in WINDOWED and rank == 3 and len(outputs) == 1:
         _one_d(b, op_type, name, inputs, outputs, attrs)
+        return True
+    if op_type in N_D and rank > 4 and len(outputs) == 1:
+        b.op(f"{op_type}Nd", inputs, outputs, name=name, **attrs)
         return True
     return False
 
