@@ -1,7 +1,7 @@
 """Reductions of ONNX over any axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin,
 ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (axes as
 an attribute or a constant input, ``keepdims``, ``noop_with_empty_axes``), and
-LogSoftmax over any axis (``x - max - log(sum(exp(x - max)))``).
+LogSoftmax over any axis (``x - max - log(sum(exp(x - max)))``), InstanceNormalization.
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["ReduceMean"].attrs["keepdims"], OPS["LogSoftmax"].kind
@@ -165,3 +165,49 @@ def _log_softmax_lower(node, args, values, out, name):
 
 
 register("LogSoftmax", "reduction", {"axis": -1})((_log_softmax_infer, _log_softmax_lower))
+
+
+def _instance_norm_infer(node, infos, constants):
+    x = infos[0]
+    if len(x.shape) < 3 or not x.dtype.startswith("float"):
+        raise InvalidArgumentError(f"node '{node.name}' (InstanceNormalization) needs a float "
+                                   f"[N, C, ...] input, got {x}")
+    for info, what in zip(infos[1:3], ("scale", "B")):
+        if info is None or info.shape != (x.shape[1],):
+            raise InvalidArgumentError(
+                f"node '{node.name}' (InstanceNormalization): {what} must have shape "
+                f"({x.shape[1]},), got {info.shape if info else None}")
+    return [(x.shape, x.dtype)]
+
+
+def _instance_norm_lower(node, args, values, out, name):
+    """Per (n, c): the mean, then the variance (of the centred values), over the
+    spatial axes; ``scale * (x - mean) / sqrt(var + epsilon) + B``."""
+    X, scale, bias = args
+    shape = tuple(d.value for d in X.shape)
+    axes = list(range(2, len(shape)))
+    count = math.prod(shape[2:])
+    eps = float(attr(node, "epsilon"))
+    stats = (shape[0], shape[1], *[1] * len(axes))
+
+    def mean_body(*i):
+        read, raxes = _reading(X, shape, axes, True, i, "r")
+        return reduce_sum(read, axis=raxes)
+    total = compute(stats, mean_body, name=f"{name}_sum")
+    mean = compute(stats, lambda *i: total[i] * (1.0 / count), name=f"{name}_mean")
+
+    def var_body(*i):
+        read, raxes = _reading(X, shape, axes, True, i, "v")
+        centred = read - mean[i]
+        return reduce_sum(centred * centred, axis=raxes)
+    squares = compute(stats, var_body, name=f"{name}_sq")
+
+    def body(n, c, *rest):
+        at = (n, c, *[0] * len(rest))
+        return scale[c] * (X[(n, c, *rest)] - mean[at]) / sqrt(
+            squares[at] * (1.0 / count) + eps) + bias[c]
+    return compute(out.shape, body, name=name)
+
+
+register("InstanceNormalization", "reduction", {"epsilon": 1e-5}, min_inputs=3)(
+    (_instance_norm_infer, _instance_norm_lower))

@@ -100,3 +100,25 @@ def test_round_is_half_to_even_and_log_and_pow():
     feeds = {"x0": np.abs(random_inputs(model)["x0"]) + np.float32(0.1),
              "x1": np.array([0.5, 2, -1, 3], np.float32)}
     check(model, feeds=feeds)
+
+
+@pytest.mark.parametrize("op, w_shape, attrs", [
+    ("Conv", (4, 3, 3, 3, 2), {"pads": [1, 0, 1, 1, 0, 0], "strides": [2, 1, 1]}),
+    ("Conv", (4, 1, 2, 2, 2), {"dilations": [2, 1, 2]}),
+    ("MaxPool", None, {"kernel_shape": [2, 3, 2], "strides": [2, 2, 1], "ceil_mode": 1}),
+    ("AveragePool", None, {"kernel_shape": [3, 3, 3], "pads": [1, 1, 1, 1, 1, 1]}),
+    ("AveragePool", None, {"kernel_shape": [2, 2, 2], "pads": [1, 0, 1, 0, 1, 1],
+                           "count_include_pad": 1})])
+def test_three_d_windows(op, w_shape, attrs):
+    if w_shape is None:
+        check(single_op(op, [(1, 3, 5, 6, 5)], **attrs))
+    else:
+        channels = w_shape[1] * attrs.get("group", 1)
+        check(conv_model(op, (2, channels, 5, 6, 5), w_shape, np.ones(4, np.float32), **attrs))
+
+
+def test_instance_normalization():
+    m = ModelBuilder()
+    x = m.input("x", (2, 3, 4, 5))
+    scale, bias = m.const(np.float32([0.5, 1, 2])), m.const(np.float32([0, 1, -1]))
+    check(m.model([m.add("InstanceNormalization", [x, scale, bias], epsilon=1e-3)]))

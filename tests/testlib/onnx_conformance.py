@@ -80,9 +80,15 @@ def node_test_pattern() -> str:
     ``test_<op>_..._cpu`` (onnx names them by the operator in lower case)."""
     from polyopt.graph.registry import onnx_operators
 
-    special = {"BatchNormalization": "batchnorm", "LayerNormalization": "layer_normalization"}
-    names = sorted((special.get(op, op.lower()) for op in onnx_operators()), key=len,
-                   reverse=True)
+    special = {"BatchNormalization": "batchnorm", "LayerNormalization": "layer_normalization",
+               "Pad": "(?:constant|edge|reflect|wrap)_pad",
+               "InstanceNormalization": "instancenorm"}
+
+    def test_name(op: str) -> str:  # ReduceLogSumExp: reduce_log_sum_exp
+        if op.startswith("Reduce"):
+            return "reduce" + re.sub(r"([A-Z])", r"_\1", op[len("Reduce"):]).lower()
+        return special.get(op, op.lower())
+    names = sorted((test_name(op) for op in onnx_operators()), key=len, reverse=True)
     return r"^test_(?:" + "|".join(names) + r")_(?:.*_)?cpu$"
 
 
