@@ -6,6 +6,7 @@
 * a 1-D ``Conv``, ``ConvTranspose``, ``MaxPool``, ``AveragePool`` or ``LpPool`` -> the
   2-D operator on the input viewed as ``[N, C, 1, L]`` (a view: no copy), then
   ``Squeeze`` of that axis;
+* ``Softmax`` over an axis other than the last -> ``SoftmaxAxis``;
 * a 3-D ``Conv``, ``MaxPool`` or ``AveragePool`` -> ``ConvNd``, ``MaxPoolNd``,
   ``AveragePoolNd`` (:mod:`.operators_nd`).
 
@@ -46,6 +47,10 @@ def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict
     rank = len(b._tensors[inputs[0]].shape) if inputs and inputs[0] in b._tensors else 0
     if op_type in WINDOWED and rank == 3 and len(outputs) == 1:
         _one_d(b, op_type, name, inputs, outputs, attrs)
+        return True
+    if op_type == "Softmax" and rank and isinstance(attrs.get("axis"), int) and \
+            -rank <= attrs["axis"] < rank and attrs["axis"] % rank != rank - 1:
+        b.op("SoftmaxAxis", inputs, outputs, name=name, **attrs)
         return True
     if op_type in N_D and rank > 4 and len(outputs) == 1:
         b.op(f"{op_type}Nd", inputs, outputs, name=name, **attrs)

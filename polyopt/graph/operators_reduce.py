@@ -1,7 +1,8 @@
 """Reductions of ONNX over any axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin,
 ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (axes as
 an attribute or a constant input, ``keepdims``, ``noop_with_empty_axes``), and
-LogSoftmax over any axis (``x - max - log(sum(exp(x - max)))``), InstanceNormalization.
+LogSoftmax and Softmax over any axis (``x - max - log(sum(exp(x - max)))``),
+InstanceNormalization.
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["ReduceMean"].attrs["keepdims"], OPS["LogSoftmax"].kind
@@ -134,7 +135,7 @@ def _log_softmax_infer(node, infos, constants):
     shape, dtype = infos[0].shape, infos[0].dtype
     axis_in_range(node, attr(node, "axis"), len(shape))
     if not dtype.startswith("float"):
-        raise InvalidArgumentError(f"node '{node.name}' (LogSoftmax) computes floats; its "
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}) computes floats; its "
                                    f"input is {dtype}")
     return [(shape, dtype)]
 
@@ -160,11 +161,17 @@ def _log_softmax_lower(node, args, values, out, name):
 
     def body(*i):
         at = along(i, 0)
+        if node.op_type == "SoftmaxAxis":
+            return exp(X[i] - top[at]) / total[at]
         return X[i] - top[at] - log(total[at])
     return compute(out.shape, body, name=name)
 
 
 register("LogSoftmax", "reduction", {"axis": -1})((_log_softmax_infer, _log_softmax_lower))
+# Softmax over an axis other than the last (the importer makes it of such a Softmax; the
+# last axis keeps Softmax's row-wise template)
+register("SoftmaxAxis", "reduction", {"axis": -1}, internal=True)(
+    (_log_softmax_infer, _log_softmax_lower))
 
 
 def _instance_norm_infer(node, infos, constants):

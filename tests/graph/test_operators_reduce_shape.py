@@ -44,9 +44,10 @@ def test_reduce_noop_with_empty_axes_is_the_identity():
                     noop_with_empty_axes=1))
 
 
-@pytest.mark.parametrize("axis", [0, 1, -1])
-def test_log_softmax_over_any_axis(axis):
-    check(single_op("LogSoftmax", [(3, 4, 6)], opset=13, axis=axis))
+@pytest.mark.parametrize("op", ["LogSoftmax", "Softmax"])
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_log_softmax_and_softmax_over_any_axis(op, axis):
+    check(single_op(op, [(3, 4, 6)], opset=13, axis=axis))
 
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
