@@ -28,6 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 import numpy as np  # noqa: E402
 
@@ -136,6 +137,9 @@ def main(argv=None) -> None:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--match", default="", help="only tests whose name matches")
     args = parser.parse_args(argv)
+    from testlib.onnx_conformance import node_test_pattern
+
+    supported, conformance = re.compile(node_test_pattern()), collections.Counter()
     counts, reasons, started = {}, collections.Counter(), time.time()
     blocked = collections.defaultdict(list)
     for kind in args.kinds:
@@ -146,6 +150,9 @@ def main(argv=None) -> None:
             if args.match and not re.search(args.match, name):
                 continue
             outcome = check(model, sets, rtol, atol, not args.refusals)
+            if kind == "node" and supported.search(name + "_cpu"):
+                conformance["total"] += 1
+                conformance[outcome if outcome in ("matched", "wrong") else "refused"] += 1
             if outcome in ("imported", "matched", "wrong"):
                 results["imported"] += 1
                 results[outcome] += outcome != "imported"
@@ -161,12 +168,14 @@ def main(argv=None) -> None:
         print(f"{n:5d}  {reason}   e.g. {', '.join(blocked[reason][:3])}")
     if blocked.get("wrong result"):
         print("wrong:", ", ".join(blocked["wrong result"]))
+    if conformance:
+        print("node tests of the supported operators:", dict(conformance))
     if args.refusals or args.limit or args.match:
         return  # a partial count: printed, not written
-    _write(counts, reasons, blocked, time.time() - started)
+    _write(counts, reasons, blocked, conformance, time.time() - started)
 
 
-def _write(counts, reasons, blocked, seconds) -> None:
+def _write(counts, reasons, blocked, conformance, seconds) -> None:
     from _env import write_results
 
     def row(kind):
@@ -185,13 +194,19 @@ def _write(counts, reasons, blocked, seconds) -> None:
     if shipped:
         lines.append(f"| shipped models | {total['total']} | {total['imported']} | "
                      f"{total['matched']} | {total['wrong']} |")
+    if conformance:
+        lines += ["", f"Node tests of the ONNX operators polyopt supports (the set "
+                  "`tests/graph/test_onnx_backend_nodes.py` runs, `node_test_pattern`): "
+                  f"{conformance['matched']} of {conformance['total']} match, "
+                  f"{conformance['wrong']} wrong, {conformance['refused']} refused."]
     lines += ["", "## Why the others do not run (tests per reason)", ""]
     lines += [f"- {n}: {reason} (e.g. {', '.join(blocked[reason][:2])})"
               for reason, n in reasons.most_common(40)]
     if blocked.get("wrong result"):
         lines += ["", "Wrong results: " + ", ".join(blocked["wrong result"])]
     write_results("onnx_suite", "\n".join(lines) + "\n",
-                  {kind: dict(c) for kind, c in counts.items()})
+                  {**{kind: dict(c) for kind, c in counts.items()},
+                   "node (supported operators)": dict(conformance)})
 
 
 if __name__ == "__main__":
