@@ -1,8 +1,9 @@
 """Convolution and pooling over any number of spatial axes (3-D: ``[N, C, D, H, W]``):
 ``ConvNd``, ``MaxPoolNd``, ``AveragePoolNd``, the internal operators the importer makes
 of a 3-D ``Conv``, ``MaxPool`` or ``AveragePool`` (:mod:`.onnx_rewrites`; the 2-D ones
-keep their templates and layout passes). Groups, strides, dilations, pads, auto_pad and
-ceil_mode; written as one reduction over the window of a padded copy of the input.
+keep their templates and layout passes), and ``LpPool`` of any rank. Groups, strides,
+dilations, pads, auto_pad and ceil_mode; written as one reduction over the window of a
+padded copy of the input.
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["ConvNd"].internal, OPS["AveragePoolNd"].attrs["count_include_pad"]
@@ -16,7 +17,9 @@ import math
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..te.tensor import all_of, compute, if_then_else, reduce_axis, reduce_max, reduce_sum
+from ..te.expr import Call
+from ..te.tensor import (all_of, compute, if_then_else, reduce_axis, reduce_max,
+                         reduce_sum, sqrt)
 from .operators_nn import lowest
 from .registry import UnsupportedOperatorError, attr, register
 
@@ -143,6 +146,8 @@ def _pool_lower(node, args, values, out, name):
     begin, end, strides, dilations, _, padded_end = window_nd(node, sizes, kernel)
     is_max = node.op_type == "MaxPoolNd"
     padded = _padded(X, begin, end, lowest(X.dtype) if is_max else 0.0, name)
+    if node.op_type == "LpPool":
+        return _lp_pool(node, padded, kernel, strides, dilations, out, name)
 
     def window(o, prefix):
         rk = [reduce_axis((0, k), name=f"{prefix}{j}") for j, k in enumerate(kernel)]
@@ -175,4 +180,30 @@ register("MaxPoolNd", "reduction", {**_WINDOW_ATTRS, "ceil_mode": 0, "storage_or
          internal=True)((_pool_infer, _pool_lower))
 register("AveragePoolNd", "reduction", {**_WINDOW_ATTRS, "ceil_mode": 0,
                                         "count_include_pad": 0}, internal=True)(
+    (_pool_infer, _pool_lower))
+
+
+def _lp_pool(node, padded, kernel, strides, dilations, out, name):
+    """``(sum over the window of |x|^p)^(1/p)`` (the pads count as zeros)."""
+    p = attr(node, "p")
+    if not isinstance(p, (int, np.integer)) or p < 1:
+        raise InvalidArgumentError(f"node '{node.name}' (LpPool): p must be an integer >= 1, "
+                                   f"got {p!r}")
+
+    def power(x):
+        magnitude = if_then_else(x < 0.0, -x, x)
+        return magnitude if p == 1 else x * x if p == 2 else Call.make("pow", magnitude,
+                                                                       float(p))
+
+    def total(n, c, *o):
+        rk = [reduce_axis((0, k), name=f"r{j}") for j, k in enumerate(kernel)]
+        at = [a * s + r * d for a, s, r, d in zip(o, strides, rk, dilations)]
+        return reduce_sum(power(padded[(n, c, *at)]), axis=rk)
+    sums = compute(out.shape, total, name=f"{name}_sum")
+    root = (lambda v: v) if p == 1 else (lambda v: sqrt(v)) if p == 2 else \
+        (lambda v: Call.make("pow", v, 1.0 / p))
+    return compute(out.shape, lambda *i: root(sums[i]), name=name)
+
+
+register("LpPool", "reduction", {**_WINDOW_ATTRS, "ceil_mode": 0, "p": 2})(
     (_pool_infer, _pool_lower))

@@ -50,13 +50,16 @@ def test_one_d_convolutions(op, w_shape, attrs):
 @pytest.mark.parametrize("op, attrs", [
     ("MaxPool", {"kernel_shape": [3], "strides": [2]}),
     ("AveragePool", {"kernel_shape": [3], "pads": [1, 1]}),
-    ("LpPool", None)])
+    ("LpPool", {"kernel_shape": [3], "strides": [2], "p": 3})])
 def test_one_d_pools(op, attrs):
-    if attrs is None:  # LpPool is not supported: refused by name
-        with pytest.raises(UnsupportedOperatorError, match="LpPool is not supported"):
-            po.graph.from_onnx(single_op(op, [(1, 3, 9)], kernel_shape=[2]))
-        return
     check(single_op(op, [(2, 3, 12)], **attrs))
+
+
+@pytest.mark.parametrize("attrs", [{"kernel_shape": [2, 3]},
+                                   {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "p": 1},
+                                   {"kernel_shape": [2, 2], "strides": [2, 1], "p": 4}])
+def test_lp_pool(attrs):
+    check(single_op("LpPool", [(1, 3, 6, 5)], **attrs))
 
 
 @pytest.mark.parametrize("op, attrs", [
