@@ -2,7 +2,7 @@
 ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (axes as
 an attribute or a constant input, ``keepdims``, ``noop_with_empty_axes``), and
 LogSoftmax and Softmax over any axis (``x - max - log(sum(exp(x - max)))``),
-InstanceNormalization.
+InstanceNormalization, ArgMax and ArgMin.
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["ReduceMean"].attrs["keepdims"], OPS["LogSoftmax"].kind
@@ -17,8 +17,9 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..te.reducers import comm_reducer
-from ..te.tensor import compute, exp, if_then_else, log, reduce_axis, reduce_max, \
-    reduce_min, reduce_sum, sqrt
+from ..te.tensor import all_of, any_of, compute, exp, if_then_else, log, reduce_axis, \
+    reduce_max, reduce_min, reduce_sum, sqrt
+from ..te.compat import const
 from .registry import attr, axis_in_range, constant_value, register
 
 _REDUCE_ATTRS = {"axes": None, "keepdims": 1, "noop_with_empty_axes": 0}
@@ -218,3 +219,52 @@ def _instance_norm_lower(node, args, values, out, name):
 
 register("InstanceNormalization", "reduction", {"epsilon": 1e-5}, min_inputs=3)(
     (_instance_norm_infer, _instance_norm_lower))
+
+
+def _arg_reducer(largest: bool, last: bool):
+    """The (index, value) reduction of ArgMax/ArgMin: the extreme value, and on a tie the
+    first index (``last``: the last one); commutative and associative, so any order of
+    the reduction gives the same index."""
+    def fcombine(x, y):
+        better = x[1] > y[1] if largest else x[1] < y[1]
+        tie = all_of(x[1] == y[1], x[0] > y[0] if last else x[0] < y[0])
+        keep = any_of(better, tie)  # (the value's update reads no index: see comm_reducer)
+        return if_then_else(keep, x[0], y[0]), if_then_else(better, x[1], y[1])
+
+    def fidentity(index_dtype, value_dtype):
+        worst = -np.inf if largest else np.inf
+        if not value_dtype.startswith("float"):
+            info = np.iinfo(value_dtype)
+            worst = int(info.min if largest else info.max)
+        return (const(-1 if last else np.iinfo(np.int64).max, index_dtype),
+                const(worst, value_dtype))
+    return comm_reducer(fcombine, fidentity, name="argmax" if largest else "argmin")
+
+
+def _arg_infer(node, infos, constants):
+    shape = infos[0].shape
+    axis = axis_in_range(node, attr(node, "axis"), len(shape))
+    if shape[axis] == 0:
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): axis {axis} of "
+                                   f"{shape} is empty")
+    keep = attr(node, "keepdims")
+    return [(tuple(1 if k == axis else d for k, d in enumerate(shape) if keep or k != axis),
+             "int64")]
+
+
+def _arg_lower(node, args, values, out, name):
+    X = args[0]
+    shape = tuple(d.value for d in X.shape)
+    axis = axis_in_range(node, attr(node, "axis"), len(shape))
+    reducer = _arg_reducer(node.op_type == "ArgMax", bool(attr(node, "select_last_index")))
+
+    def body(*i):
+        read, (r,) = _reading(X, shape, [axis], bool(attr(node, "keepdims")), i, "r")
+        return reducer((r, read), axis=r)
+    index, _ = compute(out.shape, body, name=name)
+    return index
+
+
+for _op in ("ArgMax", "ArgMin"):
+    register(_op, "reduction", {"axis": 0, "keepdims": 1, "select_last_index": 0})(
+        (_arg_infer, _arg_lower))

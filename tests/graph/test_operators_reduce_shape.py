@@ -127,3 +127,14 @@ def test_backend_compiles_in_an_input_needed_as_a_constant():
         (y,) = rep.run([x, np.array(indices, np.int64)])
         np.testing.assert_array_equal(y, x[indices])
     assert len(rep._compiled) == 2   # one compiled model per value of the indices
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("attrs", [{}, {"axis": 1, "keepdims": 0},
+                                   {"axis": -1, "select_last_index": 1}])
+def test_arg_max_min_with_ties(op, attrs):
+    m = ModelBuilder()
+    y = m.add(op, [m.input("x", (3, 4, 5))], **attrs)
+    model = m.model([y], opset=13, dtypes={y: "int64"})
+    x = np.random.default_rng(3).integers(-2, 3, (3, 4, 5)).astype(np.float32)  # many ties
+    check(model, feeds={"x": x})
