@@ -7,6 +7,9 @@
   2-D operator on the input viewed as ``[N, C, 1, L]`` (a view: no copy), then
   ``Squeeze`` of that axis;
 * ``Softmax`` over an axis other than the last -> ``SoftmaxAxis``;
+* ``LayerNormalization`` over the axes from ``axis`` on (not only the last) -> the
+  input viewed as ``[rows, columns]`` (a Reshape: no copy), LayerNormalization of its
+  last axis, and the result viewed back;
 * a 3-D ``Conv``, ``MaxPool`` or ``AveragePool`` -> ``ConvNd``, ``MaxPoolNd``,
   ``AveragePoolNd`` (:mod:`.operators_nd`).
 
@@ -51,6 +54,11 @@ def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict
     if op_type == "Softmax" and rank and isinstance(attrs.get("axis"), int) and \
             -rank <= attrs["axis"] < rank and attrs["axis"] % rank != rank - 1:
         b.op("SoftmaxAxis", inputs, outputs, name=name, **attrs)
+        return True
+    if op_type == "LayerNormalization" and rank and isinstance(attrs.get("axis", -1), int) \
+            and -rank <= attrs.get("axis", -1) < rank and \
+            attrs.get("axis", -1) % rank != rank - 1 and len(outputs) == 1:
+        _layer_norm_rows(b, name, inputs, outputs, attrs)
         return True
     if op_type in N_D and rank > 4 and len(outputs) == 1:
         b.op(f"{op_type}Nd", inputs, outputs, name=name, **attrs)
@@ -143,3 +151,29 @@ def _unsqueezed(b, new: str, tensor: str, axes: str) -> str:
     if tensor in b._constants:
         return b.constant(new, np.expand_dims(b._constants[tensor], 2))
     return b.op("Unsqueeze", [tensor, axes], [new], name=new)
+
+
+def _layer_norm_rows(b, name, inputs, outputs, attrs):
+    shape = b._tensors[inputs[0]].shape
+    axis = attrs["axis"] % len(shape)
+    columns = int(np.prod(shape[axis:]))
+    flat = b.constant(f"{name}__rows", np.array([-1, columns], np.int64))
+    args = [b.op("Reshape", [inputs[0], flat], [f"{name}__x2d"], name=f"{name}__x2d")]
+    for k, tensor in enumerate(inputs[1:3], start=1):
+        if not tensor:
+            continue
+        if tensor not in b._constants:
+            raise UnsupportedOperatorError(
+                f"node '{name}' (LayerNormalization): with axis={attrs['axis']} its input "
+                f"{'scale' if k == 1 else 'B'} ('{tensor}') must be a constant")
+        try:
+            value = np.broadcast_to(b._constants[tensor], shape[axis:])
+        except ValueError as err:
+            raise InvalidArgumentError(
+                f"node '{name}' (LayerNormalization): {b._constants[tensor].shape} does not "
+                f"broadcast to the normalized axes {shape[axis:]}") from err
+        args.append(b.constant(f"{name}__in{k}", np.ascontiguousarray(value).reshape(-1)))
+    rows = b.op("LayerNormalization", args, [f"{name}__2d"], name=name,
+                **{**attrs, "axis": -1})
+    back = b.constant(f"{name}__shape", np.array(shape, np.int64))
+    b.op("Reshape", [rows, back], outputs, name=f"{name}__back")

@@ -138,3 +138,11 @@ def test_arg_max_min_with_ties(op, attrs):
     model = m.model([y], opset=13, dtypes={y: "int64"})
     x = np.random.default_rng(3).integers(-2, 3, (3, 4, 5)).astype(np.float32)  # many ties
     check(model, feeds={"x": x})
+
+
+@pytest.mark.parametrize("axis", [1, -2])
+def test_layer_normalization_over_several_axes(axis):
+    m = ModelBuilder()
+    x = m.input("x", (2, 3, 4))
+    scale, bias = m.weight(3, 4), m.const(np.linspace(-1, 1, 4, dtype=np.float32))
+    check(m.model([m.add("LayerNormalization", [x, scale, bias], axis=axis)]))
