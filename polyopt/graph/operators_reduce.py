@@ -2,7 +2,7 @@
 ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (axes as
 an attribute or a constant input, ``keepdims``, ``noop_with_empty_axes``), and
 LogSoftmax and Softmax over any axis (``x - max - log(sum(exp(x - max)))``),
-InstanceNormalization, ArgMax and ArgMin.
+InstanceNormalization, ArgMax, ArgMin and Hardmax.
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["ReduceMean"].attrs["keepdims"], OPS["LogSoftmax"].kind
@@ -268,3 +268,26 @@ def _arg_lower(node, args, values, out, name):
 for _op in ("ArgMax", "ArgMin"):
     register(_op, "reduction", {"axis": 0, "keepdims": 1, "select_last_index": 0})(
         (_arg_infer, _arg_lower))
+
+
+def _hardmax_lower(node, args, values, out, name):
+    """1 where the first maximum along ``axis`` is, 0 elsewhere (an ArgMax, then a
+    comparison of each index with it)."""
+    X = args[0]
+    shape = tuple(d.value for d in X.shape)
+    axis = axis_in_range(node, attr(node, "axis"), len(shape))
+    reducer = _arg_reducer(True, False)
+
+    def arg_body(*i):
+        read, (r,) = _reading(X, shape, [axis], True, i, "r")
+        return reducer((r, read), axis=r)
+    row = tuple(1 if k == axis else d for k, d in enumerate(shape))
+    index, _ = compute(row, arg_body, name=f"{name}_arg")
+
+    def body(*i):
+        at = tuple(0 if k == axis else a for k, a in enumerate(i))
+        return if_then_else(i[axis] == index[at], 1.0, 0.0).astype(X.dtype)
+    return compute(out.shape, body, name=name)
+
+
+register("Hardmax", "reduction", {"axis": -1})((_log_softmax_infer, _hardmax_lower))

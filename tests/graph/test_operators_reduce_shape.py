@@ -146,3 +146,10 @@ def test_layer_normalization_over_several_axes(axis):
     x = m.input("x", (2, 3, 4))
     scale, bias = m.weight(3, 4), m.const(np.linspace(-1, 1, 4, dtype=np.float32))
     check(m.model([m.add("LayerNormalization", [x, scale, bias], axis=axis)]))
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_hardmax_marks_the_first_maximum(axis):
+    model = single_op("Hardmax", [(3, 4, 5)], opset=13, axis=axis)
+    x = np.random.default_rng(4).integers(-2, 3, (3, 4, 5)).astype(np.float32)  # ties
+    check(model, feeds={"x0": x})
