@@ -103,6 +103,9 @@ def test_refusals_are_typed_and_named():
     with pytest.raises(UnsupportedOperatorError, match=r"input indices \('x1'\) must be a "
                                                         "constant"):
         po.graph.from_onnx(_gather_of_input())
+    scattered = np.random.default_rng(0).integers(0, 100, 65)
+    with pytest.raises(UnsupportedOperatorError, match="65 indices that are not an arithmetic"):
+        po.graph.from_onnx(single_op("Gather", [(100,)], consts=[scattered], opset=13))
     with pytest.raises(po.InvalidArgumentError, match=r"does not split into 4 equal parts"):
         po.graph.from_onnx(single_op("Split", [(2, 6)], opset=13, outputs=4, axis=1))
 
