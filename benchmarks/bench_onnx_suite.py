@@ -187,7 +187,7 @@ def _write(counts, reasons, blocked, conformance, seconds) -> None:
                                                                    "matched", "wrong")}
     lines = ["# ONNX's shipped test data (onnx.backend.test) through polyopt.graph", "",
              f"Counting, not timing (one thread; {seconds:.0f} s on a loaded machine shared "
-             "by several jobs). Per category: tests, imported by `po.graph.from_onnx`, "
+             "by several jobs). Per category: tests, imported (`PolyoptBackend`'s import), "
              "compiled and matching onnx's reference outputs, compiled but not matching.",
              "", "| category | tests | import | match | wrong |", "|---|---|---|---|---|"]
     lines += [row(k) for k in counts]
