@@ -12,8 +12,9 @@ Categories (``onnx.backend.test.loader``): the shipped models ``simple``,
 onnx downloads: counted as not imported when they are not on this machine), and the
 ``node`` tests (one-node models made by onnx's test-case code, every operator of the
 standard, not only the ones polyopt supports). A test imports when polyopt's ONNX backend
-(``PolyoptBackend.prepare(model).import_graph``) accepts it for its first data set; it matches when its compiled model (one
-thread) reproduces every data set's outputs to the test's rtol/atol.
+(``PolyoptBackend.prepare(model).import_graph``) accepts it for its first data set; it
+matches when its compiled model (one thread) reproduces every data set's outputs to the
+test's rtol/atol.
 """
 
 from __future__ import annotations
