@@ -1,6 +1,9 @@
 """polyopt run: compile an ONNX model with polyopt.graph and run it on .npy inputs.
 
---input takes x.npy for a model with one input, or NAME=x.npy per input; --output
+--input takes x.npy for a model with one input, or NAME=x.npy per input; --shape
+NAME=1,3,224,224 gives an input with symbolic dimensions its sizes (by default an input
+takes the shape of its array); inputs are checked against the model before it compiles;
+--output
 out.npz saves the outputs; --draw model.svg writes the picture of the fused groups and
 the memory plan; --offload conv_int8=accel runs the int8 convolutions on the simulated
 accelerator and prints each one's counters and cycles.  A progress bar shows while the
@@ -12,6 +15,7 @@ Examples:
     python -c "import numpy; numpy.save('x.npy', numpy.ones((1, 3, 16, 16), 'float32'))"
     polyopt run tiny.onnx --input x.npy --threads 2 --profile
     polyopt run tiny.onnx --input input=x.npy --output out.npz --draw tiny.svg
+    polyopt run tiny.onnx --shape input=1,3,16,16 --input x.npy
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ def add_parser(commands) -> None:
     parser.add_argument("model", help="the .onnx file")
     parser.add_argument("--input", action="append", default=[], metavar="[NAME=]FILE.npy",
                         help="an input array (repeat for several inputs)")
+    parser.add_argument("--shape", action="append", default=[], metavar="NAME=D,D,...",
+                        help="the sizes of an input with symbolic dimensions (repeatable)")
     parser.add_argument("--threads", type=int, default=0, help="threads (0: all cores)")
     parser.add_argument("--profile", action="store_true", help="print the time of each group")
     parser.add_argument("--output", help="save the outputs to this .npz file")
@@ -65,21 +71,76 @@ def _save(path: str, outputs: dict) -> None:
         raise InvalidArgumentError(f"cannot write the outputs to {path!r}: {err}") from err
 
 
+def parse_shape(item: str) -> tuple[str, tuple[int, ...]]:
+    """``NAME=D,D,...`` as ``(name, sizes)``; InvalidArgumentError naming the mistake."""
+    name, sep, dims = item.partition("=")
+    try:
+        sizes = tuple(int(d) for d in dims.split(",")) if dims.strip() else ()
+    except ValueError:
+        sizes = None
+    if not sep or not name or sizes is None or any(d < 0 for d in sizes):
+        raise InvalidArgumentError(f"--shape takes NAME=D,D,... (sizes >= 0: input=1,3,224,224), "
+                                   f"got {item!r}")
+    return name, sizes
+
+
+def _input_names(path: str) -> dict[str, bool]:
+    """The inputs of the ONNX model at ``path`` (initializers excepted): whether each
+    has a symbolic (or undeclared) dimension."""
+    try:
+        import onnx
+
+        model = onnx.load(path, load_external_data=False)
+    except ImportError:
+        return {}  # from_onnx says what to install
+    except Exception as err:  # noqa: BLE001  (onnx raises many kinds: say which file)
+        raise InvalidArgumentError(f"cannot read the ONNX model {path!r}: {err}") from err
+    initialized = {t.name for t in model.graph.initializer}
+    return {v.name: not v.type.tensor_type.HasField("shape") or any(
+        not d.HasField("dim_value") for d in v.type.tensor_type.shape.dim)
+        for v in model.graph.input if v.name not in initialized}
+
+
+def _checked_feeds(g, feeds: dict) -> None:
+    """Refuse, before compiling, inputs the model does not have, lacks, or of another
+    shape or dtype than the model's."""
+    unknown = sorted(set(feeds) - set(g.inputs))
+    if unknown:
+        raise InvalidArgumentError(f"--input names {unknown}, which are not inputs of the "
+                                   f"model ({', '.join(g.inputs)})")
+    missing = [name for name in g.inputs if name not in feeds]
+    if missing:
+        raise InvalidArgumentError(f"the model's input(s) {missing} have no --input")
+    for name, value in feeds.items():
+        info = g.tensors[name]
+        if tuple(value.shape) != tuple(info.shape) or value.dtype.name != info.dtype:
+            raise InvalidArgumentError(
+                f"input '{name}' must be {info}, got {value.dtype}{list(value.shape)} (checked "
+                "before compiling)")
+
+
 def run(args) -> int:
     from .. import graph
 
     _check_writable(args.output, "the outputs to")
     _check_writable(args.draw, "the picture to")
-    g = graph.from_onnx(args.model)
+    shapes = dict(parse_shape(item) for item in args.shape)
+    names = _input_names(args.model)
     feeds = {}
     for item in args.input:
         name, _, path = item.rpartition("=")
         if not name:
-            if len(g.inputs) != 1:
+            if len(names) != 1:
                 raise InvalidArgumentError(
-                    f"the model has inputs {g.inputs}: pass --input NAME=FILE.npy for each")
-            name = g.inputs[0]
+                    f"the model has inputs {list(names)}: pass --input NAME=FILE.npy for each")
+            name = next(iter(names))
         feeds[name] = _load(path)
+    for name, value in feeds.items():
+        if names.get(name):  # a symbolic dimension: the array's size
+            shapes.setdefault(name, tuple(value.shape))
+    g = graph.from_onnx(args.model, shapes=shapes or None)
+    if feeds:
+        _checked_feeds(g, feeds)
     offload = {}
     for item in args.offload:
         ops, sep, target = item.partition("=")

@@ -3,7 +3,9 @@ conformance runner, ``onnx.backend.test.BackendTest``, runs against it.
 
 A prepared model is imported and compiled on its first run, for the shapes of the
 inputs it is given (inputs with symbolic dimensions take the given sizes); later runs
-with the same shapes reuse the compiled model.
+with the same shapes reuse the compiled model.  An input polyopt needs as a constant
+(Reshape's shape, Pad's pads, a reduction's axes, Gather's indices ...) is compiled in
+with the value it is fed; the compiled model is reused only for that value.
 
 >>> import numpy as np
 >>> from onnx import helper, TensorProto
@@ -21,7 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import re
+
 from ..errors import InvalidArgumentError, MissingBackendError
+from .registry import UnsupportedOperatorError
 
 try:
     import onnx
@@ -32,6 +37,7 @@ except ImportError as _err:  # pragma: no cover (the graph extra installs onnx)
         "(or pip install 'polyopt[graph]')") from _err
 
 DEVICES = ("CPU",)
+CONSTANT_NEEDED = re.compile(r"its input \S+ \('([^']+)'\) must be a constant")
 
 
 class PolyoptRep(BackendRep):
@@ -45,21 +51,58 @@ class PolyoptRep(BackendRep):
         self.input_names = [v.name for v in model.graph.input if v.name not in initialized]
         self.output_names = [v.name for v in model.graph.output]
         self._compiled: dict[tuple, object] = {}
+        self._frozen: set[str] = set()  # inputs compiled in as constants (see _import)
 
     def run(self, inputs, **kwargs):
         from . import compile as compile_graph
         from .onnx_import import from_onnx
 
         feeds = self._feeds(inputs)
-        key = tuple((n, a.shape, a.dtype.str) for n, a in feeds.items())
+        key = tuple((n, a.shape, a.dtype.str) for n, a in feeds.items()) + tuple(
+            (n, feeds[n].tobytes()) for n in sorted(self._frozen) if n in feeds)
         compiled = self._compiled.get(key)
         if compiled is None:
-            graph = from_onnx(self.model, shapes={n: a.shape for n, a in feeds.items()})
+            graph = self._import(from_onnx, feeds)
             compiled = compile_graph(graph, num_threads=self.num_threads)
+            key = tuple((n, a.shape, a.dtype.str) for n, a in feeds.items()) + tuple(
+                (n, feeds[n].tobytes()) for n in sorted(self._frozen) if n in feeds)
             self._compiled[key] = compiled
-        results = compiled.run(feeds)
+        results = compiled.run({n: a for n, a in feeds.items() if n not in self._frozen})
         constants = compiled.graph.constants
         return tuple(results[n] if n in results else constants[n] for n in self.output_names)
+
+    def import_graph(self, inputs):
+        """The graph the model is compiled to for ``inputs`` (refusals raised here)."""
+        from .onnx_import import from_onnx
+
+        return self._import(from_onnx, self._feeds(inputs))
+
+    def _import(self, from_onnx, feeds: dict):
+        """The graph of the model for ``feeds``; an input that polyopt needs as a
+        constant (a shape, axes, pads, indices ...) takes the value it is fed: the
+        compiled model is made for that value (and used again only for it)."""
+        while True:
+            model = self._with_constants({n: feeds[n] for n in self._frozen if n in feeds})
+            try:
+                return from_onnx(model, shapes={n: a.shape for n, a in feeds.items()
+                                                if n not in self._frozen})
+            except UnsupportedOperatorError as err:
+                match = CONSTANT_NEEDED.search(str(err))
+                if match is None or match.group(1) not in feeds or \
+                        match.group(1) in self._frozen:
+                    raise
+                self._frozen.add(match.group(1))
+
+    def _with_constants(self, values: dict):
+        if not values:
+            return self.model
+        from onnx import numpy_helper
+
+        model = onnx.ModelProto()
+        model.CopyFrom(self.model)
+        model.graph.initializer.extend(numpy_helper.from_array(np.asarray(value), name)
+                                       for name, value in values.items())
+        return model
 
     def _feeds(self, inputs) -> dict:
         if isinstance(inputs, dict):

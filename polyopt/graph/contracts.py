@@ -42,7 +42,8 @@ INPUT_DTYPES = {
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
                              "Softmax", "LayerNormalization", "Conv", "Gemm")},
     "MatMul": FLOATS + ("int32", "int64"),
-    "MaxPool": FLOATS + ("int8", "uint8"),
+    **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd", "GlobalMaxPool")},
+    **{op: FLOATS for op in ("ConvTranspose", "ConvNd", "AveragePoolNd", "LogSoftmax")},
 }
 
 # inputs read at compile time as values (shapes, bounds), not as data

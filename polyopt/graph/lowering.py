@@ -40,10 +40,13 @@ from .blocked import schedule_blocked_depthwise, schedule_blocked_pool
 from .layouts import NARROW_POINTWISE, schedule_packed_conv
 from .operators_int8 import INT8_KERNELS
 from .operators_nn import ROW_WISE, rows_and_columns
+from .operators_reduce import REDUCTIONS
 
 # inputs read as values at compile time (shapes, slice bounds, clip limits), not as data
 _ATTRIBUTE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Clip": (1, 2),
-                     "Squeeze": (1,), "Unsqueeze": (1,), "QLinearConv": (1, 6)}
+                     "Squeeze": (1,), "Unsqueeze": (1,), "QLinearConv": (1, 6),
+                     "Pad": (1, 2, 3), "Expand": (1,), "Tile": (1,), "Gather": (1,),
+                     **{op: (1,) for op in REDUCTIONS}}
 
 
 def data_inputs(node) -> list[str]:

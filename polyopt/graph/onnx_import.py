@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
+from .onnx_rewrites import rewrite
 from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
 from .registry import OPS, UnsupportedOperatorError, onnx_operators
 
@@ -111,6 +112,8 @@ def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET,
         inputs = list(node.input)
         if legacy and node.op_type == "PRelu":
             inputs[1] = _channel_slope(b, inputs)
+        if rewrite(b, node.op_type, name, inputs, outputs, attrs):
+            continue
         b.op(node.op_type, inputs, outputs, name=name, **attrs)
     return b.build([o.name for o in graph.output])
 

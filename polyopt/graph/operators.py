@@ -113,7 +113,8 @@ register("Dropout", "view", {"seed": 0})(_unary(lambda node, x: x))
 def _clip_lower(node, args, values, out, name):
     X = args[0]
     number = int if dtypes.is_int(X.dtype) else float
-    low, high = (None if v is None else number(v.reshape(-1)[0]) for v in values[1:3])
+    low, high = (None if v is None else number(v.reshape(-1)[0])
+                 for v in (list(values) + [None, None])[1:3])
 
     def body(*i):
         value = X[i]
@@ -214,7 +215,7 @@ def _axes(node, constants, rank):
     found = sorted(axis_in_range(node, int(a), rank, "axes") for a in np.ravel(axes))
     if len(set(found)) != len(found):
         raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}): axes "
-                                   f"{list(np.ravel(axes))} name an axis twice")
+                                   f"{[int(a) for a in np.ravel(axes)]} name an axis twice")
     return found
 
 
@@ -349,6 +350,11 @@ register("Slice", "injective", min_inputs=3)((_slice_infer, _slice_lower))
 
 from . import operators_nn  # noqa: E402,F401  (registers the neural-network operators)
 from . import operators_activation  # noqa: E402,F401  (LeakyRelu, PRelu, ..., Max, Sum)
+from . import operators_reduce  # noqa: E402,F401  (Reduce*, LogSoftmax)
+from . import operators_shape  # noqa: E402,F401  (Pad, Expand, Tile, Gather)
+from . import operators_window  # noqa: E402,F401  (ConvTranspose, GlobalMaxPool, LRN)
+from . import operators_math  # noqa: E402,F401  (Pow, Log, Round, trigonometry, HardSigmoid)
+from . import operators_nd  # noqa: E402,F401  (3-D Conv, MaxPool, AveragePool)
 from . import operators_quant  # noqa: E402,F401  (QuantizeLinear, DequantizeLinear)
 from . import operators_int8  # noqa: E402,F401  (Int8Conv, Int8MatMul: the VNNI kernels)
 from . import layouts  # noqa: E402,F401  (ConvPacked: weights packed at compile time)

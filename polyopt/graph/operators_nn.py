@@ -60,11 +60,22 @@ def window(node, in_hw, kernel):
         pads = [0, 0, 0, 0]
     elif auto != "NOTSET":
         raise UnsupportedOperatorError(f"node '{node.name}': auto_pad={auto!r} is not supported")
-    if attr(node, "ceil_mode"):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({node.op_type}): ceil_mode=1 is not supported")
     out = [(h + pads[k] + pads[k + 2] - e) // s + 1
            for k, (h, e, s) in enumerate(zip(in_hw, extent, strides))]
+    if attr(node, "ceil_mode"):  # a last, partial window if it starts inside (or before) X
+        out = [-(-(h + pads[k] + pads[k + 2] - e) // s) + 1
+               for k, (h, e, s) in enumerate(zip(in_hw, extent, strides))]
+        out = [o - 1 if (o - 1) * s >= h + pads[k] else o
+               for k, (o, s, h) in enumerate(zip(out, strides, in_hw))]
+        pads = list(pads)
+        for k, (o, s, e, h) in enumerate(zip(out, strides, extent, in_hw)):
+            beyond = (o - 1) * s + e - (h + pads[k] + pads[k + 2])
+            if beyond > 0:  # the partial window's cells past the pads
+                if node.op_type == "AveragePool" and attr(node, "count_include_pad"):
+                    raise UnsupportedOperatorError(
+                        f"node '{node.name}' (AveragePool): ceil_mode=1 with "
+                        "count_include_pad=1 and a partial last window is not supported")
+                pads[k + 2] += beyond
     if min(out) < 1:
         raise InvalidArgumentError(f"node '{node.name}': the window is larger than the input")
     return pads, strides, dilations, out

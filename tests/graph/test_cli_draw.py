@@ -59,3 +59,35 @@ def test_draw_shows_groups_and_memory(tmp_path):
         assert "<svg" in open(svg).read()
     with pytest.raises(po.InvalidArgumentError, match=".svg, .png or .dot"):
         g.draw(tmp_path / "m.jpg")
+
+
+def symbolic_model():
+    from onnx import TensorProto, helper
+
+    return helper.make_model(helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch"])],
+        [helper.make_tensor("axes", TensorProto.INT64, [1], [1])]),
+        opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_polyopt_run_gives_symbolic_dimensions_their_sizes(tmp_path, capsys):
+    onnx.save(symbolic_model(), tmp_path / "m.onnx")
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.save(tmp_path / "x.npy", x)
+    model = str(tmp_path / "m.onnx")
+    assert main(["run", model, "--shape", "x=4,3", "--input", str(tmp_path / "x.npy"),
+                 "--threads", "1", "--output", str(tmp_path / "out.npz")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npz")["y"], [3.0, 12.0, 21.0, 30.0])
+    assert main(["run", model, "--input", str(tmp_path / "x.npy"), "--threads", "1"]) == 0
+    assert "y: float32[4]" in capsys.readouterr().out   # the array's shape by default
+    assert main(["run", model, "--shape", "x=4,3,2", "--input", str(tmp_path / "x.npy")]) == 2
+    assert "has rank 3; the model declares the input 'x' with rank 2" in capsys.readouterr().err
+    assert main(["run", model, "--shape", "x=5,3", "--input", str(tmp_path / "x.npy")]) == 2
+    assert "input 'x' must be float32[5, 3], got float32[4, 3] (checked before compiling)" in \
+        capsys.readouterr().err
+    assert main(["run", model, "--shape", "x=four"]) == 2
+    assert "--shape takes NAME=D,D,..." in capsys.readouterr().err
+    assert main(["run", model]) == 2
+    assert "symbolic dimension 'batch'" in capsys.readouterr().err

@@ -1,0 +1,179 @@
+"""ONNX nodes the importer writes as other operators, with the same numbers:
+
+* ``Split`` -> one ``Slice`` per output (the sizes from the ``split`` input or attribute,
+  or ``num_outputs``);
+* ``CastLike`` -> ``Cast`` to the second input's dtype;
+* a 1-D ``Conv``, ``ConvTranspose``, ``MaxPool``, ``AveragePool`` or ``LpPool`` -> the
+  2-D operator on the input viewed as ``[N, C, 1, L]`` (a view: no copy), then
+  ``Squeeze`` of that axis;
+* ``Softmax`` over an axis other than the last -> ``SoftmaxAxis``;
+* ``LayerNormalization`` over the axes from ``axis`` on (not only the last) -> the
+  input viewed as ``[rows, columns]`` (a Reshape: no copy), LayerNormalization of its
+  last axis, and the result viewed back;
+* a 3-D ``Conv``, ``MaxPool`` or ``AveragePool`` -> ``ConvNd``, ``MaxPoolNd``,
+  ``AveragePoolNd`` (:mod:`.operators_nd`).
+
+>>> from polyopt.graph.ir import GraphBuilder
+>>> b = GraphBuilder("g"); x = b.input("x", (2, 6))
+>>> rewrite(b, "Split", "s", ["x"], ["a", "b"], {"axis": 1})
+True
+>>> print(b.build(["a", "b"]))  # doctest: +ELLIPSIS
+graph(x: float32[2, 6]) -> (a: float32[2, 3], b: float32[2, 3])
+  constants: ...
+  a = Slice(x, s__starts0, s__ends0, s__axes) -> float32[2, 3]
+  b = Slice(x, s__starts1, s__ends1, s__axes) -> float32[2, 3]
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .registry import UnsupportedOperatorError, axis_in_range
+
+WINDOWED = ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool")
+N_D = ("Conv", "MaxPool", "AveragePool")  # 3-D: the operators of operators_nd
+_SPLIT_ATTRS = ("axis", "split", "num_outputs")
+
+
+def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict) -> bool:
+    """Adds the nodes that compute ``op_type`` to the builder ``b`` and says True, or
+    says False for a node the importer adds as it is."""
+    if op_type == "Split":
+        _split(b, name, inputs, outputs, attrs)
+        return True
+    if op_type == "CastLike" and len(inputs) == 2 and inputs[1] in b._tensors:
+        _cast_like(b, name, inputs, outputs, attrs)
+        return True
+    rank = len(b._tensors[inputs[0]].shape) if inputs and inputs[0] in b._tensors else 0
+    if op_type in WINDOWED and rank == 3 and len(outputs) == 1:
+        _one_d(b, op_type, name, inputs, outputs, attrs)
+        return True
+    if op_type == "Softmax" and rank and isinstance(attrs.get("axis"), int) and \
+            -rank <= attrs["axis"] < rank and attrs["axis"] % rank != rank - 1:
+        b.op("SoftmaxAxis", inputs, outputs, name=name, **attrs)
+        return True
+    if op_type == "LayerNormalization" and rank and isinstance(attrs.get("axis", -1), int) \
+            and -rank <= attrs.get("axis", -1) < rank and \
+            attrs.get("axis", -1) % rank != rank - 1 and len(outputs) == 1:
+        _layer_norm_rows(b, name, inputs, outputs, attrs)
+        return True
+    if op_type in N_D and rank > 4 and len(outputs) == 1:
+        b.op(f"{op_type}Nd", inputs, outputs, name=name, **attrs)
+        return True
+    return False
+
+
+def split_sizes(name: str, size: int, count: int, given, num_outputs) -> list[int]:
+    """The sizes of the parts of a Split of an axis of ``size`` into ``count`` outputs."""
+    if given is not None:
+        sizes = [int(s) for s in np.ravel(given)]
+        if len(sizes) != count or sum(sizes) != size or min(sizes, default=0) < 0:
+            raise InvalidArgumentError(
+                f"node '{name}' (Split): split {sizes} must be {count} sizes >= 0 adding up "
+                f"to the axis' size {size}")
+        return sizes
+    if num_outputs is not None and int(num_outputs) != count:
+        raise InvalidArgumentError(f"node '{name}' (Split): num_outputs={num_outputs} but the "
+                                   f"node has {count} outputs")
+    chunk = -(-size // count)  # the last part is smaller when count does not divide size
+    sizes = [min(chunk, max(size - k * chunk, 0)) for k in range(count)]
+    if num_outputs is None and size % count:
+        raise InvalidArgumentError(f"node '{name}' (Split): an axis of {size} does not split "
+                                   f"into {count} equal parts; give split sizes")
+    return sizes
+
+
+def _split(b, name, inputs, outputs, attrs):
+    for key in attrs:
+        if key not in _SPLIT_ATTRS:
+            raise UnsupportedOperatorError(
+                f"node '{name}' (Split): the attribute '{key}' is not supported; supported "
+                f"attributes: {', '.join(_SPLIT_ATTRS)}")
+    if not inputs or inputs[0] not in b._tensors:
+        raise InvalidArgumentError(f"node '{name}' (Split) needs its input tensor")
+    shape = b._tensors[inputs[0]].shape
+    axis = _axis(name, attrs.get("axis", 0), len(shape))
+    given = attrs.get("split")
+    if len(inputs) > 1 and inputs[1]:
+        if inputs[1] not in b._constants:
+            raise UnsupportedOperatorError(
+                f"node '{name}' (Split): its input split ('{inputs[1]}') must be a constant "
+                "(polyopt.graph needs static shapes)")
+        given = b._constants[inputs[1]]
+    sizes = split_sizes(name, shape[axis], len(outputs), given, attrs.get("num_outputs"))
+    axes = b.constant(f"{name}__axes", np.array([axis], np.int64))
+    start = 0
+    for k, (out, size) in enumerate(zip(outputs, sizes)):
+        if out:
+            starts = b.constant(f"{name}__starts{k}", np.array([start], np.int64))
+            ends = b.constant(f"{name}__ends{k}", np.array([start + size], np.int64))
+            b.op("Slice", [inputs[0], starts, ends, axes], [out], name=f"{name}_{k}")
+        start += size
+
+
+def _axis(name, axis, rank) -> int:
+    return axis_in_range(SimpleNamespace(name=name, op_type="Split"), axis, rank)
+
+
+def _cast_like(b, name, inputs, outputs, attrs):
+    from onnx import helper
+
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(b._tensors[inputs[1]].dtype))
+    b.op("Cast", [inputs[0]], outputs, name=name, to=int(to), **attrs)
+
+
+def _one_d(b, op_type, name, inputs, outputs, attrs):
+    """A 1-D window operator as the 2-D one on ``[N, C, 1, L]``."""
+    wide = dict(attrs)
+    for key, pad in (("kernel_shape", 1), ("strides", 1), ("dilations", 1),
+                     ("output_padding", 0), ("output_shape", 1)):
+        if key in wide and wide[key] is not None:
+            wide[key] = [pad] + [int(v) for v in wide[key]]
+    if wide.get("pads") is not None:
+        pads = [int(v) for v in wide["pads"]]
+        if len(pads) != 2:
+            raise InvalidArgumentError(f"node '{name}' ({op_type}): pads of a 1-D window must "
+                                       f"be two values, got {pads}")
+        wide["pads"] = [0, pads[0], 0, pads[1]]
+    axes = b.constant(f"{name}__axis2", np.array([2], np.int64))
+    args = [_unsqueezed(b, f"{name}__x2d", inputs[0], axes)]
+    if op_type in ("Conv", "ConvTranspose") and len(inputs) > 1:
+        args.append(_unsqueezed(b, f"{name}__w2d", inputs[1], axes))
+        args.extend(inputs[2:])
+    wide_out = b.op(op_type, args, [f"{name}__2d"], name=name, **wide)
+    b.op("Squeeze", [wide_out, axes], outputs, name=f"{name}__1d")
+
+
+def _unsqueezed(b, new: str, tensor: str, axes: str) -> str:
+    if tensor in b._constants:
+        return b.constant(new, np.expand_dims(b._constants[tensor], 2))
+    return b.op("Unsqueeze", [tensor, axes], [new], name=new)
+
+
+def _layer_norm_rows(b, name, inputs, outputs, attrs):
+    shape = b._tensors[inputs[0]].shape
+    axis = attrs["axis"] % len(shape)
+    columns = int(np.prod(shape[axis:]))
+    flat = b.constant(f"{name}__rows", np.array([-1, columns], np.int64))
+    args = [b.op("Reshape", [inputs[0], flat], [f"{name}__x2d"], name=f"{name}__x2d")]
+    for k, tensor in enumerate(inputs[1:3], start=1):
+        if not tensor:
+            continue
+        if tensor not in b._constants:
+            raise UnsupportedOperatorError(
+                f"node '{name}' (LayerNormalization): with axis={attrs['axis']} its input "
+                f"{'scale' if k == 1 else 'B'} ('{tensor}') must be a constant")
+        try:
+            value = np.broadcast_to(b._constants[tensor], shape[axis:])
+        except ValueError as err:
+            raise InvalidArgumentError(
+                f"node '{name}' (LayerNormalization): {b._constants[tensor].shape} does not "
+                f"broadcast to the normalized axes {shape[axis:]}") from err
+        args.append(b.constant(f"{name}__in{k}", np.ascontiguousarray(value).reshape(-1)))
+    rows = b.op("LayerNormalization", args, [f"{name}__2d"], name=name,
+                **{**attrs, "axis": -1})
+    back = b.constant(f"{name}__shape", np.array(shape, np.int64))
+    b.op("Reshape", [rows, back], outputs, name=f"{name}__back")

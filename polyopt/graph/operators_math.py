@@ -1,0 +1,105 @@
+"""Elementwise math of ONNX: Pow, Log, Floor, Ceil, Round (half to even), the
+functions Sin, Cos, Tan, Sinh, Cosh (Asin, Acos, Atan wait for the C library's
+functions in the kernels' process), and the activations HardSigmoid, HardSwish,
+Softsign, Celu, Mish, Swish, ThresholdedRelu and Shrink.
+
+>>> from polyopt.graph.registry import OPS
+>>> OPS["HardSigmoid"].attrs, OPS["Pow"].min_inputs
+({'alpha': 0.2, 'beta': 0.5}, 2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import InvalidArgumentError
+from ..te.expr import Call
+from ..te.tensor import compute, exp, if_then_else, log, maximum, minimum, tanh
+from .registry import attr, broadcast_read, register
+
+
+def _same_float(node, infos, constants):
+    if not infos[0].dtype.startswith("float"):
+        raise InvalidArgumentError(f"node '{node.name}' ({node.op_type}) computes floats; its "
+                                   f"input is {infos[0].dtype} (Cast it to float32 first)")
+    return [(infos[0].shape, infos[0].dtype)]
+
+
+def _unary(function):
+    def lower(node, args, values, out, name):
+        X = args[0]
+        return compute(out.shape, lambda *i: function(node, X[i]), name=name)
+    return _same_float, lower
+
+
+def call(name: str):
+    return lambda node, x: Call.make(name, x)
+
+
+def _abs(x):
+    return if_then_else(x < 0.0, -x, x)
+
+
+def _round(node, x):
+    """Round half to even, as ONNX (C's round takes halves away from zero)."""
+    low = Call.make("floor", x)
+    rest = x - low
+    even = low + _abs(Call.make("fmod", low, 2.0))
+    return if_then_else(rest > 0.5, low + 1.0, if_then_else(rest < 0.5, low, even))
+
+
+def _softplus(x):
+    return maximum(x, 0.0) + log(1.0 + exp(-_abs(x)))
+
+
+def _shrink(node, x):
+    bias, lambd = float(attr(node, "bias")), float(attr(node, "lambd"))
+    return if_then_else(x < -lambd, x + bias, if_then_else(x > lambd, x - bias, 0.0 * x))
+
+
+def _celu(node, x):
+    alpha = float(attr(node, "alpha"))
+    return maximum(x, 0.0) + minimum(0.0, alpha * (exp(x * (1.0 / alpha)) - 1.0))
+
+
+def _hard_sigmoid(node, x):
+    alpha, beta = float(attr(node, "alpha")), float(attr(node, "beta"))
+    return maximum(0.0, minimum(1.0, alpha * x + beta))
+
+
+for _name, _function in {
+        "Log": call("log"), "Floor": call("floor"), "Ceil": call("ceil"), "Sin": call("sin"),
+        "Cos": call("cos"), "Tan": call("tan"), "Sinh": call("sinh"), "Cosh": call("cosh"),
+        "Round": _round,
+        "Softsign": lambda node, x: x / (1.0 + _abs(x)),
+        "HardSwish": lambda node, x: x * maximum(0.0, minimum(1.0, x * (1.0 / 6.0) + 0.5)),
+        "Mish": lambda node, x: x * tanh(_softplus(x)), "Shrink": _shrink}.items():
+    register(_name, "injective", {"bias": 0.0, "lambd": 0.5} if _name == "Shrink" else {})(
+        _unary(_function))
+register("HardSigmoid", "injective", {"alpha": 0.2, "beta": 0.5})(_unary(_hard_sigmoid))
+register("Celu", "injective", {"alpha": 1.0})(_unary(_celu))
+register("Swish", "injective", {"alpha": 1.0})(_unary(
+    lambda node, x: x / (1.0 + exp(-float(attr(node, "alpha")) * x))))
+register("ThresholdedRelu", "injective", {"alpha": 1.0})(_unary(
+    lambda node, x: if_then_else(x > float(attr(node, "alpha")), x, 0.0 * x)))
+
+
+def _pow_infer(node, infos, constants):
+    x, y = infos[0], infos[1]
+    return [(tuple(np.broadcast_shapes(x.shape, y.shape)), x.dtype)]
+
+
+def _pow_lower(node, args, values, out, name):
+    X, Y = args
+    integer = dtypes.is_int(X.dtype)
+
+    def body(*i):
+        x, y = broadcast_read(X, i, out.shape), broadcast_read(Y, i, out.shape)
+        if integer:  # in float64 (exact for the integers a power of an int32 reaches)
+            return Call.make("pow", x.astype("float64"), y.astype("float64")).astype(X.dtype)
+        return Call.make("pow", x, y.astype(X.dtype))
+    return compute(out.shape, body, name=name)
+
+
+register("Pow", "injective", min_inputs=2)((_pow_infer, _pow_lower))
