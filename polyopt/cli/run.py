@@ -160,8 +160,9 @@ def run(args) -> int:
     for name, value in outputs.items():
         flat = ", ".join(f"{v:.5g}" for v in value.ravel()[:6])
         print(f"{name}: {value.dtype}{list(value.shape)} [{flat}{', ...' if value.size > 6 else ''}]")
-    if offload:  # (graph.offload is loaded with graph.compile)
-        for name, report in graph.offload.device_reports(model).items():
+    if offload:
+        from ..graph.offload import device_reports
+        for name, report in device_reports(model).items():
             print(f"{name} on the accelerator: {report}")
     if args.profile:
         print(model.profile_text(feeds))

@@ -11,6 +11,7 @@ pytest.importorskip("onnxruntime")
 
 import polyopt as po  # noqa: E402
 from testlib.onnx_models import ModelBuilder, ort_run  # noqa: E402
+from polyopt.graph import layouts  # noqa: E402
 
 
 def test_packed_convolutions_equal_plain_ones_and_onnxruntime():
@@ -68,7 +69,7 @@ def test_packed_matmuls_equal_plain_ones_and_onnxruntime():
 
 def test_pack_panels_round_trips_and_pads_with_zeros():
     w = np.arange(3 * 70, dtype=np.float32).reshape(3, 70)
-    panels = po.graph.layouts.pack_panels(w, 32)
+    panels = layouts.pack_panels(w, 32)
     assert panels.shape == (3, 3, 32)
     np.testing.assert_array_equal(panels.transpose(1, 0, 2).reshape(3, 96)[:, :70], w)
     assert not panels[2, :, 6:].any()
@@ -89,7 +90,7 @@ def test_blocked_convolutions_on_wide_rows_run_row_by_row_and_equal_onnxruntime(
     compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=2)
     types = [n.op_type for n in compiled.graph.nodes]
     assert types.count("ConvPacked") == 2 and types.count("Conv") == 1, types
-    assert po.graph.layouts.row_tile(40) == 5 and po.graph.layouts.row_tile(39) == 3
+    assert layouts.row_tile(40) == 5 and layouts.row_tile(39) == 3
     expected = ort_run(model, feeds)
     for name, value in compiled.run(feeds).items():
         np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-4)
@@ -111,7 +112,7 @@ def test_channels_that_no_block_divides_are_padded_with_zero_weights():
         packed = [n for n in g.nodes if n.op_type == "ConvPacked"]
         assert [(n.attrs.get("channels"), g.constants[n.inputs[1]].shape[0] *
                  g.constants[n.inputs[1]].shape[4]) for n in packed] == computed
-    assert po.graph.layouts.padded_channels(20, 16) == 20
+    assert layouts.padded_channels(20, 16) == 20
     feeds = {"x": np.random.default_rng(3).standard_normal((1, 16, 12, 12)).astype(np.float32)}
     got = po.graph.compile(po.graph.from_onnx(model), num_threads=2).run(feeds)
     np.testing.assert_allclose(got[out], ort_run(model, feeds)[out], rtol=1e-4, atol=1e-4)
