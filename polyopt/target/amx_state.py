@@ -54,6 +54,17 @@ def request_amx() -> None:
         _GRANTED.append(True)
 
 
+def request_symbol(name: str) -> str:
+    """The function an artefact computing on AMX tiles defines to ask for the tile state
+    (``name``: the operator library's, or the exported kernel's): its presence binds the
+    artefact's "amx_tiles" record to the machine code.
+
+    >>> request_symbol("matmul")
+    'polyopt_matmul_request_amx'
+    """
+    return f"polyopt_{name}_request_amx"
+
+
 def request_function_ir(symbol: str) -> str:
     """LLVM IR of ``int32_t symbol(void)``: the same request, for C programs linking an
     operator library (``polyopt lib build``) whose variants use AMX tiles; it returns 0
