@@ -54,15 +54,17 @@ def request_amx() -> None:
         _GRANTED.append(True)
 
 
-def request_symbol(name: str) -> str:
-    """The function an artefact computing on AMX tiles defines to ask for the tile state
-    (``name``: the operator library's, or the exported kernel's): its presence binds the
-    artefact's "amx_tiles" record to the machine code.
+def request_symbol(kernel: str) -> str:
+    """The function a kernel computing on AMX tiles defines, in its exported library or
+    object and in its cached object, to ask for the tile state: its presence binds the
+    recorded "amx_tiles" to the machine code.  (Named like ``polyopt_signature_<kernel>``;
+    an operator library's own request is ``polyopt_<library>_request_amx``, so the two
+    never clash when cached objects are linked into a library.)
 
     >>> request_symbol("matmul")
-    'polyopt_matmul_request_amx'
+    'polyopt_request_amx_matmul'
     """
-    return f"polyopt_{name}_request_amx"
+    return f"polyopt_request_amx_{kernel}"
 
 
 def request_function_ir(symbol: str) -> str:

@@ -184,7 +184,7 @@ def load_module(path: str | os.PathLike) -> LoadedKernel:
 
 def _uses_amx(data: dict, library: ctypes.CDLL, name: str, saved: str, fix: str) -> bool:
     """Whether the exported kernel computes on AMX tiles: its ``.json`` (``amx_tiles``)
-    and the request function the library defines (``polyopt_<name>_request_amx``) must
+    and the request function the library defines (``polyopt_request_amx_<name>``) must
     say the same, so the flag cannot be edited away from the code."""
     from .amx_state import request_symbol
 

@@ -1,5 +1,5 @@
 """A single kernel on AMX tiles saved with ``export_library``: its ``.json`` says
-``"amx_tiles": true`` and its library defines ``polyopt_<name>_request_amx``; the two
+``"amx_tiles": true`` and its library defines ``polyopt_request_amx_<name>``; the two
 must agree at ``po.load_module`` (a ``.json`` edited to hide AMX is refused), and the
 loaded kernel asks Linux for the tile state before its first run.
 
@@ -22,7 +22,7 @@ from testlib.numeric import assert_numbers
 
 SPR = po.TargetInfo.for_cpu("sapphirerapids")
 SPR_TARGET = "llvm -mcpu=sapphirerapids"
-REQUEST = "polyopt_mm_amx_request_amx"
+REQUEST = "polyopt_request_amx_mm_amx"
 
 
 def _matmul():
@@ -108,12 +108,68 @@ def test_a_json_claiming_amx_for_a_plain_kernel_is_refused_and_plain_loads(tmp_p
     path = str(tmp_path / "plain.so")
     po.build(po.create_schedule(B), [A, B], name="plain").export_library(path)
     saved = json.loads(open(path + ".json").read())
-    assert "amx_tiles" not in saved and "request_amx" not in _defined(path)
+    assert "amx_tiles" not in saved and "polyopt_request_amx" not in _defined(path)
     a, b = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
     po.load_module(path)(a, b)  # nothing asked, nothing refused
     assert_numbers(b, a * 2)
     saved["amx_tiles"] = True
     with open(path + ".json", "w") as file:
         json.dump(saved, file)
-    with pytest.raises(po.BackendError, match="does not define polyopt_plain_request_amx"):
+    with pytest.raises(po.BackendError, match="does not define polyopt_request_amx_plain"):
         po.load_module(path)
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory):
+    from polyopt.kernels.builder import build_kernel
+    from polyopt.kernels.disk import DiskCache
+
+    disk = DiskCache(str(tmp_path_factory.mktemp("cache")))
+    s, args = _matmul()
+    func = po.lower(s, args, target=SPR_TARGET, name="mm_cached")
+    built = build_kernel(func, SPR_TARGET, {"num_threads": 1}, form="object", disk=disk)
+    return disk, built
+
+
+def test_a_cached_amx_object_defines_the_request_and_links_asking_for_tiles(cached):
+    from polyopt.kernels.builder import load_kernel
+
+    disk, built = cached
+    assert built.meta["amx_tiles"] is True
+    again = load_kernel(built.key, SPR_TARGET, disk, cache={})
+    assert again.source == "disk" and again.kernel._needs_amx
+
+
+@pytest.mark.parametrize("how", ["sealed", "unsealed"])
+def test_a_cache_entry_edited_to_hide_amx_is_not_linked(cached, tmp_path, how):
+    """Unsealed: the entry's hash fails and it is discarded; sealed again (as a writer of
+    a bad entry would): the object's request function contradicts it, so it is not
+    linked (the caller builds the kernel again)."""
+    from polyopt.kernels.builder import load_kernel
+    from polyopt.kernels.disk import DiskCache, entry_integrity
+
+    disk, built = cached
+    copy = DiskCache(str(tmp_path / "copy"))
+    code, meta = disk.get(built.key)
+    copy.put(built.key, code, meta)
+    meta = {k: v for k, v in meta.items() if k != "amx_tiles"}
+    if how == "sealed":
+        meta["integrity"] = entry_integrity(built.key, code, meta)
+    else:
+        meta["integrity"] = json.loads(open(copy._path("objects", built.key, ".json")).read())[
+            "integrity"]
+    with open(copy._path("objects", built.key, ".json"), "w") as file:
+        json.dump(meta, file, sort_keys=True)
+    assert (copy.get(built.key) is None) is (how == "unsealed")
+    assert load_kernel(built.key, SPR_TARGET, copy, cache={}) is None
+
+
+def test_an_adopted_object_whose_metadata_hides_amx_is_refused(cached):
+    from polyopt.kernels.builder import adopt_object
+
+    _, built = cached
+    meta = {k: v for k, v in built.meta.items() if k != "amx_tiles"}
+    with pytest.raises(po.BackendError, match="amx_tiles=False.*defines polyopt_request_amx_"):
+        adopt_object(built.key, built.code, meta, SPR_TARGET, cache={})
+    adopted = adopt_object(built.key, built.code, built.meta, SPR_TARGET, cache={})
+    assert adopted.kernel._needs_amx

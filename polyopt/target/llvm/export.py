@@ -8,7 +8,7 @@ libmvec, which the shared library is linked against.  Every
 file is written to a temporary name and renamed, so a reader never sees half a file.
 A shared library also holds its kernel's signature digest (:func:`signature_object`),
 and the ``.json`` beside it the library's SHA-256: ``po.load_module`` checks both.  A
-kernel computing on AMX tiles also defines ``polyopt_<name>_request_amx`` (an ``int32_t
+kernel computing on AMX tiles also defines ``polyopt_request_amx_<name>`` (an ``int32_t
 (void)`` asking Linux for the tile state, 0 once granted, else the errno), and its
 ``.json`` says ``"amx_tiles": true``: the two must agree at load, so the flag cannot be
 edited away from the code.
@@ -59,7 +59,7 @@ def object_for(optimized_ir: str, cpu: CPU, *, with_runtime: bool = False,
 
 
 def amx_request_ir(name: str) -> str:
-    """LLVM IR of kernel ``name``'s ``polyopt_<name>_request_amx``: a kernel on AMX tiles
+    """LLVM IR of kernel ``name``'s ``polyopt_request_amx_<name>``: a kernel on AMX tiles
     defines it (C programs call it before the kernel; loaders check it is there)."""
     return request_function_ir(request_symbol(name))
 
@@ -140,11 +140,15 @@ class ObjectKernel(NativeKernel):
         return f"<ObjectKernel {self.name}>"
 
 
-def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU()) -> ObjectKernel:
+def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU(), *,
+                amx_tiles=False) -> ObjectKernel:
     """The kernel ``signature`` from the ELF object ``code`` (:func:`object_for`), linked
     into this process by LLVM's JIT.  ``imports`` (:func:`imported_symbols`) must all
     resolve (the thread pool and libmvec are loaded for them first): otherwise BackendError,
-    before LLVM would abort the process on an unresolved symbol."""
+    before LLVM would abort the process on an unresolved symbol.  ``amx_tiles`` (what the
+    object's metadata records) must agree with the object defining the kernel's AMX
+    request function (:func:`amx_request_ir`), else BackendError; where it does, the
+    kernel asks for the tile state before its first run."""
     import llvmlite.binding as llvm
 
     from .threadpool import ENTRY_POINTS, load_threadpool
@@ -165,4 +169,15 @@ def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU()) ->
     if not address:
         engine.close()
         raise BackendError(f"the object has no function '{signature.name}'")
-    return ObjectKernel(signature, engine, address)
+    defined = bool(engine.get_function_address(request_symbol(signature.name)))
+    if amx_tiles is not defined:
+        engine.close()
+        raise BackendError(
+            f"the metadata of kernel {signature.name}'s object says amx_tiles={amx_tiles!r} "
+            f"but the object {'defines' if defined else 'does not define'} "
+            f"{request_symbol(signature.name)} (edited, or from another build); "
+            "build the kernel again")
+    kernel = ObjectKernel(signature, engine, address)
+    if defined:  # computed on AMX tiles: asks for them before the first run
+        kernel.require_amx()
+    return kernel
