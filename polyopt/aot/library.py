@@ -2,7 +2,8 @@
 
 ``build_library("ops.py", "out/")`` writes ``out/libops.so``, ``out/libops.a``,
 ``out/ops.h`` (one C prototype per variant) and ``out/manifest.json`` (kernels, variants,
-content hashes, target, versions, build times, failures, and the SHA-256 of each file).
+content hashes, target, versions, build times, failures, whether a variant computes on
+AMX tiles (``amx_tiles``), and the SHA-256 of each file).
 The four are written to a staging folder first and moved in together, the old manifest
 removed first and the new one moved in last: a failed or killed rebuild leaves the old
 library, or no manifest, never a manifest beside a library it does not describe.  A
@@ -41,12 +42,13 @@ import tempfile
 import warnings
 
 from ..errors import BackendError, InvalidArgumentError, PolyoptError, PolyoptWarning
+from ..target.amx_state import request_function_ir
 from ..target.base import get_target, target_key
 from ..private_folder import digest
 from ..target.linker import archive, libraries_needed, link_shared, write_atomically
 from ..target.signature import Signature, versions, versions_text
 from .cache import DiskCache, default_cache_dir
-from .header import header_text
+from .header import amx_request_symbol, header_text
 from .loaded import MANIFEST_FORMAT, Library, load_library
 from .runner import progress_bar, run_builds
 from .spec import load_spec, request_key
@@ -89,7 +91,8 @@ def build_library(spec_path: str, out: str, *, name: str | None = None, jobs: in
         else:
             results[variant.name] = {"name": variant.name, "hash": digest, "object": found[0],
                                      "signature": found[1]["signature"],
-                                     "seconds": found[1]["seconds"], "cached": True}
+                                     "seconds": found[1]["seconds"], "cached": True,
+                                     "amx_tiles": bool(found[1].get("amx_tiles"))}
     advance, close = progress_bar(len(pending), enabled=progress and bool(pending))
     try:
         for result in run_builds(spec, pending, target, usable.root if usable else None,
@@ -134,7 +137,8 @@ def _keep(cache: DiskCache | None, result: dict, problems: list) -> None:
         return
     try:
         cache.put(result["hash"], result["object"],
-                  {"signature": result["signature"], "seconds": result["seconds"]})
+                  {"signature": result["signature"], "seconds": result["seconds"],
+                   **({"amx_tiles": True} if result.get("amx_tiles") else {})})
         cache.remember(result["request"], result["hash"])
     except (OSError, PolyoptError) as err:
         problems.append(f"the kernel cache could not keep {result['name']} ({err}); the "
@@ -187,12 +191,14 @@ def _locked(folder: str):
 def _write_outputs(folder: str, name: str, built: list[dict], cpu) -> dict[str, str]:
     """Write the header, shared and static library into ``folder``; their file names."""
     from ..target.llvm.export import signature_object  # llvmlite: only here
+    from ..target.llvm.jit import object_code, parse
     from ..target.llvm.threadpool import runtime_objects
 
     files = {"header": f"{name}.h", "shared": f"lib{name}.so", "static": f"lib{name}.a"}
     signatures = [Signature.from_json(r["signature"]) for r in built]
+    amx = any(r.get("amx_tiles") for r in built)
     write_atomically(os.path.join(folder, files["header"]),
-                     header_text(name, signatures).encode())
+                     header_text(name, signatures, amx=amx).encode())
     with tempfile.TemporaryDirectory(prefix="polyopt-lib-") as scratch:
         objects = []
         for result in built:  # named by variant: the archive's member names are stable
@@ -204,6 +210,11 @@ def _write_outputs(folder: str, name: str, built: list[dict], cpu) -> dict[str, 
         table = os.path.join(scratch, "polyopt_signatures.o")
         with open(table, "wb") as file:
             file.write(signature_object(signatures, cpu))
+        if amx:  # C programs call it once before the first variant (see .header)
+            objects.append(os.path.join(scratch, "polyopt_request_amx.o"))
+            with open(objects[-1], "wb") as file:
+                file.write(object_code(parse(request_function_ir(amx_request_symbol(name))),
+                                       cpu))
         flags = libraries_needed(_undefined_markers(r["object"]) for r in built)
         link_shared(objects + [table], os.path.join(folder, files["shared"]), flags)
         archive(objects + [table], os.path.join(folder, files["static"]))
@@ -225,9 +236,12 @@ def _manifest(spec, name: str, key: str, ordered: list[dict]) -> dict:
             continue
         entry.update(hash=result["hash"], seconds=result["seconds"],
                      signature=result["signature"])
+        if result.get("amx_tiles"):
+            entry["amx_tiles"] = True
         by_kernel.setdefault(variant.kernel, []).append(entry)
     return {"format": MANIFEST_FORMAT, "library": name, "shared": f"lib{name}.so",
             "static": f"lib{name}.a", "header": f"{name}.h", "target": key,
-            "versions": versions(),
+            "versions": versions(), "amx_tiles": any(
+                v.get("amx_tiles") for variants in by_kernel.values() for v in variants),
             "kernels": [{"name": k, "variants": v} for k, v in by_kernel.items()],
             "failures": failures}

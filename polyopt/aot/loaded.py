@@ -7,6 +7,12 @@ another build) is refused with :class:`~polyopt.errors.BackendError` before any 
 the library must lie in the folder (the manifest names a file, not a path).  When only
 ``lib<name>.so`` is damaged and ``lib<name>.a`` matches its hash, the library is linked
 again from the archive in a private folder (with a warning; the folder is not changed).
+A library some of whose variants compute on AMX tiles says so in its manifest
+(``amx_tiles``, per variant and for the library) and defines the C function
+``polyopt_<name>_request_amx``; the two must agree (a manifest edited to hide AMX is
+refused), and loading it asks Linux for the tile state
+(:func:`~polyopt.target.amx_state.request_amx`), raising
+:class:`~polyopt.errors.AMXPermissionError` where that is refused, before any call.
 
 >>> import os, tempfile, polyopt as po
 >>> po.load_library(tempfile.mkdtemp())
@@ -22,11 +28,13 @@ import warnings
 
 from ..errors import (BackendError, DamagedFileError, InvalidArgumentError, PolyoptError,
                       PolyoptWarning, public)
+from ..target.amx_state import request_amx
 from ..target.integrity import check_trusted, load_relinked, load_verified
 from ..target.native import LoadedKernel
 from ..target.signature import Signature
+from .header import amx_request_symbol
 
-MANIFEST_FORMAT = 2  # 2: hashes of the outputs, signatures bound to the library
+MANIFEST_FORMAT = 3  # 2: hashes of the outputs, signatures bound to the library; 3: AMX
 REBUILD = "rebuild the library (polyopt lib build SPEC.py -o FOLDER)"
 
 
@@ -68,6 +76,9 @@ class Library:
                                        f"signature of {signature.name!r}; {REBUILD}")
                 self._kernels[variant["name"]] = LoadedKernel(self._library, signature,
                                                               origin=origin, fix=REBUILD)
+        if _uses_amx(manifest, library, origin):
+            request_amx()  # AMXPermissionError where Linux refuses: before any call
+
 
     @property
     def variants(self) -> tuple[str, ...]:
@@ -88,6 +99,27 @@ class Library:
 
     def __repr__(self) -> str:
         return f"<Library {self.manifest['library']}: {len(self._kernels)} variants>"
+
+
+def _uses_amx(manifest: dict, library, origin: str) -> bool:
+    """Whether the library computes on AMX tiles: its manifest (for the library and per
+    variant) and the request function it defines must all say the same."""
+    recorded = manifest["amx_tiles"]
+    variants = any(v.get("amx_tiles") is True for k in manifest["kernels"]
+                   for v in k["variants"])
+    try:
+        getattr(library, amx_request_symbol(manifest["library"]))
+        defined = True
+    except AttributeError:
+        defined = False
+    if recorded is not variants or recorded is not defined:
+        raise BackendError(
+            f"{origin} says the library {'uses' if recorded is True else 'does not use'} AMX "
+            f"tiles, its variants {'do' if variants else 'do not'} and the library "
+            f"{'defines' if defined else 'does not define'} "
+            f"{amx_request_symbol(manifest['library'])} (edited, or from another build); "
+            f"{REBUILD}")
+    return defined
 
 
 @public

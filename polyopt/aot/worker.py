@@ -64,6 +64,8 @@ def _build_one(spec, variant, backend, key: str, cache: DiskCache | None) -> dic
         result = {"name": variant.name, "hash": kernel.key, "object": kernel.code,
                   "cached": kernel.source != "built", "signature": kernel.meta["signature"],
                   "seconds": kernel.meta["seconds"], "request": request}
+        if kernel.meta.get("amx_tiles"):  # the library asks for the tile state
+            result["amx_tiles"] = True
         if cache_error:
             result["cache_error"] = cache_error
         return result

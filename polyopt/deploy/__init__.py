@@ -6,6 +6,7 @@ the C text; ``runtime/*.c`` is the C runtime; :mod:`.loader` runs an export from
 See docs/deploy.md.
 """
 
+from .. import graph  # noqa: F401  (first: it imports .loader, which needs .export whole)
 from .export import export_model
 from .plan import ExportError, execution_plan
 

@@ -21,7 +21,17 @@ STATUS = (("POLYOPT_OK", 0, "done"),
           ("POLYOPT_E_IO", 2, "the weights file cannot be read"),
           ("POLYOPT_E_INTEGRITY", 3, "the weights are truncated, edited or from another export"),
           ("POLYOPT_E_CPU", 4, "this CPU lacks an instruction set the kernels were compiled for"),
-          ("POLYOPT_E_NOMEM", 5, "out of memory"))
+          ("POLYOPT_E_NOMEM", 5, "out of memory"),
+          ("POLYOPT_E_AMX", 6, "Linux refused the AMX tile state the kernels need"))
+
+
+AMX_TEMPLATES = ("int8_matmul_amx", "int8_conv_amx")  # (polyopt.graph.lowering)
+
+
+def plan_uses_amx(plan: dict) -> bool:
+    """Whether a step of ``plan`` runs a kernel on AMX tiles: the runtime then asks
+    Linux for the tile state when a model is created."""
+    return any(step.get("template") in AMX_TEMPLATES for step in plan["steps"])
 
 
 def header_text(name: str, plan: dict | None = None) -> str:
@@ -33,6 +43,8 @@ def header_text(name: str, plan: dict | None = None) -> str:
             return ", ".join(f"{t['name']} {t['dtype']}{t['shape']}" for t in plan[kind])
         summary = (f"\n   Inputs: {tensors('inputs')}.\n   Outputs: {tensors('outputs')}.")
     status = "\n".join(f"#define {n} {v} /* {what} */" for n, v, what in STATUS)
+    amx_note = ("\n   This model has AMX kernels." if plan is not None and plan_uses_amx(plan)
+                else "")
     return f"""/* {name}.h: the C API of the model {name}, exported by polyopt (see docs/deploy.md).
    Link with lib{name}.a or lib{name}.so and -lm -lpthread (and -lmvec when the library
    needs it: see {name}.json).{summary}
@@ -56,6 +68,9 @@ extern "C" {{
 #ifndef POLYOPT_OK
 {status}
 #endif
+#ifndef POLYOPT_E_AMX
+#define POLYOPT_E_AMX 6
+#endif
 
 typedef struct {p}model {p}model;
 
@@ -66,6 +81,10 @@ int {p}create(const char *weights, {p}model **model);
 void {p}destroy({p}model *model);
 /* POLYOPT_E_CPU when this CPU lacks a feature the kernels were compiled for. */
 int {p}check_cpu(void);
+/* POLYOPT_E_AMX when the kernels compute on Intel AMX tiles and Linux refuses this
+   process the tile state (asked once per process, by {name}_create too); POLYOPT_OK
+   otherwise.  A model without AMX kernels asks nothing.{amx_note} */
+int {p}check_amx(void);
 /* The message of this thread's last failure. */
 const char *{p}error_message(void);
 
@@ -133,6 +152,7 @@ def model_source(name: str, plan: dict, symbols: list[str], weights_sha256: str,
              f"#define PO_WEIGHTS_SHA256 {_c_string(weights_sha256)}",
              f"#define PO_BUILD_ID {_c_string(build_id)}",
              f"#define PO_THREADS {plan['threads']}",
+             f"#define PO_AMX {int(plan_uses_amx(plan))}",
              *([f"#define PO_EMBEDDED_WEIGHTS {name}_weights_data"] if embedded else []),
              "enum { PO_INPUT, PO_OUTPUT, PO_ARENA, PO_WEIGHTS };",
              "struct po_location { int kind; uint64_t value; uint64_t offset; };",

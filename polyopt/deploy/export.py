@@ -37,7 +37,7 @@ from ..errors import BackendError, InvalidArgumentError, MissingBackendError
 from ..private_folder import digest
 from ..target.linker import archive, libraries_needed, link_shared, write_atomically
 from ..target.signature import versions
-from .csource import header_text, model_source
+from .csource import header_text, model_source, plan_uses_amx
 from .objects import kernel_objects
 from .plan import execution_plan, refuse_unsupported
 
@@ -45,7 +45,7 @@ FORMAT = 1
 MANIFEST = "manifest.json"
 POOL_SYMBOLS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
                 "polyopt_session_end", "polyopt_set_threads")
-API = ("create", "destroy", "check_cpu", "error_message", "input_count", "input_name",
+API = ("create", "destroy", "check_cpu", "check_amx", "error_message", "input_count", "input_name",
        "input_dtype", "input_ndim", "input_shape", "input_bytes", "input_index",
        "output_count", "output_name", "output_dtype", "output_ndim", "output_shape",
        "output_bytes", "output_index", "set_input", "set_input_by_name", "set_output",
@@ -94,7 +94,8 @@ def export_model(model, folder, *, name: str = "model", source=None,
                 "threads": model.num_threads, "build_id": build_id,
                 "weights_sha256": weights_sha, "weights_bytes": len(weights),
                 "shared": f"lib{name}.so", "static": f"lib{name}.a", "header": f"{name}.h",
-                "weights": None if embedded else f"{name}.weights", "plan": plan}
+                "weights": None if embedded else f"{name}.weights", "plan": plan,
+                "amx_tiles": plan_uses_amx(plan)}
     staging = tempfile.mkdtemp(prefix=".polyopt-export-", dir=folder)
     try:
         files = _write(staging, name, plan, codes, weights, manifest)

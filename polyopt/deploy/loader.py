@@ -26,8 +26,9 @@ import threading
 
 import numpy as np
 
-from ..errors import (BackendError, DamagedFileError, InvalidArgumentError, public,
+from ..errors import (AMXPermissionError, BackendError, DamagedFileError, InvalidArgumentError, public,
                       public_methods)
+from ..target.amx_state import request_amx
 from ..target.integrity import check_trusted, load_verified, read_verified
 from .export import FORMAT, MANIFEST
 
@@ -40,6 +41,7 @@ class WrongCPUError(BackendError):
 
 
 ERRORS[4] = WrongCPUError
+ERRORS[6] = AMXPermissionError  # (with the errno: see LoadedModel._check)
 
 
 @public_methods
@@ -79,6 +81,11 @@ class LoadedModel:
     def _check(self, status: int) -> None:
         if status != 0:
             message = self._api.error_message().decode(errors="replace")
+            if ERRORS.get(status) is AMXPermissionError:  # the same request, for its errno
+                try:
+                    request_amx()
+                except AMXPermissionError as refused:
+                    raise AMXPermissionError(message, errno=refused.errno) from None
             raise ERRORS.get(status, BackendError)(message)
 
     def _tensors(self, output: bool) -> list[dict]:

@@ -143,15 +143,23 @@ def _object_kernel(func, backend, options, key, form, disk, meta) -> Built:
     from ..target.llvm.export import imported_symbols
     from ..target.llvm.jit import object_code  # llvmlite: only where kernels are built
 
+    from ..target.llvm.export import amx_request_ir
+    from ..target.llvm.amx import ir_uses_amx
+    from ..target.llvm.jit import parse
+
     start = time.perf_counter()
+    signature = signature_of(func)
     with collector_paused():
         _, module = backend.compile(func, **options)
+        text = str(module)
+        amx = ir_uses_amx(text)
+        if amx:  # binds "amx_tiles" to the code: _link checks the request is defined
+            module.link_in(parse(amx_request_ir(signature.name)))
         code = object_code(module, backend.cpu)
-    text = str(module)
-    info = {"signature": signature_of(func).to_json(),
+    info = {"signature": signature.to_json(),
             "imports": imported_symbols(text),
             "seconds": round(time.perf_counter() - start, 3), **(meta or {})}
-    if "x86_amx" in text:  # AMX tiles: whoever links it asks for the tile state
+    if amx:  # AMX tiles: whoever links it asks for the tile state
         info["amx_tiles"] = True
     store_error = None
     if disk is not None:
@@ -181,11 +189,9 @@ def _link(code: bytes, info: dict, backend):
 
     if not isinstance(info.get("imports", []), list):
         raise BackendError("a cached kernel's imports are not a list; build it again")
-    kernel = load_object(code, Signature.from_json(info["signature"]),
-                         info.get("imports", []), backend.cpu)
-    if info.get("amx_tiles"):  # (see _object_kernel)
-        kernel.require_amx()
-    return kernel
+    return load_object(code, Signature.from_json(info["signature"]),
+                       info.get("imports", []), backend.cpu,
+                       amx_tiles=info.get("amx_tiles", False))  # (see _object_kernel)
 
 
 @contextlib.contextmanager

@@ -54,6 +54,38 @@ def request_amx() -> None:
         _GRANTED.append(True)
 
 
+def request_symbol(kernel: str) -> str:
+    """The function a kernel computing on AMX tiles defines, in its exported library or
+    object and in its cached object, to ask for the tile state: its presence binds the
+    recorded "amx_tiles" to the machine code.  (Named like ``polyopt_signature_<kernel>``;
+    an operator library's own request is ``polyopt_<library>_request_amx``, so the two
+    never clash when cached objects are linked into a library.)
+
+    >>> request_symbol("matmul")
+    'polyopt_request_amx_matmul'
+    """
+    return f"polyopt_request_amx_{kernel}"
+
+
+def request_function_ir(symbol: str) -> str:
+    """LLVM IR of ``int32_t symbol(void)``: the same request, for C programs linking an
+    operator library (``polyopt lib build``) whose variants use AMX tiles; it returns 0
+    once granted, else the ``errno`` of the refusal (``EOPNOTSUPP`` on a CPU without AMX).
+
+    >>> "@syscall(i64 158, i64 4131, i64 18)" in request_function_ir("polyopt_ops_request_amx")
+    True
+    """
+    return (f"declare i64 @syscall(i64, ...)\ndeclare ptr @__errno_location()\n"
+            f"define i32 @{symbol}() {{\nentry:\n"
+            f"  %status = call i64 (i64, ...) @syscall(i64 {SYS_ARCH_PRCTL}, "
+            f"i64 {ARCH_REQ_XCOMP_PERM}, i64 {XFEATURE_XTILEDATA})\n"
+            "  %granted = icmp eq i64 %status, 0\n"
+            "  br i1 %granted, label %done, label %refused\n"
+            "done:\n  ret i32 0\n"
+            "refused:\n  %where = call ptr @__errno_location()\n"
+            "  %code = load i32, ptr %where\n  ret i32 %code\n}\n")
+
+
 def _ask() -> None:
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise AMXPermissionError(

@@ -177,9 +177,33 @@ def load_module(path: str | os.PathLike) -> LoadedKernel:
                                    f"polyopt, or not an export); {fix}")
     library = load_verified(path, data["library_sha256"], "saved kernel", fix)
     kernel = LoadedKernel(library, signature, origin=saved, fix=fix)
-    if data.get("amx_tiles"):  # computed on AMX tiles: ask for them before a run
+    if _uses_amx(data, library, signature.name, saved, fix):  # ask before the first run
         kernel.require_amx()
     return kernel
+
+
+def _uses_amx(data: dict, library: ctypes.CDLL, name: str, saved: str, fix: str) -> bool:
+    """Whether the exported kernel computes on AMX tiles: its ``.json`` (``amx_tiles``)
+    and the request function the library defines (``polyopt_request_amx_<name>``) must
+    say the same, so the flag cannot be edited away from the code."""
+    from .amx_state import request_symbol
+
+    recorded = data.get("amx_tiles", False)
+    if not isinstance(recorded, bool):
+        raise BackendError(f"{saved} has amx_tiles={recorded!r}, not true or false (edited); "
+                           f"{fix}")
+    symbol = request_symbol(name)
+    try:
+        getattr(library, symbol)
+        defined = True
+    except AttributeError:
+        defined = False
+    if recorded is not defined:
+        raise BackendError(
+            f"{saved} says kernel {name} {'uses' if recorded else 'does not use'} AMX tiles "
+            f"but its library {'defines' if defined else 'does not define'} {symbol} "
+            f"(edited, or from another export); {fix}")
+    return defined
 
 
 def read_signature(path: str) -> tuple[Signature, dict]:

@@ -99,6 +99,38 @@ int PO_API(check_cpu)(void) {
     return POLYOPT_OK;
 }
 
+/* --- the AMX tile state (models with AMX kernels) ----------------------------------------- */
+/* Linux kills a process on its first tile instruction (SIGILL) unless it asked for the
+   tile state: arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18), once per
+   process (the permission then holds for all its threads; asking again is harmless). */
+#if PO_AMX
+#include <sys/syscall.h>
+#include <unistd.h>
+static int po_amx_errno = -1; /* -1: not asked yet; 0: granted; else the refusal's errno */
+#endif
+
+int PO_API(check_amx)(void) {
+#if PO_AMX
+    int code = __atomic_load_n(&po_amx_errno, __ATOMIC_ACQUIRE);
+    if (code < 0) {
+#if defined(__linux__) && defined(__x86_64__)
+        code = syscall(SYS_arch_prctl, 0x1023, 18) == 0 ? 0 : (errno ? errno : EINVAL);
+#else
+        code = ENOSYS;
+#endif
+        __atomic_store_n(&po_amx_errno, code, __ATOMIC_RELEASE);
+    }
+    if (code)
+        return po_fail(POLYOPT_E_AMX, "%s computes on Intel AMX tiles and Linux refused this "
+                       "process the tile state (arch_prctl(ARCH_REQ_XCOMP_PERM, "
+                       "XFEATURE_XTILEDATA): %s%s); export it without AMX (--target "
+                       "\"llvm -mcpu=%s -mattr=-amx-int8\") or run it on Linux 5.16+ with AMX",
+                       PO_NAME, strerror(code), code == EOPNOTSUPP ? ": this CPU has no AMX"
+                       : code == EPERM ? ": a sandbox forbids it" : "", PO_CPU);
+#endif
+    return POLYOPT_OK;
+}
+
 /* --- creating ----------------------------------------------------------------------------- */
 #ifdef PO_EMBEDDED_WEIGHTS
 extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte aligned */
@@ -178,6 +210,7 @@ int PO_API(create)(const char *weights, PO_API(model) **out) {
                                  "weights file, got NULL");
 #endif
     if ((status = PO_API(check_cpu)()) != POLYOPT_OK) return status;
+    if ((status = PO_API(check_amx)()) != POLYOPT_OK) return status; /* before any kernel */
     po_keep_freed_memory();
     m = calloc(1, sizeof *m);
     if (!m) return po_fail(POLYOPT_E_NOMEM, "no memory for the model");

@@ -7,7 +7,11 @@ linked into the file; one calling libmvec's vector ``exp``, ``log`` or ``tanh`` 
 libmvec, which the shared library is linked against.  Every
 file is written to a temporary name and renamed, so a reader never sees half a file.
 A shared library also holds its kernel's signature digest (:func:`signature_object`),
-and the ``.json`` beside it the library's SHA-256: ``po.load_module`` checks both.
+and the ``.json`` beside it the library's SHA-256: ``po.load_module`` checks both.  A
+kernel computing on AMX tiles also defines ``polyopt_request_amx_<name>`` (an ``int32_t
+(void)`` asking Linux for the tile state, 0 once granted, else the errno), and its
+``.json`` says ``"amx_tiles": true``: the two must agree at load, so the flag cannot be
+edited away from the code.
 :func:`load_object` loads an object back into this process (no C compiler: LLVM's
 JIT links it), as the graph layer does with kernels from the on-disk cache.
 
@@ -28,6 +32,7 @@ import tempfile
 
 from ...errors import BackendError, InvalidArgumentError
 from ...private_folder import digest
+from ..amx_state import request_function_ir, request_symbol
 from ..integrity import signature_table_ir
 from ..linker import libraries_needed, link_shared, write_atomically
 from ..native import SIGNATURE_SUFFIX, NativeKernel
@@ -41,13 +46,22 @@ def object_for(optimized_ir: str, cpu: CPU, *, with_runtime: bool = False,
                signature=None) -> bytes:
     """The ELF object of an optimized IR module, for ``cpu``; ``with_runtime``: with the
     thread pool's code in it when the module calls it; ``signature``: with its digest
-    (``polyopt_signature_<name>``) in it."""
+    (``polyopt_signature_<name>``) in it, and its AMX request function where the module
+    computes on AMX tiles (:func:`amx_request_ir`)."""
     module = parse(optimized_ir)
     if with_runtime and calls_threadpool(optimized_ir):
         module.link_in(parse(runtime_ir()))
     if signature is not None:
         module.link_in(parse(signature_table_ir([signature])))
+        if ir_uses_amx(optimized_ir):
+            module.link_in(parse(amx_request_ir(signature.name)))
     return object_code(module, cpu)
+
+
+def amx_request_ir(name: str) -> str:
+    """LLVM IR of kernel ``name``'s ``polyopt_request_amx_<name>``: a kernel on AMX tiles
+    defines it (C programs call it before the kernel; loaders check it is there)."""
+    return request_function_ir(request_symbol(name))
 
 
 def signature_object(signatures, cpu: CPU) -> bytes:
@@ -83,15 +97,20 @@ def export_library(optimized_ir: str, signature, cpu: CPU, path) -> None:
             table = os.path.join(scratch, "signature.o")
             write_atomically(obj, code)
             write_atomically(table, signature_object([signature], cpu))
+            extra = []
+            if ir_uses_amx(optimized_ir):  # binds the .json's "amx_tiles" to the code
+                extra.append(os.path.join(scratch, "request_amx.o"))
+                write_atomically(extra[0], object_code(parse(amx_request_ir(signature.name)),
+                                                       cpu))
             linked = os.path.join(scratch, "kernel.so")
-            link_shared([obj, table] + runtime_objects([code], scratch), linked,
+            link_shared([obj, table] + extra + runtime_objects([code], scratch), linked,
                         libraries_needed([optimized_ir]))
             with open(linked, "rb") as file:
                 data = file.read()
     write_atomically(path, data)
     saved = {**signature.to_json(), "library_sha256": digest(data)}
-    if ir_uses_amx(optimized_ir):  # po.load_module asks for the tile state before a run
-        saved["amx_tiles"] = True
+    if ir_uses_amx(optimized_ir):  # po.load_module checks the request function is defined
+        saved["amx_tiles"] = True  # and asks for the tile state before the first run
     write_atomically(path + SIGNATURE_SUFFIX, (json.dumps(saved, indent=1) + "\n").encode())
 
 
@@ -121,11 +140,15 @@ class ObjectKernel(NativeKernel):
         return f"<ObjectKernel {self.name}>"
 
 
-def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU()) -> ObjectKernel:
+def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU(), *,
+                amx_tiles=False) -> ObjectKernel:
     """The kernel ``signature`` from the ELF object ``code`` (:func:`object_for`), linked
     into this process by LLVM's JIT.  ``imports`` (:func:`imported_symbols`) must all
     resolve (the thread pool and libmvec are loaded for them first): otherwise BackendError,
-    before LLVM would abort the process on an unresolved symbol."""
+    before LLVM would abort the process on an unresolved symbol.  ``amx_tiles`` (what the
+    object's metadata records) must agree with the object defining the kernel's AMX
+    request function (:func:`amx_request_ir`), else BackendError; where it does, the
+    kernel asks for the tile state before its first run."""
     import llvmlite.binding as llvm
 
     from .threadpool import ENTRY_POINTS, load_threadpool
@@ -146,4 +169,15 @@ def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU()) ->
     if not address:
         engine.close()
         raise BackendError(f"the object has no function '{signature.name}'")
-    return ObjectKernel(signature, engine, address)
+    defined = bool(engine.get_function_address(request_symbol(signature.name)))
+    if amx_tiles is not defined:
+        engine.close()
+        raise BackendError(
+            f"the metadata of kernel {signature.name}'s object says amx_tiles={amx_tiles!r} "
+            f"but the object {'defines' if defined else 'does not define'} "
+            f"{request_symbol(signature.name)} (edited, or from another build); "
+            "build the kernel again")
+    kernel = ObjectKernel(signature, engine, address)
+    if defined:  # computed on AMX tiles: asks for them before the first run
+        kernel.require_amx()
+    return kernel
