@@ -26,7 +26,7 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
            "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
            "BackendError", "MissingBackendError", "ReleasedKernelError", "DamagedFileError",
            "AMXPermissionError",
-           "ExternCallError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
+           "ExternCallError", "UserCodeError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(RuntimeError):
