@@ -17,6 +17,7 @@ tensor 'A' expects float32, got float64
 import contextlib
 import functools
 import inspect
+import os
 import sys
 import threading
 
@@ -25,7 +26,7 @@ __all__ = ["PolyoptError", "InvalidArgumentError", "DTypeError", "ScheduleFormat
            "ScheduleError", "IllegalScheduleError", "CheckEffortError", "TensorizeError",
            "BackendError", "MissingBackendError", "ReleasedKernelError", "DamagedFileError",
            "AMXPermissionError",
-           "ExternCallError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
+           "ExternCallError", "UserCodeError", "UserProgramCrashError", "InternalError", "PolyoptWarning"]
 
 
 class PolyoptError(RuntimeError):
@@ -144,6 +145,43 @@ class DamagedFileError(BackendError):
 class ExternCallError(PolyoptError):
     """The user's own function behind a ``po.extern`` (``register_func``, or a Python
     function) raised while the built function ran it; the original error is the cause."""
+
+
+class UserCodeError(InvalidArgumentError):
+    """A function the user gave polyopt (a compute's ``fcompute``, an extern's
+    ``fcompute``, an intrinsic's ``fimpl``, a reducer's ``fcombine``/``fidentity``)
+    raised while polyopt called it: the message names the function, the original error
+    is the cause (``__cause__``).  Raised by :func:`call_user`."""
+
+
+def call_user(function, *args, role: str, hint: str = ""):
+    """``function(*args)``, the user's own function (``role``: what it is, e.g. "the
+    fcompute of extern 'E'"): a polyopt error it raises leaves as it is, any other
+    becomes :class:`UserCodeError` naming the function and chained to the original.
+
+    >>> call_user(lambda x: 1 / x, 0, role="the fcompute of compute 'B'")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    polyopt.errors.UserCodeError: the fcompute of compute 'B' (<lambda>, ...) raised ZeroDivisionError: division by zero; fix that function (the chained error shows where it failed)
+    """
+    try:
+        return function(*args)
+    except (PolyoptError, MemoryError, KeyboardInterrupt, RecursionError):
+        raise  # RecursionError: the public guard retries deep programs on a deep stack
+    except Exception as err:
+        raise UserCodeError(
+            f"{role} ({function_label(function)}) raised {type(err).__name__}: {err}; "
+            f"{hint or 'fix that function (the chained error shows where it failed)'}"
+        ) from err
+
+
+def function_label(function) -> str:
+    """``name, file:line`` of a Python function (its name alone for other callables)."""
+    name = getattr(function, "__qualname__", None) or type(function).__name__
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return name
+    return f"{name}, {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
 class UserProgramCrashError(PolyoptError):

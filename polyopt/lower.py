@@ -32,10 +32,10 @@ from .ast.storage import Footprint, contract_storage
 from .ast.tiles import separate_full_tiles
 from .domain.program import Array, Program
 from .errors import InvalidArgumentError, UndefinedTensorError, public, public_methods
-from .names import sanitize
+from .names import NameGenerator, sanitize
 from .machine import scope_meaning
 from .te.expr import TensorRead, Var
-from .te.tensor import ComputeOp, Tensor
+from .te.tensor import ComputeOp, PlaceholderOp, Tensor, walk
 
 
 @public_methods
@@ -160,7 +160,36 @@ def _check_placeholders_passed(program: Program, resolved: list) -> None:
 
 
 def _check_arguments(func: LoweredFunc) -> LoweredFunc:
-    return dataclasses.replace(func, args=resolve_arguments(func.program, func.args))
+    program = with_unread_placeholders(func.program, func.args)
+    return dataclasses.replace(func, program=program,
+                               args=resolve_arguments(program, func.args))
+
+
+def with_unread_placeholders(program: Program, args) -> Program:
+    """``program`` with an array for each placeholder of ``args`` that no statement reads
+    (an ONNX operator ignoring an input, TVM's unused argument): the kernel takes it and
+    leaves it alone.  Its sizes must be numbers or sizes the program already has."""
+    if not isinstance(args, (list, tuple)):
+        return program  # resolve_arguments says what is wrong
+    known = {id(a.tensor) for a in program.arrays}
+    unread = [a for a in args if isinstance(a, Tensor) and isinstance(a.op, PlaceholderOp)
+              and id(a) not in known]
+    if not unread:
+        return program
+    params = {id(p) for p in program.params}
+    taken = {a.name for a in program.arrays} | {p.name for p in program.params}
+    names = NameGenerator(reserved=tuple(taken))
+    arrays = []
+    for tensor in unread:
+        sizes = [v for e in tensor.shape for v in walk(e) if isinstance(v, Var)]
+        if any(id(v) not in params for v in sizes):
+            raise InvalidArgumentError(
+                f"placeholder '{tensor.name}' is not read by the computation and its shape "
+                f"{tuple(tensor.shape)} has a size the computation does not use; give it "
+                "number sizes or sizes the computation's tensors use, or leave it out")
+        arrays.append(Array(names.fresh(tensor.name), tensor.shape, tensor.dtype, tensor,
+                            "placeholder"))
+    return program.replace(arrays=program.arrays + tuple(arrays))
 
 
 def _plan_buffers(func: LoweredFunc) -> LoweredFunc:

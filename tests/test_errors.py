@@ -173,7 +173,9 @@ def test_reading_a_placeholder_not_in_the_arguments():
 
 def test_compute_function_using_a_non_tensor():
     table = np.arange(10.0)
-    with pytest.raises(po.InvalidArgumentError, match=r"function of compute 'B' raised .*index only polyopt tensors"):
+    with pytest.raises(po.UserCodeError,
+                       match=r"function of compute 'B' \(.*<lambda>, test_errors.py:\d+\) raised "
+                             r"IndexError.*index only polyopt tensors"):
         po.compute((10,), lambda i: table[i], name="B")
 
 

@@ -1,6 +1,6 @@
 """Elementwise math of ONNX: Pow, Log, Floor, Ceil, Round (half to even), the
-functions Sin, Cos, Tan, Sinh, Cosh (Asin, Acos, Atan wait for the C library's
-functions in the kernels' process), and the activations HardSigmoid, HardSwish,
+functions Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh (the C library's where LLVM has
+no intrinsic), and the activations HardSigmoid, HardSwish,
 Softsign, Celu, Mish, Swish, ThresholdedRelu and Shrink.
 
 >>> from polyopt.graph.registry import OPS
@@ -71,6 +71,7 @@ def _hard_sigmoid(node, x):
 for _name, _function in {
         "Log": call("log"), "Floor": call("floor"), "Ceil": call("ceil"), "Sin": call("sin"),
         "Cos": call("cos"), "Tan": call("tan"), "Sinh": call("sinh"), "Cosh": call("cosh"),
+        "Asin": call("asin"), "Acos": call("acos"), "Atan": call("atan"),
         "Round": _round,
         "Softsign": lambda node, x: x / (1.0 + _abs(x)),
         "HardSwish": lambda node, x: x * maximum(0.0, minimum(1.0, x * (1.0 / 6.0) + 0.5)),

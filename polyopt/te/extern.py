@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, PolyoptError, public
+from ..errors import InvalidArgumentError, PolyoptError, call_user, public
 from .expr import Call, Cast, Expr, as_expr
 from .tensor import PlaceholderOp
 
@@ -127,7 +127,10 @@ def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, tag: str =
         out_dtype = dtypes.normalize(out_dtype or (inputs[0].dtype if inputs else "float32"))
         outputs.append(Tensor(PlaceholderOp(out_name, _shape(out_shape, f"extern '{name}'"),
                                             out_dtype)))
-    call = fcompute(list(inputs), list(outputs))
+    call = call_user(fcompute, list(inputs), list(outputs),
+                     role=f"the fcompute of extern '{name}'",
+                     hint="fcompute(ins, outs) returns tvm.tir.call_packed(name, *args) or a "
+                          "Python function; fix the error in it")
     if not isinstance(call, PackedCall) and not callable(call):
         raise InvalidArgumentError(
             f"extern '{name}': the function must return tvm.tir.call_packed(name, *args) or "

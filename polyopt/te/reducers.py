@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import InvalidArgumentError, PolyoptError, public
+from ..errors import InvalidArgumentError, PolyoptError, call_user, public
 from .expr import Cast, Expr, IterVar, Reduce, as_expr
 from .tensor import make_reduce
 
@@ -73,16 +73,11 @@ class CommReducer:
 
     def call(self, what: str, *args):
         """``fcombine(*args)`` or ``fidentity(*args)``; what they raise is reported."""
-        try:
-            return getattr(self, what)(*args)
-        except PolyoptError:
-            raise
-        except Exception as err:
-            raise InvalidArgumentError(
-                f"reducer '{self.name}': {what} raised {type(err).__name__}: {err}; applied "
-                "to one value a reducer calls fcombine(x, y) and fidentity(dtype), applied to "
-                "a tuple fcombine(xs, ys) and fidentity(dtype0, dtype1, ...) (a reducer over "
-                "tuples is applied to a tuple: argmax((k, A[i, k]), axis=k))") from err
+        return call_user(getattr(self, what), *args, role=f"the {what} of reducer '{self.name}'",
+                         hint="applied to one value a reducer calls fcombine(x, y) and "
+                              "fidentity(dtype), applied to a tuple fcombine(xs, ys) and "
+                              "fidentity(dtype0, dtype1, ...) (a reducer over tuples is "
+                              "applied to a tuple: argmax((k, A[i, k]), axis=k))")
 
     def _expr(self, value, what: str) -> Expr:
         if isinstance(value, (tuple, list)):

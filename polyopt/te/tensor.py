@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, PolyoptError, public, public_methods
+from ..errors import InvalidArgumentError, call_user, public, public_methods
 from ..names import sanitize
 from .expr import (TensorLike, BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logical, Reduce,
                    Select, TensorRead, Var, as_expr, concrete_dtype, is_one_of)
@@ -323,17 +323,11 @@ def compute(shape, fcompute: Callable[..., Expr], name: str = "compute", tag: st
     shape = _shape(shape, f"compute '{name}'")
     axes = tuple(IterVar(arg, Const(0, "int64", True), extent)
                  for arg, extent in zip(_axis_names(fcompute, len(shape), name), shape))
-    try:
-        value = fcompute(*axes)
-        bodies = [as_expr(v) for v in value] if isinstance(value, (tuple, list)) else None
-        body = as_expr(value) if bodies is None else None
-    except PolyoptError:
-        raise
-    except Exception as err:
-        raise InvalidArgumentError(
-            f"the function of compute '{name}' raised {type(err).__name__}: {err}; inside a "
-            "compute, index only polyopt tensors and use polyopt functions (po.exp, ...)"
-        ) from err
+    value = call_user(fcompute, *axes, role=f"the function of compute '{name}'",
+                      hint="inside a compute, index only polyopt tensors and use polyopt "
+                           "functions (po.exp, ...)")
+    bodies = [as_expr(v) for v in value] if isinstance(value, (tuple, list)) else None
+    body = as_expr(value) if bodies is None else None
     if bodies is None:
         _check_tuple_reduction([body], name)
         return _compute_tensor(name, shape, axes, body, annotations=(tag, attrs))

@@ -35,7 +35,8 @@ from typing import Callable
 from .. import dtypes
 from ..domain.from_te import program_from_outputs
 from ..domain.program import Program
-from ..errors import InvalidArgumentError, TensorizeError, public, public_methods
+from ..errors import (InvalidArgumentError, TensorizeError, call_user, public,
+                      public_methods)
 from ..te.expr import Const, Var
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
 
@@ -285,7 +286,10 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
     if program.params:
         raise InvalidArgumentError(f"intrinsic compute '{output.name}' has symbolic sizes "
                                    f"({', '.join(program.param_names)}); use constants")
-    parts = fimpl(tuple(buffers[:-1]), (buffers[-1],))
+    parts = call_user(fimpl, tuple(buffers[:-1]), (buffers[-1],),
+                      role=f"the fimpl of intrinsic '{name or output.name}'",
+                      hint="fimpl(ins, outs) returns the body, or (body, reset, update), "
+                           "from the buffers; fix the error in it")
     if isinstance(parts, tuple) and len(parts) == 3 and not isinstance(parts, ExternCall):
         body, reset, update = parts
     else:

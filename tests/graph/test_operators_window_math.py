@@ -93,6 +93,14 @@ def test_elementwise_math(op, attrs):
     check(single_op(op, [(3, 17)], opset=18 if op == "Mish" else 17, **attrs), tol=1e-5)
 
 
+@pytest.mark.parametrize("op", ["Asin", "Acos", "Atan"])
+def test_inverse_trigonometry_calls_the_c_library(op):
+    model = single_op(op, [(3, 17)])
+    x = np.random.default_rng(2).uniform(-1, 1, (3, 17)).astype(np.float32)
+    x[0, :3] = [-1.0, 0.0, 1.0]
+    check(model, tol=1e-6, feeds={"x0": x})
+
+
 def test_round_is_half_to_even_and_log_and_pow():
     model = single_op("Round", [(8,)])
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6], np.float32)

@@ -38,7 +38,7 @@ from ..linker import libraries_needed, link_shared, write_atomically
 from ..native import SIGNATURE_SUFFIX, NativeKernel
 from .amx import ir_uses_amx
 from ..symbols import check_symbol_name
-from .jit import CPU, object_code, parse, target_machine
+from .jit import CPU, object_code, parse, symbol_address, target_machine
 from .threadpool import calls_threadpool, runtime_ir, runtime_objects
 
 
@@ -158,7 +158,7 @@ def load_object(code: bytes, signature, imports: list[str], cpu: CPU = CPU(), *,
         load_threadpool()
     if any(name.startswith("_ZGV") for name in imports):
         host_variants()
-    missing = [name for name in imports if not llvm.address_of_symbol(name)]
+    missing = [name for name in imports if not symbol_address(name)]
     if missing:
         raise BackendError(f"the object of {signature.name} calls {', '.join(missing)}, "
                            "which this process does not have; build the kernel again")

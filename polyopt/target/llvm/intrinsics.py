@@ -28,6 +28,7 @@ from ...te.expr import TensorRead
 from ...te.tensor import children
 from ...private_folder import private_folder, verified_file, write_verified
 from .amx import AMX_EMITTERS, amx_features
+from .jit import symbol_address
 from .memory import itemsize
 from .values import I64, intrinsic, llvm_type
 
@@ -346,7 +347,7 @@ def _check_calls_resolve(program, imports) -> None:
         if item.language == "c":
             _load_c(item)
     for name in sorted(names):
-        if _imported_type(imports, name) is not None or llvm.address_of_symbol(name):
+        if _imported_type(imports, name) is not None or symbol_address(name):
             continue
         defined = [f for item in imports if item.language == "llvm"
                    for f in _SIGNATURES.get(item.key, ())]

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import ctypes.util
 import functools
 import os
 import subprocess
@@ -214,9 +215,31 @@ def _optimized(ir_text: str, cpu: CPU, speed: int, unroll: bool = True) -> llvm.
     return module
 
 
+@functools.cache
+def process_symbols() -> None:
+    """Make LLVM's symbol search find this process's functions and the C math library's
+    (``acosf``, ``atan2``...: kernels call libm for functions without an LLVM intrinsic).
+    LLVM adds the process's own symbols when the first execution engine is made, so an
+    object checked before any engine existed found none; libm is loaded by name in case
+    the process has not linked it (an embedding program).  Once per process."""
+    _initialize()
+    llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine()).close()
+    name = ctypes.util.find_library("m")
+    if name:
+        with contextlib.suppress(RuntimeError):  # the process's symbols may be enough
+            llvm.load_library_permanently(name)
+
+
+def symbol_address(name: str) -> int:
+    """The address of the function ``name`` as the JIT resolves it (0: none)."""
+    process_symbols()
+    return llvm.address_of_symbol(name)
+
+
 def jit(module: llvm.ModuleRef, symbol: str, cpu: CPU = HOST
         ) -> tuple[llvm.ExecutionEngine, int]:
     """An execution engine owning ``module`` and the address of its function ``symbol``."""
+    process_symbols()
     engine = llvm.create_mcjit_compiler(module, target_machine(cpu))
     engine.finalize_object()
     engine.run_static_constructors()
