@@ -111,13 +111,7 @@ def _packed_matmul(s, C, intrinsic, rows, cols, parallel, info, epilogue=None) -
     height = getattr(C.shape[0], "value", None)
     if rows is None:
         rows = _default_rows((6, 4, 3, 2), height, cols, info)
-    local = s.cache_write(C, "local")
-    out = _fused_epilogue(s, C, epilogue)
-    stage = s[out]
-    i, j = out.op.axis
-    io, jo, ii, ji = stage.tile(i, j, rows, cols)
-    stage.reorder(jo, io, ii, ji)
-    s[local].compute_at(stage, io)
+    stage, local, io, jo, ji = _output_tiles(s, C, epilogue, rows, cols)
     li, lj = local.op.axis
     ko, ki = local.op.reduce_axis
     s[local].reorder(ko, li, lj, ki)
@@ -126,6 +120,20 @@ def _packed_matmul(s, C, intrinsic, rows, cols, parallel, info, epilogue=None) -
     if parallel:
         stage.parallel(jo)
     return {"j.outer": jo, "i.outer": io, "local": local, "rows": rows}
+
+
+def _output_tiles(s, C, epilogue, rows: int, cols: int):
+    """``C``'s sums accumulated in a local tile of ``rows x cols`` computed inside the
+    output's tiles (columns of tiles outermost): ``(stage, local, i.outer, j.outer,
+    j.inner)``."""
+    local = s.cache_write(C, "local")
+    out = _fused_epilogue(s, C, epilogue)
+    stage = s[out]
+    i, j = out.op.axis
+    io, jo, ii, ji = stage.tile(i, j, rows, cols)
+    stage.reorder(jo, io, ii, ji)
+    s[local].compute_at(stage, io)
+    return stage, local, io, jo, ji
 
 
 def amx_fits(C) -> bool:
@@ -163,8 +171,8 @@ def amx_matmul_template(s, C, *, parallel: bool = True, epilogue=None,
     from ..tensorize.builtin_amx import amx_gemm_bf16, amx_gemm_int8
 
     bf16 = C.dtype == "float32"
-    info = require_instructions(target_info, "has_amx_bf16" if bf16 else "has_amx_int8",
-                                "AMX-BF16 (tdpbf16ps)" if bf16 else "AMX-INT8 (tdpbusd)")
+    require_instructions(target_info, "has_amx_bf16" if bf16 else "has_amx_int8",
+                         "AMX-BF16 (tdpbf16ps)" if bf16 else "AMX-INT8 (tdpbusd)")
     if not amx_fits(C):
         raise InvalidArgumentError(
             f"'{C.name}' does not fit AMX tiles: its reduction must be whole tiles (K a "
@@ -187,13 +195,7 @@ def amx_matmul_template(s, C, *, parallel: bool = True, epilogue=None,
     else:
         intrinsic = amx_gemm_int8(tiles_m, tiles_n, ksteps, a.dtype, weights.dtype)
     rows, cols = AMX_TILE_ROWS * tiles_m, 16 * tiles_n
-    local = s.cache_write(C, "local")
-    out = _fused_epilogue(s, C, epilogue)
-    stage = s[out]
-    i, j = out.op.axis
-    io, jo, ii, ji = stage.tile(i, j, rows, cols)
-    stage.reorder(jo, io, ii, ji)
-    s[local].compute_at(stage, io)
+    stage, local, io, jo, ji = _output_tiles(s, C, epilogue, rows, cols)
     li, lj = local.op.axis
     ko, ki = local.op.reduce_axis
     if ksteps == tiles:

@@ -124,9 +124,7 @@ def conv2d_u8s8_nchw(data: Tensor, Wp: Tensor, *, stride: int = 1, padding: int 
     multiple of 4: weights packed for the next multiple (zeros in the missing channels,
     e.g. an RGB input's first layer) read ``pad_value`` there."""
     _check(data, "uint8", 4, "data")
-    if Wp.dtype != "int8" or Wp.ndim != 6:
-        raise InvalidArgumentError(f"Wp must be a 6-D int8 tensor (pack_conv_vnni_numpy), "
-                                   f"got {Wp.ndim}-D {Wp.dtype}")
+    _check(Wp, "int8", 6, "Wp (packed by pack_conv_vnni_numpy)")
     n, c, h, w = (_int(e) for e in data.shape)
     blocks, groups, r, s, cb = (_int(e) for e in Wp.shape[:5])
     if n != 1 or not c <= groups * VNNI_GROUP < c + VNNI_GROUP:
