@@ -136,7 +136,32 @@ def report(rows: list[dict], quick: bool) -> str:
                      f"{r['onnxruntime_ms']:.3f} | {r['load_ms']:.2f} | "
                      f"{r['load_embedded_ms']:.2f} | {r['runtime_kb']:.0f} | "
                      f"{r['so_kb']:.0f} | {r['weights_kb']:.0f} | {r['kernels']} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + [""] + targets(rows, quick)) + "\n"
+
+
+def targets(rows: list[dict], quick: bool) -> list[str]:
+    """The issue's targets, PASS or FAIL on these rows (NOT RUN on small settings)."""
+    def verdict(ok: bool) -> str:
+        return "NOT RUN (small settings)" if quick else ("PASS" if ok else "FAIL")
+
+    worst_python = max(abs(r["c_api_ms"] / r["python_ms"] - 1) for r in rows)
+    slower = [f"{r['model']} {r['threads']}T" for r in rows
+              if r["c_api_ms"] > r["onnxruntime_ms"]]
+    resnet = [r["load_ms"] for r in rows if r["model"].startswith("resnet18")]
+    runtime = max(r["runtime_kb"] for r in rows)
+    return [
+        f"Load average {os.getloadavg()[0]:.1f} at the end of the run.", "",
+        "| target | result |", "|---|---|",
+        f"| runtime beside kernels and weights < 300 KB | {runtime:.0f} KB: "
+        f"{'PASS' if runtime < 300 else 'FAIL'} |",
+        f"| C API latency within 3% of the Python executor | worst "
+        f"{100 * worst_python:.0f}%: {verdict(worst_python <= 0.03)} |",
+        f"| C API at least onnxruntime's speed | slower on "
+        f"{', '.join(slower) or 'none'}: {verdict(not slower)} |",
+        f"| ResNet-18 load < 50 ms (weights file) | "
+        f"{', '.join(f'{v:.0f} ms' for v in resnet) or 'not run'}: "
+        f"{verdict(bool(resnet) and max(resnet) < 50)} |",
+    ]
 
 
 def main() -> int:
