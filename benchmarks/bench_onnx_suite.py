@@ -187,8 +187,8 @@ def _write(counts, reasons, blocked, conformance, seconds) -> None:
     total = {key: sum(counts[k][key] for k in shipped) for key in ("total", "imported",
                                                                    "matched", "wrong")}
     lines = ["# ONNX's shipped test data (onnx.backend.test) through polyopt.graph", "",
-             f"Counting, not timing (one thread; {seconds:.0f} s on a loaded machine shared "
-             "by several jobs). Per category: tests, imported (`PolyoptBackend`'s import), "
+             f"Counting, not timing (one thread; {seconds:.0f} s, load average "
+             f"{os.getloadavg()[0]:.1f} at the end). Per category: tests, imported (`PolyoptBackend`'s import), "
              "compiled and matching onnx's reference outputs, compiled but not matching.",
              "", "| category | tests | import | match | wrong |", "|---|---|---|---|---|"]
     lines += [row(k) for k in counts]
