@@ -34,6 +34,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from testlib.polybench_shaped import dumps_agree as same_dumps  # noqa: E402
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 GCC = ("gcc", "-O3", "-march=native", "-fopenmp")
 BUILD_SECONDS, RUN_SECONDS = 300, 3600
@@ -111,22 +114,10 @@ def dump(exe: pathlib.Path) -> str:
 
 def dumps_agree(expected: str, actual: str, rtol: float = 1e-2,
                 atol: float = 1e-2) -> tuple[bool, str]:
-    """Whether two dumps have the same words, numbers within ``rtol``/``atol``;
+    """Whether two dumps have the same words, numbers within ``rtol``/``atol`` (the
+    tests' comparison of dumps, at the precision PolyBench prints, ``%0.2lf``);
     ``(ok, the first difference)``."""
-    a, b = expected.split(), actual.split()
-    if len(a) != len(b):
-        return False, f"{len(a)} words against {len(b)}"
-    for k, (x, y) in enumerate(zip(a, b)):
-        if x == y:
-            continue
-        try:
-            fx, fy = float(x), float(y)
-        except ValueError:
-            return False, f"word {k}: {x!r} against {y!r}"
-        if not (math.isnan(fx) and math.isnan(fy)) and \
-                not abs(fx - fy) <= atol + rtol * max(abs(fx), abs(fy)):
-            return False, f"word {k}: {x} against {y}"
-    return True, ""
+    return same_dumps(expected, actual, rtol=rtol, atol=atol)
 
 
 def run_kernel(utilities: pathlib.Path, name: str, source: pathlib.Path, dataset: str,
