@@ -83,6 +83,20 @@ class FrontendError(PolyoptError):
     names the file and line)."""
 
 
+class TemporaryScalarError(FrontendError):
+    """A scalar temporary is used where plain forward substitution cannot give its value:
+    ``name`` is the temporary, ``problem`` one of ``"reassigned"`` (assigned again in an
+    inner loop or branch), ``"stale"`` (reads an array written before the use) or
+    ``"no_value"`` (read before it is assigned in the same block); keep it in an array
+    element instead (the C front end does so by itself)."""
+
+    PROBLEMS = ("reassigned", "stale", "no_value")
+
+    def __init__(self, message: str, *, name: str, problem: str):
+        super().__init__(message)
+        self.name, self.problem = name, problem
+
+
 class ScheduleError(PolyoptError):
     """A scheduling request cannot be carried out."""
 

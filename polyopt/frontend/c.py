@@ -32,9 +32,8 @@ void scale(float64 alpha, float64 A[n][n]) {
 from __future__ import annotations
 
 import math
-import re
 
-from ..errors import FrontendError, public
+from ..errors import FrontendError, TemporaryScalarError, public
 from ..te.tensor import var
 from . import types as element_types
 from .c_preprocess import CPPOptions
@@ -44,11 +43,6 @@ from .c_translate import CParam, CTranslator, Translation
 from .exprs import libm
 from .kernel import Kernel, kernel_from_tree
 from .source import Source
-
-# Messages of the Python front end that mean "this scalar is not a plain forward
-# substitution": the C front end then keeps the scalar in a 0-d scratch array.
-_TEMP_PROBLEMS = ("scalar temporary", "where it has no value")
-
 
 class CKernel(Kernel):
     """A :class:`Kernel` from C; ``c_params`` are the C function's parameters in order
@@ -90,24 +84,13 @@ def from_c(path_or_text: str, function: str | None = None, *, defines=None,
         translation = translator.translate()
         try:
             base = _kernel(translation, source.filename)
-        except FrontendError as err:
-            name = _scalar_to_keep(str(err), translator, scalar_arrays)
-            if name is None:
+        except TemporaryScalarError as err:  # not a plain forward substitution: the
+            if err.name not in translator.local_scalars or err.name in scalar_arrays:
                 raise
-            scalar_arrays = scalar_arrays | {name}
+            scalar_arrays = scalar_arrays | {err.name}  # scalar lives in a 0-d array
             continue
         return CKernel(base, translation, source.text)
     raise FrontendError(f"too many local scalars in '{func.decl.name}'")  # pragma: no cover
-
-
-def _scalar_to_keep(message: str, translator: CTranslator, kept: frozenset[str]):
-    """The local scalar a temporary-related refusal names, if it is not kept yet."""
-    if not any(problem in message for problem in _TEMP_PROBLEMS):
-        return None
-    for name in re.findall(r"'([A-Za-z_][A-Za-z_0-9]*)'", message):
-        if name in translator.local_scalars and name not in kept:
-            return name
-    return None
 
 
 def _kernel(translation: Translation, filename: str) -> Kernel:

@@ -28,7 +28,7 @@ import types
 
 import numpy as np
 
-from ..errors import FrontendError, InvalidArgumentError
+from ..errors import FrontendError, InvalidArgumentError, TemporaryScalarError
 from ..te.expr import Call, Expr, Logical, TensorRead, as_expr
 from ..te.tensor import (Tensor, abs_, exp, if_then_else, log, maximum, minimum, sqrt,
                          tanh)
@@ -86,8 +86,9 @@ class Translator:
         self.scopes = scopes
         self.local_names = frozenset(local_names)  # every name the function assigns
 
-    def error(self, node: ast.AST, message: str) -> FrontendError:
-        return self.source.error(node, message)
+    def error(self, node: ast.AST, message: str, cls: type = FrontendError,
+              **attributes) -> FrontendError:
+        return self.source.error(node, message, cls, **attributes)
 
     # -- entry points -----------------------------------------------------------------
     def expr(self, node: ast.expr) -> Expr:
@@ -156,7 +157,8 @@ class Translator:
                     f"the scalar temporary '{node.id}' (assigned at line {binding.line}) reads "
                     f"array '{array}', which line {line} writes before this use (or in an "
                     "earlier loop iteration); only plain forward substitution of temporaries "
-                    "is supported: recompute the value here or keep it in an array element"))
+                    "is supported: recompute the value here or keep it in an array element"),
+                    TemporaryScalarError, name=node.id, problem="stale")
             return binding.value
         if isinstance(binding, DeadName):
             raise self.error(node, (
@@ -171,7 +173,7 @@ class Translator:
                 f"'{node.id}' is used where it has no value: before it is assigned, outside "
                 "the loop or branch that assigns it, or carried over from an earlier loop "
                 "iteration; a scalar temporary must be assigned before its uses in the "
-                "same block"))
+                "same block"), TemporaryScalarError, name=node.id, problem="no_value")
         value = self.scopes.resolve_outer(node.id)
         if Scopes.missing(value):
             raise self.error(node, f"the name '{node.id}' is not defined")

@@ -32,7 +32,7 @@ import islpy as isl
 
 from .. import dtypes
 from ..domain.affine import AffineSpace
-from ..errors import NonAffineError
+from ..errors import NonAffineError, TemporaryScalarError
 from ..names import NameGenerator
 from ..te.expr import Const, Expr, IterVar, TensorRead, Var
 from ..te.tensor import if_then_else
@@ -292,7 +292,8 @@ class Parser:
                 f"the scalar temporary '{name}' was assigned outside this loop or branch "
                 f"(line {binding.line}); re-assigning it here would carry its value across "
                 "loop iterations or make it depend on the branch taken, and only plain "
-                "forward substitution is supported"))
+                "forward substitution is supported"), TemporaryScalarError, name=name,
+                problem="reassigned")
         self.scopes.bind_temp(name, value, self.source.line(node))
 
     def _check_assignable(self, name: str, node: ast.stmt, what: str) -> None:

@@ -41,9 +41,11 @@ class Source:
     def where(self, node: ast.AST) -> str:
         return f'File "{self.filename}", line {self.line(node)}, in kernel \'{self.kernel}\''
 
-    def error(self, node: ast.AST, message: str, cls: type = FrontendError) -> PolyoptError:
-        """An error of class ``cls`` whose message starts with the location of ``node``."""
-        return cls(f"{self.where(node)}: {message}")
+    def error(self, node: ast.AST, message: str, cls: type = FrontendError,
+              **attributes) -> PolyoptError:
+        """An error of class ``cls`` (built with ``attributes``) whose message starts
+        with the location of ``node``."""
+        return cls(f"{self.where(node)}: {message}", **attributes)
 
 
 def parse_function(fn) -> tuple[ast.FunctionDef, Source]:

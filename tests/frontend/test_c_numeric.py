@@ -46,3 +46,28 @@ def test_macro_sizes_can_be_redefined():
     native_text = "#define N 9\n#define TSTEPS 3\n" + text
     ours, theirs = run_both(kernel, native_text, {})
     assert_numbers(ours, theirs)
+
+
+CARRIED = """
+void carried(int n, double A[100], double y[100]) {
+  int i, j;
+  double s, p;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    s = 0.0;
+    p = A[i];
+    for (j = 0; j < n; j++)
+      s = s + A[j] * p;
+    y[i] = s;
+  }
+#pragma endscop
+}"""
+
+
+def test_only_the_refused_temporary_is_kept_in_an_array():
+    kernel = po.from_c(CARRIED)  # s is carried across j (TemporaryScalarError); p is not
+    kept = {a.name for a in kernel.program.arrays if a.shape == () and a.role == "compute"}
+    assert kept == {"s"}
+    for sizes in ({"n": 0}, {"n": 7}):
+        ours, theirs = run_both(kernel, CARRIED, sizes)
+        assert_numbers(ours, theirs)

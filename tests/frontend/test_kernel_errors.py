@@ -217,6 +217,32 @@ def test_temporaries_that_are_not_a_forward_substitution():
                 A[i] = 1.0  # clobbered
 
 
+def test_temporary_refusals_are_typed_with_the_name_and_the_problem():
+    def before(A: po.f64[N]):
+        for i in range(N):
+            A[i] = t
+            t = 1.0
+
+    def carried(A: po.f64[N]):
+        s = 0.0
+        for i in range(N):
+            s = s + A[i]
+        A[0] = s
+
+    def pivot(A: po.f64[N, N]):
+        for k in range(N):
+            p = A[k, k]
+            for i in range(k + 1, N):
+                A[i, k] = A[i, k] / p
+
+    for function, name, problem in ((before, "t", "no_value"), (carried, "s", "reassigned"),
+                                    (pivot, "p", "stale")):
+        with pytest.raises(po.errors.TemporaryScalarError) as err:
+            po.kernel(function)
+        assert (err.value.name, err.value.problem) == (name, problem)
+        assert err.value.problem in po.errors.TemporaryScalarError.PROBLEMS
+
+
 def test_temporary_in_the_other_branch_is_still_fresh():
     @po.kernel
     def k(A: po.f64[N], B: po.f64[N]):
