@@ -46,6 +46,7 @@ if __name__ == "__main__":
 
 import datetime  # noqa: E402
 import json  # noqa: E402
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -221,6 +222,7 @@ def measure(name: str, model, quick: bool, threads_list=THREADS) -> list[dict]:
             "slowest_groups": [f"{r['group']} ({r['ops']}, {r['template']}) {r['ms']:.2f} ms"
                                for r in top]})
         print(rows[-1], flush=True)
+    shutil.rmtree(cache, ignore_errors=True)  # the kernels are loaded; leave no folder behind
     return rows
 
 
