@@ -175,7 +175,7 @@ def test_accelerator_computation_outside_its_buffers():
     B = po.compute((16, 16), lambda i, j: A[i, j] + A[j, i], name="B")
     s = po.create_schedule(B)
     err = refused(po.AcceleratorMappingError, lambda: po.lower(s, [A, B], target="accel"))
-    assert err.what == "B"
+    assert (err.what, err.problem, err.target) == ("B", "global_compute", "B")
 
 
 # -- through a primitive registered from outside the package ----------------------------

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
+from testlib.errors import pair, refused
 from testlib.schedules import assert_loops, axis_names, irand, lowered, rand, run
 
 
@@ -71,10 +72,9 @@ def test_fused_loop_carries_the_producer_consumer_dependence():
     io, ii = s[C].split(C.op.axis[0], factor=3)
     assert axis_names(s[B]) == axis_names(s[C]) == ["i.outer", "i.inner"]
     assert not s[C].can_parallel(ii)
-    with pytest.raises(po.IllegalScheduleError, match=r'reorder\("i.inner", "i.outer"\) is '
-                                                      r"illegal: B\[i=2\] writes B\[2\] that "
-                                                      r"C\[i=2\] reads"):
-        s[C].reorder(ii, io)
+    err = refused(po.DependenceViolationError, lambda: s[C].reorder(ii, io))
+    assert err.transform == 's["C"].reorder("i.inner", "i.outer")'
+    assert pair(err) == ("B[i=2]", "C[i=2]", "B[2]")
     text = lowered(s, [A, C])
     assert text.count("for (") == 2
     for n in (1, 2, 5, 10):
@@ -194,9 +194,9 @@ def test_compute_with_more_loops_than_the_producer_has():
     B = po.compute((n,), lambda i: A[i] + 1, name="B")
     C = po.compute((n, n), lambda i, j: B[i] * B[j], name="C")
     s = po.create_schedule(C)
-    with pytest.raises(po.ScheduleError, match="stage 'B' has 1 loops; it cannot share 2 loops "
-                                               "of 'C' \\(down to 'j'\\)"):
-        s[B].compute_with(s[C], C.op.axis[1])
+    err = refused(po.NotEnoughLoopsError, lambda: s[B].compute_with(s[C], C.op.axis[1]))
+    assert (err.stage, err.count, err.needed, err.shared_with, err.down_to) == (
+        "B", 1, 2, "C", "j")
 
 
 # -- compute_at --------------------------------------------------------------------------------
