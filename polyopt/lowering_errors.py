@@ -160,13 +160,34 @@ class BufferScopeError(ScheduleError):
 class WorkItemRaceError(ScheduleError):
     """Two instances (``example``, a :class:`~polyopt.deps.counterexample.
     Counterexample`) touch ``array`` in different work-groups or work-items (``unit``)
-    that nothing orders; ``advice`` says what to do."""
+    of ``kernel`` that nothing orders: ``problem`` is one of :attr:`PROBLEMS` (``scope``:
+    the buffer's memory, for ``"scoped_buffer"``)."""
 
-    def __init__(self, array: str, example, unit: str, problem: str, advice: str,
-                 kernel: str | None = None):
+    PROBLEMS = {
+        "across_groups": "they run in different work-groups of kernel {kernel}, and no "
+                         "barrier orders work-groups. Split the computation into separate "
+                         "kernels (compute the producer on its own with compute_root), stage "
+                         "the data per group with cache_read(..., \"shared\"), or bind that "
+                         "loop to threadIdx instead",
+        "inside_thread_loops": "they run in different work-items of one group, inside the "
+                               "same threadIdx loops: a barrier would have to go inside code "
+                               "that only some work-items run. Bind a loop that carries no "
+                               "dependence, or move the producer out of the threadIdx loops "
+                               "(compute it at an outer loop)",
+        "scoped_buffer": "the reader runs in another {unit} or another iteration of the loops "
+                         "around the buffer, but a {scope} buffer has one copy per {unit}, "
+                         "refilled in each iteration. Compute '{array}' at a loop of its "
+                         "reader inside the loops bound to {bound} (compute_at), or use the "
+                         "\"global\" scope",
+    }
+
+    def __init__(self, array: str, example, unit: str, problem: str,
+                 kernel: str | None = None, scope: str | None = None):
         self.array, self.example, self.unit, self.kernel = array, example, unit, kernel
-        self.problem, self.advice = problem, advice
-        super().__init__(f"{example}: {problem}. {advice}")
+        self.problem, self.scope = problem, scope
+        bound = "blockIdx" if unit == "work-group" else "threadIdx"
+        super().__init__(f"{example}: " + self.PROBLEMS[problem].format(
+            kernel=kernel, unit=unit, scope=scope, array=array, bound=bound))
 
 
 class AcceleratorMappingError(ScheduleError):
@@ -212,10 +233,25 @@ class AcceleratorMappingError(ScheduleError):
 
 
 class MissingInstructionsError(TensorizeError):
-    """A tensorized kernel (or template) needs instructions ``missing`` that the CPU
-    ``cpu`` lacks; ``advice`` says how to choose others or build for another CPU."""
+    """A tensorized kernel (stage ``stage`` tensorized with ``intrinsic``) or a template
+    (``fact``: the :class:`~polyopt.machine.TargetInfo` flag it needs) needs instructions
+    ``missing`` that the CPU ``cpu`` lacks."""
 
-    def __init__(self, missing: tuple[str, ...], cpu: str, message: str,
-                 stage: str | None = None, intrinsic: str | None = None):
+    def __init__(self, missing: tuple[str, ...], cpu: str, stage: str | None = None,
+                 intrinsic: str | None = None, fact: str | None = None):
         self.missing, self.cpu, self.stage, self.intrinsic = tuple(missing), cpu, stage, intrinsic
+        self.fact = fact
+        if stage is None:
+            message = (f"this template tensorizes with {self.missing[0]}, which the CPU {cpu} "
+                       f"lacks (TargetInfo.{fact} is False); schedule the computation without "
+                       "tensorize (po.auto_schedule), or pass "
+                       "target_info=po.TargetInfo.for_cpu('znver4') to build for a CPU that "
+                       "has it")
+        else:
+            message = (f"stage '{stage}' is tensorized with '{intrinsic}', whose code needs "
+                       f"{', '.join(self.missing)}; the CPU it is compiled for ({cpu}) lacks "
+                       "it.  Choose intrinsics with the machine model "
+                       "(po.TargetInfo.host().has_vnni / has_bf16 / has_amx_int8 / "
+                       "has_avx512), or build for a CPU that has them "
+                       "(target='llvm -mcpu=znver4') and export the kernel")
         super().__init__(message)

@@ -338,11 +338,25 @@ class NotComputedError(ScheduleError):
 # -- order of primitives, reductions, kernels --------------------------------------------
 class PrimitiveOrderError(ScheduleError):
     """``primitive`` must come before ``before`` (other primitives already applied to
-    ``stage``): ``advice`` says what to do."""
+    ``stage``, or to an in-place kernel when ``in_place``); for ``cache_read`` of an
+    array inlined before stages were added, ``before`` is the primitive that added them."""
 
-    def __init__(self, primitive: str, before: str, advice: str, stage: str | None = None):
-        self.primitive, self.before, self.stage, self.advice = primitive, before, stage, advice
-        super().__init__(advice)
+    def __init__(self, primitive: str, before: str, stage: str | None = None,
+                 in_place: bool = False):
+        self.primitive, self.before, self.stage, self.in_place = primitive, before, stage, in_place
+        if in_place:
+            message = (f"on an in-place kernel, apply {primitive} before the other rewrites "
+                       f"({before})")
+        elif primitive == "cache_read":
+            message = (f"cache_read of '{stage}', inlined before {before}: make the copy "
+                       "before the steps that add stages (call cache_read right after "
+                       f"s[{stage!r}].compute_inline(), or before it)")
+        elif before == "compute_at":
+            message = f"apply {primitive} to '{stage}' before attaching it"
+        else:
+            message = (f"{primitive} must be applied to stage '{stage}' before its loops are "
+                       "changed or it is attached; apply it first, then schedule the stages")
+        super().__init__(message)
 
 
 class NotAReductionError(ScheduleError):

@@ -461,20 +461,19 @@ def test_lowering_classes_render_from_their_attributes():
     assert (err.kernel, err.size, err.limit, err.shape) == ("k1", 4096, 1024, (64, 64, 1))
     assert "64x64x1" in str(err) and "threadIdx" in str(err)
     pair = Counterexample("flow", "B[i=7]", "C[i=8]", "B[7]", {"N": 9})
-    race = po.WorkItemRaceError("B", pair, "work-group", "they run in different groups",
-                                "Split the kernel", kernel="k")
-    assert str(race) == ("B[i=7] writes B[7] that C[i=8] reads (when N=9): they run in "
-                         "different groups. Split the kernel")
+    race = po.WorkItemRaceError("B", pair, "work-group", "across_groups", kernel="k")
+    assert str(race).startswith("B[i=7] writes B[7] that C[i=8] reads (when N=9): they run "
+                                "in different work-groups of kernel k, and no barrier orders "
+                                "work-groups. Split the computation")
+    assert (race.example, race.unit, race.problem, race.kernel) == (pair, "work-group",
+                                                                   "across_groups", "k")
 
 
 # -- every class raised by a primitive or a pass: attributes, no free text -----------------
 
-# parameters that would carry a pre-worded message instead of the objects involved; the
-# classes still taking one (PrimitiveOrderError's advice, WorkItemRaceError's problem and
-# advice, MissingInstructionsError's message) are listed until they are converted
-FREE_TEXT = {"reason", "message", "advice", "detail", "text"}
-NOT_YET = {"PrimitiveOrderError": {"advice"}, "WorkItemRaceError": {"advice"},
-           "MissingInstructionsError": {"message"}}
+# parameters that would carry a pre-worded message instead of the objects involved
+FREE_TEXT = {"reason", "message", "advice", "detail", "text", "hint"}
+NOT_YET: dict[str, set] = {}  # (none left: every class renders its message)
 
 
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
