@@ -15,6 +15,7 @@ from polyopt.schedules.accel_gemm import (Requantize, choose_tiles, from_planes,
                                        gemm_schedule)
 from polyopt.tensorize.accel import gemm_intrin
 from polyopt.target.accel.sim import HazardError, run, uop_array
+from testlib.errors import refused
 
 
 def _target(config):
@@ -123,6 +124,7 @@ def test_reading_an_array_after_a_stage_computed_in_place_of_it_is_refused():
     s.cache_read(A, "inp", [C])
     s.cache_read(W, "wgt", [C])
     s[C].tensorize(C.op.axis[2], gemm_intrin(VTA))
-    with pytest.raises(ScheduleError, match="reads 'C' after 'P', computed in place of it"):
-        po.build(s, [A, W, Y], target="accel")
+    err = refused(po.AcceleratorMappingError, lambda: po.build(s, [A, W, Y], target="accel"))
+    assert (err.problem, err.array, err.other) == ("overwritten", "C", "P")
+    assert isinstance(err, ScheduleError)
 
