@@ -28,7 +28,8 @@ __all__ = [
     "NonConstantExtentError", "PartlySharedLoopsError", "NotEnoughLoopsError",
     "BandMismatchError",
     "AttachCycleError", "SharedReductionLoopError", "AlreadyAttachedError",
-    "SharedLoopsError", "NotAReaderError", "PartialOutputError", "AttachedLoopError",
+    "SharedLoopsError", "NotAReaderError", "ReaderOutsideError", "PartialOutputError",
+    "AttachedLoopError",
     "CannotInlineError",
     "CacheOfWrittenError", "AmbiguousWriterError", "NotComputedError",
     "PrimitiveOrderError", "NotAReductionError", "TupleReductionError",
@@ -257,6 +258,19 @@ class NotAReaderError(ScheduleError):
         else:
             message = f"stage '{reader}' does not read '{producer}'"
         super().__init__(message)
+
+
+class ReaderOutsideError(ScheduleError):
+    """``compute_at(producer, consumer)`` while statement ``reader`` also reads
+    ``producer`` outside the consumer's loops (the schedule defers the call until that
+    reader is attached too, as TVM's order-free calls; lowering raises it if never)."""
+
+    def __init__(self, producer: str, consumer: str, reader: str):
+        self.producer, self.consumer, self.reader = producer, consumer, reader
+        super().__init__(
+            f"cannot compute '{producer}' at '{consumer}': statement {reader} reads it too, "
+            "outside those loops, and would see only what the last tile computed; compute "
+            "that reader in the same loops first, use compute_with, or cache_read per reader")
 
 
 class PartialOutputError(ScheduleError):
