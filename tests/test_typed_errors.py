@@ -10,14 +10,7 @@ import pytest
 
 import polyopt as po
 from polyopt.deps.counterexample import Counterexample, describe
-
-
-def refused(cls, action):
-    """The error ``action()`` raises, which must be exactly of class ``cls``."""
-    with pytest.raises(po.PolyoptError) as info:
-        action()
-    assert type(info.value) is cls, f"{type(info.value).__name__}: {info.value}"
-    return info.value
+from testlib.errors import refused
 
 
 def elementwise(n=None):

@@ -15,20 +15,13 @@ from polyopt.machine.accel import VTA
 from polyopt.tensorize.builtin import dot_16x4_u8s8
 from polyopt.transform import group
 from polyopt.transform.registry import LOOP, register, unregister
+from testlib.errors import refused
 from testlib.tensorize import int8_matmul, row_dot_schedule
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "target" / "accel"))
 from schedules import matmul as accel_matmul  # noqa: E402
 
 n = po.var("n")
-
-
-def refused(cls, action):
-    """The error ``action()`` raises, which must be exactly of class ``cls``."""
-    with pytest.raises(po.PolyoptError) as info:
-        action()
-    assert type(info.value) is cls, f"{type(info.value).__name__}: {info.value}"
-    return info.value
 
 
 def row_sum():
