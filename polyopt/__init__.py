@@ -19,6 +19,7 @@ from .deps.effort import check_effort
 from .errors import *  # noqa: F401,F403
 from .schedule_errors import *  # noqa: F401,F403
 from .lowering_errors import *  # noqa: F401,F403
+from .tensorize_errors import *  # noqa: F401,F403
 from .te.tensor import (Tensor, all_of as all, any_of as any, abs_ as abs, compute, exp,
                         if_then_else, log, maximum, minimum, placeholder, reduce_axis,
                         reduce_max as max, reduce_min as min, reduce_sum as sum, sigmoid,

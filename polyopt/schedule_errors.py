@@ -1,7 +1,7 @@
 """One error class per way a schedule primitive can fail (issue 38, "typed errors").
 
 Each class derives from :class:`~polyopt.errors.ScheduleError` (or
-:class:`~polyopt.errors.IllegalScheduleError`, :class:`~polyopt.errors.TensorizeError`),
+:class:`~polyopt.errors.IllegalScheduleError`),
 so ``except ScheduleError`` keeps catching them; the argument errors (a bad factor, a
 loop listed twice, an axis of another stage) derive from
 :class:`~polyopt.errors.InvalidArgumentError` only, as before: ``s[C].can_split(...)``
@@ -9,7 +9,7 @@ answers False for a schedule it refuses and raises for a bad argument.  Each
 keeps the objects involved as attributes (stage, loop names, factor, violation, ...)
 and renders its message from them: what was wrong and what to do.  The failures of the
 lowering passes (OpenCL, the accelerator, LLVM intrinsics) are in
-:mod:`polyopt.lowering_errors`.
+:mod:`polyopt.lowering_errors`, those of ``tensorize`` in :mod:`polyopt.tensorize_errors`.
 
 >>> err = UnknownLoopError("C", "k", ("i", "j"))
 >>> (err.stage, err.loop, err.loops)
@@ -20,8 +20,7 @@ stage 'C' has no loop 'k'; its loops are: i, j
 
 from __future__ import annotations
 
-from .errors import (IllegalScheduleError, InvalidArgumentError, ScheduleError,
-                     TensorizeError)
+from .errors import IllegalScheduleError, InvalidArgumentError, ScheduleError
 
 __all__ = [
     "UnknownLoopError", "ForeignAxisError", "InvalidFactorError", "SplitArgumentsError",
@@ -29,15 +28,15 @@ __all__ = [
     "NonConstantExtentError", "PartlySharedLoopsError", "NotEnoughLoopsError",
     "BandMismatchError",
     "AttachCycleError", "SharedReductionLoopError", "AlreadyAttachedError",
-    "SharedLoopsError", "NotAReaderError", "PartialOutputError", "AttachedLoopError",
+    "SharedLoopsError", "NotAReaderError", "ReaderOutsideError", "PartialOutputError",
+    "AttachedLoopError",
     "CannotInlineError",
     "CacheOfWrittenError", "AmbiguousWriterError", "NotComputedError",
     "PrimitiveOrderError", "NotAReductionError", "TupleReductionError",
     "PiecewiseBoundError", "InPlaceKernelError", "ScalarExpansionError",
     "StorePredicateError", "UnknownPragmaError", "AutoScheduleError",
     "DependenceViolationError", "LoopCarriesDependenceError", "LoopRaceError",
-    "ChangedValuesError", "AlreadyTensorizedError",
-    "TensorizeMismatchError", "BufferAlignmentError", "IllegalTensorizeError",
+    "ChangedValuesError",
     ]
 
 
@@ -261,6 +260,19 @@ class NotAReaderError(ScheduleError):
         super().__init__(message)
 
 
+class ReaderOutsideError(ScheduleError):
+    """``compute_at(producer, consumer)`` while statement ``reader`` also reads
+    ``producer`` outside the consumer's loops (the schedule defers the call until that
+    reader is attached too, as TVM's order-free calls; lowering raises it if never)."""
+
+    def __init__(self, producer: str, consumer: str, reader: str):
+        self.producer, self.consumer, self.reader = producer, consumer, reader
+        super().__init__(
+            f"cannot compute '{producer}' at '{consumer}': statement {reader} reads it too, "
+            "outside those loops, and would see only what the last tile computed; compute "
+            "that reader in the same loops first, use compute_with, or cache_read per reader")
+
+
 class PartialOutputError(ScheduleError):
     """``compute_at`` of ``output`` (an output) at ``consumer``, whose tiles do not read
     all of it."""
@@ -340,11 +352,25 @@ class NotComputedError(ScheduleError):
 # -- order of primitives, reductions, kernels --------------------------------------------
 class PrimitiveOrderError(ScheduleError):
     """``primitive`` must come before ``before`` (other primitives already applied to
-    ``stage``): ``advice`` says what to do."""
+    ``stage``, or to an in-place kernel when ``in_place``); for ``cache_read`` of an
+    array inlined before stages were added, ``before`` is the primitive that added them."""
 
-    def __init__(self, primitive: str, before: str, advice: str, stage: str | None = None):
-        self.primitive, self.before, self.stage, self.advice = primitive, before, stage, advice
-        super().__init__(advice)
+    def __init__(self, primitive: str, before: str, stage: str | None = None,
+                 in_place: bool = False):
+        self.primitive, self.before, self.stage, self.in_place = primitive, before, stage, in_place
+        if in_place:
+            message = (f"on an in-place kernel, apply {primitive} before the other rewrites "
+                       f"({before})")
+        elif primitive == "cache_read":
+            message = (f"cache_read of '{stage}', inlined before {before}: make the copy "
+                       "before the steps that add stages (call cache_read right after "
+                       f"s[{stage!r}].compute_inline(), or before it)")
+        elif before == "compute_at":
+            message = f"apply {primitive} to '{stage}' before attaching it"
+        else:
+            message = (f"{primitive} must be applied to stage '{stage}' before its loops are "
+                       "changed or it is attached; apply it first, then schedule the stages")
+        super().__init__(message)
 
 
 class NotAReductionError(ScheduleError):
@@ -479,11 +505,21 @@ class UnknownPragmaError(ScheduleError):
 
 
 class AutoScheduleError(ScheduleError):
-    """``auto_schedule`` cannot schedule this input (``reason``)."""
+    """``auto_schedule`` cannot schedule this input: ``problem`` is ``"primitives"``
+    (the schedule has ``steps`` applied already) or ``"scheduler"`` (isl's scheduler
+    found no schedule; ``scheduler`` says how it stopped)."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
-        super().__init__(reason)
+    def __init__(self, problem: str, *, steps: tuple[str, ...] = (), scheduler: str = ""):
+        self.problem, self.steps, self.scheduler = problem, tuple(steps), scheduler
+        if problem == "primitives":
+            message = (f"auto_schedule starts from a schedule without primitives applied "
+                       f"(this one has {', '.join(self.steps)}): "
+                       "po.auto_schedule(po.create_schedule(...))")
+        else:
+            message = (f"auto_schedule found no schedule for this kernel: {scheduler}; "
+                       "allow it more effort (po.auto_schedule(s, max_operations=..., "
+                       "scheduler_seconds=...)), or schedule it by hand")
+        super().__init__(message)
 
 
 # -- legality ----------------------------------------------------------------------------
@@ -533,60 +569,3 @@ class ChangedValuesError(IllegalScheduleError):
         else:
             message = example
         super().__init__(message + repair)
-
-
-# -- tensorize ---------------------------------------------------------------------------
-class AlreadyTensorizedError(TensorizeError):
-    """``stage`` is tensorized at ``axis`` already."""
-
-    def __init__(self, stage: str, axis: str):
-        self.stage, self.axis = stage, axis
-        super().__init__(f"stage '{stage}' is already tensorized at '{axis}'")
-
-
-class TensorizeMismatchError(TensorizeError):
-    """The sub-nest of ``stage`` under ``axis`` does not match ``intrinsic``
-    (``reason``: how, and what to do)."""
-
-    def __init__(self, stage: str | None, axis: str | None, intrinsic: str | None,
-                 reason: str):
-        self.stage, self.axis, self.intrinsic, self.reason = stage, axis, intrinsic, reason
-        super().__init__(reason)
-
-
-class BufferAlignmentError(TensorizeError):
-    """An intrinsic's ``buffer`` needs ``offset_factor=factor`` but ``array`` has a tile
-    starting at ``start`` (the ``what`` operand), or a row of ``row`` elements, that is
-    not a multiple of it."""
-
-    def __init__(self, buffer: str, factor: int, array: str, start: tuple | None = None,
-                 row: str | None = None, what: str = "operand"):
-        self.buffer, self.factor, self.array, self.start, self.row = (buffer, factor, array,
-                                                                      start, row)
-        if start is not None:
-            message = (f"buffer '{buffer}' needs offset_factor={factor} but the {what} "
-                       f"starts at {array}{list(start)} in some tile: split so that its "
-                       f"tiles start at multiples of {factor}, or declare a smaller "
-                       "offset_factor")
-        else:
-            message = (f"buffer '{buffer}' needs offset_factor={factor} but a row of "
-                       f"'{array}' has {row} elements, not known to be a multiple of "
-                       f"{factor}: use sizes that are, or declare offset_factor=1")
-        super().__init__(message)
-
-
-class IllegalTensorizeError(TensorizeError):
-    """Running each tile of ``axis`` as one step would break ``violation.dependence``:
-    two of its instances (``violation``'s pair) lie in one tile (``inside``), or in two
-    tiles that the steps run in the wrong order."""
-
-    def __init__(self, axis: str, violation, inside: bool):
-        self.axis, self.violation, self.inside = axis, violation, inside
-        self.dependence = violation.dependence
-        if inside:
-            message = (f"tensorize at '{axis}' is illegal: inside a tile, "
-                       f"{violation.explain('and the intrinsic runs both as one step')}")
-        else:
-            message = (f"tensorize at '{axis}' is illegal: running each tile as one step "
-                       f"breaks a dependence: {violation.explain()}")
-        super().__init__(message)

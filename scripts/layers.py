@@ -7,7 +7,7 @@ that the drawing is up to date, that every import points down and that no import
 exists.
 
 >>> LAYERS[0]
-('errors', 'schedule_errors', 'lowering_errors', 'dtypes', 'names', 'machine', 'private_folder')
+('errors', 'schedule_errors', 'tensorize_errors', 'lowering_errors', 'dtypes', 'names', 'machine', 'private_folder')
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ PACKAGE = ROOT / "polyopt"
 DRAWING = ROOT / "docs" / "layers.md"
 # bottom to top: a module may import its own layer and the layers below it
 LAYERS = [
-    ("errors", "schedule_errors", "lowering_errors", "dtypes", "names", "machine",
-     "private_folder"),
+    ("errors", "schedule_errors", "tensorize_errors", "lowering_errors", "dtypes", "names",
+     "machine", "private_folder"),
     ("te",), ("domain",), ("frontend",), ("deps",),
     ("transform",),
     ("tensorize",),
@@ -37,6 +37,7 @@ LAYERS = [
 NEVER = {"target": {"transform", "schedules"}}  # backends only see lowered programs
 ROLES = {
     "machine": "machine model", "schedule_errors": "one class per failing primitive",
+    "tensorize_errors": "one class per way tensorize fails",
     "lowering_errors": "one class per failing lowering pass", "te": "tensor expressions", "domain": "exact programs",
     "frontend": "Python and C loop nests", "deps": "exact dependences, legality",
     "transform": "checked primitives (mechanism)", "tensorize": "intrinsics, exact matching",

@@ -249,8 +249,8 @@ def test_every_error_is_a_polyopt_error():
                  "CheckEffortError"):
         assert issubclass(getattr(po, name), po.PolyoptError)
     # one class per way a primitive or a lowering pass fails (tests/test_typed_errors.py)
-    from polyopt import lowering_errors, schedule_errors
-    for name in schedule_errors.__all__ + lowering_errors.__all__:
+    from polyopt import lowering_errors, schedule_errors, tensorize_errors
+    for name in schedule_errors.__all__ + tensorize_errors.__all__ + lowering_errors.__all__:
         assert issubclass(getattr(po, name), (po.ScheduleError, po.InvalidArgumentError)), name
 
 

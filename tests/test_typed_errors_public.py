@@ -15,20 +15,13 @@ from polyopt.machine.accel import VTA
 from polyopt.tensorize.builtin import dot_16x4_u8s8
 from polyopt.transform import group
 from polyopt.transform.registry import LOOP, register, unregister
+from testlib.errors import refused
 from testlib.tensorize import int8_matmul, row_dot_schedule
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "target" / "accel"))
 from schedules import matmul as accel_matmul  # noqa: E402
 
 n = po.var("n")
-
-
-def refused(cls, action):
-    """The error ``action()`` raises, which must be exactly of class ``cls``."""
-    with pytest.raises(po.PolyoptError) as info:
-        action()
-    assert type(info.value) is cls, f"{type(info.value).__name__}: {info.value}"
-    return info.value
 
 
 def row_sum():
@@ -175,7 +168,7 @@ def test_accelerator_computation_outside_its_buffers():
     B = po.compute((16, 16), lambda i, j: A[i, j] + A[j, i], name="B")
     s = po.create_schedule(B)
     err = refused(po.AcceleratorMappingError, lambda: po.lower(s, [A, B], target="accel"))
-    assert err.what == "B"
+    assert (err.what, err.problem, err.target) == ("B", "global_compute", "B")
 
 
 # -- through a primitive registered from outside the package ----------------------------

@@ -103,8 +103,7 @@ def auto_schedule(schedule, **options):
     if not isinstance(schedule, Schedule):
         schedule = create_schedule(schedule)
     if schedule.steps:
-        raise AutoScheduleError("auto_schedule starts from a schedule without primitives "
-                                "applied: po.auto_schedule(po.create_schedule(...))")
+        raise AutoScheduleError("primitives", steps=tuple(map(str, schedule.steps)))
     start = time.perf_counter()
     notes = []
     if schedule.kernel is not None:
@@ -246,7 +245,7 @@ def _kernel(s, opts: AutoOptions, report: AutoReport) -> None:
                                        max_operations=opts.max_operations,
                                        seconds=opts.scheduler_seconds)
     if isl_result is None:
-        raise AutoScheduleError(message)
+        raise AutoScheduleError("scheduler", scheduler=message)
     rows = flatten(isl_result)
     fusion = opts.fusion
     score, perfect = _fusion_score(rows, program)

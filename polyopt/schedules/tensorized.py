@@ -98,12 +98,7 @@ def require_instructions(target_info: TargetInfo | None, fact: str, what: str) -
     property)."""
     info = target_info or TargetInfo.host()
     if not getattr(info, fact):
-        raise MissingInstructionsError(
-            (what,), info.name,
-            f"this template tensorizes with {what}, which the CPU {info.name} lacks "
-            f"(TargetInfo.{fact} is False); schedule the computation without tensorize "
-            "(po.auto_schedule), or pass target_info=po.TargetInfo.for_cpu('znver4') to "
-            "build for a CPU that has it")
+        raise MissingInstructionsError((what,), info.name, fact=fact)
     return info
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..domain.program import Statement
-from ..schedule_errors import BufferAlignmentError
+from ..tensorize_errors import BufferAlignmentError
 from ..te.expr import Const, Expr, TensorRead
 from ..te.tensor import children
 from .intrin import Buffer

@@ -27,7 +27,7 @@ s["C"].tensorize("j", "dot_16x4_u8s8()")
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError, ScheduleError
-from ..schedule_errors import AlreadyTensorizedError
+from ..tensorize_errors import AlreadyTensorizedError
 from ..transform.registry import LOOP, Param, register
 from ..transform.state import STATE_CHECKS
 from . import builtin

@@ -45,7 +45,8 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..deps.legality import shares_loop
 from ..domain.program import Program, Statement
-from ..schedule_errors import TensorizeMismatchError
+from ..tensorize_errors import (TensorizeAccessMismatchError, TensorizeDomainMismatchError,
+                                TensorizeExpressionMismatchError, TensorizeMismatchError)
 from ..te.expr import BinOp, Call, Compare, Const, Expr, IterVar, Logical, TensorRead, Var
 from ..te.tensor import children
 from ..transform.check import loop_dimension
@@ -55,6 +56,11 @@ from .match_messages import domain_message
 from .match_result import Match, Operand
 from .tile_legality import check_legal
 from .tiles import Mismatch, box_extent, constant_in_tiles, outer_of, tile_positions
+
+# what the matcher compared when it found the difference (tiles.Mismatch.kind)
+_MATCHER_ERRORS = {"domain": TensorizeDomainMismatchError,
+                   "expression": TensorizeExpressionMismatchError,
+                   "access": TensorizeAccessMismatchError}
 
 
 def match(program: Program, deps: Dependences | None, stage_name: str, axis_name: str,
@@ -76,24 +82,17 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
     init_inside = stage.init in region
     strangers = [name for name in region if name != stage.init]
     if strangers:
-        raise TensorizeMismatchError(
-            stage_name, axis_name, intrin.name,
-            f"statement(s) {', '.join(strangers)} run inside loop '{axis_name}' of stage "
-            f"'{stage_name}'; the intrinsic would replace only the stage's own work: compute "
-            "them at a loop outside it")
+        raise TensorizeMismatchError(stage_name, axis_name, intrin.name, "foreign_statements",
+                                     statements=strangers)
     is_reduction = stage.init is not None
     if is_reduction != (i_init is not None):
-        raise TensorizeMismatchError(
-            stage_name, axis_name, intrin.name,
-            f"stage '{stage_name}' is {'a' if is_reduction else 'not a'} reduction but "
-            f"intrinsic '{intrin.name}' is {'one' if i_init is not None else 'not'}")
+        raise TensorizeMismatchError(stage_name, axis_name, intrin.name, "reduction_kind",
+                                     reduction=is_reduction)
     i_dims = i_update.dims
     if len(inner_axes) != len(i_dims):
-        raise TensorizeMismatchError(
-            stage_name, axis_name, intrin.name,
-            f"the sub-nest under '{axis_name}' has {len(inner_axes)} loop(s) "
-            f"({', '.join(a.name for a in inner_axes)}) but intrinsic '{intrin.name}' has "
-            f"{len(i_dims)} ({', '.join(i_dims)})")
+        raise TensorizeMismatchError(stage_name, axis_name, intrin.name, "loop_count",
+                                     loops=tuple(a.name for a in inner_axes),
+                                     intrinsic_loops=tuple(i_dims))
     reduce_flags = [stage.involves_reduce(a) for a in inner_axes]
     i_reduce = [d in _reduce_dims(intrin) for d in i_dims]
     failures = []
@@ -124,17 +123,10 @@ def match(program: Program, deps: Dependences | None, stage_name: str, axis_name
             failures.append(err)
     else:
         best = max(failures, key=lambda e: e.stage)  # the candidate that got furthest
-        raise TensorizeMismatchError(stage_name, axis_name, intrin.name,
-                                     f"tensorize of '{stage_name}' at '{axis_name}' with "
-                                     f"'{intrin.name}' refused: {best}") from None
+        raise _MATCHER_ERRORS[best.kind](stage_name, axis_name, intrin.name, best) from None
     part = "body" if (not is_reduction or init_inside) else "update"
     if part == "update" and not intrin.update:
-        raise TensorizeMismatchError(
-            stage_name, axis_name, intrin.name,
-            f"the reduction of '{stage_name}' is split around '{axis_name}' (its init runs "
-            f"outside), so the intrinsic's update part is needed, and '{intrin.name}' has "
-            "none: return (body, reset, update) from fimpl, or tensorize a loop outside the "
-            "reduction loops")
+        raise TensorizeMismatchError(stage_name, axis_name, intrin.name, "no_update")
     if full is not None:
         full = full.gist(outer_of(program, main.name, dim).range()).gist_params(
             program.context)

@@ -15,7 +15,7 @@ import islpy as isl
 from ..deps.dataflow import Dependences
 from ..deps.legality import find_violations, violation
 from ..domain.program import Program
-from ..schedule_errors import IllegalTensorizeError
+from ..tensorize_errors import IllegalTensorizeError
 from .match_result import Match
 from .tiles import outer_of
 

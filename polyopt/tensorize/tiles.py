@@ -21,9 +21,18 @@ from ..transform.check import loop_dimension
 
 
 class Mismatch(Exception):
+    """Where a sub-nest differs from an intrinsic: ``stage`` is how far the matcher got
+    (0 the iteration domain, 1 the expression, 2 to 4 the accesses: rank, offsets,
+    strides), ``kind`` names that part."""
+
+    KINDS = ("domain", "expression", "access", "access", "access")
+
     def __init__(self, stage: int, message: str):
         super().__init__(message)
-        self.stage = stage
+        self.stage, self.kind = stage, self.KINDS[stage]
+
+    def __reduce__(self):
+        return Mismatch, (self.stage, str(self))
 
 
 def pick_dims(width: int, dims, params_of) -> isl.Map:

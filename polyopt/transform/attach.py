@@ -34,10 +34,9 @@ from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
 from ..domain.schedule import Attach, StageRecord, identity_axes, init_hoisted
 from ..machine import VIRTUAL_THREAD
-from ..errors import ScheduleError
 from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedLoopError,
                                CannotInlineError, NotAReaderError, NotEnoughLoopsError,
-                               PartialOutputError, SharedLoopsError,
+                               PartialOutputError, ReaderOutsideError, SharedLoopsError,
                                SharedReductionLoopError)
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
@@ -291,11 +290,6 @@ def rebuild_statement(stmt: Statement, value, array_of: dict, program: Program) 
     return rebuilt
 
 
-class ReaderOutsideError(ScheduleError):
-    """compute_at refused because another reader runs outside the consumer's loops (the
-    schedule defers it until that reader is attached too, as TVM's order-free calls)."""
-
-
 def compute_at(program: Program, deps: Dependences | None, producer: str, consumer: str, axis: str,
                outputs: tuple[str, ...], *, footprint=None
                ) -> tuple[Program, Dependences, dict[str, isl.Map]]:
@@ -327,11 +321,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     for stmt in program.statements:
         if stmt.name not in consumer_stmts and stmt.name not in own_stmts \
                 and any(r.array in arrays for r in stmt.reads):
-            raise ReaderOutsideError(
-                f"cannot compute '{producer}' at '{consumer}': statement {stmt.name} reads it "
-                "too, outside those loops, and would see only what the last tile computed; "
-                "compute that reader in the same loops first, use compute_with, or "
-                "cache_read per reader")
+            raise ReaderOutsideError(producer, consumer, stmt.name)
     loops = {}
     for member in tile:
         loops.update(_loop_map(program, member, depth))

@@ -265,9 +265,8 @@ def compute_inline(program: Program, state: KernelRewrites, stage_name: str
     from it, and drop it.  Each inlined read of an input must see what the statement
     saw (checked with the rest by :meth:`KernelRewrites.check`)."""
     if not state.only_inlined:
-        raise PrimitiveOrderError("compute_inline", "compute_at and caches",
-                                  "on an in-place kernel, apply compute_inline before "
-                                  "compute_at and caches", stage=stage_name)
+        raise PrimitiveOrderError("compute_inline", "compute_at and caches", stage=stage_name,
+                                  in_place=True)
     stage = program.stage(stage_name)
     producer = program.statement(stage.main)
     (write,) = producer.writes

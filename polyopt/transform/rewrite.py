@@ -93,11 +93,7 @@ def require_default_schedule(program: Program, stage_name: str, primitive: str) 
     stage = program.stage(stage_name)
     default = tuple(program.statement(stage.main).dims)
     if tuple(a.name for a in stage.axes) != default or stage.attach.kind != "root":
-        raise PrimitiveOrderError(
-            primitive, "loop changes and compute_at",
-            f"{primitive} must be applied to stage '{stage_name}' before its loops are "
-            "changed or it is attached; apply it first, then schedule the stages",
-            stage=stage_name)
+        raise PrimitiveOrderError(primitive, "loop changes and compute_at", stage=stage_name)
     refuse_tuple_reduction(program, stage_name, primitive)
     for other in program.stages:
         if other.attach.kind == "with" and other.attach.stage == stage_name:

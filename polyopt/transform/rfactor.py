@@ -99,9 +99,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int 
         raise NotAReductionError("rfactor", stage_name)
     refuse_tuple_reduction(program, stage_name, "rfactor")
     if stage.attach.kind != "root":
-        raise PrimitiveOrderError("rfactor", "compute_at",
-                                  f"apply rfactor to '{stage_name}' before attaching it",
-                                  stage=stage_name)
+        raise PrimitiveOrderError("rfactor", "compute_at", stage=stage_name)
     axis = stage.axes[stage.axis(axis_name)]
     if not stage.involves_reduce(axis):
         raise NotAReductionError("rfactor", stage_name, axis_name)

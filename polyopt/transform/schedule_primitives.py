@@ -72,11 +72,7 @@ def _before_inline(schedule, step, index, source, scope, readers, layout, check)
     makers = [str(st) for st in later[1:] if st.primitive in
               ("cache_read", "cache_write", "rfactor")]
     if makers:
-        raise PrimitiveOrderError(
-            "cache_read", makers[0],
-            f"cache_read of '{source.name}', inlined before {makers[0]}: make the copy "
-            "before the steps that add stages (call cache_read right after "
-            f"s[{source.name!r}].compute_inline(), or before it)", stage=source.name)
+        raise PrimitiveOrderError("cache_read", makers[0], stage=source.name)
     schedule.state, schedule.steps, schedule.before = (
         schedule.before[index], schedule.steps[:index], schedule.before[:index])
     cached = step(source, scope, readers, layout=layout, check=check)
@@ -152,9 +148,7 @@ def rfactor_(state, tensor: str, axis: str, factor_axis=0):
     if state.kernel is not None:
         if not state.kernel.only_inlined or state.kernel.inlined is not None:
             raise PrimitiveOrderError("rfactor", "compute_inline, compute_at, caches",
-                                      "on an in-place kernel, apply rfactor before the other "
-                                      "rewrites (compute_inline, compute_at, caches)",
-                                      stage=stage)
+                                      stage=stage, in_place=True)
         # valid by construction: the result becomes the reference later rewrites are
         # validated against
         result, partial = kernel_rfactor.rfactor(state.program, stage, axis, factor_axis)
@@ -186,9 +180,7 @@ def expand_scalar(state, scalar: str, dims=None):
         raise InPlaceKernelError("expand_scalar", "needs_kernel")
     if state.kernel.rewritten:
         raise PrimitiveOrderError("expand_scalar", "compute_inline, compute_at, caches, "
-                                  "rfactor", "on an in-place kernel, apply expand_scalar "
-                                  "before the other rewrites (compute_inline, compute_at, "
-                                  "caches, rfactor)")
+                                  "rfactor", in_place=True)
     result = scalar_expand.expand_scalar(state.program, scalar, dims)
     return dataclasses.replace(state.kernel_rewritten(result, KernelRewrites.start(result)),
                                original=result), None

@@ -9,6 +9,7 @@ import pytest
 
 import polyopt as po
 
+from testlib.errors import refused
 from testlib.numeric import assert_c_same_as_default
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,8 +64,8 @@ def test_options_parallel_tiling_and_errors():
         po.auto_schedule(kernel, fusion="some")
     s = po.create_schedule(kernel)
     s["S0"].split("i", factor=2)
-    with pytest.raises(po.ScheduleError, match="without primitives"):
-        po.auto_schedule(s)
+    err = refused(po.AutoScheduleError, lambda: po.auto_schedule(s))
+    assert (err.problem, err.steps) == ("primitives", ('s["S0"].split("i", factor=2)',))
 
 
 @pytest.mark.parametrize("fusion", ["min", "smart"])

@@ -101,9 +101,11 @@ def test_a_later_step_that_breaks_the_tensorize_is_refused():
     s, ji = row_dot_schedule(C)
     s[C].tensorize(ji, dot_16x4_u8s8())
     assert not s[C].can_split(ji, factor=4)
-    with pytest.raises(po.ScheduleError, match=r"breaks the tensorize of stage 'C' at "
-                       r"'j.inner': stage 'C' has no loop 'j.inner'"):
+    # the type and attributes of the matcher's error, the step it broke in front
+    with pytest.raises(po.UnknownLoopError, match=r"breaks the tensorize of stage 'C' at "
+                       r"'j.inner'") as err:
         s[C].split(ji, factor=4)
+    assert (err.value.stage, err.value.loop) == ("C", "j.inner")
     run_matmul(s, A, W, C, 2, 32, 8)                      # the schedule is unchanged
 
 
@@ -199,9 +201,12 @@ def test_strict_refusal_suggests_the_split():
     ko, ki = C.op.reduce_axis
     io, ii = s[C].split(i, factor=4)
     s[C].reorder(io, ko, ii, j, ki)
-    with pytest.raises(po.TensorizeError, match=r"loop 'i.inner' has 2 iteration\(s\) .* "
-                       r"extent 4 and strict=True .* split the loop by 4"):
+    # the message is the point here: it suggests the split
+    with pytest.raises(po.TensorizeDomainMismatchError,
+                       match=r"loop 'i.inner' has 2 iteration\(s\) .* "
+                       r"extent 4 and strict=True .* split the loop by 4") as err:
         s[C].tensorize(ii, gemm_u8s8(4, 64), strict=True)
+    assert (err.value.stage, err.value.axis, err.value.problem) == ("C", "i.inner", "domain")
     s[C].tensorize(ii, gemm_u8s8(4, 64))
     assert 'strict' not in s.script()
     run_matmul(s, A, W, C, 6, 64, 8)

@@ -9,6 +9,7 @@ import polyopt as po
 from polyopt.tensorize.builtin import gemm_u8s8_nchw
 from polyopt.schedules.tensorized import int8_conv2d_template, pixel_tile
 
+from testlib.errors import refused
 from testlib.machine import run_needs
 from testlib.tensorize import VNNI, build_vnni, numpy_conv_int32, vnni_machine
 
@@ -122,12 +123,14 @@ def test_the_match_needs_the_tile_rows_contiguous():
     X, W, Y = conv_program(8, 64, 16, 2)
     s, local, lf = schedule_by_hand(Y, rows=2, channels=2,
                                     layout="{ [n, f, y, x] -> [n, y, x, f] }")
-    with pytest.raises(po.TensorizeError, match="stride"):
-        s[local].tensorize(lf, gemm_u8s8_nchw(2, 2, 8))
+    err = refused(po.TensorizeAccessMismatchError,
+                  lambda: s[local].tensorize(lf, gemm_u8s8_nchw(2, 2, 8)))
+    assert (err.stage, err.problem, err.mismatch.stage) == ("Y_local", "access", 4)  # strides
     s, local, lf = schedule_by_hand(Y, rows=2, channels=2)
     assert not s[local].can_tensorize(lf, gemm_u8s8_nchw(2, 4, 8))   # 4 rows, not 2
-    with pytest.raises(po.TensorizeError, match="refused"):
-        s[local].tensorize(lf, gemm_u8s8_nchw(4, 2, 8))               # 4 channels, not 2
+    err = refused(po.TensorizeDomainMismatchError,                    # 4 channels, not 2
+                  lambda: s[local].tensorize(lf, gemm_u8s8_nchw(4, 2, 8)))
+    assert (err.stage, err.axis, err.problem) == ("Y_local", lf.name, "domain")
     s[local].tensorize(lf, gemm_u8s8_nchw(2, 2, 8))
     script = s.script()
     assert 'gemm_u8s8_nchw(channels=2, rows=2, width=8)' in script
@@ -146,8 +149,9 @@ def test_a_partial_block_of_rows_runs_as_scalar_code():
     tile, run as scalar code; every value still exact."""
     X, W, Y = conv_program(8, 64, 12, 1)
     s, local, lf = schedule_by_hand(Y, rows=8, channels=2)
-    with pytest.raises(po.TensorizeError, match="strict"):
-        s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12), strict=True)
+    err = refused(po.TensorizeDomainMismatchError,
+                  lambda: s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12), strict=True))
+    assert "strict=True refuses partial tiles" in str(err.mismatch)  # says how to accept them
     s[local].tensorize(lf, gemm_u8s8_nchw(2, 8, 12))
     kernel = build_vnni(s, [X, W, Y])
     run_needs(*VNNI)

@@ -110,19 +110,25 @@ def test_non_dividing_extent_refused_with_the_extent_when_strict():
     s, ji = row_dot_schedule(C)
     assert s[C].can_tensorize(ji, dot_16x4_u8s8())      # partial tiles run as scalar code
     assert not s[C].can_tensorize(ji, dot_16x4_u8s8(), strict=True)
-    with pytest.raises(po.TensorizeError, match=r"loop 'j.inner' has 8 iteration\(s\) in the "
+    # the message is the point here: it names the tile and the fix (the split)
+    with pytest.raises(po.TensorizeDomainMismatchError,
+                       match=r"loop 'j.inner' has 8 iteration\(s\) in the "
                        r"tile at i=0, j.outer=2, ko=0 but the intrinsic's dimension 'i' has "
                        r"extent 16 and strict=True refuses partial tiles .*: split the loop "
-                       r"by 16"):
+                       r"by 16") as err:
         s[C].tensorize(ji, dot_16x4_u8s8(), strict=True)
+    assert (err.value.stage, err.value.axis, err.value.intrinsic, err.value.problem) == \
+        ("C", "j.inner", "dot_16x4_u8s8", "domain")
+    assert err.value.mismatch.kind == "domain"
 
 
 def test_no_complete_tile_refused_even_without_strict():
     A, W, C = int8_matmul(2, 8, 8)                       # 8 columns: never 16
     s, ji = row_dot_schedule(C)
-    with pytest.raises(po.TensorizeError, match=r"extent 16 and no tile of the loop is "
-                       r"complete"):
+    with pytest.raises(po.TensorizeDomainMismatchError, match=r"extent 16 and no tile of the "
+                       r"loop is complete") as err:
         s[C].tensorize(ji, dot_16x4_u8s8())
+    assert (err.value.stage, err.value.axis, err.value.problem) == ("C", "j.inner", "domain")
 
 
 def test_transposed_access_refused_with_the_access():
@@ -135,10 +141,13 @@ def test_transposed_access_refused_with_the_access():
         name="C")
     s = po.create_schedule(C)
     s[C].reorder(C.op.axis[0], ko, C.op.axis[1], ki)
-    with pytest.raises(po.TensorizeError, match=r"the read of WT WT\[ko, ki, j\] has stride 1 "
+    with pytest.raises(po.TensorizeAccessMismatchError,
+                       match=r"the read of WT WT\[ko, ki, j\] has stride 1 "
                        r"in dimension 0 of buffer 'b', "
-                       r"which is declared with stride 4 \(dense\)"):
+                       r"which is declared with stride 4 \(dense\)") as err:
         s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+    assert (err.value.stage, err.value.axis, err.value.intrinsic) == ("C", "j", "dot_16x4_u8s8")
+    assert err.value.problem == "access"
 
 
 def test_access_that_is_not_the_intrinsics_refused_with_the_instance():
@@ -150,11 +159,13 @@ def test_access_that_is_not_the_intrinsics_refused_with_the_instance():
         A[i, 4 * ko + ki // 2].astype("int32") * W[ko, j, ki].astype("int32"), axis=[ko, ki]),
         name="C")
     s, ji = row_dot_schedule(C)
-    with pytest.raises(po.TensorizeError, match=r"the read of A A\[i, 4 \* ko \+ ki // 2\] "
+    with pytest.raises(po.TensorizeAccessMismatchError,
+                       match=r"the read of A A\[i, 4 \* ko \+ ki // 2\] "
                        r"is not the intrinsic's 'a' .* in the tile at i=0, j.outer=0, ko=0, at "
                        r"j.inner=0, ki=2 it is offset \(0, 1\) from the origin where the "
-                       r"intrinsic touches a\[2\]"):
+                       r"intrinsic touches a\[2\]") as err:
         s[C].tensorize(ji, dot_16x4_u8s8())
+    assert (err.value.stage, err.value.axis, err.value.problem) == ("C", "j.inner", "access")
 
 
 def test_other_expression_refused():
@@ -166,16 +177,21 @@ def test_other_expression_refused():
         A[i, 4 * ko + ki].astype("int32") + W[ko, j, ki].astype("int32"), axis=[ko, ki]),
         name="C")
     s, ji = row_dot_schedule(C)
-    with pytest.raises(po.TensorizeError, match="not the intrinsic's .different operations"):
+    with pytest.raises(po.TensorizeExpressionMismatchError,
+                       match="not the intrinsic's .different operations") as err:
         s[C].tensorize(ji, dot_16x4_u8s8())
+    assert (err.value.stage, err.value.axis, err.value.problem) == ("C", "j.inner",
+                                                                    "expression")
 
 
 def test_wrong_loop_count_and_dense_stride_refused():
     A, W, C = int8_matmul(6, 64, 8)
     s = po.create_schedule(C)
-    with pytest.raises(po.TensorizeError, match=r"3 loop\(s\) \(j, ko, ki\) but intrinsic "
-                       r"'dot_16x4_u8s8' has 2"):
+    with pytest.raises(po.TensorizeMismatchError) as err:
         s[C].tensorize(C.op.axis[1], dot_16x4_u8s8())
+    assert (err.value.problem, err.value.loops, err.value.intrinsic) == (
+        "loop_count", ("j", "ko", "ki"), "dot_16x4_u8s8")
+    assert len(err.value.intrinsic_loops) == 2
     # b is declared dense [16, 4]: a 16 x 4 region of W[ko, j, ki] with 64 columns is too
     A2, W2, C2 = int8_matmul(6, 16, 8)
     s2 = po.create_schedule(C2)
@@ -183,8 +199,9 @@ def test_wrong_loop_count_and_dense_stride_refused():
     ko, ki = C2.op.reduce_axis
     s2[C2].reorder(ko, i, j, ki)
     io, ii = s2[C2].split(i, factor=6)
-    with pytest.raises(po.TensorizeError, match="refused"):
+    with pytest.raises(po.TensorizeMismatchError) as err:
         s2[C2].tensorize(ii, gemm_u8s8(6, 64))
+    assert (err.value.stage, err.value.axis, err.value.problem) == ("C", "i.inner", "domain")
 
 
 def test_statement_inside_the_loop_refused():
@@ -192,8 +209,10 @@ def test_statement_inside_the_loop_refused():
     s = po.create_schedule(C)
     local = s.cache_write(C, "local")
     s[local].compute_at(s[C], C.op.axis[0])
-    with pytest.raises(po.TensorizeError, match=r"run inside loop 'i' of stage 'C'"):
+    with pytest.raises(po.TensorizeMismatchError) as err:
         s[C].tensorize(C.op.axis[0], dot_16x4_u8s8())
+    assert (err.value.stage, err.value.axis, err.value.problem, err.value.statements) == (
+        "C", "i", "foreign_statements", ("C_local_init", "C_local_update"))
 
 
 def test_not_an_intrinsic_refused():
@@ -259,10 +278,13 @@ def test_illegal_order_around_the_tiles_refused_with_the_dependence():
     A, W, C = int8_matmul(2, 16, 8)
     s, ji = row_dot_schedule(C)
     s[C].reverse(C.op.reduce_axis[0], check=False)
-    with pytest.raises(po.TensorizeError, match=r"running each tile as one step breaks a "
-                       r"dependence: C_update\[i=0, j=0, ko=0, ki=3\] writes C\[0, 0\] that "
-                       r"C_update\[i=0, j=0, ko=1, ki=0\] reads"):
+    with pytest.raises(po.IllegalTensorizeError) as err:
         s[C].tensorize(ji, dot_16x4_u8s8())
+    v = err.value.violation
+    assert (err.value.axis, err.value.inside) == ("j.inner", False)
+    assert (v.dependence.kind, v.dependence.array) == ("flow", "C")
+    assert (v.source, v.sink, v.element) == ("C_update[i=0, j=0, ko=0, ki=3]",
+                                             "C_update[i=0, j=0, ko=1, ki=0]", "C[0, 0]")
 
 
 def test_opencl_refuses_tensorized_schedules():

@@ -4,11 +4,14 @@ Float data are small integers, so that every sum is exact in any order: the resu
 must equal NumPy's and the default schedule's bit for bit.
 """
 
+import re
+
 import islpy as isl
 import numpy as np
 import pytest
 
 import polyopt as po
+from testlib.errors import pair, refused
 from testlib.numeric import assert_numbers
 from testlib.schedules import axis_names, irand, lowered, run
 
@@ -205,11 +208,11 @@ def test_rfactor_then_parallel_and_vectorize():
     CF = s.rfactor(C, ki)
     s[CF].parallel("k_inner")
     s[CF].vectorize("i")
-    with pytest.raises(po.IllegalScheduleError, match="parallel loop 'k.outer' carries"):
-        s[CF].parallel("k.outer")
+    err = refused(po.LoopCarriesDependenceError, lambda: s[CF].parallel("k.outer"))
+    assert (err.loop, err.what) == ("k.outer", "parallel loop")
     # the final combination is still a reduction over the partial results
-    with pytest.raises(po.IllegalScheduleError, match="'k_inner' is a reduction loop"):
-        s[C].parallel("k_inner")
+    err = refused(po.LoopCarriesDependenceError, lambda: s[C].parallel("k_inner"))
+    assert err.loop == "k_inner" and err.repair.startswith("'k_inner' is a reduction loop")
     s[C].parallel("i")
     text = lowered(s, [A, C])
     assert text.count("#pragma parallel") == 2 and text.count("#pragma vectorized") == 1
@@ -320,10 +323,12 @@ def test_cache_read_of_an_array_its_in_place_reader_writes():
     a = np.arange(11, dtype="int32")
     po.build(s)(a)
     np.testing.assert_array_equal(a, np.cumsum(np.arange(11, dtype="int32")))
-    with pytest.raises(po.IllegalScheduleError, match=r"S0\[i=\d+\] would read A\[\d+\] from the "
-                       r"value A\[\d+\] had on entry, but in the original order it reads the "
-                       r"value written by S0\[i=\d+\]"):
-        s[AS].compute_at(s["S0"], io)  # one copy per tile would miss the running sum
+    # one copy per tile would miss the running sum: the read whose value changes
+    err = refused(po.ChangedValuesError, lambda: s[AS].compute_at(s["S0"], io))
+    assert err.what == "reads" and err.primitive.startswith("s[")
+    assert re.fullmatch(r"S0\[i=\d+\] would read A\[\d+\] from the value A\[\d+\] had on "
+                        r"entry, but in the original order it reads the value written by "
+                        r"S0\[i=\d+\]( \(when N=\d+\))?", err.example), err.example
 
 
 def test_cache_read_of_an_array_written_in_the_time_loop():
@@ -384,7 +389,6 @@ def test_rfactor_then_compute_with_is_checked():
     C = po.compute((n,), lambda i: po.sum(P[i] * A[i, k], axis=k), name="C")
     s = po.create_schedule(C)
     s.rfactor(C, C.op.reduce_axis[0])
-    with pytest.raises(po.IllegalScheduleError, match=r"P\[i=0\] writes P\[0\] that "
-                                                      r"C_rf_update\[k_1=0, i=0, k=0\] reads"):
-        s[P].compute_with(s[C], C.op.axis[0])
+    err = refused(po.DependenceViolationError, lambda: s[P].compute_with(s[C], C.op.axis[0]))
+    assert pair(err) == ("P[i=0]", "C_rf_update[k_1=0, i=0, k=0]", "P[0]")
     check_attached_producer(s, A, C)

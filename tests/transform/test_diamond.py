@@ -16,6 +16,7 @@ import pytest
 
 import polyopt as po
 from polyopt.errors import IllegalScheduleError, InvalidArgumentError, ScheduleError
+from testlib.errors import refused
 from testlib.kernels import heat_1d, heat_1d_ref, heat_2d, heat_2d_ref, seidel_2d
 from testlib.numeric import assert_numbers
 
@@ -195,9 +196,10 @@ def test_diamond_tile_arguments():
     for size in (0, -2, 2.5, True):
         with pytest.raises(InvalidArgumentError, match="diamond size must be a positive"):
             s["S0"].diamond_tile("t", "i", size)
-    with pytest.raises(ScheduleError, match="two adjacent loops, time first: 't' then 'j'"):
-        s["S0"].diamond_tile("t", "j", 4)
-    with pytest.raises(ScheduleError, match="two adjacent loops, time first: 'i' then 't'"):
-        s["S0"].diamond_tile("i", "t", 4)
-    with pytest.raises(ScheduleError, match="has no loop 'k'"):
-        s["S0"].diamond_tile("t", "k", 4)
+    for time, space in (("t", "j"), ("i", "t")):
+        err = refused(po.LoopsNotAdjacentError, lambda: s["S0"].diamond_tile(time, space, 4))
+        assert (err.primitive, err.stage, err.loops, err.order) == (
+            "diamond tiling", "S0", (time, space), "time first")
+    err = refused(po.UnknownLoopError, lambda: s["S0"].diamond_tile("t", "k", 4))
+    assert (err.stage, err.loop, err.loops) == ("S0", "k", ("t", "i", "j"))
+    assert isinstance(err, ScheduleError)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import polyopt as po
+from testlib.errors import pair, refused
 from testlib.numeric import assert_numbers
 from testlib.schedules import assert_loops, axis_names, lowered, rand, run
 
@@ -80,8 +81,8 @@ def test_interchange_accepted_after_the_suggested_skew():
 
 def test_tile_of_the_recurrence_needs_the_skew_too():
     s = po.create_schedule(recurrence)
-    with pytest.raises(po.IllegalScheduleError, match=r"Repair: skew i by t with factor 1 "):
-        s["S0"].tile("t", "i", 2, 3)
+    err = refused(po.DependenceViolationError, lambda: s["S0"].tile("t", "i", 2, 3))
+    assert err.repair.startswith("skew i by t with factor 1 ")
     s["S0"].skew("t", "i", 1)
     s["S0"].tile("t", "i", 2, 3)
     assert axis_names(s["S0"]) == ["t.outer", "i.outer", "t.inner", "i.inner"]
@@ -93,8 +94,9 @@ def test_wavefront_map_is_legal():
     s["S0"].transform("{ [t, i] -> [w = t + i, u = t] }")
     assert axis_names(s["S0"]) == ["w", "u"]
     check_recurrence(s)
-    with pytest.raises(po.IllegalScheduleError, match="distance"):
-        po.create_schedule(recurrence)["S0"].transform("{ [t, i] -> [i, t] }")
+    err = refused(po.DependenceViolationError,
+                  lambda: po.create_schedule(recurrence)["S0"].transform("{ [t, i] -> [i, t] }"))
+    assert err.violation.distance == (1, -1)
 
 
 @po.kernel
@@ -140,8 +142,8 @@ def test_reversing_the_order_of_writes_is_refused():
         's["S0"].reverse("j") is illegal: S0[i=0, j=0] and then S0[i=0, j=1] write x[0], but '
         "the new schedule runs them in the other order (when N=1, M=2) [output dependence "
         "S0 -> S0 through x; dependence distance (0, 1)]")
-    with pytest.raises(po.IllegalScheduleError, match="parallel loop 'j' carries a dependence"):
-        s["S0"].parallel("j")
+    err = refused(po.LoopCarriesDependenceError, lambda: s["S0"].parallel("j"))
+    assert (err.loop, err.what, err.violation.dependence.kind) == ("j", "parallel loop", "output")
     s["S0"].reverse("i")
     s["S0"].parallel("i")
     a, x = np.random.default_rng(0).random((5, 4)), np.zeros(5)
@@ -214,10 +216,9 @@ def test_check_false_parallel_then_check_raises():
     s = po.create_schedule(C)
     s[C].parallel(C.op.reduce_axis[0], check=False)
     assert s[C].axes[1].kind == "parallel"
-    with pytest.raises(po.IllegalScheduleError,
-                       match=r"^the schedule is illegal: parallel loop 'k' carries a dependence"
-                             r".*Repair: 'k' is a reduction loop"):
-        s.check()
+    err = refused(po.LoopCarriesDependenceError, s.check)
+    assert (err.transform, err.loop, err.what) == ("the schedule", "k", "parallel loop")
+    assert err.repair.startswith("'k' is a reduction loop")
     assert not s.is_legal()
 
 
@@ -225,9 +226,9 @@ def test_check_false_reverse_of_reduction_then_check():
     A, C = row_sum(po.var("M"), po.var("K"))
     s = po.create_schedule(C, strict_fp=True)
     s[C].reverse(C.op.reduce_axis[0], check=False)
-    with pytest.raises(po.IllegalScheduleError, match=r"C_update\[i=0, k=0\] writes C\[0\] that "
-                                                      r"C_update\[i=0, k=1\] reads"):
-        s.check()
+    err = refused(po.DependenceViolationError, s.check)
+    assert pair(err) == ("C_update[i=0, k=0]", "C_update[i=0, k=1]", "C[0]")
+    assert err.violation.dependence.kind == "flow"
 
 
 @pytest.mark.parametrize("call, expected", [

@@ -142,8 +142,10 @@ def test_a_shared_copy_inside_thread_loops_without_a_serial_loop_is_still_refuse
     tx, fi = s[B].split(fi, nparts=4)
     s[B].bind(bz, te.thread_axis("blockIdx.z"))
     s[B].bind(tx, te.thread_axis("threadIdx.x"))
-    with pytest.raises(te.IllegalScheduleError, match="cooperative load"):
+    with pytest.raises(te.LoopRaceError) as err:
         s[AA].compute_at(s[B], tx)   # per work-item copies of one per-group buffer
+    assert type(err.value) is te.LoopRaceError and err.value.loop == tx.name
+    assert "(TVM's cooperative load)" in err.value.repair  # the repair names TVM's way
 
 
 def test_the_suggested_schedule_loads_the_shared_copies_with_all_work_items(opencl):

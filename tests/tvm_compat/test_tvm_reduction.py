@@ -36,8 +36,10 @@ def test_split_reduce_axis_and_reorder_it_freely():
     check(tvm.build(s, [A, B], "llvm"))
     strict = te.create_schedule(B.op, strict_fp=True)
     ko, ki = strict[B].split(B.op.reduce_axis[0], factor=16)
-    with pytest.raises(te.IllegalScheduleError, match="flow dependence B_update -> B_update"):
+    with pytest.raises(te.DependenceViolationError) as err:
         strict[B].reorder(ki, ko)
+    dep = err.value.violation.dependence
+    assert (dep.kind, dep.source, dep.sink) == ("flow", "B_update", "B_update")
 
 
 def test_rfactor_gives_the_partial_sums_and_a_refreshed_stage():

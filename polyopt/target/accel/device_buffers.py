@@ -75,18 +75,12 @@ class DeviceBuffers:
         aliases = self._aliases()
         for array in self.func.temps:
             if array.scope not in DEVICE_SCOPES:
-                raise BufferScopeError(
-                    array.name, array.scope,
-                    f"'{array.name}' is kept in {array.scope!r} memory, which the "
-                    "accelerator does not have: cache it into 'inp' or 'wgt' "
-                    "(s.cache_read) or keep it in 'acc' (s[stage].set_scope('acc'))")
+                raise BufferScopeError(array.name, array.scope, "no_such_memory")
             shape = constant_extents(array.shape, f"buffer '{array.name}'")
             if shape[-2:] != entry_shape(self.config, array.scope):
-                raise BufferScopeError(
-                    array.name, array.scope,
-                    f"'{array.name}' ({array.scope}) has entries {shape[-2:]}, the device's "
-                    f"are {entry_shape(self.config, array.scope)}: write the computation in "
-                    "the packed layout (last two dimensions one device tile)")
+                raise BufferScopeError(array.name, array.scope, "entry_shape",
+                                       shape=shape[-2:],
+                                       device_shape=entry_shape(self.config, array.scope))
             self.layout.buffer[array.name] = array.scope
             entries = int(np.prod(shape[:-2], dtype=np.int64))
             loop, count = copies.get(array.name, (None, 1))
@@ -123,11 +117,7 @@ class DeviceBuffers:
         wrong = held[(held >= 0) & (held != wanted)]
         if len(wrong):
             other = next(n for n, i in self.holder_ids.items() if i == wrong[0])
-            raise AcceleratorMappingError(
-                reader,
-                f"{reader} reads '{name}' after '{other}', computed in place of it in the "
-                f"accumulators, overwrote it: compute '{other}' after every reader of "
-                f"'{name}' (or from a copy: a zero stage plus '{name}')")
+            raise AcceleratorMappingError(reader, "overwritten", array=name, other=other)
 
     def entry(self, name: str, leading: np.ndarray) -> np.ndarray:
         loop = self.layout.thread_loop[name]

@@ -168,11 +168,8 @@ class Selector(DeviceBuffers):
             return self.alu(stmt, target, values, rows)
         if reads and scopes == {"acc"}:
             return self.store(stmt, target, values, rows)
-        raise AcceleratorMappingError(
-            stmt.name,
-            f"statement {stmt.name} ({stmt.op}) computes '{target.name}' in global memory "
-            "from global memory: on the accelerator every computation happens in its "
-            "buffers; cache its inputs into 'inp'/'wgt' and keep it in 'acc'")
+        raise AcceleratorMappingError(stmt.name, "global_compute", target=target.name,
+                                      value=stmt.op)
 
     def _entries(self, read: TensorRead, values: dict, rows: int):
         array = self.program.array_of(read.tensor)
@@ -192,10 +189,8 @@ class Selector(DeviceBuffers):
         while isinstance(value, Cast):
             value = value.value
         if not isinstance(value, TensorRead):
-            raise AcceleratorMappingError(
-                stmt.name,
-                f"the copy {stmt.name} into '{target.name}' computes "
-                f"{stmt.value}: a DMA load only copies (or pads with 0)")
+            raise AcceleratorMappingError(stmt.name, "copy_computes", target=target.name,
+                                          value=stmt.value)
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
@@ -210,10 +205,9 @@ class Selector(DeviceBuffers):
                     np.unique(np.stack(dst_index[:-2], 1), axis=0)) == n:
                 break  # the hull's entries are distinct and read inside the source
         if src_shape[-2:] != dst_shape[-2:]:
-            raise AcceleratorMappingError(
-                stmt.name,
-                f"'{source.name}' has entries {src_shape[-2:]} but "
-                f"'{target.name}' {dst_shape[-2:]}: pack it in the device layout")
+            raise AcceleratorMappingError(stmt.name, "entry_shapes", target=target.name,
+                                          source=source.name,
+                                          shapes=(src_shape[-2:], dst_shape[-2:]))
         dst = self.entry(target.name, leading_entries(dst_index, dst_shape))
         src = np.where(copied, leading_entries(src_index, src_shape), -1)
         grid = [i for i in dst_index[:-2]]
@@ -234,12 +228,8 @@ class Selector(DeviceBuffers):
     def store(self, stmt, target, values: dict, rows: int) -> list[Record]:
         branches = store_branches(stmt.value)
         if target.dtype != "int8" or branches is None:
-            raise AcceleratorMappingError(
-                stmt.name,
-                f"the store {stmt.name} into '{target.name}' computes "
-                f"{stmt.value}: a STORE narrows accumulators to int8 "
-                "(.astype('int8')), or one of several by an index condition "
-                "(if_then_else); do the rest in ALU stages")
+            raise AcceleratorMappingError(stmt.name, "store_computes", target=target.name,
+                                          value=stmt.value)
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
@@ -268,10 +258,8 @@ class Selector(DeviceBuffers):
 
     def reset(self, stmt, target, values: dict, rows: int) -> list[Record]:
         if not is_zero(stmt.value):
-            raise AcceleratorMappingError(
-                stmt.name,
-                f"{stmt.name} sets '{target.name}' to {stmt.value}; the "
-                "accumulators can only be reset to 0")
+            raise AcceleratorMappingError(stmt.name, "reset_not_zero", target=target.name,
+                                          value=stmt.value)
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         _, index, shape = self._entries(stmt.target, sub, int(origin.sum()))
@@ -287,11 +275,7 @@ class Selector(DeviceBuffers):
         inp = [r for r in reads if self.program.array_of(r.tensor).scope == "inp"]
         wgt = [r for r in reads if self.program.array_of(r.tensor).scope == "wgt"]
         if not (acc_read and inp and wgt):
-            raise AcceleratorMappingError(
-                stmt.name,
-                f"the tensorized {stmt.name} must accumulate in 'acc' from "
-                "'inp' and 'wgt' buffers (cache_read its operands there and "
-                "set_scope('acc') its stage)")
+            raise AcceleratorMappingError(stmt.name, "gemm_buffers")
         entries = []
         for read in (stmt.target, inp[0], wgt[0]):
             array, index, shape = self._entries(read, values, rows)
@@ -305,11 +289,7 @@ class Selector(DeviceBuffers):
     def alu(self, stmt, target, values: dict, rows: int) -> list[Record]:
         ops = alu_ops(stmt.value)
         if ops is None:
-            raise AcceleratorMappingError(
-                stmt.name,
-                f"{stmt.name} computes {stmt.value} in 'acc': the ALU applies x // 2**s, "
-                "minimum/maximum with a constant, + or * a constant or another "
-                "accumulator tile, in place of the accumulators it reads")
+            raise AcceleratorMappingError(stmt.name, "alu_operation", value=stmt.value)
         origin = self._at_entry_origin(stmt, values, rows)
         sub = {k: v[origin] for k, v in values.items()}
         n = int(origin.sum())
@@ -343,10 +323,7 @@ class Selector(DeviceBuffers):
         if key not in self.uop_cache:
             capacity = self.config.entries("uop")
             if len(key) > capacity:
-                raise DeviceCapacityError(
-                    "micro-op buffer", len(key), capacity,
-                    f"one instruction needs {len(key)} micro-ops, the micro-op buffer "
-                    f"holds {capacity}: tile the loops inside the accumulator stage smaller")
+                raise DeviceCapacityError("micro-op buffer", len(key), capacity)
             if self.uop_free + len(key) > capacity:
                 self.uop_cache.clear()
                 self.uop_free = 0

@@ -143,9 +143,8 @@ def check_capacity(func, config: AccelConfig) -> None:
         extents = []
         for extent in temp.shape:
             if not hasattr(extent, "value") or not isinstance(extent.value, int):
-                raise BufferScopeError(temp.name, temp.scope,
-                                       f"buffer '{temp.name}' has a symbolic extent "
-                                       f"{extent}; the accelerator needs constant shapes")
+                raise BufferScopeError(temp.name, temp.scope, "symbolic_extent",
+                                       extent=extent)
             extents.append(extent.value)
         nbytes = int(np.prod(extents)) * np.dtype(temp.dtype).itemsize
         count = copies.get(temp.name, 1)
@@ -159,33 +158,26 @@ def check_capacity(func, config: AccelConfig) -> None:
         loops = f"per iteration of {', '.join(footprint.loops)}" if footprint and \
             footprint.loops else "for the whole computation"
         raise DeviceCapacityError(
-            f"{scope} buffer", total, capacity,
-            f"the {scope} buffer ({capacity} bytes) cannot hold the schedule's "
-            f"{total} bytes: '{temp.name}' needs {'x'.join(map(str, extents))} "
-            f"{temp.dtype} = {nbytes // count} bytes {loops}"
-            + (f", x{count} virtual threads" if count > 1 else "")
-            + f". {_split_hint(func, temp, extents, capacity - (total - nbytes), count)}",
-            buffer=temp.name)
+            f"{scope} buffer", total, capacity, buffer=temp.name, shape=tuple(extents),
+            dtype=str(temp.dtype), nbytes=nbytes // count, per=loops, threads=count,
+            split=_split_hint(func, temp, extents, capacity - (total - nbytes), count))
 
 
-def _split_hint(func, temp, extents, room: int, count: int) -> str:
-    """A split of the loop over the largest footprint dimension that fits ``room``."""
+def _split_hint(func, temp, extents, room: int, count: int):
+    """A split of the loop over the largest footprint dimension that fits ``room``
+    (see :class:`~polyopt.lowering_errors.DeviceCapacityError`'s ``split``), or None."""
     item = np.dtype(temp.dtype).itemsize
     per_entry = int(np.prod(extents[-2:])) * item * count
     lead = list(extents[:-2])
     if not lead or room < per_entry:
-        return "Repair: compute it at a deeper loop (fewer tiles per buffer)"
+        return None
     dim = int(np.argmax(lead))
     others = int(np.prod(lead)) // lead[dim]
     fit = room // (per_entry * others)
     if fit < 1:
-        return "Repair: compute it at a deeper loop (fewer tiles per buffer)"
-    loops = _loops_of_dimension(func, temp.name, dim)
-    where = f"the loop over {' / '.join(loops)}" if loops else f"the loop over dimension {dim}"
-    new = per_entry * others * fit
-    return (f"A split that fits: split {where} by factor {fit} (compute_at the outer "
-            f"part): {lead[dim]} -> {fit} entries along dimension {dim}, about {new} bytes "
-            f"<= {room} bytes left in the buffer")
+        return None
+    loops = tuple(_loops_of_dimension(func, temp.name, dim))
+    return (loops, dim, lead[dim], fit, per_entry * others * fit, room)
 
 
 def _loops_of_dimension(func, array: str, dim: int) -> list[str]:

@@ -286,14 +286,8 @@ def check_emitters_supported(program, machine) -> None:
             needed = amx_features(item) or EMITTER_FEATURES.get(item.name, ())
             missing = [f for f in needed if not machine.has(f)]
             if missing:
-                raise MissingInstructionsError(
-                    tuple(missing), machine.name, stage=stage, intrinsic=intrin.name,
-                    message=f"stage '{stage}' is tensorized with '{intrin.name}', whose code "
-                    f"needs {', '.join(missing)}; the CPU it is compiled for ({machine.name}) "
-                    "lacks it.  Choose intrinsics with the machine model "
-                    "(po.TargetInfo.host().has_vnni / has_bf16 / has_amx_int8 / has_avx512), "
-                    "or build for "
-                    "a CPU that has them (target='llvm -mcpu=znver4') and export the kernel")
+                raise MissingInstructionsError(tuple(missing), machine.name, stage=stage,
+                                               intrinsic=intrin.name)
 
 
 # -- imported code -----------------------------------------------------------------------------

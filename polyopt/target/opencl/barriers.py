@@ -100,13 +100,8 @@ def _check_groups(program: Program, kernel: DeviceKernel, conflict: Dependence, 
     items_b = access_items(program, kernel, conflict.sink, conflict.array)
     across = conflict.relation.intersect(_pairs_between(items_a, items_b, "group"))
     if not across.is_empty():
-        raise WorkItemRaceError(
-            conflict.array, _example(program, conflict, across), "work-group",
-            f"they run in different work-groups of kernel {kernel.name}, and no barrier "
-            "orders work-groups", "Split the computation into separate kernels (compute the "
-            "producer on its own with compute_root), stage the data per group with "
-            "cache_read(..., \"shared\"), or bind that loop to threadIdx instead",
-            kernel=kernel.name)
+        raise WorkItemRaceError(conflict.array, _example(program, conflict, across),
+                                "work-group", "across_groups", kernel=kernel.name)
 
 
 def _place_barriers(program: Program, kernel: DeviceKernel, conflict: Dependence) -> None:
@@ -126,12 +121,8 @@ def _place_barriers(program: Program, kernel: DeviceKernel, conflict: Dependence
         if not carried:
             continue
         if dim >= limit:
-            raise WorkItemRaceError(
-                conflict.array, _example(program, conflict, carried[0][1]), "work-item",
-                "they run in different work-items of one group, inside the same threadIdx "
-                "loops: a barrier would have to go inside code that only some work-items "
-                "run", "Bind a loop that carries no dependence, or move the producer out of "
-                "the threadIdx loops (compute it at an outer loop)", kernel=kernel.name)
+            raise WorkItemRaceError(conflict.array, _example(program, conflict, carried[0][1]),
+                                    "work-item", "inside_thread_loops", kernel=kernel.name)
         kernel.barrier_pairs.add((s, t))
         if program.axis_at(s, dim) is not None:
             kernel.barrier_dims.add(dim)
@@ -166,11 +157,6 @@ def check_scoped_flows(program: Program, kernels: list[DeviceKernel], arrays) ->
         wrong = wrong.intersect_params(program.context)
         if not wrong.is_empty():
             unit = scope_meaning(scoped[dep.array]).unit
-            raise WorkItemRaceError(
-                dep.array, _example(program, dep, wrong), unit,
-                f"the reader runs in another {unit} or another iteration of the loops around "
-                f"the buffer, but a {scoped[dep.array]} buffer has one copy per {unit}, "
-                "refilled in each iteration",
-                f"Compute '{dep.array}' at a loop of its reader inside the loops bound to "
-                f"{'blockIdx' if unit == 'work-group' else 'threadIdx'} (compute_at), or use "
-                "the \"global\" scope", kernel=kernel.name)
+            raise WorkItemRaceError(dep.array, _example(program, dep, wrong), unit,
+                                    "scoped_buffer", kernel=kernel.name,
+                                    scope=scoped[dep.array])

@@ -50,12 +50,7 @@ def plan_buffer(program: Program, kernel: DeviceKernel, array: Array) -> Buffer:
         top = spread.dim_max_val(0)
         if not top.is_int():
             unit = scope_meaning(array.scope).unit
-            raise BufferScopeError(
-                array.name, array.scope,
-                f"the {array.scope} buffer '{array.name}' needs a part of {array.name} per "
-                f"{unit} that grows with the sizes (dimension {dim}); compute it at a loop "
-                f"whose tiles have a constant size (s[{array.name!r}].compute_at(...) inside "
-                "the bound loops)")
+            raise BufferScopeError(array.name, array.scope, "grows", unit=unit, dim=dim)
         lower.append(key_expr(low, names))
         sizes.append(top.to_python() + 1)
         starts.append(low)

@@ -326,11 +326,8 @@ class KernelPrinter:
         region_vars = {f.var for f in loops(loop)}
         target = state.get("target", "")
         if any(re.search(rf"\b{re.escape(v)}\b", target) for v in region_vars):
-            raise ThreadBindingError(
-                loop.var, loop.kind, statement=stmt_name, reason=
-                f"{stmt_name} accumulates into different elements inside its loop "
-                f"'{loop.var}' bound to {loop.kind}; only a loop over one accumulator can be "
-                "reduced across work-items")
+            raise ThreadBindingError(loop.var, loop.kind, "several_accumulators",
+                                     statement=stmt_name)
         first = self._first(loop)
         start = "" if first == Int(0) else f"{index_text(first)} + "
         guard = " && ".join([self._guard(loop)] + others)

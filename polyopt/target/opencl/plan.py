@@ -86,12 +86,8 @@ def plan_kernels(func) -> list[DeviceKernel]:
         for array in scoped:
             if _touches(program, kernel.stmts, array.name):
                 if array.name in owner:
-                    raise BufferScopeError(
-                        array.name, array.scope,
-                        f"the {array.scope} buffer '{array.name}' is used by two kernels "
-                        f"({owner[array.name]} and {name}); a {array.scope} buffer lives in "
-                        "one kernel: compute it at a loop of its reader inside the loops bound "
-                        "to blockIdx (compute_at), or use the \"global\" scope")
+                    raise BufferScopeError(array.name, array.scope, "two_kernels",
+                                           kernels=(owner[array.name], name))
                 owner[array.name] = name
         kernels.append(kernel)
     if kernels:
@@ -128,11 +124,7 @@ def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> 
         for stmt in inside:
             known = starts.setdefault((stmt, loop.dim), low)
             if not known.is_equal(low):  # each instance must have one work-item
-                raise ThreadBindingError(
-                    loop.var, loop.kind, statement=stmt, reason=
-                    f"the loop '{loop.var}' bound to {loop.kind} was generated as several "
-                    f"loops that start differently for {stmt}; bind a loop whose bounds "
-                    "are the same for every statement inside it (split the stages apart)")
+                raise ThreadBindingError(loop.var, loop.kind, "bounds_differ", statement=stmt)
         if is_block(loop.kind):
             count = spread.dim_max(0).add_constant_val(isl.Val(1)).coalesce()
             previous = extents.get(loop.kind)
@@ -140,11 +132,7 @@ def _plan(program: Program, name: str, body: Node, scoped, host: tuple = ()) -> 
             continue
         top = spread.dim_max_val(0)
         if not top.is_int():
-            raise ThreadBindingError(
-                loop.var, loop.kind, reason=
-                f"loop '{loop.var}' is bound to {loop.kind} but has no constant extent; "
-                f"split it with a constant factor and bind the inner loop (e.g. "
-                f"s[C].split(i, factor=64))")
+            raise ThreadBindingError(loop.var, loop.kind, "non_constant_extent")
         local[tag_dim(loop.kind)] = max(local[tag_dim(loop.kind)], top.to_python() + 1)
     if local[0] * local[1] * local[2] > MAX_GROUP_SIZE:
         raise WorkGroupSizeError(name, local[0] * local[1] * local[2], MAX_GROUP_SIZE,
@@ -170,10 +158,7 @@ def _bound_dims(program: Program, stmt: str, axes) -> dict[int, str]:
     for dim, axis in enumerate(axes):
         if axis is not None and axis.kind in BIND_TAGS:
             if axis.kind in dims.values():
-                raise ThreadBindingError(
-                    axis.name, axis.kind, statement=stmt, reason=
-                    f"two nested loops of {stmt} are bound to {axis.kind}; bind each of "
-                    "blockIdx.x/y/z and threadIdx.x/y/z at most once per loop nest")
+                raise ThreadBindingError(axis.name, axis.kind, "bound_twice", statement=stmt)
             dims[dim] = axis.kind
     return dims
 
@@ -201,12 +186,7 @@ def _no_block_loops(node: Node, threads: set) -> None:
             _no_block_loops(node.otherwise, threads)
     elif isinstance(node, For):
         if is_block(node.kind):
-            raise ThreadBindingError(
-                node.var, node.kind, reason=
-                f"loop '{node.var}' is bound to {node.kind} but is not one of the outermost "
-                "loops of its kernel; bind only the outermost loops of a nest to blockIdx "
-                "(reorder them outward first), or compute the stage on its own "
-                "(compute_root) so that it becomes a kernel of its own")
+            raise ThreadBindingError(node.var, node.kind, "not_outermost")
         _no_block_loops(node.body, threads | ({node.kind} if is_thread(node.kind) else set()))
 
 
@@ -265,16 +245,11 @@ def _tree_reductions(program: Program, body: Node) -> dict[str, str]:
         if not reduce:
             continue
         if len(reduce) != 1 or _has_thread_loop(loop.body):
-            raise ThreadBindingError(
-                loop.var, loop.kind, statement=reduce[0], reason=
-                f"the reduction loop '{loop.var}' of {reduce[0]} is bound to {loop.kind}; "
-                "it is reduced across work-items only when it holds one reduction and no "
-                "other threadIdx loop (bind the other loops to blockIdx or to the other "
-                "threadIdx dimensions, or rfactor first)")
+            raise ThreadBindingError(loop.var, loop.kind, "shared_reduction",
+                                     statement=reduce[0])
         if combination(program.statement(reduce[0])) is None:
-            raise ThreadBindingError(loop.var, loop.kind, statement=reduce[0], reason=(
-                f"{reduce[0]} is not an accumulation; its loop '{loop.var}' cannot be bound "
-                "to threadIdx"))
+            raise ThreadBindingError(loop.var, loop.kind, "not_accumulation",
+                                     statement=reduce[0])
         trees[reduce[0]] = loop.kind
     return trees
 

@@ -224,10 +224,8 @@ def _check_fits(kernel, info: TargetInfo) -> None:
     local = sum(int(np.prod(b.sizes, dtype=np.int64)) * np.dtype(b.array.dtype).itemsize
                 for b in kernel.buffers.values() if b.array.scope == shared.name)
     if local > shared.capacity:
-        raise DeviceCapacityError(
-            "__local memory", local, shared.capacity,
-            f"kernel {kernel.name} needs {local} bytes of __local memory; {info.name} has "
-            f"{shared.capacity}: use smaller tiles for the shared buffers")
+        raise DeviceCapacityError("__local memory", local, shared.capacity,
+                                  kernel=kernel.name, device=info.name)
 
 
 def _device_array_type():
