@@ -8,8 +8,9 @@ divide the row, so its shape comes from the machine's registers alone
 (:func:`flat_points`: 6 points x 2 vectors of 8 channels with AVX2, 14 x 2 vectors of
 16 with AVX-512), where row tiles on 56, 28, 14 or 7 columns could only be 4 x 2 or
 7 x 1.  An NCHW input is padded into blocks of :data:`INPUT_BLOCK` channels
-(:func:`pad_to_blocks`).  :func:`schedule_flat_conv` schedules the sums on their own
-(every tile whole), then the output.
+(:func:`pad_to_blocks`; row by row through a register transpose:
+:func:`schedule_blocked_padding`).  :func:`schedule_flat_conv` schedules the sums on
+their own (every tile whole), then the output.
 
 >>> import numpy as np, polyopt as po
 >>> b = po.graph.GraphBuilder()

@@ -287,7 +287,8 @@ def schedule_packed_conv(s, out, conv, *, columns: int = 7, reduce_tile: int = 3
     output row: ``[1, x, b]``), over ``rc.outer, y, x.outer,
     rc.inner, ry, rx, x.inner, b`` (``x.inner``: up to ``columns`` columns unrolled,
     twice as many for a block of one vector, at most :func:`max_columns` of the
-    machine's registers; ``b`` vectorized: a register tile); then per output row, the
+    machine's registers, a partial last tile where that takes fewer tiles:
+    :func:`register_columns`; ``b`` vectorized: a register tile); then per output row, the
     row's sums transposed to ``[b, x]`` through registers (a transposed copy: ``lanes``
     channels unrolled around ``lanes`` columns vectorized), and the epilogue vectorized
     along the row
