@@ -110,15 +110,18 @@ def is_blocked_padding(tensor) -> bool:
 
 
 def schedule_blocked_padding(s, padded, lanes: int) -> None:
-    """:func:`pad_to_blocks`'s ``padded[n, b, h, w, i]`` row by row, the rows
-    ``(n, b, h)`` in parallel: each row of the input's block of channels is first
+    """:func:`pad_to_blocks`'s ``padded[n, b, h, w, i]`` row by row, pieces of
+    :data:`PADDING_ROWS` rows of a block in parallel: each row of the input's block of
+    channels is first
     copied channels-last into a row buffer ``[w, i]`` (``cache_read`` with a layout,
     computed at the row) in ``lanes`` x ``lanes`` blocks transposed through registers
     (``w.inner`` unrolled around ``i.inner`` vectorized: contiguous loads along ``w``,
     :mod:`polyopt.target.llvm.transpose`), then the padded row is written from it a
     vector of channels at a time.  Vectorized across the channels of the input directly,
-    each vector was ``lanes`` scalar loads ``H * W`` floats apart (a gather), about 3%
-    of a 64 x 56 x 56 3x3 layer."""
+    each vector was ``lanes`` scalar loads ``H * W`` floats apart (a gather) with
+    divisions in its indices: about 3% of a 64 x 56 x 56 3x3 layer's time on a Zen 3
+    (profiled); the whole layer's gain was within the noise of a loaded machine
+    (``benchmarks/results/experiments/conv_ab_2026-11-28.md``)."""
     source = padded.op.inputs[0]
     block = padded.shape[4].value
     rows = s.cache_read(source, "local", [padded], check=False, layout=(
