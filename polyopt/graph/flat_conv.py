@@ -8,8 +8,9 @@ divide the row, so its shape comes from the machine's registers alone
 (:func:`flat_points`: 6 points x 2 vectors of 8 channels with AVX2, 14 x 2 vectors of
 16 with AVX-512), where row tiles on 56, 28, 14 or 7 columns could only be 4 x 2 or
 7 x 1.  An NCHW input is padded into blocks of :data:`INPUT_BLOCK` channels
-(:func:`pad_to_blocks`).  :func:`schedule_flat_conv` schedules the sums on their own
-(every tile whole), then the output.
+(:func:`pad_to_blocks`; row by row through a register transpose:
+:func:`schedule_blocked_padding`).  :func:`schedule_flat_conv` schedules the sums on
+their own (every tile whole), then the output.
 
 >>> import numpy as np, polyopt as po
 >>> b = po.graph.GraphBuilder()
@@ -33,6 +34,9 @@ from .registry import attr
 # (:func:`pad_to_blocks`): a 64-byte cache line of floats, so that a tile's broadcasts
 # of consecutive input channels read one line.
 INPUT_BLOCK = 16
+# Rows of a padded input (:func:`schedule_blocked_padding`) per piece of its parallel loop:
+# a 64-channel layer's 4 blocks of 16 channels are 32 pieces of work, not 4.
+PADDING_ROWS = 8
 
 
 def max_columns(registers: int, vectors: int) -> int:
@@ -96,6 +100,48 @@ def pad_to_blocks(X, p: int, name: str, extra: int, c: int):
                    lambda n, b, h, w, i: if_then_else(
                        all_of(h >= p, h < H + p, w >= p, w < W + p),
                        X[n, b * c + i, h - p, w - p], 0.0), name=name)
+
+
+def is_blocked_padding(tensor) -> bool:
+    """Whether ``tensor`` is an NCHW tensor padded into blocks of channels
+    (:func:`pad_to_blocks`): 5-D, computed from one 4-D tensor."""
+    inputs = getattr(tensor.op, "inputs", ())
+    return len(tensor.shape) == 5 and len(inputs) == 1 and len(inputs[0].shape) == 4
+
+
+def schedule_blocked_padding(s, padded, lanes: int) -> None:
+    """:func:`pad_to_blocks`'s ``padded[n, b, h, w, i]`` row by row, pieces of
+    :data:`PADDING_ROWS` rows of a block in parallel: each row of the input's block of
+    channels is first
+    copied channels-last into a row buffer ``[w, i]`` (``cache_read`` with a layout,
+    computed at the row) in ``lanes`` x ``lanes`` blocks transposed through registers
+    (``w.inner`` unrolled around ``i.inner`` vectorized: contiguous loads along ``w``,
+    :mod:`polyopt.target.llvm.transpose`), then the padded row is written from it a
+    vector of channels at a time.  Vectorized across the channels of the input directly,
+    each vector was ``lanes`` scalar loads ``H * W`` floats apart (a gather) with
+    divisions in its indices: about 3% of a 64 x 56 x 56 3x3 layer's time on a Zen 3
+    (profiled); the whole layer's gain was within the noise of a loaded machine
+    (``benchmarks/results/experiments/conv_ab_2026-11-28.md``)."""
+    source = padded.op.inputs[0]
+    block = padded.shape[4].value
+    rows = s.cache_read(source, "local", [padded], check=False, layout=(
+        f"{{ [n, c, h, w] -> [n, floor(c / {block}), h, w, c mod {block}] }}"))
+    stage = s[padded]
+    n, b, h, w, i = stage.axes
+    ho, hi = stage.split(h, factor=PADDING_ROWS, check=False)
+    pieces = stage.fuse(stage.fuse(n, b, check=False), ho, check=False)
+    vo, vi = stage.split(i, factor=lanes, check=False)
+    stage.unroll(vo, check=False)
+    stage.vectorize(vi, check=False)
+    s[rows].compute_at(stage, hi, check=False)
+    copy = s[rows]
+    _, rc, _, rw = copy.axes[-4:]
+    wo, wi = copy.split(rw, factor=lanes, check=False)
+    co, ci = copy.split(rc, factor=lanes, check=False)
+    copy.reorder(wo, co, wi, ci, check=False)
+    copy.unroll(wi, check=False)
+    copy.vectorize(ci, check=False)
+    stage.parallel(pieces, check=False)
 
 
 def schedule_flat_conv(s, out, conv, info: TargetInfo, lanes: int, reduce_tile: int) -> None:
