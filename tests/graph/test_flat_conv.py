@@ -76,18 +76,18 @@ def test_generated_code_for_a_named_cpu_has_whole_tiles(cpu, block, points):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("channels, size, features, k, stride, pad", [
-    (32, (14, 14), 64, 3, 1, 1),   # blocked input, 196 points: whole tiles of 198 (AVX2)
-    (3, (11, 12), 32, 3, 1, 1),    # NCHW input (3 channels), 132 points
-    (16, (10, 10), 32, 5, 1, 2),   # a 5x5 kernel: more zero rows below
-    (16, (15, 15), 32, 3, 2, 1),   # stride 2
-    (16, (9, 9), 32, 1, 2, 0)])    # a strided 1x1 layer
-def test_flat_convolutions_equal_numpy(channels, size, features, k, stride, pad):
+@pytest.mark.parametrize("channels, size, features, k, stride, pad, flat", [
+    (32, (14, 14), 64, 3, 1, 1, True),   # blocked input, 196 points: whole tiles of 198 (AVX2)
+    (3, (11, 12), 32, 3, 1, 1, True),    # NCHW input (3 channels), 132 points
+    (16, (10, 10), 32, 5, 1, 2, True),   # a 5x5 kernel: more zero rows below
+    (16, (15, 15), 32, 3, 2, 1, True),   # stride 2
+    (16, (9, 9), 32, 1, 2, 0, False)])   # a strided 1x1 layer: row tiles (flat_points 0)
+def test_flat_convolutions_equal_numpy(channels, size, features, k, stride, pad, flat):
     g, w, b = conv_graph(channels, size, features, k, stride, pad, seed=channels + k)
     compiled = po.graph.compile(g, num_threads=2, cache=False)
     assert "conv2d_blocked" in [s.template for s in compiled.steps]
     assert [n.attrs.get("points", 0) > 0 for n in compiled.graph.nodes
-            if n.op_type == "ConvPacked"] == [True]
+            if n.op_type == "ConvPacked"] == [flat]
     x = np.random.default_rng(0).standard_normal((1, channels, *size)).astype(np.float32)
     got = compiled.run({"x": x})[g.outputs[0]]
     np.testing.assert_allclose(got, conv_reference(x, w, b, stride, pad), rtol=1e-4,
