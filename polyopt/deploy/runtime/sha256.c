@@ -51,8 +51,10 @@ static void po_sha_blocks_ni(uint32_t h[8], const unsigned char *p, uint64_t blo
     for (; blocks; blocks--, p += 64) {
         abef = s0;
         cdgh = s1;
+#pragma GCC unroll 4
         for (g = 0; g < 4; g++)
             m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+#pragma GCC unroll 16 /* g constant: the message words stay in registers */
         for (g = 0; g < 16; g++) {
             __m128i cur = m[g & 3];
             msg = _mm_add_epi32(cur, _mm_loadu_si128((const __m128i *)&po_sha_k[4 * g]));
