@@ -12,6 +12,7 @@ int32_t polyopt_threads(int32_t requested);
 void polyopt_session_begin(void);
 void polyopt_session_end(void);
 void polyopt_set_threads(int32_t threads);
+void polyopt_parallel(void (*region)(void *), void *data, int32_t threads);
 
 struct PO_API(model) {
     unsigned char *weights;              /* the verified weights, 64-byte aligned */
@@ -136,6 +137,75 @@ int PO_API(check_amx)(void) {
 extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte aligned */
 #endif
 
+/* Big buffers (the weights, the arena, the outputs) as NumPy allocates the Python
+   executor's arrays: from 4 MB on, 2 MB aligned with transparent huge pages advised, so the
+   kernels streaming over them take as few TLB misses as they do under Python. */
+static void *po_big_alloc(uint64_t bytes) {
+    uint64_t huge = 2u << 20;
+    void *p;
+    if (bytes < 2 * huge) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+    p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* (advice only) */
+#endif
+    return p;
+}
+
+/* Whether the folder of the weights (or the folder given) holds a manifest.json of another
+   export than this library's: then the library was copied beside another export's files. */
+static int po_check_manifest(const char *weights) {
+    char file[4096], *text, *at;
+    const char *slash;
+    struct stat info;
+    FILE *in;
+    size_t length = strlen(weights), folder, got;
+    int status = POLYOPT_OK;
+    if (stat(weights, &info) == 0 && S_ISDIR(info.st_mode)) {
+        folder = length;
+    } else {
+        slash = strrchr(weights, '/');
+        folder = slash ? (size_t)(slash - weights) + (slash == weights) : 0;
+    }
+    if (folder + sizeof "/manifest.json" > sizeof file)
+        return po_fail(POLYOPT_E_ARGUMENT, "the folder name %s is too long", weights);
+    if (folder) memcpy(file, weights, folder);
+    snprintf(file + folder, sizeof file - folder, "%smanifest.json", folder ? "/" : "");
+    in = fopen(file, "rb");
+    if (!in) return POLYOPT_OK; /* none (the library and its weights copied alone) */
+    if (fstat(fileno(in), &info) != 0 || info.st_size < 0 || info.st_size > (64 << 20)) {
+        fclose(in);
+        return po_fail(POLYOPT_E_INTEGRITY, "%s is not the manifest of a polyopt export",
+                       file);
+    }
+    text = malloc((size_t)info.st_size + 1);
+    if (!text) {
+        fclose(in);
+        return po_fail(POLYOPT_E_NOMEM, "no memory to read %s", file);
+    }
+    got = fread(text, 1, (size_t)info.st_size, in);
+    fclose(in);
+    text[got] = 0;
+    for (at = strstr(text, "\"build_id\""); at; at = strstr(at + 1, "\"build_id\"")) {
+        char *value = at + sizeof "\"build_id\"" - 1;
+        while (*value == ' ' || *value == '\n' || *value == '\t' || *value == '\r') value++;
+        if (*value++ != ':') continue;
+        while (*value == ' ' || *value == '\n' || *value == '\t' || *value == '\r') value++;
+        if (*value == '"' && strncmp(value + 1, PO_BUILD_ID, sizeof PO_BUILD_ID - 1) == 0 &&
+            value[sizeof PO_BUILD_ID] == '"')
+            break;
+        status = po_fail(POLYOPT_E_INTEGRITY, "%s describes another export than this library "
+                         "(its build_id is not %s's %s): the library was copied beside "
+                         "another export's files; copy the whole folder of one export",
+                         file, PO_NAME, PO_BUILD_ID);
+        break;
+    }
+    if (!at && status == POLYOPT_OK)
+        status = po_fail(POLYOPT_E_INTEGRITY, "%s has no build_id: not the manifest of a "
+                         "polyopt export; copy the whole folder of the export", file);
+    free(text);
+    return status;
+}
+
 #ifdef PO_EMBEDDED_WEIGHTS
 static int po_read_weights(struct PO_API(model) *m, const char *path) {
     (void)path; /* the weights are the library's: its hash covers them */
@@ -143,11 +213,57 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
     return POLYOPT_OK;
 }
 #else
+/* The weights are read and verified a chunk at a time (PO_WEIGHTS_CHUNK_BYTES; the last
+   shorter), each chunk's SHA-256 against the library's table PO_WEIGHTS_CHUNKS, on the
+   thread pool's threads: each reads its chunk into place and hashes it while it is in
+   the cache. */
+#define PO_CHUNK_COUNT ((PO_WEIGHTS_BYTES + PO_WEIGHTS_CHUNK_BYTES - 1) / PO_WEIGHTS_CHUNK_BYTES)
+
+struct po_weights_job {
+    int fd;
+    unsigned char *to;
+    int next;       /* the next chunk to take */
+    int bad;        /* the first chunk whose hash differs (PO_CHUNK_COUNT: none) */
+    int read_error; /* the errno of a failed read (-1: the file was shorter), 0 */
+};
+
+static void po_verify_chunks(void *data) {
+    struct po_weights_job *job = data;
+    unsigned char digest[32];
+    int chunk;
+    while ((chunk = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) <
+           (int)PO_CHUNK_COUNT) {
+        uint64_t at = (uint64_t)chunk * PO_WEIGHTS_CHUNK_BYTES, done = 0;
+        uint64_t bytes = PO_WEIGHTS_BYTES - at < PO_WEIGHTS_CHUNK_BYTES ?
+                         PO_WEIGHTS_BYTES - at : PO_WEIGHTS_CHUNK_BYTES;
+        int seen;
+        while (done < bytes) {
+            ssize_t got = pread(job->fd, job->to + at + done, (size_t)(bytes - done),
+                                (off_t)(at + done));
+            if (got > 0) done += (uint64_t)got;
+            else if (got < 0 && errno == EINTR) continue;
+            else break;
+        }
+        if (done < bytes) {
+            __atomic_store_n(&job->read_error, errno ? errno : -1, __ATOMIC_RELAXED);
+            continue;
+        }
+        po_sha256(job->to + at, bytes, digest);
+        if (memcmp(digest, PO_WEIGHTS_CHUNKS[chunk], 32) == 0) continue;
+        seen = __atomic_load_n(&job->bad, __ATOMIC_RELAXED); /* keep the first */
+        while (chunk < seen && !__atomic_compare_exchange_n(&job->bad, &seen, chunk, 0,
+                                                            __ATOMIC_RELAXED,
+                                                            __ATOMIC_RELAXED)) {
+        }
+    }
+}
+
 static int po_read_weights(struct PO_API(model) *m, const char *path) {
-    char file[4096], hex[65];
+    char file[4096];
     struct stat info;
-    FILE *in;
+    struct po_weights_job job;
     size_t length = strlen(path);
+    int threads;
     if (PO_WEIGHTS_BYTES == 0) return POLYOPT_OK;
     if (stat(path, &info) == 0 && S_ISDIR(info.st_mode)) {
         if (length + sizeof PO_NAME + 10 > sizeof file)
@@ -158,31 +274,44 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
             return po_fail(POLYOPT_E_ARGUMENT, "the file name %s is too long", path);
         memcpy(file, path, length + 1);
     }
-    in = fopen(file, "rb");
-    if (!in) return po_fail(POLYOPT_E_IO, "cannot open the weights %s: %s", file, strerror(errno));
-    if (fstat(fileno(in), &info) != 0 || (uint64_t)info.st_size != PO_WEIGHTS_BYTES) {
-        fclose(in);
+    job.fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (job.fd < 0)
+        return po_fail(POLYOPT_E_IO, "cannot open the weights %s: %s", file, strerror(errno));
+    if (fstat(job.fd, &info) != 0 || (uint64_t)info.st_size != PO_WEIGHTS_BYTES) {
+        close(job.fd);
         return po_fail(POLYOPT_E_INTEGRITY, "the weights %s hold %lld bytes, %s was exported "
                        "with %llu: truncated or from another export; copy the folder again",
                        file, (long long)info.st_size, PO_NAME,
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
-    m->weights = aligned_alloc(64, (PO_WEIGHTS_BYTES + 63) / 64 * 64);
+    m->weights = po_big_alloc(PO_WEIGHTS_BYTES);
     if (!m->weights) {
-        fclose(in);
+        close(job.fd);
         return po_fail(POLYOPT_E_NOMEM, "no memory for the %llu bytes of weights",
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
-    if (fread(m->weights, 1, PO_WEIGHTS_BYTES, in) != PO_WEIGHTS_BYTES) {
-        fclose(in);
-        return po_fail(POLYOPT_E_IO, "cannot read the weights %s", file);
-    }
-    fclose(in);
-    po_sha256_hex(m->weights, PO_WEIGHTS_BYTES, hex);
-    if (strcmp(hex, PO_WEIGHTS_SHA256) != 0)
-        return po_fail(POLYOPT_E_INTEGRITY, "the weights %s do not match the SHA-256 %s was "
-                       "exported with (edited, or from another export); copy the folder again",
-                       file, PO_NAME);
+    job.to = m->weights;
+    job.next = 0;
+    job.bad = (int)PO_CHUNK_COUNT;
+    job.read_error = 0;
+    threads = polyopt_threads(m->threads);
+    if (threads > (int)PO_CHUNK_COUNT) threads = (int)PO_CHUNK_COUNT;
+    if (threads > 1) polyopt_parallel(po_verify_chunks, &job, threads);
+    else po_verify_chunks(&job);
+    close(job.fd);
+    if (job.read_error)
+        return po_fail(job.read_error > 0 ? POLYOPT_E_IO : POLYOPT_E_INTEGRITY,
+                       "cannot read the weights %s: %s", file, job.read_error > 0 ?
+                       strerror(job.read_error) : "it became shorter while read");
+    if (job.bad < (int)PO_CHUNK_COUNT)
+        return po_fail(POLYOPT_E_INTEGRITY, "the weights %s differ from those %s was exported "
+                       "with in bytes %llu to %llu (chunk %d of %d, by SHA-256): edited, or "
+                       "from another export; copy the folder again", file, PO_NAME,
+                       (unsigned long long)job.bad * PO_WEIGHTS_CHUNK_BYTES,
+                       (unsigned long long)((uint64_t)job.bad * PO_WEIGHTS_CHUNK_BYTES +
+                       PO_WEIGHTS_CHUNK_BYTES < PO_WEIGHTS_BYTES ? (uint64_t)job.bad *
+                       PO_WEIGHTS_CHUNK_BYTES + PO_WEIGHTS_CHUNK_BYTES : PO_WEIGHTS_BYTES) - 1,
+                       job.bad + 1, (int)PO_CHUNK_COUNT);
     return POLYOPT_OK;
 }
 #endif
@@ -215,13 +344,14 @@ int PO_API(create)(const char *weights, PO_API(model) **out) {
     m = calloc(1, sizeof *m);
     if (!m) return po_fail(POLYOPT_E_NOMEM, "no memory for the model");
     m->threads = PO_THREADS;
-    if ((status = po_read_weights(m, weights)) != POLYOPT_OK) {
+    if ((weights && (status = po_check_manifest(weights)) != POLYOPT_OK) ||
+        (status = po_read_weights(m, weights)) != POLYOPT_OK) {
         PO_API(destroy)(m);
         return status;
     }
-    m->arena = aligned_alloc(64, PO_ARENA_BYTES ? (PO_ARENA_BYTES + 63) / 64 * 64 : 64);
+    m->arena = po_big_alloc(PO_ARENA_BYTES);
     for (i = 0; i < PO_OUTPUT_COUNT; i++) {
-        m->own_outputs[i] = aligned_alloc(64, (PO_OUTPUTS[i].bytes + 63) / 64 * 64 + 64);
+        m->own_outputs[i] = po_big_alloc(PO_OUTPUTS[i].bytes + 64);
         m->outputs[i] = m->own_outputs[i];
         if (!m->own_outputs[i]) m->arena = (free(m->arena), NULL);
     }
