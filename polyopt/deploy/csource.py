@@ -75,9 +75,10 @@ extern "C" {{
 
 typedef struct {p}model {p}model;
 
-/* Check the CPU, read and verify the weights: `weights` is the export's folder or its
-   {name}.weights file.  On success *model is the new model; otherwise it is NULL and the
-   status says why ({name}_error_message() says more). */
+/* Check the CPU, read and verify the weights (each 1 MiB chunk's SHA-256, on the thread
+   pool): `weights` is the export's folder or its {name}.weights file; a manifest.json in
+   that folder must name this library's build id.  On success *model is the new model;
+   otherwise it is NULL and the status says why ({name}_error_message() says more). */
 int {p}create(const char *weights, {p}model **model);
 void {p}destroy({p}model *model);
 /* POLYOPT_E_CPU when this CPU lacks a feature the kernels were compiled for. */

@@ -35,7 +35,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ..errors import BackendError, InvalidArgumentError, MissingBackendError
+from ..errors import BackendError, InvalidArgumentError, MissingBackendError, public
 from ..private_folder import digest
 from ..target.linker import archive, libraries_needed, link_shared, write_atomically
 from ..target.signature import versions
@@ -120,6 +120,7 @@ def export_model(model, folder, *, name: str = "model", source=None,
     return manifest
 
 
+@public
 def chunk_digests(data: bytes, chunk: int = WEIGHTS_CHUNK_BYTES) -> tuple[list[str], str]:
     """The SHA-256 (hex) of each ``chunk`` bytes of ``data`` (the last one shorter) and the
     SHA-256 of their 32-byte digests one after the other (the tree's root): what the
@@ -129,7 +130,11 @@ def chunk_digests(data: bytes, chunk: int = WEIGHTS_CHUNK_BYTES) -> tuple[list[s
     >>> len(chunks), root == hashlib.sha256(b"".join(bytes.fromhex(c) for c in chunks)).hexdigest()
     (3, True)
     """
-    view = memoryview(data)
+    if not isinstance(data, (bytes, bytearray, memoryview)) or isinstance(chunk, bool) or \
+            not isinstance(chunk, int) or chunk < 1:
+        raise InvalidArgumentError(f"chunk_digests takes bytes and a chunk size >= 1, got "
+                                   f"{type(data).__name__} and {chunk!r}")
+    view = memoryview(data).cast("B")
     chunks = [hashlib.sha256(view[at:at + chunk]).hexdigest()
               for at in range(0, len(data), chunk)]
     return chunks, hashlib.sha256(b"".join(bytes.fromhex(c) for c in chunks)).hexdigest()
