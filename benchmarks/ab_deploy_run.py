@@ -1,7 +1,7 @@
 """A/B of an exported model's run (``NAME_run``) against the Python executor, in CPU time:
 two polyopt trees' exports (before/after) and ``m.run`` of this tree, on one thread.
 
-For each model (bench_graph.py's small settings) each tree exports it in a subprocess; a C
+For each model (bench_graph.py's small settings; ``--full``: full size) each tree exports it in a subprocess; a C
 program linked with the library creates it, runs it 3 times, then ``--runs`` times, and
 prints the median CPU time of a run (the process's: one thread), the page faults per run
 and the anonymous huge pages the process holds; rounds of the C programs and of ``m.run``
@@ -104,8 +104,10 @@ def main() -> int:
     parser.add_argument("--models", nargs="*")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--full", action="store_true", help="the models at full size")
     args = parser.parse_args()
-    chosen = {k: v for k, v in models(True).items() if not args.models or k in args.models}
+    chosen = {k: v for k, v in models(not args.full).items()
+              if not args.models or k in args.models}
     with tempfile.TemporaryDirectory(prefix="ab-deploy-run-") as scratch:
         for name, model in chosen.items():
             path = os.path.join(scratch, f"{name}.onnx")
