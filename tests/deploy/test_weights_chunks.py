@@ -129,6 +129,9 @@ def test_the_library_refuses_a_manifest_of_another_export_beside_it(exported, tm
     _, done, _ = _run(folder, program, exported[1])
     assert done.returncode == 1 and "create failed (3)" in done.stderr
     assert "another export" in done.stderr and manifest["build_id"] in done.stderr
+    done, _ = run_program(program, str(folder), [np.zeros((2, ROWS), "float32")],
+                          output_specs(exported[1]), weights=str(folder / "mm.weights"))
+    assert done.returncode == 1 and "another export" in done.stderr  # (the file's folder)
     (folder / "manifest.json").write_text("{}")
     _, done, _ = _run(folder, program, exported[1])
     assert done.returncode == 1 and "has no build_id" in done.stderr
