@@ -140,3 +140,23 @@ def test_the_library_refuses_a_manifest_of_another_export_beside_it(exported, tm
     assert done.returncode == 0, done.stderr
     assert_numbers(got[0], (x.astype("float64") @ exported[2]).astype("float32"),
                    rtol=1e-4, atol=1e-4)
+
+
+def test_a_shared_library_whose_file_differs_from_the_manifest_is_refused_by_create(
+        exported, tmp_path):
+    """NAME_create hashes the file the shared library was loaded from against the
+    manifest's shared_sha256; a program linked with the static library holds the runtime
+    itself and has nothing to compare."""
+    folder, program = _copy(exported, tmp_path)
+    static = build_program(str(folder), "mm", static=True)
+    path = folder / "libmm.so"
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0xFF  # (the section headers: the dynamic loader does not read them)
+    path.write_bytes(bytes(data))
+    _, done, _ = _run(folder, program, exported[1])
+    assert done.returncode == 1 and "create failed (3)" in done.stderr
+    assert "libmm.so" in done.stderr and "SHA-256 differs" in done.stderr
+    x, done, got = _run(folder, static, exported[1])
+    assert done.returncode == 0, done.stderr
+    assert_numbers(got[0], (x.astype("float64") @ exported[2]).astype("float32"),
+                   rtol=1e-4, atol=1e-4)

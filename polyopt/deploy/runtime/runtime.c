@@ -151,10 +151,98 @@ static void *po_big_alloc(uint64_t bytes) {
     return p;
 }
 
-/* Whether the folder of the weights (or the folder given) holds a manifest.json of another
-   export than this library's: then the library was copied beside another export's files. */
+/* The 64 hex digits of the string value of "key" in the JSON text (the manifest), or 0. */
+static int po_manifest_value(const char *text, const char *key, char value[65]) {
+    size_t length = strlen(key);
+    const char *at;
+    for (at = strstr(text, key); at; at = strstr(at + 1, key)) {
+        const char *v = at + length;
+        if (at == text || at[-1] != '"' || *v != '"') continue;
+        for (v++; *v == ' ' || *v == '\n' || *v == '\t' || *v == '\r'; v++) {
+        }
+        if (*v++ != ':') continue;
+        while (*v == ' ' || *v == '\n' || *v == '\t' || *v == '\r') v++;
+        if (*v != '"' || strlen(v) < 66 || v[65] != '"') return 0;
+        memcpy(value, v + 1, 64);
+        value[64] = 0;
+        return 1;
+    }
+    return 0;
+}
+
+#if !defined(PO_EMBEDDED_WEIGHTS) && defined(__linux__)
+#include <link.h>
+/* The file this library was loaded from, when it is a shared library (a program linked
+   with libNAME.a holds the runtime itself: nothing to check). */
+struct po_self { uintptr_t address; char path[4096]; int found; };
+
+static int po_find_self(struct dl_phdr_info *info, size_t size, void *data) {
+    struct po_self *self = data;
+    int i;
+    (void)size;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + p->p_vaddr;
+        if (p->p_type != PT_LOAD || self->address < start || self->address >= start +
+            p->p_memsz)
+            continue;
+        self->found = info->dlpi_name && *info->dlpi_name && strlen(info->dlpi_name) <
+                      sizeof self->path; /* (the program itself has no name) */
+        if (self->found) memcpy(self->path, info->dlpi_name, strlen(info->dlpi_name) + 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* The library's file must have the SHA-256 the manifest records (shared_sha256). */
+static int po_check_library_file(const char *manifest, const char *text) {
+    struct po_self self;
+    char expected[65], hex[65];
+    unsigned char *bytes;
+    struct stat info;
+    FILE *in;
+    int status = POLYOPT_OK;
+    self.address = (uintptr_t)&PO_API(create);
+    self.found = 0;
+    if (!po_manifest_value(text, "shared_sha256", expected)) return POLYOPT_OK;
+    dl_iterate_phdr(po_find_self, &self);
+    if (!self.found) return POLYOPT_OK; /* linked into the program (libNAME.a) */
+    in = fopen(self.path, "rb");
+    if (!in && errno == ENOENT) return POLYOPT_OK; /* removed once loaded (po.graph.load's
+                                                      private copy, checked before) */
+    if (!in || fstat(fileno(in), &info) != 0 || info.st_size <= 0 ||
+        info.st_size > (1LL << 40)) {
+        if (in) fclose(in);
+        return po_fail(POLYOPT_E_IO, "cannot read the library %s to check it against %s",
+                       self.path, manifest);
+    }
+    bytes = malloc((size_t)info.st_size);
+    if (!bytes) {
+        fclose(in);
+        return po_fail(POLYOPT_E_NOMEM, "no memory to check the library %s", self.path);
+    }
+    if (fread(bytes, 1, (size_t)info.st_size, in) != (size_t)info.st_size)
+        status = po_fail(POLYOPT_E_IO, "cannot read the library %s", self.path);
+    fclose(in);
+    if (status == POLYOPT_OK) {
+        po_sha256_hex(bytes, (uint64_t)info.st_size, hex);
+        if (strcmp(hex, expected) != 0)
+            status = po_fail(POLYOPT_E_INTEGRITY, "the library %s is not the file %s "
+                             "describes (its SHA-256 differs: edited or damaged); copy the "
+                             "folder of the export again", self.path, manifest);
+    }
+    free(bytes);
+    return status;
+}
+#endif
+
+/* Whether the folder of the weights (or the folder given) holds a manifest.json of this
+   export: its build_id must be the library's (not a library copied beside another
+   export's files) and, for a shared library with a weights file, the library's file the
+   one it describes (shared_sha256).  No manifest: nothing to compare (the weights are
+   still checked). */
 static int po_check_manifest(const char *weights) {
-    char file[4096], *text, *at;
+    char file[4096], *text, found[65];
     const char *slash;
     struct stat info;
     FILE *in;
@@ -185,23 +273,17 @@ static int po_check_manifest(const char *weights) {
     got = fread(text, 1, (size_t)info.st_size, in);
     fclose(in);
     text[got] = 0;
-    for (at = strstr(text, "\"build_id\""); at; at = strstr(at + 1, "\"build_id\"")) {
-        char *value = at + sizeof "\"build_id\"" - 1;
-        while (*value == ' ' || *value == '\n' || *value == '\t' || *value == '\r') value++;
-        if (*value++ != ':') continue;
-        while (*value == ' ' || *value == '\n' || *value == '\t' || *value == '\r') value++;
-        if (*value == '"' && strncmp(value + 1, PO_BUILD_ID, sizeof PO_BUILD_ID - 1) == 0 &&
-            value[sizeof PO_BUILD_ID] == '"')
-            break;
+    if (!po_manifest_value(text, "build_id", found))
+        status = po_fail(POLYOPT_E_INTEGRITY, "%s has no build_id: not the manifest of a "
+                         "polyopt export; copy the whole folder of the export", file);
+    else if (strcmp(found, PO_BUILD_ID) != 0)
         status = po_fail(POLYOPT_E_INTEGRITY, "%s describes another export than this library "
                          "(its build_id is not %s's %s): the library was copied beside "
                          "another export's files; copy the whole folder of one export",
                          file, PO_NAME, PO_BUILD_ID);
-        break;
-    }
-    if (!at && status == POLYOPT_OK)
-        status = po_fail(POLYOPT_E_INTEGRITY, "%s has no build_id: not the manifest of a "
-                         "polyopt export; copy the whole folder of the export", file);
+#if !defined(PO_EMBEDDED_WEIGHTS) && defined(__linux__)
+    if (status == POLYOPT_OK) status = po_check_library_file(file, text);
+#endif
     free(text);
     return status;
 }
