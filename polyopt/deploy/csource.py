@@ -77,7 +77,8 @@ typedef struct {p}model {p}model;
 
 /* Check the CPU, read and verify the weights (each 1 MiB chunk's SHA-256, on the thread
    pool): `weights` is the export's folder or its {name}.weights file; a manifest.json in
-   that folder must name this library's build id.  On success *model is the new model;
+   that folder must name this library's build id (and the SHA-256 of lib{name}.so when
+   the model runs from it).  On success *model is the new model;
    otherwise it is NULL and the status says why ({name}_error_message() says more). */
 int {p}create(const char *weights, {p}model **model);
 void {p}destroy({p}model *model);
