@@ -1,9 +1,9 @@
 """A/B of an exported model's run (``NAME_run``) against the Python executor, in CPU time:
 two polyopt trees' exports (before/after) and ``m.run`` of this tree, on one thread.
 
-For each model (bench_graph.py's small settings; ``--full``: full size) each tree exports it in a subprocess; a C
-program linked with the library creates it, runs it 3 times, then ``--runs`` times, and
-prints the median CPU time of a run (the process's: one thread), the page faults per run
+For each model (bench_graph.py's small settings; ``--full``: full size) each tree exports
+it in a subprocess; a C program linked with the library creates it, runs it 3 times, then
+``--runs`` times, and prints the median CPU time of a run (the process's: one thread), the page faults per run
 and the anonymous huge pages the process holds; rounds of the C programs and of ``m.run``
 alternate (``--rounds``), and the median of the rounds' medians is reported.  CPU time is
 what compares on a loaded machine (wall time there is mostly waiting for a core).
@@ -46,14 +46,22 @@ static double cpu(void) { struct timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME
 static long faults(void) { struct rusage u; getrusage(RUSAGE_SELF, &u); return u.ru_minflt; }
 static int cmp(const void *a, const void *b) { double x = *(const double *)a,
                                                y = *(const double *)b; return (x > y) - (x < y); }
-static long huge_kb(void) { char line[256]; long kb = 0; FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "AnonHugePages:", 14)) kb = atol(line + 14);
-    if (f) fclose(f); return kb; }
+static long huge_kb(void) {
+    char line[256]; long kb = 0; FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "AnonHugePages:", 14)) kb = atol(line + 14);
+    if (f) fclose(f);
+    return kb;
+}
 int main(int argc, char **argv) {
     m_model *m; int i, runs = atoi(argv[2]); double *t = malloc(sizeof(double) * runs), start;
     long before;
-    if (m_create(argv[1], &m) != POLYOPT_OK) { fprintf(stderr, "%s\n", m_error_message()); return 1; }
-    for (i = 0; i < m_input_count(); i++) m_set_input(m, i, calloc(1, m_input_bytes(i)), m_input_bytes(i));
+    if (m_create(argv[1], &m) != POLYOPT_OK) {
+        fprintf(stderr, "%s\n", m_error_message());
+        return 1;
+    }
+    for (i = 0; i < m_input_count(); i++)
+        m_set_input(m, i, calloc(1, m_input_bytes(i)), m_input_bytes(i));
     for (i = 0; i < 3; i++) m_run(m);
     before = faults();
     for (i = 0; i < runs; i++) { start = cpu(); if (m_run(m)) return 1; t[i] = cpu() - start; }
