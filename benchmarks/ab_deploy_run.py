@@ -3,10 +3,11 @@ two polyopt trees' exports (before/after) and ``m.run`` of this tree, on one thr
 
 For each model (bench_graph.py's small settings; ``--full``: full size) each tree exports
 it in a subprocess; a C program linked with the library creates it, runs it 3 times, then
-``--runs`` times, and prints the median CPU time of a run (the process's: one thread), the page faults per run
-and the anonymous huge pages the process holds; rounds of the C programs and of ``m.run``
-alternate (``--rounds``), and the median of the rounds' medians is reported.  CPU time is
-what compares on a loaded machine (wall time there is mostly waiting for a core).
+``--runs`` times, and prints the median CPU time of a run (the process's: one thread),
+the page faults per run and the anonymous huge pages the process holds; rounds of the C
+programs and of ``m.run`` alternate (``--rounds``), and the median of the rounds' medians
+is reported.  CPU time is what compares on a loaded machine (wall time there is mostly
+waiting for a core).
 
     python benchmarks/ab_deploy_run.py --before /tmp/base --models lstm_2layer --rounds 5
 """
