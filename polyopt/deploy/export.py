@@ -9,9 +9,11 @@ Writes into the folder, all together (staged, then moved in with the manifest la
   and the pool's weak entry points; it needs libc, libm, pthreads (and libmvec when a
   kernel calls it: ``manifest["link"]``);
 - ``<name>.h``: the C API (:func:`~.csource.header_text`);
-- ``<name>.weights``: the constants; the library holds their size and SHA-256 and
-  refuses other bytes;
-- ``manifest.json``: the source model's SHA-256, polyopt's version, the target CPU and
+- ``<name>.weights``: the constants; the library holds their size and the SHA-256 of
+  each 1 MiB chunk (:func:`chunk_digests`), checks every chunk as it reads it (on the
+  thread pool) and refuses other bytes;
+- ``manifest.json`` (format 2: the chunked weights hash; format 1 exports are refused
+  by :func:`~.loader.load`): the source model's SHA-256, polyopt's version, the target CPU and
   the features it checks at load, the opset, the plan, the files' SHA-256 and the
   ``build_id`` the library holds (what ``po.graph.load`` checks).
 
@@ -33,15 +35,15 @@ import shutil
 import subprocess
 import tempfile
 
-from ..errors import BackendError, InvalidArgumentError, MissingBackendError
+from ..errors import BackendError, InvalidArgumentError, MissingBackendError, public
 from ..private_folder import digest
 from ..target.linker import archive, libraries_needed, link_shared, write_atomically
 from ..target.signature import versions
-from .csource import header_text, model_source, plan_uses_amx
+from .csource import WEIGHTS_CHUNK_BYTES, header_text, model_source, plan_uses_amx
 from .objects import kernel_objects
 from .plan import execution_plan, refuse_unsupported
 
-FORMAT = 1
+FORMAT = 2  # 2: the weights hashed per chunk (weights_chunks_sha256, weights_tree_sha256)
 MANIFEST = "manifest.json"
 POOL_SYMBOLS = ("polyopt_parallel", "polyopt_threads", "polyopt_session_begin",
                 "polyopt_session_end", "polyopt_set_threads")
@@ -86,6 +88,7 @@ def export_model(model, folder, *, name: str = "model", source=None,
                         "signature": codes[k][1].to_json()} for k in range(len(codes))]
     info = model.compiled_for
     weights_sha = digest(weights)
+    chunks, tree = chunk_digests(weights)
     build_id = hashlib.sha256(json.dumps([plan, weights_sha], sort_keys=True).encode()
                               ).hexdigest()
     manifest = {"format": FORMAT, "name": name, "polyopt": versions(),
@@ -93,6 +96,8 @@ def export_model(model, folder, *, name: str = "model", source=None,
                 "target": model.target, "cpu": info.name, "features": list(info.features),
                 "threads": model.num_threads, "build_id": build_id,
                 "weights_sha256": weights_sha, "weights_bytes": len(weights),
+                "weights_chunk_bytes": WEIGHTS_CHUNK_BYTES,
+                "weights_chunks_sha256": chunks, "weights_tree_sha256": tree,
                 "shared": f"lib{name}.so", "static": f"lib{name}.a", "header": f"{name}.h",
                 "weights": None if embedded else f"{name}.weights", "plan": plan,
                 "amx_tiles": plan_uses_amx(plan)}
@@ -113,6 +118,26 @@ def export_model(model, folder, *, name: str = "model", source=None,
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return manifest
+
+
+@public
+def chunk_digests(data: bytes, chunk: int = WEIGHTS_CHUNK_BYTES) -> tuple[list[str], str]:
+    """The SHA-256 (hex) of each ``chunk`` bytes of ``data`` (the last one shorter) and the
+    SHA-256 of their 32-byte digests one after the other (the tree's root): what the
+    runtime checks a weights file against, chunk by chunk, in parallel.
+
+    >>> chunks, root = chunk_digests(bytes(5), chunk=2)
+    >>> len(chunks), root == hashlib.sha256(b"".join(bytes.fromhex(c) for c in chunks)).hexdigest()
+    (3, True)
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)) or isinstance(chunk, bool) or \
+            not isinstance(chunk, int) or chunk < 1:
+        raise InvalidArgumentError(f"chunk_digests takes bytes and a chunk size >= 1, got "
+                                   f"{type(data).__name__} and {chunk!r}")
+    view = memoryview(data).cast("B")
+    chunks = [hashlib.sha256(view[at:at + chunk]).hexdigest()
+              for at in range(0, len(data), chunk)]
+    return chunks, hashlib.sha256(b"".join(bytes.fromhex(c) for c in chunks)).hexdigest()
 
 
 def _write(folder: str, name: str, plan: dict, codes: dict, weights: bytes,
@@ -137,7 +162,7 @@ def _write(folder: str, name: str, plan: dict, codes: dict, weights: bytes,
         write_atomically(os.path.join(scratch, f"{name}.h"), header.encode())
         source = os.path.join(scratch, f"{name}_runtime.c")
         write_atomically(source, model_source(
-            name, plan, [k["symbol"] for k in plan["kernels"]], manifest["weights_sha256"],
+            name, plan, [k["symbol"] for k in plan["kernels"]], manifest["weights_chunks_sha256"],
             manifest["features"], manifest["cpu"], manifest["build_id"],
             embedded=not manifest["weights"]).encode())
         runtime = os.path.join(scratch, f"{name}_runtime.o")

@@ -40,6 +40,11 @@ class WrongCPUError(BackendError):
     """An exported model whose kernels use instructions this CPU lacks."""
 
 
+class OldExportError(DamagedFileError):
+    """An export of an older manifest format (1: the weights hashed whole), which this
+    polyopt does not load: export the model again."""
+
+
 ERRORS[4] = WrongCPUError
 ERRORS[6] = AMXPermissionError  # (with the errno: see LoadedModel._check)
 
@@ -253,6 +258,12 @@ def load(folder) -> LoadedModel:
             manifest = json.load(file)
     except (OSError, ValueError) as err:
         raise DamagedFileError(f"cannot read {path}: {err}; {FIX}") from err
+    if isinstance(manifest, dict) and isinstance(manifest.get("format"), int) and \
+            not isinstance(manifest["format"], bool) and manifest["format"] < FORMAT:
+        raise OldExportError(
+            f"{path} is of format {manifest['format']}, written by an older polyopt (its "
+            f"weights hashed whole); this polyopt loads format {FORMAT} (hashed per chunk, "
+            f"checked in parallel); {FIX}")
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DamagedFileError(f"{path} is not a polyopt model manifest of format {FORMAT}; "
                                f"{FIX}")

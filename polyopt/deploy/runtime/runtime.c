@@ -12,6 +12,7 @@ int32_t polyopt_threads(int32_t requested);
 void polyopt_session_begin(void);
 void polyopt_session_end(void);
 void polyopt_set_threads(int32_t threads);
+void polyopt_parallel(void (*region)(void *), void *data, int32_t threads);
 
 struct PO_API(model) {
     unsigned char *weights;              /* the verified weights, 64-byte aligned */
@@ -136,6 +137,157 @@ int PO_API(check_amx)(void) {
 extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte aligned */
 #endif
 
+/* Big buffers (the weights, the arena, the outputs) as NumPy allocates the Python
+   executor's arrays: from 4 MB on, 2 MB aligned with transparent huge pages advised, so the
+   kernels streaming over them take as few TLB misses as they do under Python. */
+static void *po_big_alloc(uint64_t bytes) {
+    uint64_t huge = 2u << 20;
+    void *p;
+    if (bytes < 2 * huge) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+    p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* (advice only) */
+#endif
+    return p;
+}
+
+/* The 64 hex digits of the string value of "key" in the JSON text (the manifest), or 0. */
+static int po_manifest_value(const char *text, const char *key, char value[65]) {
+    size_t length = strlen(key);
+    const char *at;
+    for (at = strstr(text, key); at; at = strstr(at + 1, key)) {
+        const char *v = at + length;
+        if (at == text || at[-1] != '"' || *v != '"') continue;
+        for (v++; *v == ' ' || *v == '\n' || *v == '\t' || *v == '\r'; v++) {
+        }
+        if (*v++ != ':') continue;
+        while (*v == ' ' || *v == '\n' || *v == '\t' || *v == '\r') v++;
+        if (*v != '"' || strlen(v) < 66 || v[65] != '"') return 0;
+        memcpy(value, v + 1, 64);
+        value[64] = 0;
+        return 1;
+    }
+    return 0;
+}
+
+#if !defined(PO_EMBEDDED_WEIGHTS) && defined(__linux__)
+#include <link.h>
+/* The file this library was loaded from, when it is a shared library (a program linked
+   with libNAME.a holds the runtime itself: nothing to check). */
+struct po_self { uintptr_t address; char path[4096]; int found; };
+
+static int po_find_self(struct dl_phdr_info *info, size_t size, void *data) {
+    struct po_self *self = data;
+    int i;
+    (void)size;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + p->p_vaddr;
+        if (p->p_type != PT_LOAD || self->address < start || self->address >= start +
+            p->p_memsz)
+            continue;
+        self->found = info->dlpi_name && *info->dlpi_name && strlen(info->dlpi_name) <
+                      sizeof self->path; /* (the program itself has no name) */
+        if (self->found) memcpy(self->path, info->dlpi_name, strlen(info->dlpi_name) + 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* The library's file must have the SHA-256 the manifest records (shared_sha256). */
+static int po_check_library_file(const char *manifest, const char *text) {
+    struct po_self self;
+    char expected[65], hex[65];
+    unsigned char *bytes;
+    struct stat info;
+    FILE *in;
+    int status = POLYOPT_OK;
+    self.address = (uintptr_t)&PO_API(create);
+    self.found = 0;
+    if (!po_manifest_value(text, "shared_sha256", expected)) return POLYOPT_OK;
+    dl_iterate_phdr(po_find_self, &self);
+    if (!self.found) return POLYOPT_OK; /* linked into the program (libNAME.a) */
+    in = fopen(self.path, "rb");
+    if (!in && errno == ENOENT) return POLYOPT_OK; /* removed once loaded (po.graph.load's
+                                                      private copy, checked before) */
+    if (!in || fstat(fileno(in), &info) != 0 || info.st_size <= 0 ||
+        info.st_size > (1LL << 40)) {
+        if (in) fclose(in);
+        return po_fail(POLYOPT_E_IO, "cannot read the library %s to check it against %s",
+                       self.path, manifest);
+    }
+    bytes = malloc((size_t)info.st_size);
+    if (!bytes) {
+        fclose(in);
+        return po_fail(POLYOPT_E_NOMEM, "no memory to check the library %s", self.path);
+    }
+    if (fread(bytes, 1, (size_t)info.st_size, in) != (size_t)info.st_size)
+        status = po_fail(POLYOPT_E_IO, "cannot read the library %s", self.path);
+    fclose(in);
+    if (status == POLYOPT_OK) {
+        po_sha256_hex(bytes, (uint64_t)info.st_size, hex);
+        if (strcmp(hex, expected) != 0)
+            status = po_fail(POLYOPT_E_INTEGRITY, "the library %s is not the file %s "
+                             "describes (its SHA-256 differs: edited or damaged); copy the "
+                             "folder of the export again", self.path, manifest);
+    }
+    free(bytes);
+    return status;
+}
+#endif
+
+/* Whether the folder of the weights (or the folder given) holds a manifest.json of this
+   export: its build_id must be the library's (not a library copied beside another
+   export's files) and, for a shared library with a weights file, the library's file the
+   one it describes (shared_sha256).  No manifest: nothing to compare (the weights are
+   still checked). */
+static int po_check_manifest(const char *weights) {
+    char file[4096], *text, found[65];
+    const char *slash;
+    struct stat info;
+    FILE *in;
+    size_t length = strlen(weights), folder, got;
+    int status = POLYOPT_OK;
+    if (stat(weights, &info) == 0 && S_ISDIR(info.st_mode)) {
+        folder = length;
+    } else {
+        slash = strrchr(weights, '/');
+        folder = slash ? (size_t)(slash - weights) + (slash == weights) : 0;
+    }
+    if (folder + sizeof "/manifest.json" > sizeof file)
+        return po_fail(POLYOPT_E_ARGUMENT, "the folder name %s is too long", weights);
+    if (folder) memcpy(file, weights, folder);
+    snprintf(file + folder, sizeof file - folder, "%smanifest.json", folder ? "/" : "");
+    in = fopen(file, "rb");
+    if (!in) return POLYOPT_OK; /* none (the library and its weights copied alone) */
+    if (fstat(fileno(in), &info) != 0 || info.st_size < 0 || info.st_size > (64 << 20)) {
+        fclose(in);
+        return po_fail(POLYOPT_E_INTEGRITY, "%s is not the manifest of a polyopt export",
+                       file);
+    }
+    text = malloc((size_t)info.st_size + 1);
+    if (!text) {
+        fclose(in);
+        return po_fail(POLYOPT_E_NOMEM, "no memory to read %s", file);
+    }
+    got = fread(text, 1, (size_t)info.st_size, in);
+    fclose(in);
+    text[got] = 0;
+    if (!po_manifest_value(text, "build_id", found))
+        status = po_fail(POLYOPT_E_INTEGRITY, "%s has no build_id: not the manifest of a "
+                         "polyopt export; copy the whole folder of the export", file);
+    else if (strcmp(found, PO_BUILD_ID) != 0)
+        status = po_fail(POLYOPT_E_INTEGRITY, "%s describes another export than this library "
+                         "(its build_id is not %s's %s): the library was copied beside "
+                         "another export's files; copy the whole folder of one export",
+                         file, PO_NAME, PO_BUILD_ID);
+#if !defined(PO_EMBEDDED_WEIGHTS) && defined(__linux__)
+    if (status == POLYOPT_OK) status = po_check_library_file(file, text);
+#endif
+    free(text);
+    return status;
+}
+
 #ifdef PO_EMBEDDED_WEIGHTS
 static int po_read_weights(struct PO_API(model) *m, const char *path) {
     (void)path; /* the weights are the library's: its hash covers them */
@@ -143,11 +295,57 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
     return POLYOPT_OK;
 }
 #else
+/* The weights are read and verified a chunk at a time (PO_WEIGHTS_CHUNK_BYTES; the last
+   shorter), each chunk's SHA-256 against the library's table PO_WEIGHTS_CHUNKS, on the
+   thread pool's threads: each reads its chunk into place and hashes it while it is in
+   the cache. */
+#define PO_CHUNK_COUNT ((PO_WEIGHTS_BYTES + PO_WEIGHTS_CHUNK_BYTES - 1) / PO_WEIGHTS_CHUNK_BYTES)
+
+struct po_weights_job {
+    int fd;
+    unsigned char *to;
+    int next;       /* the next chunk to take */
+    int bad;        /* the first chunk whose hash differs (PO_CHUNK_COUNT: none) */
+    int read_error; /* the errno of a failed read (-1: the file was shorter), 0 */
+};
+
+static void po_verify_chunks(void *data) {
+    struct po_weights_job *job = data;
+    unsigned char digest[32];
+    int chunk;
+    while ((chunk = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) <
+           (int)PO_CHUNK_COUNT) {
+        uint64_t at = (uint64_t)chunk * PO_WEIGHTS_CHUNK_BYTES, done = 0;
+        uint64_t bytes = PO_WEIGHTS_BYTES - at < PO_WEIGHTS_CHUNK_BYTES ?
+                         PO_WEIGHTS_BYTES - at : PO_WEIGHTS_CHUNK_BYTES;
+        int seen;
+        while (done < bytes) {
+            ssize_t got = pread(job->fd, job->to + at + done, (size_t)(bytes - done),
+                                (off_t)(at + done));
+            if (got > 0) done += (uint64_t)got;
+            else if (got < 0 && errno == EINTR) continue;
+            else break;
+        }
+        if (done < bytes) {
+            __atomic_store_n(&job->read_error, errno ? errno : -1, __ATOMIC_RELAXED);
+            continue;
+        }
+        po_sha256(job->to + at, bytes, digest);
+        if (memcmp(digest, PO_WEIGHTS_CHUNKS[chunk], 32) == 0) continue;
+        seen = __atomic_load_n(&job->bad, __ATOMIC_RELAXED); /* keep the first */
+        while (chunk < seen && !__atomic_compare_exchange_n(&job->bad, &seen, chunk, 0,
+                                                            __ATOMIC_RELAXED,
+                                                            __ATOMIC_RELAXED)) {
+        }
+    }
+}
+
 static int po_read_weights(struct PO_API(model) *m, const char *path) {
-    char file[4096], hex[65];
+    char file[4096];
     struct stat info;
-    FILE *in;
+    struct po_weights_job job;
     size_t length = strlen(path);
+    int threads;
     if (PO_WEIGHTS_BYTES == 0) return POLYOPT_OK;
     if (stat(path, &info) == 0 && S_ISDIR(info.st_mode)) {
         if (length + sizeof PO_NAME + 10 > sizeof file)
@@ -158,31 +356,44 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
             return po_fail(POLYOPT_E_ARGUMENT, "the file name %s is too long", path);
         memcpy(file, path, length + 1);
     }
-    in = fopen(file, "rb");
-    if (!in) return po_fail(POLYOPT_E_IO, "cannot open the weights %s: %s", file, strerror(errno));
-    if (fstat(fileno(in), &info) != 0 || (uint64_t)info.st_size != PO_WEIGHTS_BYTES) {
-        fclose(in);
+    job.fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (job.fd < 0)
+        return po_fail(POLYOPT_E_IO, "cannot open the weights %s: %s", file, strerror(errno));
+    if (fstat(job.fd, &info) != 0 || (uint64_t)info.st_size != PO_WEIGHTS_BYTES) {
+        close(job.fd);
         return po_fail(POLYOPT_E_INTEGRITY, "the weights %s hold %lld bytes, %s was exported "
                        "with %llu: truncated or from another export; copy the folder again",
                        file, (long long)info.st_size, PO_NAME,
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
-    m->weights = aligned_alloc(64, (PO_WEIGHTS_BYTES + 63) / 64 * 64);
+    m->weights = po_big_alloc(PO_WEIGHTS_BYTES);
     if (!m->weights) {
-        fclose(in);
+        close(job.fd);
         return po_fail(POLYOPT_E_NOMEM, "no memory for the %llu bytes of weights",
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
-    if (fread(m->weights, 1, PO_WEIGHTS_BYTES, in) != PO_WEIGHTS_BYTES) {
-        fclose(in);
-        return po_fail(POLYOPT_E_IO, "cannot read the weights %s", file);
-    }
-    fclose(in);
-    po_sha256_hex(m->weights, PO_WEIGHTS_BYTES, hex);
-    if (strcmp(hex, PO_WEIGHTS_SHA256) != 0)
-        return po_fail(POLYOPT_E_INTEGRITY, "the weights %s do not match the SHA-256 %s was "
-                       "exported with (edited, or from another export); copy the folder again",
-                       file, PO_NAME);
+    job.to = m->weights;
+    job.next = 0;
+    job.bad = (int)PO_CHUNK_COUNT;
+    job.read_error = 0;
+    threads = polyopt_threads(m->threads);
+    if (threads > (int)PO_CHUNK_COUNT) threads = (int)PO_CHUNK_COUNT;
+    if (threads > 1) polyopt_parallel(po_verify_chunks, &job, threads);
+    else po_verify_chunks(&job);
+    close(job.fd);
+    if (job.read_error)
+        return po_fail(job.read_error > 0 ? POLYOPT_E_IO : POLYOPT_E_INTEGRITY,
+                       "cannot read the weights %s: %s", file, job.read_error > 0 ?
+                       strerror(job.read_error) : "it became shorter while read");
+    if (job.bad < (int)PO_CHUNK_COUNT)
+        return po_fail(POLYOPT_E_INTEGRITY, "the weights %s differ from those %s was exported "
+                       "with in bytes %llu to %llu (chunk %d of %d, by SHA-256): edited, or "
+                       "from another export; copy the folder again", file, PO_NAME,
+                       (unsigned long long)job.bad * PO_WEIGHTS_CHUNK_BYTES,
+                       (unsigned long long)((uint64_t)job.bad * PO_WEIGHTS_CHUNK_BYTES +
+                       PO_WEIGHTS_CHUNK_BYTES < PO_WEIGHTS_BYTES ? (uint64_t)job.bad *
+                       PO_WEIGHTS_CHUNK_BYTES + PO_WEIGHTS_CHUNK_BYTES : PO_WEIGHTS_BYTES) - 1,
+                       job.bad + 1, (int)PO_CHUNK_COUNT);
     return POLYOPT_OK;
 }
 #endif
@@ -215,13 +426,14 @@ int PO_API(create)(const char *weights, PO_API(model) **out) {
     m = calloc(1, sizeof *m);
     if (!m) return po_fail(POLYOPT_E_NOMEM, "no memory for the model");
     m->threads = PO_THREADS;
-    if ((status = po_read_weights(m, weights)) != POLYOPT_OK) {
+    if ((weights && (status = po_check_manifest(weights)) != POLYOPT_OK) ||
+        (status = po_read_weights(m, weights)) != POLYOPT_OK) {
         PO_API(destroy)(m);
         return status;
     }
-    m->arena = aligned_alloc(64, PO_ARENA_BYTES ? (PO_ARENA_BYTES + 63) / 64 * 64 : 64);
+    m->arena = po_big_alloc(PO_ARENA_BYTES);
     for (i = 0; i < PO_OUTPUT_COUNT; i++) {
-        m->own_outputs[i] = aligned_alloc(64, (PO_OUTPUTS[i].bytes + 63) / 64 * 64 + 64);
+        m->own_outputs[i] = po_big_alloc(PO_OUTPUTS[i].bytes + 64);
         m->outputs[i] = m->own_outputs[i];
         if (!m->own_outputs[i]) m->arena = (free(m->arena), NULL);
     }

@@ -1,4 +1,5 @@
-/* SHA-256 (FIPS 180-4) of a buffer: the weights' hash, checked when a model is created. */
+/* SHA-256 (FIPS 180-4) of a buffer: the weights' chunks' hashes, checked when a model is
+   created. */
 
 static const uint32_t po_sha_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -51,8 +52,10 @@ static void po_sha_blocks_ni(uint32_t h[8], const unsigned char *p, uint64_t blo
     for (; blocks; blocks--, p += 64) {
         abef = s0;
         cdgh = s1;
+#pragma GCC unroll 4
         for (g = 0; g < 4; g++)
             m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+#pragma GCC unroll 16 /* g constant: the message words stay in registers */
         for (g = 0; g < 16; g++) {
             __m128i cur = m[g & 3];
             msg = _mm_add_epi32(cur, _mm_loadu_si128((const __m128i *)&po_sha_k[4 * g]));
@@ -96,8 +99,8 @@ static void po_sha_blocks(uint32_t h[8], const unsigned char *p, uint64_t blocks
     for (; blocks; blocks--, p += 64) po_sha_block(h, p);
 }
 
-/* The SHA-256 of data[0:size] as 64 lowercase hex digits (and a terminating 0) in hex. */
-static void po_sha256_hex(const unsigned char *data, uint64_t size, char hex[65]) {
+/* The SHA-256 of data[0:size] into digest (32 bytes). */
+static void po_sha256(const unsigned char *data, uint64_t size, unsigned char digest[32]) {
     uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     unsigned char tail[128];
@@ -105,10 +108,18 @@ static void po_sha256_hex(const unsigned char *data, uint64_t size, char hex[65]
     size_t n;
     po_sha_blocks(h, data, full / 64);
     memset(tail, 0, sizeof tail);
-    memcpy(tail, data + full, (size_t)rest);
+    if (rest) memcpy(tail, data + full, (size_t)rest);
     tail[rest] = 0x80;
     n = rest < 56 ? 64 : 128;
     for (i = 0; i < 8; i++) tail[n - 1 - i] = (unsigned char)(bits >> (8 * i));
     po_sha_blocks(h, tail, n / 64);
-    for (i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", h[i]);
+    for (i = 0; i < 32; i++) digest[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+/* The SHA-256 of data[0:size] as 64 lowercase hex digits (and a terminating 0) in hex. */
+static void po_sha256_hex(const unsigned char *data, uint64_t size, char hex[65]) {
+    unsigned char digest[32];
+    int i;
+    po_sha256(data, size, digest);
+    for (i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 }
