@@ -24,6 +24,7 @@ import numbers
 import islpy as isl
 
 from ..domain.affine import aff_expression
+from ..domain.from_te import identity
 from ..domain.program import Program
 from ..domain.schedule import Axis, StageRecord, identity_axes
 from ..errors import InvalidArgumentError
@@ -138,8 +139,11 @@ def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int 
     init_domain = prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
     init_target = TensorRead(partial, placed(init.target.indices, minus(v_var, lo_expr),
                                              position))
+    # the partial results start from the combiner's identity (the stage's own start
+    # value, te.sum(init=), stays with the stage that combines them)
+    start = Const(identity(combiner, array.dtype), array.dtype)
     rf_init = make_statement(program, arrays, rf_init_name, (v_var,) + init.iter_vars,
-                             init_dims, init_domain, init_target, init.value, partial_array.name)
+                             init_dims, init_domain, init_target, start, partial_array.name)
     # the original reduction now combines the partial results
     w_var = IterVar(v_name, ZERO, extent)
     new_update_dims = init.dims + (v_name,)

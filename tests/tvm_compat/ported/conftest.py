@@ -6,8 +6,6 @@ import pytest
 
 # "file::test" -> why it fails on polyopt
 EXPECTED_FAILURES = {
-    'test_tvm012_reduce.py::test_rfactor_init':
-        "missing in polyopt: te.sum(..., init=X) computes X + sum as two stages, so the reduce axis is not the stage's own and cannot be split (ForeignAxisError); TVM starts the reduction from X",
     'test_tvm012_te_build_lower.py::test_dependent_output_shape':
         "documented difference: a shape 'n // x' (division by a var) is not affine; polyopt refuses it (NonAffineError)",
     'test_tvm012_te_build_lower.py::test_split_uneven_unique_likely':

@@ -1,0 +1,59 @@
+"""TVM features the ported v0.12 tests need (issue 35), checked on numbers: a reduction
+that starts from a tensor (``te.sum(..., init=)``) as one stage, also after rfactor."""
+
+import numpy as np
+import pytest
+
+import polyopt as te
+from polyopt import tvm
+from testlib.numeric import assert_numbers
+
+N = 37
+
+
+def matmul_from(init_of):
+    A = te.placeholder((N, N), name="A")
+    C = te.placeholder((N, N), name="C")
+    I = te.placeholder((N, N), name="I")
+    k = te.reduce_axis((0, N), name="k")
+    B = te.compute((N, N), lambda i, j: te.sum(A[i, k] * C[k, j], axis=k,
+                                                 init=init_of(I, i, j)), name="B")
+    return A, C, I, B, k
+
+
+def run(s, args, shape_out):
+    rng = np.random.default_rng(35)
+    arrays = [rng.random((N, N), dtype=np.float32) for _ in args[:-1]]
+    out = tvm.nd.array(np.zeros(shape_out, "float32"))
+    tvm.build(s, args)(*[tvm.nd.array(a) for a in arrays], out)
+    return arrays, out.numpy()
+
+
+@pytest.mark.parametrize("rfactor", [False, True], ids=["plain", "rfactor"])
+def test_sum_starts_from_init_in_one_stage(rfactor):
+    A, C, I, B, k = matmul_from(lambda I, i, j: I[i, j])
+    assert "init=I[i, j]" in str(B.op.body)
+    s = te.create_schedule(B.op)
+    assert [st.op.name for st in s.stages] == ["B"]  # one stage, as in TVM
+    if rfactor:  # the partial sums start from 0; only B adds I (once)
+        kf, _ = s[B].split(k, nparts=4)
+        BF = s.rfactor(B, kf, 1)
+        s[BF].parallel(BF.op.axis[0])
+    (a, c, i), got = run(s, [A, C, I, B], (N, N))
+    assert_numbers(got, a @ c + i)
+
+
+def test_max_starts_from_init():
+    A = te.placeholder((N, N), name="A")
+    I = te.placeholder((N, N), name="I")
+    k = te.reduce_axis((0, N), name="k")
+    M = te.compute((N,), lambda i: te.max(A[i, k] - 2, axis=k, init=I[i, 0]), name="M")
+    (a, i), got = run(te.create_schedule(M.op), [A, I, M], (N,))
+    assert_numbers(got, np.maximum((a - 2).max(axis=1), i[:, 0]))
+
+
+def test_init_reading_a_reduce_axis_is_refused():
+    A = te.placeholder((N, N), name="A")
+    k = te.reduce_axis((0, N), name="k")
+    with pytest.raises(te.InvalidArgumentError, match="init= of po.sum reads a reduce axis"):
+        te.compute((N,), lambda i: te.sum(A[i, k], axis=k, init=A[i, k]), name="B")
