@@ -233,6 +233,21 @@ def set_scope(state, stage, scope):
     return state.advanced(program.replace(arrays=arrays)), None
 
 
+@register("double_buffer", checked=True)
+def double_buffer(state, stage):
+    """``s[AA].double_buffer()`` (TVM): keep two copies of this intermediate stage's
+    buffer so that a GPU can fill the next one while it computes with the current one.
+    Recorded in the schedule's script; it changes no code: polyopt's kernels fill a
+    buffer and use it in sequence on each thread (no asynchronous copies to overlap),
+    where a second copy would only double the memory.  Refused for a tensor the program
+    does not compute (an input)."""
+    program = state.program
+    target = program.array_of(program.statement(program.stage(stage).main).target.tensor)
+    if target.role != "compute":
+        raise NotComputedError("double_buffer", target.name)
+    return state.advanced(program), None
+
+
 # -- where a stage is computed -------------------------------------------------------
 
 @register("compute_with", repair=repair_by_shift, params={"other": STAGE, "axis": loop_of("other")})

@@ -57,3 +57,23 @@ def test_init_reading_a_reduce_axis_is_refused():
     k = te.reduce_axis((0, N), name="k")
     with pytest.raises(te.InvalidArgumentError, match="init= of po.sum reads a reduce axis"):
         te.compute((N,), lambda i: te.sum(A[i, k], axis=k, init=A[i, k]), name="B")
+
+
+def test_double_buffer_is_recorded_and_changes_no_number():
+    A = te.placeholder((N, N), name="A")
+    B = te.compute((N, N), lambda i, j: A[i, j] * 2, name="B")
+    s = te.create_schedule(B.op)
+    AA = s.cache_read(A, "local", [B])
+    s[AA].compute_at(s[B], B.op.axis[0])
+    s[AA].double_buffer()
+    assert 's["A_local"].double_buffer()' in s.script().splitlines()
+    (a,), got = run(s, [A, B], (N, N))
+    assert_numbers(got, 2 * a, exact=True)
+
+
+def test_double_buffer_of_an_input_is_refused():
+    A = te.placeholder((N,), name="A")
+    B = te.compute((N,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(te.InvalidArgumentError, match="takes a computed tensor"):
+        s[A].double_buffer()
