@@ -77,3 +77,46 @@ def test_double_buffer_of_an_input_is_refused():
     s = te.create_schedule(B.op)
     with pytest.raises(te.InvalidArgumentError, match="takes a computed tensor"):
         s[A].double_buffer()
+
+
+def three_step_scan():
+    m, n = te.size_var("m"), te.size_var("n")
+    X = te.placeholder((m, n), name="X")
+    state = te.placeholder((m, n))
+    init = te.compute((1, n), lambda _, i: X[0, i])
+    up1 = te.compute((m, n), lambda t, i: state[t - 1, i] + X[t, i])
+    up2 = te.compute((m, n), lambda t, i: up1[t, i] * 2)
+    up3 = te.compute((m, n), lambda t, i: up2[t, i] + 1)
+    return X, state, init, (up1, up2, up3), tvm.te.scan(init, up3, state, inputs=X)
+
+
+def scan_numbers(s, X, res):
+    x = np.random.default_rng(35).random((9, 7), dtype=np.float32)
+    out = tvm.nd.array(np.zeros((9, 7), "float32"))
+    tvm.build(s, [X, res])(tvm.nd.array(x), out)
+    expected = x.copy()
+    for t in range(1, 9):
+        expected[t] = (expected[t - 1] + x[t]) * 2 + 1
+    assert_numbers(out.numpy(), expected)
+
+
+def test_scan_steps_form_a_group_and_move_inside_the_scan():
+    X, state, init, (up1, up2, up3), res = three_step_scan()
+    s = te.create_schedule(res.op)
+    assert s[up1].group == s[up2].group == s[up3].group != s[init].group
+    s[up1].compute_at(s[up2], up2.op.axis[1])  # inside the group: shares up2's loops
+    group = s.create_group(outputs=up2, inputs=[state, X])
+    assert group.group == s[up3].group and s[up1].group == group
+    assert group.stage_names == (s[up1].name, s[up2].name)
+    group.compute_at(s[up3], up3.op.axis[1])
+    assert group.attach_stage == s[up3]
+    assert s.program.stage(s[up2].name).attach.depth == 2
+    assert s.program.stage(s[up1].name).attach.stage == s[up2].name
+    scan_numbers(s, X, res)
+
+
+def test_a_step_computed_outside_its_scan_is_refused():
+    X, state, init, (up1, up2, up3), res = three_step_scan()
+    s = te.create_schedule(res.op)
+    with pytest.raises(tvm.TVMError, match="already attached"):
+        s[up2].compute_at(s[init], init.op.axis[0])

@@ -10,8 +10,6 @@ EXPECTED_FAILURES = {
         "documented difference: a shape 'n // x' (division by a var) is not affine; polyopt refuses it (NonAffineError)",
     'test_tvm012_te_build_lower.py::test_split_uneven_unique_likely':
         "documented difference: inspects TVM's TIR module (tvm.lower(...)['main'].body); polyopt's lower returns C-like loops",
-    'test_tvm012_te_group.py::test_scan_group':
-        "missing in polyopt: a scan's steps form no group of their own (polyopt's scan stage is its last step), and compute_at between the steps of a scan is refused (AlreadyAttachedError: each is attached to the scan's time loop)",
     'test_tvm012_te_schedule.py::test_schedule_create':
         'documented difference: compute_at into loops another stage shares partly is refused (PartlySharedLoopsError); the test also pickles the schedule',
     'test_tvm012_te_schedule.py::test_reorder':
