@@ -38,12 +38,13 @@ from ..domain.program import Program
 from ..errors import (InvalidArgumentError, TensorizeError, call_user, public,
                       public_methods)
 from ..te.expr import Const, Var
+from ..te.extern import TensorBuffer
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
 
 
 @public_methods
 @dataclass(frozen=True, eq=False)
-class Buffer:
+class Buffer(TensorBuffer):
     """A buffer descriptor: the region of an array an intrinsic reads or writes.
 
     ``strides`` (in elements) are None for a dense row-major buffer, else one entry per

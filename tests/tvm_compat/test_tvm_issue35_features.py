@@ -120,3 +120,22 @@ def test_a_step_computed_outside_its_scan_is_refused():
     s = te.create_schedule(res.op)
     with pytest.raises(tvm.TVMError, match="already attached"):
         s[up2].compute_at(s[init], init.op.axis[0])
+
+
+def test_extern_functions_receive_buffers_whose_data_is_the_array():
+    m = te.size_var("m")
+    A = te.placeholder((m,), name="A")
+    seen = {}
+
+    def extern_func(ins, outs):
+        seen["ins"], seen["outs"] = ins, outs
+        return tvm.tir.call_packed("h35.add_one", ins[0].data, outs[0].data)
+
+    tvm.register_func("h35.add_one", lambda a, b: np.add(a, 1, out=b), override=True)
+    B = te.extern((m,), [A], extern_func, name="B")
+    assert isinstance(seen["ins"][0], tvm.te.schedule.Buffer)
+    assert seen["ins"][0].shape == A.shape and seen["outs"][0].name == "B"
+    a = np.arange(6, dtype="float32")
+    b = tvm.nd.array(np.zeros(6, "float32"))
+    tvm.build(te.create_schedule(B.op), [A, B])(tvm.nd.array(a), b)
+    assert_numbers(b.numpy(), a + 1, exact=True)
