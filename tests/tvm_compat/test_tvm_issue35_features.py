@@ -139,3 +139,22 @@ def test_extern_functions_receive_buffers_whose_data_is_the_array():
     b = tvm.nd.array(np.zeros(6, "float32"))
     tvm.build(te.create_schedule(B.op), [A, B])(tvm.nd.array(a), b)
     assert_numbers(b.numpy(), a + 1, exact=True)
+
+
+@pytest.mark.parametrize("make_var", [te.size_var, te.var], ids=["size_var", "var"])
+def test_rfactor_shape_is_the_simplified_extent(make_var):
+    n = make_var("n")
+    k1, k2 = te.reduce_axis((0, n), name="k1"), te.reduce_axis((0, n), name="k2")
+    A = te.placeholder((n, n, n), name="A")
+    B = te.compute((n,), lambda i: te.sum(A[i, k1, k2], axis=[k1, k2]), name="B")
+    s = te.create_schedule(B.op)
+    BF = s.rfactor(B, k1)
+    if make_var is te.size_var:  # never negative: TVM's shape (n, n)
+        assert BF.shape[0] is n and BF.shape[1] is n
+    else:  # a var may be negative: no partial sums then
+        assert str(BF.shape[0]) == "max(0, n)"
+    rng = np.random.default_rng(35)
+    a = rng.random((6, 6, 6), dtype=np.float32)
+    out = tvm.nd.array(np.zeros(6, "float32"))
+    tvm.build(s, [A, B])(tvm.nd.array(a), out)
+    assert_numbers(out.numpy(), a.sum(axis=(1, 2)))
