@@ -158,3 +158,26 @@ def test_rfactor_shape_is_the_simplified_extent(make_var):
     out = tvm.nd.array(np.zeros(6, "float32"))
     tvm.build(s, [A, B])(tvm.nd.array(a), out)
     assert_numbers(out.numpy(), a.sum(axis=(1, 2)))
+
+
+def test_lower_shows_polyopts_loops_as_tvm_statements():
+    A = te.compute((10, 10), lambda i, j: 1.0, name="A")
+    B = te.compute((10, 10), lambda i, j: A[i, j] * 3, name="B")
+    s = te.create_schedule(B.op)
+    s[A].compute_at(s[B], B.op.axis[1])
+    s[B].split(B.op.axis[1], 2)
+    mod = tvm.lower(s, [B])
+    body = mod["main"].body
+    loops = [body, body.body, body.body.body]
+    assert all(isinstance(x, tvm.tir.stmt.For) for x in loops)
+    assert [(x.loop_var.name, x.min, x.extent) for x in loops] == \
+        [("i", 0, 10), ("j_outer", 0, 5), ("j_inner", 0, 2)]
+    stores = []
+    tvm.tir.stmt_functor.post_order_visit(
+        body, lambda n: stores.append(n.buffer) if isinstance(n, tvm.tir.BufferStore) else None)
+    assert stores == ["A", "B"]  # A's value computed in each iteration, then B's
+    out = tvm.nd.array(np.zeros((10, 10), "float32"))
+    tvm.build(mod, target="llvm")(out)
+    assert_numbers(out.numpy(), np.full((10, 10), 3, "float32"), exact=True)
+    with pytest.raises(te.InvalidArgumentError, match="one function, 'main'"):
+        mod["other"]
