@@ -181,3 +181,11 @@ def test_lower_shows_polyopts_loops_as_tvm_statements():
     assert_numbers(out.numpy(), np.full((10, 10), 3, "float32"), exact=True)
     with pytest.raises(te.InvalidArgumentError, match="one function, 'main'"):
         mod["other"]
+
+
+def test_scalar_params_are_refused_naming_the_polyopt_way():
+    x = te.placeholder((16,), name="x")
+    v = te.size_var("v")
+    z = te.compute((16,), lambda i: x[i] * v, name="z")
+    with pytest.raises(te.InvalidArgumentError, match="s\\[C\\].tensorize"):
+        te.decl_tensor_intrin(z.op, lambda ins, outs, sp: None, scalar_params=[v])
