@@ -189,3 +189,16 @@ def test_scalar_params_are_refused_naming_the_polyopt_way():
     z = te.compute((16,), lambda i: x[i] * v, name="z")
     with pytest.raises(te.InvalidArgumentError, match="s\\[C\\].tensorize"):
         te.decl_tensor_intrin(z.op, lambda ins, outs, sp: None, scalar_params=[v])
+
+
+def test_comm_reducer_starts_from_init():
+    product = te.comm_reducer(lambda x, y: x * y, lambda t: tvm.tir.const(1, t), name="prod")
+    A = te.placeholder((N, 4), name="A")
+    I = te.placeholder((N, N), name="I")
+    k = te.reduce_axis((0, 4), name="k")
+    P = te.compute((N,), lambda i: product(A[i, k], axis=k, init=I[i, 1]), name="P")
+    rng = np.random.default_rng(35)
+    a, i = rng.random((N, 4), dtype=np.float32), rng.random((N, N), dtype=np.float32)
+    out = tvm.nd.array(np.zeros(N, "float32"))
+    tvm.build(te.create_schedule(P.op), [A, I, P])(tvm.nd.array(a), tvm.nd.array(i), out)
+    assert_numbers(out.numpy(), a.prod(axis=1) * i[:, 1])
