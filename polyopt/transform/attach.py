@@ -199,7 +199,17 @@ def _home(original: Program, stage_name: str) -> Attach:
     scan's time loop again, as the program defines it (TVM: the root of the scan's
     group)."""
     home = next((s.attach for s in original.stages if s.name == stage_name), Attach())
-    return home if home.kind == "with" and not home.outer_dims else Attach()
+    if home.kind != "with" or home.outer_dims or not _has_stage(original, home.stage):
+        return Attach()
+    owner = original.stage(home.stage)
+    cells = getattr(getattr(original.statement(owner.main).target.tensor.op, "group", None),
+                    "cells", ())
+    mine = original.statement(original.stage(stage_name).main).target.tensor
+    return home if any(mine is cell for cell in cells) else Attach()
+
+
+def _has_stage(program: Program, name: str | None) -> bool:
+    return any(s.name == name for s in program.stages)
 
 
 def _has(program: Program, name: str) -> bool:

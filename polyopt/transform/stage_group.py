@@ -99,8 +99,9 @@ class StageGroup:
             if attach.kind == "with" and attach.outer_dims and attach.stage in names:
                 loop = program.stage(attach.stage).axes[attach.depth - 1].name
                 inner.append((name, attach.stage, loop))
-            elif attach.kind == "with" and attach.stage not in names:
-                moving.append(name)  # a scan's step, sharing the scan's loops
+            elif attach.kind == "with" and not attach.outer_dims and \
+                    attach.stage not in names and _is_scan(program, attach.stage):
+                moving.append(name)  # a scan's step, sharing the scan's time loop
         with schedule.atomic():
             for name, _, _ in inner:
                 schedule[name].compute_root()
@@ -138,6 +139,10 @@ def scan_groups(program) -> list[GroupRecord]:
                  and s.attach.stage == name and not s.attach.outer_dims}
         records.append(GroupRecord(stages=steps | {name}))
     return records
+
+
+def _is_scan(program, name: str) -> bool:
+    return isinstance(program.statement(program.stage(name).main).target.tensor.op, ScanOp)
 
 
 def _is_state_read(tensor: Tensor, reader: Tensor | None) -> bool:
