@@ -14,10 +14,6 @@ EXPECTED_FAILURES = {
         'documented difference: compute_at into loops another stage shares partly is refused (PartlySharedLoopsError); the test also pickles the schedule',
     'test_tvm012_te_schedule.py::test_reorder':
         "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
-    'test_tvm012_te_schedule.py::test_fuse':
-        "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
-    'test_tvm012_te_schedule.py::test_fuse_with_out_of_order_axis_with_reorder':
-        "missing in polyopt: fuse of two loops whose extents both depend on the sizes (i * N + j is not affine; polyopt fuses by affine pieces when the outer extent is a constant)",
     'test_tvm012_te_schedule.py::test_pragma':
         'documented difference: arbitrary pragma names are refused (UnknownPragmaError); polyopt has import_llvm/import_c',
     'test_tvm012_te_schedule.py::test_rfactor':
