@@ -283,7 +283,7 @@ def test_transform_of_a_reduction_over_nothing():
 
 # -- arguments ------------------------------------------------------------------------------
 
-def test_fuse_of_loops_whose_extent_isl_cannot_bound_is_refused_cleanly():
+def test_fuse_of_loops_whose_extent_isl_cannot_bound_runs_them_as_one():
     N = po.var("N")
 
     @po.kernel
@@ -294,8 +294,10 @@ def test_fuse_of_loops_whose_extent_isl_cannot_bound_is_refused_cleanly():
 
     s = po.create_schedule(strided)
     s["S0"].tile("t", "i", 4, 3)
-    with pytest.raises(po.ScheduleError, match="extents of both 't.outer' and 'i.outer' depend on"):
-        s["S0"].fuse("t.outer", "i.outer")
+    fused = s["S0"].fuse("t.outer", "i.outer")  # both extents symbolic: the two loops
+    assert [a.name for a in s["S0"].axes] == ["t.outer.i.outer.fused", "t.inner", "i.inner"]
+    with pytest.raises(po.FusedPartsError, match="split one of the two loops by a constant"):
+        s["S0"].split(fused, factor=2)
 
 
 @pytest.mark.parametrize("call", [
