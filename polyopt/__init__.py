@@ -52,7 +52,7 @@ from .te.tags import tag_scope  # noqa: E402
 from .te.tensor import ComputeOp, PlaceholderOp, TensorSlice  # noqa: E402
 from .te.scan import ScanOp  # noqa: E402
 from .te.expr import IterVar as _IterVar  # noqa: E402
-from .tensorize.intrin import Buffer as _Buffer  # noqa: E402
+from .te.extern import TensorBuffer as _Buffer  # noqa: E402
 import types as _types  # noqa: E402
 # TVM's te.tensor / te.schedule modules, for isinstance checks in TVM code
 tensor = _types.SimpleNamespace(Tensor=Tensor, TensorSlice=TensorSlice,

@@ -20,7 +20,7 @@ from .errors import ExternCallError, InvalidArgumentError, PolyoptError, Undefin
 from .target.module import ModuleAPI
 from .te.evaluate import evaluate
 from .te.expr import TensorRead, Var
-from .te.extern import ExternOp, PackedCall, get_global_func
+from .te.extern import ExternBuffer, ExternOp, PackedCall, get_global_func
 from .te.tensor import Tensor
 
 
@@ -96,7 +96,8 @@ def _run_call(op: ExternOp, values: dict, ndarray) -> None:
     call = op.call
     if isinstance(call, PackedCall):
         function, label = get_global_func(call.name), f"the function registered as '{call.name}'"
-        arguments = [array_of(a) if isinstance(a, Tensor) else a for a in call.args]
+        arguments = [array_of(a.tensor if isinstance(a, ExternBuffer) else a)
+                     if isinstance(a, (Tensor, ExternBuffer)) else a for a in call.args]
     else:
         function, label = call, f"the Python function {getattr(call, '__name__', call)!r}"
         arguments = [array_of(t) for t in (*op.inputs, *op.group)]

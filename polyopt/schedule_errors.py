@@ -25,7 +25,7 @@ from .errors import IllegalScheduleError, InvalidArgumentError, ScheduleError
 __all__ = [
     "UnknownLoopError", "ForeignAxisError", "InvalidFactorError", "SplitArgumentsError",
     "SymbolicSplitError", "LoopsNotAdjacentError", "LoopOrderError", "DuplicateLoopError",
-    "NonConstantExtentError", "PartlySharedLoopsError", "NotEnoughLoopsError",
+    "NonConstantExtentError", "FusedPartsError", "PartlySharedLoopsError", "NotEnoughLoopsError",
     "BandMismatchError",
     "AttachCycleError", "SharedReductionLoopError", "AlreadyAttachedError",
     "SharedLoopsError", "NotAReaderError", "ReaderOutsideError", "PartialOutputError",
@@ -148,6 +148,20 @@ class NonConstantExtentError(ScheduleError):
         super().__init__(
             f"cannot {primitive} '{a}' and '{b}': {why} (split one by a constant first, "
             "or fuse loops of constant extent)")
+
+
+class FusedPartsError(ScheduleError):
+    """A primitive changes loop ``loop`` of ``stage``, a fuse of two loops whose extents
+    both depend on the sizes (run as those two loops), other than marking it parallel."""
+
+    def __init__(self, stage: str, loop: str):
+        self.stage, self.loop = stage, loop
+        super().__init__(
+            f"loop '{loop}' of stage '{stage}' fuses two loops whose extents both depend on "
+            "the sizes; polyopt runs it as those two loops, in the same order (i * N + j "
+            "is a product of two unknowns, not affine), so it can be marked parallel (its "
+            "outer part) but not split, reordered, vectorized, unrolled, bound, fused "
+            "again or computed at: split one of the two loops by a constant before fusing")
 
 
 class PartlySharedLoopsError(ScheduleError):

@@ -140,11 +140,12 @@ def test_reorder_lists_a_loop_twice():
     assert (err.primitive, err.stage, err.loops) == ("reorder", "B", ("i", "j", "i"))
 
 
-def test_fuse_of_a_loop_of_symbolic_extent():
+def test_split_of_a_fuse_of_two_symbolic_extents():
     _, B = elementwise()
     s = po.create_schedule(B)
-    err = refused(po.NonConstantExtentError, lambda: s[B].fuse(*B.op.axis))
-    assert (err.primitive, err.stage, err.loops, err.loop) == ("fuse", "B", ("i", "j"), "j")
+    fused = s[B].fuse(*B.op.axis)  # both extents symbolic: run as the two loops
+    err = refused(po.FusedPartsError, lambda: s[B].split(fused, factor=2))
+    assert (err.stage, err.loop) == ("B", "i.j.fused")
 
 
 def test_loops_partly_shared_with_another_stage():

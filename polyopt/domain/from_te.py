@@ -292,7 +292,8 @@ def _reduction_values(body: Reduce, target: TensorRead, op: ComputeOp) -> tuple[
         accumulators = tuple(TensorRead(t, target.indices) for t in op.group or [target.tensor])
         return (combiner.identities()[combiner.index],
                 combiner.combined(accumulators)[combiner.index])
-    init = (Const(identity(combiner, dtype), dtype) if isinstance(combiner, str)
+    init = (body.init if body.init is not None else
+            Const(identity(combiner, dtype), dtype) if isinstance(combiner, str)
             else combiner.identity(dtype))
     return init, _combine(combiner, target, body.source)
 

@@ -86,12 +86,16 @@ def params_on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
 @dataclass(frozen=True, slots=True)
 class Axis:
     """One loop of a stage: ``value`` maps the main statement's instance to the loop's
-    value; ``order``: a split's record (:class:`SplitOrder`), for the dataflow only."""
+    value; ``order``: a split's record (:class:`SplitOrder`), for the dataflow only;
+    ``fused_part``: the inner part of the loop before it (a fuse of two loops whose
+    extents both depend on the sizes, run as those two loops: see
+    :func:`polyopt.transform.loops.fuse`)."""
 
     name: str
     value: isl.PwAff
     kind: str = "serial"
     order: SplitOrder | None = field(default=None, compare=False, repr=False)
+    fused_part: bool = False
 
 
 @dataclass(frozen=True, slots=True)

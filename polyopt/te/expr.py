@@ -356,7 +356,8 @@ REDUCERS = ("sum", "max", "min")
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Reduce(Expr):
-    """A reduction over ``axes`` of ``source`` where ``where`` (if given) holds."""
+    """A reduction over ``axes`` of ``source`` where ``where`` (if given) holds, starting
+    from ``init`` (an expression of the compute's axes; None: the combiner's identity)."""
 
     combiner: str  # sum | max | min, or a po.comm_reducer (te/reducers.py)
     source: Expr
@@ -364,6 +365,7 @@ class Reduce(Expr):
     where: Expr | None
     dtype: str
     weak: bool = False
+    init: Expr | None = None
 
 
 def is_one_of(node: Expr, nodes) -> bool:

@@ -89,6 +89,42 @@ def call_packed(name: str, *args) -> PackedCall:
     return PackedCall(name, args)
 
 
+class TensorBuffer:
+    """What TVM calls a ``Buffer`` (``te.schedule.Buffer``): the memory of a tensor as a
+    function outside the language sees it.  ``po.extern`` gives its ``fcompute``
+    :class:`ExternBuffer` values; an intrinsic's ``fimpl`` gets
+    :class:`polyopt.tensorize.intrin.Buffer` descriptors."""
+
+    __slots__ = ()
+
+
+class ExternBuffer(TensorBuffer):
+    """An operand of ``po.extern`` (TVM's ``ins[0]``, ``outs[0]``): ``shape``, ``dtype``,
+    ``name``; the buffer, or its ``data``, as an argument of ``call_packed`` is the NumPy
+    array of the tensor when the call runs.
+
+    >>> import polyopt as po
+    >>> A = po.placeholder((4,), name="A")
+    >>> buf = ExternBuffer(A)
+    >>> buf.shape == A.shape, buf.data is buf, buf.name
+    (True, True, 'A')
+    """
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    shape = property(lambda self: self.tensor.shape)
+    dtype = property(lambda self: self.tensor.dtype)
+    name = property(lambda self: self.tensor.name)
+    ndim = property(lambda self: len(self.tensor.shape))
+    data = property(lambda self: self)  # TVM's pointer: the same array here
+
+    def __repr__(self) -> str:
+        return f"ExternBuffer({self.name})"
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ExternOp(PlaceholderOp):
     """A tensor computed outside polyopt, by ``call`` (a :class:`PackedCall` or a Python
@@ -127,7 +163,8 @@ def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, tag: str =
         out_dtype = dtypes.normalize(out_dtype or (inputs[0].dtype if inputs else "float32"))
         outputs.append(Tensor(PlaceholderOp(out_name, _shape(out_shape, f"extern '{name}'"),
                                             out_dtype)))
-    call = call_user(fcompute, list(inputs), list(outputs),
+    call = call_user(fcompute, [ExternBuffer(t) for t in inputs],
+                     [ExternBuffer(t) for t in outputs],
                      role=f"the fcompute of extern '{name}'",
                      hint="fcompute(ins, outs) returns tvm.tir.call_packed(name, *args) or a "
                           "Python function; fix the error in it")

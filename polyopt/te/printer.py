@@ -86,6 +86,8 @@ def _render(expr: Expr, name_of: NameOf) -> tuple[str, int]:
     if isinstance(expr, Reduce):
         axes = ", ".join(a.name for a in expr.axes)
         where = "" if expr.where is None else f", where={_render(expr.where, name_of)[0]}"
+        if expr.init is not None:
+            where += f", init={_render(expr.init, name_of)[0]}"
         sources = getattr(expr.combiner, "sources", None)  # a reduction over a tuple
         source = (_render(expr.source, name_of)[0] if sources is None else
                   "(" + ", ".join(_render(s, name_of)[0] for s in sources) + ")")

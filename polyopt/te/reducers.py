@@ -27,7 +27,7 @@ from typing import Callable
 
 from ..errors import InvalidArgumentError, PolyoptError, call_user, public
 from .expr import Cast, Expr, IterVar, Reduce, as_expr
-from .tensor import make_reduce
+from .tensor import make_reduce, with_init
 
 
 class CommReducer:
@@ -42,14 +42,18 @@ class CommReducer:
                                        "fidentity(dtype)")
         self.fcombine, self.fidentity, self.name = fcombine, fidentity, name
 
-    def __call__(self, expr, axis, where=None):
-        if not isinstance(axis, (tuple, list, IterVar)) and where is None:
+    def __call__(self, expr, axis, where=None, init=None):
+        if not isinstance(axis, (tuple, list, IterVar)) and where is None and init is None:
             return self.combine(as_expr(expr), as_expr(axis))  # TVM: reducer(x, y) combines
         if isinstance(expr, (tuple, list)):
+            if init is not None:
+                raise InvalidArgumentError(
+                    f"reducer '{self.name}' over a tuple with init=: not supported; start "
+                    "from the identity and combine the start values in a compute after it")
             return self._tuple_reduce(tuple(expr), axis, where)
         reduce = make_reduce(self, expr, axis, where)
         self.identity(reduce.dtype), self.combine(reduce.source, reduce.source)  # checked now
-        return reduce
+        return reduce if init is None else with_init(reduce, init)
 
     def _tuple_reduce(self, sources: tuple, axis, where) -> tuple[Reduce, ...]:
         """One :class:`Reduce` per element of the tuple (TVM's ``value_index``)."""

@@ -53,7 +53,9 @@ def _rebuild_children(node: Expr, visit) -> Expr:
         where = None if node.where is None else visit(node.where)
         sources = getattr(node.combiner, "sources", None)
         if sources is None:
-            return dataclasses.replace(node, source=visit(node.source), where=where)
+            init = None if node.init is None else visit(node.init)
+            return dataclasses.replace(node, source=visit(node.source), where=where,
+                                       init=init)
         sources = tuple(visit(s) for s in sources)  # a reduction over a tuple
         combiner = dataclasses.replace(node.combiner, sources=sources)
         return dataclasses.replace(node, combiner=combiner, source=sources[combiner.index],

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import numbers
 import weakref
@@ -226,7 +227,8 @@ def children(node: Expr) -> tuple[Expr, ...]:
         return node.indices
     if isinstance(node, Reduce):  # (a reduction over a tuple reads all its sources)
         sources = getattr(node.combiner, "sources", None) or (node.source,)
-        return sources if node.where is None else sources + (node.where,)
+        extra = tuple(e for e in (node.where, node.init) if e is not None)
+        return sources + extra
     if isinstance(node, IterVar):
         return (node.lo, node.hi)
     return ()
@@ -430,6 +432,28 @@ _ELEMENTWISE = {"sum": lambda a, b: as_expr(a) + b, "max": lambda a, b: maximum(
                 "min": lambda a, b: minimum(a, b)}
 
 
+def with_init(reduce: Reduce, init) -> Reduce:
+    """``reduce`` starting from ``init`` (TVM's ``te.sum(..., init=I[i, j])``): one stage
+    whose init statement stores ``init``; it may not read the reduce axes."""
+    value = as_expr(init)
+    label = f"po.{reduce.combiner}" if isinstance(reduce.combiner, str) else \
+        f"reducer '{reduce.combiner.name}'"
+    if value.dtype == dtypes.BOOL:
+        raise InvalidArgumentError(f"init= of {label} must be a value of dtype "
+                                   f"{reduce.dtype}, got the condition '{value}'")
+    if any(_reads(value, ax) for ax in reduce.axes):
+        raise InvalidArgumentError(
+            f"init= of {label} reads a reduce axis ('{value}'): the start value may "
+            "depend on the compute's axes only")
+    if value.dtype != reduce.dtype or value.weak:
+        value = Cast(value, reduce.dtype)
+    return dataclasses.replace(reduce, init=value)
+
+
+def _reads(expr: Expr, var: IterVar) -> bool:
+    return expr is var or any(_reads(child, var) for child in children(expr))
+
+
 def _is_axes(axis) -> bool:
     return isinstance(axis, (tuple, list, IterVar))
 
@@ -439,7 +463,7 @@ def _reduction(combiner: str):
         if not _is_axes(axis) and where is None and init is None:
             return _ELEMENTWISE[combiner](expr, axis)  # TVM's te.max(x, y) of two values
         value = make_reduce(combiner, expr, axis, where)
-        return value if init is None else _ELEMENTWISE[combiner](init, value)
+        return value if init is None else with_init(value, init)
 
     reduce.__name__ = reduce.__qualname__ = combiner
     reduce.__doc__ = (f"Reduction by {combiner} over reduce axes: "

@@ -38,12 +38,13 @@ from ..domain.program import Program
 from ..errors import (InvalidArgumentError, TensorizeError, call_user, public,
                       public_methods)
 from ..te.expr import Const, Var
+from ..te.extern import TensorBuffer
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
 
 
 @public_methods
 @dataclass(frozen=True, eq=False)
-class Buffer:
+class Buffer(TensorBuffer):
     """A buffer descriptor: the region of an array an intrinsic reads or writes.
 
     ``strides`` (in elements) are None for a dense row-major buffer, else one entry per
@@ -245,7 +246,7 @@ class TensorIntrin:
 @public
 def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
                        imports=(), key: str | None = None,
-                       default_buffer_params=None) -> TensorIntrin:
+                       default_buffer_params=None, scalar_params=None) -> TensorIntrin:
     """Declare an intrinsic: ``op`` is the compute (``c.op`` or ``c``) saying what it
     computes, ``fimpl(ins, outs)`` returns its implementation from the buffers (see the
     module), ``binds`` maps the compute's tensors to :func:`decl_buffer` descriptors
@@ -253,7 +254,17 @@ def decl_tensor_intrin(op, fimpl, binds=None, *, name: str | None = None,
     :func:`import_c` code the implementation calls.  ``key`` is how ``s.script()``
     records it and ``replay`` finds it (default: its name, numbered if another live
     intrinsic has it).  ``default_buffer_params`` (TVM's): :func:`decl_buffer`'s keyword
-    arguments for the buffers ``binds`` leaves out, e.g. ``{"offset_factor": 16}``."""
+    arguments for the buffers ``binds`` leaves out, e.g. ``{"offset_factor": 16}``.
+    ``scalar_params`` (TVM's values of an intrinsic called in a compute,
+    ``intrin(i * i, A[i, j], i + j)``) is refused: polyopt tensorizes loops
+    (``s[C].tensorize``), whose intrinsics take buffers."""
+    if scalar_params:
+        raise InvalidArgumentError(
+            "decl_tensor_intrin(scalar_params=...) declares an intrinsic called with scalars "
+            "inside a compute (TVM's TensorComputeOp: intrin(i * i, A[i, j], i + j)), which "
+            "polyopt does not have: declare the intrinsic's compute with constants, "
+            "tensorize a loop with s[C].tensorize(axis, intrin), and pass what the "
+            "implementation needs as arguments of call_extern (buffers, strides, ints)")
     output = op if isinstance(op, Tensor) else None
     if output is None and isinstance(op, ComputeOp):
         output = Tensor(op)

@@ -166,7 +166,8 @@ def compute_root(program: Program, stage_name: str, original: Program) -> tuple[
 
 
 def detach(program: Program, stage_name: str, original: Program) -> Program:
-    """The stage computed at the root again, over its own dimensions: the original
+    """The stage computed at the root again (a scan's step: in the scan's time loop, see
+    :func:`_home`), over its own dimensions: the original
     domain when it had one (everything it computed before being attached), else the
     union of what it computed at each iteration."""
     stage = program.stage(stage_name)
@@ -187,9 +188,27 @@ def detach(program: Program, stage_name: str, original: Program) -> Program:
     axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id,
                                                           stage_name))
                  for a in stage.axes[depth:])
-    stages = tuple(dataclasses.replace(s, axes=axes, attach=Attach())
+    stages = tuple(dataclasses.replace(s, axes=axes, attach=_home(original, stage_name))
                    if s.name == stage_name else s for s in program.stages)
     return program.with_stages(stages, statements=tuple(statements))
+
+
+def _home(original: Program, stage_name: str) -> Attach:
+    """Where a stage computed at the root goes: the root, but a scan's step shares the
+    scan's time loop again, as the program defines it (TVM: the root of the scan's
+    group)."""
+    home = next((s.attach for s in original.stages if s.name == stage_name), Attach())
+    if home.kind != "with" or home.outer_dims or not _has_stage(original, home.stage):
+        return Attach()
+    owner = original.stage(home.stage)
+    cells = getattr(getattr(original.statement(owner.main).target.tensor.op, "group", None),
+                    "cells", ())
+    mine = original.statement(original.stage(stage_name).main).target.tensor
+    return home if any(mine is cell for cell in cells) else Attach()
+
+
+def _has_stage(program: Program, name: str | None) -> bool:
+    return any(s.name == name for s in program.stages)
 
 
 def _has(program: Program, name: str) -> bool:

@@ -21,7 +21,8 @@ from typing import Callable
 
 from ..domain.program import Program
 from ..domain.schedule import Axis, StageRecord
-from ..schedule_errors import BandMismatchError, NotEnoughLoopsError, PartlySharedLoopsError
+from ..schedule_errors import (BandMismatchError, FusedPartsError, NotEnoughLoopsError,
+                               PartlySharedLoopsError)
 
 
 def band_group(program: Program, name: str, lo: int, hi: int) -> list[StageRecord]:
@@ -52,13 +53,21 @@ def band_group(program: Program, name: str, lo: int, hi: int) -> list[StageRecor
 
 
 def edit_band(program: Program, name: str, lo: int, hi: int,
-              change: Callable[[StageRecord, list[Axis]], list[Axis]]) -> Program:
+              change: Callable[[StageRecord, list[Axis]], list[Axis]], *,
+              fused_parts: bool = False) -> Program:
     """Replace loops ``lo..hi`` of stage ``name`` and of every stage sharing them by
-    ``change(stage, old_loops)``; all stages must produce the same number of loops."""
+    ``change(stage, old_loops)``; all stages must produce the same number of loops.
+    A loop fused of two symbolic extents (``Axis.fused_part``) is refused
+    (:class:`FusedPartsError`) unless ``fused_parts`` (marking it parallel)."""
     group = band_group(program, name, lo, hi)
     for stage in group:
         if len(stage.axes) < hi:
             raise NotEnoughLoopsError(stage.name, len(stage.axes), hi)
+        band = stage.axes[lo - 1:hi + 1]  # (and the loop after: a part of the last one)
+        if not fused_parts and any(a.fused_part for a in band):
+            outer = next(b for a, b in zip(band[1:], band) if a.fused_part) \
+                if not band[0].fused_part else stage.axes[lo - 2]
+            raise FusedPartsError(stage.name, outer.name)
     new_axes = {s.name: change(s, list(s.axes[lo - 1:hi])) for s in group}
     counts = {len(v) for v in new_axes.values()}
     if len(counts) != 1:

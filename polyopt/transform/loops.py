@@ -22,7 +22,8 @@ import islpy as isl
 from ..domain.program import Program
 from ..domain.schedule import Axis, SplitOrder, params_on_domain
 from ..errors import InvalidArgumentError
-from ..schedule_errors import (DuplicateLoopError, LoopOrderError, InvalidFactorError,
+from ..schedule_errors import (DuplicateLoopError, FusedPartsError, LoopOrderError,
+                               InvalidFactorError,
                                LoopsNotAdjacentError, NonConstantExtentError,
                                SplitArgumentsError, SymbolicSplitError)
 from .group import band_group, edit_band, fresh_axis_name
@@ -333,8 +334,15 @@ def tile(program: Program, stage: str, x: str, y: str, x_factor: int, y_factor: 
 def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program, str]:
     """Fuse two adjacent loops into one, ``outer * extent(inner) + inner``: affine when
     the inner extent is a constant, by parts when only the outer one is
-    (:func:`_fused_by_parts`)."""
+    (:func:`_fused_by_parts`).  When both extents depend on the sizes the value is a
+    product of two unknowns (no affine pieces): the fused loop is then the two loops
+    run as one, in the same order (the inner one an ``Axis.fused_part``), which can be
+    marked parallel and is refused by the primitives that change loops
+    (:class:`FusedPartsError`)."""
     level = _level(program, stage, outer)
+    axes = program.stage(stage).axes
+    if level < len(axes) and axes[level].fused_part:  # outer is itself such a fuse
+        raise FusedPartsError(stage, outer)
     if _level(program, stage, inner) != level + 1:
         raise LoopsNotAdjacentError("fuse", stage, (outer, inner), "outer first")
     names = {}
@@ -342,6 +350,12 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
     def change(member, loops):
         a, b = loops
         extent = constant_extent(program, member.name, b)
+        if extent is None and _both_symbolic(program, member.name, a):
+            name = fresh_axis_name(member, f"{a.name}.{b.name}.fused", {a.name, b.name})
+            names[member.name] = name
+            part = fresh_axis_name(member, f"{name}.part", {a.name, b.name, name})
+            return [Axis(name, a.value, a.kind), Axis(part, b.value, "serial",
+                                                      fused_part=True)]
         a_min, _ = axis_range(program, member.name, a)
         b_min, b_max = axis_range(program, member.name, b)
         space = a.value.get_domain_space()
@@ -359,6 +373,13 @@ def fuse(program: Program, stage: str, outer: str, inner: str) -> tuple[Program,
 
     result = edit_band(program, stage, level, level + 1, change)
     return result, names[stage]
+
+
+def _both_symbolic(program: Program, stage: str, outer: Axis) -> bool:
+    """Whether the outer loop of a fuse has no constant number of iterations (or more
+    than :func:`_fused_by_parts` makes pieces for)."""
+    parts = constant_extent(program, stage, outer)
+    return parts is None or parts > 64
 
 
 def _fused_by_parts(program: Program, stage: str, loops, outer: isl.PwAff,

@@ -22,7 +22,7 @@ import dataclasses
 from ..deps.dataflow import Dependences, compute_dependences
 from ..domain.program import Program
 from ..domain.schedule import Attach, identity_axes
-from ..schedule_errors import NotComputedError
+from ..schedule_errors import FusedPartsError, NotComputedError
 from . import attach, cache, diamond, inplace, loops
 from .bind import VIRTUAL_THREADS
 from .check import repair_by_shift, repair_by_skew
@@ -166,7 +166,15 @@ def diamond_tile(state, stage, time, space, size):
 
 def _marking(kind: str, doc: str | None = None):
     def mark(state, stage, axis):
+        axes = state.program.stage(stage).axes
         level = state.program.stage(stage).axis(axis) + 1
+        if kind == "parallel" and level < len(axes) and axes[level].fused_part:
+            # a fuse of two symbolic extents: its outer part runs in parallel
+            def change(member, old):
+                return [dataclasses.replace(old[0], kind=kind), old[1]]
+
+            return state.advanced(edit_band(state.program, stage, level, level + 1, change,
+                                            fused_parts=True)), axis
 
         def change(member, old):
             return [dataclasses.replace(old[0], kind=kind)]
@@ -233,11 +241,35 @@ def set_scope(state, stage, scope):
     return state.advanced(program.replace(arrays=arrays)), None
 
 
+@register("double_buffer", checked=True)
+def double_buffer(state, stage):
+    """``s[AA].double_buffer()`` (TVM): keep two copies of this intermediate stage's
+    buffer so that a GPU can fill the next one while it computes with the current one.
+    Recorded in the schedule's script; it changes no code: polyopt's kernels fill a
+    buffer and use it in sequence on each thread (no asynchronous copies to overlap),
+    where a second copy would only double the memory.  Refused for a tensor the program
+    does not compute (an input)."""
+    program = state.program
+    target = program.array_of(program.statement(program.stage(stage).main).target.tensor)
+    if target.role != "compute":
+        raise NotComputedError("double_buffer", target.name)
+    return state.advanced(program), None
+
+
+def _refuse_fused_parts(program, stage: str, axis: str) -> None:
+    """A stage is not computed inside a fuse of two symbolic extents (two loops)."""
+    axes = program.stage(stage).axes
+    level = program.stage(stage).axis(axis) + 1
+    if level < len(axes) and axes[level].fused_part:
+        raise FusedPartsError(stage, axis)
+
+
 # -- where a stage is computed -------------------------------------------------------
 
 @register("compute_with", repair=repair_by_shift, params={"other": STAGE, "axis": loop_of("other")})
 def compute_with(state, stage, other, axis):
     """Share ``other``'s loops down to ``axis``, without recomputation."""
+    _refuse_fused_parts(state.program, other, axis)
     return state.advanced(attach.compute_with(state.program, stage, other, axis)), None
 
 
@@ -248,6 +280,7 @@ def compute_with(state, stage, other, axis):
 def compute_at(state, stage, other, axis):
     """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
     stage that ``other`` reads there (overlapping tiles recompute their halo)."""
+    _refuse_fused_parts(state.program, other, axis)
     if state.kernel is not None:
         result, rewrites = inplace.compute_at(state.program, state.reference.dependences,
                                               state.kernel, state.original, stage, other, axis)

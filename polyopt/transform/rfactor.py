@@ -24,6 +24,7 @@ import numbers
 import islpy as isl
 
 from ..domain.affine import aff_expression
+from ..domain.from_te import identity
 from ..domain.program import Program
 from ..domain.schedule import Axis, StageRecord, identity_axes
 from ..errors import InvalidArgumentError
@@ -60,6 +61,30 @@ def bound(value: isl.PwAff, program: Program, lowest: bool, primitive: str = "rf
     if not (extreme.is_infty() or extreme.is_neginfty() or extreme.is_nan()):
         return Const(extreme.to_python(), "int64", True)
     return aff_to_expr(single_aff(value, primitive), [], list(program.params))
+
+
+def _extent_and_size(program: Program, lo: isl.PwAff, hi: isl.PwAff) -> tuple[Expr, Expr]:
+    """The factored loop's number of iterations between its bounds as :func:`bound`
+    gives them, ``hi - lo + 1``, as one index expression simplified by isl (``n``, not
+    ``n - 1 + 1``), and the partial result's extent: the same where the sizes' context
+    keeps it non-negative, else ``max(0, ...)`` (no partial sums where it is empty)."""
+    def used(value: isl.PwAff, lowest: bool) -> isl.PwAff:
+        extreme = value.min_val() if lowest else value.max_val()
+        if extreme.is_infty() or extreme.is_neginfty() or extreme.is_nan():
+            return isl.PwAff.from_aff(single_aff(value))
+        space = isl.LocalSpace.from_space(value.get_domain_space())
+        return isl.PwAff.from_aff(isl.Aff.zero_on_domain(space).set_constant_val(extreme))
+
+    count = used(hi, False).sub(used(lo, True)).add_constant_val(isl.Val(1))
+    aff = single_aff(count)
+    if aff.is_cst():
+        constant = Const(aff.get_constant_val().to_python(), "int64", True)
+        return constant, constant
+    extent = aff_to_expr(aff, [], list(program.params))
+    negative = isl.PwAff.from_aff(aff).neg().pos_set()  # the sizes where it is below 0
+    if negative.intersect(program.context).is_empty():
+        return extent, extent
+    return extent, nonnegative(extent)
 
 
 def nonnegative(extent: Expr) -> Expr:
@@ -109,11 +134,7 @@ def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int 
     combiner = _combiner(update, array.tensor)
     lo, hi = axis_range(program, stage_name, axis)
     lo_expr, hi_expr = bound(lo, program, True), bound(hi, program, False)
-    extent = minus(hi_expr + 1, lo_expr)
-    if isinstance(extent, BinOp) and isinstance(extent.a, Const) and isinstance(extent.b, Const):
-        extent = Const(extent.a.value + extent.b.value, "int64", True)
-    # no partial sums where the factored range is empty (a parametric size of 0)
-    size = nonnegative(extent)
+    extent, size = _extent_and_size(program, lo, hi)
     partial = new_tensor(f"{array.name}.rf", placed(array.shape, size, position), array.dtype)
     partial_array = new_array(program, partial)
     arrays = program.arrays + (partial_array,)
@@ -136,8 +157,11 @@ def rfactor(program: Program, stage_name: str, axis_name: str, factor_axis: int 
     init_domain = prepend_range(init.domain, rf_init_name, init_dims, lo_expr, extent, program)
     init_target = TensorRead(partial, placed(init.target.indices, minus(v_var, lo_expr),
                                              position))
+    # the partial results start from the combiner's identity (the stage's own start
+    # value, te.sum(init=), stays with the stage that combines them)
+    start = Const(identity(combiner, array.dtype), array.dtype)
     rf_init = make_statement(program, arrays, rf_init_name, (v_var,) + init.iter_vars,
-                             init_dims, init_domain, init_target, init.value, partial_array.name)
+                             init_dims, init_domain, init_target, start, partial_array.name)
     # the original reduction now combines the partial results
     w_var = IterVar(v_name, ZERO, extent)
     new_update_dims = init.dims + (v_name,)

@@ -33,7 +33,7 @@ from ..schedule_errors import AmbiguousWriterError
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import primitives, schedule_primitives  # noqa: F401 (register the primitives)
 from .stage import Stage, plain, recorded
-from .stage_group import StageGroup, create_group
+from .stage_group import StageGroup, create_group, scan_groups
 from .stage_views import stage_computing, tuple_owner, with_sibling_outputs
 from .registry import on_register
 from .state import PRIMITIVES, ScheduleState
@@ -55,7 +55,8 @@ class Schedule:
         self.steps: list[Step] = []
         self.before: list[ScheduleState] = []  # the state before each step (undo, replay)
         self.deferred: list = []  # compute_at calls waiting for another reader (defer)
-        self.group_records: list = []  # TVM's stage groups (see .stage_group)
+        # TVM's stage groups (see .stage_group): a scan's steps form one from the start
+        self.group_records: list = scan_groups(self.state.program)
 
     @property
     def strict_fp(self) -> bool:
@@ -309,7 +310,7 @@ class Schedule:
 
     @property
     def groups(self) -> tuple[StageGroup, ...]:
-        """The groups made by :meth:`create_group`."""
+        """The groups: one per scan (its steps), then those made by :meth:`create_group`."""
         return tuple(StageGroup(self, k) for k in range(len(self.group_records)))
 
     def __reduce__(self):

@@ -67,7 +67,8 @@ class Stage:
     @property
     def axes(self) -> tuple[LoopAxis, ...]:
         """The stage's loops, outermost first."""
-        return tuple(LoopAxis(self.name, a.name, a.kind) for a in self._stage.axes)
+        return tuple(LoopAxis(self.name, a.name, a.kind) for a in self._stage.axes
+                     if not a.fused_part)  # (a fuse's inner part: the loop before it)
 
     @property
     def leaf_iter_vars(self) -> tuple[LoopAxis, ...]:

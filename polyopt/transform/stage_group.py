@@ -1,6 +1,11 @@
 """TVM's stage groups: ``g = s.create_group(outputs, inputs)`` names the stages between
 ``inputs`` and ``outputs``, to move them together: ``g.compute_at(s[C], axis)``.
 
+A scan's steps form a group from the start (TVM's scan group: ``s[update].group``):
+a step computed at another step of the same scan shares its loops (see
+:func:`~.attach.shares_outer_loops`), and a group made of steps is moved inside the
+scan's loops the same way.
+
 A group changes nothing by itself; ``g.compute_at`` is one ``compute_at`` step per
 stage of the group computed at the root (those already attached inside the group stay),
 each checked and recorded like any other (``s.script()`` replays them without the
@@ -25,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError, public_methods
+from ..te.scan import ScanOp
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 
 
@@ -87,18 +93,21 @@ class StageGroup:
         root first and attached again to the same loop afterwards (all or nothing)."""
         schedule, program = self.schedule, self.schedule.program
         names = self.stage_names
-        inner = []
+        inner, moving = [], []
         for name in names:
             attach = program.stage(name).attach
             if attach.kind == "with" and attach.outer_dims and attach.stage in names:
                 loop = program.stage(attach.stage).axes[attach.depth - 1].name
                 inner.append((name, attach.stage, loop))
+            elif attach.kind == "with" and not attach.outer_dims and \
+                    attach.stage not in names and _is_scan(program, attach.stage):
+                moving.append(name)  # a scan's step, sharing the scan's time loop
         with schedule.atomic():
             for name, _, _ in inner:
                 schedule[name].compute_root()
             moved = {name for name, _, _ in inner}
-            roots = [n for n in names if n not in moved and
-                     schedule.program.stage(n).attach.kind == "root"]
+            roots = [n for n in names if n not in moved and (
+                n in moving or schedule.program.stage(n).attach.kind == "root")]
             for name in reversed(roots):
                 schedule[name].compute_at(parent, axis)
             for name, stage, loop in reversed(inner):
@@ -116,6 +125,34 @@ class StageGroup:
         return f"StageGroup({', '.join(self.stage_names)})"
 
 
+def scan_groups(program) -> list[GroupRecord]:
+    """One group per scan of ``program``: its steps (the stages sharing its time loop,
+    as it defines them) and the scan's own stage (its last step; not its init)."""
+    last = {}
+    for stage in program.stages:
+        tensor = program.statement(stage.main).target.tensor
+        if stage.attach.kind == "root" and isinstance(tensor.op, ScanOp):
+            last[id(tensor.op)] = stage.name
+    records = []
+    for name in last.values():
+        steps = {s.name for s in program.stages if s.attach.kind == "with"
+                 and s.attach.stage == name and not s.attach.outer_dims}
+        records.append(GroupRecord(stages=steps | {name}))
+    return records
+
+
+def _is_scan(program, name: str) -> bool:
+    return isinstance(program.statement(program.stage(name).main).target.tensor.op, ScanOp)
+
+
+def _is_state_read(tensor: Tensor, reader: Tensor | None) -> bool:
+    """Whether ``reader`` (a step of a scan) reads ``tensor`` as the scan's state (TVM's
+    state placeholder, ``s_state[t - 1]``): a group's input, not a stage of it."""
+    op = tensor.op
+    return isinstance(op, ScanOp) and reader is not None and (
+        reader.op is op or any(reader is c for c in op.group.cells))
+
+
 def _listed(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
@@ -124,19 +161,21 @@ def create_group(schedule, outputs, inputs, include_inputs: bool = False) -> Sta
     """The group of the stages computing ``outputs`` from ``inputs`` (the computed
     tensors between them; ``inputs`` too with ``include_inputs``), see the module."""
     stops = {id(t) for t in (tensor_of(v) or v for v in _listed(inputs))}
-    tensors, queue, seen = [], [tensor_of(v) or v for v in _listed(outputs)], set()
+    tensors, seen = [], set()
+    queue = [(tensor_of(v) or v, None) for v in _listed(outputs)]
     while queue:
-        tensor = queue.pop()
+        tensor, reader = queue.pop()
         if not isinstance(tensor, Tensor):
             raise InvalidArgumentError(f"create_group takes tensors, got {tensor!r}")
-        if id(tensor.op) in seen or isinstance(tensor.op, PlaceholderOp):
+        if id(tensor.op) in seen or isinstance(tensor.op, PlaceholderOp) or \
+                _is_state_read(tensor, reader):
             continue
         seen.add(id(tensor.op))
         if id(tensor) in stops and not include_inputs:
             continue
         tensors.append(tensor)
         if id(tensor) not in stops:
-            queue += list(tensor.op.input_tensors)
+            queue += [(t, tensor) for t in tensor.op.input_tensors]
     names = {schedule._stage_name(t) for t in tensors}
     if not names:
         raise InvalidArgumentError("create_group: no computed stage lies between these "

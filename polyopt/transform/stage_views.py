@@ -141,7 +141,8 @@ def with_sibling_outputs(outputs):
 
 def detached_from_step(program, producer: str, consumer: str, axis: str):
     """A scan's step stage (fused with the time loop of the scan it feeds) about to be
-    computed at a loop of that scan inside the time loop, as TVM's scan tutorial does:
+    computed at a loop of that scan, or of another of its steps, inside the time loop, as
+    TVM's scan tutorial does (and its scan group test):
     the stage is taken out of the fusion first, since ``compute_at`` attaches a root
     stage (the result runs it inside the same time step again)."""
     import dataclasses
@@ -150,11 +151,15 @@ def detached_from_step(program, producer: str, consumer: str, axis: str):
 
     stage = program.stage(producer)
     target = program.stage(consumer)
-    cells = getattr(getattr(program.statement(target.main).target.tensor.op, "group", None),
-                    "cells", ())
+    if stage.attach.kind != "with" or stage.attach.outer_dims:
+        return program
+    scan = stage.attach.stage  # the stage whose time loop the step shares
+    cells = getattr(getattr(program.statement(program.stage(scan).main).target.tensor.op,
+                            "group", None), "cells", ())
     produced = program.statement(stage.main).target.tensor
-    if not (any(produced is cell for cell in cells) and stage.attach.kind == "with"
-            and stage.attach.stage == consumer and stage.attach.depth <= target.axis(axis) + 1):
+    in_scan = consumer == scan or (target.attach.kind == "with" and target.attach.stage == scan)
+    if not (any(produced is cell for cell in cells) and in_scan
+            and stage.attach.depth <= target.axis(axis) + 1):
         return program
     stages = tuple(dataclasses.replace(s, attach=Attach()) if s.name == producer else s
                    for s in program.stages)

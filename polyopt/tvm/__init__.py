@@ -30,6 +30,7 @@ from . import contrib, testing, tir, topi  # noqa: F401
 from ..target.devices import Device, cpu, cuda, device, gpu, opencl  # noqa: F401
 from .unsupported import NotYet as _NotYet
 from . import ir_json as _ir_json
+from . import tir_view as _tir_view
 from . import current_target as _entered
 from ..target.devices import NDArray as _NDArray, array as _array, empty as _empty
 from ..target.native import load_module as _load_module
@@ -154,9 +155,10 @@ _LOWERED: dict = {}
 
 @_public
 def lower(schedule, args=None, *, name=None, **options):
-    """``tvm.lower(s, [A, B])``: polyopt's :func:`polyopt.lower` (print it); the result
-    can be given to ``tvm.build`` as TVM's lowered module can."""
-    lowered = _po_lower(schedule, args, name=name, **options)
+    """``tvm.lower(s, [A, B])``: polyopt's :func:`polyopt.lower` (print it; its loops as
+    TVM's statements: ``["main"].body``, see :mod:`.tir_view`); the result can be given
+    to ``tvm.build`` as TVM's lowered module can."""
+    lowered = _tir_view.IRModule(_po_lower(schedule, args, name=name, **options))
     if len(_LOWERED) >= 64:
         _LOWERED.pop(next(iter(_LOWERED)))
     _LOWERED[id(lowered)] = (lowered, schedule, args, name)

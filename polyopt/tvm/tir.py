@@ -12,6 +12,8 @@ from ..te.tensor import maximum as max, minimum as min  # noqa: F401,A004
 from ..te.tensor import var as Var  # noqa: F401
 from ..te.extern import call_packed, call_pure_extern  # noqa: F401
 from ..te.expr import Expr as PrimExpr  # noqa: F401
+from .tir_view import (BufferStore, Evaluate, For, IfThenElse, SeqStmt, Stmt,  # noqa: F401
+                       stmt, stmt_functor)
 
 
 def IntImm(dtype, value):  # noqa: N802 (TVM's name)

@@ -245,7 +245,8 @@ def test_check_false_reverse_of_reduction_then_check():
     (lambda st: st.can_skew("i", "t", 1), False),      # ScheduleError: wrong order
     (lambda st: st.can_shift("i", 2), True),
     (lambda st: st.can_tile("t", "i", 2, 2), False),
-    (lambda st: st.can_fuse("t", "i"), False),         # parametric extent
+    (lambda st: st.can_fuse("t", "i"), True),          # two parametric extents: as one
+    (lambda st: st.can_fuse("i", "t"), False),         # ScheduleError: wrong order
     (lambda st: st.can_transform("{ [t, i] -> [t, t + i] }"), True),
     (lambda st: st.can_transform("{ [t, i] -> [i, t] }"), False),
 ])

@@ -379,21 +379,32 @@ def test_fuse_after_split_of_a_parametric_loop():
     assert axis_names(s[B]) == ["j", "i.outer.i.inner.fused"]
     assert_loops(s, "B", "{ B[i, j] -> [j, i] }")
     check_elementwise(s, A, B)
-    s2 = po.create_schedule(B)
+    s2 = po.create_schedule(B)  # both extents symbolic: the two loops run as one
     jo, ji = s2[B].split(B.op.axis[1], factor=4)
-    with pytest.raises(po.NonConstantExtentError) as refused:
-        s2[B].fuse(B.op.axis[0], jo)
-    assert (refused.value.loops, refused.value.loop) == (("i", "j.outer"), "j.outer")
+    fused = s2[B].fuse(B.op.axis[0], jo)
+    assert axis_names(s2[B]) == ["i.j.outer.fused", "j.inner"]
+    assert [a.name for a in s2.program.stage("B").axes] == [
+        "i.j.outer.fused", "i.j.outer.fused.part", "j.inner"]
+    s2[B].parallel(fused)
+    assert_loops(s2, "B", "{ B[i, j] -> [i, floor(j / 4), j mod 4] }")
+    check_elementwise(s2, A, B)
 
 
-def test_fuse_of_a_parametric_extent_is_refused():
+def test_fuse_of_two_parametric_extents_runs_the_two_loops_as_one():
     A, B = elementwise(*symbolic())
     s = po.create_schedule(B)
-    with pytest.raises(po.NonConstantExtentError) as refused:
-        s[B].fuse(B.op.axis[0], B.op.axis[1])
-    assert (refused.value.primitive, refused.value.stage, refused.value.loops,
-            refused.value.loop) == ("fuse", "B", ("i", "j"), "j")
-    assert axis_names(s[B]) == ["i", "j"] and s.steps == []
+    fused = s[B].fuse(B.op.axis[0], B.op.axis[1])
+    assert axis_names(s[B]) == ["i.j.fused"]
+    assert [(a.name, a.fused_part) for a in s.program.stage("B").axes] == [
+        ("i.j.fused", False), ("i.j.fused.part", True)]
+    for change in (lambda: s[B].split(fused, factor=4), lambda: s[B].vectorize(fused),
+                   lambda: s[B].unroll(fused), lambda: s[B].fuse(fused, fused)):
+        with pytest.raises(po.FusedPartsError) as refused:
+            change()
+        assert (refused.value.stage, refused.value.loop) == ("B", "i.j.fused")
+    s[B].parallel(fused)
+    assert s.program.stage("B").axes[0].kind == "parallel"
+    check_elementwise(s, A, B)
 
 
 def test_fuse_needs_adjacent_loops():

@@ -284,7 +284,7 @@ def test_transform_of_a_reduction_over_nothing():
 
 # -- arguments ------------------------------------------------------------------------------
 
-def test_fuse_of_loops_whose_extent_isl_cannot_bound_is_refused_cleanly():
+def test_fuse_of_loops_whose_extent_isl_cannot_bound_runs_them_as_one():
     N = po.var("N")
 
     @po.kernel
@@ -295,9 +295,10 @@ def test_fuse_of_loops_whose_extent_isl_cannot_bound_is_refused_cleanly():
 
     s = po.create_schedule(strided)
     s["S0"].tile("t", "i", 4, 3)
-    err = refused(po.NonConstantExtentError, lambda: s["S0"].fuse("t.outer", "i.outer"))
-    assert (err.primitive, err.stage, err.loops) == ("fuse", "S0", ("t.outer", "i.outer"))
-    assert "extents of both" in str(err)  # both symbolic (not one over 64 iterations)
+    fused = s["S0"].fuse("t.outer", "i.outer")  # both extents symbolic: the two loops
+    assert [a.name for a in s["S0"].axes] == ["t.outer.i.outer.fused", "t.inner", "i.inner"]
+    err = refused(po.FusedPartsError, lambda: s["S0"].split(fused, factor=2))
+    assert (err.stage, err.loop) == ("S0", "t.outer.i.outer.fused")
 
 
 @pytest.mark.parametrize("call", [

@@ -123,7 +123,7 @@ def test_refused_calls_are_not_recorded():
     with pytest.raises(po.IllegalScheduleError):
         s[C].parallel(C.op.reduce_axis[0])
     with pytest.raises(po.ScheduleError):
-        s[C].fuse(C.op.axis[0], C.op.axis[1])
+        s[C].fuse(C.op.axis[1], C.op.axis[0])  # inner first
     with pytest.raises(po.InvalidArgumentError):
         s[C].split(C.op.axis[0], factor=0)
     assert s.script() == "" and s.steps == []

@@ -245,9 +245,10 @@ def test_fuse_of_a_constant_outer_and_a_symbolic_inner_loop_is_exact():
         t = np.zeros_like(a)
         f(a, t)
         assert_numbers(t, a * 2 + 1)
-    s = te.create_schedule(T.op)
-    with pytest.raises(te.NonConstantExtentError, match="extents of both 'i' and 'j'"):
-        s[T].fuse(*T.op.axis)
+    s = te.create_schedule(T.op)  # both symbolic: the two loops run as one
+    both = s[T].fuse(*T.op.axis)
+    with pytest.raises(te.FusedPartsError, match="fuses two loops whose extents both"):
+        s[T].split(both, factor=8)
 
 
 def test_iter_var_attrs_give_tvm_iteration_types():
