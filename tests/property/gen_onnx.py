@@ -18,19 +18,22 @@ from pathlib import Path
 
 import numpy as np
 
+from polyopt.graph.contracts import INPUT_DTYPES
+
 from .onnx_check import FLOATS, random_array
 
 ONNX_CHECK = (Path(__file__).parent / "onnx_check.py").read_text()
 DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
 
 UNARY = ("Relu", "Neg", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Identity", "Softmax",
-         "Clip", "Transpose", "Reshape", "Flatten", "Slice", "Unsqueeze", "Squeeze")
-BINARY = ("Add", "Sub", "Mul", "Div", "Concat", "MatMul")
-WINDOW = ("Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization")
-INTEGER_OPS = ("Relu", "Neg", "Clip", "Identity", "Transpose", "Reshape", "Flatten", "Slice",
-               "Unsqueeze", "Squeeze", "Add", "Sub", "Mul", "Div", "Concat", "MatMul",
-               "MaxPool")  # (some of them, onnxruntime only for some integer dtypes)
-
+         "Clip", "Transpose", "Reshape", "Flatten", "Slice", "Unsqueeze", "Squeeze", "Abs",
+         "Sign", "LeakyRelu", "Elu", "Selu", "Softplus", "Reciprocal", "LogSoftmax",
+         "Dropout")
+BINARY = ("Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Concat", "MatMul", "Gemm")
+ELEMENTWISE = ("Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean")
+WINDOW = ("Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+          "BatchNormalization")
+UNRESTRICTED = 8  # one node in this many may take a dtype its operator refuses
 
 
 def random_spec(rng: random.Random, max_nodes: int = 8) -> dict:
@@ -74,8 +77,8 @@ def _draw_node(rng, spec, tensors, source, k):
     ops = list(UNARY + BINARY) + (list(WINDOW) * 2 if rank == 4 else [])
     if rank >= 1 and dtype in FLOATS:
         ops.append("LayerNormalization")
-    if dtype not in FLOATS and rng.randint(0, 4):  # mostly what integers take
-        ops = [op for op in ops if op in INTEGER_OPS]
+    if rng.randrange(UNRESTRICTED):  # mostly what the operator computes (else a refusal)
+        ops = [op for op in ops if dtype in INPUT_DTYPES.get(op, DTYPES)]
     op = rng.choice(list(ops))
     out = f"t{k}"
     node = {"op": op, "inputs": [source], "output": out, "attrs": {}, "consts": {}}
@@ -94,8 +97,12 @@ def _draw_node(rng, spec, tensors, source, k):
         lo, hi = sorted(values([2]).tolist())
         const(f"{out}_min", np.array(lo, dtype))
         const(f"{out}_max", np.array(hi, dtype))
-    elif op == "Softmax":
-        node["attrs"]["axis"] = -1
+    elif op in ("Softmax", "LogSoftmax"):
+        node["attrs"]["axis"] = rng.choice([-1, -1, 0])
+    elif op in ("LeakyRelu", "Elu"):
+        node["attrs"]["alpha"] = rng.choice([0.01, 0.5, 1.0, 2.0])
+    elif op == "Selu" and rng.random() < 0.5:
+        node["attrs"].update(alpha=1.5, gamma=0.7)
     elif op == "Transpose":
         node["attrs"]["perm"] = rng.sample(range(rank), rank)
         new_shape = [shape[p] for p in node["attrs"]["perm"]]
@@ -133,7 +140,7 @@ def _draw_node(rng, spec, tensors, source, k):
             return None
         const(f"{out}_axes", np.array([ones[0]], np.int64))
         new_shape.pop(ones[0])
-    elif op in ("Add", "Sub", "Mul", "Div"):
+    elif op in ELEMENTWISE:
         other = _broadcast_shape(rng, shape)
         name = f"{out}_b"
         if (rng.random() < 0.5) or (op == "Div" and dtype not in FLOATS):
@@ -165,6 +172,21 @@ def _draw_node(rng, spec, tensors, source, k):
         cols = rng.randint(1, 6)
         const(f"{out}_w", values([shape[-1], cols]))
         new_shape[-1] = cols
+    elif op == "Gemm":
+        if rank != 2:
+            return None
+        cols = rng.randint(1, 6)
+        trans_a, trans_b = rng.randint(0, 1), rng.randint(0, 1)
+        if trans_a:  # A is read transposed: its rows are the contraction
+            inner, rows = shape
+        else:
+            rows, inner = shape
+        const(f"{out}_w", values([cols, inner] if trans_b else [inner, cols]))
+        if rng.random() < 0.5:
+            const(f"{out}_c", values(rng.choice([[cols], [1], [rows, cols]])))
+        node["attrs"].update(transA=trans_a, transB=trans_b,
+                             alpha=rng.choice([1.0, 0.5]), beta=rng.choice([1.0, 2.0]))
+        new_shape = [rows, cols]
     elif op == "LayerNormalization":
         const(f"{out}_scale", values([shape[-1]]))
         if (rng.random() < 0.5):
@@ -197,7 +219,7 @@ def _draw_node(rng, spec, tensors, source, k):
                 node["attrs"]["count_include_pad"] = rng.randint(0, 1)
         new_shape = [shape[0], shape_c] + [(d + 2 * pad - e) // stride + 1
                                            for d, e in zip(shape[2:], extent)]
-    elif op == "GlobalAveragePool":
+    elif op in ("GlobalAveragePool", "GlobalMaxPool"):
         new_shape = shape[:2] + [1, 1]
     elif op == "BatchNormalization":
         channels = shape[1]
