@@ -38,25 +38,25 @@ UNRESTRICTED = 8  # one node in this many may take a dtype its operator refuses
 
 def random_spec(rng: random.Random, max_nodes: int = 8) -> dict:
     """A spec with 1 to ``max_nodes`` operators, drawn from ``rng``."""
-    dtype = rng.choice(list(DTYPES))
+    dtype = rng.choice(DTYPES)
     rank = rng.randint(1, 4)
     shape = [rng.randint(1, 5) for _ in range(rank)]
-    if rank == 4 and (rng.random() < 0.5):
+    if rank == 4 and rng.random() < 0.5:
         shape[2:] = [rng.randint(3, 7) for _ in range(2)]
     spec = {"dtype": dtype, "inputs": {"x": shape}, "nodes": [], "outputs": []}
     tensors = {"x": shape}
     last = "x"
     for k in range(rng.randint(1, max_nodes)):
         # mostly a chain, sometimes a branch from an earlier tensor
-        source = last if rng.randint(0, 3) else rng.choice(list(sorted(tensors)))
+        source = last if rng.randint(0, 3) else rng.choice(sorted(tensors))
         node = _draw_node(rng, spec, tensors, source, k)
         if node is None:
             continue
         spec["nodes"].append(node)
         last = node["output"]
     outputs = [last] if last != "x" else []
-    extra = rng.choice(list(sorted(tensors)))
-    if extra not in outputs and extra not in spec["inputs"] and (rng.random() < 0.5):
+    extra = rng.choice(sorted(tensors))
+    if extra not in outputs and extra not in spec["inputs"] and rng.random() < 0.5:
         outputs.append(extra)
     if not outputs:  # at least one operator
         spec["nodes"].append({"op": "Relu" if dtype != "uint8" else "Identity",
@@ -65,7 +65,7 @@ def random_spec(rng: random.Random, max_nodes: int = 8) -> dict:
     spec["outputs"] = outputs
     spec["seed"] = rng.randint(0, 2**16)
     spec["fuse"] = rng.randint(0, 3) > 0
-    spec["threads"] = rng.choice(list((1, 1, 2)))
+    spec["threads"] = rng.choice((1, 1, 2))
     return spec
 
 
@@ -79,7 +79,7 @@ def _draw_node(rng, spec, tensors, source, k):
         ops.append("LayerNormalization")
     if rng.randrange(UNRESTRICTED):  # mostly what the operator computes (else a refusal)
         ops = [op for op in ops if dtype in INPUT_DTYPES.get(op, DTYPES)]
-    op = rng.choice(list(ops))
+    op = rng.choice(ops)
     out = f"t{k}"
     node = {"op": op, "inputs": [source], "output": out, "attrs": {}, "consts": {}}
     new_shape = list(shape)
@@ -120,12 +120,12 @@ def _draw_node(rng, spec, tensors, source, k):
         new_shape = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
     elif op == "Slice":
         axis = rng.randint(0, rank - 1)
-        step = rng.choice(list((1, 1, 2, -1)))
+        step = rng.choice((1, 1, 2, -1))
         start = rng.randint(-shape[axis], shape[axis] - 1)
         end = rng.randint(-shape[axis] - 1, shape[axis] + 1)
         const(f"{out}_starts", np.array([start], np.int64))
         const(f"{out}_ends", np.array([end], np.int64))
-        const(f"{out}_axes", np.array([axis - rank if (rng.random() < 0.5) else axis], np.int64))
+        const(f"{out}_axes", np.array([axis - rank if rng.random() < 0.5 else axis], np.int64))
         const(f"{out}_steps", np.array([step], np.int64))
         new_shape[axis] = len(range(*slice(start, end, step).indices(shape[axis])))
         if new_shape[axis] == 0:
@@ -143,18 +143,18 @@ def _draw_node(rng, spec, tensors, source, k):
     elif op in ELEMENTWISE:
         other = _broadcast_shape(rng, shape)
         name = f"{out}_b"
-        if (rng.random() < 0.5) or (op == "Div" and dtype not in FLOATS):
-            if (rng.random() < 0.5):
+        if rng.random() < 0.5 or (op == "Div" and dtype not in FLOATS):
+            if rng.random() < 0.5:
                 const(name, values(other))
             else:  # a new input (inputs of integer dtypes are never 0)
                 spec["inputs"][name] = other
                 node["inputs"].append(name)
         else:
             candidates = [t for t, s in tensors.items() if _broadcastable(s, shape)]
-            partner = rng.choice(list(sorted(candidates)))
+            partner = rng.choice(sorted(candidates))
             node["inputs"].append(partner)
             other = tensors[partner]
-        if (rng.random() < 0.5) and not (op == "Div" and dtype not in FLOATS):
+        if rng.random() < 0.5 and not (op == "Div" and dtype not in FLOATS):
             node["inputs"].reverse()  # (an integer divisor is data, never a computed 0)
         new_shape = list(np.broadcast_shapes(tuple(shape), tuple(other)))
     elif op == "Concat":
@@ -189,7 +189,7 @@ def _draw_node(rng, spec, tensors, source, k):
         new_shape = [rows, cols]
     elif op == "LayerNormalization":
         const(f"{out}_scale", values([shape[-1]]))
-        if (rng.random() < 0.5):
+        if rng.random() < 0.5:
             const(f"{out}_bias", values([shape[-1]]))
         node["attrs"]["axis"] = -1
     elif op in ("Conv", "MaxPool", "AveragePool"):
@@ -206,11 +206,11 @@ def _draw_node(rng, spec, tensors, source, k):
             node["attrs"]["dilations"] = [dilation, dilation]
         if op == "Conv":
             channels = shape[1]
-            group = rng.choice(list([g for g in (1, channels) if channels % g == 0]))
+            group = rng.choice([g for g in (1, channels) if channels % g == 0])
             filters = rng.randint(1, 4) * group
             node["attrs"]["group"] = group
             const(f"{out}_w", values([filters, channels // group, kh, kw]))
-            if (rng.random() < 0.5):
+            if rng.random() < 0.5:
                 const(f"{out}_bias", values([filters]))
             shape_c = filters
         else:
@@ -239,7 +239,7 @@ def _broadcast_shape(rng, shape):
     if choice == 1:  # a suffix
         return list(shape[rng.randint(0, len(shape) - 1):])
     if choice == 2:  # some dimensions 1
-        return [1 if (rng.random() < 0.5) else d for d in shape]
+        return [1 if rng.random() < 0.5 else d for d in shape]
     return [1]
 
 

@@ -3,15 +3,17 @@ against onnxruntime.
 
 This module's text is pasted into every ``onnx`` case's reproducer, so it imports only
 NumPy at the top (onnx, onnxruntime and polyopt inside the functions).  :func:`judge`
-builds the model, runs it on onnxruntime (``intra_op_num_threads=1``) and on
+builds the model, runs it on onnxruntime (``intra_op_num_threads=1``; ``onnx.reference``
+for the dtypes onnxruntime has no kernel for) and on
 polyopt.graph (no disk cache), and says the outcome:
 
 * ``ok-accepted``: both ran and the outputs agree (exactly for integers);
 * ``ok-refused``: polyopt refused with a ``PolyoptError`` (never ``InternalError``): for
   a dtype it does not compute (``UnsupportedDTypeError``), or a model onnxruntime refuses
   too;
-* ``ok-no-oracle``: onnxruntime has no kernel for it (NOT_IMPLEMENTED) and polyopt ran
-  (nothing to compare with);
+* ``ok-no-oracle``: neither onnxruntime (NOT_IMPLEMENTED) nor ``onnx.reference`` computes
+  it and polyopt ran (nothing to compare with); where only onnxruntime has no kernel,
+  ``onnx.reference`` is the reference;
 * a defect: ``wrong`` (numbers differ), ``internal``, ``crash`` (another exception),
   ``bad-refusal`` (a float32 model of supported operators refused), ``accepted-invalid``
   (a model onnxruntime finds invalid ran); the pool adds ``signal`` and ``timeout``.
@@ -64,6 +66,17 @@ def feeds_of(spec) -> dict:
     return {name: random_array(rng, spec["dtype"], shape) for name, shape in spec["inputs"].items()}
 
 
+def reference_outputs(model, spec, feeds):
+    """The outputs of ``onnx.reference`` (ONNX's NumPy implementation of each operator),
+    or None where it has none either."""
+    try:
+        from onnx.reference import ReferenceEvaluator
+        outputs = ReferenceEvaluator(model).run(spec["outputs"], feeds)
+    except Exception:  # noqa: BLE001  (then there is no oracle)
+        return None
+    return {name: np.asarray(value) for name, value in zip(spec["outputs"], outputs)}
+
+
 def judge(spec) -> tuple[str, str]:
     """``(outcome, detail)`` of one case (see the module's doc)."""
     import onnxruntime as rt
@@ -81,6 +94,8 @@ def judge(spec) -> tuple[str, str]:
         expected = dict(zip(spec["outputs"], session.run(spec["outputs"], feeds)))
     except Exception as err:  # noqa: BLE001  (onnxruntime's errors: classified by name)
         oracle = f"{type(err).__name__}: {str(err)[:200]}"
+        if "NOT_IMPLEMENTED" in oracle:  # no kernel (float64 Elu, int8 Relu, ...): ONNX's
+            expected = reference_outputs(model, spec, feeds)  # reference implementation
     try:
         compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=spec["threads"],
                                     fuse_ops=spec["fuse"], cache=False)
