@@ -7,7 +7,7 @@ Run from the repository root::
     python benchmarks/run_property.py --families handwritten,bad-input
 
 Each case (a family and a seed) runs in one of two persistent worker processes under a
-time limit (tests/property/pool.py); references are computed without polyopt.  Writes
+time limit (tests/property/pool.py; the onnx, library and cli families of issue 32 too); references are computed without polyopt.  Writes
 ``benchmarks/results/property.md`` (the command, the counts per family and outcome
 class, the defects grouped by message) and ``property.json`` (the counts and every
 defect's record), and saves each defect's standalone reproducer in
@@ -34,12 +34,13 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from _env import write_results as machine_results  # noqa: E402
-from property.plan import SLOW, SLOW_FIRST_SEED, TIMEOUT, cases  # noqa: E402
+from property.plan import LONGER, SLOW, SLOW_FIRST_SEED, TIMEOUT, cases  # noqa: E402
 from property.pool import OK, run_cases  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
-CLASSES = ["ok-accepted", "ok-refused", "crash", "internal", "wrong", "accepted-illegal",
-           "replay", "refusal-class", "oracle", "message", "bad-refusal", "accepted-bad", "signal", "timeout"]
+CLASSES = ["ok-accepted", "ok-refused", "ok-no-oracle", "crash", "internal", "wrong",
+           "accepted-illegal", "replay", "refusal-class", "oracle", "message", "bad-refusal",
+           "accepted-bad", "accepted-invalid", "signal", "timeout"]
 
 
 def _commit() -> str:
@@ -66,11 +67,13 @@ def write_results(records, command, started, planned) -> bool:
     passed = not defects and len(done) >= planned
     minutes = (time.time() - started) / 60
     lines = [
-        "# Property run (issue 12): generated cases against references computed without polyopt",
+        "# Property run (issues 12, 32): generated cases against references computed without "
+        "polyopt",
         "",
         f"Command: `{command}`  ",
         f"Commit {_commit()}, {datetime.datetime.now().isoformat(timespec='minutes')}, "
-        f"{platform.python_version()}, 2 worker processes, {TIMEOUT:.0f} s of CPU per case, "
+        f"{platform.python_version()}, 2 worker processes, {TIMEOUT:.0f} s of CPU per case ("
+        + ", ".join(f"{f} {TIMEOUT * k:.0f} s" for f, k in LONGER.items()) + "), "
         f"{minutes:.1f} min.  ",
         f"Cases: {len(done)} of {planned} planned.  Result: **{'PASS' if passed else 'FAIL'}** "
         f"({len(defects)} defect(s)).",
@@ -84,8 +87,13 @@ def write_results(records, command, started, planned) -> bool:
         lines.append(f"| {family} | " + " | ".join(row) + f" | {total} |")
     lines.append("| all | " + " | ".join(str(sum(counts.get((f, c), 0) for f in families))
                                           for c in classes) + f" | {len(done)} |")
-    lines += ["", "Outcome classes: ok-accepted (numbers checked), ok-refused (a PolyoptError); "
-              "every other class is a defect.", ""]
+    lines += ["", "Outcome classes: ok-accepted (numbers checked; cli: status 0 or 1; library: "
+              "every step's load checked), ok-refused (a PolyoptError; cli: status 2 with one "
+              "error line), ok-no-oracle (onnx: onnxruntime has no kernel for the model, "
+              "polyopt ran it); every other class is a defect.  Families: "
+              "tests/property/families.py (onnx: random graphs against onnxruntime; library: "
+              "interrupted, concurrent and tampered library builds; cli: bad inputs of every "
+              "polyopt command).", ""]
     if defects:
         lines += ["## Defects", "", "Reproduce one with "
                   "`PYTHONPATH=.:tests python -m property.worker --family F --seed S`, or run "

@@ -153,7 +153,7 @@ def load_spec(path: str, text: str | None = None) -> Spec:
     module.__file__ = os.path.abspath(path)
     try:
         exec(compile(text, path, "exec"), module.__dict__)
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # the user's code (sys.exit too: a status 2)
         raise InvalidArgumentError(f"the spec {path} failed to run: {type(err).__name__}: "
                                    f"{err}") from err
     kernels = getattr(module, "kernels", None)
@@ -164,7 +164,7 @@ def load_spec(path: str, text: str | None = None) -> Spec:
         entries = [as_kernel(e) for e in kernels()]
     except InvalidArgumentError:
         raise
-    except Exception as err:
+    except (Exception, SystemExit) as err:
         raise InvalidArgumentError(f"kernels() of {path} failed: {type(err).__name__}: "
                                    f"{err}") from err
     spec = Spec(path, text, {e.name: e for e in entries}, tuple(variants_of(entries)))

@@ -32,17 +32,19 @@ NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
 # the dtypes of the data inputs each operator computes exactly (operators absent here
 # check their own dtypes: the quantization operators, LSTM and the compiler's own)
 INPUT_DTYPES = {
-    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Identity", "Dropout",
+    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Identity",
                               "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
                               "Concat", "Slice")},
     **{op: FLOATS + SIGNED for op in ("Relu", "Neg", "Abs", "Sign")},
-    **{op: NUMBERS for op in ("Max", "Min", "Sum", "Cast")},
+    **{op: NUMBERS for op in ("Max", "Min", "Cast")},
     **{op: FLOATS for op in ("Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "LeakyRelu",
-                             "PRelu", "Elu", "Selu", "Softplus", "Reciprocal", "Mean",
+                             "PRelu", "Elu", "Selu", "Softplus", "Reciprocal", "Mean", "Sum",
+                             "Dropout",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
                              "Softmax", "LayerNormalization", "Conv", "Gemm")},
     "MatMul": FLOATS + ("int32", "int64"),
-    **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd", "GlobalMaxPool")},
+    **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd")},
+    "GlobalMaxPool": FLOATS,  # (ONNX's schemas: Sum, Dropout and GlobalMaxPool are float only)
     **{op: FLOATS for op in ("ConvTranspose", "ConvNd", "AveragePoolNd", "LogSoftmax")},
 }
 

@@ -212,3 +212,26 @@ def test_an_interrupted_build_continues_from_the_cache(tmp_path):
                              progress=False)
     assert manifest["cache_hits"] >= 2 and manifest["failures"] == []
     assert sum(len(k["variants"]) for k in manifest["kernels"]) == 6
+
+
+@pytest.mark.parametrize("text", [
+    "import sys\nsys.exit(3)\n",
+    "raise SystemExit('bye')\n",
+    "import sys\ndef kernels():\n    sys.exit(4)\n    yield None\n",
+])
+def test_a_spec_that_exits_is_refused_not_the_builds_status(tmp_path, text):
+    """A spec calling ``sys.exit`` is the user's code failing: ``lib build`` refuses it
+    with InvalidArgumentError (status 2 and one error line), it does not exit with the
+    spec's status (the ``cli`` property family found ``lib build`` ending with 3)."""
+    from polyopt.aot.spec import load_spec
+    spec = tmp_path / "spec.py"
+    spec.write_text(text)
+    with pytest.raises(po.InvalidArgumentError, match="SystemExit"):
+        load_spec(str(spec))
+    done = subprocess.run([sys.executable, "-m", "polyopt.cli", "lib", "build", str(spec),
+                           "-o", str(tmp_path / "out"), "-j", "1", "--quiet"],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, POLYOPT_CACHE=str(tmp_path / "cache")))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("polyopt: error: ")
+    assert "Traceback" not in done.stderr

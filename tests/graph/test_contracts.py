@@ -357,3 +357,29 @@ def test_polyopt_run_refuses_an_unwritable_output_before_compiling(tmp_path):
     assert done.returncode != 0
     assert "cannot write the outputs to '/nonexistent/dir/out.npz'" in done.stderr
     assert "compiled" not in done.stdout and "this is a bug" not in done.stderr
+
+
+def test_accepted_dtypes_are_within_onnx_schemas():
+    """Every dtype the graph layer accepts for an operator's data input is one ONNX's
+    schema allows (the ``onnx`` property family found integer Sum, Dropout and
+    GlobalMaxPool models, which onnxruntime refuses as invalid, compiled and run)."""
+    import onnx.defs
+
+    from polyopt.graph.contracts import INPUT_DTYPES
+
+    names = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(int8)": "int8",
+             "tensor(uint8)": "uint8", "tensor(int32)": "int32", "tensor(int64)": "int64"}
+    checked = 0
+    for op, dtypes in INPUT_DTYPES.items():
+        if not onnx.defs.has(op):  # the compiler's own operators (MaxPoolNd, ...)
+            continue
+        schema = onnx.defs.get_schema(op, 17) if op != "Gelu" else onnx.defs.get_schema(op)
+        param = schema.inputs[0].type_str
+        allowed = [c.allowed_type_strs for c in schema.type_constraints
+                   if c.type_param_str == param]
+        if not allowed:
+            continue
+        allowed = {names[t] for t in allowed[0] if t in names}
+        assert set(dtypes) <= allowed, (op, sorted(set(dtypes) - allowed))
+        checked += 1
+    assert checked >= 30

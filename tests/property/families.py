@@ -18,7 +18,14 @@
   primitives;
 - ``handwritten``: a hand-written schedule judged by the instance oracle
   (:mod:`property.oracle`);
-- ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`).
+- ``bad-input``: a bad argument to a public entry point (:mod:`property.bad_inputs`);
+- ``onnx``: a random ONNX graph over the supported operators and every dtype, against
+  onnxruntime (:mod:`property.gen_onnx`, :mod:`property.onnx_check`);
+- ``library``: a random operator library built, interrupted, built twice at once and
+  tampered with, loaded after every step (:mod:`property.gen_library`,
+  :mod:`property.library_check`);
+- ``cli``: bad inputs of every ``polyopt`` command, run as a subprocess
+  (:mod:`property.gen_cli`).
 """
 
 from __future__ import annotations
@@ -136,11 +143,15 @@ def family_selftest_spin(rng, script):
 def families():
     """Family name -> function(rng, script) -> outcome text."""
     from .bad_inputs import family_bad_input
+    from .gen_cli import family_cli
+    from .gen_library import family_library
+    from .gen_onnx import family_onnx
     from .oracle import family_handwritten
     return {"te": family_te, "te-steps": family_te_steps, "te-auto": family_te_auto,
             "kernel-steps": family_kernel_steps, "c-steps": family_c_steps,
             "c-auto": family_c_auto, "c-types": family_c_types,
             "te-tune": family_te_tune, "c-tune": family_c_tune,
             "handwritten": family_handwritten,
-            "bad-input": family_bad_input, "selftest-signal": family_selftest_signal,
+            "bad-input": family_bad_input, "cli": family_cli,
+            "onnx": family_onnx, "library": family_library, "selftest-signal": family_selftest_signal,
             "selftest-hang": family_selftest_hang, "selftest-spin": family_selftest_spin}

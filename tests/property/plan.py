@@ -12,12 +12,14 @@ from __future__ import annotations
 
 FAST = {"te": 10, "te-steps": 30, "te-auto": 10, "kernel-steps": 30, "c-steps": 20,
         "c-auto": 20, "c-types": 8, "te-tune": 5, "c-tune": 5, "handwritten": 80,
-        "bad-input": 130}
+        "bad-input": 130, "onnx": 10, "library": 1, "cli": 4}
 SLOW = {"te": 1500, "te-steps": 3000, "te-auto": 1000, "kernel-steps": 2000, "c-steps": 1000,
         "c-auto": 1500, "c-types": 1500, "te-tune": 500, "c-tune": 500, "handwritten": 1500,
-        "bad-input": 1500}
+        "bad-input": 1500, "onnx": 1500, "library": 200, "cli": 600}
 SLOW_FIRST_SEED = 100_000
 TIMEOUT = 30.0  # seconds of CPU time per case (pool.WALL_FACTOR times that on the clock)
+# families whose cases run whole builds in subprocesses: this many times TIMEOUT
+LONGER = {"cli": 4, "library": 10}
 
 
 def cases(plan: dict, first_seed: int = 0, scale: float = 1.0) -> list[tuple[str, int]]:
