@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from ..errors import InvalidArgumentError, PolyoptError
-from .registry import UnsupportedOperatorError, check_node
+from .registry import UnsupportedOperatorError, check_node, storage_dtype
 
 FLOATS = ("float32", "float64")
 SIGNED = ("int8", "int32", "int64")
@@ -32,11 +32,12 @@ NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
 # the dtypes of the data inputs each operator computes exactly (operators absent here
 # check their own dtypes: the quantization operators, LSTM and the compiler's own)
 INPUT_DTYPES = {
-    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Identity", "Dropout",
-                              "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-                              "Concat", "Slice")},
+    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip")},
+    **{op: NUMBERS + ("bool",) for op in ("Identity", "Dropout", "Reshape", "Flatten",
+                                          "Squeeze", "Unsqueeze", "Transpose", "Concat",
+                                          "Slice", "Cast")},
     **{op: FLOATS + SIGNED for op in ("Relu", "Neg", "Abs", "Sign")},
-    **{op: NUMBERS for op in ("Max", "Min", "Sum", "Cast")},
+    **{op: NUMBERS for op in ("Max", "Min", "Sum")},
     **{op: FLOATS for op in ("Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "LeakyRelu",
                              "PRelu", "Elu", "Selu", "Softplus", "Reciprocal", "Mean",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
@@ -101,7 +102,7 @@ def check_kernel(graph, group, kernel, inputs, kernel_shapes) -> None:
     for name, shape, spec in zip(names, kernel_shapes, arrays):
         info = graph.tensors[name]
         extents = tuple(getattr(e, "value", None) for e in spec.shape)
-        if spec.dtype != info.dtype:
+        if spec.dtype != storage_dtype(info.dtype):
             raise KernelSignatureError(
                 f"group '{group.name}' ({ops}): its kernel computes {spec.dtype} for "
                 f"'{name}', which the graph says is {info.dtype}: {ops} on {info.dtype} "

@@ -29,7 +29,7 @@ from .ir import Graph
 from .lstm import LSTMRunner
 from .inplace import overwritable_inputs
 from .kernel_cache import KernelCache, group_signature
-from .lowering import build_group, group_arguments, lower_group, schedule_group
+from .lowering import as_stored, build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .offload import offload_groups
 from .passes import Group, fuse, optimize
@@ -443,7 +443,7 @@ class CompiledModel:
                 out_name in self.in_place or all(a.flags.c_contiguous for a in args)):
             step.kernel.call_pointers([data_pointer(a) for a in args] + [data_pointer(out)])
         else:
-            step.kernel(*args, out.reshape(step.kernel_shapes[-1]))
+            step.kernel(*map(as_stored, args), as_stored(out.reshape(step.kernel_shapes[-1])))
         values[out_name] = out
 
     def profile(self, feeds: dict, *, repeat: int = 10) -> list[dict]:

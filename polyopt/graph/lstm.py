@@ -95,7 +95,7 @@ def _no_lowering(node, args, values, out, name):
     raise UnsupportedOperatorError(f"node '{node.name}' (LSTM) cannot be fused")
 
 
-register("LSTM", "opaque", _ATTRS, min_inputs=3)((_infer, _no_lowering))
+register("LSTM", "opaque", _ATTRS, min_inputs=3, max_inputs=8)((_infer, _no_lowering))
 
 
 def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, request=None):

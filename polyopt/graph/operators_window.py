@@ -126,7 +126,8 @@ def _conv_t_lower(node, args, values, out_info, name):
     return compute(out_info.shape, lambda n, m, y, x: result[n, m, y, x] + bias[m], name=name)
 
 
-register("ConvTranspose", "reduction", _CONV_T_ATTRS, min_inputs=2)(
+register("ConvTranspose", "reduction", _CONV_T_ATTRS, min_inputs=2,
+         max_inputs=3)(
     (_conv_t_infer, _conv_t_lower))
 
 
