@@ -32,7 +32,7 @@ NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
 # the dtypes of the data inputs each operator computes exactly (operators absent here
 # check their own dtypes: the quantization operators, LSTM and the compiler's own)
 INPUT_DTYPES = {
-    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip")},
+    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Mod")},
     **{op: NUMBERS + ("bool",) for op in ("Identity", "Dropout", "Reshape", "Flatten",
                                           "Squeeze", "Unsqueeze", "Transpose", "Concat",
                                           "Slice", "Cast")},
