@@ -42,7 +42,7 @@ INPUT_DTYPES = {
                              "PRelu", "Elu", "Selu", "Softplus", "Reciprocal", "Mean",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
                              "Softmax", "LayerNormalization", "Conv", "Gemm")},
-    "MatMul": FLOATS + ("int32", "int64"),
+    **{op: FLOATS + ("int32", "int64") for op in ("MatMul", "Einsum")},
     **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd", "GlobalMaxPool")},
     **{op: FLOATS for op in ("ConvTranspose", "ConvNd", "AveragePoolNd", "LogSoftmax")},
 }
