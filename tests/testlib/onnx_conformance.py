@@ -69,6 +69,7 @@ def node_test_pattern() -> str:
     special = {"BatchNormalization": "batchnorm", "LayerNormalization": "layer_normalization",
                "Pad": "(?:constant|edge|reflect|wrap)_pad",
                "InstanceNormalization": "instancenorm",
+               "RNN": "(?:simple_)?rnn",
                **{op: op.lower() + "(?:[2-4]d)?" for op in ("And", "Or", "Xor")}}
 
     def test_name(op: str) -> str:  # ReduceLogSumExp: reduce_log_sum_exp
