@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import dtypes, te
 from ..errors import InvalidArgumentError
-from .registry import (VARIADIC, OPS, attr, axis_in_range, broadcast_read, constant_value,
-                       register)
+from .registry import (VARIADIC, OPS, UnsupportedOperatorError, attr, axis_in_range,
+                       broadcast_read, constant_value, register)
 from ..te.tensor import all_of, compute, exp, if_then_else, maximum, minimum, tanh
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -108,7 +108,20 @@ register("Sqrt", "injective")(_unary(lambda node, x: te.tensor.sqrt(x)))
 register("Exp", "injective")(_unary(lambda node, x: exp(x)))
 register("Neg", "injective")(_unary(lambda node, x: -x))
 register("Identity", "view")(_unary(lambda node, x: x))
-register("Dropout", "view", {"seed": 0}, max_inputs=3)(_unary(lambda node, x: x))
+
+
+def _dropout_infer(node, infos, constants):
+    """Inference: the identity; training mode (random masks) is refused."""
+    training = constant_value(node, constants, 2, "training_mode")
+    if training is not None and bool(np.asarray(training).reshape(-1)[0]):
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' (Dropout): training_mode=True is not supported (it draws "
+            "random masks); polyopt.graph runs models for inference")
+    return _same(node, infos, constants)
+
+
+register("Dropout", "view", {"seed": 0}, max_inputs=3)(
+    (_dropout_infer, _unary(lambda node, x: x)[1]))
 
 
 def _clip_lower(node, args, values, out, name):

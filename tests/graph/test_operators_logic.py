@@ -143,3 +143,21 @@ def test_operand_dtypes_are_refused_by_name(op, dtypes, text):
               [("a", dtypes[0], (3,)), ("b", dtypes[1], (3,))], [("y", "bool", None)])
     with pytest.raises(InvalidArgumentError, match=rf"node 'n' \({op}\): {text}"):
         po.graph.from_onnx(m)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_dropout_runs_for_inference_and_refuses_training_mode(training):
+    """A bool training_mode imports now: True (random masks) is refused by name, False
+    is the identity."""
+    nodes = [helper.make_node("Dropout", ["x", "ratio", "training"], ["y"], name="drop")]
+    m = model(nodes, [("x", "float32", (2, 3))], [("y", "float32", None)])
+    m.graph.initializer.extend([helper.make_tensor("ratio", 1, [], [0.5]),
+                                helper.make_tensor("training", 9, [], [training])])
+    if training:
+        with pytest.raises(po.graph.UnsupportedOperatorError,
+                           match=r"node 'drop' \(Dropout\): training_mode=True is not "):
+            po.graph.from_onnx(m)
+        return
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = po.graph.compile(po.graph.from_onnx(m), num_threads=1).run({"x": x})["y"]
+    np.testing.assert_array_equal(got, x)
