@@ -64,8 +64,19 @@ class TensorTooLargeError(InvalidArgumentError):
     """A tensor (or the memory plan) larger than this machine can hold."""
 
 
+# the operators that take bool tensors (ONNX's type constraints): any other refuses them
+BOOL_INPUTS = ("Equal", "Not", "And", "Or", "Xor", "Where", "Cast", "Identity", "Dropout",
+               "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice",
+               "Expand", "Tile", "Gather", "ReduceMax", "ReduceMin")
+
+
 def check_input_dtypes(node, infos) -> None:
     """Refuse ``node`` when a data input has a dtype its operator does not compute."""
+    for info in infos:
+        if info is not None and info.dtype == "bool" and node.op_type not in BOOL_INPUTS:
+            raise UnsupportedDTypeError(
+                f"node '{node.name}' ({node.op_type}): bool tensors are not supported (input "
+                f"'{info.name}'); Cast it to a number first")
     allowed = INPUT_DTYPES.get(node.op_type)
     if allowed is None:
         return

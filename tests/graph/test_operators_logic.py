@@ -136,7 +136,7 @@ def test_where_refuses_a_condition_that_is_not_bool():
 
 @pytest.mark.parametrize("op, dtypes, text", [
     ("Less", ("float32", "int32"), r"its inputs have different dtypes \['float32', 'int32'\]"),
-    ("Less", ("bool", "bool"), r"bool inputs are not supported"),
+    ("Less", ("bool", "bool"), r"bool tensors are not supported"),
     ("And", ("float32", "float32"), r"float32 inputs are not supported; And takes bool")])
 def test_operand_dtypes_are_refused_by_name(op, dtypes, text):
     m = model([helper.make_node(op, ["a", "b"], ["y"], name="n")],
@@ -161,3 +161,27 @@ def test_dropout_runs_for_inference_and_refuses_training_mode(training):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     got = po.graph.compile(po.graph.from_onnx(m), num_threads=1).run({"x": x})["y"]
     np.testing.assert_array_equal(got, x)
+
+
+@pytest.mark.parametrize("op, inits, attrs", [
+    ("Expand", [("s", [2, 2, 3])], {}), ("Tile", [("r", [2, 1])], {}),
+    ("Gather", [("i", [2, 0])], {"axis": 1}), ("Concat", [], {"axis": 0})])
+def test_bool_data_movement(op, inits, attrs):
+    x = np.array([[True, False, True], [False, False, True]])
+    inputs = ["x"] + [n for n, _ in inits] + (["x"] if op == "Concat" else [])
+    m = model([helper.make_node(op, inputs, ["y"], **attrs)], [("x", "bool", (2, 3))],
+              [("y", "bool", None)])
+    m.graph.initializer.extend(helper.make_tensor(n, 7, [len(v)], v) for n, v in inits)
+    run_both(m, {"x": x})
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "Relu", "Softmax"])
+def test_operators_that_do_not_take_bool_refuse_it_by_name(op):
+    """(invalid ONNX, but it must not run: a sum of bytes is no bool)"""
+    from polyopt.graph.contracts import UnsupportedDTypeError
+
+    m = model([helper.make_node(op, ["x"], ["y"], name="n")], [("x", "bool", (2, 3))],
+              [("y", "bool", None)])
+    with pytest.raises(UnsupportedDTypeError, match=rf"node 'n' \({op}\): bool tensors are "
+                                                    r"not supported \(input 'x'\)"):
+        po.graph.from_onnx(m)
