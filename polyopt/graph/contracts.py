@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from ..errors import InvalidArgumentError, PolyoptError
-from .registry import UnsupportedOperatorError, check_node
+from .registry import UnsupportedOperatorError, check_node, storage_dtype
 
 FLOATS = ("float32", "float64")
 SIGNED = ("int8", "int32", "int64")
@@ -32,17 +32,18 @@ NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
 # the dtypes of the data inputs each operator computes exactly (operators absent here
 # check their own dtypes: the quantization operators, LSTM and the compiler's own)
 INPUT_DTYPES = {
-    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Identity",
-                              "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-                              "Concat", "Slice")},
+    **{op: NUMBERS for op in ("Add", "Sub", "Mul", "Div", "Clip", "Mod")},
+    **{op: NUMBERS + ("bool",) for op in ("Identity", "Reshape", "Flatten", "Squeeze",
+                                          "Unsqueeze", "Transpose", "Concat", "Slice",
+                                          "Cast")},
     **{op: FLOATS + SIGNED for op in ("Relu", "Neg", "Abs", "Sign")},
-    **{op: NUMBERS for op in ("Max", "Min", "Cast")},
+    **{op: NUMBERS for op in ("Max", "Min")},
     **{op: FLOATS for op in ("Sigmoid", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "LeakyRelu",
                              "PRelu", "Elu", "Selu", "Softplus", "Reciprocal", "Mean", "Sum",
                              "Dropout",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
                              "Softmax", "LayerNormalization", "Conv", "Gemm")},
-    "MatMul": FLOATS + ("int32", "int64"),
+    **{op: FLOATS + ("int32", "int64") for op in ("MatMul", "Einsum")},
     **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd")},
     "GlobalMaxPool": FLOATS,  # (ONNX's schemas: Sum, Dropout and GlobalMaxPool are float only)
     **{op: FLOATS for op in ("ConvTranspose", "ConvNd", "AveragePoolNd", "LogSoftmax")},
@@ -50,7 +51,7 @@ INPUT_DTYPES = {
 
 # inputs read at compile time as values (shapes, bounds), not as data
 _VALUE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,),
-                 "Unsqueeze": (1,)}
+                 "Unsqueeze": (1,), "Dropout": (1, 2)}  # Dropout's ratio, training_mode
 
 
 class UnsupportedDTypeError(UnsupportedOperatorError):
@@ -65,8 +66,19 @@ class TensorTooLargeError(InvalidArgumentError):
     """A tensor (or the memory plan) larger than this machine can hold."""
 
 
+# the operators that take bool tensors (ONNX's type constraints): any other refuses them
+BOOL_INPUTS = ("Equal", "Not", "And", "Or", "Xor", "Where", "Cast", "Identity", "Dropout",
+               "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice",
+               "Expand", "Tile", "Gather", "ReduceMax", "ReduceMin")
+
+
 def check_input_dtypes(node, infos) -> None:
     """Refuse ``node`` when a data input has a dtype its operator does not compute."""
+    for info in infos:
+        if info is not None and info.dtype == "bool" and node.op_type not in BOOL_INPUTS:
+            raise UnsupportedDTypeError(
+                f"node '{node.name}' ({node.op_type}): bool tensors are not supported (input "
+                f"'{info.name}'); Cast it to a number first")
     allowed = INPUT_DTYPES.get(node.op_type)
     if allowed is None:
         return
@@ -103,7 +115,7 @@ def check_kernel(graph, group, kernel, inputs, kernel_shapes) -> None:
     for name, shape, spec in zip(names, kernel_shapes, arrays):
         info = graph.tensors[name]
         extents = tuple(getattr(e, "value", None) for e in spec.shape)
-        if spec.dtype != info.dtype:
+        if spec.dtype != storage_dtype(info.dtype):
             raise KernelSignatureError(
                 f"group '{group.name}' ({ops}): its kernel computes {spec.dtype} for "
                 f"'{name}', which the graph says is {info.dtype}: {ops} on {info.dtype} "

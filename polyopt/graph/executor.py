@@ -27,9 +27,10 @@ from ..target.args import data_pointer
 from .contracts import KernelSignatureError, check_arena, check_kernel, check_sizes
 from .ir import Graph
 from .lstm import LSTMRunner
+from .recurrent import RecurrentRunner
 from .inplace import overwritable_inputs
 from .kernel_cache import KernelCache, group_signature
-from .lowering import build_group, group_arguments, lower_group, schedule_group
+from .lowering import as_stored, build_group, group_arguments, lower_group, schedule_group
 from .memory import MemoryPlan, plan_memory
 from .offload import offload_groups
 from .passes import Group, fuse, optimize
@@ -100,11 +101,12 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
             steps.append(RunStep(grp, None, grp.inputs, [], "view"))
             continue
         began = time.perf_counter()
-        if grp.kind == "opaque":  # LSTM: a time loop around kernels
-            runner = LSTMRunner(graph, grp.nodes[0], num_threads, cache=store,
-                                  target_info=info)
-            steps.append(RunStep(grp, runner, runner.inputs, runner.kernel_shapes, "lstm",
-                              time.perf_counter() - began))
+        if grp.kind == "opaque":  # LSTM, GRU, RNN: a time loop around kernels
+            node = grp.nodes[0]
+            runner = (LSTMRunner if node.op_type == "LSTM" else RecurrentRunner)(
+                graph, node, num_threads, cache=store, target_info=info)
+            steps.append(RunStep(grp, runner, runner.inputs, runner.kernel_shapes,
+                                 node.op_type.lower(), time.perf_counter() - began))
             continue
         if grp.name in devices:  # on the accelerator
             runner = devices[grp.name]
@@ -443,7 +445,7 @@ class CompiledModel:
                 out_name in self.in_place or all(a.flags.c_contiguous for a in args)):
             step.kernel.call_pointers([data_pointer(a) for a in args] + [data_pointer(out)])
         else:
-            step.kernel(*args, out.reshape(step.kernel_shapes[-1]))
+            step.kernel(*map(as_stored, args), as_stored(out.reshape(step.kernel_shapes[-1])))
         values[out_name] = out
 
     def profile(self, feeds: dict, *, repeat: int = 10) -> list[dict]:

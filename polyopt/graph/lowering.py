@@ -35,7 +35,7 @@ from ..schedules.templates import matmul_template
 from ..machine import TargetInfo
 from ..schedules.amx_conv import schedule_wide_conv
 from ..schedules.tensorized import int8_conv2d_template, int8_matmul_template
-from .registry import OPS
+from .registry import OPS, storage_dtype
 from .blocked import schedule_blocked_depthwise, schedule_blocked_pool
 from .layouts import NARROW_POINTWISE, schedule_packed_conv
 from .operators_int8 import INT8_KERNELS
@@ -94,8 +94,8 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
     """The group ``nodes`` (in execution order) of graph ``g`` as tensor expressions
     computing the tensor ``output``."""
     names, shapes = group_arguments(g, nodes, output)
-    placeholders = [placeholder(shape, name=f"in{k}", dtype=g.tensors[name].dtype)
-                    for k, (name, shape) in enumerate(zip(names, shapes))]
+    placeholders = [placeholder(shape, name=f"in{k}", dtype=storage_dtype(
+        g.tensors[name].dtype)) for k, (name, shape) in enumerate(zip(names, shapes))]
     env: dict[str, Tensor] = dict(zip(names, placeholders))
     row_wise = len(nodes) == 1 and nodes[0].op_type in ROW_WISE
     for position, node in enumerate(nodes):
@@ -374,14 +374,19 @@ def build_group(lowered: LoweredGroup, schedule, *, num_threads: int = 0, cache=
     return kernel
 
 
+def as_stored(array: np.ndarray) -> np.ndarray:
+    """``array`` as a kernel reads it: a bool array as uint8 (the same bytes)."""
+    return array.view(np.uint8) if array.dtype == np.bool_ else array
+
+
 def evaluate_nodes(g, nodes, output: str, arrays: dict) -> np.ndarray:
     """Run ``nodes`` of ``g`` once (default schedule) on ``arrays`` (tensor name ->
     value); used by constant folding."""
     lowered = lower_group(g, nodes, output)
     kernel = build(create_schedule(lowered.output), [*lowered.placeholders, lowered.output])
-    args = [np.ascontiguousarray(arrays[name]).reshape(shape)
+    args = [as_stored(np.ascontiguousarray(arrays[name]).reshape(shape))
             for name, shape in zip(lowered.inputs, lowered.kernel_shapes)]
     info = g.tensors[output]
     result = np.empty(lowered.kernel_shapes[-1], info.dtype)
-    kernel(*args, result)
+    kernel(*args, as_stored(result))
     return result.reshape(info.shape)

@@ -95,10 +95,11 @@ def _no_lowering(node, args, values, out, name):
     raise UnsupportedOperatorError(f"node '{node.name}' (LSTM) cannot be fused")
 
 
-register("LSTM", "opaque", _ATTRS, min_inputs=3)((_infer, _no_lowering))
+register("LSTM", "opaque", _ATTRS, min_inputs=3, max_inputs=8)((_infer, _no_lowering))
 
 
-def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, request=None):
+def template_kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None,
+                    request=None):
     """The matmul (``anchor_op``) or elementwise kernel of ``out``, templated."""
     lowered = LoweredGroup([p.name for p in placeholders], list(placeholders), out,
                            [tuple(d.value for d in t.shape) for t in [*placeholders, out]])
@@ -108,7 +109,7 @@ def _kernel(placeholders, out, anchor_op: str, num_threads: int, cache=None, req
                        request=request)
 
 
-def _cached(cache, description, num_threads: int, build_it, requests: dict, role: str):
+def cached_kernel(cache, description, num_threads: int, build_it, requests: dict, role: str):
     """The kernel ``description`` names, from the caches by its request when it is there
     (built in this process, or on disk: nothing lowered), else ``build_it(request)``;
     the request is kept in ``requests[role]`` (an export finds the object by it)."""
@@ -118,7 +119,7 @@ def _cached(cache, description, num_threads: int, build_it, requests: dict, role
     return found[0] if found is not None else build_it(request)
 
 
-def _projection(rows: int, cols: int, inner: int):
+def projection(rows: int, cols: int, inner: int):
     """``out = A @ B + T``: A ``[rows, inner]``, B ``[inner, cols]``, T ``[cols]``."""
     A = placeholder((rows, inner), name="proj_a")
     B = placeholder((inner, cols), name="proj_b")
@@ -338,31 +339,31 @@ class LSTMRunner:
         panel = panel_width(4 * hidden, info)
         if panel is not None:  # W^T in the template's panels, once
             self.w_t = self.w_t.reshape(width, 4 * hidden // panel, panel).transpose(1, 0, 2)
-            self.projection = _cached(
+            self.projection = cached_kernel(
                 cache, ("lstm packed projection", seq * batch, hidden, width, panel), threads,
                 lambda request: _packed_projection(seq * batch, 4 * hidden, width, panel,
                                                    threads, cache, request, info),
                 self.requests, "projection")
         else:
-            self.projection = _cached(
+            self.projection = cached_kernel(
                 cache, ("lstm projection", seq * batch, hidden, width), threads,
-                lambda request: _kernel(*_projection(seq * batch, 4 * hidden, width),
+                lambda request: template_kernel(*projection(seq * batch, 4 * hidden, width),
                                         "MatMul", threads, cache, request),
                 self.requests, "projection")
         block = recurrence_block(hidden, info)
         # two steps per iteration, the second reading R^T's panels backwards, when it can
         self.in_pairs = pairs_apply(seq, hidden, block)
         if self.in_pairs:
-            self.recurrence = _cached(
+            self.recurrence = cached_kernel(
                 cache, ("lstm recurrence in pairs", seq, batch, hidden, block), 1,
-                lambda request: _build(*recurrence_in_pairs(seq, batch, hidden, block=block),
-                                       cache, request),
+                lambda request: build_one_thread(
+                    *recurrence_in_pairs(seq, batch, hidden, block=block), cache, request),
                 self.requests, "recurrence")
         else:
-            self.recurrence = _cached(
+            self.recurrence = cached_kernel(
                 cache, ("lstm recurrence, packed", seq, batch, hidden, block), 1,
-                lambda request: _build(*recurrence(seq, batch, hidden, block=block), cache,
-                                       request),
+                lambda request: build_one_thread(
+                    *recurrence(seq, batch, hidden, block=block), cache, request),
                 self.requests, "recurrence")
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
@@ -432,7 +433,7 @@ class LSTMRunner:
         return self._y
 
 
-def _build(schedule, args, cache, request):
+def build_one_thread(schedule, args, cache, request):
     """The single-threaded kernel of a schedule (through the disk cache when given): a
     step's work is small, and waking threads at every step costs more than they save."""
     if cache is None:

@@ -28,7 +28,7 @@ from .onnx_rewrites import rewrite
 from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
 from .registry import OPS, UnsupportedOperatorError, onnx_operators
 
-GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
+GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64", "bool")
 
 
 def _onnx():

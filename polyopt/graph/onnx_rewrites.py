@@ -3,6 +3,8 @@
 * ``Split`` -> one ``Slice`` per output (the sizes from the ``split`` input or attribute,
   or ``num_outputs``);
 * ``CastLike`` -> ``Cast`` to the second input's dtype;
+* the ``Y_h`` output of a (forward) ``LSTM``, ``GRU`` or ``RNN`` -> a ``Slice`` of ``Y``'s
+  last step;
 * a 1-D ``Conv``, ``ConvTranspose``, ``MaxPool``, ``AveragePool`` or ``LpPool`` -> the
   2-D operator on the input viewed as ``[N, C, 1, L]`` (a view: no copy), then
   ``Squeeze`` of that axis;
@@ -36,6 +38,7 @@ from .registry import UnsupportedOperatorError, axis_in_range
 WINDOWED = ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool")
 N_D = ("Conv", "MaxPool", "AveragePool")  # 3-D: the operators of operators_nd
 _SPLIT_ATTRS = ("axis", "split", "num_outputs")
+RECURRENT = ("LSTM", "GRU", "RNN")
 
 
 def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict) -> bool:
@@ -43,6 +46,10 @@ def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict
     says False for a node the importer adds as it is."""
     if op_type == "Split":
         _split(b, name, inputs, outputs, attrs)
+        return True
+    if op_type in RECURRENT and len(outputs) == 2 and outputs[1] and inputs and \
+            inputs[0] in b._tensors:
+        _last_state(b, op_type, name, inputs, outputs, attrs)
         return True
     if op_type == "CastLike" and len(inputs) == 2 and inputs[1] in b._tensors:
         _cast_like(b, name, inputs, outputs, attrs)
@@ -112,6 +119,17 @@ def _split(b, name, inputs, outputs, attrs):
             ends = b.constant(f"{name}__ends{k}", np.array([start + size], np.int64))
             b.op("Slice", [inputs[0], starts, ends, axes], [out], name=f"{name}_{k}")
         start += size
+
+
+def _last_state(b, op_type, name, inputs, outputs, attrs):
+    """``Y_h`` of a forward recurrence (no ``sequence_lens``): ``Y``'s last step."""
+    y = b.op(op_type, inputs, [outputs[0] or f"{name}__Y"], name=name, **attrs)
+    seq, _, batch, hidden = b._tensors[y].shape
+    ends = [b.constant(f"{name}__{k}", np.array([v], np.int64))
+            for k, v in (("start", seq - 1), ("end", seq), ("axis", 0))]
+    last = b.op("Slice", [y, *ends], [f"{name}__last"], name=f"{name}__last")
+    shape = b.constant(f"{name}__h_shape", np.array([1, batch, hidden], np.int64))
+    b.op("Reshape", [last, shape], [outputs[1]], name=f"{name}__Y_h")
 
 
 def _axis(name, axis, rank) -> int:

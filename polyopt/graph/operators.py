@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import dtypes, te
 from ..errors import InvalidArgumentError
-from .registry import OPS, attr, axis_in_range, broadcast_read, constant_value, register
+from .registry import (VARIADIC, OPS, UnsupportedOperatorError, attr, axis_in_range,
+                       broadcast_read, constant_value, register)
 from ..te.tensor import all_of, compute, exp, if_then_else, maximum, minimum, tanh
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -107,7 +108,20 @@ register("Sqrt", "injective")(_unary(lambda node, x: te.tensor.sqrt(x)))
 register("Exp", "injective")(_unary(lambda node, x: exp(x)))
 register("Neg", "injective")(_unary(lambda node, x: -x))
 register("Identity", "view")(_unary(lambda node, x: x))
-register("Dropout", "view", {"seed": 0})(_unary(lambda node, x: x))
+
+
+def _dropout_infer(node, infos, constants):
+    """Inference: the identity; training mode (random masks) is refused."""
+    training = constant_value(node, constants, 2, "training_mode")
+    if training is not None and bool(np.asarray(training).reshape(-1)[0]):
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' (Dropout): training_mode=True is not supported (it draws "
+            "random masks); polyopt.graph runs models for inference")
+    return _same(node, infos, constants)
+
+
+register("Dropout", "view", {"seed": 0}, max_inputs=3)(
+    (_dropout_infer, _unary(lambda node, x: x)[1]))
 
 
 def _clip_lower(node, args, values, out, name):
@@ -132,7 +146,7 @@ def _clip_infer(node, infos, constants):
     return _same(node, infos, constants)
 
 
-register("Clip", "injective")((_clip_infer, _clip_lower))
+register("Clip", "injective", max_inputs=3)((_clip_infer, _clip_lower))
 
 
 def _batch_norm_infer(node, infos, constants):
@@ -240,7 +254,7 @@ def _unsqueeze_infer(node, infos, constants):
 
 register("Reshape", "view", {"allowzero": 0}, min_inputs=2)((_reshape_infer, _view_lower))
 register("Flatten", "view", {"axis": 1})((_flatten_infer, _view_lower))
-register("Squeeze", "view")((_squeeze_infer, _view_lower))
+register("Squeeze", "view", max_inputs=2)((_squeeze_infer, _view_lower))
 register("Unsqueeze", "view", min_inputs=2)((_unsqueeze_infer, _view_lower))
 
 
@@ -306,7 +320,7 @@ def _concat_lower(node, args, values, out, name):
     return compute(out.shape, body, name=name)
 
 
-register("Concat", "injective", {"axis": 0})((_concat_infer, _concat_lower))
+register("Concat", "injective", {"axis": 0}, max_inputs=VARIADIC)((_concat_infer, _concat_lower))
 
 
 def _slice_ranges(node, constants, shape):
@@ -345,7 +359,7 @@ def _slice_lower(node, args, values, out, name):
                    name=name)
 
 
-register("Slice", "injective", min_inputs=3)((_slice_infer, _slice_lower))
+register("Slice", "injective", min_inputs=3, max_inputs=5)((_slice_infer, _slice_lower))
 
 
 from . import operators_nn  # noqa: E402,F401  (registers the neural-network operators)
@@ -354,6 +368,8 @@ from . import operators_reduce  # noqa: E402,F401  (Reduce*, LogSoftmax)
 from . import operators_shape  # noqa: E402,F401  (Pad, Expand, Tile, Gather)
 from . import operators_window  # noqa: E402,F401  (ConvTranspose, GlobalMaxPool, LRN)
 from . import operators_math  # noqa: E402,F401  (Pow, Log, Round, trigonometry, HardSigmoid)
+from . import operators_logic  # noqa: E402,F401  (Equal, Less, ..., Not, And, Where)
+from . import operators_einsum  # noqa: E402,F401  (Einsum without diagonals)
 from . import operators_nd  # noqa: E402,F401  (3-D Conv, MaxPool, AveragePool)
 from . import operators_quant  # noqa: E402,F401  (QuantizeLinear, DequantizeLinear)
 from . import operators_int8  # noqa: E402,F401  (Int8Conv, Int8MatMul: the VNNI kernels)

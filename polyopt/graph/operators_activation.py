@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import InvalidArgumentError
+from ..te.expr import Const
 from ..te.tensor import compute, exp, if_then_else, log, maximum, minimum
-from .registry import UnsupportedOperatorError, attr, broadcast_read, register
+from .registry import VARIADIC, UnsupportedOperatorError, attr, broadcast_read, register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX's defaults (float32 values)
 SELU_GAMMA = 1.05070102214813232421875
@@ -99,14 +100,15 @@ register("Abs", "injective")(_unary(
 register("Sign", "injective")(_unary(_sign))
 register("Reciprocal", "injective")(_unary(lambda node, x: 1.0 / x))
 register("PRelu", "injective", min_inputs=2)((_prelu_infer, _prelu_lower))
-register("Max", "injective")(_nary(maximum))
-register("Min", "injective")(_nary(minimum))
-register("Sum", "injective")(_nary(lambda a, b: a + b))
-register("Mean", "injective")(_nary(lambda a, b: a + b, mean=True))
+register("Max", "injective", max_inputs=VARIADIC)(_nary(maximum))
+register("Min", "injective", max_inputs=VARIADIC)(_nary(minimum))
+register("Sum", "injective", max_inputs=VARIADIC)(_nary(lambda a, b: a + b))
+register("Mean", "injective", max_inputs=VARIADIC)(_nary(lambda a, b: a + b, mean=True))
 
 
 # ONNX's TensorProto element types polyopt.graph computes (onnx.TensorProto.FLOAT, ...)
-CAST_TARGETS = {1: "float32", 11: "float64", 3: "int8", 2: "uint8", 6: "int32", 7: "int64"}
+CAST_TARGETS = {1: "float32", 11: "float64", 3: "int8", 2: "uint8", 6: "int32", 7: "int64",
+                9: "bool"}
 
 
 def _cast_infer(node, infos, constants):
@@ -120,6 +122,10 @@ def _cast_infer(node, infos, constants):
 
 def _cast_lower(node, args, values, out, name):
     X = args[0]  # float to integer truncates toward zero, as C and onnxruntime do
+    if out.dtype == "bool":  # any value but 0 (NaN too) is true; kept as uint8 0 or 1
+        zero = 0.0 if X.dtype.startswith("float") else Const(0, X.dtype)
+        return compute(out.shape, lambda *i: if_then_else(
+            X[i] != zero, Const(1, "uint8"), Const(0, "uint8")), name=name)
     return compute(out.shape, lambda *i: X[i].astype(out.dtype), name=name)
 
 

@@ -1,7 +1,8 @@
 """Elementwise math of ONNX: Pow, Log, Floor, Ceil, Round (half to even), the
 functions Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh (the C library's where LLVM has
 no intrinsic), and the activations HardSigmoid, HardSwish,
-Softsign, Celu, Mish, Swish, ThresholdedRelu and Shrink.
+Softsign, Celu, Mish, Swish, ThresholdedRelu and Shrink; Mod (both signs, integers and
+floats).
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["HardSigmoid"].attrs, OPS["Pow"].min_inputs
@@ -14,8 +15,9 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import InvalidArgumentError
-from ..te.expr import Call
-from ..te.tensor import compute, exp, if_then_else, log, maximum, minimum, tanh
+from ..te.expr import Call, Const
+from ..te.tensor import (all_of, any_of, compute, exp, if_then_else, log, maximum, minimum,
+                         tanh)
 from .registry import attr, broadcast_read, register
 
 
@@ -104,3 +106,56 @@ def _pow_lower(node, args, values, out, name):
 
 
 register("Pow", "injective", min_inputs=2)((_pow_infer, _pow_lower))
+
+
+def _mod_infer(node, infos, constants):
+    a, b = infos
+    if a.dtype != b.dtype:
+        raise InvalidArgumentError(
+            f"node '{node.name}' (Mod): A is {a.dtype}, B is {b.dtype}; they must have one "
+            "dtype")
+    if attr(node, "fmod") not in (0, 1):
+        raise InvalidArgumentError(
+            f"node '{node.name}' (Mod): fmod={attr(node, 'fmod')!r} must be 0 or 1")
+    return [(tuple(np.broadcast_shapes(a.shape, b.shape)), a.dtype)]
+
+
+def integer_mod(a, b, truncated: bool):
+    """``a mod b`` of integers: the sign of ``b`` (NumPy's ``%``), or with ``truncated``
+    the sign of ``a`` (C's ``%``, NumPy's ``fmod``).  A remainder by 0 is 0 (NumPy's;
+    ONNX leaves it undefined), and nothing is divided by 0 or -1 natively (``MIN % -1``
+    would trap)."""
+    safe = if_then_else(b == 0, 1, if_then_else(b == -1, 1, b)) if dtypes.is_signed(
+        b.dtype) else if_then_else(b == 0, 1, b)
+    floor = a % safe
+    if truncated and dtypes.is_signed(a.dtype):
+        differ = any_of(all_of(a < 0, safe > 0), all_of(a > 0, safe < 0))
+        floor = if_then_else(all_of(floor != 0, differ), floor - safe, floor)
+    if dtypes.is_signed(b.dtype):
+        return if_then_else(any_of(b == 0, b == -1), 0 * a, floor)
+    return if_then_else(b == 0, 0 * a, floor)
+
+
+def float_mod(a, b):
+    """``a mod b`` of floats with the sign of ``b``, as NumPy's ``%``: C's ``fmod``,
+    plus ``b`` when a remainder's sign differs from ``b``'s; a zero remainder takes
+    ``b``'s sign; NaN where ``b`` is 0 or either is NaN."""
+    r = Call.make("fmod", a, b)
+    signed_zero = if_then_else(b < 0.0, Const(-0.0, a.dtype), Const(0.0, a.dtype))
+    differ = any_of(all_of(r < 0.0, b > 0.0), all_of(r > 0.0, b < 0.0))
+    return if_then_else(r == 0.0, signed_zero, if_then_else(differ, r + b, r))
+
+
+def _mod_lower(node, args, values, out, name):
+    A, B = args
+    truncated = attr(node, "fmod") == 1
+
+    def body(*i):
+        a, b = broadcast_read(A, i, out.shape), broadcast_read(B, i, out.shape)
+        if dtypes.is_float(A.dtype):
+            return Call.make("fmod", a, b) if truncated else float_mod(a, b)
+        return integer_mod(a, b, truncated)
+    return compute(out.shape, body, name=name)
+
+
+register("Mod", "injective", {"fmod": 0}, min_inputs=2)((_mod_infer, _mod_lower))

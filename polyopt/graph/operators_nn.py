@@ -207,7 +207,7 @@ def _unrolled_sum(read, Wt, index, axes, extents):
     return total
 
 
-register("Conv", "complex", _CONV_ATTRS, min_inputs=2)((_conv_infer, _conv_lower))
+register("Conv", "complex", _CONV_ATTRS, min_inputs=2, max_inputs=3)((_conv_infer, _conv_lower))
 
 
 # -- matrix products --------------------------------------------------------------------------
@@ -283,7 +283,7 @@ def _gemm_lower(node, args, values, out, name):
 
 
 register("Gemm", "complex", {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0},
-         min_inputs=2)((_gemm_infer, _gemm_lower))
+         min_inputs=2, max_inputs=3)((_gemm_infer, _gemm_lower))
 
 
 # -- pooling ----------------------------------------------------------------------------------
@@ -457,7 +457,7 @@ def _layer_norm_lower(node, args, values, out, name):
 
 
 register("LayerNormalization", "reduction", {"axis": -1, "epsilon": 1e-5, "stash_type": 1},
-         min_inputs=2)((_layer_norm_infer, _layer_norm_lower))
+         min_inputs=2, max_inputs=3)((_layer_norm_infer, _layer_norm_lower))
 
 # Row-wise operators see their tensors as [rows, columns] (scale and bias as [columns]).
 ROW_WISE = ("Softmax", "LayerNormalization")

@@ -125,9 +125,10 @@ def _axis(node, X) -> int:
     return axis + X.ndim if axis < 0 else axis
 
 
-register("QuantizeLinear", "injective", _ATTRS, min_inputs=2)((_quantize_infer,
+register("QuantizeLinear", "injective", _ATTRS, min_inputs=2, max_inputs=3)((_quantize_infer,
                                                                 _quantize_lower))
-register("DequantizeLinear", "injective", {"axis": 1}, min_inputs=2)((_dequantize_infer,
+register("DequantizeLinear", "injective", {"axis": 1}, min_inputs=2,
+         max_inputs=3)((_dequantize_infer,
                                                                       _dequantize_lower))
 
 
@@ -172,7 +173,7 @@ def _matmul_integer_lower(node, args, values, out, name):
         _widened(A, (i, k), a_point, 0) * _widened(B, (k, j), b_point, j), axis=k), name=name)
 
 
-register("MatMulInteger", "complex", min_inputs=2)((_matmul_integer_infer,
+register("MatMulInteger", "complex", min_inputs=2, max_inputs=4)((_matmul_integer_infer,
                                                     _matmul_integer_lower))
 
 
@@ -232,5 +233,5 @@ def _qlinear_conv_lower(node, args, values, out, name):
     return compute(out.shape, requantized, name=name)
 
 
-register("QLinearConv", "complex", _CONV_ATTRS, min_inputs=8)((_qlinear_conv_infer,
+register("QLinearConv", "complex", _CONV_ATTRS, min_inputs=8, max_inputs=9)((_qlinear_conv_infer,
                                                                _qlinear_conv_lower))

@@ -129,7 +129,7 @@ def _log_sum_exp(X, shape, axes, keep, out, name):
 
 
 for _op in REDUCTIONS:
-    register(_op, "reduction", _REDUCE_ATTRS)((_reduce_infer, _reduce_lower))
+    register(_op, "reduction", _REDUCE_ATTRS, max_inputs=2)((_reduce_infer, _reduce_lower))
 
 
 def _log_softmax_infer(node, infos, constants):

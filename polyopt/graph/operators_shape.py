@@ -125,7 +125,7 @@ def _mode_pad(X, shape, axis, width, mode, name):
     return compute(out_shape, body, name=name)
 
 
-register("Pad", "injective", {"mode": "constant"})((_pad_infer, _pad_lower))
+register("Pad", "injective", {"mode": "constant"}, max_inputs=4)((_pad_infer, _pad_lower))
 
 
 def _expand_infer(node, infos, constants):

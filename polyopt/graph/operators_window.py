@@ -1,5 +1,5 @@
-"""Window operators of ONNX beyond Conv and the 2-D pools: ConvTranspose (2-D, groups,
-strides, dilations, pads, output_padding, output_shape, auto_pad), GlobalMaxPool and
+"""Window operators of ONNX beyond Conv and the 2-D pools: ConvTranspose (2-D and 3-D,
+groups, strides, dilations, pads, output_padding, output_shape, auto_pad), GlobalMaxPool and
 LRN (local response normalization across channels). 1-D ConvTranspose is the 2-D one
 on ``[N, C, 1, L]`` (:mod:`.onnx_rewrites`).
 
@@ -39,22 +39,24 @@ def _ints(node, key, default, count, least):
 
 
 def transposed_window(node, in_hw, kernel):
-    """``(pads (top, left, bottom, right), strides, dilations, output size)`` of a 2-D
-    ConvTranspose, as onnx's reference computes them."""
-    strides = _ints(node, "strides", (1, 1), 2, 1)
-    dilations = _ints(node, "dilations", (1, 1), 2, 1)
-    extra = _ints(node, "output_padding", (0, 0), 2, 0)
-    if any(e >= max(s, d) for e, s, d in zip(extra, strides, dilations)):
+    """``(pads (begins, then ends), strides, dilations, output size)`` of a 2-D or 3-D
+    ConvTranspose (one entry per spatial axis of ``in_hw``), as onnx's reference
+    computes them."""
+    d = len(in_hw)
+    strides = _ints(node, "strides", (1,) * d, d, 1)
+    dilations = _ints(node, "dilations", (1,) * d, d, 1)
+    extra = _ints(node, "output_padding", (0,) * d, d, 0)
+    if any(e >= max(s, di) for e, s, di in zip(extra, strides, dilations)):
         raise InvalidArgumentError(f"node '{node.name}' (ConvTranspose): output_padding {extra} "
                                    "must be below the stride or the dilation")
-    full = [s * (h - 1) + e + (k - 1) * d + 1
-            for s, h, e, k, d in zip(strides, in_hw, extra, kernel, dilations)]
+    full = [s * (h - 1) + e + (k - 1) * di + 1
+            for s, h, e, k, di in zip(strides, in_hw, extra, kernel, dilations)]
     auto = attr(node, "auto_pad")
     if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise UnsupportedOperatorError(f"node '{node.name}': auto_pad={auto!r} is not supported")
     given = attr(node, "output_shape")
     if given is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
-        target = [int(v) for v in given][-2:] if given is not None else \
+        target = [int(v) for v in given][-d:] if given is not None else \
             [h * s for h, s in zip(in_hw, strides)]
         total = [f - t for f, t in zip(full, target)]  # (< 0: zeros added after)
         small = [t // 2 for t in total]
@@ -63,8 +65,8 @@ def transposed_window(node, in_hw, kernel):
         # adds zeros at the end)
         pads = small + big if auto == "SAME_UPPER" else big + small
     else:
-        pads = [0, 0, 0, 0] if auto == "VALID" else _ints(node, "pads", (0, 0, 0, 0), 4, 0)
-    out = [f - pads[k] - pads[k + 2] for k, f in enumerate(full)]
+        pads = [0] * 2 * d if auto == "VALID" else _ints(node, "pads", (0,) * 2 * d, 2 * d, 0)
+    out = [f - pads[k] - pads[k + d] for k, f in enumerate(full)]
     if min(out) < 1:
         raise InvalidArgumentError(f"node '{node.name}' (ConvTranspose): pads {pads} leave no "
                                    "output")
@@ -74,10 +76,10 @@ def transposed_window(node, in_hw, kernel):
 def _conv_t_infer(node, infos, constants):
     x, w = infos[0], infos[1]
     group = attr(node, "group")
-    if len(x.shape) != 4 or len(w.shape) != 4:
+    if len(x.shape) not in (4, 5) or len(w.shape) != len(x.shape):
         raise UnsupportedOperatorError(
-            f"node '{node.name}' (ConvTranspose): only 1-D and 2-D transposed convolutions are "
-            f"supported, got input {x.shape} and weight {w.shape}")
+            f"node '{node.name}' (ConvTranspose): only 1-D, 2-D and 3-D transposed "
+            f"convolutions are supported, got input {x.shape} and weight {w.shape}")
     if not isinstance(group, (int, np.integer)) or group < 1 or x.shape[1] != w.shape[0] or \
             w.shape[0] % group:
         raise InvalidArgumentError(f"node '{node.name}' (ConvTranspose): weight {w.shape} does "
@@ -96,37 +98,41 @@ def _conv_t_infer(node, infos, constants):
 
 def _conv_t_lower(node, args, values, out_info, name):
     X, Wt, bias = (list(args) + [None])[:3]
-    N, C, H, W = (d.value for d in X.shape)
-    _, Mg, KH, KW = (d.value for d in Wt.shape)
+    N, C, *size = (d.value for d in X.shape)
+    _, Mg, *kernel = (d.value for d in Wt.shape)
+    rank = len(size)
     group = int(attr(node, "group"))
     Cg = C // group
-    pads, (sy, sx), (dy, dx), out = transposed_window(node, (H, W), (KH, KW))
-    ey, ex = (KH - 1) * dy + 1, (KW - 1) * dx + 1
-    top, left = ey - 1 - pads[0], ex - 1 - pads[1]  # U's rows before X's first one
+    pads, strides, dilations, out = transposed_window(node, size, kernel)
+    extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    before = [e - 1 - p for e, p in zip(extents, pads[:rank])]  # U's rows before X's first
 
-    def spread(n, c, u, v):
-        y, x = u - top, v - left
-        inside = all_of(y >= 0, y % sy == 0, y // sy < H, x >= 0, x % sx == 0, x // sx < W)
-        return if_then_else(inside, X[n, c, y // sy, x // sx], 0.0)
-    spread_t = compute((N, C, out[0] + ey - 1, out[1] + ex - 1), spread, name=f"{name}_spread")
+    def spread(n, c, *u):
+        at = [v - b for v, b in zip(u, before)]
+        inside = all_of(*(cond for a, s, h in zip(at, strides, size)
+                          for cond in (a >= 0, a % s == 0, a // s < h)))
+        return if_then_else(inside, X[(n, c, *(a // s for a, s in zip(at, strides)))], 0.0)
+    spread_t = compute((N, C, *(o + e - 1 for o, e in zip(out, extents))), spread,
+                       name=f"{name}_spread")
     rc = reduce_axis((0, Cg), name="rc")
-    ry = reduce_axis((0, KH), name="ry")
-    rx = reduce_axis((0, KW), name="rx")
+    rk = [reduce_axis((0, k), name=f"r{'zyx'[3 - rank + a]}") for a, k in enumerate(kernel)]
     conv_name = f"{name}_conv" if bias is not None else name
 
-    def body(n, m, y, x):
+    def body(n, m, *at):
         g = m // Mg if group > 1 else 0
         c = g * Cg + rc if group > 1 else rc
-        return reduce_sum(spread_t[n, c, y + ry * dy, x + rx * dx]
-                          * Wt[c, m % Mg if group > 1 else m, KH - 1 - ry, KW - 1 - rx],
-                          axis=[rc, ry, rx])
+        return reduce_sum(spread_t[(n, c, *(a + r * d for a, r, d in zip(at, rk, dilations)))]
+                          * Wt[(c, m % Mg if group > 1 else m,
+                                *(k - 1 - r for k, r in zip(kernel, rk)))],
+                          axis=[rc, *rk])
     result = compute(tuple(out_info.shape), body, name=conv_name)
     if bias is None:
         return result
-    return compute(out_info.shape, lambda n, m, y, x: result[n, m, y, x] + bias[m], name=name)
+    return compute(out_info.shape, lambda n, m, *at: result[(n, m, *at)] + bias[m], name=name)
 
 
-register("ConvTranspose", "reduction", _CONV_T_ATTRS, min_inputs=2)(
+register("ConvTranspose", "reduction", _CONV_T_ATTRS, min_inputs=2,
+         max_inputs=3)(
     (_conv_t_infer, _conv_t_lower))
 
 

@@ -34,21 +34,47 @@ class OpDef:
     attrs: dict          # supported attribute -> default
     min_inputs: int = 1
     internal: bool = False  # made by the graph passes, not an ONNX operator
+    max_inputs: int | None = None  # None: any number (variadic, or an internal operator)
 
 
 OPS: dict[str, OpDef] = {}
 INT8_OPS = ("QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
 
 
+VARIADIC = -1  # max_inputs of an operator taking any number of inputs (Sum, Concat)
+
+
+class TooManyInputsError(InvalidArgumentError):
+    """A node given more inputs than its operator takes (ONNX would refuse the model)."""
+
+
 def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1, *,
-             internal: bool = False):
-    """Registers an operator; ``internal``: one the graph passes make (packed and blocked
-    layouts, int8 kernels), which no model names and no refusal lists as supported."""
+             max_inputs: int | None = None, internal: bool = False):
+    """Registers an operator; ``max_inputs``: how many inputs it takes at most (default
+    ``min_inputs``; ``VARIADIC``: any number); ``internal``: one the graph passes make
+    (packed and blocked layouts, int8 kernels), which no model names and no refusal lists
+    as supported."""
+    if max_inputs is None:
+        max_inputs = None if internal else min_inputs
+    elif max_inputs == VARIADIC:
+        max_inputs = None
+
     def wrap(pair):
         infer, lower = pair
-        OPS[name] = OpDef(name, kind, infer, lower, dict(attrs or {}), min_inputs, internal)
+        OPS[name] = OpDef(name, kind, infer, lower, dict(attrs or {}), min_inputs, internal,
+                          max_inputs)
         return pair
     return wrap
+
+
+def storage_dtype(dtype: str) -> str:
+    """The dtype kernels see for a graph tensor of ``dtype``: a ``bool`` tensor (one byte
+    holding 0 or 1, as NumPy stores it) is ``uint8``; any other its own.
+
+    >>> storage_dtype("bool"), storage_dtype("float32")
+    ('uint8', 'float32')
+    """
+    return "uint8" if dtype == "bool" else dtype
 
 
 # ONNX operators the importer writes as others (see onnx_rewrites): no OpDef of their own
@@ -88,6 +114,11 @@ def check_node(node) -> OpDef:
         raise InvalidArgumentError(
             f"node '{node.name}' ({node.op_type}) needs at least {spec.min_inputs} input(s), "
             f"got {len(present)}")
+    if spec.max_inputs is not None and len(node.inputs) > spec.max_inputs:
+        raise TooManyInputsError(
+            f"node '{node.name}' ({node.op_type}) takes at most {spec.max_inputs} input(s), "
+            f"got {len(node.inputs)} ({', '.join(n or '_' for n in node.inputs)}); remove "
+            "the extra inputs (ONNX does not allow them)")
     return spec
 
 

@@ -201,9 +201,9 @@ def test_lstm_options_that_are_not_supported_are_refused():
         po.graph.from_onnx(m.model([m.nodes[-1].output[0]]))
     m = ModelBuilder(0)
     x = m.input("x", (3, 1, 4))
-    outs = m.add("LSTM", [x, m.weight(1, 8, 4), m.weight(1, 8, 2)], outputs=2, hidden_size=2)
-    with pytest.raises(po.graph.UnsupportedOperatorError, match="asks for 2 outputs"):
-        po.graph.from_onnx(m.model(outs))
+    outs = m.add("LSTM", [x, m.weight(1, 8, 4), m.weight(1, 8, 2)], outputs=3, hidden_size=2)
+    with pytest.raises(po.graph.UnsupportedOperatorError, match="asks for 3 outputs"):
+        po.graph.from_onnx(m.model(outs))  # (Y_c; Y and Y_h are computed)
 
 
 def test_import_without_onnx_says_what_to_install(monkeypatch):

@@ -39,6 +39,17 @@ def test_conv_transpose_2d(attrs):
                      np.arange(3 * group, dtype=np.float32), **attrs))
 
 
+@pytest.mark.parametrize("attrs", [
+    {}, {"strides": [2, 1, 2], "pads": [1, 0, 0, 0, 1, 1]},
+    {"strides": [2, 2, 2], "output_padding": [1, 0, 1]}, {"dilations": [1, 2, 1]},
+    {"strides": [1, 2, 2], "output_shape": [4, 8, 9]},
+    {"strides": [2, 2, 2], "auto_pad": "SAME_LOWER"}, {"group": 2}])
+def test_conv_transpose_3d(attrs):
+    group = attrs.get("group", 1)
+    check(conv_model("ConvTranspose", (1, 4, 3, 4, 4), (4, 2, 2, 3, 3),
+                     np.arange(2 * group, dtype=np.float32), **attrs))
+
+
 @pytest.mark.parametrize("op, w_shape, attrs", [
     ("Conv", (5, 4, 3), {"pads": [1, 2], "strides": [2]}),
     ("Conv", (4, 2, 3), {"group": 2, "dilations": [2]}),

@@ -7,8 +7,8 @@ excluded; the test modules ``test_onnx_backend*.py`` put its test cases in their
 
 Measured (onnx 1.23, this branch): shipped model tests 124 of 140 run and pass (simple
 7/23, pytorch-operator 35/35, pytorch-converted 82/82), the 16 others (sequences,
-strings, training) excluded in NOT_POLYOPT; node tests of the supported operators 568 of
-875 pass, the rest excluded with the refusal's reason in ``onnx_node_exclusions``.
+strings, training) excluded in NOT_POLYOPT; node tests of the supported operators 685 of
+1,008 pass, the rest excluded with the refusal's reason in ``onnx_node_exclusions``.
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ def node_test_pattern() -> str:
 
     special = {"BatchNormalization": "batchnorm", "LayerNormalization": "layer_normalization",
                "Pad": "(?:constant|edge|reflect|wrap)_pad",
-               "InstanceNormalization": "instancenorm"}
+               "InstanceNormalization": "instancenorm",
+               "RNN": "(?:simple_)?rnn",
+               **{op: op.lower() + "(?:[2-4]d)?" for op in ("And", "Or", "Xor")}}
 
     def test_name(op: str) -> str:  # ReduceLogSumExp: reduce_log_sum_exp
         if op.startswith("Reduce"):

@@ -1,0 +1,238 @@
+"""ONNX ``GRU`` and ``RNN`` (one direction, the default activations, output ``Y``), as
+the LSTM (:mod:`.lstm`): the input projection of every step at once, ``P = X @ W^T +
+biases`` (the matmul template), then the whole recurrence as one ``po.scan`` kernel.
+
+* RNN: ``h[t] = tanh(P[t] + h[t-1] @ R^T)``;
+* GRU (gates z, r, h in ONNX's order): ``z, r = sigmoid(P[t] + h[t-1] @ R_zr^T)``, the
+  candidate ``n = tanh(P_h[t] + (r * h[t-1]) @ R_h^T)`` (``linear_before_reset=0``: a
+  second product in the step) or ``tanh(P_h[t] + r * (h[t-1] @ R_h^T + Rb_h))`` (1),
+  and ``h[t] = (1 - z) * n + z * h[t-1]``.
+
+``W``, ``R`` and ``B`` must be constants (their transposes are stored at compile time).
+An ONNX ``Y_h`` (the last step's state) is the last row of ``Y``: the importer slices it
+(:mod:`.onnx_rewrites`).
+
+>>> from polyopt.graph.registry import OPS
+>>> OPS["GRU"].attrs["linear_before_reset"], OPS["RNN"].max_inputs
+(0, 6)
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..machine import TargetInfo
+from ..target.args import data_pointer
+from ..te.scan import scan
+from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
+from ..transform.schedule import create_schedule
+from .aligned import aligned_copy, aligned_empty
+from .lstm import build_one_thread, cached_kernel, projection, template_kernel
+from .operators import sigmoid
+from .registry import UnsupportedOperatorError, attr, constant_value, register
+
+GATES = {"GRU": 3, "RNN": 1}
+DEFAULT_ACTIVATIONS = {"GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
+_ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,
+          "clip": None, "direction": "forward", "hidden_size": None, "layout": 0}
+
+
+def _check(node, constants) -> None:
+    op = node.op_type
+    if attr(node, "direction") != "forward":
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({op}): direction={attr(node, 'direction')!r} is not "
+            "supported; only 'forward' is")
+    for key, default in (("layout", 0), ("clip", None)):
+        if attr(node, key) != default:
+            raise UnsupportedOperatorError(f"node '{node.name}' ({op}): {key} is not supported")
+    acts = attr(node, "activations")
+    if acts is not None and list(acts) != DEFAULT_ACTIVATIONS[op]:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({op}): activations={list(acts)} are not supported; only the "
+            f"default {', '.join(DEFAULT_ACTIVATIONS[op])}")
+    if len(node.inputs) > 4 and node.inputs[4]:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({op}): the input sequence_lens is not supported")
+    for index, what in ((1, "W"), (2, "R"), (3, "B")):
+        constant_value(node, constants, index, what)
+
+
+def _infer(node, infos, constants):
+    _check(node, constants)
+    op, gates = node.op_type, GATES[node.op_type]
+    if any(info is not None and info.dtype != "float32" for info in infos):
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' ({op}): only float32 tensors are supported, got "
+            f"{[i.dtype for i in infos if i is not None]}")
+    if len(infos[0].shape) != 3:
+        raise InvalidArgumentError(f"node '{node.name}' ({op}): X must be [seq, batch, input], "
+                                   f"got {infos[0].shape}")
+    seq, batch, width = infos[0].shape
+    hidden = infos[2].shape[-1] if len(infos[2].shape) == 3 else 0
+    expected = {1: (1, gates * hidden, width), 2: (1, gates * hidden, hidden),
+                3: (1, 2 * gates * hidden), 5: (1, batch, hidden)}
+    for index, shape in expected.items():
+        info = infos[index] if index < len(infos) else None
+        if info is not None and info.shape != shape:
+            raise InvalidArgumentError(
+                f"node '{node.name}' ({op}): input {index} ('{info.name}') has shape "
+                f"{info.shape}; with hidden size {hidden} it must be {shape}")
+    size = attr(node, "hidden_size")
+    if hidden < 1 or min(seq, batch, width) < 1 or (size is not None and size != hidden):
+        raise InvalidArgumentError(
+            f"node '{node.name}' ({op}): hidden_size={size!r} with R of shape "
+            f"{infos[2].shape} and X {infos[0].shape}; the hidden size (R's last dimension) "
+            "and every size of X must be at least 1 and agree with hidden_size")
+    return [((seq, 1, batch, hidden), infos[0].dtype)]
+
+
+def _no_lowering(node, args, values, out, name):
+    raise UnsupportedOperatorError(f"node '{node.name}' ({node.op_type}) cannot be fused")
+
+
+register("GRU", "opaque", {**_ATTRS, "linear_before_reset": 0}, min_inputs=3,
+         max_inputs=6)((_infer, _no_lowering))
+register("RNN", "opaque", _ATTRS, min_inputs=3, max_inputs=6)((_infer, _no_lowering))
+
+
+def recurrence(op: str, seq: int, batch: int, hidden: int, linear_before_reset: int = 0):
+    """The recurrence of a ``GRU`` or ``RNN`` as a ``po.scan``: ``(schedule, [P, RT, RBh,
+    h0, H])``; ``P`` ``[seq, batch, gates * hidden]`` the input projections with the
+    biases (for a GRU with ``linear_before_reset``, without ``Rb_h``, which ``RBh``
+    ``[hidden]`` holds), ``RT`` ``[hidden, gates * hidden]`` the recurrent weights
+    transposed, ``H`` ``[seq + 1, batch, hidden]`` the states (``H[0] = h0``)."""
+    gates = GATES[op]
+    P = placeholder((seq, batch, gates * hidden), name="P")
+    RT = placeholder((hidden, gates * hidden), name="RT")
+    RBh = placeholder((hidden,), name="RBh")
+    h0 = placeholder((batch, hidden), name="h0")
+    h_state = placeholder((seq + 1, batch, hidden), name="h_state")
+    shape = (seq + 1, batch, hidden)
+
+    def product(read, columns: int, offset: int, name: str):
+        k = reduce_axis((0, hidden), name=f"k_{name}")
+        return compute((seq + 1, batch, columns), lambda t, b, j: reduce_sum(
+            read(t, b, k) * RT[k, offset + j], axis=k), name=name)
+
+    def previous(t, b, j):
+        return h_state[t - 1, b, j]
+
+    if op == "RNN":
+        G = product(previous, hidden, 0, "G")
+        h_next = compute(shape, lambda t, b, j: tanh(G[t, b, j] + P[t - 1, b, j]),
+                         name="h_next")
+    else:
+        zr = product(previous, (2 if not linear_before_reset else 3) * hidden, 0, "G")
+        r = compute(shape, lambda t, b, j: sigmoid(zr[t, b, hidden + j]
+                                                   + P[t - 1, b, hidden + j]), name="r")
+        if linear_before_reset:
+            n = compute(shape, lambda t, b, j: tanh(
+                P[t - 1, b, 2 * hidden + j] + r[t, b, j] * (zr[t, b, 2 * hidden + j]
+                                                            + RBh[j])), name="n")
+        else:
+            reset = compute(shape, lambda t, b, j: r[t, b, j] * previous(t, b, j),
+                            name="reset")
+            Gh = product(lambda t, b, k: reset[t, b, k], hidden, 2 * hidden, "Gh")
+            n = compute(shape, lambda t, b, j: tanh(P[t - 1, b, 2 * hidden + j]
+                                                    + Gh[t, b, j]), name="n")
+        h_next = compute(shape, lambda t, b, j: _blend(
+            sigmoid(zr[t, b, j] + P[t - 1, b, j]), n[t, b, j], previous(t, b, j)),
+            name="h_next")
+    h_init = compute((1, batch, hidden), lambda t, b, j: h0[b, j], name="h_init")
+    H = scan(h_init, h_next, h_state, name=op.lower())
+    return create_schedule(H), [P, RT, RBh, h0, H]
+
+
+def _blend(z, candidate, previous):
+    return (1.0 - z) * candidate + z * previous
+
+
+class RecurrentRunner:
+    """``runner(X, W, R, [B], [initial_h], Y)`` for one GRU or RNN node (the node's
+    present inputs; ``W``, ``R``, ``B`` are read at build time)."""
+
+    def __init__(self, g, node, num_threads: int, cache=None,
+                 target_info: TargetInfo | None = None):
+        op, gates = node.op_type, GATES[node.op_type]
+        self.inputs = [n for n in node.inputs if n]
+        seq, batch, width = g.tensors[node.inputs[0]].shape
+        W, R = g.constants[node.inputs[1]][0], g.constants[node.inputs[2]][0]
+        hidden = R.shape[-1]
+        columns = gates * hidden
+        bias = g.constants.get(node.inputs[3]) if len(node.inputs) > 3 and node.inputs[3] \
+            else None
+        bias = np.zeros(2 * columns, np.float32) if bias is None else bias[0]
+        before = int(attr(node, "linear_before_reset") or 0) if op == "GRU" else 0
+        w_bias, r_bias = bias[:columns], bias[columns:].copy()
+        r_bias_h = r_bias[2 * hidden:].copy() if before else np.zeros(hidden, np.float32)
+        if before:  # Rb_h is added inside the reset gate's product, not to P
+            r_bias[2 * hidden:] = 0
+        self.shape = (seq, batch, hidden)
+        self.requests: dict = {}
+        self.w_t = aligned_copy(np.ascontiguousarray(W.T.astype(np.float32)))
+        self.r_t = aligned_copy(np.ascontiguousarray(R.T.astype(np.float32)))
+        self.bias = aligned_copy((w_bias + r_bias).astype(np.float32))
+        self.r_bias_h = aligned_copy(r_bias_h.astype(np.float32))
+        self.projection = cached_kernel(
+            cache, (f"{op} projection", seq * batch, columns, width), 1,
+            lambda request: template_kernel(*projection(seq * batch, columns, width),
+                                            "MatMul", 1, cache, request),
+            self.requests, "projection")
+        self.recurrence = cached_kernel(
+            cache, (f"{op} recurrence", seq, batch, hidden, before), 1,
+            lambda request: build_one_thread(*recurrence(op, seq, batch, hidden, before),
+                                             cache, request),
+            self.requests, "recurrence")
+        self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
+            (seq, 1, batch, hidden)]
+        self.projected = aligned_empty((seq, batch, columns))
+        self.states = aligned_empty((seq + 1, batch, hidden))
+        self.zeros = aligned_copy(np.zeros((batch, hidden), np.float32))
+        self._initial = node.inputs[5] if len(node.inputs) > 5 and node.inputs[5] else None
+        self._y_address, self._y = None, None
+
+    def __call__(self, *args) -> None:
+        """Run on the node's inputs (float32 arrays of the graph's shapes), writing ``Y``."""
+        if len(args) != len(self.kernel_shapes):
+            raise InvalidArgumentError(f"the recurrence takes {len(self.kernel_shapes)} arrays "
+                                       f"({', '.join(self.inputs)}, Y), got {len(args)}")
+        for name, array, shape in zip(self.inputs + ["Y"], args, self.kernel_shapes):
+            if tuple(np.shape(array)) != tuple(shape):
+                raise InvalidArgumentError(f"the recurrence's {name} must have shape "
+                                           f"{tuple(shape)}, got {np.shape(array)}")
+        *inputs, Y = args
+        if not isinstance(Y, np.ndarray) or not Y.flags.writeable:
+            raise InvalidArgumentError("the recurrence's Y must be a writable NumPy array")
+        arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
+        direct = Y.flags.c_contiguous and Y.dtype == np.float32
+        y = Y if direct else np.empty(Y.shape, np.float32)
+        self.call_pointers([data_pointer(a) for a in arrays] + [data_pointer(y)])
+        if not direct:
+            Y[...] = y
+
+    def call_pointers(self, pointers) -> None:
+        """Run on the addresses of the node's present inputs and of ``Y`` (contiguous
+        float32 arrays of the graph's shapes), as the executor calls kernels."""
+        *inputs, y_address = pointers
+        h0 = inputs[self.inputs.index(self._initial)] if self._initial else \
+            data_pointer(self.zeros)
+        self.projection.call_pointers([inputs[0], data_pointer(self.w_t),
+                                       data_pointer(self.bias), data_pointer(self.projected)])
+        self.recurrence.call_pointers([data_pointer(self.projected), data_pointer(self.r_t),
+                                       data_pointer(self.r_bias_h), h0,
+                                       data_pointer(self.states)])
+        self._output(y_address)[...] = self.states[1:]
+
+    def _output(self, address: int) -> np.ndarray:
+        """``Y`` at ``address`` as ``[seq, batch, hidden]``, a view kept for the next call."""
+        if address != self._y_address:
+            seq, batch, hidden = self.shape
+            self._y = np.ctypeslib.as_array(
+                (ctypes.c_float * (seq * batch * hidden)).from_address(address)).reshape(
+                    self.shape)
+            self._y_address = address
+        return self._y
