@@ -368,7 +368,8 @@ def test_accepted_dtypes_are_within_onnx_schemas():
     from polyopt.graph.contracts import INPUT_DTYPES
 
     names = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(int8)": "int8",
-             "tensor(uint8)": "uint8", "tensor(int32)": "int32", "tensor(int64)": "int64"}
+             "tensor(uint8)": "uint8", "tensor(int32)": "int32", "tensor(int64)": "int64",
+             "tensor(bool)": "bool"}
     checked = 0
     for op, dtypes in INPUT_DTYPES.items():
         if not onnx.defs.has(op):  # the compiler's own operators (MaxPoolNd, ...)
