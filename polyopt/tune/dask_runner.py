@@ -160,7 +160,8 @@ def measure_candidate(item: MeasureInput, settings: tuple, compiled=None) -> Mea
             adopt_object(*compiled, item.task.target)
         except PolyoptError:
             pass  # (not linkable here: the child builds it)
-    return _worker_runner(settings).run([item])[0]
+    # (its check task checked the point: not checked again here)
+    return _worker_runner(settings)._measure(item, checked=True)
 
 
 def _worker_baseline(task, settings: tuple) -> MeasureResult:

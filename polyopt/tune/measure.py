@@ -172,11 +172,14 @@ class LocalRunner(Runner):
         return results
 
     # -- one candidate ---------------------------------------------------------------
-    def _measure(self, item: MeasureInput) -> MeasureResult:
+    def _measure(self, item: MeasureInput, checked: bool = False) -> MeasureResult:
+        """One candidate's result; ``checked``: its schedule was checked already (by a
+        Dask check task), so it is not checked again here."""
         task, config = item.task, item.config
         try:
             schedule, tensors = task.instantiate(config)
-            schedule.check()
+            if not checked:
+                schedule.check()
         except (IllegalScheduleError, ScheduleError) as err:
             return MeasureResult(error=f"{type(err).__name__}: {err}", status="refused")
         except PolyoptError as err:
