@@ -102,3 +102,54 @@ def test_a_process_killed_mid_batch_keeps_its_finished_trials_and_resumes(tmp_pa
     assert summary.trials == BATCH
     assert len(after) == BATCH and len(set(after)) == BATCH
     assert runner.given and set(runner.given).isdisjoint(before)
+
+
+class StoppingRunner:
+    """A runner that hands each result over as it is measured (made-up times) and stops
+    (as a process that is killed would) before the ``stop_at``-th input of a batch."""
+
+    def __init__(self, stop_at: int | None = None):
+        self.stop_at, self.given = stop_at, []
+
+    def run(self, inputs, on_result=None):
+        results = []
+        for number, item in enumerate(inputs):
+            if number == self.stop_at:
+                raise KeyboardInterrupt  # (the run ends here, mid-batch)
+            self.given.append(item.config.index)
+            results.append(po.tune.MeasureResult((1e-3 * (item.config.index + 1),)))
+            on_result(item, results[-1])
+        return results
+
+
+class OneAtATimeRunner:
+    """A runner whose run takes no on_result: given one point at a time."""
+
+    def __init__(self):
+        self.batches = []
+
+    def run(self, inputs):
+        self.batches.append(len(inputs))
+        return [po.tune.MeasureResult((1e-3,)) for _ in inputs]
+
+
+def test_trials_are_recorded_before_their_batch_ends(tmp_path, matmul_task):
+    db = RecordsDB(tmp_path / "db")
+    with pytest.raises(KeyboardInterrupt):
+        RandomTuner(matmul_task, batch_size=8, seed=1).tune(8, StoppingRunner(stop_at=5),
+                                                             db=db)
+    key = (matmul_task.signature, matmul_task.target_key)
+    recorded = [r["config"]["index"] for r in db.records(*key)]
+    assert 5 <= len(recorded) < 8  # (the 5 measured, and points sharing their programs)
+    runner = StoppingRunner()
+    summary = RandomTuner(matmul_task, batch_size=8, seed=1).tune(8, runner, db=db)
+    assert summary.trials == 8 and set(runner.given).isdisjoint(recorded)
+    assert len({r["config"]["index"] for r in db.records(*key)}) == 8 == len(db)
+
+
+def test_a_runner_without_on_result_is_given_one_point_at_a_time(tmp_path, matmul_task):
+    db = RecordsDB(tmp_path / "db")
+    runner = OneAtATimeRunner()
+    summary = RandomTuner(matmul_task, batch_size=8, seed=2).tune(8, runner, db=db)
+    assert summary.trials == 8 == len(db)
+    assert runner.batches and set(runner.batches) == {1}

@@ -157,7 +157,7 @@ class Tuner:
                        features=features.get(index), program=key)
 
         def arrived(index, result):  # a fresh point, and the batch's points sharing it
-            if index in found:
+            if index in found or index not in fresh:
                 return
             settle(index, result)
             for other in indices:
@@ -169,10 +169,9 @@ class Tuner:
             if index not in fresh and keys[index] in self.programs:
                 settle(index, self.programs[keys[index]])
         items = [MeasureInput(self.task, configs[i]) for i in fresh]
-        position = {id(item): index for item, index in zip(items, fresh)}
         if items and _takes_on_result(runner):
             results = runner.run(items, on_result=lambda item, result: arrived(
-                position[id(item)], result))
+                item.config.index, result))
             for index, result in zip(fresh, results):  # (a runner that did not call it)
                 if index not in found and result is not None:
                     arrived(index, result)
