@@ -221,6 +221,10 @@ def _options(options: dict) -> AutoOptions:
     jam = opts.stencil_jam
     if jam is not None and not (positive_int(jam) or (type(jam) is int and jam == 0)):
         raise InvalidArgumentError(f"stencil_jam must be None or an integer >= 0, got {jam!r}")
+    order = opts.point_order
+    if not (positive_int(order) or (type(order) is int and order == 0)):
+        raise InvalidArgumentError(f"point_order must be an integer >= 0 (the permutation of "
+                                   f"a tile's loops above its innermost one), got {order!r}")
     sizes = opts.tile_sizes
     if sizes is not None and not (positive_int(sizes) or (
             isinstance(sizes, (tuple, list)) and sizes and all(positive_int(x) for x in sizes))):

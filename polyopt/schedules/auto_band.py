@@ -19,6 +19,8 @@ loop i.outer parallel: the outermost loop carrying no dependence
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -223,6 +225,10 @@ def order_points(s, owner: str, inner: list[str], scores: dict, free: set, after
     elif best in free and scores[best] <= 0 < scores[strided] and not tiled:
         best = strided  # rather a stride-1 reduction (gesummv: not a column of A)
     order = [n for n in inner if n != best] + [best]
+    if tiled and opts.point_order and len(order) > 2:
+        order = permuted(order[:-1], opts.point_order) + [best]
+        report.add(f"loops inside the tile above {best}: {', '.join(order[:-1])} "
+                   f"(point_order={opts.point_order})")
     if order != inner:
         s[owner].reorder(*order, check=False)
     if best in free and scores[best] <= 0:  # gathers: independent scalar iterations
@@ -244,6 +250,18 @@ def order_points(s, owner: str, inner: list[str], scores: dict, free: set, after
                   else "vectorize=False"))
     report.scalar_band = report.scalar_band or (tiled and best not in free)
     return order, False
+
+
+def permuted(loops: list[str], number: int) -> list[str]:
+    """The ``number``-th permutation of ``loops`` (lexicographic by position, modulo their
+    count; 0: as given): the loops of a tile of a permutable band run in any order.
+
+    >>> permuted(["i", "k"], 1), permuted(["i", "j", "k"], 3)
+    (['k', 'i'], ['j', 'k', 'i'])
+    """
+    count = math.factorial(len(loops))
+    return list(next(itertools.islice(itertools.permutations(loops), number % count,
+                                      None)))
 
 
 def unroll_jam(s, owner: str, inner: list[str], free: set, opts, report,

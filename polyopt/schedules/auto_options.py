@@ -45,6 +45,9 @@ class AutoOptions:
                                             # (None: auto_stencil_jam.JAM_ROWS; 0: none)
     pack_panels: bool = False               # a contraction's B[k, j]: a copy packed in
                                             # register-tile-wide panels (auto_panels)
+    point_order: int = 0                    # the loops of a tile above its innermost one:
+                                            # the n-th permutation of them (0: source
+                                            # order; auto_band.permuted)
     jam_rows: int = ROWS                    # matrix-vector work: rows side by side
                                             # (auto_jam; 0 or 1: none)
     target: TargetInfo | str | None = None  # the machine scheduled for: a TargetInfo,

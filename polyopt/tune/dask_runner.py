@@ -7,7 +7,9 @@ candidate through two Dask tasks:
 * a *check* task, on any worker: the point is instantiated and its primitives checked
   (a point the check refuses ends there, status ``"refused"``, and never occupies a
   measuring worker), and its kernel compiled to object code: the builds are spread over
-  the cluster;
+  the cluster.  This work runs in a forked child under ``check_timeout`` seconds (the
+  ``timeout`` by default): a check or build that hangs costs that trial (status
+  ``"timeout"``), not the worker;
 * then, for a legal point, a *measure* task, only on workers that have the Dask worker
   resource ``measure`` (``dask worker ADDRESS --resources measure=1``, or
   ``LocalCluster(resources={"measure": 1})``), one task at a time per unit: two
@@ -17,8 +19,8 @@ candidate through two Dask tasks:
   its numbers against the untuned schedule (once per task and worker) and times it in
   a forked child under ``timeout``: a crash or a hang costs that trial, not the worker.
 
-Results are handed to ``on_result(input, result)`` in the client as each arrives (a
-tuner writes its records there), so a worker that dies loses no finished trial.  A task
+Results are handed to ``on_result(input, result)`` (the runner's, and ``run``'s own
+argument) in the client as each arrives (a tuner writes its records there), so a worker that dies loses no finished trial.  A task
 lost with its worker is run again by Dask (``retries`` times); one lost every time
 becomes a failed trial (status ``"crash"``), never a missing one.
 
@@ -35,9 +37,10 @@ Dask is imported only here: the core imports without it.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from ..errors import BackendError, InvalidArgumentError, MissingBackendError, public_methods
-from .measure import LocalRunner, MeasureInput, MeasureResult, Runner
+from .measure import LocalRunner, MeasureInput, MeasureResult, Runner, in_child
 
 __all__ = ["DaskRunner", "MEASURE_RESOURCE"]
 
@@ -85,22 +88,42 @@ def _settings(runner: LocalRunner) -> tuple:
             runner.min_repeat_ms, runner.seed)
 
 
-def check_candidate(item: MeasureInput, threads: int | None):
-    """The check task (any worker): the final result when the point is refused or
-    fails, else its kernel compiled here for ``threads`` threads (``(key, object code,
-    metadata)``; None when it cannot be compiled ahead, e.g. for another target than
-    LLVM: the measuring worker builds it)."""
-    from ..errors import PolyoptError, ScheduleError
+def check_candidate(item: MeasureInput, threads: int | None, timeout: float = 30.0,
+                    before_check=None):
+    """The check task (any worker): the final result when the point is refused, fails
+    or is not checked and compiled within ``timeout`` seconds (the work runs in a forked
+    child that is then killed: status ``"timeout"``, the worker lives on), else its
+    kernel compiled here for ``threads`` threads (``(key, object code, metadata)``; None
+    when it cannot be compiled ahead, e.g. for another target than LLVM: the measuring
+    worker builds it).  ``before_check(config)``, if given, runs first in the child (a
+    test's way to make a check hang)."""
     start = time.perf_counter()
+    status, value = in_child(lambda: _check_and_compile(item, threads, before_check),
+                             timeout)
+    if status != "ok":
+        return MeasureResult(error=f"checking and compiling it: {value}", status=status,
+                             build_seconds=time.perf_counter() - start)
+    if isinstance(value, dict):  # (an exception the child reported)
+        return MeasureResult(error=value.get("error"), status="error",
+                             build_seconds=time.perf_counter() - start)
+    if isinstance(value, MeasureResult):
+        return replace(value, build_seconds=time.perf_counter() - start)
+    return value
+
+
+def _check_and_compile(item: MeasureInput, threads: int | None, before_check):
+    """(In the check task's child) a refused or failed point's result, or its kernel
+    compiled (see :func:`check_candidate`)."""
+    from ..errors import PolyoptError, ScheduleError
+    if before_check is not None:
+        before_check(item.config)
     try:
         schedule, tensors = item.task.instantiate(item.config)
         schedule.check()
     except ScheduleError as err:
-        return MeasureResult(error=f"{type(err).__name__}: {err}", status="refused",
-                             build_seconds=time.perf_counter() - start)
+        return MeasureResult(error=f"{type(err).__name__}: {err}", status="refused")
     except PolyoptError as err:
-        return MeasureResult(error=f"{type(err).__name__}: {err}", status="error",
-                             build_seconds=time.perf_counter() - start)
+        return MeasureResult(error=f"{type(err).__name__}: {err}", status="error")
     try:
         return _compiled(item.task, schedule, tensors, threads)
     except PolyoptError:
@@ -137,7 +160,8 @@ def measure_candidate(item: MeasureInput, settings: tuple, compiled=None) -> Mea
             adopt_object(*compiled, item.task.target)
         except PolyoptError:
             pass  # (not linkable here: the child builds it)
-    return _worker_runner(settings).run([item])[0]
+    # (its check task checked the point: not checked again here)
+    return _worker_runner(settings)._measure(item, checked=True)
 
 
 def _worker_baseline(task, settings: tuple) -> MeasureResult:
@@ -165,7 +189,8 @@ class DaskRunner(Runner):
     def __init__(self, client_or_address, timeout: float = 30.0, repeat: int = 5,
                  warmup: int = 1, threads: int | None = None, *, min_repeat_ms: float = 1.0,
                  seed: int = 0, retries: int = 2, on_result=None,
-                 wait_for_workers: float = 30.0):
+                 wait_for_workers: float = 30.0, check_timeout: float | None = None,
+                 before_check=None):
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise InvalidArgumentError(f"DaskRunner: retries must be an int >= 0, got "
                                        f"{retries!r}")
@@ -176,7 +201,15 @@ class DaskRunner(Runner):
         # times the untuned schedules for baseline())
         self._local = LocalRunner(timeout=timeout, repeat=repeat, warmup=warmup,
                                   threads=threads, min_repeat_ms=min_repeat_ms, seed=seed)
+        if check_timeout is not None and (isinstance(check_timeout, bool) or not isinstance(
+                check_timeout, (int, float)) or check_timeout <= 0):
+            raise InvalidArgumentError(f"DaskRunner: check_timeout is seconds > 0 or None "
+                                       f"(the timeout), got {check_timeout!r}")
+        if before_check is not None and not callable(before_check):
+            raise InvalidArgumentError("DaskRunner: before_check must be a callable")
         self.retries, self.on_result = retries, on_result
+        self.check_timeout = float(check_timeout if check_timeout is not None else timeout)
+        self.before_check = before_check
         self.wait_for_workers = float(wait_for_workers)
         self.client, self._cluster, self._owned = _connect(client_or_address)
 
@@ -209,10 +242,13 @@ class DaskRunner(Runner):
                                     retries=self.retries)
         return future.result()
 
-    def run(self, inputs) -> list:
+    def run(self, inputs, on_result=None) -> list:
         inputs = list(inputs)
         if not all(isinstance(item, MeasureInput) for item in inputs):
             raise InvalidArgumentError("DaskRunner.run takes a list of MeasureInput")
+        if on_result is not None and not callable(on_result):
+            raise InvalidArgumentError("DaskRunner.run: on_result must be a callable "
+                                       "(input, result) -> None")
         if not inputs:
             return []
         distributed = _distributed()
@@ -222,6 +258,7 @@ class DaskRunner(Runner):
         pending = distributed.as_completed()
         for index, item in enumerate(inputs):
             checked = self.client.submit(check_candidate, item, self._local.threads,
+                                         self.check_timeout, self.before_check,
                                          pure=False, retries=self.retries)
             position[checked.key] = (index, False)
             pending.add(checked)
@@ -243,8 +280,9 @@ class DaskRunner(Runner):
                 pending.add(following)
                 continue
             results[index] = result
-            if self.on_result is not None:
-                self.on_result(inputs[index], result)
+            for hand_over in (self.on_result, on_result):
+                if hand_over is not None:
+                    hand_over(inputs[index], result)
         return results
 
     def close(self) -> None:

@@ -108,10 +108,13 @@ class MeasureResult:
 
 @public_methods
 class Runner:
-    """What measures: ``run(inputs) -> list[MeasureResult]`` (one per input, in order);
-    ``baseline(task)`` times the untuned schedule."""
+    """What measures: ``run(inputs, on_result=None) -> list[MeasureResult]`` (one per
+    input, in order; ``on_result(input, result)``, if given, is called as each result is
+    known, so a tuner records it at once); ``baseline(task)`` times the untuned
+    schedule.  A runner whose ``run`` takes no ``on_result`` is given one input at a
+    time."""
 
-    def run(self, inputs) -> list:  # pragma: no cover  (the protocol)
+    def run(self, inputs, on_result=None) -> list:  # pragma: no cover  (the protocol)
         raise NotImplementedError
 
     def baseline(self, task: Task) -> MeasureResult:  # pragma: no cover
@@ -154,18 +157,29 @@ class LocalRunner(Runner):
         """The untuned schedule's time (measured once per task, with its outputs)."""
         return self._reference(task)[1]
 
-    def run(self, inputs) -> list:
+    def run(self, inputs, on_result=None) -> list:
         inputs = list(inputs)
         if not all(isinstance(i, MeasureInput) for i in inputs):
             raise InvalidArgumentError("LocalRunner.run takes a list of MeasureInput")
-        return [self._measure(item) for item in inputs]
+        if on_result is not None and not callable(on_result):
+            raise InvalidArgumentError("LocalRunner.run: on_result must be a callable "
+                                       "(input, result) -> None")
+        results = []
+        for item in inputs:
+            results.append(self._measure(item))
+            if on_result is not None:
+                on_result(item, results[-1])
+        return results
 
     # -- one candidate ---------------------------------------------------------------
-    def _measure(self, item: MeasureInput) -> MeasureResult:
+    def _measure(self, item: MeasureInput, checked: bool = False) -> MeasureResult:
+        """One candidate's result; ``checked``: its schedule was checked already (by a
+        Dask check task), so it is not checked again here."""
         task, config = item.task, item.config
         try:
             schedule, tensors = task.instantiate(config)
-            schedule.check()
+            if not checked:
+                schedule.check()
         except (IllegalScheduleError, ScheduleError) as err:
             return MeasureResult(error=f"{type(err).__name__}: {err}", status="refused")
         except PolyoptError as err:
@@ -192,50 +206,10 @@ class LocalRunner(Runner):
         return (result, outputs) if keep_outputs else result
 
     def _fork(self, task, schedule, tensors, reference, config, keep_outputs):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: build, check, time; report; leave without cleanup
-            os.close(read)
-            _quiet()  # (LLVM's remarks and warnings: what the parent reports is the result)
-            try:
-                report = self._work(task, schedule, tensors, reference, config, keep_outputs)
-            except BaseException as err:  # noqa: BLE001  (reported to the parent)
-                report = {"status": "error", "error": f"{type(err).__name__}: {err}"}
-            try:
-                data = pickle.dumps(report)
-                with os.fdopen(write, "wb") as pipe:
-                    pipe.write(data)
-            finally:
-                os._exit(0)
-        os.close(write)
-        data, deadline, timed_out = b"", time.monotonic() + self.timeout, False
-        with os.fdopen(read, "rb", buffering=0) as pipe:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    timed_out = True
-                    break
-                ready, _, _ = select.select([pipe], [], [], left)
-                if ready:
-                    chunk = pipe.read(1 << 20)
-                    if not chunk:
-                        break
-                    data += chunk
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-        if timed_out:
-            return MeasureResult(error=f"over the time limit of {self.timeout:g} s (killed)",
-                                 status="timeout"), None
-        if os.WIFSIGNALED(status):
-            from ..frontend.c_native import signal_cause
-            return MeasureResult(error=f"the worker was killed by "
-                                 f"{signal_cause(os.WTERMSIG(status))}", status="crash"), None
-        try:
-            report = pickle.loads(data)
-        except Exception:  # noqa: BLE001  (a worker that died mid-report)
-            return MeasureResult(error="the worker ended without a report",
-                                 status="crash"), None
+        status, report = in_child(lambda: self._work(task, schedule, tensors, reference,
+                                                     config, keep_outputs), self.timeout)
+        if status != "ok":
+            return MeasureResult(error=report, status=status), None
         result = MeasureResult(tuple(report.get("costs", ())), report.get("error"),
                                report.get("build_seconds", 0.0), time.time(),
                                report.get("status", "error"))
@@ -281,6 +255,54 @@ class LocalRunner(Runner):
         if keep_outputs:
             report["outputs"] = got
         return report
+
+
+def in_child(work, timeout: float) -> tuple:
+    """``work()`` run in a forked child killed after ``timeout`` seconds: ``("ok",
+    value)`` (its value, pickled back; an exception it raised becomes ``{"status":
+    "error", "error": ...}``), ``("timeout", message)`` or ``("crash", message)``.  A
+    hang or a crash of ``work`` costs the child, never the caller."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: work, report, leave without cleanup
+        os.close(read)
+        _quiet()  # (LLVM's remarks and warnings: what the parent reports is the result)
+        try:
+            try:
+                value = work()
+            except BaseException as err:  # noqa: BLE001  (reported to the parent)
+                value = {"status": "error", "error": f"{type(err).__name__}: {err}"}
+            data = pickle.dumps(value)
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(data)
+        finally:
+            os._exit(0)
+    os.close(write)
+    data, deadline, timed_out = b"", time.monotonic() + timeout, False
+    with os.fdopen(read, "rb", buffering=0) as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([pipe], [], [], left)
+            if ready:
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return "timeout", f"over the time limit of {timeout:g} s (killed)"
+    if os.WIFSIGNALED(status):
+        from ..frontend.c_native import signal_cause
+        return "crash", f"the worker was killed by {signal_cause(os.WTERMSIG(status))}"
+    try:
+        return "ok", pickle.loads(data)
+    except Exception:  # noqa: BLE001  (a child that died mid-report)
+        return "crash", "the worker ended without a report"
 
 
 def _quiet() -> None:

@@ -5,7 +5,8 @@ templates' own parameters.
 are :func:`polyopt.auto_schedule`'s options (point 0: its defaults) (tile sizes per band level, the register
 tile's rows (unroll-and-jam) and columns (the vector loop), vectorizing, the parallel
 loop, packing a contraction's panels, the fusion strategy, a stencil's tiles, the rows
-of matrix-vector work side by side); each point is the schedule
+of matrix-vector work side by side, the order of a tile's loops above its innermost
+one); each point is the schedule
 ``auto_schedule`` makes with them (checked like every schedule; where a choice is
 illegal it falls back as it always does), and the untuned schedule is its default.
 :func:`matmul_task` and :func:`conv2d_task` tune the parameters of
@@ -52,6 +53,7 @@ def auto_space(target_info: TargetInfo) -> ConfigSpace:
     space.define_knob("fusion", ["max", "smart", "min"])
     space.define_knob("stencil_tiling", ["auto", "diamond", "skewed"])
     space.define_knob("jam_rows", [ROWS, 0, 4, 16])
+    space.define_knob("point_order", list(range(6)))  # (the 3! orders of 3 loops)
     return space
 
 
@@ -66,7 +68,7 @@ def auto_options(config) -> dict:
         sizes.append(size or sizes[-1])
     options = {name: config[name].val for name in
                ("unroll_jam", "register_columns", "vectorize", "parallel", "pack_panels",
-                "fusion", "stencil_tiling", "jam_rows")}
+                "fusion", "stencil_tiling", "jam_rows", "point_order")}
     if sizes:
         options["tile_sizes"] = tuple(sizes)
     return options

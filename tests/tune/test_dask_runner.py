@@ -163,11 +163,39 @@ def test_a_tuning_run_with_a_killed_worker_records_every_trial(cluster, tmp_path
     assert again == [] and len(db) == 8
 
 
+def hang_at_point_one(config):
+    """(A test hook, in the check task's child) the check of point 1 never ends."""
+    import time
+    if config.index == 1:
+        time.sleep(600)
+
+
+@pytest.mark.slow
+def test_a_hanging_check_costs_one_trial_not_the_worker(cluster):
+    """The check of one point hangs on a worker: it is killed at check_timeout (status
+    "timeout"), the other points are measured and the workers live on."""
+    _, client = cluster
+    task = template_task("scaled_sum", scaled_sum, (64,))
+    pids = client.run(os.getpid)
+    runner = DaskRunner(client, timeout=60, check_timeout=5, repeat=1,
+                        before_check=hang_at_point_one)
+    results = runner.run([MeasureInput(task, task.space.get(i)) for i in range(3)])
+    assert [r.status for r in results] == ["ok", "timeout", "ok"]
+    assert "over the time limit of 5 s" in results[1].error and results[1].costs == ()
+    assert client.run(os.getpid) == pids  # (no worker was lost or restarted)
+    assert [r.status for r in runner.run([MeasureInput(task, task.space.get(1))])] == \
+        ["timeout"]  # (and the next check of it on the same workers ends the same way)
+
+
 def test_the_runner_says_how_to_connect():
     with pytest.raises(InvalidArgumentError, match="scheduler address"):
         DaskRunner(42)
     with pytest.raises(InvalidArgumentError, match="retries"):
         DaskRunner("local", retries=-1)
+    with pytest.raises(InvalidArgumentError, match="check_timeout"):
+        DaskRunner("local", check_timeout=0)
+    with pytest.raises(InvalidArgumentError, match="before_check"):
+        DaskRunner("local", before_check=3)
 
 
 def test_a_cluster_without_a_measuring_worker_is_refused():

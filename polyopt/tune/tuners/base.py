@@ -16,6 +16,7 @@ hash of the lowered function) are measured once.  ``callbacks`` are called as
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -24,6 +25,7 @@ import numpy as np
 from ...errors import InvalidArgumentError, PolyoptError, PolyoptWarning, public_methods
 from ...kernels.key import structural_hash
 from ...lower import lower
+from ..errors import TuningError
 from ..features import nest_features
 from ..measure import LocalRunner, MeasureInput, MeasureResult, Runner
 from ..records import RecordsDB, config_key
@@ -124,12 +126,13 @@ class Tuner:
                            failed=self.failed, speedup=speedup)
 
     def _measure(self, indices, runner, db):
-        """Measure the points of a batch whose schedule is new; record every one."""
-        configs = [self.space.get(i) for i in indices]
+        """Measure the points of a batch whose schedule is new; record each trial as
+        soon as its result is known (a killed run loses at most the trials in flight)."""
+        configs = {i: self.space.get(i) for i in indices}
         scripts, features, keys, fresh, first = {}, {}, {}, [], {}
-        for index, config in zip(indices, configs):
+        for index in indices:
             try:
-                schedule, tensors = self.task.instantiate(config)
+                schedule, tensors = self.task.instantiate(configs[index])
                 scripts[index] = schedule.script()
                 lowered = lower(schedule, tensors)
                 keys[index] = structural_hash(lowered)  # (what is built, not how it is told)
@@ -141,20 +144,47 @@ class Tuner:
                 fresh.append(index)
                 if key is not None:
                     first[key] = index  # (the batch's first point building this program)
-        measured = dict(zip(fresh, runner.run([MeasureInput(self.task, self.space.get(i))
-                                               for i in fresh]))) if fresh else {}
-        results = []
-        for index, config in zip(indices, configs):
+        found: dict[int, MeasureResult] = {}
+
+        def settle(index, result):  # (counted and recorded at once)
+            found[index] = result
             key = keys[index]
-            result = measured.get(index) or measured.get(first.get(key)) or self.programs[key]
             if key is not None:
                 self.programs.setdefault(key, result)
-            self._count(index, config, result, features.get(index))
+            self._count(index, configs[index], result, features.get(index))
             if db is not None:
-                db.add(self.task, config, result, script=scripts.get(index),
+                db.add(self.task, configs[index], result, script=scripts.get(index),
                        features=features.get(index), program=key)
-            results.append(result)
-        return [MeasureInput(self.task, c) for c in configs], results
+
+        def arrived(index, result):  # a fresh point, and the batch's points sharing it
+            if index in found or index not in fresh:
+                return
+            settle(index, result)
+            for other in indices:
+                if other not in found and other not in fresh and keys[other] is not None \
+                        and first.get(keys[other]) == index:
+                    settle(other, result)
+
+        for index in indices:  # (programs measured earlier: known now)
+            if index not in fresh and keys[index] in self.programs:
+                settle(index, self.programs[keys[index]])
+        items = [MeasureInput(self.task, configs[i]) for i in fresh]
+        if items and _takes_on_result(runner):
+            results = runner.run(items, on_result=lambda item, result: arrived(
+                item.config.index, result))
+            for index, result in zip(fresh, results):  # (a runner that did not call it)
+                if index not in found and result is not None:
+                    arrived(index, result)
+        else:
+            for item, index in zip(items, fresh):  # (one at a time: each recorded)
+                arrived(index, runner.run([item])[0])
+        missing = [i for i in fresh if i not in found]
+        if missing:
+            raise TuningError(f"the runner returned no result for point(s) "
+                              f"{', '.join(map(str, missing))} of task {self.task.name!r}; "
+                              f"a runner returns one MeasureResult per input")
+        return ([MeasureInput(self.task, configs[i]) for i in indices],
+                [found[i] for i in indices])
 
     def _count(self, index, config, result: MeasureResult, features) -> None:
         self.trials += 1
@@ -200,3 +230,13 @@ class Tuner:
     @staticmethod
     def config_key(config) -> str:
         return config_key(config.to_json())
+
+
+def _takes_on_result(runner) -> bool:
+    """Whether ``runner.run`` hands each result over as it arrives (``on_result=``)."""
+    try:
+        parameters = inspect.signature(runner.run).parameters
+    except (TypeError, ValueError):
+        return False
+    return "on_result" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
