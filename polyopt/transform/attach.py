@@ -32,8 +32,7 @@ from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
-from ..domain.schedule import (Attach, Axis, SplitOrder, StageRecord, identity_axes,
-                               init_hoisted, on_statement)
+from ..domain.schedule import Attach, StageRecord, identity_axes, init_hoisted
 from ..machine import VIRTUAL_THREAD
 from ..errors import ScheduleError
 from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedLoopError,
@@ -43,6 +42,7 @@ from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedL
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
 from ..te.substitute import substitute, transform
+from .attach_keys import key_names, loop_map, shared_loops, whole_splits
 from .group import band_group
 
 
@@ -336,12 +336,12 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     # the copies are keyed by the values of the shared loops, a split of a loop by the
     # loop's value (one dimension, as the consumer's): isl's dataflow then orders
     # them by that loop, without the pieces of a symbolic split (issue 32's hang_m2)
-    splits = _whole_splits(tile, cons, depth)
+    splits = whole_splits(tile, cons, depth)
     loops = {}
     for member in tile:
-        loops.update(_loop_map(program, member, depth, splits))
+        loops.update(loop_map(program, member, depth, splits))
     names = NameGenerator(reserved=program.param_names)
-    outer_names = [names.fresh(name) for name in _key_names(cons.axes[:depth], splits)]
+    outer_names = [names.fresh(name) for name in key_names(cons.axes[:depth], splits)]
     keys = len(outer_names)
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
@@ -369,7 +369,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     owner = _owner_at(program, consumer, depth)
     # the shared loops keep the consumer's names (unless the stage has a loop of that
     # name: then one named after the dimension) and kinds (parallel, work-groups)
-    shared = _shared_loops(copies[stage.main], cons.axes[:depth], splits,
+    shared = shared_loops(copies[stage.main], cons.axes[:depth], splits,
                            {a.name for a in lifted})
     moved = {producer: dataclasses.replace(stage, axes=shared + lifted,
                                            attach=Attach("with", owner, depth, outer_dims=keys))}
@@ -377,7 +377,7 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
         main = copies[member.main]
         member_axes = tuple(
             dataclasses.replace(a, name=x.name) for a, x in
-            zip(_shared_loops(main, cons.axes[:depth], splits, set()), shared)) + tuple(
+            zip(shared_loops(main, cons.axes[:depth], splits, set()), shared)) + tuple(
             dataclasses.replace(a, value=a.value.pullback_multi_aff(_projection_aff(main, keys)))
             for a in member.axes)
         moved[member.name] = dataclasses.replace(
@@ -388,115 +388,6 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
     mapped = None if deps is None else _map_dependences(deps, projections, loops,
                                                          consumer_stmts, keys)
     return result, mapped, projections
-
-
-def _whole_splits(tile: list[StageRecord], cons: StageRecord, depth: int
-                  ) -> dict[int, SplitOrder]:
-    """The splits among the first ``depth`` loops of ``cons`` that every stage of
-    ``tile`` (the stages in those loops) records as order-equivalent
-    (:class:`~.domain.schedule.SplitOrder`, ``split(nparts=)``), both loops shared:
-    ``{position of the outer loop: cons's record}``.  A copy computed in those loops
-    is keyed by the value of the loop before the split (the same iterations, one
-    dimension: ``t`` for ``t.outer, t.inner``)."""
-    found: dict[int, SplitOrder] = {}
-    for k in range(depth - 1):
-        order = cons.axes[k].order
-        if order is not None and k - 1 not in found and \
-                all(_recorded_split(member.axes, k, order.token) for member in tile):
-            found[k] = order
-    return found
-
-
-def _recorded_split(axes, k: int, token) -> bool:
-    """Whether loops ``k`` and ``k + 1`` of ``axes`` are still the two loops of the
-    split recorded with ``token``."""
-    if k + 1 >= len(axes):
-        return False
-    order = axes[k].order
-    return (order is not None and order.token is token and axes[k + 1].order is order
-            and axes[k].value is order.outer and axes[k + 1].value is order.inner)
-
-
-def _key_names(loops, splits: dict) -> list[str]:
-    """The names of the copies' outer dimensions: one per loop, one per split pair
-    (the name of the loop that was split)."""
-    names, k = [], 0
-    while k < len(loops):
-        if k in splits:
-            names.append(splits[k].loop or loops[k].name)
-            k += 2
-        else:
-            names.append(loops[k].name)
-            k += 1
-    return names
-
-
-def _shared_loops(copy: Statement, loops, splits: dict, own: set) -> tuple[Axis, ...]:
-    """The loops a copy shares with the consumer (``loops``, its first ones), as
-    functions of the copy's outer dimensions: a dimension each, and a split pair the
-    same split of its dimension (with the record of the split, for the dataflow)."""
-    dims = identity_axes(copy.domain)
-    taken = set(own)
-    result, position, k = [], 0, 0
-    while k < len(loops):
-        key = dims[position]
-        position += 1
-        if k in splits:
-            order = splits[k].on(key.value)
-            members = ((loops[k], order.outer, ".outer"), (loops[k + 1], order.inner, ".inner"))
-            k += 2
-        else:
-            order = None
-            members = ((loops[k], key.value, ""),)
-            k += 1
-        for loop, value, suffix in members:
-            name, counter = loop.name, 0
-            while name in taken:  # the stage has a loop of that name
-                counter += 1
-                name = f"{key.name}{suffix}" + (f"_{counter}" if counter > 1 else "")
-            taken.add(name)
-            result.append(Axis(name, value, loop.kind, order))
-    return tuple(result)
-
-
-def _loop_map(program: Program, cons: StageRecord, depth: int, splits: dict
-              ) -> dict[str, isl.Map]:
-    """For each consumer statement, the map from its instances to its outer loop values
-    (each split of ``splits`` by its whole loop: :func:`_whole_splits`)."""
-    result = {}
-    for name, axes in program.loop_axes:
-        if name not in _stage_statements(cons):
-            continue
-        wanted = [a for a in cons.axes[:depth]]
-        row = program.schedule_of(name)
-        dims = [d for d, a in enumerate(axes) if a is not None and any(a is w for w in wanted)]
-        if len(dims) != depth:
-            continue  # e.g. an init outside these loops: it reads nothing of the producer
-        if splits:
-            result[name] = _key_map(program, cons, name, depth, splits)
-            continue
-        relation = row
-        for d in reversed(range(row.dim(isl.dim_type.out))):
-            if d not in dims:
-                relation = relation.project_out(isl.dim_type.out, d, 1)
-        result[name] = relation
-    return result
-
-
-def _key_map(program: Program, stage: StageRecord, name: str, depth: int, splits: dict
-             ) -> isl.Map:
-    """``{ instance of statement name -> key }``: the values of the first ``depth``
-    loops of ``stage``, each split pair of ``splits`` by its whole loop."""
-    main, stmt = program.statement(stage.main), program.statement(name)
-    result = isl.Map.from_domain(stmt.domain)
-    k = 0
-    while k < depth:
-        axis = stage.axes[k]
-        value = axis.order.whole if k in splits else axis.value
-        result = result.flat_range_product(isl.Map.from_pw_aff(
-            on_statement(value, main, stmt)).intersect_domain(stmt.domain))
-        k += 2 if k in splits else 1
-    return result
 
 
 def read_footprint(program: Program, stmt: Statement, consumer_stmts,
