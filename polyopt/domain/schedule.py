@@ -53,19 +53,45 @@ class SplitOrder:
     start: isl.PwAff  # the split: outer = (whole - start) // factor, outer < parts
     factor: isl.PwAff
     parts: int
+    loop: str = ""  # the name of the loop that was split
 
-    def shared(self, outer: isl.PwAff, inner: isl.PwAff) -> "SplitOrder":
-        """The record for another stage that runs in the split's loops, where they are
-        ``outer`` and ``inner`` (a stage computed at them: its own dimensions):
-        ``whole = start + outer * factor + inner``, one piece per part."""
-        space = outer.get_domain_space()
-        start, factor = params_on_domain(self.start, space), params_on_domain(self.factor, space)
-        whole = None
-        for part in range(self.parts):
-            piece = start.add(factor.scale_val(isl.Val(part))).add(inner).intersect_domain(
-                outer.eq_set(start.scale_val(isl.Val(0)).add_constant_val(isl.Val(part))))
-            whole = piece if whole is None else whole.union_max(piece)
-        return dataclasses.replace(self, whole=whole.coalesce(), outer=outer, inner=inner)
+    def on(self, whole: isl.PwAff) -> "SplitOrder":
+        """The record for another stage that runs in the split's loops, where the loop
+        before the split is ``whole`` (a stage computed at them and keyed by that loop:
+        its own dimension); its two loops are those of the same split of ``whole``."""
+        outer, inner = nparts_loops(whole, self.start, self.factor, self.parts)
+        return dataclasses.replace(self, whole=whole, outer=outer, inner=inner)
+
+
+def nparts_loops(whole: isl.PwAff, start: isl.PwAff, factor: isl.PwAff, parts: int
+                 ) -> tuple[isl.PwAff, isl.PwAff]:
+    """The two loops of ``split(nparts=parts)`` of the loop ``whole`` (a function on a
+    statement's instances) that starts at ``start`` with parts of ``factor`` iterations
+    (both functions of the sizes only): the outer loop is ``o`` on the piece
+    ``o * factor <= whole - start < (o + 1) * factor``, the inner one
+    ``whole - start - o * factor`` there (``parts`` pieces, exact).
+
+    >>> zero = isl.PwAff("[n] -> { [(0)] }")
+    >>> outer, inner = nparts_loops(isl.PwAff("[n] -> { S[i] -> [(i)] }"), zero,
+    ...                             isl.PwAff("[n] -> { [(floor((n + 1) / 2))] }"), 2)
+    >>> print(outer.eval(isl.Point.zero(outer.get_domain_space()).set_coordinate_val(
+    ...     isl.dim_type.param, 0, isl.Val(5)).set_coordinate_val(isl.dim_type.set, 0,
+    ...     isl.Val(3))))
+    1
+    """
+    space = whole.get_domain_space()
+    offset = whole.sub(params_on_domain(start, space))
+    size = params_on_domain(factor, space)
+    zero = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space))
+    outer = inner = None
+    for part in range(parts):
+        first = size.scale_val(isl.Val(part))
+        piece = offset.ge_set(first).intersect(offset.lt_set(first.add(size)))
+        constant = zero.add_constant_val(isl.Val(part)).intersect_domain(piece)
+        within = offset.sub(first).intersect_domain(piece)
+        outer = constant if outer is None else outer.union_max(constant)
+        inner = within if inner is None else inner.union_max(within)
+    return outer.coalesce(), inner.coalesce()
 
 
 def params_on_domain(params_aff: isl.PwAff, space: isl.Space) -> isl.PwAff:
@@ -358,6 +384,33 @@ def _values_for(stage: StageRecord, main, stmt, is_init: bool):
 
 def _init_values(stage: StageRecord, main, stmt) -> tuple:
     """The axes of ``stage`` as functions of its init statement's instance."""
+    embed = _embedding(main, stmt)
+    return tuple(None if stage.involves_reduce(axis) else axis.value.pullback_multi_aff(embed)
+                 for axis in stage.axes)
+
+
+def on_statement(value: isl.PwAff, main, stmt) -> isl.PwAff:
+    """``value``, a function of the ``main`` statement's instance, as a function of the
+    instance of ``stmt`` (the main statement itself, or its init: the dimensions the
+    init has, by name; ``value`` must not involve the others).
+
+    >>> import polyopt as po
+    >>> M, N = po.var("M"), po.var("N"); A = po.placeholder((M, N), name="A")
+    >>> k = po.reduce_axis((0, N), name="k")
+    >>> S = po.compute((M,), lambda i: po.sum(A[i, k], axis=k), name="S")
+    >>> p = po.create_schedule(S).program
+    >>> main, init = p.statement("S_update"), p.statement("S_init")
+    >>> print(on_statement(p.stage("S").axes[0].value, main, init))
+    [M, N] -> { S_init[i] -> [(i)] }
+    """
+    if stmt is main:
+        return value
+    return value.pullback_multi_aff(_embedding(main, stmt))
+
+
+def _embedding(main, stmt) -> isl.MultiAff:
+    """``{ stmt[d] -> main[m] }``: each dimension of ``main`` that ``stmt`` has, by name
+    (0 for the others)."""
     space = main.domain.get_space()
     init_space = stmt.domain.get_space()
     local = isl.LocalSpace.from_space(init_space)
@@ -376,9 +429,7 @@ def _init_values(stage: StageRecord, main, stmt) -> tuple:
     aff_list = isl.AffList.alloc(isl.DEFAULT_CONTEXT, len(pieces))
     for aff in pieces:
         aff_list = aff_list.add(aff)
-    embed = isl.MultiAff.from_aff_list(target, aff_list)
-    return tuple(None if stage.involves_reduce(axis) else axis.value.pullback_multi_aff(embed)
-                 for axis in stage.axes)
+    return isl.MultiAff.from_aff_list(target, aff_list)
 
 
 def _entry_axes(entries: list, values: list, axes: list) -> list:

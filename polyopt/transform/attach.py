@@ -32,7 +32,7 @@ from ..deps.dataflow import Dependences
 from ..domain.accesses import check_reads_in_bounds, statement_accesses
 from ..domain.affine import AffineSpace, aff_expression, output_affs
 from ..domain.program import Program, Statement
-from ..domain.schedule import Attach, StageRecord, identity_axes, init_hoisted
+from ..domain.schedule import Attach, StageRecord, init_hoisted
 from ..machine import VIRTUAL_THREAD
 from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedLoopError,
                                CannotInlineError, NotAReaderError, NotEnoughLoopsError,
@@ -41,6 +41,7 @@ from ..schedule_errors import (AlreadyAttachedError, AttachCycleError, AttachedL
 from ..names import NameGenerator
 from ..te.expr import Const, IterVar, TensorRead
 from ..te.substitute import substitute, transform
+from .attach_keys import key_names, loop_map, shared_loops, whole_splits
 from .group import band_group
 
 
@@ -171,7 +172,7 @@ def detach(program: Program, stage_name: str, original: Program) -> Program:
     domain when it had one (everything it computed before being attached), else the
     union of what it computed at each iteration."""
     stage = program.stage(stage_name)
-    depth = stage.attach.outer_dims
+    depth = stage.attach.outer_dims  # (dimensions; the loops shared: attach.depth)
     array_of = {id(a.tensor): a for a in program.arrays}
     statements = []
     for stmt in program.statements:
@@ -187,7 +188,7 @@ def detach(program: Program, stage_name: str, original: Program) -> Program:
     tuple_id = program.statement(stage.main).domain.get_tuple_id()
     axes = tuple(dataclasses.replace(a, value=_drop_outer(a.value, depth, tuple_id,
                                                           stage_name))
-                 for a in stage.axes[depth:])
+                 for a in stage.axes[stage.attach.depth:])
     stages = tuple(dataclasses.replace(s, axes=axes, attach=_home(original, stage_name))
                    if s.name == stage_name else s for s in program.stages)
     return program.with_stages(stages, statements=tuple(statements))
@@ -341,11 +342,16 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
         if stmt.name not in consumer_stmts and stmt.name not in own_stmts \
                 and any(r.array in arrays for r in stmt.reads):
             raise ReaderOutsideError(producer, consumer, stmt.name)
+    # the copies are keyed by the values of the shared loops, a split of a loop by the
+    # loop's value (one dimension, as the consumer's): isl's dataflow then orders
+    # them by that loop, without the pieces of a symbolic split (issue 32's hang_m2)
+    splits = whole_splits(tile, cons, depth)
     loops = {}
     for member in tile:
-        loops.update(_loop_map(program, member, depth))
+        loops.update(loop_map(program, member, depth, splits))
     names = NameGenerator(reserved=program.param_names)
-    outer_names = [names.fresh(a.name) for a in cons.axes[:depth]]
+    outer_names = [names.fresh(name) for name in key_names(cons.axes[:depth], splits)]
+    keys = len(outer_names)
     needed: dict[str, isl.Map] = {}
     for name in _stage_statements(stage):
         stmt = _with_sibling_writes(program, outputs_of, name)
@@ -367,68 +373,30 @@ def compute_at(program: Program, deps: Dependences | None, producer: str, consum
         copy, projection = _copy(stmt, footprint, outer_dims, program)
         copies[name], projections[name] = copy, projection
     statements = tuple(copies.get(s.name, s) for s in program.statements)
-    axes = identity_axes(copies[stage.main].domain)[:depth]
     lifted = tuple(dataclasses.replace(a, value=a.value.pullback_multi_aff(
-        _projection_aff(copies[stage.main], depth))) for a in stage.axes)
+        _projection_aff(copies[stage.main], keys))) for a in stage.axes)
     owner = _owner_at(program, consumer, depth)
     # the shared loops keep the consumer's names (unless the stage has a loop of that
-    # name: then the name of the dimension) and kinds (parallel, bound to work-groups)
-    own = {a.name for a in lifted}
-    shared = _split_orders(tuple(
-        dataclasses.replace(a, name=x.name if x.name not in own else dim, kind=x.kind)
-        for a, x, dim in zip(axes, cons.axes[:depth], copies[stage.main].dims)),
-        cons.axes[:depth])
+    # name: then one named after the dimension) and kinds (parallel, work-groups)
+    shared = shared_loops(copies[stage.main], cons.axes[:depth], splits,
+                           {a.name for a in lifted})
     moved = {producer: dataclasses.replace(stage, axes=shared + lifted,
-                                           attach=Attach("with", owner, depth, outer_dims=depth))}
+                                           attach=Attach("with", owner, depth, outer_dims=keys))}
     for member in outputs_of[1:]:  # they keep sharing every loop of the first output
         main = copies[member.main]
         member_axes = tuple(
-            dataclasses.replace(x, value=a.value) for a, x in
-            zip(identity_axes(main.domain)[:depth], shared)) + tuple(
-            dataclasses.replace(a, value=a.value.pullback_multi_aff(_projection_aff(main, depth)))
+            dataclasses.replace(a, name=x.name) for a, x in
+            zip(shared_loops(main, cons.axes[:depth], splits, set()), shared)) + tuple(
+            dataclasses.replace(a, value=a.value.pullback_multi_aff(_projection_aff(main, keys)))
             for a in member.axes)
         moved[member.name] = dataclasses.replace(
             member, axes=member_axes,
-            attach=Attach("with", producer, len(member_axes), outer_dims=depth))
+            attach=Attach("with", producer, len(member_axes), outer_dims=keys))
     stages = tuple(moved.get(s.name, s) for s in program.stages)
     result = program.with_stages(stages, statements=statements)
     mapped = None if deps is None else _map_dependences(deps, projections, loops,
-                                                         consumer_stmts, depth)
+                                                         consumer_stmts, keys)
     return result, mapped, projections
-
-
-def _split_orders(shared: tuple, loops: tuple) -> tuple:
-    """``shared`` (a stage's loops that are the consumer's ``loops``) with the splits
-    of those loops recorded as order-equivalent (:class:`~.domain.schedule.SplitOrder`)
-    for this stage too, so that the dataflow analysis may order it by the whole loop."""
-    shared = list(shared)
-    for k in range(len(loops) - 1):
-        order = loops[k].order
-        if order is not None and loops[k + 1].order is order and \
-                loops[k].value is order.outer and loops[k + 1].value is order.inner:
-            own = order.shared(shared[k].value, shared[k + 1].value)
-            shared[k] = dataclasses.replace(shared[k], order=own)
-            shared[k + 1] = dataclasses.replace(shared[k + 1], order=own)
-    return tuple(shared)
-
-
-def _loop_map(program: Program, cons: StageRecord, depth: int) -> dict[str, isl.Map]:
-    """For each consumer statement, the map from its instances to its outer loop values."""
-    result = {}
-    for name, axes in program.loop_axes:
-        if name not in _stage_statements(cons):
-            continue
-        wanted = [a for a in cons.axes[:depth]]
-        row = program.schedule_of(name)
-        dims = [d for d, a in enumerate(axes) if a is not None and any(a is w for w in wanted)]
-        if len(dims) != depth:
-            continue  # e.g. an init outside these loops: it reads nothing of the producer
-        relation = row
-        for d in reversed(range(row.dim(isl.dim_type.out))):
-            if d not in dims:
-                relation = relation.project_out(isl.dim_type.out, d, 1)
-        result[name] = relation
-    return result
 
 
 def read_footprint(program: Program, stmt: Statement, consumer_stmts,
@@ -506,11 +474,12 @@ def _projection_aff(copy: Statement, depth: int) -> isl.MultiAff:
 
 
 def _map_dependences(deps: Dependences, projections: dict[str, isl.Map],
-                     loops: dict[str, isl.Map], consumer_stmts, depth: int) -> Dependences:
+                     loops: dict[str, isl.Map], consumer_stmts, keys: int) -> Dependences:
     """The program's dependences, restated for the copies of the producer's statements.
 
     A copy depends on its inputs and its own earlier updates in the same tile; the
-    consumer reads the copy of its own tile; any other reader needs every copy first.
+    consumer reads the copy of its own tile; any other reader needs every copy first
+    (a tile: the first ``keys`` dimensions of the copies, the values in ``loops``).
     """
     items = []
     for dep in deps:
@@ -522,12 +491,12 @@ def _map_dependences(deps: Dependences, projections: dict[str, isl.Map],
         if snk_copy:
             relation = relation.apply_range(projections[dep.sink].reverse())
         if src_copy and snk_copy:
-            for k in range(depth):
+            for k in range(keys):
                 relation = relation.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
         elif src_copy and dep.sink in loops:
             outer = projections[dep.source].domain()
             tile = isl.Map.from_domain_and_range(outer, loops[dep.sink].range())
-            for k in range(depth):
+            for k in range(keys):
                 tile = tile.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
             relation = relation.intersect(tile.apply_range(loops[dep.sink].reverse()))
         items.append(dataclasses.replace(dep, relation=relation.coalesce(),

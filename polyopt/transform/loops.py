@@ -20,7 +20,7 @@ import numbers
 import islpy as isl
 
 from ..domain.program import Program
-from ..domain.schedule import Axis, SplitOrder, params_on_domain
+from ..domain.schedule import Axis, SplitOrder, nparts_loops, params_on_domain
 from ..errors import InvalidArgumentError
 from ..schedule_errors import (DuplicateLoopError, FusedPartsError, LoopOrderError,
                                InvalidFactorError,
@@ -232,26 +232,15 @@ def _split_parts(program: Program, stage: str, axis: str, level: int, nparts: in
 
     def change(member, loops):
         (old,) = loops
-        space = old.value.get_domain_space()
-        offset = old.value.sub(params_on_domain(lo, space))
-        size = params_on_domain(factor, space)
-        outer_value = inner_value = None
-        for part in range(nparts):
-            start = size.scale_val(isl.Val(part))
-            piece = offset.ge_set(start).intersect(offset.lt_set(start.add(size)))
-            constant = isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(space)) \
-                .add_constant_val(isl.Val(part)).intersect_domain(piece)
-            within = offset.sub(start).intersect_domain(piece)
-            outer_value = constant if outer_value is None else outer_value.union_max(constant)
-            inner_value = within if inner_value is None else inner_value.union_max(within)
+        outer_value, inner_value = nparts_loops(old.value, lo, factor, nparts)
         outer = fresh_axis_name(member, f"{old.name}.outer", {old.name})
         inner = fresh_axis_name(member, f"{old.name}.inner", {old.name, outer})
         names[member.name] = (outer, inner)
         outer_kind, inner_kind = _split_kinds(old.kind, constant_inner=False)
-        outer_value, inner_value = outer_value.coalesce(), inner_value.coalesce()
         # the pair runs the instances in the order the loop did: the dataflow analysis
         # orders by the loop (exact, without the pieces; see domain.schedule.order_rows)
-        order = SplitOrder(old.value, outer_value, inner_value, token, lo, factor, nparts)
+        order = SplitOrder(old.value, outer_value, inner_value, token, lo, factor, nparts,
+                           old.name)
         return [Axis(outer, outer_value, outer_kind, order),
                 Axis(inner, inner_value, inner_kind, order)]
 
