@@ -92,10 +92,10 @@ COMPARISONS = {"assert_allclose", "assert_array_equal", "assert_equal", "allclos
                "assert_almost_equal", "assert_array_max_ulp", "assert_array_almost_equal_nulp"}
 
 
-# tests/property/harness.py is pasted into standalone reproducer scripts that import only
-# NumPy and polyopt (not testlib): its comparison (bits, values or rounding, raising the
-# harness's Defect) stays its own.
-SELF_CONTAINED = {"property/harness.py",
+# tests/property/harness.py and onnx_check.py are pasted into standalone reproducer
+# scripts that import only NumPy, onnx/onnxruntime and polyopt (not testlib): their
+# comparisons (bits, values or rounding; the onnx family's outcome classes) stay their own.
+SELF_CONTAINED = {"property/harness.py", "property/onnx_check.py",
                   # TVM's AutoTVM tutorial as written (its own tvm.testing.assert_allclose)
                   "tvm_compat/test_tvm_autotvm_tutorial.py"}
 # TVM's own tests, ported with only their imports changed (tests/tvm_compat/ported/):
