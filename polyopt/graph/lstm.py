@@ -311,9 +311,38 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     return s, [P, RT, h0, c0, *states]
 
 
-class LSTMRunner:
+class NodeRunner:
+    """The call of a recurrent node's runner from NumPy arrays (``WHAT`` names it in
+    errors): the arrays are checked against the node's shapes, then passed to
+    ``call_pointers`` by address, as the executor calls kernels."""
+
+    WHAT = "the recurrence"
+
+    def __call__(self, *args) -> None:
+        """Run on the node's inputs (float32, of the graph's shapes), writing ``Y``."""
+        if len(args) != len(self.kernel_shapes):
+            raise InvalidArgumentError(f"{self.WHAT} takes {len(self.kernel_shapes)} arrays "
+                                       f"({', '.join(self.inputs)}, Y), got {len(args)}")
+        for name, array, shape in zip(self.inputs + ["Y"], args, self.kernel_shapes):
+            if tuple(np.shape(array)) != tuple(shape):
+                raise InvalidArgumentError(f"{self.WHAT}'s {name} must have shape "
+                                           f"{tuple(shape)}, got {np.shape(array)}")
+        *inputs, Y = args
+        if not isinstance(Y, np.ndarray) or not Y.flags.writeable:
+            raise InvalidArgumentError(f"{self.WHAT}'s Y must be a writable NumPy array")
+        arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
+        direct = Y.flags.c_contiguous and Y.dtype == np.float32
+        y = Y if direct else np.empty(Y.shape, np.float32)
+        self.call_pointers([data_pointer(a) for a in arrays] + [data_pointer(y)])
+        if not direct:
+            Y[...] = y
+
+
+class LSTMRunner(NodeRunner):
     """``runner(X, W, R, [B], [initial_h], [initial_c], Y)`` for one LSTM node (the
     arguments are the node's present inputs; ``W``, ``R``, ``B`` are read at build time)."""
+
+    WHAT = "the LSTM"
 
     def __init__(self, g, node, num_threads: int, cache=None,
                  target_info: TargetInfo | None = None):
@@ -383,26 +412,6 @@ class LSTMRunner:
         self._initial = [node.inputs[k] if len(node.inputs) > k and node.inputs[k] else None
                          for k in (5, 6)]
         self._y_address, self._y = None, None
-
-    def __call__(self, *args) -> None:
-        """Run on the node's inputs (float32, of the graph's shapes: the executor's
-        arrays), writing ``Y``."""
-        if len(args) != len(self.kernel_shapes):
-            raise InvalidArgumentError(f"the LSTM takes {len(self.kernel_shapes)} arrays "
-                                       f"({', '.join(self.inputs)}, Y), got {len(args)}")
-        for name, array, shape in zip(self.inputs + ["Y"], args, self.kernel_shapes):
-            if tuple(np.shape(array)) != tuple(shape):
-                raise InvalidArgumentError(f"the LSTM's {name} must have shape "
-                                           f"{tuple(shape)}, got {np.shape(array)}")
-        *inputs, Y = args
-        if not isinstance(Y, np.ndarray) or not Y.flags.writeable:
-            raise InvalidArgumentError("the LSTM's Y must be a writable NumPy array")
-        arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
-        direct = Y.flags.c_contiguous and Y.dtype == np.float32
-        y = Y if direct else np.empty(Y.shape, np.float32)
-        self.call_pointers([data_pointer(a) for a in arrays] + [data_pointer(y)])
-        if not direct:
-            Y[...] = y
 
     def call_pointers(self, pointers) -> None:
         """Run on the addresses of the node's present inputs and of ``Y`` (contiguous

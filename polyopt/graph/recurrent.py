@@ -30,7 +30,8 @@ from ..te.scan import scan
 from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
 from ..transform.schedule import create_schedule
 from .aligned import aligned_copy, aligned_empty
-from .lstm import build_one_thread, cached_kernel, projection, template_kernel
+from .lstm import (NodeRunner, build_one_thread, cached_kernel, projection,
+                   template_kernel)
 from .operators import sigmoid
 from .registry import UnsupportedOperatorError, attr, constant_value, register
 
@@ -151,7 +152,7 @@ def _blend(z, candidate, previous):
     return (1.0 - z) * candidate + z * previous
 
 
-class RecurrentRunner:
+class RecurrentRunner(NodeRunner):
     """``runner(X, W, R, [B], [initial_h], Y)`` for one GRU or RNN node (the node's
     present inputs; ``W``, ``R``, ``B`` are read at build time)."""
 
@@ -194,25 +195,6 @@ class RecurrentRunner:
         self.zeros = aligned_copy(np.zeros((batch, hidden), np.float32))
         self._initial = node.inputs[5] if len(node.inputs) > 5 and node.inputs[5] else None
         self._y_address, self._y = None, None
-
-    def __call__(self, *args) -> None:
-        """Run on the node's inputs (float32 arrays of the graph's shapes), writing ``Y``."""
-        if len(args) != len(self.kernel_shapes):
-            raise InvalidArgumentError(f"the recurrence takes {len(self.kernel_shapes)} arrays "
-                                       f"({', '.join(self.inputs)}, Y), got {len(args)}")
-        for name, array, shape in zip(self.inputs + ["Y"], args, self.kernel_shapes):
-            if tuple(np.shape(array)) != tuple(shape):
-                raise InvalidArgumentError(f"the recurrence's {name} must have shape "
-                                           f"{tuple(shape)}, got {np.shape(array)}")
-        *inputs, Y = args
-        if not isinstance(Y, np.ndarray) or not Y.flags.writeable:
-            raise InvalidArgumentError("the recurrence's Y must be a writable NumPy array")
-        arrays = [np.ascontiguousarray(a, np.float32) for a in inputs]
-        direct = Y.flags.c_contiguous and Y.dtype == np.float32
-        y = Y if direct else np.empty(Y.shape, np.float32)
-        self.call_pointers([data_pointer(a) for a in arrays] + [data_pointer(y)])
-        if not direct:
-            Y[...] = y
 
     def call_pointers(self, pointers) -> None:
         """Run on the addresses of the node's present inputs and of ``Y`` (contiguous
