@@ -10,6 +10,7 @@ take the sizes from the arrays and the number of steps as an argument.
 import polyopt as po
 
 N, T = po.var("N"), po.var("T")
+M = po.var("M")  # (triangles' inner trip count)
 
 
 @po.kernel
@@ -117,3 +118,20 @@ def heat_2d_ref(A, steps):
         src, dst = A[t % 2], A[(t + 1) % 2]
         dst[1:-1, 1:-1] = 0.125 * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2]
                                    + src[1:-1, 2:]) + 0.5 * src[1:-1, 1:-1]
+
+
+@po.kernel
+def triangles(A: po.f64[N, N]):
+    """An in-place time loop around two triangular nests reading and writing one array
+    (the kernel of the defect hang_m2: split(nparts=) of t, cache_write, then reverse)."""
+    for t in range(T):
+        for i in range(1, N):
+            for j in range(max(0, i - 1), min(N, i + 2)):
+                for k in range(0, M - 1):
+                    A[j, i] = 1.0 * A[i - 1, j]
+            for j in range(1, N - 1):
+                if j < N - 2:
+                    for k in range(1, j):
+                        A[i, j] = po.maximum(A[k - 1, k], A[i, j]) * 0.5
+                        A[i, j] = 0.167 * A[j, i] + -0.333 * A[k, j] + 0.45 * A[i, k + 1]
+                A[i, j] = 0.2 * A[j, i - 1] + -0.36 * A[j, i] + 0.36 * A[i, i - 1]

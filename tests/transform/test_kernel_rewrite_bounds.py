@@ -5,6 +5,7 @@ analysis, and the rewritten kernel's dependences are computed under a CPU limit.
 import pytest
 
 import polyopt as po
+from testlib.kernels import triangles
 
 N, M, T = po.var("N"), po.var("M"), po.var("T")
 
@@ -15,21 +16,6 @@ def diagonal(A: po.i32[M, M], B: po.i32[M, N]):
         for j in range(1, N - 1):
             for k in range(max(0, i - 1), min(M, i + 2)):
                 A[k, k] = (-1 * B[k, j] + 2 * A[k, i]) % 97
-
-
-@po.kernel
-def triangles(A: po.f64[N, N]):
-    for t in range(T):
-        for i in range(1, N):
-            for j in range(max(0, i - 1), min(N, i + 2)):
-                for k in range(0, M - 1):
-                    A[j, i] = 1.0 * A[i - 1, j]
-            for j in range(1, N - 1):
-                if j < N - 2:
-                    for k in range(1, j):
-                        A[i, j] = po.maximum(A[k - 1, k], A[i, j]) * 0.5
-                        A[i, j] = 0.167 * A[j, i] + -0.333 * A[k, j] + 0.45 * A[i, k + 1]
-                A[i, j] = 0.2 * A[j, i - 1] + -0.36 * A[j, i] + 0.36 * A[i, i - 1]
 
 
 def test_cache_write_under_a_diamond_with_a_parallel_wavefront_is_accepted():

@@ -9,23 +9,7 @@ import pytest
 
 import polyopt as po
 from testlib.numeric import assert_numbers, assert_same_as_default
-
-N, M, T = po.var("N"), po.var("M"), po.var("T")
-
-
-@po.kernel
-def in_place(A: po.f64[N, N]):  # hang_m2's kernel
-    for t in range(T):
-        for i in range(1, N):
-            for j in range(max(0, i - 1), min(N, i + 2)):
-                for k in range(0, M - 1):
-                    A[j, i] = 1.0 * A[i - 1, j]
-            for j in range(1, N - 1):
-                if j < N - 2:
-                    for k in range(1, j):
-                        A[i, j] = po.maximum(A[k - 1, k], A[i, j]) * 0.5
-                        A[i, j] = 0.167 * A[j, i] + -0.333 * A[k, j] + 0.45 * A[i, k + 1]
-                A[i, j] = 0.2 * A[j, i - 1] + -0.36 * A[j, i] + 0.36 * A[i, i - 1]
+from testlib.kernels import triangles as in_place
 
 
 def cached_in_split_loops():
