@@ -307,6 +307,11 @@ def dask_target(dask: dict, full: bool) -> str:
             f"{tiny_note(full, met)}")
 
 
+def _trials(count) -> str:
+    """``after 12 trials``, or that a search never came within 5% of the best."""
+    return "in none of its trials" if count is None else f"after {count} trials"
+
+
 def report(args, rows, templates, efficiency, resume, load, models, dask) -> str:
     poly = geomean(r.get("speed") for r in rows)
     full = not args.tiny
@@ -334,9 +339,9 @@ def report(args, rows, templates, efficiency, resume, load, models, dask) -> str
     lines += [
         "", f"Sample efficiency (split/knob matmul 64, {efficiency['space']} points): random "
         f"search's best in {efficiency['reference_trials']} trials "
-        f"{efficiency['reference_best'] * 1e6:.1f} us, reached within 5% after "
-        f"{efficiency['random_trials_to_5pct']} random trials and "
-        f"{efficiency['xgb_trials_to_5pct']} model-based ones (budget {efficiency['budget']}).",
+        f"{efficiency['reference_best'] * 1e6:.1f} us, reached within 5% by random "
+        f"search {_trials(efficiency['random_trials_to_5pct'])} and by the model-based "
+        f"tuner {_trials(efficiency['xgb_trials_to_5pct'])} (budget {efficiency['budget']}).",
         f"Resume: {resume['records']} records, {resume['distinct']} distinct points."]
     lines += model_lines(models)
     speed, minutes = model_targets(models, full)
