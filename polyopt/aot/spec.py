@@ -146,6 +146,10 @@ def load_spec(path: str, text: str | None = None) -> Spec:
                 text = file.read()
         except OSError as err:
             raise InvalidArgumentError(f"cannot read the spec {path}: {err}") from err
+        except UnicodeDecodeError as err:  # (a Python file is UTF-8 text)
+            raise InvalidArgumentError(
+                f"the spec {path} is not UTF-8 text (byte {err.object[err.start]:#04x} at "
+                f"offset {err.start}); a spec is a Python file: save it as UTF-8") from err
     cached = _LOADED.get((path, text))
     if cached is not None:
         return cached

@@ -21,6 +21,7 @@ Examples:
 from __future__ import annotations
 
 import os
+import zipfile
 import sys
 import time
 
@@ -50,7 +51,7 @@ def add_parser(commands) -> None:
 def _load(path: str) -> np.ndarray:
     try:
         return np.load(path)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:  # (EOFError: empty)
         raise InvalidArgumentError(f"cannot read the input array {path!r}: {err}") from err
 
 

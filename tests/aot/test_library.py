@@ -235,3 +235,20 @@ def test_a_spec_that_exits_is_refused_not_the_builds_status(tmp_path, text):
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("polyopt: error: ")
     assert "Traceback" not in done.stderr
+
+
+def test_a_spec_that_is_not_utf8_is_refused_by_name(tmp_path):
+    """A spec file of other bytes (the ``cli`` property family's Latin-1 files) is refused
+    as not UTF-8 text, with status 2, not a UnicodeDecodeError inside ``lib build``."""
+    from polyopt.aot.spec import load_spec
+    spec = tmp_path / "spec.py"
+    spec.write_bytes(b"\xec\x00kernels = 1\n")
+    with pytest.raises(po.InvalidArgumentError, match="is not UTF-8 text"):
+        load_spec(str(spec))
+    done = subprocess.run([sys.executable, "-m", "polyopt.cli", "lib", "build", str(spec),
+                           "-o", str(tmp_path / "out"), "-j", "1", "--quiet"],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, POLYOPT_CACHE=str(tmp_path / "cache")))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("polyopt: error: the spec ")
+    assert "Traceback" not in done.stderr

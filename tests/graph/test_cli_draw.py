@@ -41,6 +41,16 @@ def test_polyopt_run_prints_and_saves_outputs(tmp_path, capsys, monkeypatch):
     np.testing.assert_allclose(saved[name], expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 not a zip", b"\x93NUMPY\x01"])
+def test_polyopt_run_refuses_an_unreadable_input_file(tmp_path, capsys, content):
+    """An empty, damaged .npz or truncated .npy input: status 2 naming the file (an empty
+    file raised EOFError inside polyopt, found by the ``cli`` property family)."""
+    onnx.save(small_model(), tmp_path / "m.onnx")
+    (tmp_path / "x.npy").write_bytes(content)
+    assert main(["run", str(tmp_path / "m.onnx"), "--input", str(tmp_path / "x.npy")]) == 2
+    assert f"cannot read the input array '{tmp_path / 'x.npy'}'" in capsys.readouterr().err
+
+
 def test_polyopt_run_refuses_a_bad_input(tmp_path, capsys):
     onnx.save(small_model(), tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
