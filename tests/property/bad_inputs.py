@@ -209,12 +209,15 @@ CLI_ARGV = ["['check', KERNEL, '--schedule', SCHEDULE]", "['check', KERNEL]",
             "['check', DIRECTORY, '--schedule', SCHEDULE]"]
 
 CLI_RUN = '''
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
 from polyopt.cli import main as cli_main
 
 DIRECTORY = tempfile.mkdtemp(prefix="polyopt-cli-")
+atexit.register(shutil.rmtree, DIRECTORY, True)  # (a case may run in a persistent worker)
 KERNEL = str(Path(DIRECTORY) / "kernel.py")
 FILE = str(Path(DIRECTORY) / "case.py")
 SCHEDULE = str(Path(DIRECTORY) / "schedule.isl")

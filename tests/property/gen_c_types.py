@@ -243,7 +243,7 @@ def make_c_types_program(rng) -> CTypesProgram:
 
 
 C_TYPES_RUNNER = '''
-import contextlib, io, os, tempfile
+import contextlib, io, os, shutil, tempfile
 import polyopt.cli
 from polyopt.frontend.c_native import NativeFunction, call_polyopt, compile_c
 
@@ -293,15 +293,19 @@ def compare(expected, got, what):
 def emitted_c():
     """The file `polyopt opt --emit c` writes (the auto schedule as C with OpenMP)."""
     folder = tempfile.mkdtemp()
-    path, out = os.path.join(folder, "k.c"), os.path.join(folder, "k.opt.c")
-    with open(path, "w") as handle:
-        handle.write(SOURCE)
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        status = polyopt.cli.main(["opt", path, "--emit", "c", "-o", out])
-    if status != 0:
-        raise Defect("crash", f"polyopt opt --emit c failed ({status}): {printed.getvalue()[-300:]}")
-    with open(out) as handle:
-        return handle.read()
+    try:
+        path, out = os.path.join(folder, "k.c"), os.path.join(folder, "k.opt.c")
+        with open(path, "w") as handle:
+            handle.write(SOURCE)
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            status = polyopt.cli.main(["opt", path, "--emit", "c", "-o", out])
+        if status != 0:
+            raise Defect("crash", f"polyopt opt --emit c failed ({status}): "
+                                  f"{printed.getvalue()[-300:]}")
+        with open(out) as handle:
+            return handle.read()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def check_c_types():
