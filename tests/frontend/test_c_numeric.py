@@ -71,3 +71,26 @@ def test_only_the_refused_temporary_is_kept_in_an_array():
     for sizes in ({"n": 0}, {"n": 7}):
         ours, theirs = run_both(kernel, CARRIED, sizes)
         assert_numbers(ours, theirs)
+
+
+NEVER_RUNS = """
+void never(int n, double A[100], double B[100]) {
+  int i;
+#pragma scop
+  for (i = 0; i < n; i++)
+    if ((0 * ('a' - 96)) % 3 == 1)
+      A[i] = B[i] + 1.0;
+  for (i = 0; i < n; i++)
+    B[i] = B[i] * 2.0;
+#pragma endscop
+}"""
+
+
+def test_auto_schedule_of_a_kernel_with_a_statement_that_never_runs():
+    """A guard no size satisfies leaves a statement with an empty domain, which isl's
+    scheduler leaves out: auto_schedule keeps it as it is (it raised KeyError 'S0',
+    found by the c-types property family)."""
+    kernel = po.from_c(NEVER_RUNS)
+    for sizes in ({"n": 0}, {"n": 9}):
+        ours, theirs = run_both(kernel, NEVER_RUNS, sizes, po.auto_schedule(kernel))
+        assert_numbers(ours, theirs)
