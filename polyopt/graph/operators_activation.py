@@ -85,8 +85,11 @@ def _selu(node, x):
 
 
 def _sign(node, x):
+    """1, -1, else ``x * 0 + 0``: +0 for zeros and NaN for NaN (NumPy's and onnxruntime's
+    sign of NaN; a plain 0 there hid the NaN)."""
     one, zero = _number(x, 1), _number(x, 0)
-    return if_then_else(x > zero, one, if_then_else(x < zero, -one, zero)).astype(x.dtype)
+    return if_then_else(x > zero, one,
+                        if_then_else(x < zero, -one, x * zero + zero)).astype(x.dtype)
 
 
 register("LeakyRelu", "injective", {"alpha": 0.01})(_unary(

@@ -28,6 +28,23 @@ def test_unary_activation(op, attrs):
     check(single_op(op, [(3, 37)], opset=17, **attrs))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sign_of_nan_is_nan_and_of_zeros_zero(dtype):
+    """As onnxruntime and NumPy: the onnx property family found Sign(NaN) = 0."""
+    from onnx import helper
+
+    kind = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Sign", ["x0"], ["s"])], "g",
+        [helper.make_tensor_value_info("x0", kind, [6])],
+        [helper.make_tensor_value_info("s", kind, [6])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    x = np.array([np.nan, -1.5, -0.0, 0.0, 2.0, -np.inf], dtype)
+    got = po.graph.compile(po.graph.from_onnx(model), num_threads=1).run({"x0": x})
+    assert_numbers(got, ort_run(model, {"x0": x}), exact=True)
+    assert not np.signbit(next(iter(got.values()))[2])  # Sign(-0.0) is +0.0
+
+
 def test_softplus_of_large_magnitudes_does_not_overflow():
     model = single_op("Softplus", [(2, 4)], opset=17)
     x = np.array([[-200, -30, 0, 1e-3], [5, 30, 100, 200]], np.float32)
