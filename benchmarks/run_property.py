@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
+import functools
 import platform
 import re
 import subprocess
@@ -43,7 +44,10 @@ CLASSES = ["ok-accepted", "ok-refused", "ok-no-oracle", "crash", "internal", "wr
            "accepted-bad", "accepted-invalid", "signal", "timeout"]
 
 
+@functools.lru_cache(maxsize=1)
 def _commit() -> str:
+    """The commit the run started from (asked once, at the start: later commits during
+    a run do not change the code its workers imported)."""
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -130,6 +134,7 @@ def main() -> int:
     command = "python benchmarks/run_property.py" + "".join(
         f" {a}" for a in sys.argv[1:])
     started = time.time()
+    _commit()
     records = [None] * len(todo)
     index = {case: k for k, case in enumerate(todo)}
     finished = 0
