@@ -63,32 +63,40 @@ def _check(node, constants) -> None:
         constant_value(node, constants, index, what)
 
 
-def _infer(node, infos, constants):
-    _check(node, constants)
+def recurrent_shapes(node, infos, gates: int, states: tuple[int, ...]):
+    """The output ``Y`` of a recurrent node (LSTM: 4 ``gates``, initial h and c at inputs
+    ``states`` 5 and 6; GRU 3 and RNN 1, initial h at 5) after checking its inputs' dtypes
+    and shapes against X's and R's sizes."""
+    op = node.op_type
     if any(info is not None and info.dtype != "float32" for info in infos):
         raise UnsupportedOperatorError(
-            f"node '{node.name}' (LSTM): only float32 tensors are supported, got "
+            f"node '{node.name}' ({op}): only float32 tensors are supported, got "
             f"{[i.dtype for i in infos if i is not None]}")
     if len(infos[0].shape) != 3:
-        raise InvalidArgumentError(f"node '{node.name}' (LSTM): X must be [seq, batch, input], "
+        raise InvalidArgumentError(f"node '{node.name}' ({op}): X must be [seq, batch, input], "
                                    f"got {infos[0].shape}")
     seq, batch, width = infos[0].shape
     hidden = infos[2].shape[-1] if len(infos[2].shape) == 3 else 0
-    expected = {1: (1, 4 * hidden, width), 2: (1, 4 * hidden, hidden), 3: (1, 8 * hidden),
-                5: (1, batch, hidden), 6: (1, batch, hidden)}
+    expected = {1: (1, gates * hidden, width), 2: (1, gates * hidden, hidden),
+                3: (1, 2 * gates * hidden), **{k: (1, batch, hidden) for k in states}}
     for index, shape in expected.items():
         info = infos[index] if index < len(infos) else None
         if info is not None and info.shape != shape:
             raise InvalidArgumentError(
-                f"node '{node.name}' (LSTM): input {index} ('{info.name}') has shape "
+                f"node '{node.name}' ({op}): input {index} ('{info.name}') has shape "
                 f"{info.shape}; with hidden size {hidden} it must be {shape}")
     size = attr(node, "hidden_size")
     if hidden < 1 or min(seq, batch, width) < 1 or (size is not None and size != hidden):
         raise InvalidArgumentError(
-            f"node '{node.name}' (LSTM): hidden_size={size!r} with R of shape "
+            f"node '{node.name}' ({op}): hidden_size={size!r} with R of shape "
             f"{infos[2].shape} and X {infos[0].shape}; the hidden size (R's last dimension) "
             "and every size of X must be at least 1 and agree with hidden_size")
     return [((seq, 1, batch, hidden), infos[0].dtype)]
+
+
+def _infer(node, infos, constants):
+    _check(node, constants)
+    return recurrent_shapes(node, infos, 4, (5, 6))
 
 
 def _no_lowering(node, args, values, out, name):

@@ -23,7 +23,6 @@ import ctypes
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
 from ..machine import TargetInfo
 from ..target.args import data_pointer
 from ..te.scan import scan
@@ -31,7 +30,7 @@ from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
 from ..transform.schedule import create_schedule
 from .aligned import aligned_copy, aligned_empty
 from .lstm import (NodeRunner, build_one_thread, cached_kernel, projection,
-                   template_kernel)
+                   recurrent_shapes, template_kernel)
 from .operators import sigmoid
 from .registry import UnsupportedOperatorError, attr, constant_value, register
 
@@ -64,31 +63,7 @@ def _check(node, constants) -> None:
 
 def _infer(node, infos, constants):
     _check(node, constants)
-    op, gates = node.op_type, GATES[node.op_type]
-    if any(info is not None and info.dtype != "float32" for info in infos):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): only float32 tensors are supported, got "
-            f"{[i.dtype for i in infos if i is not None]}")
-    if len(infos[0].shape) != 3:
-        raise InvalidArgumentError(f"node '{node.name}' ({op}): X must be [seq, batch, input], "
-                                   f"got {infos[0].shape}")
-    seq, batch, width = infos[0].shape
-    hidden = infos[2].shape[-1] if len(infos[2].shape) == 3 else 0
-    expected = {1: (1, gates * hidden, width), 2: (1, gates * hidden, hidden),
-                3: (1, 2 * gates * hidden), 5: (1, batch, hidden)}
-    for index, shape in expected.items():
-        info = infos[index] if index < len(infos) else None
-        if info is not None and info.shape != shape:
-            raise InvalidArgumentError(
-                f"node '{node.name}' ({op}): input {index} ('{info.name}') has shape "
-                f"{info.shape}; with hidden size {hidden} it must be {shape}")
-    size = attr(node, "hidden_size")
-    if hidden < 1 or min(seq, batch, width) < 1 or (size is not None and size != hidden):
-        raise InvalidArgumentError(
-            f"node '{node.name}' ({op}): hidden_size={size!r} with R of shape "
-            f"{infos[2].shape} and X {infos[0].shape}; the hidden size (R's last dimension) "
-            "and every size of X must be at least 1 and agree with hidden_size")
-    return [((seq, 1, batch, hidden), infos[0].dtype)]
+    return recurrent_shapes(node, infos, GATES[node.op_type], (5,))
 
 
 def _no_lowering(node, args, values, out, name):
