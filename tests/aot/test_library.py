@@ -214,6 +214,17 @@ def test_an_interrupted_build_continues_from_the_cache(tmp_path):
     assert sum(len(k["variants"]) for k in manifest["kernels"]) == 6
 
 
+def _refused_by_lib_build(spec, tmp_path, last_line: str) -> None:
+    """``polyopt lib build spec`` ends with status 2 and one error line, no traceback."""
+    done = subprocess.run([sys.executable, "-m", "polyopt.cli", "lib", "build", str(spec),
+                           "-o", str(tmp_path / "out"), "-j", "1", "--quiet"],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, POLYOPT_CACHE=str(tmp_path / "cache")))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(last_line)
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("text", [
     "import sys\nsys.exit(3)\n",
     "raise SystemExit('bye')\n",
@@ -228,13 +239,7 @@ def test_a_spec_that_exits_is_refused_not_the_builds_status(tmp_path, text):
     spec.write_text(text)
     with pytest.raises(po.InvalidArgumentError, match="SystemExit"):
         load_spec(str(spec))
-    done = subprocess.run([sys.executable, "-m", "polyopt.cli", "lib", "build", str(spec),
-                           "-o", str(tmp_path / "out"), "-j", "1", "--quiet"],
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, POLYOPT_CACHE=str(tmp_path / "cache")))
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("polyopt: error: ")
-    assert "Traceback" not in done.stderr
+    _refused_by_lib_build(spec, tmp_path, "polyopt: error: ")
 
 
 def test_a_spec_that_is_not_utf8_is_refused_by_name(tmp_path):
@@ -245,10 +250,4 @@ def test_a_spec_that_is_not_utf8_is_refused_by_name(tmp_path):
     spec.write_bytes(b"\xec\x00kernels = 1\n")
     with pytest.raises(po.InvalidArgumentError, match="is not UTF-8 text"):
         load_spec(str(spec))
-    done = subprocess.run([sys.executable, "-m", "polyopt.cli", "lib", "build", str(spec),
-                           "-o", str(tmp_path / "out"), "-j", "1", "--quiet"],
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, POLYOPT_CACHE=str(tmp_path / "cache")))
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("polyopt: error: the spec ")
-    assert "Traceback" not in done.stderr
+    _refused_by_lib_build(spec, tmp_path, "polyopt: error: the spec ")
