@@ -22,32 +22,13 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 OUT = HERE / "results" / "experiments" / "hang_m2_cpu"
-
-# (run in the child: the kernel must be read from a file, so it is written to one)
-KERNEL = '''
-import polyopt as po
-N, M, T = po.var("N"), po.var("M"), po.var("T")
-
-@po.kernel
-def kern(A: po.f64[N, N]):
-    for t in range(T):
-        for i in range(1, N):
-            for j in range(max(0, i - 1), min(N, i + 2)):
-                for k in range(0, M - 1):
-                    A[j, i] = 1.0 * A[i - 1, j]
-            for j in range(1, N - 1):
-                if j < N - 2:
-                    for k in range(1, j):
-                        A[i, j] = po.maximum(A[k - 1, k], A[i, j]) * 0.5
-                        A[i, j] = 0.167 * A[j, i] + -0.333 * A[k, j] + 0.45 * A[i, k + 1]
-                A[i, j] = 0.2 * A[j, i - 1] + -0.36 * A[j, i] + 0.36 * A[i, i - 1]
-'''
+TESTS = HERE.parent / "tests"
 
 MEASURE = '''
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 import polyopt as po
-from hang_m2_kernel import kern
+from testlib.kernels import triangles as kern  # hang_m2's kernel
 
 def now():
     t = os.times()
@@ -71,8 +52,8 @@ print(json.dumps(steps))
 '''
 
 
-def measure(tree: str, folder: pathlib.Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=f"{folder}{os.pathsep}{tree}")
+def measure(tree: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=f"{tree}{os.pathsep}{TESTS}")
     done = subprocess.run([sys.executable, "-c", MEASURE, tree], env=env, check=True,
                           capture_output=True, text=True, timeout=3600)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -91,13 +72,10 @@ def main() -> None:
                         help="label=path of a polyopt source tree")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-    import tempfile
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="hang_m2_"))
-    (folder / "hang_m2_kernel.py").write_text(KERNEL)
     results = {"load_before": load_average(), "trees": {}}
     for spec in args.tree:
         label, _, path = spec.partition("=")
-        runs = [measure(str(pathlib.Path(path).resolve()), folder) for _ in range(args.runs)]
+        runs = [measure(str(pathlib.Path(path).resolve())) for _ in range(args.runs)]
         results["trees"][label] = runs
     results["load_after"] = load_average()
     OUT.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
