@@ -49,3 +49,26 @@ def test_repeated_parallel_calls_free_their_per_thread_buffers():
     grown = _resident_bytes() - before
     assert grown < 64 << 20, f"resident memory grew by {grown >> 20} MB over 100 calls"
     np.testing.assert_array_equal(c, np.full_like(c, 20_000.0))
+
+
+def _heap_temporary_kernel(n: int):
+    """A chain whose middle tensor is a heap temporary of ``n`` floats (constant size)."""
+    A = po.placeholder((n,), name="A")
+    B = po.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = po.compute((n,), lambda i: B[i] + 1.0, name="C")
+    return po.build(po.create_schedule(C), [A, C]), A
+
+
+def test_only_temporaries_of_huge_page_size_are_advised():
+    """madvise is called for a temporary of 4 MB or more and not at all below (a small
+    temporary's call would be a failing system call on every run)."""
+    small, _ = _heap_temporary_kernel(64 << 10)  # 256 KB: on the heap, below 4 MB
+    large, _ = _heap_temporary_kernel(2 << 20)   # 8 MB
+    assert "aligned_alloc" in small.optimized_ir
+    assert "@madvise" not in small.optimized_ir
+    assert "@madvise(" in large.optimized_ir
+    for f, n in [(small, 64 << 10), (large, 2 << 20)]:
+        a = np.arange(n, dtype=np.float32)
+        c = np.empty_like(a)
+        f(a, c)
+        np.testing.assert_array_equal(c, a * 2 + 1)

@@ -51,8 +51,8 @@ class Temporaries:
         size = b.select(big, huge_size, size)
         alignment = b.select(big, ir.Constant(I64, HUGE_PAGE), ir.Constant(I64, ALIGNMENT))
         pointer = b.call(alloc, [alignment, size])
-        advised = b.select(big, size, ir.Constant(I64, 0))  # madvise of 0 bytes is a no-op
-        b.call(madvise, [pointer, advised, ir.Constant(ir.IntType(32), MADV_HUGEPAGE)])
+        with b.if_then(big):  # a branch, not a select: small temporaries make no system call
+            b.call(madvise, [pointer, size, ir.Constant(ir.IntType(32), MADV_HUGEPAGE)])
         return pointer
 
     def allocate_temps(self, temps) -> tuple[list[ir.Value], ir.Value]:
