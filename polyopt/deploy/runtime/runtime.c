@@ -140,16 +140,29 @@ extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte ali
 /* Big buffers (the weights, the arena, the outputs) as NumPy allocates the Python
    executor's arrays: from 4 MB on, 2 MB aligned with transparent huge pages advised, so the
    kernels streaming over them take as few TLB misses as they do under Python. */
-static void *po_big_alloc(uint64_t bytes) {
+static int po_huge_mode(void) { /* A/B switch (temporary): 0 never, 1 at alloc, 2 late */
+    const char *v = getenv("POLYOPT_HUGEPAGES");
+    if (!v) return 1;
+    return *v == '0' ? 0 : *v == 'l' ? 2 : 1;
+}
+
+static void po_advise_huge(void *p, uint64_t bytes) {
+    uint64_t huge = 2u << 20;
+#ifdef MADV_HUGEPAGE
+    if (p && bytes >= 2 * huge) madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+#endif
+}
+
+static void *po_big_alloc_mode(uint64_t bytes, int advise) {
     uint64_t huge = 2u << 20;
     void *p;
     if (bytes < 2 * huge) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
     p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
-#ifdef MADV_HUGEPAGE
-    if (p) madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* (advice only) */
-#endif
+    if (advise) po_advise_huge(p, bytes);
     return p;
 }
+
+static void *po_big_alloc(uint64_t bytes) { return po_big_alloc_mode(bytes, po_huge_mode() != 0); }
 
 /* The 64 hex digits of the string value of "key" in the JSON text (the manifest), or 0. */
 static int po_manifest_value(const char *text, const char *key, char value[65]) {
@@ -366,7 +379,7 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
                        file, (long long)info.st_size, PO_NAME,
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
-    m->weights = po_big_alloc(PO_WEIGHTS_BYTES);
+    m->weights = po_big_alloc_mode(PO_WEIGHTS_BYTES, po_huge_mode() == 1);
     if (!m->weights) {
         close(job.fd);
         return po_fail(POLYOPT_E_NOMEM, "no memory for the %llu bytes of weights",
@@ -381,6 +394,7 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
     if (threads > 1) polyopt_parallel(po_verify_chunks, &job, threads);
     else po_verify_chunks(&job);
     close(job.fd);
+    if (po_huge_mode() == 2) po_advise_huge(m->weights, PO_WEIGHTS_BYTES);
     if (job.read_error)
         return po_fail(job.read_error > 0 ? POLYOPT_E_IO : POLYOPT_E_INTEGRITY,
                        "cannot read the weights %s: %s", file, job.read_error > 0 ?
