@@ -118,7 +118,8 @@ def main() -> int:
     parser.add_argument("--models", nargs="*", default=["resnet18"])
     parser.add_argument("--quick", action="store_true", help="bench_graph's small settings")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
-    parser.add_argument("--modes", nargs="*", default=["0", "1", "late"])
+    parser.add_argument("--modes", nargs="*", default=["after", "early", "0"],
+                        help="POLYOPT_HUGEPAGES values: after (the default), early, 0")
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--no-python", action="store_true")
