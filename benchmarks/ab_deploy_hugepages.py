@@ -51,10 +51,14 @@ int main(int argc, char **argv) {
     double *wall = malloc(sizeof(double) * runs), *cpu = malloc(sizeof(double) * runs);
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID), w, c;
     long f0 = faults(), load_faults;
-    if (m_create(argv[1], &m) != POLYOPT_OK) { fprintf(stderr, "%s\n", m_error_message()); return 1; }
+    if (m_create(argv[1], &m) != POLYOPT_OK) {
+        fprintf(stderr, "%s\n", m_error_message());
+        return 1;
+    }
     w = now(CLOCK_MONOTONIC) - w0; c = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
     load_faults = faults() - f0;
-    for (i = 0; i < m_input_count(); i++) m_set_input(m, i, calloc(1, m_input_bytes(i)), m_input_bytes(i));
+    for (i = 0; i < m_input_count(); i++)
+        m_set_input(m, i, calloc(1, m_input_bytes(i)), m_input_bytes(i));
     f0 = faults();
     for (i = 0; i < 3; i++) m_run(m);
     for (i = 0; i < runs; i++) {

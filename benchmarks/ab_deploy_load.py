@@ -5,8 +5,9 @@ trees (before/after), ResNet-18's weights (45 MB: the real widths and classes; t
 Each tree exports the model in a subprocess; a C program linked with the library then
 creates the model once per fresh process (the weights file in the page cache, as in
 bench_deploy.py; one create of each tree and thread count per round, rounds repeated) and
-prints the wall and the process's CPU time (all its threads) of ``NAME_create``.  CPU time is the figure to compare on a loaded machine; the wall time of a
-parallel check is lower than its CPU time only where the threads get cores.
+prints the wall and the process's CPU time (all its threads) of ``NAME_create``.  CPU
+time is the figure to compare on a loaded machine; the wall time of a parallel check is
+lower than its CPU time only where the threads get cores.
 
     python benchmarks/ab_deploy_load.py --before /tmp/base --threads 1 2 --samples 9
 """

@@ -29,7 +29,10 @@ int main(int argc, char **argv) {
     char line[512];
     long size = 0, advised = 0;
     FILE *maps;
-    if (mm_create(argv[1], &m) != POLYOPT_OK) { fprintf(stderr, "%s\n", mm_error_message()); return 1; }
+    if (mm_create(argv[1], &m) != POLYOPT_OK) {
+        fprintf(stderr, "%s\n", mm_error_message());
+        return 1;
+    }
     maps = fopen("/proc/self/smaps", "r");
     while (fgets(line, sizeof line, maps)) {
         if (!strncmp(line, "Size:", 5)) size = atol(line + 5);
