@@ -329,7 +329,7 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
    once while they are in the cache (po_sha256_pair: 1.7x one chunk after the other). */
 #define PO_CHUNK_COUNT ((PO_WEIGHTS_BYTES + PO_WEIGHTS_CHUNK_BYTES - 1) / PO_WEIGHTS_CHUNK_BYTES)
 #define PO_PAIR_COUNT ((PO_CHUNK_COUNT + 1) / 2)
-#ifndef MADV_POPULATE_WRITE
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it: pages fault one by one */
 #endif
 
@@ -376,8 +376,10 @@ static void po_verify_chunks(void *data) {
         int first = 2 * pair, count = first + 1 < (int)PO_CHUNK_COUNT ? 2 : 1, error, k;
         uint64_t at = (uint64_t)first * PO_WEIGHTS_CHUNK_BYTES;
         uint64_t bytes = po_chunk_bytes(first) + (count == 2 ? po_chunk_bytes(first + 1) : 0);
+#ifdef MADV_POPULATE_WRITE
         if (job->populate) /* (a failure only leaves the pages to fault) */
             madvise(job->to + at, (size_t)((bytes + 4095) / 4096 * 4096), MADV_POPULATE_WRITE);
+#endif
         if ((error = po_read_range(job, at, bytes)) != 0) {
             __atomic_store_n(&job->read_error, error, __ATOMIC_RELAXED);
             continue;
