@@ -4,9 +4,10 @@ trees (before/after), ResNet-18's weights (45 MB: the real widths and classes; t
 
 Each tree exports the model in a subprocess; a C program linked with the library then
 creates the model once per fresh process (the weights file in the page cache, as in
-bench_deploy.py) and prints the wall and the process's CPU time (all its threads) of
-``NAME_create``.  CPU time is the figure to compare on a loaded machine; the wall time of a
-parallel check is lower than its CPU time only where the threads get cores.
+bench_deploy.py; one create of each tree and thread count per round, rounds repeated) and
+prints the wall and the process's CPU time (all its threads) of ``NAME_create``.  CPU
+time is the figure to compare on a loaded machine; the wall time of a parallel check is
+lower than its CPU time only where the threads get cores.
 
     python benchmarks/ab_deploy_load.py --before /tmp/base --threads 1 2 --samples 9
 """
@@ -56,7 +57,7 @@ def export(tree: str, folder: str, threads: int) -> None:
                    check=True, env=env, cwd=tree)  # (python -c: the cwd comes first)
 
 
-def time_create(folder: str, samples: int) -> dict:
+def build_timer(folder: str) -> str:
     with open(os.path.join(folder, "manifest.json")) as file:
         flags = json.load(file)["link"][1:]
     source, program = os.path.join(folder, "timer.c"), os.path.join(folder, "timer")
@@ -64,8 +65,15 @@ def time_create(folder: str, samples: int) -> dict:
         file.write(TIMER)
     subprocess.run(["gcc", "-O2", "-I", folder, source, os.path.join(folder, "libresnet.a"),
                     *flags, "-lpthread", "-o", program], check=True)
-    runs = [json.loads(subprocess.run([program, folder], capture_output=True, text=True,
-                                      check=True).stdout) for _ in range(samples)]
+    return program
+
+
+def time_create(program: str, folder: str) -> dict:
+    return json.loads(subprocess.run([program, folder], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def summary(runs: list[dict]) -> dict:
     return {key: {"median": statistics.median(r[key] for r in runs),
                   "min": min(r[key] for r in runs)} for key in ("wall_ms", "cpu_ms")}
 
@@ -77,15 +85,20 @@ def main() -> int:
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--samples", type=int, default=9)
     args = parser.parse_args()
-    rows = []
     with tempfile.TemporaryDirectory(prefix="ab-deploy-load-") as scratch:
+        programs = {}
         for label, tree in (("before", args.before), ("after", args.after)):
             for threads in args.threads:
                 folder = os.path.join(scratch, f"{label}-{threads}")
                 export(tree, folder, threads)
-                rows.append({"tree": label, "threads": threads,
-                             **time_create(folder, args.samples)})
-                print(json.dumps(rows[-1]), flush=True)
+                programs[label, threads] = build_timer(folder), folder
+        runs: dict = {key: [] for key in programs}
+        for _ in range(args.samples):  # interleaved: one create of each per round
+            for key, (program, folder) in programs.items():
+                runs[key].append(time_create(program, folder))
+        for (label, threads), samples in runs.items():
+            print(json.dumps({"tree": label, "threads": threads, **summary(samples)}),
+                  flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -52,7 +52,8 @@ def header_text(name: str, plan: dict | None = None) -> str:
 
    Memory: with glibc, {name}_create asks malloc to keep freed memory (as polyopt's Python
    executor does: kernels allocate buffers on every run); POLYOPT_KEEP_MALLOC=1 leaves
-   malloc as it is.
+   malloc as it is.  Buffers from 4 MB on get transparent huge pages advised (the
+   weights once verified); POLYOPT_HUGEPAGES=0 advises none.
 
    Thread safety: a {name}_model is used by one thread at a time; to run on several
    threads at once, create one model per thread (each holds its arena and weights).

@@ -160,3 +160,43 @@ def test_a_shared_library_whose_file_differs_from_the_manifest_is_refused_by_cre
     assert done.returncode == 0, done.stderr
     assert_numbers(got[0], (x.astype("float64") @ exported[2]).astype("float32"),
                    rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def exported_odd(tmp_path_factory):
+    """A matrix product whose weights (4.5 MiB: over 4 MB, so 2 MB aligned and mapped a
+    pair of chunks at a time) have an odd count of chunks, exported for one thread: the
+    runtime hashes two chunks at once, the shorter fifth alone."""
+    folder = tmp_path_factory.mktemp("odd")
+    weights = np.random.default_rng(7).standard_normal((1024, 1152)).astype("float32")
+    b = po.graph.GraphBuilder()
+    x = b.input("x", (2, 1024))
+    g = b.build([b.op("MatMul", [x, b.constant("w", weights)])])
+    manifest = po.graph.compile(g, num_threads=1).export_library(folder, name="mm")
+    return folder, manifest, weights
+
+
+def test_weights_of_an_odd_count_of_chunks_compute_the_product(exported_odd, tmp_path):
+    folder, manifest, weights = exported_odd
+    assert len(manifest["weights_chunks_sha256"]) == 5
+    folder, program = _copy(exported_odd, tmp_path)
+    x = np.random.default_rng(8).standard_normal((2, 1024)).astype("float32")
+    done, got = run_program(program, str(folder), [x], output_specs(manifest))
+    assert done.returncode == 0, done.stderr
+    assert_numbers(got[0], (x.astype("float64") @ weights).astype("float32"),
+                   rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chunks", [[1], [4], [3, 1]],
+                         ids=["second-of-a-pair", "the-lone-last", "two-the-first-named"])
+def test_an_edited_chunk_hashed_in_a_pair_or_alone_is_named(exported_odd, tmp_path, chunks):
+    folder, program = _copy(exported_odd, tmp_path)
+    path = folder / "mm.weights"
+    data = bytearray(path.read_bytes())
+    for chunk in chunks:
+        data[chunk * WEIGHTS_CHUNK_BYTES + 17] ^= 0x01
+    path.write_bytes(bytes(data))
+    x = np.zeros((2, 1024), "float32")
+    done, got = run_program(program, str(folder), [x], output_specs(exported_odd[1]))
+    assert done.returncode == 1 and got is None
+    assert f"chunk {min(chunks) + 1} of 5" in done.stderr, done.stderr

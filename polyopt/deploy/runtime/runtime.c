@@ -139,15 +139,42 @@ extern const unsigned char PO_EMBEDDED_WEIGHTS[]; /* in the library, 64-byte ali
 
 /* Big buffers (the weights, the arena, the outputs) as NumPy allocates the Python
    executor's arrays: from 4 MB on, 2 MB aligned with transparent huge pages advised, so the
-   kernels streaming over them take as few TLB misses as they do under Python. */
-static void *po_big_alloc(uint64_t bytes) {
-    uint64_t huge = 2u << 20;
-    void *p;
-    if (bytes < 2 * huge) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
-    p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+   kernels streaming over them take as few TLB misses as they do under Python.  The arena
+   and the outputs are advised when allocated (their pages are first touched by the first
+   run); the weights only once read and verified (po_read_weights): with THP's defrag mode
+   "madvise" an advised page is made on its fault, and on a virtual machine a fresh 2 MB
+   page cost up to 4 ms there (ResNet-18's 46 MB: 150-220 ms of create instead of 60);
+   advised later, khugepaged merges the pages in its own time.  POLYOPT_HUGEPAGES=0:
+   nothing advised; POLYOPT_HUGEPAGES=early: the weights advised before they are read
+   (for comparisons). */
+enum { PO_HUGE_NEVER, PO_HUGE_AFTER_LOAD, PO_HUGE_EARLY };
+
+static int po_huge_mode(void) {
+    const char *mode = getenv("POLYOPT_HUGEPAGES");
+    if (!mode || !*mode) return PO_HUGE_AFTER_LOAD;
+    return strcmp(mode, "0") == 0 ? PO_HUGE_NEVER : strcmp(mode, "early") == 0 ?
+           PO_HUGE_EARLY : PO_HUGE_AFTER_LOAD;
+}
+
+#define PO_HUGE_PAGE (2ULL << 20)
+
+static void po_advise_huge(void *p, uint64_t bytes) {
 #ifdef MADV_HUGEPAGE
-    if (p) madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* (advice only) */
+    if (p && bytes >= 2 * PO_HUGE_PAGE)
+        madvise(p, (bytes + PO_HUGE_PAGE - 1) / PO_HUGE_PAGE * PO_HUGE_PAGE, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
 #endif
+}
+
+/* From 4 MB on: 2 MB aligned, the allocation a whole number of 2 MB (huge pages advised
+   when `advise`); below: 64-byte aligned. */
+static void *po_big_alloc(uint64_t bytes, int advise) {
+    void *p;
+    if (bytes < 2 * PO_HUGE_PAGE) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+    p = aligned_alloc(PO_HUGE_PAGE, (bytes + PO_HUGE_PAGE - 1) / PO_HUGE_PAGE * PO_HUGE_PAGE);
+    if (advise) po_advise_huge(p, bytes);
     return p;
 }
 
@@ -297,46 +324,76 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
 #else
 /* The weights are read and verified a chunk at a time (PO_WEIGHTS_CHUNK_BYTES; the last
    shorter), each chunk's SHA-256 against the library's table PO_WEIGHTS_CHUNKS, on the
-   thread pool's threads: each reads its chunk into place and hashes it while it is in
-   the cache. */
+   thread pool's threads: each takes two chunks, maps their pages in one call (a fault per
+   4 KB page cost 2-3 us on a virtual machine), reads them into place and hashes both at
+   once while they are in the cache (po_sha256_pair: 1.7x one chunk after the other). */
 #define PO_CHUNK_COUNT ((PO_WEIGHTS_BYTES + PO_WEIGHTS_CHUNK_BYTES - 1) / PO_WEIGHTS_CHUNK_BYTES)
+#define PO_PAIR_COUNT ((PO_CHUNK_COUNT + 1) / 2)
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it: pages fault one by one */
+#endif
 
 struct po_weights_job {
     int fd;
     unsigned char *to;
-    int next;       /* the next chunk to take */
+    int populate;   /* whether `to` is page aligned: its pages may be mapped in advance */
+    int next;       /* the next pair of chunks to take */
     int bad;        /* the first chunk whose hash differs (PO_CHUNK_COUNT: none) */
     int read_error; /* the errno of a failed read (-1: the file was shorter), 0 */
 };
 
+static uint64_t po_chunk_bytes(int chunk) {
+    uint64_t at = (uint64_t)chunk * PO_WEIGHTS_CHUNK_BYTES;
+    return PO_WEIGHTS_BYTES - at < PO_WEIGHTS_CHUNK_BYTES ? PO_WEIGHTS_BYTES - at :
+           PO_WEIGHTS_CHUNK_BYTES;
+}
+
+/* Read bytes [at, at + bytes) of the file into place: 0, or the errno (-1: end of file). */
+static int po_read_range(struct po_weights_job *job, uint64_t at, uint64_t bytes) {
+    uint64_t done = 0;
+    while (done < bytes) {
+        ssize_t got = pread(job->fd, job->to + at + done, (size_t)(bytes - done),
+                            (off_t)(at + done));
+        if (got > 0) done += (uint64_t)got;
+        else if (got < 0 && errno == EINTR) continue;
+        else return got == 0 ? -1 : (errno ? errno : -1);
+    }
+    return 0;
+}
+
+static void po_chunk_differs(struct po_weights_job *job, int chunk) {
+    int seen = __atomic_load_n(&job->bad, __ATOMIC_RELAXED); /* keep the first */
+    while (chunk < seen && !__atomic_compare_exchange_n(&job->bad, &seen, chunk, 0,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 static void po_verify_chunks(void *data) {
     struct po_weights_job *job = data;
-    unsigned char digest[32];
-    int chunk;
-    while ((chunk = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) <
-           (int)PO_CHUNK_COUNT) {
-        uint64_t at = (uint64_t)chunk * PO_WEIGHTS_CHUNK_BYTES, done = 0;
-        uint64_t bytes = PO_WEIGHTS_BYTES - at < PO_WEIGHTS_CHUNK_BYTES ?
-                         PO_WEIGHTS_BYTES - at : PO_WEIGHTS_CHUNK_BYTES;
-        int seen;
-        while (done < bytes) {
-            ssize_t got = pread(job->fd, job->to + at + done, (size_t)(bytes - done),
-                                (off_t)(at + done));
-            if (got > 0) done += (uint64_t)got;
-            else if (got < 0 && errno == EINTR) continue;
-            else break;
-        }
-        if (done < bytes) {
-            __atomic_store_n(&job->read_error, errno ? errno : -1, __ATOMIC_RELAXED);
+    unsigned char digest[2][32];
+    int pair;
+    while ((pair = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < (int)PO_PAIR_COUNT) {
+        int first = 2 * pair, count = first + 1 < (int)PO_CHUNK_COUNT ? 2 : 1, error, k;
+        uint64_t at = (uint64_t)first * PO_WEIGHTS_CHUNK_BYTES;
+        uint64_t bytes = po_chunk_bytes(first) + (count == 2 ? po_chunk_bytes(first + 1) : 0);
+#ifdef MADV_POPULATE_WRITE
+        if (job->populate) /* (a failure only leaves the pages to fault) */
+            madvise(job->to + at, (size_t)((bytes + 4095) / 4096 * 4096), MADV_POPULATE_WRITE);
+#endif
+        if ((error = po_read_range(job, at, bytes)) != 0) {
+            __atomic_store_n(&job->read_error, error, __ATOMIC_RELAXED);
             continue;
         }
-        po_sha256(job->to + at, bytes, digest);
-        if (memcmp(digest, PO_WEIGHTS_CHUNKS[chunk], 32) == 0) continue;
-        seen = __atomic_load_n(&job->bad, __ATOMIC_RELAXED); /* keep the first */
-        while (chunk < seen && !__atomic_compare_exchange_n(&job->bad, &seen, chunk, 0,
-                                                            __ATOMIC_RELAXED,
-                                                            __ATOMIC_RELAXED)) {
-        }
+        if (count == 2 && po_chunk_bytes(first + 1) == PO_WEIGHTS_CHUNK_BYTES)
+            po_sha256_pair(job->to + at, job->to + at + PO_WEIGHTS_CHUNK_BYTES,
+                           PO_WEIGHTS_CHUNK_BYTES, digest[0], digest[1]);
+        else
+            for (k = 0; k < count; k++)
+                po_sha256(job->to + at + (uint64_t)k * PO_WEIGHTS_CHUNK_BYTES,
+                          po_chunk_bytes(first + k), digest[k]);
+        for (k = 0; k < count; k++)
+            if (memcmp(digest[k], PO_WEIGHTS_CHUNKS[first + k], 32) != 0)
+                po_chunk_differs(job, first + k);
     }
 }
 
@@ -366,18 +423,19 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
                        file, (long long)info.st_size, PO_NAME,
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
-    m->weights = po_big_alloc(PO_WEIGHTS_BYTES);
+    m->weights = po_big_alloc(PO_WEIGHTS_BYTES, po_huge_mode() == PO_HUGE_EARLY);
     if (!m->weights) {
         close(job.fd);
         return po_fail(POLYOPT_E_NOMEM, "no memory for the %llu bytes of weights",
                        (unsigned long long)PO_WEIGHTS_BYTES);
     }
     job.to = m->weights;
+    job.populate = PO_WEIGHTS_BYTES >= 2 * PO_HUGE_PAGE; /* (then 2 MB aligned) */
     job.next = 0;
     job.bad = (int)PO_CHUNK_COUNT;
     job.read_error = 0;
     threads = polyopt_threads(m->threads);
-    if (threads > (int)PO_CHUNK_COUNT) threads = (int)PO_CHUNK_COUNT;
+    if (threads > (int)PO_PAIR_COUNT) threads = (int)PO_PAIR_COUNT;
     if (threads > 1) polyopt_parallel(po_verify_chunks, &job, threads);
     else po_verify_chunks(&job);
     close(job.fd);
@@ -394,6 +452,7 @@ static int po_read_weights(struct PO_API(model) *m, const char *path) {
                        PO_WEIGHTS_CHUNK_BYTES < PO_WEIGHTS_BYTES ? (uint64_t)job.bad *
                        PO_WEIGHTS_CHUNK_BYTES + PO_WEIGHTS_CHUNK_BYTES : PO_WEIGHTS_BYTES) - 1,
                        job.bad + 1, (int)PO_CHUNK_COUNT);
+    if (po_huge_mode() == PO_HUGE_AFTER_LOAD) po_advise_huge(m->weights, PO_WEIGHTS_BYTES);
     return POLYOPT_OK;
 }
 #endif
@@ -413,7 +472,7 @@ static void po_keep_freed_memory(void) {
 
 int PO_API(create)(const char *weights, PO_API(model) **out) {
     struct PO_API(model) *m;
-    int status, i;
+    int status, i, huge;
     if (!out) return po_fail(POLYOPT_E_ARGUMENT, "create needs a place for the model (out)");
     *out = NULL;
 #ifndef PO_EMBEDDED_WEIGHTS
@@ -431,9 +490,10 @@ int PO_API(create)(const char *weights, PO_API(model) **out) {
         PO_API(destroy)(m);
         return status;
     }
-    m->arena = po_big_alloc(PO_ARENA_BYTES);
+    huge = po_huge_mode() != PO_HUGE_NEVER;
+    m->arena = po_big_alloc(PO_ARENA_BYTES, huge);
     for (i = 0; i < PO_OUTPUT_COUNT; i++) {
-        m->own_outputs[i] = po_big_alloc(PO_OUTPUTS[i].bytes + 64);
+        m->own_outputs[i] = po_big_alloc(PO_OUTPUTS[i].bytes + 64, huge);
         m->outputs[i] = m->own_outputs[i];
         if (!m->own_outputs[i]) m->arena = (free(m->arena), NULL);
     }
