@@ -23,6 +23,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from _env import link_timer  # noqa: E402
+
 EXPORT = """
 import sys, polyopt as po
 sys.path.insert(0, {tests!r})
@@ -57,13 +60,7 @@ def export(tree: str, folder: str, threads: int) -> None:
 
 
 def time_create(folder: str, samples: int) -> dict:
-    with open(os.path.join(folder, "manifest.json")) as file:
-        flags = json.load(file)["link"][1:]
-    source, program = os.path.join(folder, "timer.c"), os.path.join(folder, "timer")
-    with open(source, "w") as file:
-        file.write(TIMER)
-    subprocess.run(["gcc", "-O2", "-I", folder, source, os.path.join(folder, "libresnet.a"),
-                    *flags, "-lpthread", "-o", program], check=True)
+    program = link_timer(folder, TIMER, "resnet")
     runs = [json.loads(subprocess.run([program, folder], capture_output=True, text=True,
                                       check=True).stdout) for _ in range(samples)]
     return {key: {"median": statistics.median(r[key] for r in runs),
