@@ -34,12 +34,13 @@ a warm-up, then at least ``repeat`` calls and 50 ms), the side going first alter
 between rounds.  Compile times: one fresh process per side and round, in the same
 alternation.
 
-No slowdown, the rule: a case passes when new / old <= 1.03, the ratio of the two sides'
-medians over all their samples.  The spread printed beside it is the range of the
-per-round ratios (the two sides' block medians of the same round); a case above 1.03
-whose per-round ratios straddle 1.0 is marked "within noise", but still fails: noise does
-not show that there is no slowdown (measure again at idle).  The whole A/B passes when
-every case passes.
+No slowdown, the rule: a case passes when new / old <= 1.03, where new / old is the
+median over the rounds of the round's ratio (the new side's block median over the old
+side's, measured back to back under the same load; a ratio of pooled samples would
+weigh blocks by their number of calls, which differs with the load).  The spread printed
+beside it is the range of the per-round ratios; a case above 1.03 whose per-round ratios
+straddle 1.0 is marked "within noise", but still fails: noise does not show that there
+is no slowdown (measure again at idle).  The whole A/B passes when every case passes.
 """
 
 from __future__ import annotations
@@ -113,10 +114,23 @@ def child_environment(tree: str, cache: str) -> dict:
 
 
 def _start(tree: str, scratch: str, mode: str, argument: str, **options):
+    """A child process of ``tree``; what it prints to stderr (LLVM's remarks, errors) goes
+    to ``process.log``, a file in ``scratch``."""
     cache = tempfile.mkdtemp(prefix="cache-", dir=scratch)
-    return subprocess.Popen([sys.executable, "-c", BOOT, os.path.abspath(__file__), tree,
-                             mode, argument], env=child_environment(tree, cache),
-                            cwd=cache, text=True, **options)
+    log = os.path.join(cache, "stderr.txt")
+    with open(log, "w") as errors:
+        process = subprocess.Popen([sys.executable, "-c", BOOT, os.path.abspath(__file__),
+                                    tree, mode, argument], env=child_environment(tree, cache),
+                                   cwd=cache, text=True, stderr=errors, **options)
+    process.log = log
+    return process
+
+
+def _tail(process, lines: int = 20) -> str:
+    """The last ``lines`` lines the child wrote to stderr, LLVM's remarks left out."""
+    with open(process.log, errors="replace") as file:
+        kept = [line for line in file if not line.startswith("remark: ")]
+    return "".join(kept[-lines:])
 
 
 # ---- the children ---------------------------------------------------------------------
@@ -267,8 +281,8 @@ class Worker:
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            raise SystemExit(f"a worker ended (exit status {self.process.wait()}); "
-                             "its error is printed above")
+            raise SystemExit(f"a worker ended (exit status {self.process.wait()}):\n"
+                             f"{_tail(self.process)}")
         return json.loads(line)
 
     def close(self) -> None:
@@ -316,7 +330,7 @@ def run_compile(plan: dict, trees: dict, scratch: str, rounds: int) -> list[dict
                              stdout=subprocess.PIPE)
             out, _ = process.communicate()
             if process.returncode:
-                raise SystemExit(f"the compile sample of {label} failed (its error is above)")
+                raise SystemExit(f"the compile sample of {label} failed:\n{_tail(process)}")
             samples[label].append(json.loads(out.strip().splitlines()[-1]))
     rows = []
     for name in samples["new"][0]:
@@ -331,13 +345,14 @@ def _order(labels: list[str], number: int) -> list[str]:
 
 
 def verdict(blocks: dict[str, list[list[float]]]) -> dict:
-    """Medians, the new / old ratio, the per-round ratios' range and PASS/FAIL (see the
+    """The sides' times (the median of their block medians), the new / old ratio (the
+    median of the per-round ratios), the per-round ratios and PASS/FAIL (see the
     module's docstring for the rule)."""
-    old = statistics.median(t for block in blocks["old"] for t in block)
-    new = statistics.median(t for block in blocks["new"] for t in block)
-    per_round = [statistics.median(n) / statistics.median(o)
-                 for o, n in zip(blocks["old"], blocks["new"])]
-    ratio = new / old
+    medians = {side: [statistics.median(block) for block in found]
+               for side, found in blocks.items()}
+    old, new = (statistics.median(medians[side]) for side in ("old", "new"))
+    per_round = [n / o for o, n in zip(medians["old"], medians["new"])]
+    ratio = statistics.median(per_round)
     return {"old_ms": 1e3 * old, "new_ms": 1e3 * new, "ratio": ratio,
             "round_ratios": per_round, "samples": {k: sum(map(len, v))
                                                    for k, v in blocks.items()},
@@ -380,6 +395,15 @@ def plan_cases(quick: bool) -> tuple[list[dict], dict]:
     return cases, plan
 
 
+def _harness_commit() -> str:
+    """This checkout's commit, "+ changes" when its benchmarks or tests differ from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", TREE, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    changed = git("status", "--porcelain", "--", "benchmarks", "tests")
+    return git("rev-parse", "--short", "HEAD") + (" + changes" if changed else "")
+
+
 def report(rows: list[dict], commits: dict, options: dict) -> str:
     sys.path.insert(0, HERE)
     from _env import cpu_model
@@ -387,29 +411,40 @@ def report(rows: list[dict], commits: dict, options: dict) -> str:
     measured = [r for r in rows if "error" not in r]
     passed = bool(measured) and len(measured) == len(rows) and all(r["passed"] for r in rows)
     lines = ["# Redesign A/B (issue 38): no slowdown", "",
-             f"Old: {commits['old']} (before the redesign); new: {commits['new']}. "
+             f"Old: {commits['old']} (before the redesign); new: {commits['new']}; "
+             f"harness (this script, the benchmark modules, tests/testlib): "
+             f"{commits['harness']}. "
              f"CPU: {cpu_model()}. Run: {options['mode']}, {options['rounds']} rounds, "
              f"load average {options['load'][0]:.1f} before, {options['load'][1]:.1f} after"
              + (" (machine loaded: these figures do not decide; the full run at idle does)."
                 if options["mode"] == "--quick" else "."), "",
              "Times: medians of alternating blocks (run times) or of one fresh process per "
-             "side and round (compile). Rule: PASS when new / old <= "
-             f"{LIMIT} (medians over all samples); the spread is the range of the per-round "
-             "ratios; \"within noise\" marks a FAIL whose per-round ratios straddle 1.0 "
+             "side and round (compile); old ms and new ms: the median of a side's block medians. "
+             f"Rule: PASS when new / old <= {LIMIT}, new / old being the median of the "
+             "per-round ratios (the two sides' blocks of one round, back to back); the spread "
+             "is the range of the per-round ratios; \"within noise\" marks a FAIL whose per-round ratios straddle 1.0 "
              "(still a FAIL: measure again at idle).", "",
-             "| group | case | old ms | new ms | new / old | per-round ratios | verdict |",
-             "|---|---|---:|---:|---:|---|---|"]
+             "| group | case | old ms | new ms | new / old | per-round ratios | verdict | "
+             "template (old / new) |", "|---|---|---:|---:|---:|---|---|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['group']} | {r['case']} | - | - | - | - | not measured: "
-                         f"{json.dumps(r['error'])[:200]} |")
+                         f"{json.dumps(r['error'])[:200]} | |")
             continue
         spread = f"{min(r['round_ratios']):.3f} - {max(r['round_ratios']):.3f}"
         lines.append(f"| {r['group']} | {r['case']} | {r['old_ms']:.3f} | {r['new_ms']:.3f} | "
-                     f"{r['ratio']:.3f} | {spread} | {_verdict_text(r)} |")
+                     f"{r['ratio']:.3f} | {spread} | {_verdict_text(r)} | {_templates(r)} |")
     lines += ["", f"**No slowdown: {'PASS' if passed else 'FAIL'}** "
               f"({sum(r.get('passed', False) for r in rows)} of {len(rows)} cases pass)."]
     return "\n".join(lines) + "\n"
+
+
+def _templates(row: dict) -> str:
+    """The templates the two sides chose for a template case ("-" for the others)."""
+    names = [row.get("info", {}).get(side, {}).get("template") for side in ("old", "new")]
+    if names[0] is None:
+        return "-"
+    return names[0] if names[0] == names[1] else f"{names[0]} / {names[1]}"
 
 
 def main() -> int:
@@ -432,6 +467,7 @@ def main() -> int:
         rows += run_compile(plan, trees, scratch, rounds)
     options = {"mode": "--quick" if args.quick else "full", "rounds": rounds,
                "load": (load, os.getloadavg()[0])}
+    commits = {**commits, "harness": _harness_commit()}
     text = report(rows, commits, options)
     print(text)
     sys.path.insert(0, HERE)

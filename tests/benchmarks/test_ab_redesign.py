@@ -88,6 +88,15 @@ def test_the_rule_passes_at_the_limit_and_marks_noise():
     assert slower["samples"] == {"old": 2, "new": 2}
 
 
+def test_the_ratio_pairs_the_rounds_instead_of_pooling_their_samples():
+    # a loaded round gives a side fewer (slower) calls: pooled, the sides' medians would
+    # be 1.0 and 2.0; round by round the two sides took the same time
+    found = ab_redesign.verdict({"old": [[1.0] * 10, [2.0]], "new": [[1.0], [2.0] * 10]})
+    assert found["round_ratios"] == [1.0, 1.0]
+    assert (found["ratio"], found["passed"]) == (1.0, True)
+    assert found["old_ms"] == found["new_ms"] == pytest.approx(1500.0)
+
+
 def test_the_children_get_one_environment_with_spinning_off(monkeypatch):
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
