@@ -115,6 +115,22 @@ def _warm_up(call) -> float:
             return end - start
 
 
+def link_timer(folder: str, source: str, name: str) -> str:
+    """The path of the C program ``source`` (a timer of an exported model) compiled with
+    gcc -O2 in ``folder`` and linked with the model's static library ``lib<name>.a`` and
+    the flags its ``manifest.json`` names."""
+    import subprocess
+
+    with open(os.path.join(folder, "manifest.json")) as file:
+        flags = json.load(file)["link"][1:]
+    path, program = os.path.join(folder, "timer.c"), os.path.join(folder, "timer")
+    with open(path, "w") as file:
+        file.write(source)
+    subprocess.run(["gcc", "-O2", "-I", folder, path, os.path.join(folder, f"lib{name}.a"),
+                    *flags, "-lpthread", "-o", program], check=True)
+    return program
+
+
 # The machine the results files measured before they kept one section per machine
 EARLIER_MACHINE = ("znver4/znver5; has avx2, avx512f, avx512_vnni, avx512_bf16; lacks "
                    "avx512_fp16, amx_int8, amx_bf16",

@@ -24,6 +24,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from _env import link_timer  # noqa: E402
+
 EXPORT = """
 import sys, polyopt as po
 sys.path.insert(0, {tests!r})
@@ -58,14 +61,7 @@ def export(tree: str, folder: str, threads: int) -> None:
 
 
 def build_timer(folder: str) -> str:
-    with open(os.path.join(folder, "manifest.json")) as file:
-        flags = json.load(file)["link"][1:]
-    source, program = os.path.join(folder, "timer.c"), os.path.join(folder, "timer")
-    with open(source, "w") as file:
-        file.write(TIMER)
-    subprocess.run(["gcc", "-O2", "-I", folder, source, os.path.join(folder, "libresnet.a"),
-                    *flags, "-lpthread", "-o", program], check=True)
-    return program
+    return link_timer(folder, TIMER, "resnet")
 
 
 def time_create(program: str, folder: str) -> dict:

@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
+from _env import link_timer  # noqa: E402
 
 EXPORT = """
 import sys, polyopt as po, onnx
@@ -77,14 +78,7 @@ int main(int argc, char **argv) {
 def export(tree: str, model_path: str, folder: str) -> str:
     subprocess.run([sys.executable, "-c", EXPORT.format(path=model_path, folder=folder)],
                    check=True, env={**os.environ, "PYTHONPATH": tree}, cwd=tree)
-    with open(os.path.join(folder, "manifest.json")) as file:
-        flags = json.load(file)["link"][1:]
-    source, program = os.path.join(folder, "timer.c"), os.path.join(folder, "timer")
-    with open(source, "w") as file:
-        file.write(TIMER)
-    subprocess.run(["gcc", "-O2", "-I", folder, source, os.path.join(folder, "libm.a"),
-                    *flags, "-lpthread", "-o", program], check=True)
-    return program
+    return link_timer(folder, TIMER, "m")
 
 
 def python_round(compiled, feeds, runs: int) -> dict:

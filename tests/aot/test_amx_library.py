@@ -16,8 +16,8 @@ import pytest
 
 import polyopt as po
 from polyopt.aot import build_library
-from polyopt.target.amx_state import request_amx
 
+from testlib.amx import refusal_errno
 from testlib.machine import HOST
 from testlib.numeric import assert_numbers
 
@@ -32,15 +32,6 @@ def built(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("lib"))
     manifest = build_library(SPEC, out, target=SPR_TARGET, cache_root=cache, progress=False)
     return out, cache, manifest
-
-
-def refusal_errno() -> int:
-    """0 where this process may use AMX tiles, else the errno Linux refused it with."""
-    try:
-        request_amx()
-    except po.AMXPermissionError as err:
-        return err.errno
-    return 0
 
 
 def test_the_manifest_records_amx_per_variant_and_for_the_library(built, tmp_path):

@@ -204,13 +204,19 @@ def test_a_manifest_of_another_export_is_refused(exported, tmp_path):
         po.graph.load(tmp_path)
 
 
-def test_a_library_for_a_cpu_this_host_lacks_is_refused_at_load(tmp_path):
+def relu_matmul_exported(folder, cpu: str, name: str):
+    """``(graph, manifest)`` of ``relu(x @ ones(32, 32))`` (x: 4 x 32) compiled for the
+    CPU named ``cpu`` and exported to ``folder`` as ``name``."""
     b = po.graph.GraphBuilder()
     x = b.input("x", (4, 32))
     g = b.build([b.op("Relu", [b.op("MatMul", [x, b.constant(
         "w", np.ones((32, 32), "float32"))])])])
-    compiled = po.graph.compile(g, target=f"llvm -mcpu={WIDE_CPU}", num_threads=1)
-    manifest = compiled.export_library(tmp_path, name="wide")
+    compiled = po.graph.compile(g, target=f"llvm -mcpu={cpu}", num_threads=1)
+    return g, compiled.export_library(folder, name=name)
+
+
+def test_a_library_for_a_cpu_this_host_lacks_is_refused_at_load(tmp_path):
+    _, manifest = relu_matmul_exported(tmp_path, WIDE_CPU, "wide")
     assert manifest["cpu"] == WIDE_CPU and set(WIDE.features) == set(manifest["features"])
     missing = sorted(set(WIDE.features) - set(HOST.features))
     program = build_program(str(tmp_path), "wide")
@@ -227,12 +233,7 @@ def test_a_library_for_a_cpu_this_host_lacks_is_refused_at_load(tmp_path):
 
 
 def test_a_library_for_this_cpu_named_runs_here(tmp_path):
-    b = po.graph.GraphBuilder()
-    x = b.input("x", (4, 32))
-    g = b.build([b.op("Relu", [b.op("MatMul", [x, b.constant(
-        "w", np.ones((32, 32), "float32"))])])])
-    compiled = po.graph.compile(g, target=f"llvm -mcpu={HOST.name}", num_threads=1)
-    manifest = compiled.export_library(tmp_path, name="named")
+    g, manifest = relu_matmul_exported(tmp_path, HOST.name, "named")
     assert manifest["cpu"] == HOST.name
     done, got = run_program(build_program(str(tmp_path), "named", static=True), str(tmp_path),
                             [np.full((4, 32), -0.5, "float32")], output_specs(manifest))

@@ -19,9 +19,8 @@ onnx = pytest.importorskip("onnx")
 
 import polyopt as po  # noqa: E402
 from polyopt.deploy.loader import WrongCPUError  # noqa: E402
-from polyopt.target.amx_state import request_amx  # noqa: E402
+from testlib.amx import matmul_integer_model, refusal_errno  # noqa: E402
 from testlib.machine import HOST  # noqa: E402
-from testlib.onnx_models import ModelBuilder  # noqa: E402
 
 from cprogram import build_program, output_specs, run_program  # noqa: E402
 
@@ -30,33 +29,11 @@ SPR = po.TargetInfo.for_cpu(SPR_CPU)
 POLYOPT_E_CPU, POLYOPT_E_AMX = 4, 6
 
 
-def matmul_integer(m=20, k=128, n=64, seed=31):
-    """A quantized MatMulInteger model (K whole AMX tiles), its input and NumPy's result."""
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder(3)
-    x = b.input("a", (m, k))
-    a = b.add("QuantizeLinear", [x, b.const(np.float32(0.05)), b.const(np.uint8(7))])
-    w = rng.integers(-64, 64, (k, n)).astype(np.int8)
-    y = b.add("MatMulInteger", [a, b.const(w), b.const(np.uint8(7))])
-    model = b.model([y], dtypes={y: "int32"})
-    feed = (rng.standard_normal((m, k)) * 3).astype(np.float32)
-    quantized = np.clip(np.round(feed / np.float32(0.05)) + 7, 0, 255).astype(np.int64)
-    return model, feed, (quantized - 7) @ w.astype(np.int64)
-
-
-def refusal_errno() -> int:
-    """0 where this process may use AMX tiles, else the errno Linux refused it with."""
-    try:
-        request_amx()
-    except po.AMXPermissionError as err:
-        return err.errno
-    return 0
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("qamx")
-    model, x, expected = matmul_integer()
+    model, _, feeds, expected = matmul_integer_model(seed=31)
+    x = feeds["a"]
     compiled = po.graph.compile(po.graph.from_onnx(model), f"llvm -mcpu={SPR_CPU}",
                                 num_threads=1, cache=False)
     assert "int8_matmul_amx" in [s.template for s in compiled.steps]
@@ -119,7 +96,7 @@ def test_creation_is_refused_by_the_check_that_fires_first(exported):
 
 
 def test_a_model_without_amx_kernels_asks_nothing(tmp_path):
-    model, _, _ = matmul_integer()
+    model, *_ = matmul_integer_model(seed=31)
     compiled = po.graph.compile(po.graph.from_onnx(model), f"llvm -mcpu={SPR_CPU} "
                                 "-mattr=-amx-int8", num_threads=1, cache=False)
     manifest = compiled.export_library(tmp_path, name="qvnni")

@@ -13,26 +13,12 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import polyopt as po  # noqa: E402
+from testlib.amx import matmul_integer_model  # noqa: E402
 from testlib.amx_emulator import emulated_kernel  # noqa: E402
 from testlib.machine import HOST  # noqa: E402
 from testlib.onnx_models import ModelBuilder, ort_run  # noqa: E402
 
 SPR = "llvm -mcpu=sapphirerapids"
-
-
-def matmul_integer_model(m, k, n, seed=5):
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder(3)
-    x = b.input("a", (m, k))
-    a = b.add("QuantizeLinear", [x, b.const(np.float32(0.05)), b.const(np.uint8(7))])
-    # weights within +-64: onnxruntime's AVX2 kernel (vpmaddubsw) saturates pairs of
-    # products at int16 beyond that, and would not be the exact reference on such hosts
-    w = rng.integers(-64, 64, (k, n)).astype(np.int8)
-    y = b.add("MatMulInteger", [a, b.const(w), b.const(np.uint8(7))])
-    model = b.model([y], dtypes={y: "int32"})
-    feeds = {"a": (rng.standard_normal((m, k)) * 3).astype(np.float32)}
-    quantized = np.clip(np.round(feeds["a"] / np.float32(0.05)) + 7, 0, 255).astype(np.int64)
-    return model, y, feeds, (quantized - 7) @ w.astype(np.int64)
 
 
 def int8_steps(compiled):

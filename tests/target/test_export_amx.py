@@ -15,8 +15,8 @@ import pytest
 
 import polyopt as po
 from polyopt.schedules.tensorized import int8_matmul_template
-from polyopt.target.amx_state import request_amx
 
+from testlib.amx import refusal_errno
 from testlib.machine import HOST
 from testlib.numeric import assert_numbers
 
@@ -41,15 +41,6 @@ def exported(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("amx") / "mm.so")
     f.export_library(path)
     return path
-
-
-def refusal_errno() -> int:
-    """0 where this process may use AMX tiles, else the errno Linux refused it with."""
-    try:
-        request_amx()
-    except po.AMXPermissionError as err:
-        return err.errno
-    return 0
 
 
 def _defined(path):
