@@ -109,8 +109,7 @@ def load_json(text: str):
             entry = nodes[k]
             cls = TYPES.get(entry.get("type")) if isinstance(entry, dict) else None
             fields = entry.get("fields") if cls is not None else None
-            names = {f.name for f in dataclasses.fields(cls)} if cls is not None else set()
-            if not isinstance(fields, dict) or set(fields) != names:
+            if not isinstance(fields, dict) or not _known_fields(cls, fields):
                 raise InvalidArgumentError(f"load_json: node {k} is not a tensor-expression "
                                            "node that save_json writes")
             built[k] = cls(**{name: decode(v) for name, v in fields.items()})
@@ -120,3 +119,15 @@ def load_json(text: str):
     for k, tensor in tensors.items():
         tensor.op = decode(nodes[k].get("op"))
     return result
+
+
+def _known_fields(cls, fields: dict) -> bool:
+    """Whether ``fields`` fit ``cls``: every field it names is one of ``cls``'s, and every
+    field it leaves out has a default (text saved before a field was added, such as a
+    reduction's ``init``, loads with that default)."""
+    if cls is None:
+        return False
+    known = dataclasses.fields(cls)
+    required = {f.name for f in known if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING}
+    return set(fields) <= {f.name for f in known} and required <= set(fields)

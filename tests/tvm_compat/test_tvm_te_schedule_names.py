@@ -316,6 +316,29 @@ def test_save_json_and_load_json_rebuild_what_computes_the_same():
                          '"nodes": [{"type": "os.system", "fields": {}}]}')
 
 
+def test_load_json_reads_a_reduction_saved_before_init_existed():
+    n = te.size_var("n")
+    A = te.placeholder((n, 4), name="A")
+    k = te.reduce_axis((0, 4), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    document = json.loads(tvm.ir.save_json(B))
+    reduces = [node for node in document["nodes"] if node.get("type") == "Reduce"]
+    assert len(reduces) == 1 and reduces[0]["fields"]["init"] is None
+    del reduces[0]["fields"]["init"]  # as save_json wrote it before Reduce.init existed
+    loaded = tvm.ir.load_json(json.dumps(document))
+    assert loaded.op.body.init is None
+    (A2,) = loaded.op.input_tensors
+    a = np.random.default_rng(9).random((3, 4), dtype=np.float32)
+    assert_numbers(_run(te.create_schedule(loaded.op), [A2, loaded], a, np.zeros(3, np.float32)),
+                   a.sum(1), rtol=1e-6)
+    reduces[0]["fields"]["cost"] = 1  # a field Reduce does not have
+    with pytest.raises(te.InvalidArgumentError, match="not a tensor-expression node"):
+        tvm.ir.load_json(json.dumps(document))
+    del reduces[0]["fields"]["cost"], reduces[0]["fields"]["source"]  # a required field
+    with pytest.raises(te.InvalidArgumentError, match="not a tensor-expression node"):
+        tvm.ir.load_json(json.dumps(document))
+
+
 def test_compute_attrs_are_converted_as_tvm_converts_them():
     A = te.placeholder((3,), name="A")
     B = te.compute((3,), lambda i: A[i] + 1, name="B",
