@@ -503,7 +503,8 @@ class StorePredicateError(ScheduleError):
 
 
 class UnknownPragmaError(ScheduleError):
-    """``pragma`` of a kind polyopt does not have (``pragmas``: the ones it has)."""
+    """``pragma`` of a kind TVM's passes read that polyopt does not do (``pragmas``: the
+    ones it does; names TVM gives no meaning are recorded with no effect)."""
 
     def __init__(self, pragma, pragmas: tuple[str, ...], stage: str | None = None):
         self.pragma, self.pragmas, self.stage = pragma, tuple(pragmas), stage
@@ -512,10 +513,11 @@ class UnknownPragmaError(ScheduleError):
                              f"are {', '.join(map(repr, self.pragmas))}")
         else:
             super().__init__(
-                f"s[{stage!r}].pragma(..., {pragma!r}) is not available in polyopt; "
-                f"the pragmas are {' and '.join(map(repr, self.pragmas))}; unroll with "
-                "s[C].unroll(axis), parallelize with s[C].parallel(axis) (LLVM decides the "
-                "rest of the unrolling itself)")
+                f"s[{stage!r}].pragma(..., {pragma!r}) is not available in polyopt (TVM's "
+                "passes read it; polyopt would ignore it); the pragmas polyopt does are "
+                f"{', '.join(map(repr, self.pragmas))}, and names TVM gives no meaning "
+                "(recorded, no effect); unroll with s[C].unroll(axis), parallelize with "
+                "s[C].parallel(axis) (LLVM decides the rest of the unrolling itself)")
 
 
 class AutoScheduleError(ScheduleError):

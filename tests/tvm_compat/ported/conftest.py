@@ -14,8 +14,6 @@ EXPECTED_FAILURES = {
         'documented difference: compute_at into loops another stage shares partly is refused (PartlySharedLoopsError); the test also pickles the schedule',
     'test_tvm012_te_schedule.py::test_reorder':
         "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
-    'test_tvm012_te_schedule.py::test_pragma':
-        'documented difference: arbitrary pragma names are refused (UnknownPragmaError); polyopt has import_llvm/import_c',
     'test_tvm012_te_schedule.py::test_rfactor':
         "documented difference: inspects the rfactor'ed op's body as TVM's list of Reduce nodes (BF.op.body[0].axis, s[B].op.body[0].axis[0].dom.extent); polyopt's rfactor'ed stage is a statement over its loops (the shapes, (n, n), agree)",
     'test_tvm012_te_schedule.py::test_tensor_intrin':
