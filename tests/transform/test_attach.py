@@ -6,6 +6,7 @@ import pytest
 
 import polyopt as po
 from testlib.errors import pair, refused
+from testlib.numeric import assert_numbers
 from testlib.schedules import assert_loops, axis_names, irand, lowered, rand, run
 
 
@@ -366,6 +367,30 @@ def test_compute_at_refusals():
     assert [st.name for st in s3.program.stages] == ["B", "C", "D"] and s3.deferred
     err = refused(po.ReaderOutsideError, lambda: po.lower(s3, [A, C, D]))  # ... never happens
     assert (err.producer, err.consumer, err.reader) == ("B", "C", "D")
+
+
+
+def test_compute_at_that_makes_a_cycle_waits_and_lowering_refuses_it():
+    # TVM accepts s[C].compute_at(s[C], ...) and a two-stage cycle, and refuses them when
+    # lowering; polyopt keeps them waiting (deferred, nothing changed) and lowering refuses
+    n = po.var("n")
+    A = po.compute((n, 4), lambda i, j: po.const(1.0), name="A")
+    C = po.compute((n, 4), lambda i, j: A[i, j] + 2.0, name="C")
+    s = po.create_schedule(C)
+    program = s.program
+    s[C].compute_at(s[C], C.op.axis[0])
+    assert s.program is program and s.steps == [] and len(s.deferred) == 1
+    err = refused(po.AttachCycleError, lambda: po.lower(s, [C]))
+    assert (err.producer, err.consumer) == ("C", "C")
+    s2 = po.create_schedule(C)
+    s2[A].compute_at(s2[C], C.op.axis[0])
+    attached = s2.program
+    s2[C].compute_at(s2[A], A.op.axis[0])
+    assert s2.program is attached and len(s2.deferred) == 1
+    err = refused(po.AttachCycleError, lambda: po.build(s2, [C]))
+    assert (err.producer, err.consumer) == ("C", "A")
+    s2.deferred.clear()  # without the cycle, the schedule computes C = 3
+    assert_numbers(run(s2, [C], [], n=3), np.full((3, 4), 3.0, np.float32))
 
 
 # -- compute_inline ----------------------------------------------------------------------------

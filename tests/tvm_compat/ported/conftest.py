@@ -20,8 +20,6 @@ EXPECTED_FAILURES = {
         "documented difference: buffer shapes are ints (TVM: IntImm, .value), TensorIntrin.inputs are buffers (TVM: tensors), and the test inspects TVM's TIR (tvm.lower(...)['main'], iter_var_attrs)",
     'test_tvm012_te_schedule.py::test_tensor_intrin_scalar_params':
         "documented difference: scalar_params serve an intrinsic called with scalars inside a compute (TVM's TensorComputeOp, intrin(i * i, A[i, j], i + j)), which polyopt does not have (it tensorizes loops; decl_tensor_intrin(scalar_params=) is refused saying so); the intrinsic's compute also has symbolic sizes, and the test inspects TVM's TIR",
-    'test_tvm012_te_schedule.py::test_compute_at':
-        'documented difference: compute_at of a stage into itself is refused at compute_at (AttachCycleError), not later in tvm.lower',
     'test_tvm012_te_schedule_bound_inference_tiling.py::test_bound_tile_mod':
         "documented difference: cache_write after the loops were changed is refused (PrimitiveOrderError: apply it first); the test then inspects TVM's InferBound",
     'test_tvm012_te_schedule_lstm.py::test_lstm_cell_inline':
