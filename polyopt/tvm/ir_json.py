@@ -1,4 +1,6 @@
-"""``tvm.ir.save_json`` / ``tvm.ir.load_json``: tensors, ops and expressions as JSON.
+"""``tvm.ir.save_json`` / ``tvm.ir.load_json``: tensors, ops and expressions as JSON; a
+schedule as its output tensors and its recorded script (``s.script()``), replayed when
+loaded.
 
 The JSON lists the graph's nodes once each (shared axes and tensors stay shared), each
 with its type and fields; loading rebuilds only polyopt's tensor-expression types
@@ -24,6 +26,7 @@ from ..te import expr as _expr
 from ..te.scan import ScanGroup, ScanOp
 from ..te.tags import OpAttrs
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
+from ..transform.schedule import Schedule, create_schedule
 
 FORMAT = "polyopt-te-json-1"
 TYPES = {cls.__name__: cls for cls in (
@@ -34,7 +37,7 @@ TYPES = {cls.__name__: cls for cls in (
 
 @public
 def save_json(node) -> str:
-    """A tensor, an op or an expression as JSON text (see the module)."""
+    """A tensor, an op, an expression or a schedule as JSON text (see the module)."""
     nodes: list = []
     index: dict[int, int] = {}
 
@@ -68,13 +71,20 @@ def save_json(node) -> str:
                                for f in dataclasses.fields(value)}
         return {"ref": index[id(value)]}
 
+    if isinstance(node, Schedule):  # its tensors and its script, as pickling does
+        if node.kernel is not None or node.default_args is not None:
+            raise InvalidArgumentError("save_json: a schedule of an in-place kernel has no "
+                                       "JSON form; save s.script() and replay it")
+        schedule = {"script": node.script(), "strict_fp": node.strict_fp}
+        return json.dumps({"format": FORMAT, "root": encode(tuple(node.output_tensors)),
+                           "nodes": nodes, "schedule": schedule})
     root = encode(node)
     return json.dumps({"format": FORMAT, "root": root, "nodes": nodes})
 
 
 @public
 def load_json(text: str):
-    """The tensor, op or expression that :func:`save_json` wrote (new objects)."""
+    """The tensor, op, expression or schedule that :func:`save_json` wrote (new objects)."""
     try:
         document = json.loads(text)
         nodes, root = document["nodes"], document["root"]
@@ -118,7 +128,22 @@ def load_json(text: str):
     result = decode(root)
     for k, tensor in tensors.items():
         tensor.op = decode(nodes[k].get("op"))
+    if "schedule" in document:
+        return _schedule(result, document["schedule"])
     return result
+
+
+def _schedule(outputs, saved) -> Schedule:
+    """The schedule :func:`save_json` saved: its tensors' new schedule, the script replayed
+    (literal calls only, each checked)."""
+    if not (isinstance(outputs, tuple) and outputs and isinstance(saved, dict)
+            and all(isinstance(t, Tensor) for t in outputs)
+            and isinstance(saved.get("script"), str)
+            and isinstance(saved.get("strict_fp"), bool)):
+        raise InvalidArgumentError("load_json: the saved schedule needs its output tensors, "
+                                   "script and strict_fp, as save_json writes them")
+    schedule = create_schedule(list(outputs), strict_fp=saved["strict_fp"])
+    return schedule.replay(saved["script"]) if saved["script"] else schedule
 
 
 def _known_fields(cls, fields: dict) -> bool:

@@ -393,6 +393,48 @@ def test_compute_at_that_makes_a_cycle_waits_and_lowering_refuses_it():
     assert_numbers(run(s2, [C], [], n=3), np.full((3, 4), 3.0, np.float32))
 
 
+
+def _row_product():
+    m, n = po.var("m"), po.var("n")
+    A = po.placeholder((m, 3), name="A")
+    B = po.placeholder((n, 3), name="B")
+    AA = po.compute((m, 3), lambda i, j: A[i, j] + 1.0, name="AA")
+    T = po.compute((m, n, 3), lambda i, j, k: AA[i, k] * B[j, k], name="T")
+    return A, B, AA, T
+
+
+def test_reorder_of_loops_a_stage_is_attached_inside_keeps_it_at_its_loop():
+    # TVM attaches to a loop, not a depth: after the reorder, AA is computed inside
+    # xo, xi2, xi1 (done as the reorder before the compute_at, the later steps replayed)
+    A, B, AA, T = _row_product()
+    s = po.create_schedule(T)
+    xo, xi = s[T].split(T.op.axis[0], factor=10)
+    xi1, xi2 = s[T].split(xi, factor=2)
+    s[AA].compute_at(s[T], xi1)
+    s[AA].split(AA.op.axis[1], factor=2)
+    s[T].reorder(xi2, xi1)
+    assert axis_names(s[T]) == ["i.outer", "i.inner.inner", "i.inner.outer", "j", "k"]
+    assert T.op.axis[1] in s[T].leaf_iter_vars and T.op.axis[0] not in s[T].leaf_iter_vars
+    assert s.script().splitlines()[2:] == [
+        's["T"].reorder("i.inner.inner", "i.inner.outer")',
+        's["AA"].compute_at("T", "i.inner.outer")', 's["AA"].split("j", factor=2)']
+    attach = s.program.stage("AA").attach
+    assert (attach.stage, attach.depth) == ("T", 3)
+    a, b = rand(23, 3), rand(5, 3)
+    assert_numbers(run(s, [A, B, T], [a, b], m=23, n=5), (a + 1)[:, None, :] * b[None])
+    # a step on T after the compute_at: the reorder cannot be moved before it
+    s2 = po.create_schedule(T)
+    xo, xi = s2[T].split(T.op.axis[0], factor=10)
+    xi1, xi2 = s2[T].split(xi, factor=2)
+    s2[AA].compute_at(s2[T], xi1)
+    s2[T].unroll(T.op.axis[2])
+    script = s2.script()
+    with pytest.raises(po.PartlySharedLoopsError) as info:
+        s2[T].reorder(xi2, xi1)
+    assert (info.value.stage, info.value.other, info.value.attached) == ("AA", "T", True)
+    assert s2.script() == script
+
+
 # -- compute_inline ----------------------------------------------------------------------------
 
 def test_compute_inline_numbers_and_text():

@@ -70,7 +70,7 @@ def test_a_schedule_pickles_as_its_tensors_and_script():
     assert isinstance(loaded, te.schedule.Schedule)
     assert loaded.script() == s.script()
     a = np.arange(16, dtype="float32")
-    (A2,), B2 = loaded.outputs[0].op.input_tensors, loaded.outputs[0]
+    (A2,), B2 = loaded.output_tensors[0].op.input_tensors, loaded.output_tensors[0]
     assert_numbers(_run(loaded, [A2, B2], a, np.zeros_like(a)), a - 1)
 
 
@@ -360,3 +360,30 @@ def test_float16_arrays_on_opencl_are_refused_naming_the_way():
     B = te.compute((8,), lambda i: A[i].astype("float32") * 2, name="B")
     with pytest.raises(te.DTypeError, match="OpenCL target has no float16 arrays"):
         te.build(te.create_schedule(B.op), [A, B], "opencl")
+
+
+def test_save_json_of_a_schedule_is_its_tensors_and_script():
+    n = te.size_var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((n,), lambda i: B[i] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    s[B].compute_at(s[C], xo)
+    assert s.outputs == (C.op,) and s.output_tensors == (C,)  # TVM's: the ops
+    text = tvm.ir.save_json(s)
+    loaded = tvm.ir.load_json(text)
+    assert isinstance(loaded, tvm.te.schedule.Schedule) and loaded.script() == s.script()
+    assert str(loaded.outputs[0].body) == str(C.op.body)
+    C2 = loaded.output_tensors[0]
+    (B2,) = C2.op.input_tensors
+    (A2,) = B2.op.input_tensors
+    a = np.random.default_rng(11).random(10, dtype=np.float32)
+    assert_numbers(_run(loaded, [A2, C2], a, np.zeros_like(a)), a * 2 + 1)
+    document = json.loads(text)
+    document["schedule"]["script"] = 7
+    with pytest.raises(te.InvalidArgumentError, match="saved schedule needs"):
+        tvm.ir.load_json(json.dumps(document))
+    document["schedule"]["script"] = 'import os'
+    with pytest.raises(te.InvalidArgumentError, match="schedule script"):
+        tvm.ir.load_json(json.dumps(document))

@@ -10,8 +10,6 @@ EXPECTED_FAILURES = {
         "documented difference: a shape 'n // x' (division by a var) is not affine; polyopt refuses it (NonAffineError)",
     'test_tvm012_te_build_lower.py::test_split_uneven_unique_likely':
         "documented difference: expects TVM's guard 'if likely(x < 16)' around the inner loop of an uneven split; polyopt's loops are exact (the inner loop runs to min(4, 15 - 5 * x.outer)), so tvm.lower(...)['main'].body has no IfThenElse there",
-    'test_tvm012_te_schedule.py::test_schedule_create':
-        'documented difference: compute_at into loops another stage shares partly is refused (PartlySharedLoopsError); the test also pickles the schedule',
     'test_tvm012_te_schedule.py::test_reorder':
         "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
     'test_tvm012_te_schedule.py::test_rfactor':
@@ -22,8 +20,6 @@ EXPECTED_FAILURES = {
         "documented difference: scalar_params serve an intrinsic called with scalars inside a compute (TVM's TensorComputeOp, intrin(i * i, A[i, j], i + j)), which polyopt does not have (it tensorizes loops; decl_tensor_intrin(scalar_params=) is refused saying so); the intrinsic's compute also has symbolic sizes, and the test inspects TVM's TIR",
     'test_tvm012_te_schedule_bound_inference_tiling.py::test_bound_tile_mod':
         "documented difference: cache_write after the loops were changed is refused (PrimitiveOrderError: apply it first); the test then inspects TVM's InferBound",
-    'test_tvm012_te_schedule_lstm.py::test_lstm_cell_inline':
-        'documented difference: the scan reads X[t - 1] at t = 0 (outside X): polyopt refuses out-of-bounds reads (OutOfBoundsError)',
     'test_tvm012_te_tensor.py::test_tensor_compute1':
         "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize) and inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_tensor_compute2':
