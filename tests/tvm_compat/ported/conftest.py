@@ -24,8 +24,6 @@ EXPECTED_FAILURES = {
         "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize) and inspects TVM's TIR",
     'test_tvm012_te_tensor.py::test_tensor_compute2':
         "documented difference: calls the intrinsic on tensor regions (TVM's TensorComputeOp; polyopt tensorizes a loop with s[C].tensorize), its implementation is call_packed (polyopt: call_extern), and it inspects TVM's TIR",
-    'test_tvm012_te_tensor.py::test_tuple_inputs':
-        'documented difference: each output of a multi-output compute has its own ComputeOp (TVM: one shared op)',
     'test_tvm012_te_tensor.py::test_tuple_with_different_deps':
         "documented difference: inspects TVM's Schedule.normalize / InferBound / ScheduleOps",
     'test_tvm012_te_tensor.py::test_tensor_pool':
