@@ -11,7 +11,7 @@ EXPECTED_FAILURES = {
     'test_tvm012_te_build_lower.py::test_split_uneven_unique_likely':
         "documented difference: expects TVM's guard 'if likely(x < 16)' around the inner loop of an uneven split; polyopt's loops are exact (the inner loop runs to min(4, 15 - 5 * x.outer)), so tvm.lower(...)['main'].body has no IfThenElse there",
     'test_tvm012_te_schedule.py::test_reorder':
-        "documented difference: reads A[i + 1] beyond A's shape: polyopt refuses out-of-bounds reads when the compute is defined (OutOfBoundsError)",
+        "documented difference: T = compute(m, lambda i: A[i + 1]) with A of shape (m,) is an output, computed over its whole range, and T[m - 1] reads A[m] outside A (TVM reads it unchecked; no bound inference narrows an output): polyopt refuses the read at create_schedule (OutOfBoundsError)",
     'test_tvm012_te_schedule.py::test_rfactor':
         "documented difference: inspects the rfactor'ed op's body as TVM's list of Reduce nodes (BF.op.body[0].axis, s[B].op.body[0].axis[0].dom.extent); polyopt's rfactor'ed stage is a statement over its loops (the shapes, (n, n), agree)",
     'test_tvm012_te_schedule.py::test_tensor_intrin':
