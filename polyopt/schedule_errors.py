@@ -152,7 +152,8 @@ class NonConstantExtentError(ScheduleError):
 
 class FusedPartsError(ScheduleError):
     """A primitive changes loop ``loop`` of ``stage``, a fuse of two loops whose extents
-    both depend on the sizes (run as those two loops), other than marking it parallel."""
+    both depend on the sizes (run as those two loops), other than marking it parallel
+    or reordering it (the two move as one)."""
 
     def __init__(self, stage: str, loop: str):
         self.stage, self.loop = stage, loop
@@ -160,8 +161,9 @@ class FusedPartsError(ScheduleError):
             f"loop '{loop}' of stage '{stage}' fuses two loops whose extents both depend on "
             "the sizes; polyopt runs it as those two loops, in the same order (i * N + j "
             "is a product of two unknowns, not affine), so it can be marked parallel (its "
-            "outer part) but not split, reordered, vectorized, unrolled, bound, fused "
-            "again or computed at: split one of the two loops by a constant before fusing")
+            "outer part) and reordered (the two move as one) but not split, vectorized, "
+            "unrolled, bound, fused again or computed at: split one of the two loops by a "
+            "constant before fusing")
 
 
 class PartlySharedLoopsError(ScheduleError):
