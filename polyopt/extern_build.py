@@ -39,7 +39,7 @@ def extern_tensors(schedule) -> list[Tensor]:
 
     for array in getattr(program, "arrays", ()):
         visit(array.tensor)
-    for output in getattr(schedule, "outputs", ()):
+    for output in getattr(schedule, "output_tensors", ()):
         visit(output)
     return found
 

@@ -152,7 +152,8 @@ class NonConstantExtentError(ScheduleError):
 
 class FusedPartsError(ScheduleError):
     """A primitive changes loop ``loop`` of ``stage``, a fuse of two loops whose extents
-    both depend on the sizes (run as those two loops), other than marking it parallel."""
+    both depend on the sizes (run as those two loops), other than marking it parallel
+    or reordering it (the two move as one)."""
 
     def __init__(self, stage: str, loop: str):
         self.stage, self.loop = stage, loop
@@ -160,8 +161,9 @@ class FusedPartsError(ScheduleError):
             f"loop '{loop}' of stage '{stage}' fuses two loops whose extents both depend on "
             "the sizes; polyopt runs it as those two loops, in the same order (i * N + j "
             "is a product of two unknowns, not affine), so it can be marked parallel (its "
-            "outer part) but not split, reordered, vectorized, unrolled, bound, fused "
-            "again or computed at: split one of the two loops by a constant before fusing")
+            "outer part) and reordered (the two move as one) but not split, vectorized, "
+            "unrolled, bound, fused again or computed at: split one of the two loops by a "
+            "constant before fusing")
 
 
 class PartlySharedLoopsError(ScheduleError):
@@ -503,7 +505,8 @@ class StorePredicateError(ScheduleError):
 
 
 class UnknownPragmaError(ScheduleError):
-    """``pragma`` of a kind polyopt does not have (``pragmas``: the ones it has)."""
+    """``pragma`` of a kind TVM's passes read that polyopt does not do (``pragmas``: the
+    ones it does; names TVM gives no meaning are recorded with no effect)."""
 
     def __init__(self, pragma, pragmas: tuple[str, ...], stage: str | None = None):
         self.pragma, self.pragmas, self.stage = pragma, tuple(pragmas), stage
@@ -512,10 +515,11 @@ class UnknownPragmaError(ScheduleError):
                              f"are {', '.join(map(repr, self.pragmas))}")
         else:
             super().__init__(
-                f"s[{stage!r}].pragma(..., {pragma!r}) is not available in polyopt; "
-                f"the pragmas are {' and '.join(map(repr, self.pragmas))}; unroll with "
-                "s[C].unroll(axis), parallelize with s[C].parallel(axis) (LLVM decides the "
-                "rest of the unrolling itself)")
+                f"s[{stage!r}].pragma(..., {pragma!r}) is not available in polyopt (TVM's "
+                "passes read it; polyopt would ignore it); the pragmas polyopt does are "
+                f"{', '.join(map(repr, self.pragmas))}, and names TVM gives no meaning "
+                "(recorded, no effect); unroll with s[C].unroll(axis), parallelize with "
+                "s[C].parallel(axis) (LLVM decides the rest of the unrolling itself)")
 
 
 class AutoScheduleError(ScheduleError):

@@ -283,7 +283,7 @@ def test_unknown_pragma():
     s = po.create_schedule(B)
     err = refused(po.UnknownPragmaError, lambda: s[B].pragma(B.op.axis[0], "unroll_explicit"))
     assert (err.pragma, err.stage) == ("unroll_explicit", "B")
-    assert err.pragmas == ("import_llvm", "import_c")
+    assert err.pragmas == ("import_llvm", "import_c", "unroll", "vectorize")
 
 
 def test_auto_schedule_after_primitives():

@@ -27,7 +27,7 @@ import islpy as isl
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, OutOfBoundsError
 from ..names import NameGenerator
 from ..te.expr import BinOp, Call, Const, Expr, Reduce, Select, TensorRead, Var
 from ..te.reducers import TupleCombiner, tuple_combiner
@@ -58,6 +58,8 @@ def program_from_outputs(outputs: Sequence[Tensor]) -> Program:
     stmt_names = NameGenerator()
     computed = [a for a in arrays if a.role == "compute"]
     statements, stages = _statements_and_stages(computed, array_of, param_names, stmt_names)
+    kept = {array_of[id(t)].name for t in outputs}
+    statements = _where_read(statements, kept, array_of, param_names, context)
     for stmt in statements:
         check_reads_in_bounds(stmt, array_of, param_names, context)
     program = Program(statements, arrays, params, context, schedule=None)
@@ -101,6 +103,47 @@ def _statements_and_stages(computed, array_of, params, stmt_names):
         statements += group
         stages += default_stages([group], [array.name])
     return tuple(statements), stages
+
+
+def _where_read(statements, outputs: set[str], array_of, params, context) -> tuple:
+    """TVM's bound inference where polyopt needs it: a compute that is not an output and
+    whose range would read outside an array is computed only where the statements after
+    it read it (exactly: its domain meets the preimage of what they read), consumers
+    first.  Any other statement keeps its domain; a read still outside is refused later.
+
+    For instance ``S[t] = X[t - 1]`` over ``t < n`` read only at ``t >= 1``: ``S`` is
+    computed for ``1 <= t < n``, as TVM computes it."""
+    statements = list(statements)
+    writes = {}
+    for k, stmt in enumerate(statements):
+        writes.setdefault(stmt.writes[0].array, []).append(k)
+    for array, positions in reversed(list(writes.items())):
+        if array in outputs or not any(_reads_outside(statements[k], array_of, params, context)
+                                       for k in positions):
+            continue
+        read = [a.relation.range() for j, other in enumerate(statements) if j not in positions
+                for a in other.reads if a.array == array]
+        if not read:
+            continue
+        needed = read[0]
+        for more in read[1:]:
+            needed = needed.union(more)
+        for k in positions:
+            stmt = statements[k]
+            domain = stmt.domain.intersect(
+                stmt.writes[0].relation.intersect_range(needed.coalesce()).domain()).coalesce()
+            statements[k] = dataclasses.replace(stmt, domain=domain, accesses=tuple(
+                dataclasses.replace(a, relation=a.relation.intersect_domain(domain))
+                for a in stmt.accesses))
+    return tuple(statements)
+
+
+def _reads_outside(stmt, array_of, params, context) -> bool:
+    try:
+        check_reads_in_bounds(stmt, array_of, params, context)
+    except OutOfBoundsError:
+        return True
+    return False
 
 
 def tuple_stages(groups: list[list[Statement]], names: list[str]) -> tuple[StageRecord, ...]:

@@ -447,7 +447,7 @@ def _recognized(s, opts: AutoOptions, report: AutoReport) -> set:
                                                           opts.unroll_jam <= 1):
         return set()  # the user asked for something else than the recipes
     handled = set()
-    for tensor in s.outputs:
+    for tensor in s.output_tensors:
         op = getattr(tensor, "op", None)
         if op is None or not getattr(op, "reduce_axis", None):
             continue

@@ -88,6 +88,18 @@ class ComputeOp(OpOutputs):
     tag: str = ""  # TVM's annotations: compute(tag=, attrs=), te.tag_scope
     attrs: dict = field(default_factory=dict)
 
+    def __eq__(self, other) -> bool:
+        """The same op, or the ops of the outputs of one multi-output compute (TVM's one
+        op: ``T0.op == T1.op``; each carries its own output's body, ``op.outputs`` all)."""
+        if self is other:
+            return True
+        if not isinstance(other, ComputeOp):
+            return NotImplemented
+        return self.group is not None and other.group is self.group
+
+    def __hash__(self) -> int:
+        return id(self.group) if self.group is not None else id(self)
+
     @property
     def inputs(self) -> tuple["Tensor", ...]:
         """Tensors the body reads, in order of first appearance."""

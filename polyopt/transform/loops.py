@@ -292,22 +292,42 @@ def _scheduled_range(program: Program, loops) -> tuple[isl.PwAff, isl.PwAff]:
 
 
 def reorder(program: Program, stage: str, axes: list[str]) -> Program:
-    """Put the listed loops in this order, in the positions they occupy together."""
-    positions = [program.stage(stage).axis(a) for a in axes]
+    """Put the listed loops in this order, in the positions they occupy together.  A
+    fuse of two symbolic extents (a loop and its ``Axis.fused_part``) moves as one loop:
+    the order of its instances is the two loops' order wherever they stand."""
+    record = program.stage(stage)
+    positions = [record.axis(a) for a in axes]
     if len(set(positions)) != len(positions):
         raise DuplicateLoopError("reorder", stage, tuple(axes))
     if len(positions) < 2:  # one loop or none is already in order (as in TVM)
         return program
-    lo, hi = min(positions) + 1, max(positions) + 1
-    slots = sorted(positions)
+    for position in positions:
+        if record.axes[position].fused_part:  # (hidden: only its fused loop is named)
+            raise FusedPartsError(stage, record.axes[position - 1].name)
+    units = [(p, 2 if p + 1 < len(record.axes) and record.axes[p + 1].fused_part else 1)
+             for p in positions]
+    lo = min(positions) + 1
+    hi = max(p + size for p, size in units)
+    order = _unit_order(units, lo, hi)
 
     def change(member, loops):
-        result = list(loops)
-        for slot, source in zip(slots, positions):
-            result[slot - lo + 1] = loops[source - lo + 1]
-        return result
+        return [loops[k] for k in order]
 
-    return edit_band(program, stage, lo, hi, change)
+    return edit_band(program, stage, lo, hi, change, fused_parts=True)
+
+
+def _unit_order(units: list[tuple[int, int]], lo: int, hi: int) -> list[int]:
+    """The band ``lo..hi``'s loops (indices from 0) with the listed units (start, size),
+    in their given order, in the slots the units occupy together."""
+    slots = sorted(units)
+    moved = iter(units)
+    order, k = [], lo - 1
+    for start, size in slots:
+        order += range(k - lo + 1, start - lo + 1)  # loops between, not listed
+        source, length = next(moved)
+        order += range(source - lo + 1, source - lo + 1 + length)
+        k = start + size
+    return order + list(range(k - lo + 1, hi - lo + 1))
 
 
 def tile(program: Program, stage: str, x: str, y: str, x_factor: int, y_factor: int

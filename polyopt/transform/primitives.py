@@ -274,9 +274,12 @@ def compute_with(state, stage, other, axis):
 
 
 # a compute_at that needs another reader attached first waits for it (TVM accepts the
-# calls in any order): it is retried after every later primitive
+# calls in any order): it is retried after every later primitive; so does one that would
+# make a cycle (attaching a stage into itself, or into a stage attached inside it), which
+# TVM also accepts and refuses when lowering: lowering raises AttachCycleError if it stays
 @register("compute_at", hint="compute it at a deeper loop",
-          params={"other": STAGE, "axis": loop_of("other")}, defer_on=(attach.ReaderOutsideError,))
+          params={"other": STAGE, "axis": loop_of("other")},
+          defer_on=(attach.ReaderOutsideError, attach.AttachCycleError))
 def compute_at(state, stage, other, axis):
     """Compute, inside each iteration of ``other``'s loop ``axis``, the part of this
     stage that ``other`` reads there (overlapping tiles recompute their halo)."""

@@ -65,7 +65,7 @@ def primitive_entry(primitive: Primitive) -> str:
                False: "Never checked (no `check=`)"}[primitive.checked]
     facts.append(f"{checked}; `{call}.can_{name}(...)` answers without raising.")
     if primitive.defer_on:
-        waits = ", ".join(f"`{e.__name__}`" for e in primitive.defer_on)
+        waits = " or ".join(f"`{e.__name__}`" for e in primitive.defer_on)
         facts.append(f"Refused with {waits}, it waits and is retried after later steps.")
     facts.append(f"Registered in `{primitive.apply.__module__}`.")
     return f"### `{call}.{name}{shown}`\n\n{doc}\n\n{' '.join(facts)}\n"

@@ -88,6 +88,16 @@ ITER_TYPES = {"DataPar": 0, "ThreadIndex": 1, "CommReduce": 2, "Ordered": 3, "Op
 _BY_KIND = {"unrolled": "Unrolled", "vectorized": "Vectorized", "parallel": "Parallelized"}
 
 
+class PragmaKey(str):
+    """A pragma's name, also as TVM's ``StringImm`` (``.value``)."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+
 @dataclass(frozen=True, slots=True)
 class IterVarAttr:
     """TVM's ``s[C].iter_var_attrs[loop]``: the loop's ``iter_type`` (one of
@@ -111,7 +121,7 @@ def iter_var_attr(schedule, stage: str, loop: str) -> IterVarAttr:
     for step in schedule.steps:
         if step.stage == stage and step.args and step.args[0] == loop:
             if step.primitive == "pragma":
-                pragmas.append(step.args[1])
+                pragmas.append(PragmaKey(step.args[1]))
             elif step.primitive == "tensorize":
                 kind, intrin = "Tensorized", step.args[1]
     return IterVarAttr(ITER_TYPES[kind], tuple(pragmas), intrin)

@@ -29,7 +29,7 @@ from ..domain.from_te import program_from_outputs
 from ..frontend.kernel import Kernel
 from ..errors import (CheckEffortError, IllegalScheduleError, InvalidArgumentError,
                       PolyoptError, ScheduleError, public, public_methods)
-from ..schedule_errors import AmbiguousWriterError
+from ..schedule_errors import AmbiguousWriterError, PartlySharedLoopsError
 from ..te.tensor import PlaceholderOp, Tensor, tensor_of
 from . import primitives, schedule_primitives  # noqa: F401 (register the primitives)
 from .stage import Stage, plain, recorded
@@ -47,7 +47,7 @@ class Schedule:
 
     def __init__(self, program, outputs: tuple = (), default_args=None, *,
                  strict_fp: bool = False, state: ScheduleState | None = None):
-        self.outputs = outputs
+        self.output_tensors = outputs  # (s.outputs: TVM's, their ops)
         self.default_args = default_args
         self.state = state or ScheduleState.start(program, tuple(
             a.name for t in outputs for a in program.arrays if a.tensor is t),
@@ -57,6 +57,11 @@ class Schedule:
         self.deferred: list = []  # compute_at calls waiting for another reader (defer)
         # TVM's stage groups (see .stage_group): a scan's steps form one from the start
         self.group_records: list = scan_groups(self.state.program)
+
+    @property
+    def outputs(self) -> tuple:
+        """TVM's ``s.outputs``: the ops of the output tensors (``s.output_tensors``)."""
+        return tuple(getattr(t, "op", t) for t in self.output_tensors)
 
     @property
     def strict_fp(self) -> bool:
@@ -91,7 +96,7 @@ class Schedule:
         """An independent copy (the state is a value: nothing is recomputed).  A
         ``compute_at`` still waiting for another reader (:meth:`defer`) stays with the
         original."""
-        copy = Schedule(None, self.outputs, self.default_args, state=self.state)
+        copy = Schedule(None, self.output_tensors, self.default_args, state=self.state)
         copy.steps, copy.before = list(self.steps), list(self.before)
         copy.group_records = [dataclasses.replace(r, stages=set(r.stages))
                               for r in self.group_records]
@@ -160,7 +165,13 @@ class Schedule:
         arguments, check the new state against its reference (unless ``check`` is
         False) and record the step."""
         primitive = PRIMITIVES[step.primitive]
-        state, result = primitive.apply(self.state, *args, **kwargs)
+        try:
+            state, result = primitive.apply(self.state, *args, **kwargs)
+        except PartlySharedLoopsError as err:
+            if step.primitive != "reorder" or not err.attached:
+                raise
+            self._reorder_before_attaching(step, err, check)
+            return None
         if check:
             marking = step.args[0] if primitive.marks and step.args else None
             state.check(str(step), primitive, marking)
@@ -169,6 +180,30 @@ class Schedule:
         self.steps.append(step)
         self._retry_deferred()
         return result
+
+    def _reorder_before_attaching(self, step: Step, refusal: PartlySharedLoopsError,
+                                  check: bool) -> None:
+        """TVM's ``reorder`` of loops another stage is attached inside: the attached
+        stage stays at the loop it names (TVM attaches to a loop, not a depth).  Done as
+        the reorder made before the first ``compute_at``/``compute_with`` into this
+        stage, then the steps since replayed (each checked as before); refused with
+        ``refusal`` if a later step changed this stage or the replay is refused."""
+        attached = [k for k, done in enumerate(self.steps) if done.args
+                    and done.primitive in ("compute_at", "compute_with")
+                    and done.args[0] == step.stage]
+        later = self.steps[attached[0]:] if attached else []
+        if not later or self.deferred or any(done.stage in (None, step.stage)
+                                             for done in later):
+            raise refusal
+        kept = self.state, list(self.steps), list(self.before)
+        first = attached[0]
+        self.state, self.steps[first:], self.before[first:] = self.before[first], [], []
+        try:
+            self._apply_steps([step] + later, checked=check)
+        except PolyoptError:
+            self.state, self.steps, self.before = kept[0], kept[1], kept[2]
+            self.deferred.clear()
+            raise refusal from None
 
     # -- primitives that add stages -------------------------------------------------
     def _tensor(self, value) -> Tensor:
@@ -319,7 +354,7 @@ class Schedule:
         if self.kernel is not None or self.default_args is not None:
             raise InvalidArgumentError("a schedule of an in-place kernel cannot be pickled; "
                                        "pickle s.script() and replay it on a new schedule")
-        return _unpickled, (self.outputs, self.strict_fp, self.script())
+        return _unpickled, (self.output_tensors, self.strict_fp, self.script())
 
     def __repr__(self) -> str:
         return f"Schedule({', '.join(s.name for s in self.program.stages)})"

@@ -72,8 +72,9 @@ class Stage:
 
     @property
     def leaf_iter_vars(self) -> tuple[LoopAxis, ...]:
-        """TVM's name for :attr:`axes`: the stage's loops after its splits and fuses."""
-        return self.axes
+        """TVM's name for :attr:`axes`: the stage's loops after its splits and fuses
+        (``C.op.axis[1] in s[C].leaf_iter_vars``: whether that axis is still a loop)."""
+        return LeafLoops(self, self.axes)
 
     @property
     def relations(self) -> tuple:
@@ -170,6 +171,24 @@ class Stage:
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
+
+
+class LeafLoops(tuple):
+    """``s[C].leaf_iter_vars``: the loops (a tuple of :class:`LoopAxis`); ``in`` also
+    takes the compute's ``IterVar`` (TVM's leaves are IterVars): whether it is a loop."""
+
+    def __new__(cls, stage: Stage, loops):
+        leaves = super().__new__(cls, loops)
+        leaves._stage = stage
+        return leaves
+
+    def __contains__(self, loop) -> bool:
+        if isinstance(loop, IterVar):
+            try:
+                return any(a.name == self._stage._axis(loop) for a in self)
+            except (InvalidArgumentError, ScheduleError):
+                return False
+        return any(a is loop or (isinstance(a, LoopAxis) and a == loop) for a in self)
 
 
 class IterVarAttrs:

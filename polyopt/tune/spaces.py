@@ -126,7 +126,7 @@ def _arguments(subject):
     if isinstance(subject, Schedule):
         if subject.default_args is not None:
             return None
-        subject = list(subject.outputs)
+        subject = list(subject.output_tensors)
     outputs = [subject] if isinstance(subject, Tensor) else list(subject)
     program = create_schedule(subject).program
     inputs = [a.tensor for a in program.arrays if a.role == "placeholder"]

@@ -44,7 +44,7 @@ RECENT = 64  # points whose schedules a task keeps (the tuner's, then the runner
 def unscheduled(schedule: Schedule) -> Schedule:
     """``schedule`` before its first primitive (its program as written)."""
     state = schedule.before[0] if schedule.before else schedule.state
-    return Schedule(None, schedule.outputs, schedule.default_args, state=state)
+    return Schedule(None, schedule.output_tensors, schedule.default_args, state=state)
 
 
 @public_methods

@@ -1,4 +1,6 @@
-"""``tvm.ir.save_json`` / ``tvm.ir.load_json``: tensors, ops and expressions as JSON.
+"""``tvm.ir.save_json`` / ``tvm.ir.load_json``: tensors, ops and expressions as JSON; a
+schedule as its output tensors and its recorded script (``s.script()``), replayed when
+loaded.
 
 The JSON lists the graph's nodes once each (shared axes and tensors stay shared), each
 with its type and fields; loading rebuilds only polyopt's tensor-expression types
@@ -24,6 +26,7 @@ from ..te import expr as _expr
 from ..te.scan import ScanGroup, ScanOp
 from ..te.tags import OpAttrs
 from ..te.tensor import ComputeOp, PlaceholderOp, Tensor
+from ..transform.schedule import Schedule, create_schedule
 
 FORMAT = "polyopt-te-json-1"
 TYPES = {cls.__name__: cls for cls in (
@@ -34,7 +37,7 @@ TYPES = {cls.__name__: cls for cls in (
 
 @public
 def save_json(node) -> str:
-    """A tensor, an op or an expression as JSON text (see the module)."""
+    """A tensor, an op, an expression or a schedule as JSON text (see the module)."""
     nodes: list = []
     index: dict[int, int] = {}
 
@@ -68,13 +71,20 @@ def save_json(node) -> str:
                                for f in dataclasses.fields(value)}
         return {"ref": index[id(value)]}
 
+    if isinstance(node, Schedule):  # its tensors and its script, as pickling does
+        if node.kernel is not None or node.default_args is not None:
+            raise InvalidArgumentError("save_json: a schedule of an in-place kernel has no "
+                                       "JSON form; save s.script() and replay it")
+        schedule = {"script": node.script(), "strict_fp": node.strict_fp}
+        return json.dumps({"format": FORMAT, "root": encode(tuple(node.output_tensors)),
+                           "nodes": nodes, "schedule": schedule})
     root = encode(node)
     return json.dumps({"format": FORMAT, "root": root, "nodes": nodes})
 
 
 @public
 def load_json(text: str):
-    """The tensor, op or expression that :func:`save_json` wrote (new objects)."""
+    """The tensor, op, expression or schedule that :func:`save_json` wrote (new objects)."""
     try:
         document = json.loads(text)
         nodes, root = document["nodes"], document["root"]
@@ -109,8 +119,7 @@ def load_json(text: str):
             entry = nodes[k]
             cls = TYPES.get(entry.get("type")) if isinstance(entry, dict) else None
             fields = entry.get("fields") if cls is not None else None
-            names = {f.name for f in dataclasses.fields(cls)} if cls is not None else set()
-            if not isinstance(fields, dict) or set(fields) != names:
+            if not isinstance(fields, dict) or not _known_fields(cls, fields):
                 raise InvalidArgumentError(f"load_json: node {k} is not a tensor-expression "
                                            "node that save_json writes")
             built[k] = cls(**{name: decode(v) for name, v in fields.items()})
@@ -119,4 +128,31 @@ def load_json(text: str):
     result = decode(root)
     for k, tensor in tensors.items():
         tensor.op = decode(nodes[k].get("op"))
+    if "schedule" in document:
+        return _schedule(result, document["schedule"])
     return result
+
+
+def _schedule(outputs, saved) -> Schedule:
+    """The schedule :func:`save_json` saved: its tensors' new schedule, the script replayed
+    (literal calls only, each checked)."""
+    if not (isinstance(outputs, tuple) and outputs and isinstance(saved, dict)
+            and all(isinstance(t, Tensor) for t in outputs)
+            and isinstance(saved.get("script"), str)
+            and isinstance(saved.get("strict_fp"), bool)):
+        raise InvalidArgumentError("load_json: the saved schedule needs its output tensors, "
+                                   "script and strict_fp, as save_json writes them")
+    schedule = create_schedule(list(outputs), strict_fp=saved["strict_fp"])
+    return schedule.replay(saved["script"]) if saved["script"] else schedule
+
+
+def _known_fields(cls, fields: dict) -> bool:
+    """Whether ``fields`` fit ``cls``: every field it names is one of ``cls``'s, and every
+    field it leaves out has a default (text saved before a field was added, such as a
+    reduction's ``init``, loads with that default)."""
+    if cls is None:
+        return False
+    known = dataclasses.fields(cls)
+    required = {f.name for f in known if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING}
+    return set(fields) <= {f.name for f in known} and required <= set(fields)

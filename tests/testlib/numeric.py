@@ -158,7 +158,7 @@ def assert_matches(kernel_or_built, args, reference, *, sizes: dict | None = Non
 def default_of(schedule):
     """The default schedule of ``schedule``'s program (as :func:`po.create_schedule`
     made it, with the same ``strict_fp``)."""
-    return type(schedule)(schedule.state.original, schedule.outputs, schedule.default_args,
+    return type(schedule)(schedule.state.original, schedule.output_tensors, schedule.default_args,
                           strict_fp=schedule.strict_fp)
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import polyopt as po
 from testlib.errors import pair, refused
+from testlib.numeric import assert_numbers
 from testlib.schedules import assert_loops, axis_names, irand, lowered, rand, run
 
 
@@ -366,6 +367,72 @@ def test_compute_at_refusals():
     assert [st.name for st in s3.program.stages] == ["B", "C", "D"] and s3.deferred
     err = refused(po.ReaderOutsideError, lambda: po.lower(s3, [A, C, D]))  # ... never happens
     assert (err.producer, err.consumer, err.reader) == ("B", "C", "D")
+
+
+
+def test_compute_at_that_makes_a_cycle_waits_and_lowering_refuses_it():
+    # TVM accepts s[C].compute_at(s[C], ...) and a two-stage cycle, and refuses them when
+    # lowering; polyopt keeps them waiting (deferred, nothing changed) and lowering refuses
+    n = po.var("n")
+    A = po.compute((n, 4), lambda i, j: po.const(1.0), name="A")
+    C = po.compute((n, 4), lambda i, j: A[i, j] + 2.0, name="C")
+    s = po.create_schedule(C)
+    program = s.program
+    s[C].compute_at(s[C], C.op.axis[0])
+    assert s.program is program and s.steps == [] and len(s.deferred) == 1
+    err = refused(po.AttachCycleError, lambda: po.lower(s, [C]))
+    assert (err.producer, err.consumer) == ("C", "C")
+    s2 = po.create_schedule(C)
+    s2[A].compute_at(s2[C], C.op.axis[0])
+    attached = s2.program
+    s2[C].compute_at(s2[A], A.op.axis[0])
+    assert s2.program is attached and len(s2.deferred) == 1
+    err = refused(po.AttachCycleError, lambda: po.build(s2, [C]))
+    assert (err.producer, err.consumer) == ("C", "A")
+    s2.deferred.clear()  # without the cycle, the schedule computes C = 3
+    assert_numbers(run(s2, [C], [], n=3), np.full((3, 4), 3.0, np.float32))
+
+
+
+def _row_product():
+    m, n = po.var("m"), po.var("n")
+    A = po.placeholder((m, 3), name="A")
+    B = po.placeholder((n, 3), name="B")
+    AA = po.compute((m, 3), lambda i, j: A[i, j] + 1.0, name="AA")
+    T = po.compute((m, n, 3), lambda i, j, k: AA[i, k] * B[j, k], name="T")
+    return A, B, AA, T
+
+
+def test_reorder_of_loops_a_stage_is_attached_inside_keeps_it_at_its_loop():
+    # TVM attaches to a loop, not a depth: after the reorder, AA is computed inside
+    # xo, xi2, xi1 (done as the reorder before the compute_at, the later steps replayed)
+    A, B, AA, T = _row_product()
+    s = po.create_schedule(T)
+    xo, xi = s[T].split(T.op.axis[0], factor=10)
+    xi1, xi2 = s[T].split(xi, factor=2)
+    s[AA].compute_at(s[T], xi1)
+    s[AA].split(AA.op.axis[1], factor=2)
+    s[T].reorder(xi2, xi1)
+    assert axis_names(s[T]) == ["i.outer", "i.inner.inner", "i.inner.outer", "j", "k"]
+    assert T.op.axis[1] in s[T].leaf_iter_vars and T.op.axis[0] not in s[T].leaf_iter_vars
+    assert s.script().splitlines()[2:] == [
+        's["T"].reorder("i.inner.inner", "i.inner.outer")',
+        's["AA"].compute_at("T", "i.inner.outer")', 's["AA"].split("j", factor=2)']
+    attach = s.program.stage("AA").attach
+    assert (attach.stage, attach.depth) == ("T", 3)
+    a, b = rand(23, 3), rand(5, 3)
+    assert_numbers(run(s, [A, B, T], [a, b], m=23, n=5), (a + 1)[:, None, :] * b[None])
+    # a step on T after the compute_at: the reorder cannot be moved before it
+    s2 = po.create_schedule(T)
+    xo, xi = s2[T].split(T.op.axis[0], factor=10)
+    xi1, xi2 = s2[T].split(xi, factor=2)
+    s2[AA].compute_at(s2[T], xi1)
+    s2[T].unroll(T.op.axis[2])
+    script = s2.script()
+    with pytest.raises(po.PartlySharedLoopsError) as info:
+        s2[T].reorder(xi2, xi1)
+    assert (info.value.stage, info.value.other, info.value.attached) == ("AA", "T", True)
+    assert s2.script() == script
 
 
 # -- compute_inline ----------------------------------------------------------------------------

@@ -407,6 +407,31 @@ def test_fuse_of_two_parametric_extents_runs_the_two_loops_as_one():
     check_elementwise(s, A, B)
 
 
+def test_a_fuse_of_two_parametric_extents_is_reordered_as_one_loop():
+    n, m = symbolic()
+    A = po.placeholder((n, m, 3), name="A")
+    B = po.compute((n, m, 3), lambda i, j, k: A[i, j, k] * 2.0 + 1.0, name="B")
+    s = po.create_schedule(B)
+    fused = s[B].fuse(B.op.axis[0], B.op.axis[1])
+    ko, ki = s[B].split(B.op.axis[2], factor=2)
+    s[B].reorder(ki, fused, ko)
+    assert [(a.name, a.fused_part) for a in s.program.stage("B").axes] == [
+        ("k.inner", False), ("i.j.fused", False), ("i.j.fused.part", True), ("k.outer", False)]
+    assert axis_names(s[B]) == ["k.inner", "i.j.fused", "k.outer"]
+    s[B].parallel(fused)
+    s2 = po.create_schedule(B)
+    fused2 = s2[B].fuse(B.op.axis[0], B.op.axis[1])
+    s2[B].reorder(B.op.axis[2], fused2)
+    assert axis_names(s2[B]) == ["k", "i.j.fused"]
+    with pytest.raises(po.FusedPartsError):
+        s2[B].reorder("i.j.fused.part", "k")  # the hidden part is not a loop of its own
+    for sizes in ((0, 2), (1, 1), (4, 5), (7, 3)):
+        a = rand(sizes[0], sizes[1], 3)
+        for schedule in (s, s2):
+            assert_numbers(run(schedule, [A, B], [a], n=sizes[0], m=sizes[1]), a * 2 + 1,
+                           exact=True)
+
+
 def test_fuse_needs_adjacent_loops():
     A, B, C = matmul(4, 4, 4)
     s = po.create_schedule(C)

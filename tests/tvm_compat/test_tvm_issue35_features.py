@@ -202,3 +202,22 @@ def test_comm_reducer_starts_from_init():
     out = tvm.nd.array(np.zeros(N, "float32"))
     tvm.build(te.create_schedule(P.op), [A, I, P])(tvm.nd.array(a), tvm.nd.array(i), out)
     assert_numbers(out.numpy(), a.prod(axis=1) * i[:, 1])
+
+
+def test_the_outputs_of_one_compute_share_their_op_as_tvm_does():
+    m = te.size_var("m")
+    A0 = te.placeholder((m,), name="A0")
+    A1 = te.placeholder((m,), name="A1")
+    T0, T1 = te.compute((m,), lambda i: (A0[i] * 2.0, A1[i] * 3.0), name="T")
+    U = te.compute((m,), lambda i: A0[i] * 2.0, name="U")
+    assert T0.op == T1.op and not T0.op != T1.op and hash(T0.op) == hash(T1.op)
+    assert len({T0.op, T1.op}) == 1 and T0.op.outputs == (T0, T1)
+    assert T0.op != U.op and U.op == U.op and T0.op != A0.op
+    assert (T0.value_index, T1.value_index) == (0, 1)
+    s = te.create_schedule(T0.op)
+    f = tvm.build(s, [A0, A1, T0, T1])
+    a0, a1 = np.arange(5, dtype=np.float32), np.ones(5, np.float32)
+    t0, t1 = np.zeros(5, np.float32), np.zeros(5, np.float32)
+    f(a0, a1, t0, t1)
+    assert_numbers(t0, a0 * 2.0)
+    assert_numbers(t1, a1 * 3.0)

@@ -70,7 +70,7 @@ def test_a_schedule_pickles_as_its_tensors_and_script():
     assert isinstance(loaded, te.schedule.Schedule)
     assert loaded.script() == s.script()
     a = np.arange(16, dtype="float32")
-    (A2,), B2 = loaded.outputs[0].op.input_tensors, loaded.outputs[0]
+    (A2,), B2 = loaded.output_tensors[0].op.input_tensors, loaded.output_tensors[0]
     assert_numbers(_run(loaded, [A2, B2], a, np.zeros_like(a)), a - 1)
 
 
@@ -316,6 +316,29 @@ def test_save_json_and_load_json_rebuild_what_computes_the_same():
                          '"nodes": [{"type": "os.system", "fields": {}}]}')
 
 
+def test_load_json_reads_a_reduction_saved_before_init_existed():
+    n = te.size_var("n")
+    A = te.placeholder((n, 4), name="A")
+    k = te.reduce_axis((0, 4), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    document = json.loads(tvm.ir.save_json(B))
+    reduces = [node for node in document["nodes"] if node.get("type") == "Reduce"]
+    assert len(reduces) == 1 and reduces[0]["fields"]["init"] is None
+    del reduces[0]["fields"]["init"]  # as save_json wrote it before Reduce.init existed
+    loaded = tvm.ir.load_json(json.dumps(document))
+    assert loaded.op.body.init is None
+    (A2,) = loaded.op.input_tensors
+    a = np.random.default_rng(9).random((3, 4), dtype=np.float32)
+    assert_numbers(_run(te.create_schedule(loaded.op), [A2, loaded], a, np.zeros(3, np.float32)),
+                   a.sum(1), rtol=1e-6)
+    reduces[0]["fields"]["cost"] = 1  # a field Reduce does not have
+    with pytest.raises(te.InvalidArgumentError, match="not a tensor-expression node"):
+        tvm.ir.load_json(json.dumps(document))
+    del reduces[0]["fields"]["cost"], reduces[0]["fields"]["source"]  # a required field
+    with pytest.raises(te.InvalidArgumentError, match="not a tensor-expression node"):
+        tvm.ir.load_json(json.dumps(document))
+
+
 def test_compute_attrs_are_converted_as_tvm_converts_them():
     A = te.placeholder((3,), name="A")
     B = te.compute((3,), lambda i: A[i] + 1, name="B",
@@ -337,3 +360,30 @@ def test_float16_arrays_on_opencl_are_refused_naming_the_way():
     B = te.compute((8,), lambda i: A[i].astype("float32") * 2, name="B")
     with pytest.raises(te.DTypeError, match="OpenCL target has no float16 arrays"):
         te.build(te.create_schedule(B.op), [A, B], "opencl")
+
+
+def test_save_json_of_a_schedule_is_its_tensors_and_script():
+    n = te.size_var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((n,), lambda i: B[i] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    s[B].compute_at(s[C], xo)
+    assert s.outputs == (C.op,) and s.output_tensors == (C,)  # TVM's: the ops
+    text = tvm.ir.save_json(s)
+    loaded = tvm.ir.load_json(text)
+    assert isinstance(loaded, tvm.te.schedule.Schedule) and loaded.script() == s.script()
+    assert str(loaded.outputs[0].body) == str(C.op.body)
+    C2 = loaded.output_tensors[0]
+    (B2,) = C2.op.input_tensors
+    (A2,) = B2.op.input_tensors
+    a = np.random.default_rng(11).random(10, dtype=np.float32)
+    assert_numbers(_run(loaded, [A2, C2], a, np.zeros_like(a)), a * 2 + 1)
+    document = json.loads(text)
+    document["schedule"]["script"] = 7
+    with pytest.raises(te.InvalidArgumentError, match="saved schedule needs"):
+        tvm.ir.load_json(json.dumps(document))
+    document["schedule"]["script"] = 'import os'
+    with pytest.raises(te.InvalidArgumentError, match="schedule script"):
+        tvm.ir.load_json(json.dumps(document))

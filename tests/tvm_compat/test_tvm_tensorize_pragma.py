@@ -169,8 +169,8 @@ def test_the_pragma_changes_no_loop_and_checks_its_loop():
         s[C].pragma("nope", "import_llvm", "define i32 @one() { ret i32 1 }")
     with pytest.raises(te.UnknownPragmaError) as err:
         s[C].pragma(C.op.axis[0], "unroll_explicit", 4)
-    assert (err.value.pragma, err.value.pragmas) == ("unroll_explicit",
-                                                     ("import_llvm", "import_c"))
+    assert (err.value.pragma, err.value.pragmas) == (
+        "unroll_explicit", ("import_llvm", "import_c", "unroll", "vectorize"))
     with pytest.raises(te.PolyoptError, match="import_llvm takes LLVM IR"):
         s[C].pragma(C.op.axis[0], "import_llvm", 42)
 
@@ -230,3 +230,42 @@ def test_without_clang_on_the_path_the_error_says_what_to_install(monkeypatch, t
     monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no clang in it
     with pytest.raises(MissingBackendError, match="apt-get install clang"):
         clang.create_llvm("int f() { return 0; }")
+
+
+def test_pragmas_tvm_gives_no_meaning_are_recorded_and_unroll_vectorize_are_the_primitives():
+    # TVM's Stage.pragma: "unroll"/"vectorize" call the primitive, any other name becomes an
+    # attribute no pass reads; the pragmas TVM's passes do read stay refused
+    n = 64
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 3.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=8)
+    before = str(s.program.schedule)
+    s[B].pragma(xo, "pragma1")
+    s[B].pragma(xo, "my_hint", 3)
+    assert str(s.program.schedule) == before
+    IterVar = tvm.te.schedule.IterVar
+    assert [k.value for k in s[B].iter_var_attrs[xo].pragma_keys] == ["pragma1", "my_hint"]
+    assert s[B].iter_var_attrs[xo].iter_type == IterVar.DataPar
+    s[B].pragma(xi, "vectorize")
+    assert s[B].iter_var_attrs[xi].iter_type == IterVar.Vectorized
+    assert s[B].iter_var_attrs[xi].pragma_keys == ()
+    assert 's["B"].pragma("i.outer", "pragma1", None)' in s.script()
+    replayed = te.create_schedule(B.op).replay(s.script())
+    assert replayed[B].iter_var_attrs[xi].iter_type == IterVar.Vectorized
+    a = np.random.default_rng(3).random(n, dtype=np.float32)
+    for schedule in (s, replayed):
+        f = tvm.build(schedule, [A, B], "llvm")
+        b = tvm.nd.array(np.zeros(n, np.float32), tvm.cpu(0))
+        f(tvm.nd.array(a, tvm.cpu(0)), b)
+        assert_numbers(b.numpy(), a * 3.0, rtol=1e-6)
+    u = te.create_schedule(B.op)
+    uo, ui = u[B].split(B.op.axis[0], factor=4)
+    u[B].pragma(ui, "unroll")
+    assert u[B].iter_var_attrs[ui].iter_type == IterVar.Unrolled
+    for refused in ("auto_unroll_max_step", "debug_skip_region", "parallel_launch_point"):
+        with pytest.raises(te.UnknownPragmaError, match="TVM's passes read it") as err:
+            u[B].pragma(uo, refused, 1)
+        assert err.value.pragma == refused
+    with pytest.raises(te.UnknownPragmaError):
+        u[B].pragma(uo, 42)
