@@ -145,6 +145,17 @@ def parallel_session(threads: int = 0):
         _entry("polyopt_session_end", None)()
 
 
+def session_calls() -> tuple:
+    """``(begin, end)``: what :func:`parallel_session` calls around its loops, as two
+    functions without arguments (for a caller that opens a session on every call and
+    knows that its loops run on several threads).
+
+    >>> begin, end = session_calls()
+    >>> begin(); end()
+    """
+    return _entry("polyopt_session_begin", None), _entry("polyopt_session_end", None)
+
+
 @functools.cache
 def threadpool_object() -> bytes:
     """The runtime as a position-independent object, to link into shared libraries
