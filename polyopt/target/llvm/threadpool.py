@@ -146,13 +146,8 @@ def parallel_session(threads: int = 0):
 
 
 def session_calls() -> tuple:
-    """``(begin, end)``: what :func:`parallel_session` calls around its loops, as two
-    functions without arguments (for a caller that opens a session on every call and
-    knows that its loops run on several threads).
-
-    >>> begin, end = session_calls()
-    >>> begin(); end()
-    """
+    """``(begin, end)``: :func:`parallel_session`'s two calls, as functions without
+    arguments (for a caller that knows that its loops run on several threads)."""
     return _entry("polyopt_session_begin", None), _entry("polyopt_session_end", None)
 
 
