@@ -106,6 +106,30 @@ def test_chunks_of_the_parallel_sums_are_even(cpu):
     assert 2 * chunk * points * block * 4 <= info.l1_bytes  # the sums of a chunk: half of L1
 
 
+@pytest.mark.parametrize("cpu, lanes", [("znver3", 8), ("sapphirerapids", 16)])
+@pytest.mark.parametrize("k, stride", [(3, 1), (1, 2)])
+def test_the_bias_is_added_in_the_transposed_copy_of_each_row(cpu, lanes, k, stride):
+    """Built for a named CPU and inspected, not run: the output rows (flat 3x3 sums, or
+    a 1x1 stride-2 layer's row tiles) are written in NCHW order with the bias in one
+    pass (no row buffer read again), each transposed vector plus the bias splat."""
+    import re
+
+    from polyopt.graph.lowering import lower_group, schedule_group
+    from polyopt.graph.passes import fuse
+
+    info = po.TargetInfo.for_cpu(cpu)
+    g, _, _ = conv_graph(16, (28, 28), 32, k, stride, k // 2, seed=1)
+    g = pack_conv_weights(g, target_info=info)
+    [group] = [grp for grp in fuse(g) if grp.kind == "complex"]
+    lowered = lower_group(g, group.nodes, group.output)
+    schedule = schedule_group(lowered, group.kind, group.nodes, target_info=info)
+    args = [*lowered.placeholders, lowered.output]
+    assert "_nchw" not in str(po.lower(schedule, args))
+    ir_text = po.build(schedule, args, target=f"llvm -mcpu={cpu}").llvm_ir
+    assert re.search(rf"fadd [a-z ]*<{lanes} x float> %\S+, %\S+", ir_text)
+    assert "shufflevector" in ir_text
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("channels, size, features, k, stride, pad, flat", [
     (32, (14, 14), 64, 3, 1, 1, True),   # blocked input, 196 points: whole tiles of 198 (AVX2)
