@@ -151,8 +151,9 @@ def schedule_flat_conv(s, out, conv, info: TargetInfo, lanes: int, reduce_tile: 
     unrolled and ``b`` vectorized: a register tile of points by the block's channels,
     a chunk of tiles whose sums fit in half of L1 (chunks of equal size: 131 tiles in
     4 of 33, not 3 of 42 and one of 5, the pieces of the parallel loop as even as the
-    chunk count allows), ``reduce_tile`` input channels at a time; then ``out`` (NCHW: per output row, the row's sums transposed through
-    registers; blocked: the block's channels vectorized), its epilogue inlined."""
+    chunk count allows), ``reduce_tile`` input channels at a time; then ``out`` (NCHW:
+    per output row, the row's sums transposed through registers; blocked: the block's
+    channels vectorized), its epilogue inlined."""
     from ..schedules.nn_templates import producers
 
     _, _, points, block = (d.value for d in conv.shape)
@@ -208,8 +209,9 @@ def rows_into_nchw(s, stage, nchw, out, f, y, x, at, lanes: int) -> None:
     order: through registers (:func:`transposed_rows`) when ``stage`` computes the NCHW
     ``out`` itself or ``out`` adds a term constant along the row to it
     (:func:`adds_per_row`: the bias, added to the transposed vectors; a second pass
-    over the row was about 3% of a 3x3 layer's time, profiled on a Zen 3), else ``stage`` vectorized along ``x`` and the NCHW copy ``nchw``
-    computed at its loop ``at``, transposed there."""
+    over the row was about 3% of a 3x3 layer's time, profiled on a Zen 3), else
+    ``stage`` vectorized along ``x`` and the NCHW copy ``nchw`` computed at its loop
+    ``at``, transposed there."""
     if nchw is out or adds_per_row(out, nchw):
         if nchw is not out:  # ``out = nchw + bias``: transposed and added in one pass
             s[nchw].compute_inline(check=False)
