@@ -224,6 +224,7 @@ class CompiledModel:
         self._lock = threading.Lock()  # one run at a time uses the arena
         self._buffers = self._allocate(plan)
         self._calls = self._bind()
+        self._pool_session: tuple | None = None  # see _session_calls
 
     @property
     def groups(self) -> list[Group]:
@@ -313,16 +314,17 @@ class CompiledModel:
         g = self.graph
         if not isinstance(feeds, dict):
             raise InvalidArgumentError("run needs a dict {input name: numpy array}")
-        missing = [n for n in g.inputs if n not in feeds]
-        unknown = [n for n in feeds if n not in g.inputs]
-        if missing or unknown:
+        if len(feeds) != len(g.inputs) or not all(n in feeds for n in g.inputs):
+            missing = [n for n in g.inputs if n not in feeds]
+            unknown = [n for n in feeds if n not in g.inputs]
             raise InvalidArgumentError(
                 f"the model's inputs are {g.inputs}; missing {missing}, unknown {unknown}")
         values = {}
         for name in g.inputs:
-            info = g.tensors[name]
-            array = np.asarray(feeds[name], order="C")  # (ascontiguousarray makes 0-d 1-D)
-            if array.shape != info.shape or array.dtype != np.dtype(info.dtype):
+            info, array = g.tensors[name], feeds[name]
+            if type(array) is not np.ndarray or not array.flags.c_contiguous:
+                array = np.asarray(array, order="C")  # (ascontiguousarray makes 0-d 1-D)
+            if array.shape != info.shape or array.dtype != info.dtype:
                 raise InvalidArgumentError(
                     f"input '{name}' must be {info}, got {array.dtype}{list(array.shape)}")
             values[name] = array
@@ -378,16 +380,37 @@ class CompiledModel:
         at once, compile it once per thread (the kernels are compiled once per process
         and shared)."""
         values = self._inputs(feeds)  # the tensors known only at run time
-        with self._lock, self._session():
-            for step, pointers in self._calls:
-                if pointers is None:
-                    self._run_step(step, values)
-                    continue
-                if any(type(p) is str for p in pointers):
-                    pointers = [self._new_address(p, values) if type(p) is str else p
-                                for p in pointers]
-                step.kernel.call_pointers(pointers)
+        with self._lock:
+            session = self._session_calls()
+            if session:
+                session[0]()
+            try:
+                for step, pointers in self._calls:
+                    if pointers is None:
+                        self._run_step(step, values)
+                        continue
+                    if any(type(p) is str for p in pointers):
+                        pointers = [self._new_address(p, values) if type(p) is str else p
+                                    for p in pointers]
+                    step.kernel.call_pointers(pointers)
+            finally:
+                if session:
+                    session[1]()
         return {name: self._lookup(name, values) for name in self.graph.outputs}
+
+    def _session_calls(self) -> tuple:
+        """``(begin, end)`` of the thread pool's session (:meth:`_session`, without its
+        context manager and its look-up of the pool's threads: a few microseconds per
+        run) when the kernels may run on several threads, else ``()``; worked out once
+        when the model's thread count is fixed."""
+        if self._pool_session is not None:
+            return self._pool_session
+        from ..target.llvm.threadpool import pool_threads, session_calls
+
+        calls = session_calls() if pool_threads(self.num_threads) > 1 else ()
+        if self.num_threads > 0:
+            self._pool_session = calls
+        return calls
 
     def _session(self):
         """The thread pool's workers stay awake between the kernels of a run (woken by

@@ -233,6 +233,27 @@ def test_bad_path_and_bad_feeds(tmp_path):
         m.run({})
     with pytest.raises(po.InvalidArgumentError, match=r"float32\[2, 3\]"):
         m.run({"x0": np.zeros((3, 2), "float32")})
+    with pytest.raises(po.InvalidArgumentError, match=r"missing \[\], unknown \['y'\]"):
+        m.run({"x0": np.zeros((2, 3), "float32"), "y": np.zeros(1)})
+    with pytest.raises(po.InvalidArgumentError, match=r"got float64\[2, 3\]"):
+        m.run({"x0": np.zeros((2, 3))})
+    with pytest.raises(po.InvalidArgumentError, match="run needs a dict"):
+        m.run([np.zeros((2, 3), "float32")])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_run_takes_any_array_like_input(threads):
+    """``run``'s fast path (a contiguous array of the input's dtype, taken as is) and its
+    other inputs (a transposed view, a read-only copy of it), on one thread
+    and on two (the pool's session opened and closed around every run)."""
+    m = po.graph.compile(po.graph.from_onnx(single_op("Relu", [(2, 3)])), num_threads=threads)
+    x = np.arange(-3, 3, dtype="float32").reshape(3, 2).T  # not contiguous
+    out = m.graph.outputs[0]
+    frozen = np.asfortranarray(x)
+    frozen.flags.writeable = False
+    for feed in (np.ascontiguousarray(x), x, frozen):
+        for _ in range(2):
+            np.testing.assert_array_equal(m.run({"x0": feed})[out], np.maximum(x, 0))
 
 
 def test_printer_and_builder():

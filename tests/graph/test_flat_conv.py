@@ -75,6 +75,61 @@ def test_generated_code_for_a_named_cpu_has_whole_tiles(cpu, block, points):
     assert f"p_inner < {points}; p_inner += 1)" in source and "guarded" not in source
 
 
+@pytest.mark.parametrize("cpu", ["znver3", "znver4", "sapphirerapids"])
+def test_chunks_of_the_parallel_sums_are_even(cpu):
+    """Built for a named CPU and inspected, not run: a 28 x 28 layer's tiles split into
+    chunks (the pieces of the parallel loop, with the blocks of output channels) of
+    sizes that differ by at most one tile, each fitting the chunk the machine's L1
+    allows (AVX2: 131 tiles in 4 chunks of 33 or 32, not 42, 42, 42 and 5)."""
+    import re
+
+    from polyopt.graph.lowering import lower_group, schedule_group
+    from polyopt.graph.passes import fuse
+
+    info = po.TargetInfo.for_cpu(cpu)
+    g, _, _ = conv_graph(16, (28, 28), 32, 3, 1, 1, seed=1)
+    g = pack_conv_weights(g, target_info=info)
+    [node] = g.nodes
+    points = node.attrs["points"]
+    [group] = [grp for grp in fuse(g) if grp.kind == "complex"]
+    lowered = lower_group(g, group.nodes, group.output)
+    schedule = schedule_group(lowered, group.kind, group.nodes, target_info=info)
+    source = str(po.lower(schedule, [*lowered.placeholders, lowered.output]))
+    blocks, whole, block = map(int, re.search(
+        r"out_blocked\[1\]\[(\d+)\]\[(\d+)\]\[(\d+)\]", source).groups())
+    pieces = int(re.search(r"fb_p_outer_outer_fused < (\d+);", source).group(1))
+    chunk = int(re.search(r"p_outer_inner < (\d+);", source).group(1))
+    tiles, chunks = whole // points, pieces // blocks
+    assert pieces % blocks == 0 and chunks > 1, source
+    assert (chunks - 1) * chunk < tiles <= chunks * chunk  # every chunk has tiles
+    assert chunks * chunk - tiles < chunks  # the last one at most one tile per chunk short
+    assert 2 * chunk * points * block * 4 <= info.l1_bytes  # the sums of a chunk: half of L1
+
+
+@pytest.mark.parametrize("cpu, lanes", [("znver3", 8), ("sapphirerapids", 16)])
+@pytest.mark.parametrize("k, stride", [(3, 1), (1, 2)])
+def test_the_bias_is_added_in_the_transposed_copy_of_each_row(cpu, lanes, k, stride):
+    """Built for a named CPU and inspected, not run: the output rows (flat 3x3 sums, or
+    a 1x1 stride-2 layer's row tiles) are written in NCHW order with the bias in one
+    pass (no row buffer read again), each transposed vector plus the bias splat."""
+    import re
+
+    from polyopt.graph.lowering import lower_group, schedule_group
+    from polyopt.graph.passes import fuse
+
+    info = po.TargetInfo.for_cpu(cpu)
+    g, _, _ = conv_graph(16, (28, 28), 32, k, stride, k // 2, seed=1)
+    g = pack_conv_weights(g, target_info=info)
+    [group] = [grp for grp in fuse(g) if grp.kind == "complex"]
+    lowered = lower_group(g, group.nodes, group.output)
+    schedule = schedule_group(lowered, group.kind, group.nodes, target_info=info)
+    args = [*lowered.placeholders, lowered.output]
+    assert "_nchw" not in str(po.lower(schedule, args))
+    ir_text = po.build(schedule, args, target=f"llvm -mcpu={cpu}").llvm_ir
+    assert re.search(rf"fadd [a-z ]*<{lanes} x float> %\S+, %\S+", ir_text)
+    assert "shufflevector" in ir_text
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("channels, size, features, k, stride, pad, flat", [
     (32, (14, 14), 64, 3, 1, 1, True),   # blocked input, 196 points: whole tiles of 198 (AVX2)

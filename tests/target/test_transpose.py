@@ -109,3 +109,52 @@ def test_a_fused_outer_loop_in_the_indices_keeps_the_transpose():
     np.testing.assert_array_equal(p, w.transpose(0, 1, 3, 2))
     assert kernel.llvm_ir.count("shufflevector") == 8 * 3
     assert not re.search(r"vgather|vscatter", kernel.assembly)
+
+
+@pytest.mark.parametrize("dtype, order", [("float32", "read first"), ("float32", "term first"),
+                                          ("int32", "read first")])
+def test_a_copy_plus_a_term_of_the_unrolled_row_is_transposed_then_added(dtype, order):
+    """``P[k, f] = W[f, k] + b[k]`` (a convolution's output row and its bias): the block
+    is transposed in registers and ``b[k]`` added to each transposed vector (one splat
+    per vector), in either order of the sum and for integers too."""
+    W = po.placeholder((16, 8), name="W", dtype=dtype)
+    B = po.placeholder((8,), name="b", dtype=dtype)
+    P = po.compute((8, 16), (lambda k, f: W[f, k] + B[k]) if order == "read first" else
+                   (lambda k, f: B[k] + W[f, k]), name="P")
+    s = po.create_schedule(P)
+    k, f = s[P].axes
+    fo, fi = s[P].split(f, factor=8)
+    s[P].reorder(fo, k, fi)
+    s[P].unroll(k)
+    s[P].vectorize(fi)
+    kernel = po.build(s, [W, B, P])
+    rng = np.random.default_rng(3)
+    w = rng.integers(-50, 50, (16, 8)).astype(dtype)
+    b = rng.integers(-50, 50, 8).astype(dtype)
+    p = np.zeros((8, 16), dtype)
+    kernel(w, b, p)
+    np.testing.assert_array_equal(p, w.T + b[:, None])
+    add = "fadd" if dtype == "float32" else "add"
+    element = "float" if dtype == "float32" else "i32"
+    assert kernel.llvm_ir.count("shufflevector") == 8 * 3 + 8  # the transpose, the splats
+    assert len(re.findall(rf"= {add} [a-z ]*<8 x {element}>", kernel.llvm_ir)) == 8
+    assert not re.search(r"vgather|vscatter", kernel.assembly)
+
+
+def test_a_term_along_the_vector_is_no_transposed_copy():
+    """``P[k, f] = W[f, k] + b[f]``: the term changes along the vectorized loop, so the
+    copy is emitted as scheduled (no shuffles), with the same numbers."""
+    W = po.placeholder((8, 8), name="W")
+    B = po.placeholder((8,), name="b")
+    P = po.compute((8, 8), lambda k, f: W[f, k] + B[f], name="P")
+    s = po.create_schedule(P)
+    k, f = s[P].axes
+    s[P].unroll(k)
+    s[P].vectorize(f)
+    kernel = po.build(s, [W, B, P])
+    w = np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32)
+    b = np.arange(8, dtype=np.float32)
+    p = np.zeros((8, 8), np.float32)
+    kernel(w, b, p)
+    np.testing.assert_array_equal(p, w.T + b[None, :])
+    assert "shufflevector" not in kernel.llvm_ir

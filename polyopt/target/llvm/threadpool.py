@@ -145,6 +145,12 @@ def parallel_session(threads: int = 0):
         _entry("polyopt_session_end", None)()
 
 
+def session_calls() -> tuple:
+    """``(begin, end)``: :func:`parallel_session`'s two calls, as functions without
+    arguments (for a caller that knows that its loops run on several threads)."""
+    return _entry("polyopt_session_begin", None), _entry("polyopt_session_end", None)
+
+
 @functools.cache
 def threadpool_object() -> bytes:
     """The runtime as a position-independent object, to link into shared libraries

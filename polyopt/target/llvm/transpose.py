@@ -10,7 +10,10 @@ as ``n`` contiguous vector loads along ``k`` (one per ``f``), transposed in regi
 It applies when the unrolled loop (a tile of ``n`` = 2, 4, 8 or 16 iterations) holds
 only the vectorized loop (a tile of ``n``, or of fewer, such as the 7 pixels of a 7 x 32
 int8 conv tile: then a partial tile; its bounds free of the unrolled variable),
-which holds only a plain copy between two arrays of one element type: the source
+which holds only a plain copy between two arrays of one element type, or a copy plus a
+term free of the vectorized variable (``out[f, x] = sums[x, f] + bias[f]``: a
+convolution's output row and its bias in one pass, the term added to each column
+after the transpose): the source
 contiguous along the unrolled variable, the target contiguous along the vectorized one
 and as many elements apart along the unrolled one as the vectorized loop has iterations,
 or more (so no two stores of the block meet).  In a partial tile (fewer iterations of
@@ -36,7 +39,8 @@ from llvmlite import ir
 from ...ast.flat_access import row_major_strides
 from ...ast.nodes import Block, For, Run, linear_form, names_in, upper_bound
 from ...ast.tiles import most_trips
-from ...te.expr import TensorRead
+from ...te.expr import BinOp, IterVar, TensorRead
+from ...te.tensor import walk
 from ...te.linear import linear_terms
 from .values import I1, I64
 
@@ -46,7 +50,7 @@ SIZES = (2, 4, 8, 16)
 def emit_transposed_copy(emitter, loop: For) -> None:
     """Emit the unrolled ``loop``, a transposed block copy (the ``transposed_copies``
     pass found it with :func:`square_copy`), as one."""
-    inner, run, n, partial = square_copy(emitter.program, loop)
+    inner, run, n, partial, (read, term) = square_copy(emitter.program, loop)
     b = emitter.builder
     outer_start = emitter.scalars[loop.var] = emitter._index(loop.init)
     inner_start = emitter._index(inner.init)
@@ -57,15 +61,53 @@ def emit_transposed_copy(emitter, loop: For) -> None:
     for j in range(n):
         emitter.scalars[inner.var] = emitter._plus(inner_start, j)
         with emitter.bound(run) as stmt:
-            rows.append(emitter.load_vector(stmt.value, n,
+            rows.append(emitter.load_vector(read, n,
                                             _only_if(b, n, load_lanes, inner_count, j)))
     for i, column in enumerate(transpose(b, rows)):
         emitter.scalars[loop.var] = emitter._plus(outer_start, i)
         emitter.scalars[inner.var] = inner_start
         with emitter.bound(run) as stmt:
+            if term is not None:
+                column = _plus_splat(b, column, emitter.values.emit(term, read.dtype))
             emitter.store_vector(stmt.target, column,
                                  _only_if(b, n, store_lanes, outer_count, i))
     del emitter.scalars[loop.var], emitter.scalars[inner.var]
+
+
+def copied(value) -> list[tuple]:
+    """The ways ``[(read, term)]`` to see the value a transposed copy stores as
+    ``read`` (``term`` None) or ``read + term``, all in one type."""
+    if isinstance(value, TensorRead):
+        return [(value, None)]
+    if isinstance(value, BinOp) and value.op == "+":
+        return [(read, term) for read, term in ((value.a, value.b), (value.b, value.a))
+                if isinstance(read, TensorRead) and read.dtype == value.dtype == term.dtype]
+    return []
+
+
+def _plus_splat(b: ir.IRBuilder, vector: ir.Value, scalar: ir.Value) -> ir.Value:
+    """``vector`` plus ``scalar`` in every lane."""
+    lanes = vector.type.count
+    splat = b.insert_element(ir.Constant(vector.type, None), scalar,
+                             ir.Constant(ir.IntType(32), 0))
+    splat = b.shuffle_vector(splat, splat,
+                             ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+    if isinstance(vector.type.element, ir.IntType):
+        return b.add(vector, splat)
+    return b.fadd(vector, splat)
+
+
+def _free_of(program, forms: dict, term, var: str, target: str) -> bool:
+    """Whether ``term`` is the same in every iteration of loop ``var`` (``forms``: the
+    statement's index variables in the loops, :func:`_forms_in`) and reads nothing of
+    the array ``target``."""
+    for node in walk(term):
+        if isinstance(node, TensorRead) and program.array_of(node.tensor).name == target:
+            return False
+        if isinstance(node, IterVar) and (forms.get(id(node)) is None or
+                                          forms[id(node)].get(var, 0)):
+            return False
+    return True
 
 
 def _count(emitter, loop: For) -> ir.Value:
@@ -134,9 +176,9 @@ def _masks(n: int, half: int) -> tuple[ir.Constant, ir.Constant]:
 
 
 def square_copy(program, loop: For):
-    """``(vectorized loop, copy, n, (partial, partial))`` when ``loop`` is a transposed
-    copy of an ``n`` by ``n`` block (see the module; whether each loop is a partial
-    tile), else None."""
+    """``(vectorized loop, copy, n, (partial, partial), (read, term))`` when ``loop`` is a
+    transposed copy of an ``n`` by ``n`` block (see the module; whether each loop is a
+    partial tile; the copy's source and the term added to it, or None), else None."""
     if loop.step != 1:
         return None
     found = most_trips(loop)
@@ -154,18 +196,23 @@ def square_copy(program, loop: For):
     if not isinstance(run, Run):
         return None
     stmt = program.statement(run.stmt)
-    source, target = stmt.value, stmt.target
-    if not isinstance(source, TensorRead) or source.tensor.dtype != target.tensor.dtype:
-        return None
-    if program.array_of(source.tensor).name == program.array_of(target.tensor).name:
-        return None
-    source_outer, target_outer, target_inner = (
-        _stride(program, _forms_in(stmt, run, var), read, var)
-        for read, var in ((source, loop.var), (target, loop.var), (target, inner.var)))
-    if source_outer != 1 or target_inner != 1 or target_outer is None \
-            or abs(target_outer) < inner_found[0]:  # stores hold at most that many
-        return None
-    return inner, run, n, (found[1], inner_found[1] or inner_found[0] < n)
+    target = stmt.target
+    target_array = program.array_of(target.tensor).name
+    forms = {var: _forms_in(stmt, run, var) for var in (loop.var, inner.var)}
+    for source, term in copied(stmt.value):
+        if source.tensor.dtype != target.tensor.dtype or \
+                program.array_of(source.tensor).name == target_array or (
+                term is not None and not _free_of(program, forms[inner.var], term,
+                                                  inner.var, target_array)):
+            continue
+        source_outer, target_outer, target_inner = (
+            _stride(program, forms[var], read, var)
+            for read, var in ((source, loop.var), (target, loop.var), (target, inner.var)))
+        if source_outer == 1 and target_inner == 1 and target_outer is not None \
+                and abs(target_outer) >= inner_found[0]:  # stores hold at most that many
+            return (inner, run, n, (found[1], inner_found[1] or inner_found[0] < n),
+                    (source, term))
+    return None
 
 
 def _forms_in(stmt, run: Run, var: str) -> dict:
