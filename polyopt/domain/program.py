@@ -130,6 +130,10 @@ class Program:
     # code linked into the built module: (stage, loop, Import) from s[C].pragma(loop,
     # "import_llvm" | "import_c", code), see polyopt.tensorize.pragma
     imports: tuple = ()
+    # math functions call libm's scalar functions in every loop, as a C compiler does
+    # without -ffast-math (the C front end's programs: gcc's numbers bit for bit); else
+    # a vectorized loop may call libmvec's vector exp/log/tanh (within 4 ULP of libm)
+    scalar_math: bool = False
 
     def replace(self, **changes) -> Program:
         """This program with some fields changed.  The schedule has one source of truth:

@@ -49,7 +49,8 @@ class CKernel(Kernel):
     (sizes, scalars, arrays), ``c_name`` its name, ``translation`` the Python kernel."""
 
     def __init__(self, base: Kernel, translation: Translation, source_text: str):
-        super().__init__(base.name, base.program, base.args)
+        # C's math functions are libm's scalar ones, as gcc calls them (no vector variants)
+        super().__init__(base.name, base.program.replace(scalar_math=True), base.args)
         self.translation = translation
         self.c_params: list[CParam] = translation.params
         self.source_text = source_text

@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import InvalidArgumentError
-from ..te.expr import Const
-from ..te.tensor import compute, exp, if_then_else, log, maximum, minimum
+from ..te.expr import Call, Const
+from ..te.tensor import compute, if_then_else, maximum, minimum
+from .operators_math import softplus
 from .registry import VARIADIC, UnsupportedOperatorError, attr, broadcast_read, register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX's defaults (float32 values)
@@ -73,15 +74,9 @@ def _prelu_lower(node, args, values, out, name):
         X[i] < _number(X[i], 0), broadcast_read(slope, i, out.shape) * X[i], X[i]), name=name)
 
 
-def _softplus(node, x):
-    # max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x|
-    magnitude = if_then_else(x < 0.0, -x, x)
-    return maximum(x, 0.0) + log(1.0 + exp(-magnitude))
-
-
 def _selu(node, x):
     alpha, gamma = float(attr(node, "alpha")), float(attr(node, "gamma"))
-    return if_then_else(x > 0.0, gamma * x, (gamma * alpha) * (exp(x) - 1.0))
+    return if_then_else(x > 0.0, gamma * x, (gamma * alpha) * Call.make("expm1", x))
 
 
 def _sign(node, x):
@@ -95,9 +90,10 @@ def _sign(node, x):
 register("LeakyRelu", "injective", {"alpha": 0.01})(_unary(
     lambda node, x: if_then_else(x < 0.0, float(attr(node, "alpha")) * x, x)))
 register("Elu", "injective", {"alpha": 1.0})(_unary(
-    lambda node, x: if_then_else(x < 0.0, float(attr(node, "alpha")) * (exp(x) - 1.0), x)))
+    lambda node, x: if_then_else(x < 0.0, float(attr(node, "alpha")) * Call.make("expm1", x),
+                                 x)))
 register("Selu", "injective", {"alpha": SELU_ALPHA, "gamma": SELU_GAMMA})(_unary(_selu))
-register("Softplus", "injective")(_unary(_softplus))
+register("Softplus", "injective")(_unary(lambda node, x: softplus(x)))
 register("Abs", "injective")(_unary(
     lambda node, x: if_then_else(x < _number(x, 0), -x, x)))
 register("Sign", "injective")(_unary(_sign))

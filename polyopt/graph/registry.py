@@ -87,8 +87,13 @@ def onnx_operators() -> list[str]:
 
 
 def attr(node, key: str):
-    """An attribute of ``node``, or the operator's default."""
-    return node.attrs.get(key, OPS[node.op_type].attrs.get(key))
+    """An attribute of ``node``, or the operator's default: a float default as the
+    float32 ONNX's FLOAT attributes are (LeakyRelu's 0.01 is 0.009999999776482582, which
+    onnxruntime multiplies a float64 tensor by; an imported attribute is one already)."""
+    if key in node.attrs:
+        return node.attrs[key]
+    default = OPS[node.op_type].attrs.get(key)
+    return float(np.float32(default)) if type(default) is float else default
 
 
 def check_node(node) -> OpDef:
