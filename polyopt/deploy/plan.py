@@ -132,6 +132,7 @@ def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list
     projected = arena(runner.projected)
     states = [arena(a) for a in runner.states]
     initial = [where(n) if n else constant("zeros", runner.zeros) for n in runner._initial]
+    peep = [] if runner.peep is None else [constant("peep", runner.peep)]
     x = where(step.inputs[0])
     y = where(step.group.output)
     seq, batch, hidden = runner.shape
@@ -141,7 +142,7 @@ def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list
                        projected]},
              {"group": name, "ops": "LSTM recurrence", "template": "lstm",
               "kernel": first + 1, "args": [projected, constant("r_t", runner.r_t),
-                                            *initial, *states]}]
+                                            *initial, *peep, *states]}]
     if runner.in_pairs:  # Y[:, j] = states[2 j][1:]
         for j in (0, 1):
             steps.append(_copy(name, _at(states[2 * j], row), _at(y, j * row), row,

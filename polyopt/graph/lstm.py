@@ -52,11 +52,11 @@ def _check(node, constants) -> None:
         if attr(node, key) != default:
             raise UnsupportedOperatorError(f"node '{node.name}' (LSTM): {key} is not supported")
     node_activations(node, 1)
-    for index, what in ((4, "sequence_lens"), (7, "P")):
-        if len(node.inputs) > index and node.inputs[index]:
-            raise UnsupportedOperatorError(
-                f"node '{node.name}' (LSTM): the input {what} is not supported")
-    for index, what in ((1, "W"), (2, "R"), (3, "B")):
+    if len(node.inputs) > 4 and node.inputs[4]:
+        raise UnsupportedOperatorError(
+            f"node '{node.name}' (LSTM): the input sequence_lens is not supported here (the "
+            "importer writes such a node as LSTMStates)")
+    for index, what in ((1, "W"), (2, "R"), (3, "B"), (7, "P")):
         constant_value(node, constants, index, what)
 
 
@@ -84,7 +84,8 @@ def recurrent_shapes(node, infos, gates: int, states: tuple[int, ...]):
     seq, batch, width = infos[0].shape
     hidden = infos[2].shape[-1] if len(infos[2].shape) == 3 else 0
     expected = {1: (1, gates * hidden, width), 2: (1, gates * hidden, hidden),
-                3: (1, 2 * gates * hidden), **{k: (1, batch, hidden) for k in states}}
+                3: (1, 2 * gates * hidden), **{k: (1, batch, hidden) for k in states},
+                **({7: (1, 3 * hidden)} if gates == 4 else {})}
     for index, shape in expected.items():
         info = infos[index] if index < len(infos) else None
         if info is not None and info.shape != shape:
@@ -206,18 +207,25 @@ def _gate_products(steps: int, batch: int, hidden: int, block: int, h_read, weig
 LSTM_DEFAULT = tuple(Activation(n) for n in DEFAULTS["LSTM"])
 
 
-def _cell_and_h(shape, gate, previous_c, suffix: str = "", acts=LSTM_DEFAULT, clip=None):
+def _cell_and_h(shape, gate, previous_c, suffix: str = "", acts=LSTM_DEFAULT, clip=None,
+                peep=None):
     """``c = f * c_prev + i * g`` and ``h = o * tanh(c)`` of one step (``gate(t, b, j,
     which)``: gate ``which`` of ONNX's order i, o, f, c, before its activation;
     ``acts``: ONNX's functions f, g, h, default Sigmoid, Tanh, Tanh; ``clip``: the
-    gates' inputs clipped to ``[-clip, clip]``)."""
+    gates' inputs clipped to ``[-clip, clip]``; ``peep``: the peephole weights
+    ``[3 hidden]`` (i, o, f), adding ``P_i * c_prev``, ``P_f * c_prev``, ``P_o * c``)."""
     f, g, h_act = acts
+    hidden = shape[-1]
 
-    def gate_in(t, b, j, which):
-        return clipped(gate(t, b, j, which), clip)
+    def gate_in(t, b, j, which, cell=None):
+        value = gate(t, b, j, which)
+        if peep is not None and which != 3:
+            value = value + peep[which * hidden + j] * (
+                cell[t, b, j] if which == 1 else previous_c(t, b, j))
+        return clipped(value, clip)
     cell = compute(shape, lambda t, b, j: f(gate_in(t, b, j, 2)) * previous_c(t, b, j)
                    + f(gate_in(t, b, j, 0)) * g(gate_in(t, b, j, 3)), name=f"cell{suffix}")
-    h = compute(shape, lambda t, b, j: f(gate_in(t, b, j, 1)) * h_act(cell[t, b, j]),
+    h = compute(shape, lambda t, b, j: f(gate_in(t, b, j, 1, cell)) * h_act(cell[t, b, j]),
                 name=f"h_next{suffix}")
     return cell, h
 
@@ -235,7 +243,7 @@ def _schedule_step(s, products, elementwise, block: int) -> None:
 
 
 def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
-               packed: bool = True, acts=LSTM_DEFAULT, clip=None):
+               packed: bool = True, acts=LSTM_DEFAULT, clip=None, peephole: bool = False):
     """The LSTM recurrence as a scheduled ``po.scan``: ``(schedule, [P, RT, h0, c0, H, C])``
     where ``P`` ``[seq, batch, 4 hidden]`` holds the input projections with the biases,
     ``RT`` the recurrent weights transposed, ``[hidden, 4 hidden]`` in panels of
@@ -259,6 +267,7 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
         def weight(k, j):
             return RT[k, j]
     h0, c0 = placeholder((batch, hidden), name="h0"), placeholder((batch, hidden), name="c0")
+    peep = placeholder((3 * hidden,), name="peep") if peephole else None
     h_state = placeholder((seq + 1, batch, hidden), name="h_state")
     c_state = placeholder((seq + 1, batch, hidden), name="c_state")
     G, k = _gate_products(seq, batch, hidden, block,
@@ -266,14 +275,14 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
     cell, h_next = _cell_and_h(
         (seq + 1, batch, hidden),
         lambda t, b, j, which: G[t, b, which * hidden + j] + P[t - 1, b, which * hidden + j],
-        lambda t, b, j: c_state[t - 1, b, j], acts=acts, clip=clip)
+        lambda t, b, j: c_state[t - 1, b, j], acts=acts, clip=clip, peep=peep)
     c_next = compute((seq + 1, batch, hidden), lambda t, b, j: cell[t, b, j], name="c_next")
     h_init = compute((1, batch, hidden), lambda t, b, j: h0[b, j], name="h_init")
     c_init = compute((1, batch, hidden), lambda t, b, j: c0[b, j], name="c_init")
     H, C = scan([h_init, c_init], [h_next, c_next], [h_state, c_state], name="lstm")
     s = create_schedule([H, C])
     _schedule_step(s, [(G, k)], (cell, h_next, c_next), block)
-    return s, [P, RT, h0, c0, H, C]
+    return s, [P, RT, h0, c0, *([peep] if peephole else []), H, C]
 
 
 def pairs_apply(seq: int, hidden: int, block: int | None = None) -> bool:
@@ -289,7 +298,7 @@ def _copy(shape, source, read, name: str):
 
 
 def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None = None,
-                        acts=LSTM_DEFAULT, clip=None):
+                        acts=LSTM_DEFAULT, clip=None, peephole: bool = False):
     """The recurrence of :func:`recurrence` (``seq`` even, ``RT`` packed), two steps per
     iteration of its time loop, the second reading ``RT``'s panels in reverse order:
     ``(schedule, [P, RT, h0, c0, H_odd, C_odd, H_even, C_even])``, the states
@@ -310,6 +319,7 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     P = placeholder((seq, batch, gates), name="P")
     RT = placeholder((panels, hidden, block), name="RT")
     h0, c0 = placeholder((batch, hidden), name="h0"), placeholder((batch, hidden), name="c0")
+    peep = placeholder((3 * hidden,), name="peep") if peephole else None
     shape = (half + 1, batch, hidden)
     h_odd, c_odd, h_even, c_even = (placeholder(shape, name=n) for n in (
         "h_odd_state", "c_odd_state", "h_even_state", "c_even_state"))
@@ -319,13 +329,13 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     cell1, h1 = _cell_and_h(
         shape, lambda t, b, j, which: G1[t, b, which * hidden + j]
         + P[2 * t - 2, b, which * hidden + j], lambda t, b, j: c_even[t - 1, b, j], "1",
-        acts, clip)
+        acts, clip, peep)
     G2, k2 = _gate_products(half, batch, hidden, block, lambda t, b, k: h1[t, b, k],
                             lambda k, j: RT[j // block, k, j % block], "G2")
     cell2, h2 = _cell_and_h(
         shape, lambda t, b, j, which: G2[t, b, which * hidden + j]
         + P[2 * t - 1, b, which * hidden + j], lambda t, b, j: cell1[t, b, j], "2",
-        acts, clip)
+        acts, clip, peep)
     updates = [_copy(shape, x, lambda x, t, b, j: x[t, b, j], f"{x.name}_out")
                for x in (h1, cell1, h2, cell2)]
     inits = [_copy((1, batch, hidden), x, lambda x, t, b, j: x[b, j], f"{n}_init")
@@ -334,7 +344,7 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     s = create_schedule(list(states))
     _schedule_step(s, [(G1, k1), (G2, k2)], (cell1, h1, cell2, h2, *updates), block)
     s[G2].reverse(s[G2].axes[2])  # its panels, last first (a checked primitive)
-    return s, [P, RT, h0, c0, *states]
+    return s, [P, RT, h0, c0, *([peep] if peephole else []), *states]
 
 
 class NodeRunner:
@@ -377,8 +387,10 @@ class LSTMRunner(NodeRunner):
             (acts,), clip = node_activations(node, 1)
         # the kernels' descriptions name non-default functions (the default ones' keep
         # the names cached kernels have)
-        variant = () if acts == LSTM_DEFAULT and clip is None else (
-            tuple((a.name, a.alpha, a.beta) for a in acts), clip)
+        peep = g.constants.get(node.inputs[7]) if len(node.inputs) > 7 and node.inputs[7] \
+            else None
+        variant = () if acts == LSTM_DEFAULT and clip is None and peep is None else (
+            tuple((a.name, a.alpha, a.beta) for a in acts), clip, peep is not None)
         self.inputs = [n for n in node.inputs if n]
         seq, batch, width = g.tensors[node.inputs[0]].shape
         W = g.constants[node.inputs[1]][0]
@@ -418,13 +430,15 @@ class LSTMRunner(NodeRunner):
             self.recurrence = cached_kernel(
                 cache, ("lstm recurrence in pairs", seq, batch, hidden, block, *variant), 1,
                 lambda request: build_one_thread(*recurrence_in_pairs(
-                    seq, batch, hidden, block=block, acts=acts, clip=clip), cache, request),
+                    seq, batch, hidden, block=block, acts=acts, clip=clip,
+                    peephole=peep is not None), cache, request),
                 self.requests, "recurrence")
         else:
             self.recurrence = cached_kernel(
                 cache, ("lstm recurrence, packed", seq, batch, hidden, block, *variant), 1,
                 lambda request: build_one_thread(*recurrence(
-                    seq, batch, hidden, block=block, acts=acts, clip=clip), cache, request),
+                    seq, batch, hidden, block=block, acts=acts, clip=clip,
+                    peephole=peep is not None), cache, request),
                 self.requests, "recurrence")
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
@@ -438,6 +452,9 @@ class LSTMRunner(NodeRunner):
         # the states)
         self._weights = [data_pointer(a) for a in (self.w_t, self.bias, self.projected)]
         self._recurrent = data_pointer(self.r_t)
+        # the peephole weights (i, o, f), an argument of the recurrence when given
+        self.peep = None if peep is None else aligned_copy(peep[0], np.float32)
+        self._peep = [] if peep is None else [data_pointer(self.peep)]
         self._states = [data_pointer(a) for a in self.states]
         self._zeros = data_pointer(self.zeros)
         # the names of the initial h and c among the node's inputs (None: zeros)
@@ -453,7 +470,7 @@ class LSTMRunner(NodeRunner):
         h0, c0 = (inputs[self.inputs.index(self._initial[k])] if self._initial[k]
                   else self._zeros for k in (0, 1))
         self.projection.call_pointers([inputs[0], *self._weights])
-        self.recurrence.call_pointers([self._weights[2], self._recurrent, h0, c0,
+        self.recurrence.call_pointers([self._weights[2], self._recurrent, h0, c0, *self._peep,
                                        *self._states])
         Y = self._output(y_address)
         if self.in_pairs:  # h of the odd steps, then of the even ones

@@ -65,9 +65,6 @@ def sizes(node, infos) -> tuple[int, int, int, int, int]:
     if op == "LSTM" and attr(node, "input_forget"):
         raise UnsupportedOperatorError(f"node '{node.name}' (LSTM): input_forget=1 (coupled "
                                        "input and forget gates) is not supported")
-    if op == "LSTM" and len(node.inputs) > 7 and node.inputs[7]:
-        raise UnsupportedOperatorError(f"node '{node.name}' (LSTM): the input P (peephole "
-                                       "weights) is not supported")
     for k, info in enumerate(infos):
         want = "int32" if k == 4 else "float32"
         if info is not None and info.dtype != want:
@@ -82,10 +79,11 @@ def sizes(node, infos) -> tuple[int, int, int, int, int]:
     dirs, gates, hidden = DIRECTIONS[direction], GATES[op], infos[2].shape[-1]
     state = (dirs, batch, hidden) if layout == 0 else (batch, dirs, hidden)
     expected = {1: (dirs, gates * hidden, width), 2: (dirs, gates * hidden, hidden),
-                3: (dirs, 2 * gates * hidden), 4: (batch,), 5: state, 6: state}
+                3: (dirs, 2 * gates * hidden), 4: (batch,), 5: state, 6: state,
+                7: (dirs, 3 * hidden)}
     for index, shape in expected.items():
         info = infos[index] if index < len(infos) else None
-        if info is not None and (op != "LSTM" and index == 6 or info.shape != shape):
+        if info is not None and (op != "LSTM" and index >= 6 or info.shape != shape):
             raise InvalidArgumentError(
                 f"node '{node.name}' ({op}): input {index} ('{info.name}') has shape "
                 f"{info.shape}; with hidden size {hidden}, {dirs} direction(s) and X "
@@ -100,7 +98,7 @@ def sizes(node, infos) -> tuple[int, int, int, int, int]:
 
 
 def _infer(node, infos, constants):
-    for index, what in ((1, "W"), (2, "R"), (3, "B")):
+    for index, what in ((1, "W"), (2, "R"), (3, "B"), (7, "P")):
         constant_value(node, constants, index, what)
     seq, batch, _, hidden, dirs = sizes(node, infos)
     node_activations(_onnx_node(node), dirs)
@@ -152,13 +150,13 @@ class StatesRunner:
         state = TensorInfo("h0", (1, batch, hidden), "float32")
         self.runners = []
         for d in range(dirs):  # one direction's graph: its weights, X in time order
-            names = ["X", "W", "R", "B", "", "h0", "c0"][:7 if op == "LSTM" else 6]
-            constants = {"W": g.constants[node.inputs[1]][d:d + 1],
-                         "R": g.constants[node.inputs[2]][d:d + 1]}
-            if len(node.inputs) > 3 and node.inputs[3]:
-                constants["B"] = g.constants[node.inputs[3]][d:d + 1]
-            else:
-                names[3] = ""
+            names = ["X", "W", "R", "B", "", "h0", "c0", "P"][:8 if op == "LSTM" else 6]
+            constants = {}
+            for k in (1, 2, 3, 7):  # this direction's weights (absent: no input)
+                if k < len(names) and k < len(node.inputs) and node.inputs[k]:
+                    constants[names[k]] = g.constants[node.inputs[k]][d:d + 1]
+                elif k < len(names):
+                    names[k] = ""
             tensors = {k: TensorInfo(k, v.shape, "float32") for k, v in constants.items()}
             one = SimpleNamespace(constants=constants, tensors={
                 **tensors, "X": TensorInfo("X", (seq, batch, width), "float32"), "h0": state,

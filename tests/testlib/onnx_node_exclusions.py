@@ -314,18 +314,6 @@ NODE_EXCLUDED = {
     "UnsupportedOperatorError: (DequantizeLinear): the attribute 'block_size' is not supported; supported attributes: axis": [
         "test_dequantizelinear_blocked_cpu",
     ],
-    "UnsupportedOperatorError: (LSTM): direction='bidirectional' is not supported; only 'forward' is": [
-        "test_lstm_bidirectional_cpu",
-    ],
-    "UnsupportedOperatorError: (LSTM): direction='reverse' is not supported; only 'forward' is": [
-        "test_lstm_reverse_cpu",
-    ],
-    "UnsupportedOperatorError: (LSTM): layout is not supported": [
-        "test_lstm_batchwise_cpu",
-    ],
-    "UnsupportedOperatorError: (LSTM): the input sequence_lens is not supported": [
-        "test_lstm_with_peepholes_cpu",
-    ],
     "UnsupportedOperatorError: (MatMul): 1-D operands are not supported ((1, 2, 4, 3) x (3,)); Unsqueeze them to 2-D first": [
         "test_matmul_4d_1d_cpu",
     ],
@@ -340,23 +328,5 @@ NODE_EXCLUDED = {
     ],
     "UnsupportedOperatorError: an input is object; polyopt.graph supports float32, float64, int8, uint8, int32, int64, bool": [
         "test_equal_string_broadcast_cpu", "test_equal_string_cpu",
-    ],
-    "UnsupportedOperatorError: (GRU): layout is not supported": [
-        "test_gru_batchwise_cpu",
-    ],
-    "UnsupportedOperatorError: (GRU): direction='bidirectional' is not supported; only 'forward' is": [
-        "test_gru_bidirectional_cpu",
-    ],
-    "UnsupportedOperatorError: (GRU): direction='reverse' is not supported; only 'forward' is": [
-        "test_gru_reverse_cpu",
-    ],
-    "UnsupportedOperatorError: (RNN): layout is not supported": [
-        "test_simple_rnn_batchwise_cpu",
-    ],
-    "UnsupportedOperatorError: (RNN): direction='bidirectional' is not supported; only 'forward' is": [
-        "test_simple_rnn_bidirectional_cpu",
-    ],
-    "UnsupportedOperatorError: (RNN): direction='reverse' is not supported; only 'forward' is": [
-        "test_simple_rnn_reverse_cpu",
     ],
 }
