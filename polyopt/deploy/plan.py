@@ -104,6 +104,10 @@ def execution_plan(model, runners: dict | None = None) -> tuple[dict, bytes]:
     return plan, bytes(weights.data)
 
 
+def _named(node) -> str:
+    return f"node '{node.name}' ({node.op_type.removesuffix('States')})"
+
+
 def refuse_unsupported(model) -> None:
     """Raise :class:`ExportError` for a model with steps the C runtime cannot run."""
     refused = [f"{s.group.name}" for s in model.steps
@@ -113,6 +117,17 @@ def refuse_unsupported(model) -> None:
             f"the model runs {', '.join(refused)} on the simulated accelerator (offload=), "
             "which exists only in Python; the C runtime runs CPU kernels: compile the model "
             "without offload to export it")
+    # the C runtime runs an LSTM's two kernels; the other recurrences (GRU, RNN, and every
+    # form run per direction with NumPy around the kernels: reverse, bidirectional,
+    # layout=1, sequence_lens, Y_c) only in Python
+    recurrent = [s.group.nodes[0] for s in model.steps if s.kernel is not None
+                 and s.group.kind == "opaque" and s.template != "lstm"]
+    if recurrent:
+        raise ExportError(
+            f"the model runs {', '.join(_named(n) for n in recurrent)}, which the C runtime "
+            "does not run (it "
+            "runs a forward LSTM with outputs Y and Y_h only); run the model with "
+            "polyopt.graph.compile in Python")
 
 
 def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list[dict]:
