@@ -26,8 +26,9 @@ from ..errors import InvalidArgumentError, PolyoptError
 from .registry import UnsupportedOperatorError, check_node, storage_dtype
 
 FLOATS = ("float32", "float64")
-SIGNED = ("int8", "int32", "int64")
-NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
+SIGNED = ("int8", "int16", "int32", "int64")
+UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+NUMBERS = FLOATS + SIGNED + UNSIGNED
 
 # the dtypes of the data inputs each operator computes exactly (operators absent here
 # check their own dtypes: the quantization operators, LSTM and the compiler's own)
@@ -43,7 +44,7 @@ INPUT_DTYPES = {
                              "Dropout",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
                              "Softmax", "LayerNormalization", "Conv", "Gemm")},
-    **{op: FLOATS + ("int32", "int64") for op in ("MatMul", "Einsum")},
+    **{op: FLOATS + ("int32", "int64", "uint32", "uint64") for op in ("MatMul", "Einsum")},
     **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd")},
     "GlobalMaxPool": FLOATS,  # (ONNX's schemas: Sum, Dropout and GlobalMaxPool are float only)
     **{op: FLOATS for op in ("ConvTranspose", "ConvNd", "AveragePoolNd", "LogSoftmax")},
