@@ -14,7 +14,7 @@ with its own weights and activations:
 * a reverse direction reads each batch entry's sequence backwards, from its last
   valid step (``sequence_lens``), and its outputs are put back in time order;
 * past a sequence's length ``Y`` is 0, and ``Y_h`` / ``Y_c`` are the states after its
-  last valid step (as ONNX says and onnxruntime computes).
+  last valid step (as ONNX says and onnxruntime computes; 0 for an empty sequence).
 
 >>> from polyopt.graph.registry import OPS
 >>> OPS["LSTMStates"].kind, OPS["GRUStates"].max_inputs
@@ -202,10 +202,12 @@ class StatesRunner:
             X = X.transpose(1, 0, 2)
         lens = self._input(pointers, 4, ctypes.c_int32)
         lengths = np.full(batch, seq) if lens is None else lens.astype(np.int64)
-        if lengths.min() < 1 or lengths.max() > seq:
+        if lengths.min() < 0 or lengths.max() > seq:
             raise InvalidArgumentError(
-                f"{self.WHAT}: sequence_lens {lengths.tolist()} must be between 1 and the "
+                f"{self.WHAT}: sequence_lens {lengths.tolist()} must be between 0 and the "
                 f"sequence length {seq}")
+        empty = (lengths == 0)[:, None]  # (an empty sequence: Y_h and Y_c are 0)
+        rows = np.arange(batch)
         initial = [self._input(pointers, k) for k in (5, 6)]
         if self.layout == 1:
             initial = [s if s is None else s.transpose(1, 0, 2) for s in initial]
@@ -225,9 +227,9 @@ class StatesRunner:
                                  [data_pointer(self.y)])
             y = np.where(valid[:, :, None], self.y, 0.0)
             out[:seq, d] = y[mirror, columns] if self.reverse[d] else y
-            out[seq, d] = self.y[lengths - 1, np.arange(batch)]
+            out[seq, d] = np.where(empty, 0.0, self.y[np.maximum(lengths - 1, 0), rows])
             if self.op == "LSTM":
-                out[seq + 1, d] = _cells(runner)[lengths, np.arange(batch)]
+                out[seq + 1, d] = np.where(empty, 0.0, _cells(runner)[lengths, rows])
 
 
 def _cells(runner) -> np.ndarray:

@@ -165,11 +165,22 @@ def test_lstm_peepholes_match_onnxruntime(direction, seq):
     check(m, feeds, ort_run(m, feeds))
 
 
-@pytest.mark.parametrize("lengths", [[0, 2, 3], [6, 2, 3]])
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_an_empty_sequence_gives_zero_outputs_and_states(op):
+    """As onnxruntime: Y, Y_h (and Y_c) of a sequence of length 0 are 0, not the
+    initial state."""
+    m = model(op, lens=True, initial=True, direction="bidirectional")
+    feeds = feeds_of(m, lengths=[0, 2, 5])
+    expected = ort_run(m, feeds)
+    assert not expected["Y_h"][:, 0].any() and feeds["h0"][:, 0].all()
+    check(m, feeds, expected)
+
+
+@pytest.mark.parametrize("lengths", [[-1, 2, 3], [6, 2, 3]])
 def test_sequence_lens_out_of_range_is_refused_at_run(lengths):
     m = model("GRU", lens=True)
     compiled = po.graph.compile(po.graph.from_onnx(m), num_threads=1, cache=False)
-    with pytest.raises(InvalidArgumentError, match=r"sequence_lens .* must be between 1 and "
+    with pytest.raises(InvalidArgumentError, match=r"sequence_lens .* must be between 0 and "
                                                    r"the sequence length 5"):
         compiled.run(feeds_of(m, lengths=lengths))
 
