@@ -1,4 +1,5 @@
-"""ONNX ``LSTM`` (one direction, output ``Y``): the input projection, then the whole
+"""ONNX ``LSTM`` (forward, output ``Y``; any ONNX activation, ``clip`` and peepholes;
+the other forms: :mod:`.recurrent_states`): the input projection, then the whole
 recurrence as one ``po.scan`` kernel.
 
 * once per call, the input projection of every step ``P = X @ W^T + (Wb + Rb)``

@@ -1,4 +1,5 @@
-"""ONNX ``GRU`` and ``RNN`` (one direction, the default activations, output ``Y``), as
+"""ONNX ``GRU`` and ``RNN`` (forward, output ``Y``; any ONNX activation and ``clip``:
+:mod:`.recurrent_activations`; the other forms: :mod:`.recurrent_states`), as
 the LSTM (:mod:`.lstm`): the input projection of every step at once, ``P = X @ W^T +
 biases`` (the matmul template), then the whole recurrence as one ``po.scan`` kernel.
 
