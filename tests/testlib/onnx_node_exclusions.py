@@ -2,8 +2,8 @@
 reason (each one a clean refusal naming what is missing, measured on onnx 1.23 with
 ``benchmarks/bench_onnx_suite.py``'s reasons): an operator the test's graph also uses
 (issue 33, item 2), an attribute or form of a supported operator, a dtype (bfloat16,
-float16 where polyopt does not compute it, 8-, 4- and 2-bit floats and integers), a sequence or optional input, or an
-empty tensor.  Inputs polyopt needs as constants (shapes, axes, pads, indices) are
+float16 where polyopt does not compute it, 8-, 4- and 2-bit floats and integers), a
+sequence or optional input, or an empty tensor.  Inputs polyopt needs as constants (shapes, axes, pads, indices) are
 compiled in by the backend with the values the tests feed.  ``testlib.onnx_conformance``
 excludes them."""
 
