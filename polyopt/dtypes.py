@@ -1,6 +1,7 @@
 """Data types and the promotion rules of polyopt expressions.
 
-Supported tensor dtypes: float32, float64, int8, uint8, int32, uint32, int64, uint64,
+Supported tensor dtypes: float32, float64, int8, uint8, int16, uint16, int32, uint32,
+int64, uint64,
 and float16 and bfloat16 as storage types.  Comparisons produce the internal dtype ``bool``, which only conditions use.
 
 ``bfloat16`` (the upper 16 bits of a float32) is for storage and conversion only:
@@ -17,11 +18,11 @@ results) picks the smallest supported dtype that holds every value of both:
 
 * the same dtype gives that dtype;
 * two integers give NumPy's result: the wider one, a signed one wide enough for
-  both when the signs differ (``uint8`` with ``int8`` gives ``int32``, polyopt has no
-  ``int16``; ``uint32`` with ``int32`` gives ``int64``); ``uint64`` with a signed
-  integer gives ``float64``, as in NumPy;
+  both when the signs differ (``uint32`` with ``int32`` gives ``int64``; but ``uint8``
+  with ``int8`` gives ``int32``, as before polyopt had ``int16``); ``uint64`` with a
+  signed integer gives ``float64``, as in NumPy;
 * an integer and a float give the float when it holds the integer exactly
-  (``int8``/``uint8`` with ``float32`` give ``float32``), else ``float64``;
+  (8- and 16-bit integers with ``float32`` give ``float32``), else ``float64``;
 * ``float32`` with ``float64`` gives ``float64``.
 
 Python numbers are *weak*: ``A * 2`` and ``A * 0.5`` keep a float ``A``'s dtype, an
@@ -46,7 +47,7 @@ import numpy as np
 from .errors import DTypeError
 
 FLOATS = ("float32", "float64")
-INTS = ("int8", "uint8", "int32", "uint32", "int64", "uint64")
+INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 BFLOAT16 = "bfloat16"  # a storage type: see the module's doc
 FLOAT16 = "float16"  # IEEE half, a storage type too
 STORAGE = (FLOAT16, BFLOAT16)
@@ -54,7 +55,7 @@ SUPPORTED = FLOATS + INTS + STORAGE
 BOOL = "bool"
 INDEX = "int64"  # dtype of axes, vars and integer index arithmetic
 
-_BITS = {"int8": 8, "uint8": 8, "int32": 32, "uint32": 32, "int64": 64, "uint64": 64,
+_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32, "int64": 64, "uint64": 64,
          "float32": 32, "float64": 64, BFLOAT16: 16, FLOAT16: 16}
 
 
@@ -110,9 +111,10 @@ def promote(a: str, b: str) -> str:
         return "float64"
     if is_int(a) and is_int(b):
         name = np.promote_types(a, b).name
-        return "int32" if name == "int16" else name
+        # (int8 with uint8: int32, as it was before int16 existed; NumPy says int16)
+        return "int32" if name == "int16" and max(bits(a), bits(b)) == 8 else name
     int_t, float_t = (a, b) if is_int(a) else (b, a)
-    if float_t == "float32" and bits(int_t) <= 8:
+    if float_t == "float32" and bits(int_t) <= 16:
         return "float32"
     return "float64"
 

@@ -65,7 +65,8 @@ static inline long convert_long_sat(double x) {
 """
 _RENAMES = [(re.compile(r"\b(min|max|floord)\("), r"po_\1(")]
 C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char",
-           "uint8": "unsigned char", "int16": "short", "int32": "int", "int64": "long",
+           "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
+           "int32": "int", "int64": "long",
            "uint32": "unsigned int", "uint64": "unsigned long"}
 _PRAGMAS = {"parallel": "#pragma omp parallel for", "vectorized": "#pragma omp simd"}
 

@@ -211,8 +211,8 @@ def test_float_index_and_unsupported_dtype():
     A = po.placeholder((4,), name="A")
     with pytest.raises(po.InvalidArgumentError, match=r"indices must be integers"):
         po.compute((4,), lambda i: A[A[i]], name="B")
-    with pytest.raises(po.DTypeError, match=r"unsupported dtype 'int16'"):
-        po.placeholder((4,), dtype="int16")
+    with pytest.raises(po.DTypeError, match=r"unsupported dtype 'complex64'"):
+        po.placeholder((4,), dtype="complex64")
 
 
 def test_bad_shapes():

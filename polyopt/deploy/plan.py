@@ -104,6 +104,10 @@ def execution_plan(model, runners: dict | None = None) -> tuple[dict, bytes]:
     return plan, bytes(weights.data)
 
 
+def _named(node) -> str:
+    return f"node '{node.name}' ({node.op_type.removesuffix('States')})"
+
+
 def refuse_unsupported(model) -> None:
     """Raise :class:`ExportError` for a model with steps the C runtime cannot run."""
     refused = [f"{s.group.name}" for s in model.steps
@@ -113,6 +117,17 @@ def refuse_unsupported(model) -> None:
             f"the model runs {', '.join(refused)} on the simulated accelerator (offload=), "
             "which exists only in Python; the C runtime runs CPU kernels: compile the model "
             "without offload to export it")
+    # the C runtime runs an LSTM's two kernels; the other recurrences (GRU, RNN, and every
+    # form run per direction with NumPy around the kernels: reverse, bidirectional,
+    # layout=1, sequence_lens, Y_c) only in Python
+    recurrent = [s.group.nodes[0] for s in model.steps if s.kernel is not None
+                 and s.group.kind == "opaque" and s.template != "lstm"]
+    if recurrent:
+        raise ExportError(
+            f"the model runs {', '.join(_named(n) for n in recurrent)}, which the C runtime "
+            "does not run (it "
+            "runs a forward LSTM with outputs Y and Y_h only); run the model with "
+            "polyopt.graph.compile in Python")
 
 
 def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list[dict]:
@@ -132,6 +147,7 @@ def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list
     projected = arena(runner.projected)
     states = [arena(a) for a in runner.states]
     initial = [where(n) if n else constant("zeros", runner.zeros) for n in runner._initial]
+    peep = [] if runner.peep is None else [constant("peep", runner.peep)]
     x = where(step.inputs[0])
     y = where(step.group.output)
     seq, batch, hidden = runner.shape
@@ -141,7 +157,7 @@ def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list
                        projected]},
              {"group": name, "ops": "LSTM recurrence", "template": "lstm",
               "kernel": first + 1, "args": [projected, constant("r_t", runner.r_t),
-                                            *initial, *states]}]
+                                            *initial, *peep, *states]}]
     if runner.in_pairs:  # Y[:, j] = states[2 j][1:]
         for j in (0, 1):
             steps.append(_copy(name, _at(states[2 * j], row), _at(y, j * row), row,

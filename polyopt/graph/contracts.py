@@ -26,8 +26,9 @@ from ..errors import InvalidArgumentError, PolyoptError
 from .registry import UnsupportedOperatorError, check_node, storage_dtype
 
 FLOATS = ("float32", "float64")
-SIGNED = ("int8", "int32", "int64")
-NUMBERS = FLOATS + ("int8", "uint8", "int32", "int64")
+SIGNED = ("int8", "int16", "int32", "int64")
+UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+NUMBERS = FLOATS + SIGNED + UNSIGNED
 
 # the dtypes of the data inputs each operator computes exactly (operators absent here
 # check their own dtypes: the quantization operators, LSTM and the compiler's own)
@@ -43,11 +44,21 @@ INPUT_DTYPES = {
                              "Dropout",
                              "BatchNormalization", "AveragePool", "GlobalAveragePool",
                              "Softmax", "LayerNormalization", "Conv", "Gemm")},
-    **{op: FLOATS + ("int32", "int64") for op in ("MatMul", "Einsum")},
+    **{op: FLOATS + ("int32", "int64", "uint32", "uint64") for op in ("MatMul", "Einsum")},
     **{op: FLOATS + ("int8", "uint8") for op in ("MaxPool", "MaxPoolNd")},
     "GlobalMaxPool": FLOATS,  # (ONNX's schemas: Sum, Dropout and GlobalMaxPool are float only)
     **{op: FLOATS for op in ("ConvTranspose", "ConvNd", "AveragePoolNd", "LogSoftmax")},
 }
+
+# the operators that take float16 tensors (stored as float16, computed in float32 and
+# rounded to float16 per operator, as onnxruntime's CPU kernels): any other refuses them
+FLOAT16_INPUTS = ("Cast", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                  "Transpose", "Concat", "Slice", "Add", "Sub", "Mul", "Div", "Neg", "Abs",
+                  "Relu", "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater",
+                  "GreaterOrEqual", "Where", "Expand", "Tile")
+for _op in FLOAT16_INPUTS:
+    if _op in INPUT_DTYPES:
+        INPUT_DTYPES[_op] = INPUT_DTYPES[_op] + ("float16",)
 
 # inputs read at compile time as values (shapes, bounds), not as data
 _VALUE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,),
@@ -79,6 +90,11 @@ def check_input_dtypes(node, infos) -> None:
             raise UnsupportedDTypeError(
                 f"node '{node.name}' ({node.op_type}): bool tensors are not supported (input "
                 f"'{info.name}'); Cast it to a number first")
+        if info is not None and info.dtype == "float16" and \
+                node.op_type not in FLOAT16_INPUTS:
+            raise UnsupportedDTypeError(
+                f"node '{node.name}' ({node.op_type}): float16 tensors are not supported "
+                f"(input '{info.name}'); Cast it to float32 first")
     allowed = INPUT_DTYPES.get(node.op_type)
     if allowed is None:
         return

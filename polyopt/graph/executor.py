@@ -28,6 +28,7 @@ from .contracts import KernelSignatureError, check_arena, check_kernel, check_si
 from .ir import Graph
 from .lstm import LSTMRunner
 from .recurrent import RecurrentRunner
+from .recurrent_states import STATES, StatesRunner
 from .inplace import overwritable_inputs
 from .kernel_cache import KernelCache, group_signature
 from .lowering import as_stored, build_group, group_arguments, lower_group, schedule_group
@@ -103,7 +104,8 @@ def compile(g: Graph, target: str = "llvm", *, num_threads: int = 0, fuse_ops: b
         began = time.perf_counter()
         if grp.kind == "opaque":  # LSTM, GRU, RNN: a time loop around kernels
             node = grp.nodes[0]
-            runner = (LSTMRunner if node.op_type == "LSTM" else RecurrentRunner)(
+            runner = (StatesRunner if node.op_type in STATES else LSTMRunner
+                      if node.op_type == "LSTM" else RecurrentRunner)(
                 graph, node, num_threads, cache=store, target_info=info)
             steps.append(RunStep(grp, runner, runner.inputs, runner.kernel_shapes,
                                  node.op_type.lower(), time.perf_counter() - began))

@@ -96,7 +96,10 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
     names, shapes = group_arguments(g, nodes, output)
     placeholders = [placeholder(shape, name=f"in{k}", dtype=storage_dtype(
         g.tensors[name].dtype)) for k, (name, shape) in enumerate(zip(names, shapes))]
-    env: dict[str, Tensor] = dict(zip(names, placeholders))
+    # a float16 tensor is stored as float16 and computed in float32 (as onnxruntime's CPU
+    # kernels do): read widened (exact), each operator's result rounded to float16
+    env: dict[str, Tensor] = {name: _widened(p) if p.dtype == "float16" else p
+                              for name, p in zip(names, placeholders)}
     row_wise = len(nodes) == 1 and nodes[0].op_type in ROW_WISE
     for position, node in enumerate(nodes):
         args = [env[name] if name and k not in _ATTRIBUTE_INPUTS.get(node.op_type, ())
@@ -108,12 +111,26 @@ def lower_group(g, nodes, output: str) -> LoweredGroup:
         elif not info.shape:
             info = type(info)(info.name, (1,), info.dtype)
         name = f"{node.op_type.lower()}{position}" if node.outputs[0] != output else "out"
+        if info.dtype == "float16":
+            value = OPS[node.op_type].lower(node, args, values, type(info)(
+                info.name, info.shape, "float32"), f"{name}_f32")
+            last = node.outputs[0] == output  # stored; else read on, widened again
+            env[node.outputs[0]] = compute(value.shape, lambda *i, v=value, last=last: v[
+                i].astype("float16") if last else v[i].astype("float16").astype("float32"),
+                name=name)
+            continue
         env[node.outputs[0]] = OPS[node.op_type].lower(node, args, values, info, name)
     result = env[output]
     if result.name != "out" or not isinstance(result.op, ComputeOp):
         result = _copy(result, "out")
     kernel_shapes = shapes[:-1] + [tuple(d.value for d in result.shape)]
     return LoweredGroup(names, placeholders, result, kernel_shapes)
+
+
+def _widened(stored: Tensor) -> Tensor:
+    """A float16 placeholder read as float32 (exact)."""
+    return compute(stored.shape, lambda *i: stored[i].astype("float32"),
+                   name=f"{stored.name}_f32")
 
 
 def _copy(source: Tensor, name: str) -> Tensor:

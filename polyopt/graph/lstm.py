@@ -1,4 +1,5 @@
-"""ONNX ``LSTM`` (one direction, output ``Y``): the input projection, then the whole
+"""ONNX ``LSTM`` (forward, output ``Y``; any ONNX activation, ``clip`` and peepholes;
+the other forms: :mod:`.recurrent_states`): the input projection, then the whole
 recurrence as one ``po.scan`` kernel.
 
 * once per call, the input projection of every step ``P = X @ W^T + (Wb + Rb)``
@@ -25,7 +26,7 @@ import numpy as np
 from ..build import build
 from ..errors import InvalidArgumentError
 from ..te.scan import scan
-from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
+from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum
 from ..target.args import data_pointer
 from ..machine import TargetInfo
 from ..transform.schedule import create_schedule
@@ -33,7 +34,8 @@ from .aligned import aligned_copy, aligned_empty
 from .ir import OpNode
 from ..schedules.templates import matmul_template
 from .lowering import LoweredGroup, build_group, inline_epilogue, schedule_group
-from .operators import sigmoid
+from .recurrent_activations import (DEFAULTS, Activation, check_clip, clipped,
+                                    direction_activations)
 from .registry import UnsupportedOperatorError, attr, constant_value, register
 
 WORK_FOR_THREADS = 1 << 24  # multiply-adds of the projection from which it uses threads
@@ -47,20 +49,25 @@ def _check(node, constants) -> None:
         raise UnsupportedOperatorError(
             f"node '{node.name}' (LSTM): direction={attr(node, 'direction')!r} is not "
             "supported; only 'forward' is")
-    for key, default in (("input_forget", 0), ("layout", 0), ("clip", None)):
+    for key, default in (("input_forget", 0), ("layout", 0)):
         if attr(node, key) != default:
             raise UnsupportedOperatorError(f"node '{node.name}' (LSTM): {key} is not supported")
-    acts = attr(node, "activations")
-    if acts is not None and list(acts) != ["Sigmoid", "Tanh", "Tanh"]:
+    node_activations(node, 1)
+    if len(node.inputs) > 4 and node.inputs[4]:
         raise UnsupportedOperatorError(
-            f"node '{node.name}' (LSTM): activations={acts} are not supported; only the "
-            "default Sigmoid, Tanh, Tanh")
-    for index, what in ((4, "sequence_lens"), (7, "P")):
-        if len(node.inputs) > index and node.inputs[index]:
-            raise UnsupportedOperatorError(
-                f"node '{node.name}' (LSTM): the input {what} is not supported")
-    for index, what in ((1, "W"), (2, "R"), (3, "B")):
+            f"node '{node.name}' (LSTM): the input sequence_lens is not supported here (the "
+            "importer writes such a node as LSTMStates)")
+    for index, what in ((1, "W"), (2, "R"), (3, "B"), (7, "P")):
         constant_value(node, constants, index, what)
+
+
+def node_activations(node, directions: int):
+    """The activation functions of each direction of a recurrent node and its clip
+    threshold (refusing what ONNX does not define)."""
+    clip = check_clip(node.op_type, attr(node, "clip"), node.name)
+    return direction_activations(node.op_type, attr(node, "activations"),
+                                 attr(node, "activation_alpha"),
+                                 attr(node, "activation_beta"), directions, node.name), clip
 
 
 def recurrent_shapes(node, infos, gates: int, states: tuple[int, ...]):
@@ -78,7 +85,8 @@ def recurrent_shapes(node, infos, gates: int, states: tuple[int, ...]):
     seq, batch, width = infos[0].shape
     hidden = infos[2].shape[-1] if len(infos[2].shape) == 3 else 0
     expected = {1: (1, gates * hidden, width), 2: (1, gates * hidden, hidden),
-                3: (1, 2 * gates * hidden), **{k: (1, batch, hidden) for k in states}}
+                3: (1, 2 * gates * hidden), **{k: (1, batch, hidden) for k in states},
+                **({7: (1, 3 * hidden)} if gates == 4 else {})}
     for index, shape in expected.items():
         info = infos[index] if index < len(infos) else None
         if info is not None and info.shape != shape:
@@ -197,12 +205,28 @@ def _gate_products(steps: int, batch: int, hidden: int, block: int, h_read, weig
                    name=name), k
 
 
-def _cell_and_h(shape, gate, previous_c, suffix: str = ""):
+LSTM_DEFAULT = tuple(Activation(n) for n in DEFAULTS["LSTM"])
+
+
+def _cell_and_h(shape, gate, previous_c, suffix: str = "", acts=LSTM_DEFAULT, clip=None,
+                peep=None):
     """``c = f * c_prev + i * g`` and ``h = o * tanh(c)`` of one step (``gate(t, b, j,
-    which)``: gate ``which`` of ONNX's order i, o, f, c, before its activation)."""
-    cell = compute(shape, lambda t, b, j: sigmoid(gate(t, b, j, 2)) * previous_c(t, b, j)
-                   + sigmoid(gate(t, b, j, 0)) * tanh(gate(t, b, j, 3)), name=f"cell{suffix}")
-    h = compute(shape, lambda t, b, j: sigmoid(gate(t, b, j, 1)) * tanh(cell[t, b, j]),
+    which)``: gate ``which`` of ONNX's order i, o, f, c, before its activation;
+    ``acts``: ONNX's functions f, g, h, default Sigmoid, Tanh, Tanh; ``clip``: the
+    gates' inputs clipped to ``[-clip, clip]``; ``peep``: the peephole weights
+    ``[3 hidden]`` (i, o, f), adding ``P_i * c_prev``, ``P_f * c_prev``, ``P_o * c``)."""
+    f, g, h_act = acts
+    hidden = shape[-1]
+
+    def gate_in(t, b, j, which, cell=None):
+        value = gate(t, b, j, which)
+        if peep is not None and which != 3:
+            value = value + peep[which * hidden + j] * (
+                cell[t, b, j] if which == 1 else previous_c(t, b, j))
+        return clipped(value, clip)
+    cell = compute(shape, lambda t, b, j: f(gate_in(t, b, j, 2)) * previous_c(t, b, j)
+                   + f(gate_in(t, b, j, 0)) * g(gate_in(t, b, j, 3)), name=f"cell{suffix}")
+    h = compute(shape, lambda t, b, j: f(gate_in(t, b, j, 1, cell)) * h_act(cell[t, b, j]),
                 name=f"h_next{suffix}")
     return cell, h
 
@@ -220,7 +244,7 @@ def _schedule_step(s, products, elementwise, block: int) -> None:
 
 
 def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
-               packed: bool = True):
+               packed: bool = True, acts=LSTM_DEFAULT, clip=None, peephole: bool = False):
     """The LSTM recurrence as a scheduled ``po.scan``: ``(schedule, [P, RT, h0, c0, H, C])``
     where ``P`` ``[seq, batch, 4 hidden]`` holds the input projections with the biases,
     ``RT`` the recurrent weights transposed, ``[hidden, 4 hidden]`` in panels of
@@ -244,6 +268,7 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
         def weight(k, j):
             return RT[k, j]
     h0, c0 = placeholder((batch, hidden), name="h0"), placeholder((batch, hidden), name="c0")
+    peep = placeholder((3 * hidden,), name="peep") if peephole else None
     h_state = placeholder((seq + 1, batch, hidden), name="h_state")
     c_state = placeholder((seq + 1, batch, hidden), name="c_state")
     G, k = _gate_products(seq, batch, hidden, block,
@@ -251,14 +276,14 @@ def recurrence(seq: int, batch: int, hidden: int, *, block: int | None = None,
     cell, h_next = _cell_and_h(
         (seq + 1, batch, hidden),
         lambda t, b, j, which: G[t, b, which * hidden + j] + P[t - 1, b, which * hidden + j],
-        lambda t, b, j: c_state[t - 1, b, j])
+        lambda t, b, j: c_state[t - 1, b, j], acts=acts, clip=clip, peep=peep)
     c_next = compute((seq + 1, batch, hidden), lambda t, b, j: cell[t, b, j], name="c_next")
     h_init = compute((1, batch, hidden), lambda t, b, j: h0[b, j], name="h_init")
     c_init = compute((1, batch, hidden), lambda t, b, j: c0[b, j], name="c_init")
     H, C = scan([h_init, c_init], [h_next, c_next], [h_state, c_state], name="lstm")
     s = create_schedule([H, C])
     _schedule_step(s, [(G, k)], (cell, h_next, c_next), block)
-    return s, [P, RT, h0, c0, H, C]
+    return s, [P, RT, h0, c0, *([peep] if peephole else []), H, C]
 
 
 def pairs_apply(seq: int, hidden: int, block: int | None = None) -> bool:
@@ -273,7 +298,8 @@ def _copy(shape, source, read, name: str):
     return compute(shape, lambda t, b, j: read(source, t, b, j), name=name)
 
 
-def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None = None):
+def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None = None,
+                        acts=LSTM_DEFAULT, clip=None, peephole: bool = False):
     """The recurrence of :func:`recurrence` (``seq`` even, ``RT`` packed), two steps per
     iteration of its time loop, the second reading ``RT``'s panels in reverse order:
     ``(schedule, [P, RT, h0, c0, H_odd, C_odd, H_even, C_even])``, the states
@@ -294,6 +320,7 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     P = placeholder((seq, batch, gates), name="P")
     RT = placeholder((panels, hidden, block), name="RT")
     h0, c0 = placeholder((batch, hidden), name="h0"), placeholder((batch, hidden), name="c0")
+    peep = placeholder((3 * hidden,), name="peep") if peephole else None
     shape = (half + 1, batch, hidden)
     h_odd, c_odd, h_even, c_even = (placeholder(shape, name=n) for n in (
         "h_odd_state", "c_odd_state", "h_even_state", "c_even_state"))
@@ -302,12 +329,14 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
                             lambda k, j: RT[j // block, k, j % block], "G1")
     cell1, h1 = _cell_and_h(
         shape, lambda t, b, j, which: G1[t, b, which * hidden + j]
-        + P[2 * t - 2, b, which * hidden + j], lambda t, b, j: c_even[t - 1, b, j], "1")
+        + P[2 * t - 2, b, which * hidden + j], lambda t, b, j: c_even[t - 1, b, j], "1",
+        acts, clip, peep)
     G2, k2 = _gate_products(half, batch, hidden, block, lambda t, b, k: h1[t, b, k],
                             lambda k, j: RT[j // block, k, j % block], "G2")
     cell2, h2 = _cell_and_h(
         shape, lambda t, b, j, which: G2[t, b, which * hidden + j]
-        + P[2 * t - 1, b, which * hidden + j], lambda t, b, j: cell1[t, b, j], "2")
+        + P[2 * t - 1, b, which * hidden + j], lambda t, b, j: cell1[t, b, j], "2",
+        acts, clip, peep)
     updates = [_copy(shape, x, lambda x, t, b, j: x[t, b, j], f"{x.name}_out")
                for x in (h1, cell1, h2, cell2)]
     inits = [_copy((1, batch, hidden), x, lambda x, t, b, j: x[b, j], f"{n}_init")
@@ -316,7 +345,7 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     s = create_schedule(list(states))
     _schedule_step(s, [(G1, k1), (G2, k2)], (cell1, h1, cell2, h2, *updates), block)
     s[G2].reverse(s[G2].axes[2])  # its panels, last first (a checked primitive)
-    return s, [P, RT, h0, c0, *states]
+    return s, [P, RT, h0, c0, *([peep] if peephole else []), *states]
 
 
 class NodeRunner:
@@ -353,8 +382,16 @@ class LSTMRunner(NodeRunner):
     WHAT = "the LSTM"
 
     def __init__(self, g, node, num_threads: int, cache=None,
-                 target_info: TargetInfo | None = None):
+                 target_info: TargetInfo | None = None, acts=None, clip=None):
         info = target_info or TargetInfo.host()
+        if acts is None:  # a forward node's own attributes
+            (acts,), clip = node_activations(node, 1)
+        # the kernels' descriptions name non-default functions (the default ones' keep
+        # the names cached kernels have)
+        peep = g.constants.get(node.inputs[7]) if len(node.inputs) > 7 and node.inputs[7] \
+            else None
+        variant = () if acts == LSTM_DEFAULT and clip is None and peep is None else (
+            tuple((a.name, a.alpha, a.beta) for a in acts), clip, peep is not None)
         self.inputs = [n for n in node.inputs if n]
         seq, batch, width = g.tensors[node.inputs[0]].shape
         W = g.constants[node.inputs[1]][0]
@@ -392,15 +429,17 @@ class LSTMRunner(NodeRunner):
         self.in_pairs = pairs_apply(seq, hidden, block)
         if self.in_pairs:
             self.recurrence = cached_kernel(
-                cache, ("lstm recurrence in pairs", seq, batch, hidden, block), 1,
-                lambda request: build_one_thread(
-                    *recurrence_in_pairs(seq, batch, hidden, block=block), cache, request),
+                cache, ("lstm recurrence in pairs", seq, batch, hidden, block, *variant), 1,
+                lambda request: build_one_thread(*recurrence_in_pairs(
+                    seq, batch, hidden, block=block, acts=acts, clip=clip,
+                    peephole=peep is not None), cache, request),
                 self.requests, "recurrence")
         else:
             self.recurrence = cached_kernel(
-                cache, ("lstm recurrence, packed", seq, batch, hidden, block), 1,
-                lambda request: build_one_thread(
-                    *recurrence(seq, batch, hidden, block=block), cache, request),
+                cache, ("lstm recurrence, packed", seq, batch, hidden, block, *variant), 1,
+                lambda request: build_one_thread(*recurrence(
+                    seq, batch, hidden, block=block, acts=acts, clip=clip,
+                    peephole=peep is not None), cache, request),
                 self.requests, "recurrence")
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]
@@ -414,6 +453,9 @@ class LSTMRunner(NodeRunner):
         # the states)
         self._weights = [data_pointer(a) for a in (self.w_t, self.bias, self.projected)]
         self._recurrent = data_pointer(self.r_t)
+        # the peephole weights (i, o, f), an argument of the recurrence when given
+        self.peep = None if peep is None else aligned_copy(peep[0], np.float32)
+        self._peep = [] if peep is None else [data_pointer(self.peep)]
         self._states = [data_pointer(a) for a in self.states]
         self._zeros = data_pointer(self.zeros)
         # the names of the initial h and c among the node's inputs (None: zeros)
@@ -429,7 +471,7 @@ class LSTMRunner(NodeRunner):
         h0, c0 = (inputs[self.inputs.index(self._initial[k])] if self._initial[k]
                   else self._zeros for k in (0, 1))
         self.projection.call_pointers([inputs[0], *self._weights])
-        self.recurrence.call_pointers([self._weights[2], self._recurrent, h0, c0,
+        self.recurrence.call_pointers([self._weights[2], self._recurrent, h0, c0, *self._peep,
                                        *self._states])
         Y = self._output(y_address)
         if self.in_pairs:  # h of the odd steps, then of the even ones

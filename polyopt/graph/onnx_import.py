@@ -28,7 +28,8 @@ from .onnx_rewrites import rewrite
 from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
 from .registry import OPS, UnsupportedOperatorError, onnx_operators
 
-GRAPH_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64", "bool")
+GRAPH_DTYPES = ("float32", "float64", "float16", "int8", "uint8", "int16", "uint16", "int32",
+                "uint32", "int64", "uint64", "bool")
 
 
 def _onnx():

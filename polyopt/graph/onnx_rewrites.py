@@ -4,7 +4,9 @@
   or ``num_outputs``);
 * ``CastLike`` -> ``Cast`` to the second input's dtype;
 * the ``Y_h`` output of a (forward) ``LSTM``, ``GRU`` or ``RNN`` -> a ``Slice`` of ``Y``'s
-  last step;
+  last step; any other form (reverse, bidirectional, ``layout=1``, ``sequence_lens``,
+  ``Y_c``) -> ``LSTMStates``/``GRUStates``/``RNNStates`` and slices of its stacked
+  output (:mod:`.recurrent_states`);
 * a 1-D ``Conv``, ``ConvTranspose``, ``MaxPool``, ``AveragePool`` or ``LpPool`` -> the
   2-D operator on the input viewed as ``[N, C, 1, L]`` (a view: no copy), then
   ``Squeeze`` of that axis;
@@ -46,6 +48,10 @@ def rewrite(b, op_type: str, name: str, inputs: list, outputs: list, attrs: dict
     says False for a node the importer adds as it is."""
     if op_type == "Split":
         _split(b, name, inputs, outputs, attrs)
+        return True
+    if op_type in RECURRENT and inputs and inputs[0] in b._tensors and _every_form(
+            inputs, outputs, attrs):
+        _states(b, op_type, name, inputs, outputs, attrs)
         return True
     if op_type in RECURRENT and len(outputs) == 2 and outputs[1] and inputs and \
             inputs[0] in b._tensors:
@@ -130,6 +136,46 @@ def _last_state(b, op_type, name, inputs, outputs, attrs):
     last = b.op("Slice", [y, *ends], [f"{name}__last"], name=f"{name}__last")
     shape = b.constant(f"{name}__h_shape", np.array([1, batch, hidden], np.int64))
     b.op("Reshape", [last, shape], [outputs[1]], name=f"{name}__Y_h")
+
+
+def _every_form(inputs, outputs, attrs) -> bool:
+    """Whether a recurrent node needs its ``...States`` operator (a form the
+    one-direction operator does not compute: a reverse direction, ``layout=1``,
+    ``sequence_lens``, or the output ``Y_c``)."""
+    return attrs.get("direction", "forward") != "forward" or attrs.get("layout", 0) != 0 \
+        or (len(inputs) > 4 and bool(inputs[4])) or (len(outputs) > 2 and bool(outputs[2]))
+
+
+def _states(b, op_type, name, inputs, outputs, attrs):
+    """A recurrent node of any form: its ``...States`` operator (:mod:`.recurrent_states`),
+    then ``Y``, ``Y_h`` and ``Y_c`` sliced from the stacked states (and transposed to
+    ``layout=1``)."""
+    stacked = b.op(f"{op_type}States", inputs, [f"{name}__states"], name=name, **attrs)
+    rows, dirs, batch, hidden = b._tensors[stacked].shape
+    seq = rows - (2 if op_type == "LSTM" else 1)
+    batchwise = attrs.get("layout", 0) == 1
+    axis = b.constant(f"{name}__axis", np.array([0], np.int64))
+    for k, out in enumerate(outputs[:3]):
+        if not out:
+            continue
+        start, end = (0, seq) if k == 0 else (seq + k - 1, seq + k)
+        bounds = [b.constant(f"{name}__{w}{k}", np.array([v], np.int64))
+                  for w, v in (("start", start), ("end", end))]
+        if k == 0:
+            part = b.op("Slice", [stacked, *bounds, axis],
+                        [f"{name}__Y" if batchwise else out], name=f"{name}__Y")
+            if batchwise:
+                b.op("Transpose", [part], [out], name=f"{name}__Y_batchwise",
+                     perm=[2, 0, 1, 3])
+            continue
+        part = b.op("Slice", [stacked, *bounds, axis], [f"{name}__part{k}"],
+                    name=f"{name}__part{k}")
+        shape = b.constant(f"{name}__shape{k}", np.array([dirs, batch, hidden], np.int64))
+        state = b.op("Reshape", [part, shape], [f"{name}__state{k}" if batchwise else out],
+                     name=f"{name}__state{k}")
+        if batchwise:
+            b.op("Transpose", [state], [out], name=f"{name}__state{k}_batchwise",
+                 perm=[1, 0, 2])
 
 
 def _axis(name, axis, rank) -> int:

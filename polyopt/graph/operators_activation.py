@@ -106,8 +106,8 @@ register("Mean", "injective", max_inputs=VARIADIC)(_nary(lambda a, b: a + b, mea
 
 
 # ONNX's TensorProto element types polyopt.graph computes (onnx.TensorProto.FLOAT, ...)
-CAST_TARGETS = {1: "float32", 11: "float64", 3: "int8", 2: "uint8", 6: "int32", 7: "int64",
-                9: "bool"}
+CAST_TARGETS = {1: "float32", 11: "float64", 10: "float16", 3: "int8", 2: "uint8", 5: "int16", 4: "uint16",
+                6: "int32", 12: "uint32", 7: "int64", 13: "uint64", 9: "bool"}
 
 
 def _cast_infer(node, infos, constants):

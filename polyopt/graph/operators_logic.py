@@ -20,7 +20,8 @@ from ..te.tensor import all_of, any_of, compute, if_then_else
 from .registry import broadcast_read, register
 
 BOOL = "bool"
-_COMPARED = ("float32", "float64", "int8", "uint8", "int32", "int64", BOOL)
+_COMPARED = ("float32", "float64", "float16", "int8", "uint8", "int16", "uint16", "int32",
+             "uint32", "int64", "uint64", BOOL)
 
 
 def as_bool(condition):

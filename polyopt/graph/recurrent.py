@@ -1,4 +1,5 @@
-"""ONNX ``GRU`` and ``RNN`` (one direction, the default activations, output ``Y``), as
+"""ONNX ``GRU`` and ``RNN`` (forward, output ``Y``; any ONNX activation and ``clip``:
+:mod:`.recurrent_activations`; the other forms: :mod:`.recurrent_states`), as
 the LSTM (:mod:`.lstm`): the input projection of every step at once, ``P = X @ W^T +
 biases`` (the matmul template), then the whole recurrence as one ``po.scan`` kernel.
 
@@ -26,16 +27,16 @@ import numpy as np
 from ..machine import TargetInfo
 from ..target.args import data_pointer
 from ..te.scan import scan
-from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum, tanh
+from ..te.tensor import compute, placeholder, reduce_axis, reduce_sum
 from ..transform.schedule import create_schedule
 from .aligned import aligned_copy, aligned_empty
-from .lstm import (NodeRunner, build_one_thread, cached_kernel, projection,
+from .lstm import (NodeRunner, build_one_thread, cached_kernel, node_activations, projection,
                    recurrent_shapes, template_kernel)
-from .operators import sigmoid
+from .recurrent_activations import DEFAULTS, Activation, clipped
 from .registry import UnsupportedOperatorError, attr, constant_value, register
 
 GATES = {"GRU": 3, "RNN": 1}
-DEFAULT_ACTIVATIONS = {"GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
+DEFAULT_FUNCTIONS = {op: tuple(Activation(n) for n in DEFAULTS[op]) for op in GATES}
 _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,
           "clip": None, "direction": "forward", "hidden_size": None, "layout": 0}
 
@@ -46,14 +47,9 @@ def _check(node, constants) -> None:
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({op}): direction={attr(node, 'direction')!r} is not "
             "supported; only 'forward' is")
-    for key, default in (("layout", 0), ("clip", None)):
-        if attr(node, key) != default:
-            raise UnsupportedOperatorError(f"node '{node.name}' ({op}): {key} is not supported")
-    acts = attr(node, "activations")
-    if acts is not None and list(acts) != DEFAULT_ACTIVATIONS[op]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): activations={list(acts)} are not supported; only the "
-            f"default {', '.join(DEFAULT_ACTIVATIONS[op])}")
+    if attr(node, "layout") != 0:
+        raise UnsupportedOperatorError(f"node '{node.name}' ({op}): layout is not supported")
+    node_activations(node, 1)
     if len(node.inputs) > 4 and node.inputs[4]:
         raise UnsupportedOperatorError(
             f"node '{node.name}' ({op}): the input sequence_lens is not supported")
@@ -75,13 +71,20 @@ register("GRU", "opaque", {**_ATTRS, "linear_before_reset": 0}, min_inputs=3,
 register("RNN", "opaque", _ATTRS, min_inputs=3, max_inputs=6)((_infer, _no_lowering))
 
 
-def recurrence(op: str, seq: int, batch: int, hidden: int, linear_before_reset: int = 0):
+def recurrence(op: str, seq: int, batch: int, hidden: int, linear_before_reset: int = 0,
+               acts=None, clip=None):
     """The recurrence of a ``GRU`` or ``RNN`` as a ``po.scan``: ``(schedule, [P, RT, RBh,
-    h0, H])``; ``P`` ``[seq, batch, gates * hidden]`` the input projections with the
+    h0, H])`` (``acts``: ONNX's functions, f and g for a GRU, f for an RNN, by default
+    the defaults; ``clip``: their inputs clipped to ``[-clip, clip]``); ``P`` ``[seq, batch, gates * hidden]`` the input projections with the
     biases (for a GRU with ``linear_before_reset``, without ``Rb_h``, which ``RBh``
     ``[hidden]`` holds), ``RT`` ``[hidden, gates * hidden]`` the recurrent weights
     transposed, ``H`` ``[seq + 1, batch, hidden]`` the states (``H[0] = h0``)."""
     gates = GATES[op]
+    functions = acts or DEFAULT_FUNCTIONS[op]
+    f, g = functions[0], functions[-1]  # (an RNN has f only)
+
+    def gate(x):
+        return clipped(x, clip)
     P = placeholder((seq, batch, gates * hidden), name="P")
     RT = placeholder((hidden, gates * hidden), name="RT")
     RBh = placeholder((hidden,), name="RBh")
@@ -99,24 +102,24 @@ def recurrence(op: str, seq: int, batch: int, hidden: int, linear_before_reset: 
 
     if op == "RNN":
         G = product(previous, hidden, 0, "G")
-        h_next = compute(shape, lambda t, b, j: tanh(G[t, b, j] + P[t - 1, b, j]),
+        h_next = compute(shape, lambda t, b, j: f(gate(G[t, b, j] + P[t - 1, b, j])),
                          name="h_next")
     else:
         zr = product(previous, (2 if not linear_before_reset else 3) * hidden, 0, "G")
-        r = compute(shape, lambda t, b, j: sigmoid(zr[t, b, hidden + j]
-                                                   + P[t - 1, b, hidden + j]), name="r")
+        r = compute(shape, lambda t, b, j: f(gate(zr[t, b, hidden + j]
+                                                  + P[t - 1, b, hidden + j])), name="r")
         if linear_before_reset:
-            n = compute(shape, lambda t, b, j: tanh(
+            n = compute(shape, lambda t, b, j: g(gate(
                 P[t - 1, b, 2 * hidden + j] + r[t, b, j] * (zr[t, b, 2 * hidden + j]
-                                                            + RBh[j])), name="n")
+                                                            + RBh[j]))), name="n")
         else:
             reset = compute(shape, lambda t, b, j: r[t, b, j] * previous(t, b, j),
                             name="reset")
             Gh = product(lambda t, b, k: reset[t, b, k], hidden, 2 * hidden, "Gh")
-            n = compute(shape, lambda t, b, j: tanh(P[t - 1, b, 2 * hidden + j]
-                                                    + Gh[t, b, j]), name="n")
+            n = compute(shape, lambda t, b, j: g(gate(P[t - 1, b, 2 * hidden + j]
+                                                      + Gh[t, b, j])), name="n")
         h_next = compute(shape, lambda t, b, j: _blend(
-            sigmoid(zr[t, b, j] + P[t - 1, b, j]), n[t, b, j], previous(t, b, j)),
+            f(gate(zr[t, b, j] + P[t - 1, b, j])), n[t, b, j], previous(t, b, j)),
             name="h_next")
     h_init = compute((1, batch, hidden), lambda t, b, j: h0[b, j], name="h_init")
     H = scan(h_init, h_next, h_state, name=op.lower())
@@ -132,8 +135,12 @@ class RecurrentRunner(NodeRunner):
     present inputs; ``W``, ``R``, ``B`` are read at build time)."""
 
     def __init__(self, g, node, num_threads: int, cache=None,
-                 target_info: TargetInfo | None = None):
+                 target_info: TargetInfo | None = None, acts=None, clip=None):
         op, gates = node.op_type, GATES[node.op_type]
+        if acts is None:  # a forward node's own attributes
+            (acts,), clip = node_activations(node, 1)
+        variant = () if acts == DEFAULT_FUNCTIONS[op] and clip is None else (
+            tuple((a.name, a.alpha, a.beta) for a in acts), clip)
         self.inputs = [n for n in node.inputs if n]
         seq, batch, width = g.tensors[node.inputs[0]].shape
         W, R = g.constants[node.inputs[1]][0], g.constants[node.inputs[2]][0]
@@ -159,9 +166,9 @@ class RecurrentRunner(NodeRunner):
                                             "MatMul", 1, cache, request),
             self.requests, "projection")
         self.recurrence = cached_kernel(
-            cache, (f"{op} recurrence", seq, batch, hidden, before), 1,
-            lambda request: build_one_thread(*recurrence(op, seq, batch, hidden, before),
-                                             cache, request),
+            cache, (f"{op} recurrence", seq, batch, hidden, before, *variant), 1,
+            lambda request: build_one_thread(*recurrence(op, seq, batch, hidden, before,
+                                                         acts, clip), cache, request),
             self.requests, "recurrence")
         self.kernel_shapes = [g.tensors[n].shape for n in self.inputs] + [
             (seq, 1, batch, hidden)]

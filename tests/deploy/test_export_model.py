@@ -253,6 +253,19 @@ def test_an_lstm_runs_from_c_like_onnxruntime(tmp_path, seq, width, hidden):
     assert sum(s["ops"] == "LSTM recurrence" for s in manifest["plan"]["steps"]) == 2
 
 
+@pytest.mark.parametrize("seq", [5, 4], ids=["steps", "in-pairs"])
+def test_an_lstm_with_peepholes_activations_and_clip_runs_from_c(tmp_path, seq):
+    """The recurrence kernel takes the peephole weights as one more argument."""
+    m = ModelBuilder(1)
+    x = m.input("input", (seq, 2, 6))
+    weights = [m.const((m.rng.standard_normal(shape) * 0.4).astype(np.float32))
+               for shape in ((1, 32, 6), (1, 32, 8), (1, 64), (1, 24))]
+    out = m.add("LSTM", [x, *weights[:3], "", "", "", weights[3]], hidden_size=8,
+                activations=["HardSigmoid", "Tanh", "Softsign"], clip=2.0)
+    manifest = check_c_program(m.model([out]), tmp_path, "peep", SMALL)
+    assert sum(s["ops"] == "LSTM recurrence" for s in manifest["plan"]["steps"]) == 1
+
+
 def test_bad_names_and_folders_are_refused(tmp_path):
     b = po.graph.GraphBuilder()
     x = b.input("x", (3,))

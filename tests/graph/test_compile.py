@@ -193,17 +193,19 @@ def test_int8_operators_wait_for_int8_support():
 
 
 def test_lstm_options_that_are_not_supported_are_refused():
+    """input_forget=1 is refused by name (every direction, layout=1, sequence_lens and
+    Y_c are computed: tests/graph/test_recurrent_states.py)."""
     m = ModelBuilder(0)
     x = m.input("x", (3, 1, 4))
-    w, r = m.weight(1, 8, 4), m.weight(1, 8, 2)
-    m.add("LSTM", [x, w, r], hidden_size=2, direction="bidirectional")
-    with pytest.raises(po.graph.UnsupportedOperatorError, match="direction='bidirectional'"):
+    w, r = m.weight(2, 8, 4), m.weight(2, 8, 2)
+    m.add("LSTM", [x, w, r], hidden_size=2, direction="bidirectional", input_forget=1)
+    with pytest.raises(po.graph.UnsupportedOperatorError, match="input_forget=1"):
         po.graph.from_onnx(m.model([m.nodes[-1].output[0]]))
     m = ModelBuilder(0)
     x = m.input("x", (3, 1, 4))
     outs = m.add("LSTM", [x, m.weight(1, 8, 4), m.weight(1, 8, 2)], outputs=3, hidden_size=2)
-    with pytest.raises(po.graph.UnsupportedOperatorError, match="asks for 3 outputs"):
-        po.graph.from_onnx(m.model(outs))  # (Y_c; Y and Y_h are computed)
+    g = po.graph.from_onnx(m.model(outs))  # Y, Y_h and Y_c, sliced from LSTMStates
+    assert [g.tensors[o].shape for o in g.outputs] == [(3, 1, 1, 2), (1, 1, 2), (1, 1, 2)]
 
 
 def test_import_without_onnx_says_what_to_install(monkeypatch):

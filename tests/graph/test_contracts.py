@@ -369,7 +369,8 @@ def test_accepted_dtypes_are_within_onnx_schemas():
 
     names = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(int8)": "int8",
              "tensor(uint8)": "uint8", "tensor(int32)": "int32", "tensor(int64)": "int64",
-             "tensor(bool)": "bool"}
+             "tensor(int16)": "int16", "tensor(uint16)": "uint16", "tensor(uint32)": "uint32",
+             "tensor(uint64)": "uint64", "tensor(bool)": "bool", "tensor(float16)": "float16"}
     checked = 0
     for op, dtypes in INPUT_DTYPES.items():
         if not onnx.defs.has(op):  # the compiler's own operators (MaxPoolNd, ...)

@@ -77,11 +77,10 @@ def test_one_step_and_one_hidden_unit():
 
 
 @pytest.mark.parametrize("op, attrs, text", [
-    ("GRU", {"direction": "reverse"}, r"direction='reverse' is not supported"),
-    ("RNN", {"activations": ["Relu"]}, r"activations=\['Relu'\] are not supported; only "
-                                       r"the default Tanh"),
-    ("GRU", {"clip": 3.0}, r"clip is not supported"),
-    ("RNN", {"layout": 1}, r"layout is not supported")])
+    ("GRU", {"activations": ["Relu", "Cube"]}, r"the activation 'Cube' in activations is "
+                                               r"not supported"),
+    ("RNN", {"clip": 0.0}, r"clip=0.0 must be a positive threshold"),
+    ("LSTM", {"input_forget": 1}, r"input_forget is not supported")])
 def test_unsupported_forms_are_refused_by_name(op, attrs, text):
     with pytest.raises(UnsupportedOperatorError, match=rf"node 'rec' \({op}\): {text}"):
         po.graph.from_onnx(recurrent_model(op, outputs=("Y",), **attrs))

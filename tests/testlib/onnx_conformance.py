@@ -7,7 +7,7 @@ excluded; the test modules ``test_onnx_backend*.py`` put its test cases in their
 
 Measured (onnx 1.23, this branch): shipped model tests 124 of 140 run and pass (simple
 7/23, pytorch-operator 35/35, pytorch-converted 82/82), the 16 others (sequences,
-strings, training) excluded in NOT_POLYOPT; node tests of the supported operators 685 of
+strings, training) excluded in NOT_POLYOPT; node tests of the supported operators 767 of
 1,008 pass, the rest excluded with the refusal's reason in ``onnx_node_exclusions``.
 """
 

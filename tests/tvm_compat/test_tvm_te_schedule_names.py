@@ -103,11 +103,12 @@ def test_wide_unsigned_integers_and_popcount(dtype):
 
 def test_unsigned_promotion_follows_numpy():
     for a, b in [("uint32", "int32"), ("uint32", "uint8"), ("uint64", "int64"),
-                 ("uint64", "uint32"), ("uint8", "int8"), ("uint32", "float32")]:
+                 ("uint64", "uint32"), ("uint8", "int8"), ("uint32", "float32"),
+                 ("int16", "uint8"), ("uint16", "int8"), ("int16", "float32")]:
         A = te.placeholder((2,), name="A", dtype=a)
         B = te.placeholder((2,), name="B", dtype=b)
         expected = np.promote_types(a, b).name
-        assert (A[0] + B[0]).dtype == ("int32" if expected == "int16" else expected)
+        assert (A[0] + B[0]).dtype == ("int32" if {a, b} == {"int8", "uint8"} else expected)
     with pytest.raises(te.DTypeError, match="popcount counts the bits of an integer"):
         tvm.tir.popcount(te.placeholder((2,), name="F")[0])
     with pytest.raises(te.DTypeError, match="does not fit uint32"):

@@ -22,7 +22,7 @@ from ...te.expr import (BinOp, Call, Cast, Compare, Const, Expr, IterVar, Logica
                         TensorRead, Var)
 
 CL_TYPES = {"float32": "float", "float64": "double", "int8": "char", "uint8": "uchar",
-            "int32": "int", "uint32": "uint", "int64": "long", "uint64": "ulong",
+            "int16": "short", "uint16": "ushort", "int32": "int", "uint32": "uint", "int64": "long", "uint64": "ulong",
             dtypes.BOOL: "int"}
 
 # Helpers of every OpenCL program: float maximum/minimum that propagate NaN (as NumPy's
