@@ -32,7 +32,8 @@ from .aligned import aligned_copy, aligned_empty
 from .lstm import (NodeRunner, build_one_thread, cached_kernel, projection,
                    recurrent_shapes, template_kernel)
 from .operators import sigmoid
-from .registry import UnsupportedOperatorError, attr, constant_value, register
+from .graph_errors import NotFusableError, UnsupportedAttributeValueError, UnsupportedInputError
+from .registry import attr, constant_value, register
 
 GATES = {"GRU": 3, "RNN": 1}
 DEFAULT_ACTIVATIONS = {"GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
@@ -43,20 +44,18 @@ _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None
 def _check(node, constants) -> None:
     op = node.op_type
     if attr(node, "direction") != "forward":
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): direction={attr(node, 'direction')!r} is not "
-            "supported; only 'forward' is")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "direction",
+                                             attr(node, "direction"), ("forward",))
     for key, default in (("layout", 0), ("clip", None)):
         if attr(node, key) != default:
-            raise UnsupportedOperatorError(f"node '{node.name}' ({op}): {key} is not supported")
+            raise UnsupportedAttributeValueError(node.name, node.op_type, key, attr(node, key),
+                                                 (default,))
     acts = attr(node, "activations")
     if acts is not None and list(acts) != DEFAULT_ACTIVATIONS[op]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): activations={list(acts)} are not supported; only the "
-            f"default {', '.join(DEFAULT_ACTIVATIONS[op])}")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "activations",
+                                             list(acts), (DEFAULT_ACTIVATIONS[op],))
     if len(node.inputs) > 4 and node.inputs[4]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): the input sequence_lens is not supported")
+        raise UnsupportedInputError(node.name, op, "optional", "sequence_lens", node.inputs[4])
     for index, what in ((1, "W"), (2, "R"), (3, "B")):
         constant_value(node, constants, index, what)
 
@@ -67,7 +66,7 @@ def _infer(node, infos, constants):
 
 
 def _no_lowering(node, args, values, out, name):
-    raise UnsupportedOperatorError(f"node '{node.name}' ({node.op_type}) cannot be fused")
+    raise NotFusableError(node.name, node.op_type)
 
 
 register("GRU", "opaque", {**_ATTRS, "linear_before_reset": 0}, min_inputs=3,
