@@ -41,9 +41,14 @@ class UnsupportedOperatorError(InvalidArgumentError):
     (its name; None for the model as a whole) and ``op_type``. Each way of failing is a
     subclass carrying what was refused."""
 
-    def __init__(self, node: str | None, op_type: str | None, message: str):
+    def __init__(self, node: str | None, op_type: str | None):
+        self._refuse(node, op_type, f"{_where(node, op_type)} is not supported by "
+                                    "polyopt.graph")
+
+    def _refuse(self, node, op_type, text: str) -> None:
+        """Keeps ``node`` and ``op_type`` and says ``text`` (rendered by the subclass)."""
         self.node, self.op_type = node, op_type
-        super().__init__(message)
+        InvalidArgumentError.__init__(self, text)
 
 
 class UnknownOperatorError(UnsupportedOperatorError):
@@ -66,7 +71,7 @@ class UnknownOperatorError(UnsupportedOperatorError):
         self.problem, self.domain, self.supported = problem, domain, tuple(supported)
         text = self.PROBLEMS[problem].format(op_type=op_type, domain=domain,
                                              supported=", ".join(self.supported))
-        super().__init__(node, op_type, f"node '{node}': {text}")
+        self._refuse(node, op_type, f"node '{node}': {text}")
 
 
 class UnsupportedAttributeError(UnsupportedOperatorError):
@@ -84,7 +89,7 @@ class UnsupportedAttributeError(UnsupportedOperatorError):
             text = (f"the attribute '{attribute}' is not supported; supported attributes: "
                     f"{', '.join(self.supported) or 'none'}")
         where = _where(node, op_type)
-        super().__init__(node, op_type, text if node is None else f"{where}: {text}")
+        self._refuse(node, op_type, text if node is None else f"{where}: {text}")
 
 
 class UnsupportedAttributeValueError(UnsupportedOperatorError):
@@ -93,7 +98,7 @@ class UnsupportedAttributeValueError(UnsupportedOperatorError):
 
     def __init__(self, node: str, op_type: str, attribute: str, value, supported: tuple):
         self.attribute, self.value, self.supported = attribute, value, tuple(supported)
-        super().__init__(node, op_type,
+        self._refuse(node, op_type,
                          f"{_where(node, op_type)}: {attribute}={value!r} is not supported; "
                          f"supported: {_listed(self.supported)}")
 
@@ -116,7 +121,7 @@ class UnsupportedDTypeError(UnsupportedOperatorError):
         else:
             text = (f"{_where(node, op_type)}: {kind} tensors are not supported (input "
                     f"'{input}'); {advice}")
-        super().__init__(node, op_type, text)
+        self._refuse(node, op_type, text)
 
 
 class UnsupportedShapeError(UnsupportedOperatorError):
@@ -134,7 +139,7 @@ class UnsupportedShapeError(UnsupportedOperatorError):
             wanted = " or ".join(f"{r}-D" for r in self.ranks)
         else:
             wanted = " or ".join(str(list(s)) for s in self.shapes)
-        super().__init__(node, op_type,
+        self._refuse(node, op_type,
                          f"{_where(node, op_type)}: its input {input} of shape "
                          f"{list(self.shape)} is not supported; it must be {wanted}")
 
@@ -153,7 +158,7 @@ class UnsupportedInputError(UnsupportedOperatorError):
 
     def __init__(self, node: str, op_type: str, problem: str, input: str, tensor: str = ""):
         self.problem, self.input, self.tensor = problem, input, tensor
-        super().__init__(node, op_type, f"{_where(node, op_type)}: " +
+        self._refuse(node, op_type, f"{_where(node, op_type)}: " +
                          self.PROBLEMS[problem].format(input=input, tensor=tensor))
 
 
@@ -173,13 +178,12 @@ class UnsupportedCombinationError(UnsupportedOperatorError):
         "paired_recurrence": "the paired LSTM recurrence needs an even sequence and a block "
                              "dividing {gates} gate columns, got seq={seq}, block={block}; "
                              "use recurrence()",
-        "group": "only group=1 is supported, got group={group}",
     }
 
     def __init__(self, node: str | None, op_type: str, problem: str, **attributes):
         self.problem, self.attributes = problem, dict(attributes)
         text = self.PROBLEMS[problem].format(**attributes)
-        super().__init__(node, op_type, f"{_where(node, op_type)}: {text}")
+        self._refuse(node, op_type, f"{_where(node, op_type)}: {text}")
 
 
 class OptionalOutputsError(UnsupportedOperatorError):
@@ -187,7 +191,7 @@ class OptionalOutputsError(UnsupportedOperatorError):
 
     def __init__(self, node: str, op_type: str, asked: int, computed: int):
         self.asked, self.computed = asked, computed
-        super().__init__(node, op_type, f"{_where(node, op_type)} asks for {asked} outputs; "
+        self._refuse(node, op_type, f"{_where(node, op_type)} asks for {asked} outputs; "
                          f"polyopt.graph computes {computed} (optional outputs are not "
                          "supported); remove the others from the model")
 
@@ -197,7 +201,7 @@ class NotFusableError(UnsupportedOperatorError):
     it does not have (the executor runs it as a kernel of its own)."""
 
     def __init__(self, node: str, op_type: str):
-        super().__init__(node, op_type, f"{_where(node, op_type)} cannot be fused; "
+        self._refuse(node, op_type, f"{_where(node, op_type)} cannot be fused; "
                          "compile it as a group of its own")
 
 
@@ -215,7 +219,7 @@ class OpsetError(UnsupportedOperatorError):
             text = (f"the model uses opset {version} of the default ONNX domain and onnx's "
                     f"version converter cannot bring it to opset {target} "
                     f"({type(cause).__name__}: {said}); export the model at opset 13 or later")
-        super().__init__(None, None, text)
+        self._refuse(None, None, text)
 
 
 class ConstantFoldError(UnsupportedOperatorError):
@@ -224,7 +228,7 @@ class ConstantFoldError(UnsupportedOperatorError):
 
     def __init__(self, node: str, op_type: str, cause: BaseException):
         self.cause = cause
-        super().__init__(node, op_type, f"{_where(node, op_type)} of constant inputs cannot "
+        self._refuse(node, op_type, f"{_where(node, op_type)} of constant inputs cannot "
                          f"be evaluated at import ({type(cause).__name__}: {cause}); "
                          "simplify the model (onnxsim) first")
 
@@ -263,7 +267,7 @@ class EinsumEquationError(UnsupportedOperatorError):
                 self.FAULTS[key].format(*(value if isinstance(value, tuple) else (value,)))
                 for key, value in details["faults"])}
         text = self.PROBLEMS[problem].format(equation=equation, **details)
-        super().__init__(node, "Einsum", f"{_where(node, 'Einsum')}: {text}")
+        self._refuse(node, "Einsum", f"{_where(node, 'Einsum')}: {text}")
 
 
 class KernelSignatureError(UnsupportedOperatorError):
@@ -287,7 +291,7 @@ class KernelSignatureError(UnsupportedOperatorError):
         self.tensor, self.expected, self.got = tensor, expected, got
         text = self.PROBLEMS[problem].format(got=got, expected=expected, tensor=tensor,
                                              ops=ops)
-        super().__init__(None, ops, f"group '{group}' ({ops}): {text}")
+        self._refuse(None, ops, f"group '{group}' ({ops}): {text}")
 
 
 class TooManyInputsError(InvalidArgumentError):
