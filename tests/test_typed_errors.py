@@ -11,6 +11,7 @@ import pytest
 
 import polyopt as po
 from polyopt.deps.counterexample import Counterexample, describe
+from polyopt.deploy import ExportError
 from polyopt.target.accel.sim import HazardError
 from testlib.errors import refused
 
@@ -553,7 +554,7 @@ def test_every_problem_of_a_class_renders(cls):
 GRAPH = [getattr(po.graph, name) for name in po.graph.graph_errors.__all__]
 
 
-@pytest.mark.parametrize("cls", GRAPH + [HazardError], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", GRAPH + [HazardError, ExportError], ids=lambda c: c.__name__)
 def test_graph_classes_take_their_objects_not_a_message(cls):
     assert issubclass(cls, po.PolyoptError) and cls.__doc__
     parameters = set(inspect.signature(cls.__init__).parameters) - {"self"}
@@ -641,6 +642,13 @@ GRAPH_EXAMPLES = [
     (HazardError, ("unordered",), {"instruction": 1, "other": 0, "buffer": "acc",
                                    "access": "writes", "program": ("Load", "Gemm")},
      ("instruction 1 (Gemm) writes acc", "instruction 0 (Load)")),
+    (ExportError, ("offload",), {"groups": ("g1", "g2")}, ("g1, g2", "offload")),
+    (ExportError, ("duplicate_output",), {"outputs": ("y", "y")}, ("['y', 'y']",)),
+    (ExportError, ("no_buffer",), {"tensor": "t"}, ("'t'",)),
+    (ExportError, ("lstm_runner",), {"groups": ("lstm0",)}, ("lstm0", "export_library")),
+    (ExportError, ("symbolic_sizes",), {"groups": ("g",), "sizes": ("n",)}, ("(n)",)),
+    (ExportError, ("argument",), {"groups": ("g",), "tensor": "x", "dtype": "float64",
+                                  "shape": (8,)}, ("g", "x as float64[8]")),
 ]
 
 
@@ -649,6 +657,10 @@ GRAPH_EXAMPLES = [
 def test_each_way_a_model_is_refused_renders_its_attributes(cls, args, kwargs, named):
     err = cls(*args, **kwargs)
     assert isinstance(err, po.InvalidArgumentError) or cls is HazardError
+    kept = {**getattr(err, "attributes", {}), **getattr(err, "details", {}), **vars(err)}
+    for key, value in kwargs.items():
+        if key != "program":  # (the instructions are named in the message)
+            assert kept[key] == value, key
     for value in named:
         assert value in str(err), (value, str(err))
     copy = pickle.loads(pickle.dumps(err))
@@ -662,6 +674,7 @@ def test_every_graph_problem_has_an_example():
         return args[names.index("problem")]
     covered = {(cls, problem(cls, args)) for cls, args, _, _ in GRAPH_EXAMPLES
                if "PROBLEMS" in vars(cls)}
-    wanted = {(cls, key) for cls in GRAPH if "PROBLEMS" in vars(cls) for key in cls.PROBLEMS}
+    wanted = {(cls, key) for cls in GRAPH + [ExportError] if "PROBLEMS" in vars(cls)
+              for key in cls.PROBLEMS}
     assert wanted <= covered, wanted - covered
     assert {cls for cls, *_ in GRAPH_EXAMPLES} >= set(GRAPH)

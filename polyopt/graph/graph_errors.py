@@ -315,13 +315,14 @@ def _bytes(size: int) -> str:
 
 
 class TensorTooLargeError(InvalidArgumentError):
-    """A tensor (``tensor``, described by ``info``) or the memory plan (``tensor`` None;
+    """A tensor (``tensor``, described by ``info``: dtype and shape) or the memory plan (``tensor`` None;
     ``largest``: its biggest tensors) of ``nbytes``, more than the ``limit`` of bytes this
     machine holds."""
 
     def __init__(self, tensor: str | None, nbytes: int, limit: int, *, info: str = "",
                  largest: tuple[str, ...] = ()):
         self.tensor, self.nbytes, self.limit, self.largest = tensor, nbytes, limit, tuple(largest)
+        self.info = info
         if tensor is not None:
             text = (f"the tensor '{tensor}' ({info}) takes {_bytes(nbytes)}, more than this "
                     f"machine's memory ({_bytes(limit)}); check the model's input shapes "
