@@ -79,8 +79,10 @@ def test_fused_groups_are_checked_programs():
             conv = next(t for t in [*producers(lowered.output), lowered.output]
                         if t.op.reduce_axis)
             fresh = po.create_schedule(lowered.output)
-            with pytest.raises(po.IllegalScheduleError, match="carries a dependence"):
-                fresh[conv].parallel(conv.op.reduce_axis[0])
+            axis = conv.op.reduce_axis[0]
+            err = refused(po.LoopCarriesDependenceError, lambda: fresh[conv].parallel(axis))
+            assert (err.transform, err.loop) == \
+                (f's["{conv.op.name}"].parallel("{axis.name}")', axis.name)
 
 
 def test_batch_norm_folded_into_conv():
