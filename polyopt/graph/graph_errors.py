@@ -315,9 +315,9 @@ def _bytes(size: int) -> str:
 
 
 class TensorTooLargeError(InvalidArgumentError):
-    """A tensor (``tensor``, described by ``info``: dtype and shape) or the memory plan (``tensor`` None;
-    ``largest``: its biggest tensors) of ``nbytes``, more than the ``limit`` of bytes this
-    machine holds."""
+    """A tensor (``tensor``, described by ``info``: dtype and shape) or the memory plan
+    (``tensor`` None; ``largest``: its biggest tensors) of ``nbytes``, more than the
+    ``limit`` of bytes this machine holds."""
 
     def __init__(self, tensor: str | None, nbytes: int, limit: int, *, info: str = "",
                  largest: tuple[str, ...] = ()):
