@@ -576,14 +576,18 @@ class LoopRaceError(IllegalScheduleError):
 
 class ChangedValuesError(IllegalScheduleError):
     """A rewrite (``primitive``: compute_inline, a cache, ...) would change the values
-    the program reads or leaves (``example``: a concrete read or element)."""
+    the program reads or leaves: ``example`` is the concrete read or element
+    (:class:`~polyopt.deps.counterexample.ChangedValue`, printed by the counterexample
+    printer), ``what`` ``"reads"``, ``"leaves"`` or ``"unfilled"`` (from its kind);
+    ``repair``: the step that would make the rewrite legal, or None."""
 
-    def __init__(self, primitive: str, example: str, what: str = "reads", repair: str = ""):
-        self.primitive, self.example, self.what, self.repair = primitive, example, what, repair
-        if what == "reads":
+    def __init__(self, primitive: str, example, repair: str | None = None):
+        self.primitive, self.example, self.repair = primitive, example, repair
+        self.what = {"read": "reads", "unfilled": "unfilled"}.get(example.kind, "leaves")
+        if self.what == "reads":
             message = f"{primitive} would change the values the program reads: {example}"
-        elif what == "leaves":
+        elif self.what == "leaves":
             message = f"{primitive} would change what the program leaves in {example}"
         else:
-            message = example
-        super().__init__(message + repair)
+            message = str(example)
+        super().__init__(message + (f". Repair: {repair}" if repair else ""))

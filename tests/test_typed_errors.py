@@ -3,6 +3,7 @@ raised through the public API with the objects involved as attributes (tests ass
 the type and the attributes, not on the text), and one counterexample printer renders
 every broken dependence."""
 
+import inspect
 import pickle
 
 import numpy as np
@@ -10,6 +11,8 @@ import pytest
 
 import polyopt as po
 from polyopt.deps.counterexample import Counterexample, describe
+from polyopt.deploy import ExportError
+from polyopt.target.accel.sim import HazardError
 from testlib.errors import refused
 
 
@@ -373,7 +376,8 @@ def test_a_rewrite_that_changes_values_names_the_read():
     AS = s.cache_read(prefix.args[0], "shared", ["S0"])
     err = refused(po.ChangedValuesError, lambda: s[AS].compute_at(s["S0"], io))
     assert err.what == "reads" and err.primitive.startswith("s[")
-    assert "would read A[" in err.example and "in the original order" in err.example
+    assert err.example.kind == "read" and err.example.element.startswith("A[")
+    assert err.example.original is not None  # (what the original order reads instead)
 
 
 def test_one_printer_renders_every_kind():
@@ -543,3 +547,142 @@ def test_every_problem_of_a_class_renders(cls):
                 args.append(f"<{name}>")
         err = cls(*args)
         assert err.problem == problem and str(err)
+
+
+# -- the graph layer and the accelerator simulator: one class per way a model is refused ----
+
+GRAPH = [getattr(po.graph, name) for name in po.graph.graph_errors.__all__]
+
+
+@pytest.mark.parametrize("cls", GRAPH + [HazardError, ExportError], ids=lambda c: c.__name__)
+def test_graph_classes_take_their_objects_not_a_message(cls):
+    assert issubclass(cls, po.PolyoptError) and cls.__doc__
+    parameters = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    assert not parameters & FREE_TEXT, cls.__name__
+    if "PROBLEMS" in vars(cls):
+        assert "problem" in parameters, cls.__name__
+
+
+# one instance per way of failing (every key of every PROBLEMS table), the attributes it
+# keeps and the words its message must contain
+GRAPH_EXAMPLES = [
+    (po.graph.UnsupportedOperatorError, ("n", "Foo"), {}, ("'n'", "Foo")),
+    (po.graph.UnknownOperatorError, ("n", "Trilu", "unknown"), {"supported": ("Add", "Relu")},
+     ("'n'", "Trilu", "Add, Relu")),
+    (po.graph.UnknownOperatorError, ("n", "ConvInteger", "int8"), {}, ("ConvInteger", "float32")),
+    (po.graph.UnknownOperatorError, ("n", "Foo", "domain"), {"domain": "com.x"},
+     ("com.x.Foo", "'com.x'")),
+    (po.graph.UnknownOperatorError, ("n", "ConvPacked", "internal"), {"supported": ("Conv",)},
+     ("ConvPacked is not an ONNX operator", "Conv")),
+    (po.graph.UnsupportedAttributeError, ("n", "Relu", "alpha", ("beta",)), {},
+     ("'alpha'", "beta")),
+    (po.graph.UnsupportedAttributeError, (None, None, "g"), {"kind": "GraphProto"},
+     ("'g'", "GraphProto")),
+    (po.graph.UnsupportedAttributeValueError, ("n", "Pad", "mode", "median", ("edge",)), {},
+     ("mode='median'", "'edge'")),
+    (po.graph.UnsupportedDTypeError, ("n", "Sigmoid", "x", "int32", ("float32",)), {},
+     ("'n'", "int32", "'x'", "float32")),
+    (po.graph.UnsupportedDTypeError, ("n", "Relu", "x", "bool", ("float32",)), {},
+     ("bool", "Cast")),
+    (po.graph.UnsupportedDTypeError, (None, None, "x", 16, ("float32",)), {},
+     ("'x'", "element type 16", "float32")),
+    (po.graph.UnsupportedShapeError, ("n", "Conv", "w", (3, 3)), {"ranks": (4,)},
+     ("'n'", "w", "[3, 3]", "4-D")),
+    (po.graph.UnsupportedShapeError, ("n", "MatMul", "a", (3,)), {"min_rank": 2},
+     ("[3]", "at least 2-D")),
+    (po.graph.UnsupportedShapeError, ("n", "QLinearConv", "x_scale", (2,)),
+     {"shapes": ((), (1,))}, ("x_scale", "[2]", "[] or [1]")),
+    (po.graph.UnsupportedInputError, ("n", "LSTM", "optional", "P", "p"), {}, ("P", "remove")),
+    (po.graph.UnsupportedInputError, ("n", "Gather", "constant", "indices", "i1"), {},
+     ("indices", "'i1'", "constant")),
+    (po.graph.UnsupportedCombinationError, ("n", "AveragePool", "partial_window"),
+     {"ceil_mode": 1, "count_include_pad": 1}, ("ceil_mode=1", "count_include_pad=1")),
+    (po.graph.UnsupportedCombinationError, ("n", "AveragePool", "dilated_padding"),
+     {"dilations": (2, 2), "pads": (1, 1, 1, 1), "count_include_pad": 0}, ("dilations",)),
+    (po.graph.UnsupportedCombinationError, ("n", "Pad", "wide_pads"),
+     {"mode": "reflect", "pads": [(0, 3)], "shape": (2, 3), "most": 2},
+     ("reflect", "(2, 3)", "at most 2")),
+    (po.graph.UnsupportedCombinationError, ("n", "Gather", "gather_indices"),
+     {"count": 65, "most": 64}, ("65 indices", "at most 64")),
+    (po.graph.UnsupportedCombinationError, (None, "LSTM", "paired_recurrence"),
+     {"seq": 5, "block": 32, "gates": 96}, ("seq=5", "block=32", "96")),
+    (po.graph.RecurrenceAttributeError, ("n", "GRU", "activation_count"),
+     {"names": ["Tanh"], "count": 2, "total": 2, "directions": 1}, ("['Tanh']", "2 functions")),
+    (po.graph.RecurrenceAttributeError, ("n", "RNN", "unknown_activation"),
+     {"name": "Cube", "supported": "Relu, Tanh"}, ("'Cube'", "Relu, Tanh")),
+    (po.graph.RecurrenceAttributeError, ("n", "RNN", "clip"), {"clip": 0.0}, ("clip=0.0",)),
+    (po.graph.RecurrenceAttributeError, ("n", "LSTM", "direction"), {"direction": "up"},
+     ("'up'", "bidirectional")),
+    (po.graph.RecurrenceAttributeError, ("n", "GRU", "layout"), {"layout": 2}, ("layout=2",)),
+    (po.graph.OptionalOutputsError, ("n", "LSTM", 3, 1), {}, ("3 outputs", "computes 1")),
+    (po.graph.NotFusableError, ("n", "GRU"), {}, ("'n'", "GRU")),
+    (po.graph.OpsetError, (None, 13), {}, ("no opset",)),
+    (po.graph.OpsetError, (1, 13, ValueError("no adapter")), {}, ("opset 1", "no adapter")),
+    (po.graph.ConstantFoldError, ("n", "Shape", KeyError("x")), {}, ("'n'", "KeyError")),
+    (po.graph.EinsumEquationError, ("e", "malformed", "ii,j"),
+     {"faults": (("operands", (2, 1)), ("characters", "i1"), ("diagonal", "ii"))},
+     ("2 operand term(s) for 1", "'i1'", "'ii' repeats")),
+    (po.graph.EinsumEquationError, ("e", "unknown_letters", "i->z"), {"letters": "z"},
+     ("names z",)),
+    (po.graph.EinsumEquationError, ("e", "term_shape", "ijk->i"),
+     {"term": "ijk", "input": "x0", "shape": [3, 4]}, ("'ijk'", "'x0'", "[3, 4]")),
+    (po.graph.EinsumEquationError, ("e", "letter_sizes", "ij,jk"),
+     {"letter": "j", "sizes": (4, 5)}, ("'j'", "4 and 5")),
+    (po.graph.EinsumEquationError, ("e", "no_broadcast", "...i"),
+     {"shapes": [(2,), (3,)]}, ("[(2,), (3,)]",)),
+    (po.graph.EinsumEquationError, ("e", "mixed_dtypes", "i,i"),
+     {"dtypes": ["float32", "int32"]}, ("float32", "Cast")),
+    (po.graph.EinsumEquationError, ("e", "missing"), {}, ("'equation'",)),
+    (po.graph.EinsumEquationError, ("e", "sums_ellipsis", "...i->i"), {}, ("'...i->i'",)),
+    (po.graph.KernelSignatureError, ("g0", "Relu", "count"), {"expected": 2, "got": 3},
+     ("'g0'", "takes 3 arguments", "passes 2")),
+    (po.graph.KernelSignatureError, ("g0", "Relu", "dtype"),
+     {"tensor": "y", "expected": "int32", "got": "float64"}, ("float64", "'y'", "int32")),
+    (po.graph.KernelSignatureError, ("g0", "Relu", "shape"),
+     {"tensor": "x", "expected": [4], "got": [8]}, ("'x'", "[8]", "[4]")),
+    (po.graph.TooManyInputsError, ("n", "Relu", 1, ("x", "")), {}, ("at most 1", "(x, _)")),
+    (po.graph.TensorTooLargeError, ("t", 2 << 30, 1 << 30), {"info": "float32[512, 2**20]"},
+     ("'t'", "2.0 GiB", "1.0 GiB", "POLYOPT_MEMORY_LIMIT")),
+    (po.graph.TensorTooLargeError, (None, 2 << 30, 1 << 30), {"largest": ("a", "b")},
+     ("intermediate", "a, b")),
+    (HazardError, ("deadlock",), {"waiting": {"compute": 0}}, ("deadlock", "compute: "
+                                                                "instruction 0")),
+    (HazardError, ("unordered",), {"instruction": 1, "other": 0, "buffer": "acc",
+                                   "access": "writes", "program": ("Load", "Gemm")},
+     ("instruction 1 (Gemm) writes acc", "instruction 0 (Load)")),
+    (ExportError, ("offload",), {"groups": ("g1", "g2")}, ("g1, g2", "offload")),
+    (ExportError, ("duplicate_output",), {"outputs": ("y", "y")}, ("['y', 'y']",)),
+    (ExportError, ("no_buffer",), {"tensor": "t"}, ("'t'",)),
+    (ExportError, ("lstm_runner",), {"groups": ("lstm0",)}, ("lstm0", "export_library")),
+    (ExportError, ("symbolic_sizes",), {"groups": ("g",), "sizes": ("n",)}, ("(n)",)),
+    (ExportError, ("argument",), {"groups": ("g",), "tensor": "x", "dtype": "float64",
+                                  "shape": (8,)}, ("g", "x as float64[8]")),
+]
+
+
+@pytest.mark.parametrize("cls, args, kwargs, named", GRAPH_EXAMPLES,
+                         ids=lambda v: v.__name__ if isinstance(v, type) else None)
+def test_each_way_a_model_is_refused_renders_its_attributes(cls, args, kwargs, named):
+    err = cls(*args, **kwargs)
+    assert isinstance(err, po.InvalidArgumentError) or cls is HazardError
+    kept = {**getattr(err, "attributes", {}), **getattr(err, "details", {}), **vars(err)}
+    for key, value in kwargs.items():
+        if key != "program":  # (the instructions are named in the message)
+            assert kept[key] == value, key
+    for value in named:
+        assert value in str(err), (value, str(err))
+    copy = pickle.loads(pickle.dumps(err))
+    assert type(copy) is cls and str(copy) == str(err)
+    assert copy.__dict__.keys() == err.__dict__.keys()
+
+
+def test_every_graph_problem_has_an_example():
+    def problem(cls, args):
+        names = list(inspect.signature(cls.__init__).parameters)[1:]
+        return args[names.index("problem")]
+    covered = {(cls, problem(cls, args)) for cls, args, _, _ in GRAPH_EXAMPLES
+               if "PROBLEMS" in vars(cls)}
+    wanted = {(cls, key) for cls in GRAPH + [ExportError] if "PROBLEMS" in vars(cls)
+              for key in cls.PROBLEMS}
+    assert wanted <= covered, wanted - covered
+    assert {cls for cls, *_ in GRAPH_EXAMPLES} >= set(GRAPH)

@@ -28,8 +28,43 @@ ALIGNMENT = 64  # bytes: each constant starts on a cache line of the weights
 
 
 class ExportError(InvalidArgumentError):
-    """A compiled model that cannot be exported as a C library (a step the C runtime does
-    not run: the simulated accelerator's groups)."""
+    """A compiled model the export cannot write as a C library: ``problem`` in
+    :attr:`PROBLEMS`; ``groups`` the steps (fused groups) involved, ``tensor`` the tensor,
+    ``outputs`` the model's outputs, ``sizes`` a kernel's size parameters, ``dtype`` and
+    ``shape`` how a kernel takes the tensor.
+
+    >>> err = ExportError("offload", groups=("g1", "g2"))
+    >>> (err.problem, err.groups)
+    ('offload', ('g1', 'g2'))
+    """
+
+    PROBLEMS = {
+        "offload": "the model runs {groups} on the simulated accelerator (offload=), which "
+                   "exists only in Python; the C runtime runs CPU kernels: compile the model "
+                   "without offload to export it",
+        "duplicate_output": "the model names an output twice ({outputs}); give each output "
+                            "its own tensor",
+        "no_buffer": "tensor {tensor!r} has no buffer in the plan; report this model",
+        "lstm_runner": "the LSTM {groups} needs its runner to be exported: use "
+                       "m.export_library",
+        "symbolic_sizes": "the kernel of {groups} takes sizes ({sizes}); report this model",
+        "argument": "group {groups} passes {tensor} as {dtype}{shape}; report this model",
+        "recurrence": "the model runs {nodes}, which the C runtime does not run (it runs a "
+                      "forward LSTM with outputs Y and Y_h only); run the model with "
+                      "polyopt.graph.compile in Python",
+    }
+
+    def __init__(self, problem: str, *, groups: tuple[str, ...] = (), tensor: str = "",
+                 outputs: tuple[str, ...] = (), sizes: tuple[str, ...] = (), dtype: str = "",
+                 shape: tuple = (), nodes: tuple[str, ...] = ()):
+        self.problem, self.groups, self.tensor = problem, tuple(groups), tensor
+        self.nodes = tuple(nodes)
+        self.outputs, self.sizes, self.dtype, self.shape = tuple(outputs), tuple(sizes), \
+            dtype, tuple(shape)
+        super().__init__(self.PROBLEMS[problem].format(
+            groups=", ".join(self.groups), tensor=tensor, outputs=list(self.outputs),
+            sizes=", ".join(self.sizes), dtype=dtype, shape=list(self.shape),
+            nodes=", ".join(self.nodes)))
 
 
 @public
@@ -45,8 +80,7 @@ def execution_plan(model, runners: dict | None = None) -> tuple[dict, bytes]:
     refuse_unsupported(model)
     runners = runners or {}
     if len(set(g.outputs)) != len(g.outputs):
-        raise ExportError(f"the model names an output twice ({g.outputs}); give each output "
-                          "its own tensor")
+        raise ExportError("duplicate_output", outputs=tuple(g.outputs))
     weights = _Weights()
     places = {name: ["input", k] for k, name in enumerate(g.inputs)}
     places.update({name: ["output", k] for k, name in enumerate(g.outputs)})
@@ -59,7 +93,7 @@ def execution_plan(model, runners: dict | None = None) -> tuple[dict, bytes]:
             return list(places[root])
         if root in g.constants:
             return ["weights", weights.offset(root, g.constants[root])]
-        raise ExportError(f"tensor {name!r} has no buffer in the plan; report this model")
+        raise ExportError("no_buffer", tensor=name)
 
     steps, kernels, written = [], 0, set()
     scratch = [_aligned(int(model.plan.arena_bytes))]  # the LSTMs' arrays, above the plan
@@ -67,8 +101,7 @@ def execution_plan(model, runners: dict | None = None) -> tuple[dict, bytes]:
         out = step.group.output
         if step.template == "lstm":
             if index not in runners:
-                raise ExportError(f"the LSTM {step.group.name} needs its runner to be "
-                                  "exported: use m.export_library")
+                raise ExportError("lstm_runner", groups=(step.group.name,))
             steps += _lstm_steps(step, runners[index], where, weights, scratch, kernels)
             kernels += 2
             written.add(out)
@@ -80,16 +113,16 @@ def execution_plan(model, runners: dict | None = None) -> tuple[dict, bytes]:
                 written.add(out)
             continue
         if step.kernel.signature.params:
-            raise ExportError(f"the kernel of {step.group.name} takes sizes "
-                              f"({', '.join(step.kernel.signature.params)}); report this model")
+            raise ExportError("symbolic_sizes", groups=(step.group.name,),
+                              sizes=tuple(map(str, step.kernel.signature.params)))
         args = [where(name) for name in step.inputs] + [where(out)]
         for name, shape, spec in zip([*step.inputs, out], step.kernel_shapes,
                                      step.kernel.signature.arrays):
             info = g.tensors[name]
             if str(spec.dtype) != str(info.dtype) or int(np.prod(shape)) != \
                     int(np.prod(info.shape)):
-                raise ExportError(f"group {step.group.name} passes {name} as "
-                                  f"{spec.dtype}{list(shape)}; report this model")
+                raise ExportError("argument", groups=(step.group.name,), tensor=name,
+                                  dtype=str(spec.dtype), shape=tuple(shape))
         steps.append({"group": step.group.name, "ops": "+".join(step.group.op_types),
                       "template": step.template, "kernel": kernels, "args": args})
         kernels += 1
@@ -110,24 +143,17 @@ def _named(node) -> str:
 
 def refuse_unsupported(model) -> None:
     """Raise :class:`ExportError` for a model with steps the C runtime cannot run."""
-    refused = [f"{s.group.name}" for s in model.steps
-               if s.kernel is not None and s.template == "accel"]
+    refused = tuple(s.group.name for s in model.steps
+                    if s.kernel is not None and s.template == "accel")
     if refused:
-        raise ExportError(
-            f"the model runs {', '.join(refused)} on the simulated accelerator (offload=), "
-            "which exists only in Python; the C runtime runs CPU kernels: compile the model "
-            "without offload to export it")
+        raise ExportError("offload", groups=refused)
     # the C runtime runs an LSTM's two kernels; the other recurrences (GRU, RNN, and every
     # form run per direction with NumPy around the kernels: reverse, bidirectional,
     # layout=1, sequence_lens, Y_c) only in Python
-    recurrent = [s.group.nodes[0] for s in model.steps if s.kernel is not None
-                 and s.group.kind == "opaque" and s.template != "lstm"]
+    recurrent = tuple(_named(s.group.nodes[0]) for s in model.steps if s.kernel is not None
+                      and s.group.kind == "opaque" and s.template != "lstm")
     if recurrent:
-        raise ExportError(
-            f"the model runs {', '.join(_named(n) for n in recurrent)}, which the C runtime "
-            "does not run (it "
-            "runs a forward LSTM with outputs Y and Y_h only); run the model with "
-            "polyopt.graph.compile in Python")
+        raise ExportError("recurrence", nodes=recurrent)
 
 
 def _lstm_steps(step, runner, where, weights, scratch: list, first: int) -> list[dict]:

@@ -40,6 +40,70 @@ class Counterexample:
         return describe(self)
 
 
+@dataclass(frozen=True, slots=True)
+class ValueSource:
+    """Where a value comes from: ``kind`` ``"written"`` (by the instance ``at``,
+    ``"S0[i=0]"``), ``"entry"`` (the value the element ``at`` had on entry), ``"unset"``
+    (an element of the buffer ``at`` that nothing wrote) or ``"unresolved"`` (passed
+    through more copies than polyopt follows)."""
+
+    kind: str
+    at: str = ""
+
+    def __str__(self) -> str:
+        return {"written": f"the value written by {self.at}",
+                "entry": f"the value {self.at} had on entry",
+                "unset": f"an element of buffer {self.at} that nothing wrote",
+                "unresolved": "a value passed through more copies than polyopt follows "
+                              "(move the copies to fewer iterations)"}[self.kind]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedValue:
+    """A point where a rewrite changes the values: ``kind`` ``"read"`` (the instance
+    ``reader`` would read ``element`` from ``source``, where the original order reads
+    ``original``, None when it does not read it), ``"unwritten"`` (nothing would write
+    ``element``; the original leaves ``source`` in it), ``"extra"`` (``element`` would
+    end with ``source``, which the original does not write), ``"other"`` (``element``
+    would not end with ``source``, as in the original) or ``"unfilled"`` (the statement
+    ``reader`` reads elements of the buffer ``element`` that no copy fills);
+    ``params``: the sizes of the example."""
+
+    kind: str
+    element: str
+    source: ValueSource | None = None
+    params: dict = None
+    reader: str | None = None
+    original: ValueSource | None = None
+
+    def __str__(self) -> str:
+        return describe_change(self)
+
+
+def describe_change(change: ChangedValue) -> str:
+    """What would change at ``change``, with the sizes of the example.
+
+    >>> describe_change(ChangedValue("read", "A[1]", ValueSource("entry", "A[1]"), {"n": 2},
+    ...                              "S[i=1]", ValueSource("written", "S[i=0]")))
+    'S[i=1] would read A[1] from the value A[1] had on entry, but in the original order it reads the value written by S[i=0] (when n=2)'
+    """
+    when = when_text(change.params or {})
+    if change.kind == "read":
+        expected = f", but in the original order it reads {change.original}" \
+            if change.original is not None else ""
+        return f"{change.reader} would read {change.element} from {change.source}{expected}{when}"
+    if change.kind == "unfilled":
+        return (f"{change.reader} reads elements of buffer {change.element} that no copy "
+                "fills with one element of the array it mirrors; copy what it reads before it")
+    what = {"unwritten": f"nothing would write it, where the original order leaves "
+                         f"{change.source}",
+            "extra": f"it would end with {change.source}, where the original order does not "
+                     "write it",
+            "other": f"it would not end with {change.source}, as in the original order"}
+    return (f"{change.element}: {what[change.kind]}{when}; every element the kernel writes "
+            "must end with the same value")
+
+
 def when_text(params: dict[str, int]) -> str:
     """``" (when n=2, m=1)"``, or nothing for a program without sizes.
 

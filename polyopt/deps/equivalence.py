@@ -34,7 +34,7 @@ from ..domain.affine import parts
 from ..domain.program import AccessKind, Program
 from ..schedule_errors import ChangedValuesError
 from .dataflow import flow_accesses, flow_schedule
-from .counterexample import first_point, instance_text, when_text
+from .counterexample import ChangedValue, ValueSource, first_point, instance_text
 
 _INIT = "__initial_"
 _UNSET = "__unset_"
@@ -77,7 +77,6 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
     the rewritten program to the original reads they stand for (``[S[s] -> A[i, j]] ->
     [S[s] -> w[]]``: an expanded scalar); ``private`` are temporaries whose final
     contents nobody sees."""
-    repair = f". Repair: {hint}" if hint else ""
     rewrite = Rewrite(origins, frozenset(copies), dict(aliases or {}), frozenset(relaid))
     before = value_sources(original)
     if inlined is not None:
@@ -98,14 +97,14 @@ def same_values(original: Program, rewritten: Program, *, origins: dict[str, isl
     wrong = mapped.subtract(before).intersect_params(original.context)
     if not wrong.is_empty():
         raise ChangedValuesError(primitive, _read_example(wrong, before, original),
-                                 repair=repair)
+                                 repair=hint)
     last_before = _last_writers(original, rewrite=None, private=private)
     last_after = last_after.apply_range(instances)
     differ = last_after.subtract(last_before).union(last_before.subtract(last_after))
     differ = differ.intersect_params(original.context)
     if not differ.is_empty():
         raise ChangedValuesError(primitive, _element_example(differ, last_before, last_after,
-                                                             original), what="leaves")
+                                                             original))
 
 
 # -- where each read gets its value --------------------------------------------------
@@ -220,10 +219,8 @@ def _filled_from(program: Program, rewrite: Rewrite, access) -> isl.Map:
         access.relation.range().subtract(filled.domain())
     if not unfilled.intersect_params(program.context).is_empty() or \
             not filled.is_single_valued():
-        raise ChangedValuesError(
-            "the copies", f"{access.stmt} reads elements of buffer {access.array} that no "
-            "copy fills with one element of the array it mirrors; copy what it reads before "
-            "it", what="unfilled")
+        raise ChangedValuesError("the copies", ChangedValue("unfilled", access.array,
+                                                            reader=access.stmt))
     return filled
 
 
@@ -299,19 +296,18 @@ def _domain_point(m: isl.Map, coords: list[int], params: dict[str, int]) -> isl.
     return isl.UnionSet.from_set(point)
 
 
-def _source_text(program: Program, space: isl.Space, coords: list[int]) -> str:
+def _source(program: Program, space: isl.Space, coords: list[int]) -> ValueSource:
     name = space.get_tuple_name(isl.dim_type.set)
     if name.startswith(_INIT):
-        return f"the value {name[len(_INIT):]}[{', '.join(map(str, coords))}] had on entry"
+        return ValueSource("entry", f"{name[len(_INIT):]}[{', '.join(map(str, coords))}]")
     if name.startswith(_UNSET):
-        return f"an element of buffer {name[len(_UNSET):]} that nothing wrote"
+        return ValueSource("unset", name[len(_UNSET):])
     if name == _UNRESOLVED:
-        return ("a value passed through more copies than polyopt follows (move the copies "
-                "to fewer iterations)")
-    return f"the value written by {instance_text(program, name, coords)}"
+        return ValueSource("unresolved")
+    return ValueSource("written", instance_text(program, name, coords))
 
 
-def _read_example(wrong, before, original) -> str:
+def _read_example(wrong, before, original) -> ChangedValue:
     m, params, coords = _point(wrong)
     tagged = m.get_space().domain().unwrap()
     reader = tagged.get_tuple_name(isl.dim_type.in_)
@@ -320,28 +316,26 @@ def _read_example(wrong, before, original) -> str:
     array = tagged.get_tuple_name(isl.dim_type.out)
     instance = instance_text(original, reader, coords[:n_reader])
     element = f"{array}[{', '.join(map(str, coords[n_reader:n_reader + n_elem]))}]"
-    got = _source_text(original, m.get_space().range(), coords[n_reader + n_elem:])
-    expected = ""
+    got = _source(original, m.get_space().range(), coords[n_reader + n_elem:])
+    expected = None
     right = before.intersect_domain(_domain_point(m, coords, params))
     if not right.is_empty():
         r, _, rc = _point(right)
-        expected = (", but in the original order it reads "
-                    + _source_text(original, r.get_space().range(), rc[n_reader + n_elem:]))
-    return f"{instance} would read {element} from {got}{expected}{when_text(params)}"
+        expected = _source(original, r.get_space().range(), rc[n_reader + n_elem:])
+    return ChangedValue("read", element, got, params, instance, expected)
 
 
-def _element_example(differ, last_before, last_after, original) -> str:
+def _element_example(differ, last_before, last_after, original) -> ChangedValue:
     m, params, coords = _point(differ)
     array = m.get_space().get_tuple_name(isl.dim_type.in_)
     n = m.dim(isl.dim_type.in_)
     element = f"{array}[{', '.join(map(str, coords[:n]))}]"
-    source = _source_text(original, m.get_space().range(), coords[n:])
+    source = _source(original, m.get_space().range(), coords[n:])
     fixed = _domain_point(m, coords, params)
     if last_after.intersect_domain(fixed).is_empty():
-        what = f"nothing would write it, where the original order leaves {source}"
+        kind = "unwritten"
     elif last_before.intersect_domain(fixed).is_empty():
-        what = f"it would end with {source}, where the original order does not write it"
+        kind = "extra"
     else:
-        what = f"it would not end with {source}, as in the original order"
-    return (f"{element}: {what}{when_text(params)}; every element the kernel writes must end "
-            "with the same value")
+        kind = "other"
+    return ChangedValue(kind, element, source, params)

@@ -12,15 +12,16 @@ from .ir import Graph, GraphBuilder, OpNode, TensorInfo
 from .memory import MemoryPlan, plan_memory
 from .onnx_import import from_onnx
 from . import operators  # noqa: F401  (registers every operator)
-from .registry import OPS, TooManyInputsError, UnsupportedOperatorError
-from .operators_einsum import EinsumEquationError
+from .registry import OPS
+from . import graph_errors
+from .graph_errors import *  # noqa: F401,F403  (one class per way a model is refused)
 from .passes import Group, fold_batch_norm, fold_constants, fuse, optimize
 from .quantize import quantize
 from .tuning import TuneReport, tune
 from ..deploy.loader import LoadedModel, load
 
-__all__ = ["CompiledModel", "EinsumEquationError", "Graph", "GraphBuilder", "Group",
-           "LoadedModel", "MemoryPlan", "OPS", "OpNode", "TensorInfo", "TooManyInputsError",
-           "TuneReport", "UnsupportedOperatorError", "compile",
+__all__ = ["CompiledModel", "Graph", "GraphBuilder", "Group",
+           "LoadedModel", "MemoryPlan", "OPS", "OpNode", "TensorInfo",
+           "TuneReport", "compile",
            "fold_batch_norm", "fold_constants", "from_onnx", "fuse", "load", "optimize",
-           "plan_memory", "quantize", "tune"]
+           "plan_memory", "quantize", "tune", *graph_errors.__all__]

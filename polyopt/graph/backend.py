@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import re
-
 from ..errors import InvalidArgumentError, MissingBackendError
-from .registry import UnsupportedOperatorError
+from .graph_errors import UnsupportedInputError
 
 try:
     import onnx
@@ -37,7 +35,6 @@ except ImportError as _err:  # pragma: no cover (the graph extra installs onnx)
         "(or pip install 'polyopt[graph]')") from _err
 
 DEVICES = ("CPU",)
-CONSTANT_NEEDED = re.compile(r"its input \S+ \('([^']+)'\) must be a constant")
 
 
 class PolyoptRep(BackendRep):
@@ -86,12 +83,11 @@ class PolyoptRep(BackendRep):
             try:
                 return from_onnx(model, shapes={n: a.shape for n, a in feeds.items()
                                                 if n not in self._frozen})
-            except UnsupportedOperatorError as err:
-                match = CONSTANT_NEEDED.search(str(err))
-                if match is None or match.group(1) not in feeds or \
-                        match.group(1) in self._frozen:
+            except UnsupportedInputError as err:
+                if err.problem != "constant" or err.tensor not in feeds or \
+                        err.tensor in self._frozen:
                     raise
-                self._frozen.add(match.group(1))
+                self._frozen.add(err.tensor)
 
     def _with_constants(self, values: dict):
         if not values:

@@ -13,7 +13,7 @@
 >>> node = OpNode("s", "Sigmoid", ("x",), ("y",))
 >>> check_input_dtypes(node, [TensorInfo("x", (4,), "int32")])
 Traceback (most recent call last):
-polyopt.graph.contracts.UnsupportedDTypeError: node 's' (Sigmoid): int32 tensors are not supported (input 'x'); Sigmoid takes float32, float64
+polyopt.graph.graph_errors.UnsupportedDTypeError: node 's' (Sigmoid): int32 tensors are not supported (input 'x'); Sigmoid takes float32, float64
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ import os
 import numpy as np
 
 from ..errors import InvalidArgumentError, PolyoptError
-from .registry import UnsupportedOperatorError, check_node, storage_dtype
+from .graph_errors import (KernelSignatureError, OptionalOutputsError, TensorTooLargeError,
+                           UnsupportedDTypeError)
+from .registry import check_node, storage_dtype
 
 FLOATS = ("float32", "float64")
 SIGNED = ("int8", "int16", "int32", "int64")
@@ -65,18 +67,6 @@ _VALUE_INPUTS = {"Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,),
                  "Unsqueeze": (1,), "Dropout": (1, 2)}  # Dropout's ratio, training_mode
 
 
-class UnsupportedDTypeError(UnsupportedOperatorError):
-    """An operator given tensors of a dtype it does not compute."""
-
-
-class KernelSignatureError(UnsupportedDTypeError):
-    """A compiled kernel whose arguments are not the graph's tensors (dtype or shape)."""
-
-
-class TensorTooLargeError(InvalidArgumentError):
-    """A tensor (or the memory plan) larger than this machine can hold."""
-
-
 # the operators that take bool tensors (ONNX's type constraints): any other refuses them
 BOOL_INPUTS = ("Equal", "Not", "And", "Or", "Xor", "Where", "Cast", "Identity", "Dropout",
                "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice",
@@ -87,14 +77,12 @@ def check_input_dtypes(node, infos) -> None:
     """Refuse ``node`` when a data input has a dtype its operator does not compute."""
     for info in infos:
         if info is not None and info.dtype == "bool" and node.op_type not in BOOL_INPUTS:
-            raise UnsupportedDTypeError(
-                f"node '{node.name}' ({node.op_type}): bool tensors are not supported (input "
-                f"'{info.name}'); Cast it to a number first")
+            raise UnsupportedDTypeError(node.name, node.op_type, info.name, "bool",
+                                        INPUT_DTYPES.get(node.op_type, NUMBERS))
         if info is not None and info.dtype == "float16" and \
                 node.op_type not in FLOAT16_INPUTS:
-            raise UnsupportedDTypeError(
-                f"node '{node.name}' ({node.op_type}): float16 tensors are not supported "
-                f"(input '{info.name}'); Cast it to float32 first")
+            raise UnsupportedDTypeError(node.name, node.op_type, info.name, "float16",
+                                        INPUT_DTYPES.get(node.op_type, NUMBERS))
     allowed = INPUT_DTYPES.get(node.op_type)
     if allowed is None:
         return
@@ -105,10 +93,8 @@ def check_input_dtypes(node, infos) -> None:
         if info is None or k in skip:
             continue
         if info.dtype not in allowed:
-            raise UnsupportedDTypeError(
-                f"node '{node.name}' ({node.op_type}): {info.dtype} tensors are not "
-                f"supported (input '{info.name}'); {node.op_type} takes "
-                f"{', '.join(allowed)}")
+            raise UnsupportedDTypeError(node.name, node.op_type, info.name, info.dtype,
+                                        allowed)
         if node.op_type == "Clip" and k > 0 and info.dtype != infos[0].dtype:
             raise InvalidArgumentError(
                 f"node '{node.name}' (Clip): min/max '{info.name}' is {info.dtype}, the "
@@ -125,23 +111,18 @@ def check_kernel(graph, group, kernel, inputs, kernel_shapes) -> None:
     arrays = signature.arrays
     ops = "+".join(group.op_types)
     if len(arrays) != len(names) or len(arrays) != len(signature.args):
-        raise KernelSignatureError(
-            f"group '{group.name}' ({ops}): its kernel takes {len(signature.args)} "
-            f"arguments, the graph passes {len(names)}; this model is not supported")
+        raise KernelSignatureError(group.name, ops, "count", expected=len(names),
+                                   got=len(signature.args))
     for name, shape, spec in zip(names, kernel_shapes, arrays):
         info = graph.tensors[name]
         extents = tuple(getattr(e, "value", None) for e in spec.shape)
         if spec.dtype != storage_dtype(info.dtype):
-            raise KernelSignatureError(
-                f"group '{group.name}' ({ops}): its kernel computes {spec.dtype} for "
-                f"'{name}', which the graph says is {info.dtype}: {ops} on {info.dtype} "
-                "tensors is not supported; cast the model's tensors to float32")
+            raise KernelSignatureError(group.name, ops, "dtype", tensor=name,
+                                       expected=info.dtype, got=spec.dtype)
         if extents != tuple(shape) or int(np.prod(shape, dtype=object)) != \
                 int(np.prod(info.shape, dtype=object)):
-            raise KernelSignatureError(
-                f"group '{group.name}' ({ops}): its kernel takes '{name}' as "
-                f"{list(extents)}, the graph's tensor is {list(info.shape)}; this model is "
-                "not supported")
+            raise KernelSignatureError(group.name, ops, "shape", tensor=name,
+                                       expected=list(info.shape), got=list(extents))
 
 
 def memory_limit() -> int:
@@ -174,10 +155,7 @@ def check_sizes(graph, limit: int | None = None) -> None:
     for info in graph.tensors.values():
         size = tensor_bytes(info)
         if size > limit:
-            raise TensorTooLargeError(
-                f"the tensor '{info.name}' ({info}) takes {_bytes(size)}, more than this "
-                f"machine's memory ({_bytes(limit)}); check the model's input shapes "
-                "(set POLYOPT_MEMORY_LIMIT to allow more)")
+            raise TensorTooLargeError(info.name, size, limit, info=str(info))
 
 
 def check_arena(nbytes: int, largest: list, limit: int | None = None) -> None:
@@ -185,16 +163,7 @@ def check_arena(nbytes: int, largest: list, limit: int | None = None) -> None:
     biggest tensors in it."""
     limit = memory_limit() if limit is None else limit
     if nbytes > limit:
-        raise TensorTooLargeError(
-            f"the model's intermediate tensors take {_bytes(nbytes)} at once, more than "
-            f"this machine's memory ({_bytes(limit)}); the largest: {', '.join(largest)}")
-
-
-def _bytes(size: int) -> str:
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if size >= 1 << shift:
-            return f"{size / (1 << shift):.1f} {unit}"
-    return f"{size} bytes"
+        raise TensorTooLargeError(None, nbytes, limit, largest=tuple(largest))
 
 
 def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
@@ -212,7 +181,5 @@ def infer_node(node, infos, constants) -> list[tuple[tuple[int, ...], str]]:
             f"node '{node.name}' ({node.op_type}) does not accept inputs {shapes}: {err}"
         ) from err
     if len(node.outputs) != len(result):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({node.op_type}) asks for {len(node.outputs)} outputs; "
-            f"polyopt.graph computes {len(result)} (optional outputs are not supported)")
+        raise OptionalOutputsError(node.name, node.op_type, len(node.outputs), len(result))
     return result

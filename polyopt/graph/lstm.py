@@ -36,7 +36,10 @@ from ..schedules.templates import matmul_template
 from .lowering import LoweredGroup, build_group, inline_epilogue, schedule_group
 from .recurrent_activations import (DEFAULTS, Activation, check_clip, clipped,
                                     direction_activations)
-from .registry import UnsupportedOperatorError, attr, constant_value, register
+from .graph_errors import (NotFusableError, UnsupportedAttributeValueError,
+                           UnsupportedCombinationError, UnsupportedDTypeError,
+                           UnsupportedInputError)
+from .registry import attr, constant_value, register
 
 WORK_FOR_THREADS = 1 << 24  # multiply-adds of the projection from which it uses threads
 _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None,
@@ -46,17 +49,16 @@ _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None
 
 def _check(node, constants) -> None:
     if attr(node, "direction") != "forward":
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (LSTM): direction={attr(node, 'direction')!r} is not "
-            "supported; only 'forward' is")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "direction",
+                                             attr(node, "direction"), ("forward",))
     for key, default in (("input_forget", 0), ("layout", 0)):
         if attr(node, key) != default:
-            raise UnsupportedOperatorError(f"node '{node.name}' (LSTM): {key} is not supported")
+            raise UnsupportedAttributeValueError(node.name, node.op_type, key, attr(node, key),
+                                                 (default,))
     node_activations(node, 1)
-    if len(node.inputs) > 4 and node.inputs[4]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (LSTM): the input sequence_lens is not supported here (the "
-            "importer writes such a node as LSTMStates)")
+    if len(node.inputs) > 4 and node.inputs[4]:  # (the importer writes it as LSTMStates)
+        raise UnsupportedInputError(node.name, node.op_type, "optional", "sequence_lens",
+                                    node.inputs[4])
     for index, what in ((1, "W"), (2, "R"), (3, "B"), (7, "P")):
         constant_value(node, constants, index, what)
 
@@ -75,10 +77,9 @@ def recurrent_shapes(node, infos, gates: int, states: tuple[int, ...]):
     ``states`` 5 and 6; GRU 3 and RNN 1, initial h at 5) after checking its inputs' dtypes
     and shapes against X's and R's sizes."""
     op = node.op_type
-    if any(info is not None and info.dtype != "float32" for info in infos):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): only float32 tensors are supported, got "
-            f"{[i.dtype for i in infos if i is not None]}")
+    for info in infos:
+        if info is not None and info.dtype != "float32":
+            raise UnsupportedDTypeError(node.name, op, info.name, info.dtype, ("float32",))
     if len(infos[0].shape) != 3:
         raise InvalidArgumentError(f"node '{node.name}' ({op}): X must be [seq, batch, input], "
                                    f"got {infos[0].shape}")
@@ -108,7 +109,7 @@ def _infer(node, infos, constants):
 
 
 def _no_lowering(node, args, values, out, name):
-    raise UnsupportedOperatorError(f"node '{node.name}' (LSTM) cannot be fused")
+    raise NotFusableError(node.name, node.op_type)
 
 
 register("LSTM", "opaque", _ATTRS, min_inputs=3, max_inputs=8)((_infer, _no_lowering))
@@ -313,9 +314,8 @@ def recurrence_in_pairs(seq: int, batch: int, hidden: int, *, block: int | None 
     gates = 4 * hidden
     block = recurrence_block(hidden) if block is None else min(block, gates)
     if not pairs_apply(seq, hidden, block):
-        raise UnsupportedOperatorError(
-            f"the paired LSTM recurrence needs an even sequence and a block dividing "
-            f"{gates} gate columns, got seq={seq}, block={block}; use recurrence()")
+        raise UnsupportedCombinationError(None, "LSTM", "paired_recurrence", seq=seq,
+                                          block=block, gates=gates)
     half, panels = seq // 2, gates // block
     P = placeholder((seq, batch, gates), name="P")
     RT = placeholder((panels, hidden, block), name="RT")

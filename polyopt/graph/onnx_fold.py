@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import UnsupportedOperatorError
+from .graph_errors import ConstantFoldError, OpsetError
 
 TARGET_OPSET = 13  # the opset older models are converted to
 FOLDABLE = frozenset((
@@ -34,23 +34,17 @@ FOLDABLE = frozenset((
 
 def convert_opset(onnx, model, version: int | None):
     """``model`` converted to :data:`TARGET_OPSET` when its default-domain opset is
-    older; refused with :class:`UnsupportedOperatorError` when onnx cannot convert it."""
+    older; refused with :class:`OpsetError` when onnx cannot convert it."""
     if version is not None and version >= TARGET_OPSET:
         return model
     if version is None:
-        raise UnsupportedOperatorError(
-            "the model imports no opset of the default ONNX domain; polyopt.graph reads "
-            "models of the default domain")
+        raise OpsetError(None, TARGET_OPSET)
     from onnx import version_converter
 
     try:
         return version_converter.convert_version(model, TARGET_OPSET)
     except Exception as err:  # noqa: BLE001  (the converter raises many kinds: say which)
-        raise UnsupportedOperatorError(
-            f"the model uses opset {version} of the default ONNX domain and onnx's version "
-            f"converter cannot bring it to opset {TARGET_OPSET} ({type(err).__name__}: "
-            f"{str(err).strip().splitlines()[0] if str(err).strip() else 'no message'}); "
-            "export the model at opset 13 or later") from err
+        raise OpsetError(version, TARGET_OPSET, err) from err
 
 
 def fold_node(node, values: list, opset: int = TARGET_OPSET) -> list[np.ndarray]:
@@ -69,9 +63,7 @@ def fold_node(node, values: list, opset: int = TARGET_OPSET) -> list[np.ndarray]
         feeds = {n: np.asarray(v) for n, v in zip(names, values) if n}
         outputs = evaluator.run(None, feeds, attributes={})
     except Exception as err:  # noqa: BLE001  (the reference evaluator raises many kinds)
-        raise UnsupportedOperatorError(
-            f"node '{node.name or node.op_type}' ({node.op_type}) of constant inputs cannot "
-            f"be evaluated at import ({type(err).__name__}: {err})") from err
+        raise ConstantFoldError(node.name or node.op_type, node.op_type, err) from err
     return [np.asarray(o) for o in outputs]
 
 

@@ -26,7 +26,8 @@ from ..errors import InvalidArgumentError, MissingBackendError, public
 from .ir import Graph, GraphBuilder
 from .onnx_rewrites import rewrite
 from .onnx_fold import FOLDABLE, TARGET_OPSET, convert_opset, fold_node, unread_outputs_dropped
-from .registry import OPS, UnsupportedOperatorError, onnx_operators
+from .graph_errors import UnknownOperatorError, UnsupportedAttributeError, UnsupportedDTypeError
+from .registry import OPS, onnx_operators
 
 GRAPH_DTYPES = ("float32", "float64", "float16", "int8", "uint8", "int16", "uint16", "int32",
                 "uint32", "int64", "uint64", "bool")
@@ -86,13 +87,10 @@ def _convert(onnx, graph, shapes: dict, opset: int = TARGET_OPSET,
     for index, (node, outputs) in enumerate(zip(graph.node, unread_outputs_dropped(graph))):
         name = node.name or f"{node.op_type}_{index}"
         if node.domain not in ("", "ai.onnx"):
-            raise UnsupportedOperatorError(
-                f"node '{name}': the operator {node.domain}.{node.op_type} of the domain "
-                f"'{node.domain}' is not supported (only the default ONNX domain is)")
+            raise UnknownOperatorError(name, node.op_type, "domain", domain=node.domain)
         if node.op_type in OPS and OPS[node.op_type].internal:
-            raise UnsupportedOperatorError(
-                f"node '{name}': {node.op_type} is not an ONNX operator (polyopt.graph makes "
-                "it from ONNX ones); supported: " + ", ".join(onnx_operators()))
+            raise UnknownOperatorError(name, node.op_type, "internal",
+                                       supported=tuple(onnx_operators()))
         attrs = {a.name: _attribute(onnx, a) for a in node.attribute}
         if node.op_type == "Constant":
             b.constant(node.output[0], _constant_node(name, attrs))
@@ -204,11 +202,9 @@ def _dtype(onnx, elem_type: int, name: str) -> str:
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name
     except (KeyError, TypeError, ValueError) as err:
-        raise UnsupportedOperatorError(f"input '{name}' has an unsupported element type "
-                                       f"{elem_type}") from err
+        raise UnsupportedDTypeError(None, None, name, int(elem_type), GRAPH_DTYPES) from err
     if dtype not in GRAPH_DTYPES:
-        raise UnsupportedOperatorError(
-            f"input '{name}' is {dtype}; polyopt.graph supports {', '.join(GRAPH_DTYPES)}")
+        raise UnsupportedDTypeError(None, None, name, dtype, GRAPH_DTYPES)
     return dtype
 
 
@@ -224,9 +220,7 @@ def _attribute(onnx, proto):
         return [v.decode() if isinstance(v, bytes) else v for v in value]
     if isinstance(value, (int, float, str)):
         return value
-    raise UnsupportedOperatorError(
-        f"the attribute '{proto.name}' has a kind polyopt.graph does not read "
-        f"({type(value).__name__})")
+    raise UnsupportedAttributeError(None, None, proto.name, kind=type(value).__name__)
 
 
 def _constant_node(name: str, attrs: dict) -> np.ndarray:
@@ -236,6 +230,6 @@ def _constant_node(name: str, attrs: dict) -> np.ndarray:
                        ("value_int", np.int64), ("value_ints", np.int64)):
         if key in attrs:
             return np.asarray(attrs[key], dtype)
-    raise UnsupportedOperatorError(
-        f"node '{name}' (Constant): only value, value_float(s) and value_int(s) are "
-        f"supported, got {', '.join(attrs)}")
+    raise UnsupportedAttributeError(name, "Constant", next(iter(attrs), ""),
+                                    ("value", "value_float", "value_floats", "value_int",
+                                     "value_ints"))

@@ -35,7 +35,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .registry import UnsupportedOperatorError, axis_in_range
+from .graph_errors import UnsupportedAttributeError, UnsupportedInputError
+from .registry import axis_in_range
 
 WINDOWED = ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool")
 N_D = ("Conv", "MaxPool", "AveragePool")  # 3-D: the operators of operators_nd
@@ -102,9 +103,7 @@ def split_sizes(name: str, size: int, count: int, given, num_outputs) -> list[in
 def _split(b, name, inputs, outputs, attrs):
     for key in attrs:
         if key not in _SPLIT_ATTRS:
-            raise UnsupportedOperatorError(
-                f"node '{name}' (Split): the attribute '{key}' is not supported; supported "
-                f"attributes: {', '.join(_SPLIT_ATTRS)}")
+            raise UnsupportedAttributeError(name, "Split", key, tuple(_SPLIT_ATTRS))
     if not inputs or inputs[0] not in b._tensors:
         raise InvalidArgumentError(f"node '{name}' (Split) needs its input tensor")
     shape = b._tensors[inputs[0]].shape
@@ -112,9 +111,7 @@ def _split(b, name, inputs, outputs, attrs):
     given = attrs.get("split")
     if len(inputs) > 1 and inputs[1]:
         if inputs[1] not in b._constants:
-            raise UnsupportedOperatorError(
-                f"node '{name}' (Split): its input split ('{inputs[1]}') must be a constant "
-                "(polyopt.graph needs static shapes)")
+            raise UnsupportedInputError(name, "Split", "constant", "split", inputs[1])
         given = b._constants[inputs[1]]
     sizes = split_sizes(name, shape[axis], len(outputs), given, attrs.get("num_outputs"))
     axes = b.constant(f"{name}__axes", np.array([axis], np.int64))
@@ -227,9 +224,8 @@ def _layer_norm_rows(b, name, inputs, outputs, attrs):
         if not tensor:
             continue
         if tensor not in b._constants:
-            raise UnsupportedOperatorError(
-                f"node '{name}' (LayerNormalization): with axis={attrs['axis']} its input "
-                f"{'scale' if k == 1 else 'B'} ('{tensor}') must be a constant")
+            raise UnsupportedInputError(name, "LayerNormalization", "constant",
+                                        "scale" if k == 1 else "B", tensor)
         try:
             value = np.broadcast_to(b._constants[tensor], shape[axis:])
         except ValueError as err:

@@ -19,8 +19,9 @@ import numpy as np
 
 from .. import dtypes, te
 from ..errors import InvalidArgumentError
-from .registry import (VARIADIC, OPS, UnsupportedOperatorError, attr, axis_in_range,
-                       broadcast_read, constant_value, register)
+from .graph_errors import UnsupportedAttributeValueError
+from .registry import (VARIADIC, OPS, attr, axis_in_range, broadcast_read, constant_value,
+                       register)
 from ..te.expr import Call
 from ..te.tensor import all_of, compute, exp, if_then_else, maximum, minimum, tanh
 
@@ -130,9 +131,8 @@ def _dropout_infer(node, infos, constants):
     """Inference: the identity; training mode (random masks) is refused."""
     training = constant_value(node, constants, 2, "training_mode")
     if training is not None and bool(np.asarray(training).reshape(-1)[0]):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (Dropout): training_mode=True is not supported (it draws "
-            "random masks); polyopt.graph runs models for inference")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "training_mode", True,
+                                             (False,))
     return _same(node, infos, constants)
 
 

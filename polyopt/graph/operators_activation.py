@@ -14,8 +14,9 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..te.expr import Call, Const
 from ..te.tensor import compute, if_then_else, maximum, minimum
+from .graph_errors import UnsupportedAttributeValueError
 from .operators_math import softplus
-from .registry import VARIADIC, UnsupportedOperatorError, attr, broadcast_read, register
+from .registry import VARIADIC, attr, broadcast_read, register
 
 SELU_ALPHA = 1.67326319217681884765625  # ONNX's defaults (float32 values)
 SELU_GAMMA = 1.05070102214813232421875
@@ -113,9 +114,8 @@ CAST_TARGETS = {1: "float32", 11: "float64", 10: "float16", 3: "int8", 2: "uint8
 def _cast_infer(node, infos, constants):
     to = attr(node, "to")
     if to not in CAST_TARGETS:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (Cast): to={to!r} is not supported; polyopt.graph casts to "
-            + ", ".join(f"{v} ({k})" for k, v in CAST_TARGETS.items()))
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "to", to,
+                                             tuple(CAST_TARGETS))
     return [(infos[0].shape, CAST_TARGETS[to])]
 
 

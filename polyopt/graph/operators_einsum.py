@@ -17,13 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..te.tensor import compute, reduce_axis, reduce_sum
-from .registry import VARIADIC, UnsupportedOperatorError, register
+from .graph_errors import EinsumEquationError
+from .registry import VARIADIC, register
 
 ELLIPSIS = "."  # one character standing for "...": the broadcast dimensions
-
-
-class EinsumEquationError(UnsupportedOperatorError):
-    """An Einsum equation polyopt.graph does not compute (malformed, or with a diagonal)."""
 
 
 def parse_equation(equation: str, operands: int, node_name: str = "einsum"):
@@ -34,27 +31,24 @@ def parse_equation(equation: str, operands: int, node_name: str = "einsum"):
     terms = left.split(",")
     problems = []
     if len(terms) != operands:
-        problems.append(f"it has {len(terms)} operand term(s) for {operands} input(s)")
+        problems.append(("operands", (len(terms), operands)))
     for term in terms + ([right] if arrow else []):
         shown = term.replace(ELLIPSIS, "...")
         if any(not (c.isalpha() or c == ELLIPSIS) for c in term) or term.count(ELLIPSIS) > 1:
-            problems.append(f"the term '{shown}' is not letters with at most one '...'")
+            problems.append(("characters", shown))
         letters = term.replace(ELLIPSIS, "")
         if len(set(letters)) != len(letters):
-            problems.append(f"the term '{shown}' repeats a letter (a diagonal or trace, "
-                            "which polyopt.graph does not compute)")
+            problems.append(("diagonal", shown))
     if problems:
-        raise EinsumEquationError(f"node '{node_name}' (Einsum): the equation "
-                                  f"'{equation}' is not supported: {'; '.join(problems)}")
+        raise EinsumEquationError(node_name, "malformed", equation, faults=tuple(problems))
     if not arrow:
         counts = {c: left.count(c) for c in set(left.replace(",", "").replace(ELLIPSIS, ""))}
         right = (ELLIPSIS if ELLIPSIS in left else "") + "".join(
             sorted(c for c, n in counts.items() if n == 1))
     unknown = set(right) - set(left.replace(",", ""))
     if unknown:
-        raise EinsumEquationError(
-            f"node '{node_name}' (Einsum): the output of '{equation}' names "
-            f"{', '.join(sorted(unknown))}, which no operand has")
+        raise EinsumEquationError(node_name, "unknown_letters", equation,
+                                  letters=", ".join(sorted(unknown)))
     return terms, right
 
 
@@ -65,9 +59,9 @@ def _letter_sizes(node, terms, infos):
         letters = term.replace(ELLIPSIS, "")
         if len(info.shape) < len(letters) or (ELLIPSIS not in term and
                                               len(info.shape) != len(letters)):
-            raise EinsumEquationError(
-                f"node '{node.name}' (Einsum): the term '{term.replace(ELLIPSIS, '...')}' "
-                f"does not fit the input '{info.name}' of shape {list(info.shape)}")
+            raise EinsumEquationError(node.name, "term_shape", attr_equation(node),
+                                      term=term.replace(ELLIPSIS, "..."), input=info.name,
+                                      shape=list(info.shape))
         at = term.find(ELLIPSIS)
         extra = len(info.shape) - len(letters)
         ellipses.append(tuple(info.shape[at:at + extra]) if at >= 0 else ())
@@ -75,15 +69,13 @@ def _letter_sizes(node, terms, infos):
             else list(info.shape)
         for letter, size in zip(letters, dims):
             if sizes.setdefault(letter, size) != size:
-                raise EinsumEquationError(
-                    f"node '{node.name}' (Einsum): the letter '{letter}' has sizes "
-                    f"{sizes[letter]} and {size} in '{attr_equation(node)}'")
+                raise EinsumEquationError(node.name, "letter_sizes", attr_equation(node),
+                                          letter=letter, sizes=(sizes[letter], size))
     try:
         broadcast = tuple(np.broadcast_shapes(*ellipses)) if ellipses else ()
     except ValueError as err:
-        raise EinsumEquationError(
-            f"node '{node.name}' (Einsum): the '...' dimensions {ellipses} do not "
-            "broadcast") from err
+        raise EinsumEquationError(node.name, "no_broadcast", attr_equation(node),
+                                  shapes=ellipses) from err
     return sizes, broadcast
 
 
@@ -94,17 +86,14 @@ def attr_equation(node) -> str:
 def _infer(node, infos, constants):
     kinds = sorted({i.dtype for i in infos})
     if len(kinds) != 1:
-        raise EinsumEquationError(f"node '{node.name}' (Einsum): its inputs have different "
-                                  f"dtypes {kinds}; Cast them to one dtype first")
+        raise EinsumEquationError(node.name, "mixed_dtypes", attr_equation(node),
+                                  dtypes=kinds)
     if not isinstance(attr_equation(node), str):
-        raise EinsumEquationError(f"node '{node.name}' (Einsum): the attribute 'equation' "
-                                  "is missing")
+        raise EinsumEquationError(node.name, "missing")
     terms, right = parse_equation(attr_equation(node), len(infos), node.name)
     sizes, broadcast = _letter_sizes(node, terms, infos)
     if broadcast and ELLIPSIS not in right:
-        raise EinsumEquationError(
-            f"node '{node.name}' (Einsum): '{attr_equation(node)}' sums over the '...' "
-            "dimensions, which polyopt.graph does not compute; keep '...' in the output")
+        raise EinsumEquationError(node.name, "sums_ellipsis", attr_equation(node))
     shape = []
     for c in right:
         shape.extend(broadcast if c == ELLIPSIS else (sizes[c],))

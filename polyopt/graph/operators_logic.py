@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..te.expr import Const
 from ..te.tensor import all_of, any_of, compute, if_then_else
+from .graph_errors import UnsupportedDTypeError
 from .registry import broadcast_read, register
 
 BOOL = "bool"
@@ -45,9 +46,8 @@ def _check_dtypes(node, infos, allowed) -> str:
             f"node '{node.name}' ({node.op_type}): its inputs have different dtypes "
             f"{kinds}; Cast them to one dtype first")
     if kinds[0] not in allowed:
-        raise InvalidArgumentError(
-            f"node '{node.name}' ({node.op_type}): {kinds[0]} inputs are not supported; "
-            f"{node.op_type} takes {', '.join(allowed)}")
+        raise UnsupportedDTypeError(node.name, node.op_type, infos[0].name, kinds[0],
+                                    tuple(allowed))
     return kinds[0]
 
 

@@ -21,7 +21,8 @@ from ..te.expr import Call
 from ..te.tensor import (all_of, compute, if_then_else, reduce_axis, reduce_max,
                          reduce_sum, sqrt)
 from .operators_nn import lowest
-from .registry import UnsupportedOperatorError, attr, register
+from .graph_errors import UnsupportedAttributeValueError
+from .registry import AUTO_PADS, attr, register
 
 _WINDOW_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "kernel_shape": None, "pads": None,
                  "strides": None}
@@ -55,7 +56,8 @@ def window_nd(node, sizes, kernel):
     elif auto == "VALID":
         pads = [0] * (2 * n)
     elif auto != "NOTSET":
-        raise UnsupportedOperatorError(f"node '{node.name}': auto_pad={auto!r} is not supported")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "auto_pad", auto,
+                                             AUTO_PADS)
     begin, end = pads[:n], pads[n:]
     ceil = bool(attr(node, "ceil_mode"))  # (None for ConvNd)
     out = []

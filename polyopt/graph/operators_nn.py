@@ -24,7 +24,9 @@ from ..te.expr import Const
 from ..te.substitute import substitute
 from ..te.tensor import (all_of, compute, if_then_else, maximum, minimum, reduce_axis,
                          reduce_max, reduce_sum)
-from .registry import UnsupportedOperatorError, attr, axis_in_range, broadcast_read, register
+from .graph_errors import (UnsupportedAttributeValueError, UnsupportedCombinationError,
+                           UnsupportedShapeError)
+from .registry import AUTO_PADS, attr, axis_in_range, broadcast_read, register
 
 _CONV_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None,
                "pads": None, "strides": None}
@@ -38,9 +40,8 @@ def window(node, in_hw, kernel):
     """``(pads (top, left, bottom, right), strides, dilations, output size)`` of a 2-D
     window operator, from its attributes (``auto_pad`` included)."""
     if len(in_hw) != 2:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({node.op_type}): only 2-D windows (NCHW inputs) are "
-            f"supported, got {len(in_hw)} spatial dimension(s)")
+        raise UnsupportedShapeError(node.name, node.op_type, f"{node.inputs[0]}'s window",
+                                    tuple(in_hw), ranks=(2,))
     strides = _sizes(node, "strides", (1, 1), 2, 1)
     dilations = _sizes(node, "dilations", (1, 1), 2, 1)
     pads = _sizes(node, "pads", (0, 0, 0, 0), 4, 0)
@@ -59,7 +60,8 @@ def window(node, in_hw, kernel):
     elif auto == "VALID":
         pads = [0, 0, 0, 0]
     elif auto != "NOTSET":
-        raise UnsupportedOperatorError(f"node '{node.name}': auto_pad={auto!r} is not supported")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "auto_pad", auto,
+                                             AUTO_PADS)
     out = [(h + pads[k] + pads[k + 2] - e) // s + 1
            for k, (h, e, s) in enumerate(zip(in_hw, extent, strides))]
     if attr(node, "ceil_mode"):  # a last, partial window if it starts inside (or before) X
@@ -72,9 +74,9 @@ def window(node, in_hw, kernel):
             beyond = (o - 1) * s + e - (h + pads[k] + pads[k + 2])
             if beyond > 0:  # the partial window's cells past the pads
                 if node.op_type == "AveragePool" and attr(node, "count_include_pad"):
-                    raise UnsupportedOperatorError(
-                        f"node '{node.name}' (AveragePool): ceil_mode=1 with "
-                        "count_include_pad=1 and a partial last window is not supported")
+                    raise UnsupportedCombinationError(node.name, node.op_type,
+                                                      "partial_window", ceil_mode=1,
+                                                      count_include_pad=1)
                 pads[k + 2] += beyond
     if min(out) < 1:
         raise InvalidArgumentError(f"node '{node.name}': the window is larger than the input")
@@ -130,10 +132,10 @@ def _conv_infer(node, infos, constants):
     if not isinstance(group, (int, np.integer)) or group < 1:
         raise InvalidArgumentError(f"node '{node.name}' (Conv): group must be an integer >= 1, "
                                    f"got {group!r}")
-    if len(x.shape) != 4 or len(w.shape) != 4:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (Conv): only 2-D convolutions are supported, got input "
-            f"{x.shape} and weight {w.shape}")
+    for info in (x, w):
+        if len(info.shape) != 4:
+            raise UnsupportedShapeError(node.name, node.op_type, info.name, info.shape,
+                                        ranks=(4,))
     if x.shape[1] != w.shape[1] * group or w.shape[0] % group:
         raise InvalidArgumentError(
             f"weight {w.shape} does not fit input {x.shape} with group={group}")
@@ -214,10 +216,10 @@ register("Conv", "complex", _CONV_ATTRS, min_inputs=2, max_inputs=3)((_conv_infe
 
 def _matmul_infer(node, infos, constants):
     a, b = infos[0].shape, infos[1].shape
-    if len(a) < 2 or len(b) < 2:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (MatMul): 1-D operands are not supported ({a} x {b}); "
-            "Unsqueeze them to 2-D first")
+    for info in infos[:2]:
+        if len(info.shape) < 2:
+            raise UnsupportedShapeError(node.name, node.op_type, info.name, info.shape,
+                                        min_rank=2)
     if a[-1] != b[-2]:
         raise InvalidArgumentError(f"inner dimensions differ: {a} x {b}")
     batch = np.broadcast_shapes(a[:-2], b[:-2])
@@ -295,8 +297,7 @@ _POOL_ATTRS = {"auto_pad": "NOTSET", "ceil_mode": 0, "dilations": None, "kernel_
 def _pool_infer(node, infos, constants):
     x = infos[0].shape
     if len(x) != 4:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({node.op_type}): only 2-D pooling (NCHW) is supported")
+        raise UnsupportedShapeError(node.name, node.op_type, infos[0].name, x, ranks=(4,))
     kernel = attr(node, "kernel_shape")
     if not kernel or len(kernel) != 2 or any(int(k) < 1 for k in kernel):
         raise InvalidArgumentError(
@@ -327,9 +328,9 @@ def _pool_lower(node, args, values, out, name):
         return compute(out.shape, lambda n, c, y, x: total[n, c, y, x] * (1.0 / (KH * KW)),
                        name=name)
     if (dy, dx) != (1, 1):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (AveragePool): dilations with padding and "
-            "count_include_pad=0 are not supported")
+        raise UnsupportedCombinationError(node.name, node.op_type, "dilated_padding",
+                                          dilations=(dy, dx), pads=tuple(pads),
+                                          count_include_pad=0)
     top, left = pads[0], pads[1]
 
     def count(axis, stride, before, kernel, size):
@@ -422,9 +423,8 @@ def rows_and_columns(shape) -> tuple[int, int]:
 def _last_axis_only(node, rank: int, default: int) -> None:
     axis = axis_in_range(node, attr(node, "axis"), rank)
     if axis != rank - 1:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({node.op_type}): axis={axis} is not supported; only the "
-            "last axis (-1) is")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "axis", axis,
+                                             (-1, rank - 1))
 
 
 def _softmax_infer(node, infos, constants):

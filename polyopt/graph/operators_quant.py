@@ -22,7 +22,9 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..te.tensor import all_of, compute, if_then_else, maximum, minimum, reduce_axis, reduce_sum
-from .registry import UnsupportedOperatorError, attr, constant_value, register
+from .graph_errors import (UnsupportedAttributeValueError, UnsupportedDTypeError,
+                           UnsupportedShapeError)
+from .registry import attr, constant_value, register
 from .operators_nn import _CONV_ATTRS, window
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
@@ -33,8 +35,8 @@ def _check_parameters(node, infos):
     x, scale = infos[0], infos[1]
     point = infos[2] if len(infos) > 2 else None
     if scale.dtype != "float32":
-        raise UnsupportedOperatorError(f"node '{node.name}' ({node.op_type}): the scale must "
-                                       f"be float32, got {scale.dtype}")
+        raise UnsupportedDTypeError(node.name, node.op_type, scale.name, scale.dtype,
+                                    ("float32",))
     axis = attr(node, "axis")
     axis = axis + len(x.shape) if axis < 0 else axis
     for info, what in ((scale, "scale"), (point, "zero point")):
@@ -73,12 +75,11 @@ def _quantize_infer(node, infos, constants):
     _check_parameters(node, infos)
     dtype = infos[2].dtype if len(infos) > 2 and infos[2] is not None else "uint8"
     if dtype not in _RANGES:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (QuantizeLinear): quantizing to {dtype} is not supported; "
-            "only uint8 and int8")
+        raise UnsupportedDTypeError(node.name, node.op_type, infos[2].name, dtype,
+                                    tuple(_RANGES))
     if infos[0].dtype != "float32":
-        raise UnsupportedOperatorError(f"node '{node.name}' (QuantizeLinear) quantizes "
-                                       f"float32, got {infos[0].dtype}")
+        raise UnsupportedDTypeError(node.name, node.op_type, infos[0].name, infos[0].dtype,
+                                    ("float32",))
     return [(infos[0].shape, dtype)]
 
 
@@ -102,9 +103,8 @@ def _quantize_lower(node, args, values, out, name):
 def _dequantize_infer(node, infos, constants):
     _check_parameters(node, infos)
     if infos[0].dtype not in ("uint8", "int8", "int32"):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (DequantizeLinear): dequantizing {infos[0].dtype} is not "
-            "supported; only uint8, int8 and int32")
+        raise UnsupportedDTypeError(node.name, node.op_type, infos[0].name, infos[0].dtype,
+                                    ("uint8", "int8", "int32"))
     return [(infos[0].shape, "float32")]
 
 
@@ -136,24 +136,26 @@ register("DequantizeLinear", "injective", {"axis": 1}, min_inputs=2,
 
 def _integer(node, info, what):
     if info.dtype not in _RANGES:
-        raise UnsupportedOperatorError(f"node '{node.name}' ({node.op_type}): {what} must be "
-                                       f"uint8 or int8, got {info.dtype}")
+        raise UnsupportedDTypeError(node.name, node.op_type, info.name, info.dtype,
+                                    tuple(_RANGES))
 
 
 def _matmul_integer_infer(node, infos, constants):
     a, b = infos[0], infos[1]
     _integer(node, a, "A")
     _integer(node, b, "B")
-    if len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (MatMulInteger): only 2-D products [M, K] x [K, N] are "
-            f"supported, got {a.shape} x {b.shape}")
+    for info in (a, b):
+        if len(info.shape) != 2:
+            raise UnsupportedShapeError(node.name, node.op_type, info.name, info.shape,
+                                        ranks=(2,))
+    if a.shape[1] != b.shape[0]:
+        raise UnsupportedShapeError(node.name, node.op_type, b.name, b.shape,
+                                    shapes=((a.shape[1], b.shape[1]),))
     for index, size, what in ((2, 1, "a_zero_point"), (3, b.shape[1], "b_zero_point")):
         point = infos[index] if len(infos) > index else None
         if point is not None and point.shape not in ((), (1,), (size,)):
-            raise UnsupportedOperatorError(
-                f"node '{node.name}' (MatMulInteger): {what} of shape {point.shape} is not "
-                "supported (one value, or one per column of B)")
+            raise UnsupportedShapeError(node.name, node.op_type, what, point.shape,
+                                        shapes=((), (1,), (size,)))
     return [((a.shape[0], b.shape[1]), "int32")]
 
 
@@ -181,16 +183,21 @@ def _qlinear_conv_infer(node, infos, constants):
     x, w = infos[0], infos[3]
     _integer(node, x, "x")
     _integer(node, w, "w")
-    if len(x.shape) != 4 or len(w.shape) != 4 or attr(node, "group") != 1 \
-            or w.shape[1] != x.shape[1]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (QLinearConv): only 2-D convolutions with group=1 are "
-            f"supported, got input {x.shape}, weight {w.shape}, group={attr(node, 'group')}")
+    for info in (x, w):
+        if len(info.shape) != 4:
+            raise UnsupportedShapeError(node.name, node.op_type, info.name, info.shape,
+                                        ranks=(4,))
+    if attr(node, "group") != 1:
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "group",
+                                             attr(node, "group"), (1,))
+    if w.shape[1] != x.shape[1]:
+        raise UnsupportedShapeError(node.name, node.op_type, w.name, w.shape,
+                                    shapes=((w.shape[0], x.shape[1], *w.shape[2:]),))
     for index, what in ((1, "x_scale"), (2, "x_zero_point"), (6, "y_scale"),
                         (7, "y_zero_point")):
         if infos[index].shape not in ((), (1,)):
-            raise UnsupportedOperatorError(f"node '{node.name}' (QLinearConv): {what} must be "
-                                           "one value")
+            raise UnsupportedShapeError(node.name, node.op_type, what, infos[index].shape,
+                                        shapes=((), (1,)))
     for index in (4, 5):
         if infos[index].shape not in ((), (1,), (w.shape[0],)):
             raise InvalidArgumentError(f"node '{node.name}' (QLinearConv): the weight scale "

@@ -15,8 +15,8 @@ import numpy as np
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..te.tensor import all_of, compute, if_then_else
-from .registry import (UnsupportedOperatorError, attr, axis_in_range, broadcast_read,
-                       constant_value, register)
+from .graph_errors import UnsupportedAttributeValueError, UnsupportedCombinationError
+from .registry import attr, axis_in_range, broadcast_read, constant_value, register
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 GATHER_TERMS = 64  # Gather with more indices than this, not an arithmetic progression: refused
@@ -48,9 +48,7 @@ def _pad_infer(node, infos, constants):
     shape = infos[0].shape
     mode = attr(node, "mode")
     if mode not in PAD_MODES:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (Pad): mode={mode!r} is not supported; the modes are "
-            f"{', '.join(PAD_MODES)}")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "mode", mode, PAD_MODES)
     widths = pad_widths(node, constants, shape)
     out = tuple(d + b + e for d, (b, e) in zip(shape, widths))
     if min(out, default=1) < 0:
@@ -60,10 +58,9 @@ def _pad_infer(node, infos, constants):
         if mode != "constant" and (b > 0 or e > 0) and d == 0:
             raise InvalidArgumentError(f"node '{node.name}' (Pad): mode {mode} pads an empty axis")
         if mode in ("reflect", "wrap") and max(b, e) > d - (mode == "reflect"):
-            raise UnsupportedOperatorError(
-                f"node '{node.name}' (Pad): mode={mode} with pads {widths} wider than the "
-                f"input {shape} allows is not supported (at most {d - (mode == 'reflect')} on "
-                "that axis)")
+            raise UnsupportedCombinationError(node.name, node.op_type, "wide_pads", mode=mode,
+                                              pads=widths, shape=shape,
+                                              most=d - (mode == "reflect"))
     value = constant_value(node, constants, 2, "constant_value")
     if value is not None and value.size != 1:
         raise InvalidArgumentError(f"node '{node.name}' (Pad): constant_value must be one "
@@ -191,9 +188,8 @@ def _gather_infer(node, infos, constants):
     flat = indices.reshape(-1)
     step = flat[1] - flat[0] if flat.size > 1 else 0
     if flat.size > GATHER_TERMS and np.any(flat != flat[0] + step * np.arange(flat.size)):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (Gather): {flat.size} indices that are not an arithmetic "
-            f"progression are not supported (at most {GATHER_TERMS})")
+        raise UnsupportedCombinationError(node.name, node.op_type, "gather_indices",
+                                          count=int(flat.size), most=GATHER_TERMS)
     return [(shape[:axis] + indices.shape + shape[axis + 1:], infos[0].dtype)]
 
 

@@ -22,7 +22,8 @@ from ..errors import InvalidArgumentError
 from ..te.expr import Call
 from ..te.tensor import (all_of, compute, if_then_else, reduce_axis, reduce_max,
                          reduce_sum)
-from .registry import UnsupportedOperatorError, attr, register
+from .graph_errors import UnsupportedAttributeValueError, UnsupportedShapeError
+from .registry import AUTO_PADS, attr, register
 
 _CONV_T_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None,
                  "output_padding": None, "output_shape": None, "pads": None, "strides": None}
@@ -53,7 +54,8 @@ def transposed_window(node, in_hw, kernel):
             for s, h, e, k, di in zip(strides, in_hw, extra, kernel, dilations)]
     auto = attr(node, "auto_pad")
     if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
-        raise UnsupportedOperatorError(f"node '{node.name}': auto_pad={auto!r} is not supported")
+        raise UnsupportedAttributeValueError(node.name, node.op_type, "auto_pad", auto,
+                                             AUTO_PADS)
     given = attr(node, "output_shape")
     if given is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
         target = [int(v) for v in given][-d:] if given is not None else \
@@ -76,10 +78,11 @@ def transposed_window(node, in_hw, kernel):
 def _conv_t_infer(node, infos, constants):
     x, w = infos[0], infos[1]
     group = attr(node, "group")
-    if len(x.shape) not in (4, 5) or len(w.shape) != len(x.shape):
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' (ConvTranspose): only 1-D, 2-D and 3-D transposed "
-            f"convolutions are supported, got input {x.shape} and weight {w.shape}")
+    if len(x.shape) not in (4, 5):
+        raise UnsupportedShapeError(node.name, node.op_type, x.name, x.shape, ranks=(4, 5))
+    if len(w.shape) != len(x.shape):
+        raise UnsupportedShapeError(node.name, node.op_type, w.name, w.shape,
+                                    ranks=(len(x.shape),))
     if not isinstance(group, (int, np.integer)) or group < 1 or x.shape[1] != w.shape[0] or \
             w.shape[0] % group:
         raise InvalidArgumentError(f"node '{node.name}' (ConvTranspose): weight {w.shape} does "

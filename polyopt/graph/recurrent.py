@@ -33,7 +33,8 @@ from .aligned import aligned_copy, aligned_empty
 from .lstm import (NodeRunner, build_one_thread, cached_kernel, node_activations, projection,
                    recurrent_shapes, template_kernel)
 from .recurrent_activations import DEFAULTS, Activation, clipped
-from .registry import UnsupportedOperatorError, attr, constant_value, register
+from .graph_errors import NotFusableError, UnsupportedAttributeValueError, UnsupportedInputError
+from .registry import attr, constant_value, register
 
 GATES = {"GRU": 3, "RNN": 1}
 DEFAULT_FUNCTIONS = {op: tuple(Activation(n) for n in DEFAULTS[op]) for op in GATES}
@@ -44,15 +45,14 @@ _ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None
 def _check(node, constants) -> None:
     op = node.op_type
     if attr(node, "direction") != "forward":
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): direction={attr(node, 'direction')!r} is not "
-            "supported; only 'forward' is")
+        raise UnsupportedAttributeValueError(node.name, op, "direction",
+                                             attr(node, "direction"), ("forward",))
     if attr(node, "layout") != 0:
-        raise UnsupportedOperatorError(f"node '{node.name}' ({op}): layout is not supported")
+        raise UnsupportedAttributeValueError(node.name, op, "layout", attr(node, "layout"),
+                                             (0,))
     node_activations(node, 1)
     if len(node.inputs) > 4 and node.inputs[4]:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({op}): the input sequence_lens is not supported")
+        raise UnsupportedInputError(node.name, op, "optional", "sequence_lens", node.inputs[4])
     for index, what in ((1, "W"), (2, "R"), (3, "B")):
         constant_value(node, constants, index, what)
 
@@ -63,7 +63,7 @@ def _infer(node, infos, constants):
 
 
 def _no_lowering(node, args, values, out, name):
-    raise UnsupportedOperatorError(f"node '{node.name}' ({node.op_type}) cannot be fused")
+    raise NotFusableError(node.name, node.op_type)
 
 
 register("GRU", "opaque", {**_ATTRS, "linear_before_reset": 0}, min_inputs=3,

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..te.tensor import abs_, exp, if_then_else, log, maximum, minimum, tanh
+from ..te.tensor import abs_, exp, if_then_else, maximum, minimum, tanh
 from .operators import sigmoid
-from .registry import UnsupportedOperatorError
+from .graph_errors import RecurrenceAttributeError
+from .operators_math import softplus
 
 DEFAULTS = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh"), "RNN": ("Tanh",)}
 # name -> the (alpha, beta) defaults of a function with parameters (None: not taken)
@@ -56,7 +57,7 @@ class Activation:
             return a * tanh(b * x)
         if name == "Softsign":
             return x / (1.0 + abs_(x))
-        return log(1.0 + exp(x))  # Softplus
+        return softplus(x)  # (sound for large and very negative x)
 
 
 def direction_activations(op: str, names, alphas, betas, directions: int,
@@ -69,18 +70,17 @@ def direction_activations(op: str, names, alphas, betas, directions: int,
         names = list(DEFAULTS[op]) * directions
     names = [n.decode() if isinstance(n, bytes) else str(n) for n in names]
     if len(names) != count * directions:
-        raise UnsupportedOperatorError(
-            f"node '{node_name}' ({op}): activations={names} must name {count} functions "
-            f"per direction ({count * directions} for {directions} direction(s))")
+        raise RecurrenceAttributeError(node_name, op, "activation_count", names=names,
+                                       count=count, total=count * directions,
+                                       directions=directions)
     lookup = {k.lower(): k for k in PARAMETERS}
     alphas, betas = list(alphas or []), list(betas or [])
     functions = []
     for name in names:
         known = lookup.get(name.lower())
         if known is None:
-            raise UnsupportedOperatorError(
-                f"node '{node_name}' ({op}): the activation {name!r} in activations is not "
-                f"supported; supported: {', '.join(PARAMETERS)}")
+            raise RecurrenceAttributeError(node_name, op, "unknown_activation", name=name,
+                                           supported=", ".join(PARAMETERS))
         alpha, beta = PARAMETERS[known]
         if alpha is not None and alphas:
             alpha = float(alphas.pop(0))
@@ -100,6 +100,5 @@ def check_clip(op: str, clip, node_name: str):
     if clip is None:
         return None
     if not float(clip) > 0:
-        raise UnsupportedOperatorError(f"node '{node_name}' ({op}): clip={clip} must be a "
-                                       "positive threshold")
+        raise RecurrenceAttributeError(node_name, op, "clip", clip=clip)
     return float(clip)

@@ -34,7 +34,9 @@ from .aligned import aligned_empty
 from .ir import OpNode, TensorInfo
 from .lstm import LSTMRunner, node_activations
 from .recurrent import RecurrentRunner
-from .registry import UnsupportedOperatorError, attr, constant_value, register
+from .graph_errors import (NotFusableError, RecurrenceAttributeError,
+                           UnsupportedAttributeValueError, UnsupportedDTypeError)
+from .registry import attr, constant_value, register
 from ..target.args import data_pointer
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -57,20 +59,16 @@ def sizes(node, infos) -> tuple[int, int, int, int, int]:
     op = STATES[node.op_type]
     direction, layout = attr(node, "direction"), attr(node, "layout")
     if direction not in DIRECTIONS:
-        raise UnsupportedOperatorError(f"node '{node.name}' ({op}): direction={direction!r} "
-                                       "must be 'forward', 'reverse' or 'bidirectional'")
+        raise RecurrenceAttributeError(node.name, op, "direction", direction=direction)
     if layout not in (0, 1):
-        raise UnsupportedOperatorError(f"node '{node.name}' ({op}): layout={layout!r} must "
-                                       "be 0 or 1")
+        raise RecurrenceAttributeError(node.name, op, "layout", layout=layout)
     if op == "LSTM" and attr(node, "input_forget"):
-        raise UnsupportedOperatorError(f"node '{node.name}' (LSTM): input_forget=1 (coupled "
-                                       "input and forget gates) is not supported")
+        raise UnsupportedAttributeValueError(node.name, op, "input_forget",
+                                             attr(node, "input_forget"), (0,))
     for k, info in enumerate(infos):
         want = "int32" if k == 4 else "float32"
         if info is not None and info.dtype != want:
-            raise UnsupportedOperatorError(
-                f"node '{node.name}' ({op}): input {k} ('{info.name}') is {info.dtype}; "
-                f"polyopt supports {want} there")
+            raise UnsupportedDTypeError(node.name, op, info.name, info.dtype, (want,))
     if len(infos[0].shape) != 3 or len(infos[2].shape) != 3:
         raise InvalidArgumentError(f"node '{node.name}' ({op}): X and R must have 3 "
                                    f"dimensions, got {infos[0].shape} and {infos[2].shape}")
@@ -112,7 +110,7 @@ def _onnx_node(node) -> OpNode:
 
 
 def _no_lowering(node, args, values, out, name):
-    raise UnsupportedOperatorError(f"node '{node.name}' ({node.op_type}) cannot be fused")
+    raise NotFusableError(node.name, node.op_type)
 
 
 for _name, _op in STATES.items():

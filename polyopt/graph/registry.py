@@ -17,12 +17,10 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .graph_errors import (TooManyInputsError, UnknownOperatorError, UnsupportedAttributeError,
+                           UnsupportedInputError, UnsupportedOperatorError)
 
 KINDS = ("injective", "reduction", "complex", "view", "opaque")
-
-
-class UnsupportedOperatorError(InvalidArgumentError):
-    """An operator, attribute or attribute value the graph layer does not support."""
 
 
 @dataclass(frozen=True)
@@ -41,11 +39,9 @@ OPS: dict[str, OpDef] = {}
 INT8_OPS = ("QLinearMatMul", "ConvInteger", "DynamicQuantizeLinear")
 
 
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")  # ONNX's auto_pad values
+
 VARIADIC = -1  # max_inputs of an operator taking any number of inputs (Sum, Concat)
-
-
-class TooManyInputsError(InvalidArgumentError):
-    """A node given more inputs than its operator takes (ONNX would refuse the model)."""
 
 
 def register(name: str, kind: str, attrs: dict | None = None, min_inputs: int = 1, *,
@@ -100,30 +96,23 @@ def check_node(node) -> OpDef:
     """The operator of ``node``, or :class:`UnsupportedOperatorError` naming what is not
     supported (operator or attribute) and the node."""
     if node.op_type in INT8_OPS:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}': the int8 operator {node.op_type} is not supported yet; it "
-            "comes with polyopt's int8 support (the tensorize issue). Export the model in "
-            "float32 for now")
+        raise UnknownOperatorError(node.name, node.op_type, "int8")
     spec = OPS.get(node.op_type)
     if spec is None:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}': the operator {node.op_type} is not supported by "
-            f"polyopt.graph; supported: {', '.join(onnx_operators())}")
+        raise UnknownOperatorError(node.name, node.op_type, "unknown",
+                                   supported=tuple(onnx_operators()))
     for key in node.attrs:
         if key not in spec.attrs:
-            raise UnsupportedOperatorError(
-                f"node '{node.name}' ({node.op_type}): the attribute '{key}' is not "
-                f"supported; supported attributes: {', '.join(sorted(spec.attrs)) or 'none'}")
+            raise UnsupportedAttributeError(node.name, node.op_type, key,
+                                            tuple(sorted(spec.attrs)))
     present = [n for n in node.inputs if n]
     if len(present) < spec.min_inputs:
         raise InvalidArgumentError(
             f"node '{node.name}' ({node.op_type}) needs at least {spec.min_inputs} input(s), "
             f"got {len(present)}")
     if spec.max_inputs is not None and len(node.inputs) > spec.max_inputs:
-        raise TooManyInputsError(
-            f"node '{node.name}' ({node.op_type}) takes at most {spec.max_inputs} input(s), "
-            f"got {len(node.inputs)} ({', '.join(n or '_' for n in node.inputs)}); remove "
-            "the extra inputs (ONNX does not allow them)")
+        raise TooManyInputsError(node.name, node.op_type, spec.max_inputs,
+                                 tuple(node.inputs))
     return spec
 
 
@@ -145,9 +134,7 @@ def constant_value(node, constants, index: int, what: str) -> np.ndarray | None:
         return None
     name = node.inputs[index]
     if name not in constants:
-        raise UnsupportedOperatorError(
-            f"node '{node.name}' ({node.op_type}): its input {what} ('{name}') must be a "
-            "constant (polyopt.graph needs static shapes)")
+        raise UnsupportedInputError(node.name, node.op_type, "constant", what, name)
     return constants[name]
 
 

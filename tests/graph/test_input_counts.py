@@ -8,6 +8,7 @@ onnx = pytest.importorskip("onnx")
 
 import polyopt as po  # noqa: E402
 from polyopt.graph.registry import OPS, TooManyInputsError  # noqa: E402
+from testlib.errors import refused  # noqa: E402
 from testlib.onnx_models import single_op  # noqa: E402
 
 
@@ -20,18 +21,16 @@ def test_extra_inputs_are_refused_at_import_naming_node_operator_and_counts(
         op, shapes, consts, allowed):
     model = single_op(op, shapes, consts=consts)
     given = len(shapes) + len(consts)
-    with pytest.raises(TooManyInputsError) as err:
-        po.graph.from_onnx(model)
-    message = str(err.value)
-    assert f"'{model.graph.node[0].name}' ({op})" in message
-    assert f"at most {allowed} input(s), got {given}" in message
+    err = refused(TooManyInputsError, lambda: po.graph.from_onnx(model))
+    assert (err.node, err.op_type, err.max_inputs, len(err.inputs)) == \
+        (model.graph.node[0].name, op, allowed, given)
 
 
 def test_an_absent_trailing_input_still_counts_as_given():
     b = po.graph.GraphBuilder()
     x = b.input("x", (2, 3), "float32")
-    with pytest.raises(TooManyInputsError, match=r"at most 1 input\(s\), got 2 \(x, _\)"):
-        b.op("Relu", [x, ""])
+    err = refused(TooManyInputsError, lambda: b.op("Relu", [x, ""]))
+    assert (err.op_type, err.max_inputs, err.inputs) == ("Relu", 1, ("x", ""))
 
 
 def test_variadic_operators_take_any_number_of_inputs():

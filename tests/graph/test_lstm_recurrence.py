@@ -8,7 +8,8 @@ import pytest
 
 import polyopt as po
 from polyopt.graph.lstm import pack_recurrent, pairs_apply, recurrence, recurrence_in_pairs
-from polyopt.graph.registry import UnsupportedOperatorError
+from polyopt.graph import UnsupportedCombinationError
+from testlib.errors import refused
 from polyopt.target.args import data_pointer
 
 
@@ -94,8 +95,10 @@ def test_the_recurrence_in_pairs_computes_the_same_bits(batch, hidden, block):
 @pytest.mark.parametrize("seq, block", [(5, 32), (4, 40), (0, 32)])
 def test_the_recurrence_in_pairs_refuses_what_it_cannot_run(seq, block):
     assert not pairs_apply(seq, 24, block)
-    with pytest.raises(UnsupportedOperatorError, match="even sequence"):
-        recurrence_in_pairs(seq, 1, 24, block=block)
+    err = refused(UnsupportedCombinationError,
+                  lambda: recurrence_in_pairs(seq, 1, 24, block=block))
+    assert (err.problem, err.attributes) == ("paired_recurrence",
+                                             {"seq": seq, "block": block, "gates": 96})
 
 
 def test_the_runner_streams_aligned_arrays_and_runs_in_pairs_on_even_sequences():

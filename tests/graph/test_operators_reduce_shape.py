@@ -10,7 +10,9 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import polyopt as po  # noqa: E402
-from polyopt.graph.registry import UnsupportedOperatorError  # noqa: E402
+from polyopt.graph import (UnsupportedAttributeValueError,  # noqa: E402
+                           UnsupportedCombinationError, UnsupportedInputError)
+from testlib.errors import refused  # noqa: E402
 from testlib.numeric import assert_numbers  # noqa: E402
 from testlib.onnx_models import ModelBuilder, ort_run, random_inputs, single_op  # noqa: E402
 
@@ -91,21 +93,25 @@ def test_cast_like():
 
 
 def test_refusals_are_typed_and_named():
-    with pytest.raises(UnsupportedOperatorError, match=r"mode='median' is not supported"):
-        po.graph.from_onnx(single_op("Pad", [(2, 3)], consts=[np.zeros(4, np.int64)],
-                                     opset=18, mode="median"))
-    with pytest.raises(UnsupportedOperatorError, match="wider than the input"):
-        po.graph.from_onnx(single_op("Pad", [(2, 3)], consts=[np.array([0, 3, 0, 0])],
-                                     opset=18, mode="reflect"))
+    err = refused(UnsupportedAttributeValueError, lambda: po.graph.from_onnx(
+        single_op("Pad", [(2, 3)], consts=[np.zeros(4, np.int64)], opset=18, mode="median")))
+    assert (err.op_type, err.attribute, err.value) == ("Pad", "mode", "median")
+    assert "median" not in err.supported and "reflect" in err.supported
+    err = refused(UnsupportedCombinationError, lambda: po.graph.from_onnx(
+        single_op("Pad", [(2, 3)], consts=[np.array([0, 3, 0, 0])], opset=18, mode="reflect")))
+    assert (err.op_type, err.problem) == ("Pad", "wide_pads")
+    assert (err.attributes["mode"], err.attributes["most"]) == ("reflect", 2)
     with pytest.raises(po.InvalidArgumentError, match=r"axes \[1, 1\] name an axis twice"):
         po.graph.from_onnx(single_op("ReduceSum", [(2, 3)], consts=[np.array([1, 1])],
                                      opset=18))
-    with pytest.raises(UnsupportedOperatorError, match=r"input indices \('x1'\) must be a "
-                                                        "constant"):
-        po.graph.from_onnx(_gather_of_input())
+    err = refused(UnsupportedInputError, lambda: po.graph.from_onnx(_gather_of_input()))
+    assert (err.op_type, err.problem, err.input, err.tensor) == \
+        ("Gather", "constant", "indices", "x1")
     scattered = np.random.default_rng(0).integers(0, 100, 65)
-    with pytest.raises(UnsupportedOperatorError, match="65 indices that are not an arithmetic"):
-        po.graph.from_onnx(single_op("Gather", [(100,)], consts=[scattered], opset=13))
+    err = refused(UnsupportedCombinationError, lambda: po.graph.from_onnx(
+        single_op("Gather", [(100,)], consts=[scattered], opset=13)))
+    assert (err.op_type, err.problem, err.attributes["count"]) == \
+        ("Gather", "gather_indices", 65)
     with pytest.raises(po.InvalidArgumentError, match=r"does not split into 4 equal parts"):
         po.graph.from_onnx(single_op("Split", [(2, 6)], opset=13, outputs=4, axis=1))
 

@@ -10,7 +10,8 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import polyopt as po  # noqa: E402
-from polyopt.graph.registry import UnsupportedOperatorError  # noqa: E402
+from polyopt.graph import UnsupportedAttributeValueError  # noqa: E402
+from testlib.errors import refused  # noqa: E402
 from testlib.numeric import assert_numbers  # noqa: E402
 from testlib.onnx_models import ort_run  # noqa: E402
 
@@ -76,11 +77,18 @@ def test_one_step_and_one_hidden_unit():
     check(recurrent_model("GRU", seq=1, batch=1, width=1, hidden=1))
 
 
-@pytest.mark.parametrize("op, attrs, text", [
-    ("GRU", {"activations": ["Relu", "Cube"]}, r"the activation 'Cube' in activations is "
-                                               r"not supported"),
-    ("RNN", {"clip": 0.0}, r"clip=0.0 must be a positive threshold"),
-    ("LSTM", {"input_forget": 1}, r"input_forget is not supported")])
-def test_unsupported_forms_are_refused_by_name(op, attrs, text):
-    with pytest.raises(UnsupportedOperatorError, match=rf"node 'rec' \({op}\): {text}"):
-        po.graph.from_onnx(recurrent_model(op, outputs=("Y",), **attrs))
+@pytest.mark.parametrize("op, attrs, problem, details", [
+    ("GRU", {"activations": ["Relu", "Cube"]}, "unknown_activation", {"name": "Cube"}),
+    ("RNN", {"clip": 0.0}, "clip", {"clip": 0.0})])
+def test_undefined_forms_are_refused_by_name(op, attrs, problem, details):
+    err = refused(po.graph.RecurrenceAttributeError,
+                  lambda: po.graph.from_onnx(recurrent_model(op, outputs=("Y",), **attrs)))
+    assert (err.node, err.op_type, err.problem) == ("rec", op, problem)
+    assert {k: err.details[k] for k in details} == details
+
+
+def test_coupled_input_and_forget_gates_are_refused_by_name():
+    err = refused(UnsupportedAttributeValueError, lambda: po.graph.from_onnx(
+        recurrent_model("LSTM", outputs=("Y",), input_forget=1)))
+    assert (err.node, err.op_type, err.attribute, err.value, err.supported) == \
+        ("rec", "LSTM", "input_forget", 1, (0,))

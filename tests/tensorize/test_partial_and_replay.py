@@ -10,6 +10,7 @@ from polyopt.tensorize.builtin import dot_16x4_u8s8, gemm_u8s8
 from polyopt.schedules.tensorized import int8_conv2d_template, int8_matmul_template
 from polyopt.transform.state import PRIMITIVES, ScheduleState
 
+from testlib.errors import refused
 from testlib.machine import run_needs
 from testlib.numeric import assert_numbers
 from testlib.tensorize import (VNNI, build_vnni, check_gemv, gemv8, gemv_program, int8_matmul,
@@ -102,10 +103,8 @@ def test_a_later_step_that_breaks_the_tensorize_is_refused():
     s[C].tensorize(ji, dot_16x4_u8s8())
     assert not s[C].can_split(ji, factor=4)
     # the type and attributes of the matcher's error, the step it broke in front
-    with pytest.raises(po.UnknownLoopError, match=r"breaks the tensorize of stage 'C' at "
-                       r"'j.inner'") as err:
-        s[C].split(ji, factor=4)
-    assert (err.value.stage, err.value.loop) == ("C", "j.inner")
+    err = refused(po.UnknownLoopError, lambda: s[C].split(ji, factor=4))
+    assert (err.stage, err.loop) == ("C", "j.inner")
     run_matmul(s, A, W, C, 2, 32, 8)                      # the schedule is unchanged
 
 

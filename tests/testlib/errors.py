@@ -21,6 +21,14 @@ def refused(cls, action):
     return info.value
 
 
+def read_change(err) -> tuple:
+    """(reader, element, source, original source) of the read a
+    :class:`~polyopt.ChangedValuesError` says would change."""
+    change = err.example
+    assert change.kind == "read", change
+    return change.reader, change.element, change.source, change.original
+
+
 def pair(err) -> tuple[str, str, str]:
     """(source, sink, element) of the dependence an illegal-schedule error broke."""
     v = err.violation

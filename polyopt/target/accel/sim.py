@@ -49,8 +49,25 @@ from .isa import QUEUES, Alu, Gemm, Load, Store, Uop
 
 
 class HazardError(BackendError):
-    """Two instructions touch one buffer entry without a token ordering them, or a queue
-    waits for a token that never comes."""
+    """A program the accelerator would run wrongly: ``problem`` is ``"unordered"`` (the
+    instructions ``instruction`` and ``other`` both use entries of ``buffer``, the first
+    as ``access`` says, and no dependence token orders them) or ``"deadlock"`` (every
+    queue waits for a token never pushed; ``waiting``: queue -> its next instruction)."""
+
+    def __init__(self, problem: str, *, instruction: int | None = None,
+                 other: int | None = None, buffer: str | None = None, access: str = "",
+                 program=(), waiting: dict | None = None):
+        self.problem, self.instruction, self.other = problem, instruction, other
+        self.buffer, self.access, self.waiting = buffer, access, dict(waiting or {})
+        if problem == "unordered":
+            message = (f"instruction {instruction} ({program[instruction]}) {access} {buffer} "
+                       f"entries that instruction {other} ({program[other]}) also uses, and no "
+                       "dependence token orders them: add a push/pop between their queues")
+        else:
+            stuck = "; ".join(f"{q}: instruction {i}" for q, i in self.waiting.items())
+            message = (f"deadlock: every queue waits for a token that is never pushed "
+                       f"({stuck}); push the tokens the queues pop, in program order")
+        super().__init__(message)
 
 
 def uop_array(uops: list[Uop]) -> np.ndarray:
@@ -136,10 +153,8 @@ class _Machine:
     def _check(self, me: int, others: np.ndarray, what: str, buffer: str) -> None:
         for other in np.unique(others):
             if other >= 0 and other != me and not self._ordered(int(other), me):
-                raise HazardError(
-                    f"instruction {me} ({self.program[me]}) {what} {buffer} entries that "
-                    f"instruction {other} ({self.program[other]}) also uses, and no "
-                    "dependence token orders them: add a push/pop between their queues")
+                raise HazardError("unordered", instruction=me, other=int(other),
+                                  buffer=buffer, access=what, program=self.program)
 
     def touch(self, me: int, buffer: str, entries: np.ndarray, *, write: bool) -> None:
         entries = np.asarray(entries, np.int64).ravel()
@@ -302,9 +317,7 @@ def run(program, dram: dict, config: AccelConfig) -> Report:
             if best is None or start < best[0]:
                 best = (start, queue, pops)
         if best is None:
-            stuck = [f"{q}: instruction {queues[q][0]}" for q in QUEUES if queues[q]]
-            raise HazardError("deadlock: every queue waits for a token that is never "
-                              f"pushed ({'; '.join(stuck)})")
+            raise HazardError("deadlock", waiting={q: queues[q][0] for q in QUEUES if queues[q]})
         start, queue, pops = best
         me = queues[queue].popleft()
         ins = machine.program[me]

@@ -10,6 +10,7 @@ import pytest
 import polyopt as po
 from polyopt.machine.accel import VTA
 from polyopt.target.accel.isa import Alu, Gemm, Load, Store, Tokens, Uop, listing
+from testlib.errors import refused  # noqa: E402
 from polyopt.target.accel.sim import HazardError, run, uop_array
 
 rng = np.random.default_rng(7)
@@ -121,8 +122,8 @@ def test_gemm_loops_and_reset():
 
 def test_a_pop_that_nothing_pushes_is_a_deadlock():
     program = [Gemm(0, 0, tokens=Tokens(pop_prev=True))]
-    with pytest.raises(HazardError, match="deadlock"):
-        run(program, {}, VTA)
+    err = refused(HazardError, lambda: run(program, {}, VTA))
+    assert (err.problem, err.waiting) == ("deadlock", {"compute": 0})
 
 
 def test_refusals_are_polyopt_errors():
