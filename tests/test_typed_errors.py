@@ -653,6 +653,8 @@ GRAPH_EXAMPLES = [
     (ExportError, ("offload",), {"groups": ("g1", "g2")}, ("g1, g2", "offload")),
     (ExportError, ("duplicate_output",), {"outputs": ("y", "y")}, ("['y', 'y']",)),
     (ExportError, ("no_buffer",), {"tensor": "t"}, ("'t'",)),
+    (ExportError, ("recurrence",), {"nodes": ("node 'r' (GRU)",)}, ("node 'r' (GRU)",
+                                                                    "forward LSTM")),
     (ExportError, ("lstm_runner",), {"groups": ("lstm0",)}, ("lstm0", "export_library")),
     (ExportError, ("symbolic_sizes",), {"groups": ("g",), "sizes": ("n",)}, ("(n)",)),
     (ExportError, ("argument",), {"groups": ("g",), "tensor": "x", "dtype": "float64",
