@@ -64,8 +64,12 @@ class KernelCache:
         return structural_hash((description, num_threads, self.key, versions_text()))
 
     def recall(self, request: str):
-        """``(kernel, metadata)`` built in this process under ``request``, or None."""
+        """``(kernel, metadata)`` built in this process under ``request``, or None.  With
+        a disk cache, only a kernel this cache's folder holds too: one built for another
+        folder is built again here (from memory, and stored), so an export finds it."""
         _check_request(request)
+        if self.disk is not None and not self.disk.lookup(request, REQUESTS):
+            return None
         remembered = build_cache.recall((request, self.form))
         built = build_cache.get(remembered) if remembered else None
         if built is None:

@@ -80,6 +80,7 @@ def build_kernel(func, target="llvm", options: dict | None = None, *, form: str 
     if form != "object":
         found = cache.get(memory_key(key, form))
         if found is not None:
+            _copy_to_disk(found, disk)
             return dataclasses.replace(found, source="memory")
     if form == "kernel":
         start = time.perf_counter()
@@ -92,6 +93,18 @@ def build_kernel(func, target="llvm", options: dict | None = None, *, form: str 
     if form != "object":
         cache[memory_key(key, form)] = built
     return built
+
+
+def _copy_to_disk(built: Built, disk: DiskCache | None) -> None:
+    """Store a kernel found in memory in ``disk`` when that folder lacks it (it was built
+    for another cache folder): whoever asks ``disk`` for it later, as an export does,
+    finds it there."""
+    if disk is None or built.code is None or disk.has(built.key):
+        return
+    try:
+        disk.put(built.key, built.code, built.meta)
+    except (OSError, PolyoptError):
+        pass  # an unwritable cache: the kernel still runs
 
 
 def load_kernel(key: str, target, disk: DiskCache, *, form: str = "linked",

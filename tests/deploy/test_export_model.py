@@ -267,6 +267,25 @@ def test_an_lstm_with_peepholes_activations_and_clip_runs_from_c(tmp_path, seq):
     assert sum(s["ops"] == "LSTM recurrence" for s in manifest["plan"]["steps"]) == 1
 
 
+def test_a_model_built_before_for_another_cache_folder_exports(tmp_path):
+    """The kernels found in memory (built for folder a) are stored in folder b too, where
+    the export looks for their objects; the library computes what the model does."""
+    model = lstm(layers=1, seq=3, width=4, hidden=8)
+    po.graph.compile(po.graph.from_onnx(model), num_threads=1, cache=tmp_path / "a")
+    compiled = po.graph.compile(po.graph.from_onnx(model), num_threads=1,
+                                cache=tmp_path / "b")
+    folder = tmp_path / "out"
+    manifest = compiled.export_library(folder, name="lstm", source=model)
+    feeds = random_inputs(model)
+    done, got = run_program(build_program(str(folder), "lstm"), str(folder),
+                            [feeds[t["name"]] for t in manifest["plan"]["inputs"]],
+                            output_specs(manifest))
+    assert done.returncode == 0, done.stderr
+    python = compiled.run(feeds)
+    for k, spec in enumerate(manifest["plan"]["outputs"]):
+        assert_numbers(got[k], python[spec["name"]], name=spec["name"])
+
+
 def test_bad_names_and_folders_are_refused(tmp_path):
     b = po.graph.GraphBuilder()
     x = b.input("x", (3,))
