@@ -310,12 +310,13 @@ def ensure_every_instance(program: Program, transform: str) -> None:
 
 
 def _scheduled(row: isl.Map) -> isl.Set:
-    """The instances ``row`` gives a time, as the domain of ``row`` read as a function:
-    its pieces are defined with explicit floors, which isl subtracts at once and within
-    its operation bound.  (``row.domain()`` projects the time dimensions out instead:
-    under symbolic splits and a wavefront that leaves existential variables with
-    coefficients of 12 digits, and subtracting that from the domain ran for minutes, out
-    of reach of the bound: issue 32.)  A row that is not single-valued (two times for
+    """The instances ``row`` gives a time: ``row.domain()`` when that has no existential
+    variables, else the domain of ``row`` read as a function, whose pieces are defined
+    with explicit floors, which isl subtracts at once and within its operation bound.
+    (Under symbolic splits and a wavefront, projecting the time dimensions out left
+    existential variables with coefficients of 12 digits, and subtracting that from the
+    domain ran for minutes, out of reach of the bound: issue 32.  Reading every row as a
+    function costs more where the projection is plain: nine nested splits.)  A row that is not single-valued (two times for
     one instance) is read through its lexicographic minimum, which has the same domain.
 
     >>> str(_scheduled(isl.Map("[n] -> { S[i] -> [o, i] : 0 <= i < n and i = 4o }")))
@@ -323,7 +324,21 @@ def _scheduled(row: isl.Map) -> isl.Set:
     >>> str(_scheduled(isl.Map("[n] -> { S[i] -> [o] : 0 <= i < n and i <= o <= i + 1 }")))
     '[n] -> { S[i] : 0 <= i < n }'
     """
+    domain = row.domain()
+    if _divisions_known(domain):  # nothing existential: isl subtracts it at once
+        return domain
     try:
         return isl.PwMultiAff.from_map(row).domain()
     except isl.Error:  # not single-valued (or out of effort: then so is the next call)
         return row.lexmin_pw_multi_aff().domain()
+
+
+def _divisions_known(domain: isl.Set) -> bool:
+    """Whether every integer division of ``domain`` is an explicit floor."""
+    for piece in domain.get_basic_sets():
+        for k in range(piece.dim(isl.dim_type.div)):
+            try:
+                piece.get_div(k)
+            except isl.Error:  # "some divs are unknown"
+                return False
+    return True
