@@ -13,8 +13,8 @@ in this order:
 * ``unroll``: a loop marked unrolled with at most :data:`UNROLL_LIMIT` iterations
   becomes :class:`Unrolled` (one copy of the body per iteration, each guarded in a
   partial tile), as long as it and the unrolled loops inside it make at most
-  :data:`UNROLL_BUDGET` copies of a statement, and at most :data:`UNROLL_ELEMENTS`
-  elements with the vectorized loops inside; other ones stay loops.
+  :data:`UNROLL_BUDGET` copies of a statement, and at most :data:`UNROLL_BYTES` bytes
+  written with the vectorized loops inside; other ones stay loops.
 * ``widen_partial_tiles``: a partial vectorized tile whose extra iterations stay inside
   buffers the thread owns runs at full width with conditional stores
   (:class:`Widened`, see :func:`polyopt.ast.tiles.can_widen`).  After outlining (which
@@ -59,6 +59,7 @@ from ...ast.nodes import (Block, For, If, Intrinsic, Node, Outlined, Run, Unroll
                           Wrapped, loops, runs)
 from ...ast.pipeline import Pass
 from ...ast.tiles import can_widen, most_trips
+from ...dtypes import bits
 from ...te.expr import Const
 from ..accumulate import combination
 from .access_groups import has_independent_iterations
@@ -69,10 +70,11 @@ from .transpose import square_copy
 UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
 UNROLL_BUDGET = 128  # ... when the copies of nested unrolled loops multiply to at most this
 # ... and those copies times the iterations of the vectorized loops inside them (which LLVM
-# flattens into straight-line vector code) to at most this many elements: 64 copies of a
-# 64-element vector row (4,096) took 43 s of CPU to compile (te-auto 100616); the register
-# tiles of the templates and auto_schedule are 512 at most (16 rows x 32 columns)
-UNROLL_ELEMENTS = 1024
+# flattens into straight-line vector code), times the widest element they write, to at
+# most this many bytes: 64 copies of a 64-element float64 vector row (32 KiB) took 43 s of
+# CPU to compile (te-auto 100616); auto_schedule's largest register tiles are 4 KiB (16
+# rows x 4 vectors of 64 bytes: 4,096 int8, 1,024 float32 or 512 float64 elements)
+UNROLL_BYTES = 8192
 INDEPENDENT = "iterations independent"  # For.hints: llvm.loop.parallel_accesses
 ROW_STREAM = "row stream"  # For.hints: LLVM may vectorize it around unrolled code
 # loops whose code the schedule decided (SIMD here, straight-line scalar code there):
@@ -130,7 +132,8 @@ def unroll(func):
         found = most_trips(node)
         if found is None or found[0] > UNROLL_LIMIT or \
                 found[0] * _copies_below(node.body) > UNROLL_BUDGET or \
-                found[0] * _copies_below(node.body, _VECTOR) > UNROLL_ELEMENTS:
+                found[0] * _copies_below(node.body, _VECTOR) * _widest(func.program, node) \
+                > UNROLL_BYTES:
             return None  # a loop (LLVM unrolls it by a few: serial_loops.UNROLL_LEFTOVER)
         return Unrolled(dataclasses.replace(node, body=rewrite(node.body, visit)), *found)
 
@@ -138,6 +141,12 @@ def unroll(func):
 
 
 _VECTOR = frozenset({"unrolled", "vectorized"})
+
+
+def _widest(program, node: Node) -> int:
+    """The bytes of the widest element the statements in ``node`` write."""
+    return max((bits(program.array(program.statement(run.stmt).writes[0].array).dtype)
+                for run in runs(node)), default=8) // 8 or 1
 
 
 def _copies_below(node: Node, kinds: frozenset = frozenset({"unrolled"})) -> int:
