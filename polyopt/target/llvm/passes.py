@@ -13,7 +13,8 @@ in this order:
 * ``unroll``: a loop marked unrolled with at most :data:`UNROLL_LIMIT` iterations
   becomes :class:`Unrolled` (one copy of the body per iteration, each guarded in a
   partial tile), as long as it and the unrolled loops inside it make at most
-  :data:`UNROLL_BUDGET` copies of a statement; other ones stay loops.
+  :data:`UNROLL_BUDGET` copies of a statement, and at most :data:`UNROLL_BYTES` bytes
+  written with the vectorized loops inside; other ones stay loops.
 * ``widen_partial_tiles``: a partial vectorized tile whose extra iterations stay inside
   buffers the thread owns runs at full width with conditional stores
   (:class:`Widened`, see :func:`polyopt.ast.tiles.can_widen`).  After outlining (which
@@ -58,6 +59,7 @@ from ...ast.nodes import (Block, For, If, Intrinsic, Node, Outlined, Run, Unroll
                           Wrapped, loops, runs)
 from ...ast.pipeline import Pass
 from ...ast.tiles import can_widen, most_trips
+from ...dtypes import bits
 from ...te.expr import Const
 from ..accumulate import combination
 from .access_groups import has_independent_iterations
@@ -67,6 +69,12 @@ from .transpose import square_copy
 
 UNROLL_LIMIT = 64  # loops marked unrolled with at most this many iterations are copied
 UNROLL_BUDGET = 128  # ... when the copies of nested unrolled loops multiply to at most this
+# ... and those copies times the iterations of the vectorized loops inside them (which LLVM
+# flattens into straight-line vector code), times the widest element they write, to at
+# most this many bytes: 64 copies of a 64-element float64 vector row (32 KiB) took 43 s of
+# CPU to compile (te-auto 100616); auto_schedule's largest register tiles are 4 KiB (16
+# rows x 4 vectors of 64 bytes: 4,096 int8, 1,024 float32 or 512 float64 elements)
+UNROLL_BYTES = 8192
 INDEPENDENT = "iterations independent"  # For.hints: llvm.loop.parallel_accesses
 ROW_STREAM = "row stream"  # For.hints: LLVM may vectorize it around unrolled code
 # loops whose code the schedule decided (SIMD here, straight-line scalar code there):
@@ -123,29 +131,44 @@ def unroll(func):
             return None
         found = most_trips(node)
         if found is None or found[0] > UNROLL_LIMIT or \
-                found[0] * _copies_below(node.body) > UNROLL_BUDGET:
+                found[0] * _copies_below(node.body) > UNROLL_BUDGET or \
+                found[0] * _copies_below(node.body, _VECTOR) * _widest(func.program, node) \
+                > UNROLL_BYTES:
             return None  # a loop (LLVM unrolls it by a few: serial_loops.UNROLL_LEFTOVER)
         return Unrolled(dataclasses.replace(node, body=rewrite(node.body, visit)), *found)
 
     return dataclasses.replace(func, body=rewrite(func.body, visit))
 
 
-def _copies_below(node: Node) -> int:
-    """The most copies of one statement that the loops marked unrolled below ``node``
-    make together (43 x 6 nested copies around a vector tile took minutes to compile)."""
+_VECTOR = frozenset({"unrolled", "vectorized"})
+
+
+def _widest(program, node: Node) -> int:
+    """The bytes of the widest element the statements in ``node`` write."""
+    return max((bits(program.array(program.statement(run.stmt).writes[0].array).dtype)
+                for run in runs(node)), default=8) // 8 or 1
+
+
+def _copies_below(node: Node, kinds: frozenset = frozenset({"unrolled"})) -> int:
+    """The most copies of one statement that the loops of ``kinds`` (by default those
+    marked unrolled) below ``node`` make together (43 x 6 nested copies around a vector
+    tile took minutes to compile); with :data:`_VECTOR`, the elements the vectorized
+    loops add in each copy too."""
     if isinstance(node, Block):
-        return max((_copies_below(n) for n in node.items), default=1)
+        return max((_copies_below(n, kinds) for n in node.items), default=1)
     if isinstance(node, If):
-        return max(_copies_below(node.then),
-                   1 if node.otherwise is None else _copies_below(node.otherwise))
+        return max(_copies_below(node.then, kinds),
+                   1 if node.otherwise is None else _copies_below(node.otherwise, kinds))
     if isinstance(node, For):
-        inner = _copies_below(node.body)
-        found = most_trips(node) if node.kind == "unrolled" else None
-        return inner * found[0] if found is not None and found[0] <= UNROLL_LIMIT else inner
+        inner = _copies_below(node.body, kinds)
+        found = most_trips(node) if node.kind in kinds else None
+        if found is None or (node.kind == "unrolled" and found[0] > UNROLL_LIMIT):
+            return inner
+        return inner * found[0]
     if isinstance(node, Wrapped):
-        return _copies_below(node.loop)
+        return _copies_below(node.loop, kinds)
     if isinstance(node, Intrinsic):
-        return _copies_below(node.body)
+        return _copies_below(node.body, kinds)
     return 1
 
 
