@@ -115,6 +115,26 @@ def _warm_up(call) -> float:
             return end - start
 
 
+# What the C timers of exported models share (ab_deploy_run, ab_deploy_hugepages): the
+# headers, the page faults so far, a comparison for qsort, the anonymous huge pages held
+C_TIMER_PRELUDE = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+static long faults(void) { struct rusage u; getrusage(RUSAGE_SELF, &u); return u.ru_minflt; }
+static int cmp(const void *a, const void *b) { double x = *(const double *)a,
+                                               y = *(const double *)b; return (x > y) - (x < y); }
+static long huge_kb(void) {
+    char line[256]; long kb = 0; FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "AnonHugePages:", 14)) kb = atol(line + 14);
+    if (f) fclose(f);
+    return kb;
+}
+"""
+
+
 def link_timer(folder: str, source: str, name: str) -> str:
     """The path of the C program ``source`` (a timer of an exported model) compiled with
     gcc -O2 in ``folder`` and linked with the model's static library ``lib<name>.a`` and

@@ -26,26 +26,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
+from _env import C_TIMER_PRELUDE, link_timer  # noqa: E402
 
-TIMER = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <sys/resource.h>
+TIMER = C_TIMER_PRELUDE + r"""
 #include "m.h"
 static double now(clockid_t c) { struct timespec t; clock_gettime(c, &t);
                                  return t.tv_sec + 1e-9 * t.tv_nsec; }
-static long faults(void) { struct rusage u; getrusage(RUSAGE_SELF, &u); return u.ru_minflt; }
-static int cmp(const void *a, const void *b) { double x = *(const double *)a,
-                                               y = *(const double *)b; return (x > y) - (x < y); }
-static long huge_kb(void) {
-    char line[256]; long kb = 0; FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "AnonHugePages:", 14)) kb = atol(line + 14);
-    if (f) fclose(f);
-    return kb;
-}
 int main(int argc, char **argv) {
     m_model *m; int i, runs = atoi(argv[2]);
     double *wall = malloc(sizeof(double) * runs), *cpu = malloc(sizeof(double) * runs);
@@ -78,14 +64,7 @@ int main(int argc, char **argv) {
 
 
 def build_timer(folder: str) -> str:
-    with open(os.path.join(folder, "manifest.json")) as file:
-        flags = json.load(file)["link"][1:]
-    source, program = os.path.join(folder, "timer.c"), os.path.join(folder, "timer")
-    with open(source, "w") as file:
-        file.write(TIMER)
-    subprocess.run(["gcc", "-O2", "-I", folder, source, os.path.join(folder, "libm.a"),
-                    *flags, "-lpthread", "-o", program], check=True)
-    return program
+    return link_timer(folder, TIMER, "m")
 
 
 def c_sample(program: str, folder: str, mode: str, runs: int) -> dict:

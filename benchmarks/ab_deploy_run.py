@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TREE = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
-from _env import link_timer  # noqa: E402
+from _env import C_TIMER_PRELUDE, link_timer  # noqa: E402
 
 EXPORT = """
 import sys, polyopt as po, onnx
@@ -36,25 +36,10 @@ model = onnx.load({path!r})
 po.graph.compile(po.graph.from_onnx(model), num_threads=1).export_library({folder!r},
                                                                             name="m")
 """
-TIMER = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <sys/resource.h>
+TIMER = C_TIMER_PRELUDE + r"""
 #include "m.h"
 static double cpu(void) { struct timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
                           return t.tv_sec + 1e-9 * t.tv_nsec; }
-static long faults(void) { struct rusage u; getrusage(RUSAGE_SELF, &u); return u.ru_minflt; }
-static int cmp(const void *a, const void *b) { double x = *(const double *)a,
-                                               y = *(const double *)b; return (x > y) - (x < y); }
-static long huge_kb(void) {
-    char line[256]; long kb = 0; FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "AnonHugePages:", 14)) kb = atol(line + 14);
-    if (f) fclose(f);
-    return kb;
-}
 int main(int argc, char **argv) {
     m_model *m; int i, runs = atoi(argv[2]); double *t = malloc(sizeof(double) * runs), start;
     long before;

@@ -38,3 +38,8 @@ def test_the_examples_the_docs_name_exist():
     assert named, "the docs name no example file"
     missing = sorted(name for name in named if not (ROOT / name).exists())
     assert not missing, missing
+
+
+def test_the_readme_stays_short():
+    """The README is first contact (issue 37): under 12 KB; details go to docs/."""
+    assert len((ROOT / "README.md").read_bytes()) < 12_000

@@ -94,13 +94,19 @@ def recurrent_shapes(node, infos, gates: int, states: tuple[int, ...]):
             raise InvalidArgumentError(
                 f"node '{node.name}' ({op}): input {index} ('{info.name}') has shape "
                 f"{info.shape}; with hidden size {hidden} it must be {shape}")
+    check_hidden_size(node, op, infos, hidden, (seq, batch, width))
+    return [((seq, 1, batch, hidden), infos[0].dtype)]
+
+
+def check_hidden_size(node, op: str, infos, hidden: int, sizes: tuple[int, ...]) -> None:
+    """Refuse a recurrent node whose hidden size (R's last dimension) or a size of X
+    (``sizes``) is below 1, or whose ``hidden_size`` attribute differs from ``hidden``."""
     size = attr(node, "hidden_size")
-    if hidden < 1 or min(seq, batch, width) < 1 or (size is not None and size != hidden):
+    if hidden < 1 or min(sizes) < 1 or (size is not None and size != hidden):
         raise InvalidArgumentError(
             f"node '{node.name}' ({op}): hidden_size={size!r} with R of shape "
             f"{infos[2].shape} and X {infos[0].shape}; the hidden size (R's last dimension) "
             "and every size of X must be at least 1 and agree with hidden_size")
-    return [((seq, 1, batch, hidden), infos[0].dtype)]
 
 
 def _infer(node, infos, constants):

@@ -32,7 +32,7 @@ from ..errors import InvalidArgumentError
 from ..machine import TargetInfo
 from .aligned import aligned_empty
 from .ir import OpNode, TensorInfo
-from .lstm import LSTMRunner, node_activations
+from .lstm import LSTMRunner, check_hidden_size, node_activations
 from .recurrent import RecurrentRunner
 from .graph_errors import (NotFusableError, RecurrenceAttributeError,
                            UnsupportedAttributeValueError, UnsupportedDTypeError)
@@ -86,12 +86,7 @@ def sizes(node, infos) -> tuple[int, int, int, int, int]:
                 f"node '{node.name}' ({op}): input {index} ('{info.name}') has shape "
                 f"{info.shape}; with hidden size {hidden}, {dirs} direction(s) and X "
                 f"{infos[0].shape} (layout {layout}) it must be {shape}")
-    size = attr(node, "hidden_size")
-    if hidden < 1 or min(seq, batch, width) < 1 or (size is not None and size != hidden):
-        raise InvalidArgumentError(
-            f"node '{node.name}' ({op}): hidden_size={size!r} with R of shape "
-            f"{infos[2].shape} and X {infos[0].shape}; the hidden size (R's last dimension) "
-            "and every size of X must be at least 1 and agree with hidden_size")
+    check_hidden_size(node, op, infos, hidden, (seq, batch, width))
     return seq, batch, width, hidden, dirs
 
 
@@ -194,7 +189,7 @@ class StatesRunner:
 
     def call_pointers(self, pointers) -> None:
         """Run on the addresses of the node's present inputs and of the output."""
-        seq, batch, hidden = self.seq, self.batch, self.hidden
+        seq, batch = self.seq, self.batch
         X = self._input(pointers, 0)
         if self.layout == 1:
             X = X.transpose(1, 0, 2)

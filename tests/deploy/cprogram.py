@@ -50,3 +50,17 @@ def run_program(program: str, folder: str, feeds: list, outputs: list, *,
 
 def output_specs(manifest: dict) -> list:
     return [(tuple(t["shape"]), np.dtype(t["dtype"])) for t in manifest["plan"]["outputs"]]
+
+
+def export_large_matmul(folder, seed: int):
+    """``(manifest, weights)`` of a matrix product ``x[2, 1024] @ w`` whose weights (4.5
+    MiB: over 4 MB, an odd count of 1 MiB chunks) come from ``seed``, exported to
+    ``folder`` as ``mm`` for one thread."""
+    import numpy as np
+    import polyopt as po
+
+    weights = np.random.default_rng(seed).standard_normal((1024, 1152)).astype("float32")
+    b = po.graph.GraphBuilder()
+    x = b.input("x", (2, 1024))
+    g = b.build([b.op("MatMul", [x, b.constant("w", weights)])])
+    return po.graph.compile(g, num_threads=1).export_library(folder, name="mm"), weights

@@ -9,12 +9,9 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
-import polyopt as po
-
-from cprogram import GCC
+from cprogram import GCC, export_large_matmul
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="/proc/self/smaps and madvise are Linux's")
@@ -50,11 +47,7 @@ WEIGHTS_KB = 1024 * 1152 * 4 // 1024  # 4.5 MiB: over 4 MB; the arena and output
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     folder = tmp_path_factory.mktemp("huge")
-    weights = np.random.default_rng(9).standard_normal((1024, 1152)).astype("float32")
-    b = po.graph.GraphBuilder()
-    x = b.input("x", (2, 1024))
-    g = b.build([b.op("MatMul", [x, b.constant("w", weights)])])
-    manifest = po.graph.compile(g, num_threads=1).export_library(folder, name="mm")
+    manifest, _ = export_large_matmul(folder, seed=9)
     assert manifest["plan"]["arena_bytes"] < 4 << 20
     source, path = folder / "advised.c", folder / "advised"
     source.write_text(PROGRAM)

@@ -18,7 +18,7 @@ from polyopt.deploy.loader import OldExportError
 from polyopt.errors import DamagedFileError
 from testlib.numeric import assert_numbers
 
-from cprogram import build_program, output_specs, run_program
+from cprogram import build_program, export_large_matmul, output_specs, run_program
 
 ROWS, COLUMNS = 768, 1100  # float32 weights: 3.2 MiB, four chunks (the last shorter)
 
@@ -168,11 +168,7 @@ def exported_odd(tmp_path_factory):
     pair of chunks at a time) have an odd count of chunks, exported for one thread: the
     runtime hashes two chunks at once, the shorter fifth alone."""
     folder = tmp_path_factory.mktemp("odd")
-    weights = np.random.default_rng(7).standard_normal((1024, 1152)).astype("float32")
-    b = po.graph.GraphBuilder()
-    x = b.input("x", (2, 1024))
-    g = b.build([b.op("MatMul", [x, b.constant("w", weights)])])
-    manifest = po.graph.compile(g, num_threads=1).export_library(folder, name="mm")
+    manifest, weights = export_large_matmul(folder, seed=7)
     return folder, manifest, weights
 
 

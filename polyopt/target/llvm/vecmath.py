@@ -6,9 +6,11 @@ slower than a SIMD ``exp``.  Where glibc's libmvec is installed and the CPU has 
 (or AVX2), each such call is given the ``vector-function-abi-variant`` attribute naming
 libmvec's vector function (``_ZGVeN16v_expf``: AVX-512, 16 lanes), so that the loop
 vectorizer calls it instead; libmvec is then loaded for the JIT.  Results stay within
-libmvec's accuracy (4 ULP).  Set ``POLYOPT_NO_LIBMVEC=1`` to keep the scalar calls;
+libmvec's accuracy (4 ULP), so a vectorized schedule's results may differ from the
+default schedule's by that much.  Set ``POLYOPT_NO_LIBMVEC=1`` to keep the scalar calls;
 programs with ``scalar_math`` (the C front end's, which compute gcc's numbers bit for bit)
-always keep them.
+and schedules with ``strict_fp=True`` (bit-identical under every schedule) always keep
+them.
 
 Two steps: the LLVM target's ``vector_math`` lowering pass (:func:`vector_math_for`)
 decides which variants the function's calls go to (``func.decision("vector_math")``,
@@ -119,6 +121,9 @@ def vector_math_for(cpu=None):
         if func.program.scalar_math:
             return func.decide("vector_math", VectorMath(
                 why="the program calls libm's scalar functions, as C compilers do"))
+        if func.strict_fp:  # every schedule's bits: one function for every element
+            return func.decide("vector_math", VectorMath(
+                why="strict_fp: libm's scalar functions in every loop"))
         if cpu is not None and cpu.name:
             return func.decide("vector_math", VectorMath(why=f"compiled for -mcpu={cpu.name}"))
         isa, available = host_variants()
