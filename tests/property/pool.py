@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OK = ("ok-accepted", "ok-refused", "ok-no-oracle")  # (no-oracle: onnx, see onnx_check)
 STARTUP = 120.0  # seconds a new worker may take to import polyopt
 RECYCLE = 250  # cases per worker process (compiled kernels stay cached in a process)
+STOP_GRACE = 10.0  # seconds a worker whose input is closed has to exit before it is killed
 WALL_FACTOR = 3  # a case may take this many times its CPU limit on the clock
 POLL = 0.2  # seconds between looks at a worker's CPU time
 
@@ -70,9 +71,15 @@ class Worker:
         return self.process.stdout.readline() if ready else b""
 
     def stop(self):
+        """End the worker: its input closed, it leaves its loop and exits, running its
+        ``atexit`` cleanups (the bad-input cases' folders); killed if it does not."""
         if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=STOP_GRACE)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
         self.log.close()
 
     def run(self, family: str, seed: int, timeout: float) -> dict:

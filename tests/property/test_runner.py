@@ -68,3 +68,18 @@ def test_reproducer_prints_the_outcome_of_its_case(tmp_path, family, seed):
                          timeout=120)
     last = ran.stdout.strip().splitlines()[-1]
     assert last.split()[:2] == f"OUTCOME: {outcome}".split()[:2], (last, outcome)
+
+
+def test_stopped_workers_remove_their_cases_folders():
+    """A worker is stopped by closing its input, so its atexit cleanups run: the folder a
+    command-line case of the bad-input family made is gone (killed workers left one per
+    process in the temporary directory: 403 after one day of runs)."""
+    import glob
+    import os
+    import tempfile
+
+    pattern = os.path.join(tempfile.gettempdir(), "polyopt-cli-*")
+    before = set(glob.glob(pattern))
+    records = run_cases([("bad-input", 0), ("bad-input", 8)], workers=1, timeout=120)
+    assert all(r["outcome"] in ("ok-accepted", "ok-refused") for r in records)
+    assert set(glob.glob(pattern)) <= before
