@@ -99,7 +99,7 @@ def _copy_to_disk(built: Built, disk: DiskCache | None) -> None:
     """Store a kernel found in memory in ``disk`` when that folder lacks it (it was built
     for another cache folder): whoever asks ``disk`` for it later, as an export does,
     finds it there."""
-    if disk is None or built.code is None or disk.has(built.key):
+    if disk is None or built.code is None or disk.stores(built.key):  # (no hashing)
         return
     try:
         disk.put(built.key, built.code, built.meta)

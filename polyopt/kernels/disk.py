@@ -108,6 +108,11 @@ class DiskCache:
     def has(self, key: str) -> bool:
         return self.get(key) is not None
 
+    def stores(self, key: str) -> bool:
+        """Whether an entry's files are there, unread (:meth:`get` verifies them)."""
+        return is_digest(key) and all(os.path.exists(self._path("objects", key, suffix))
+                                      for suffix in (".json", ".o"))
+
     def put(self, key: str, code: bytes, meta: dict) -> None:
         """Store an object and its metadata, sealed by :func:`entry_integrity` (the object
         first: the metadata marks it whole)."""
